@@ -1,0 +1,71 @@
+// tvlm info: what this machine offers texturevlm.
+#include <cstdio>
+#include <string>
+
+#include "args.h"
+#include "commands.h"
+#include "cuda_match.h"
+#include "device_choice.h"
+#include "instance.h"
+#include "json.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr const char* kHelp =
+    "usage: tvlm info [--json] [--validation]\n"
+    "Lists the Vulkan loader version and every Vulkan device: type, API version, driver,\n"
+    "UUID, whether image memory and timeline semaphores can be exported as fds, whether\n"
+    "texturevlm can use it (and why not), and the CUDA device with the same UUID.\n";
+
+std::string cuda_text(const CudaMatch& m) {
+    if (m.ordinal) return "CUDA device " + std::to_string(*m.ordinal) + " (" + m.name + ")";
+    if (!m.cuda_built) return "none (" + m.unavailable + ")";
+    return m.unavailable.empty() ? "none (no CUDA device has this UUID)" : "none (" + m.unavailable + ")";
+}
+
+}  // namespace
+
+int run_info(int argc, char** argv) {
+    const Args args(argc, argv, 2, {}, {"json", "validation", "help"});
+    if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
+    Instance instance(args.flag("validation") || validation_requested_by_env());
+    const auto& devices = instance.devices();
+    const DeviceSelector any;
+    if (args.flag("json")) {
+        std::printf("{\n  \"vulkan_loader\": \"%s\",\n  \"devices\": [", api_version_string(instance.api_version()).c_str());
+        for (size_t i = 0; i < devices.size(); ++i) {
+            const DeviceInfo& d = devices[i];
+            const CudaMatch m = match_cuda_device(d);
+            const std::string why = rejection_reason(d, any);
+            std::printf("%s\n    {\"index\": %u, \"name\": %s, \"type\": \"%s\", \"api\": \"%s\", \"driver\": %s, "
+                        "\"uuid\": \"%s\", \"memory_fd_export\": %s, \"semaphore_fd_export\": %s, "
+                        "\"usable\": %s, \"unusable_reason\": %s, \"cuda_built\": %s, \"cuda_device\": %s, "
+                        "\"cuda_unavailable\": %s}",
+                        i ? "," : "", d.index, json_quote(d.name).c_str(), d.type.c_str(),
+                        api_version_string(d.api_version).c_str(), json_quote(d.driver).c_str(), d.uuid.str().c_str(),
+                        json_bool(d.memory_fd_export), json_bool(d.semaphore_fd_export), json_bool(why.empty()),
+                        json_quote(why).c_str(), json_bool(m.cuda_built),
+                        m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str());
+        }
+        std::printf("\n  ]\n}\n");
+        return 0;
+    }
+    std::printf("Vulkan loader %s, %zu device(s)\n", api_version_string(instance.api_version()).c_str(), devices.size());
+    for (const DeviceInfo& d : devices) {
+        const std::string why = rejection_reason(d, any);
+        std::printf("\n[%u] %s (%s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(),
+                    api_version_string(d.api_version).c_str());
+        std::printf("    driver               %s\n", d.driver.c_str());
+        std::printf("    UUID                 %s\n", d.uuid.str().c_str());
+        std::printf("    memory fd export     %s\n", d.memory_fd_export ? "yes" : "no");
+        std::printf("    semaphore fd export  %s\n", d.semaphore_fd_export ? "yes" : "no");
+        std::printf("    usable               %s\n", why.empty() ? "yes" : ("no: " + why).c_str());
+        std::printf("    CUDA match           %s\n", cuda_text(match_cuda_device(d)).c_str());
+    }
+    if (devices.empty()) std::printf("no Vulkan device: install mesa-vulkan-drivers or the NVIDIA driver\n");
+    return 0;
+}
+
+}  // namespace tvlm

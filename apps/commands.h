@@ -1,0 +1,9 @@
+#pragma once
+// The `tvlm` subcommands; each returns the process exit code.
+
+namespace tvlm {
+
+int run_info(int argc, char** argv);
+int run_mips(int argc, char** argv);
+
+}  // namespace tvlm

@@ -1,0 +1,46 @@
+// tvlm: the texturevlm command line.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "commands.h"
+#include "error.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "tvlm: feed vision-language models from GPU texture hardware\n"
+    "\n"
+    "usage: tvlm <command> [options]   (tvlm <command> --help for its options)\n"
+    "\n"
+    "commands:\n"
+    "  info     Vulkan version, devices, their UUIDs, fd export support, CUDA match\n"
+    "  mips     build a mip chain on the GPU and write every level as PNG\n"
+    "\n"
+    "environment:\n"
+    "  TVLM_VALIDATION=1      turn the Vulkan validation layers on\n"
+    "  TVLM_VULKAN_LOADER=P   load the Vulkan loader from P instead of libvulkan.so.1\n"
+    "  VK_DRIVER_FILES=J      use the Vulkan driver (ICD json) J\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    try {
+        if (command == "info") return tvlm::run_info(argc, argv);
+        if (command == "mips") return tvlm::run_mips(argc, argv);
+        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info or mips; see tvlm --help)\n", command.c_str());
+        return 2;
+    } catch (const tvlm::Error& e) {
+        std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tvlm %s: internal error: %s\n", command.c_str(), e.what());
+        return 3;
+    }
+}

@@ -1,0 +1,23 @@
+#include "barriers.h"
+
+namespace tvlm {
+
+void record_barrier(VkCommandBuffer commands, const ImageBarrier& b) {
+    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = b.src_stages;
+    barrier.srcAccessMask = b.src_access;
+    barrier.dstStageMask = b.dst_stages;
+    barrier.dstAccessMask = b.dst_access;
+    barrier.oldLayout = b.old_layout;
+    barrier.newLayout = b.new_layout;
+    barrier.srcQueueFamilyIndex = b.src_queue_family;
+    barrier.dstQueueFamilyIndex = b.dst_queue_family;
+    barrier.image = b.image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, b.base_level, b.level_count, 0, VK_REMAINING_ARRAY_LAYERS};
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.imageMemoryBarrierCount = 1;
+    dependency.pImageMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
+}  // namespace tvlm

@@ -1,0 +1,20 @@
+#pragma once
+// Image layout transitions with synchronization2 barriers.
+#include "vulkan.h"
+
+namespace tvlm {
+
+struct ImageBarrier {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED, new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkPipelineStageFlags2 src_stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkAccessFlags2 src_access = VK_ACCESS_2_MEMORY_WRITE_BIT;
+    VkPipelineStageFlags2 dst_stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkAccessFlags2 dst_access = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+    uint32_t base_level = 0, level_count = VK_REMAINING_MIP_LEVELS;
+    uint32_t src_queue_family = VK_QUEUE_FAMILY_IGNORED, dst_queue_family = VK_QUEUE_FAMILY_IGNORED;
+};
+
+void record_barrier(VkCommandBuffer commands, const ImageBarrier& barrier);
+
+}  // namespace tvlm

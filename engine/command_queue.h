@@ -1,0 +1,60 @@
+#pragma once
+// One queue, its command pool and the context's timeline semaphore: every submission
+// signals the next timeline value, so completion is tracked without fences or idle waits.
+// Not thread-safe: one thread records and submits per context.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "host_buffer.h"
+#include "timeline.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+// A wait of a submission on another timeline semaphore (e.g. signalled by CUDA).
+struct TimelineWait {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t value = 0;
+    VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+};
+
+class CommandQueue {
+public:
+    CommandQueue(VkDevice device, uint32_t family, bool exportable_timeline);
+    CommandQueue(const CommandQueue&) = delete;
+    CommandQueue& operator=(const CommandQueue&) = delete;
+    ~CommandQueue();  // waits for in-flight work, then frees everything
+
+    // Records into a fresh command buffer and submits it. Returns the timeline value that
+    // is signalled when the commands complete. `staging` buffers are kept alive until then.
+    uint64_t submit(const std::function<void(VkCommandBuffer)>& record,
+                    std::vector<HostBuffer> staging = {}, const std::vector<TimelineWait>& waits = {});
+    // Host wait (tools, tests, readback); never on a per-frame path.
+    void wait(uint64_t value);
+    void wait_all() { wait(last_submitted_); }
+    uint64_t last_submitted() const { return last_submitted_; }
+
+    TimelineSemaphore& timeline() { return timeline_; }
+    VkQueue handle() const { return queue_; }
+    uint32_t family() const { return family_; }
+
+private:
+    struct InFlight {
+        uint64_t value;
+        VkCommandBuffer commands;
+        std::vector<HostBuffer> staging;
+    };
+    void retire_completed();
+
+    VkDevice device_;
+    uint32_t family_;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    TimelineSemaphore timeline_;
+    uint64_t last_submitted_ = 0;
+    std::vector<InFlight> in_flight_;
+    std::vector<VkCommandBuffer> free_commands_;
+};
+
+}  // namespace tvlm

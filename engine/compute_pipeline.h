@@ -1,0 +1,43 @@
+#pragma once
+// Move-only owner of a compute pipeline built from embedded SPIR-V, with a push-descriptor
+// set layout (bindings are pushed at record time: no descriptor pools) and push constants.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "vulkan.h"
+
+namespace tvlm {
+
+struct ComputePipelineDesc {
+    std::span<const uint32_t> spirv;
+    std::vector<VkDescriptorType> bindings;  // binding i has type bindings[i]
+    uint32_t push_constant_bytes = 0;
+};
+
+class ComputePipeline {
+public:
+    ComputePipeline(VkDevice device, const ComputePipelineDesc& desc);
+    ComputePipeline(ComputePipeline&& other) noexcept;
+    ComputePipeline& operator=(ComputePipeline&&) = delete;
+    ComputePipeline(const ComputePipeline&) = delete;
+    ComputePipeline& operator=(const ComputePipeline&) = delete;
+    ~ComputePipeline();
+
+    VkPipeline pipeline() const { return pipeline_; }
+    VkPipelineLayout layout() const { return layout_; }
+
+    // Binds the pipeline and pushes the descriptors (one VkWriteDescriptorSet per binding,
+    // dstBinding set) and the push constants.
+    void bind(VkCommandBuffer cmd, std::span<const VkWriteDescriptorSet> writes, const void* push_constants) const;
+
+private:
+    void destroy();
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    uint32_t push_constant_bytes_ = 0;
+};
+
+}  // namespace tvlm

@@ -1,0 +1,68 @@
+#include "context.h"
+
+#include <vector>
+
+#include "vk_check.h"
+
+namespace tvlm {
+
+Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
+    info_ = instance_.devices()[choose_device(instance_.devices(), desc.device)];
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(info_.handle, &props);
+    limits_ = props.limits;
+
+    std::vector<const char*> extensions{VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    if (info_.memory_fd_export) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    if (info_.semaphore_fd_export) extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+
+    VkPhysicalDeviceFeatures supported;
+    vkGetPhysicalDeviceFeatures(info_.handle, &supported);
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    f13.synchronization2 = VK_TRUE;
+    f13.maintenance4 = VK_TRUE;  // required by Vulkan 1.3; glslc emits LocalSizeId for 1.3 targets
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
+    f12.timelineSemaphore = VK_TRUE;
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
+    features.features.samplerAnisotropy = supported.samplerAnisotropy;  // used by anisotropic sampling
+    features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;   // one shader for every format
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = info_.queue_family;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    check_vk(vkCreateDevice(info_.handle, &info, nullptr, &device_), "vkCreateDevice");
+    try {
+        queue_ = std::make_unique<CommandQueue>(device_, info_.queue_family, info_.semaphore_fd_export);
+        VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+        sampler.magFilter = sampler.minFilter = VK_FILTER_NEAREST;
+        sampler.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+        sampler.addressModeU = sampler.addressModeV = sampler.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+        check_vk(vkCreateSampler(device_, &sampler, nullptr, &point_sampler_), "vkCreateSampler");
+    } catch (...) {
+        queue_.reset();
+        vkDestroyDevice(device_, nullptr);
+        throw;
+    }
+}
+
+Context::~Context() {
+    queue_.reset();  // waits for in-flight work
+    pipelines_.clear();
+    vkDestroySampler(device_, point_sampler_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+}
+
+const ComputePipeline& Context::pipeline(const std::string& key, const ComputePipelineDesc& desc) {
+    auto& slot = pipelines_[key];
+    if (!slot) slot = std::make_unique<ComputePipeline>(device_, desc);
+    return *slot;
+}
+
+}  // namespace tvlm

@@ -1,0 +1,54 @@
+#pragma once
+// A headless Vulkan context: instance, chosen physical device, logical device, one queue
+// with its timeline semaphore. Everything else in the engine is created from a Context.
+// Not movable: textures and pipelines keep a reference to it.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "command_queue.h"
+#include "compute_pipeline.h"
+#include "device_choice.h"
+#include "instance.h"
+
+namespace tvlm {
+
+struct ContextDesc {
+    DeviceSelector device;                            // default: the best device
+    bool validation = validation_requested_by_env();  // TVLM_VALIDATION=1 turns it on
+};
+
+class Context {
+public:
+    explicit Context(const ContextDesc& desc = {});
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+    ~Context();
+
+    VkInstance instance() const { return instance_.handle(); }
+    VkPhysicalDevice physical_device() const { return info_.handle; }
+    VkDevice device() const { return device_; }
+    const DeviceInfo& device_info() const { return info_; }
+    const VkPhysicalDeviceLimits& limits() const { return limits_; }
+    bool memory_export() const { return info_.memory_fd_export; }
+    bool semaphore_export() const { return info_.semaphore_fd_export; }
+    ValidationLog& validation_log() { return instance_.validation_log(); }
+    bool validation() const { return instance_.validation(); }
+    CommandQueue& queue() { return *queue_; }
+
+    // The pipeline registered under `key`, built from `desc` on first use and kept.
+    const ComputePipeline& pipeline(const std::string& key, const ComputePipelineDesc& desc);
+    // Nearest, clamp-to-edge, unnormalised-free sampler for texelFetch-style reads.
+    VkSampler point_sampler() const { return point_sampler_; }
+
+private:
+    Instance instance_;
+    DeviceInfo info_;
+    VkPhysicalDeviceLimits limits_{};
+    VkDevice device_ = VK_NULL_HANDLE;
+    std::unique_ptr<CommandQueue> queue_;
+    std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+    VkSampler point_sampler_ = VK_NULL_HANDLE;
+};
+
+}  // namespace tvlm

@@ -1,0 +1,63 @@
+#include "device_memory.h"
+
+#include <atomic>
+#include <utility>
+
+#include "vk_check.h"
+
+namespace tvlm {
+
+namespace {
+std::atomic<int64_t> g_live{0};
+}
+
+DeviceMemory::DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index)
+    : device_(device), memory_(memory), size_(size), type_index_(type_index) {
+    if (memory_) g_live++;
+}
+
+DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
+    : device_(other.device_), memory_(std::exchange(other.memory_, VK_NULL_HANDLE)),
+      size_(other.size_), type_index_(other.type_index_) {}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
+    if (this != &other) {
+        destroy();
+        device_ = other.device_;
+        memory_ = std::exchange(other.memory_, VK_NULL_HANDLE);
+        size_ = other.size_;
+        type_index_ = other.type_index_;
+    }
+    return *this;
+}
+
+DeviceMemory::~DeviceMemory() { destroy(); }
+
+void DeviceMemory::destroy() {
+    if (!memory_) return;
+    vkFreeMemory(device_, memory_, nullptr);
+    memory_ = VK_NULL_HANDLE;
+    g_live--;
+}
+
+int64_t DeviceMemory::live_count() { return g_live.load(); }
+
+uint32_t find_memory_type(VkPhysicalDevice physical, uint32_t type_bits, VkMemoryPropertyFlags required) {
+    VkPhysicalDeviceMemoryProperties props;
+    vkGetPhysicalDeviceMemoryProperties(physical, &props);
+    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+        if ((type_bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & required) == required) return i;
+    throw Error("no Vulkan memory type with the required properties (flags " + std::to_string(required) +
+                ", allowed types 0x" + std::to_string(type_bits) + ")");
+}
+
+DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const void* next) {
+    VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, next};
+    info.allocationSize = size;
+    info.memoryTypeIndex = type_index;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    check_vk(vkAllocateMemory(device, &info, nullptr, &memory), "vkAllocateMemory");
+    return DeviceMemory(device, memory, size, type_index);
+}
+
+}  // namespace tvlm

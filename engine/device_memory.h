@@ -1,0 +1,41 @@
+#pragma once
+// Move-only owner of a VkDeviceMemory, with a process-wide count of live allocations
+// (tests use it to prove that creating and destroying textures leaks nothing).
+#include <cstdint>
+
+#include "vulkan.h"
+
+namespace tvlm {
+
+class DeviceMemory {
+public:
+    DeviceMemory() = default;
+    // Takes ownership of an allocation made with vkAllocateMemory.
+    DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index);
+    DeviceMemory(DeviceMemory&& other) noexcept;
+    DeviceMemory& operator=(DeviceMemory&& other) noexcept;
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+    ~DeviceMemory();
+
+    VkDeviceMemory handle() const { return memory_; }
+    VkDeviceSize size() const { return size_; }
+    uint32_t type_index() const { return type_index_; }
+
+    static int64_t live_count();
+
+private:
+    void destroy();
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkDeviceMemory memory_ = VK_NULL_HANDLE;
+    VkDeviceSize size_ = 0;
+    uint32_t type_index_ = 0;
+};
+
+// First memory type allowed by type_bits that has all `required` properties; throws Error.
+uint32_t find_memory_type(VkPhysicalDevice physical, uint32_t type_bits, VkMemoryPropertyFlags required);
+
+// vkAllocateMemory with `next` chained (dedicated / export / import infos).
+DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const void* next);
+
+}  // namespace tvlm

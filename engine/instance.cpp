@@ -1,0 +1,98 @@
+#include "instance.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "vk_check.h"
+#include "loader.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool has_layer(const char* name) {
+    uint32_t count = 0;
+    vkEnumerateInstanceLayerProperties(&count, nullptr);
+    std::vector<VkLayerProperties> layers(count);
+    vkEnumerateInstanceLayerProperties(&count, layers.data());
+    for (const auto& l : layers)
+        if (std::strcmp(l.layerName, name) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+bool validation_requested_by_env() {
+    const char* v = std::getenv("TVLM_VALIDATION");
+    return v && *v && std::string(v) != "0";
+}
+
+Instance::Instance(bool validation) : validation_(validation) {
+    load_vulkan_loader();
+    api_version_ = volkGetInstanceVersion();
+    if (api_version_ < VK_API_VERSION_1_3)
+        throw Error("the Vulkan loader is version " + api_version_string(api_version_) +
+                    "; texturevlm needs 1.3: update libvulkan1");
+
+    std::vector<const char*> layers, extensions;
+    if (validation_) {
+        if (!has_layer(kValidationLayer))
+            throw Error("validation was requested but VK_LAYER_KHRONOS_validation is not installed: "
+                        "apt-get install vulkan-validationlayers, or unset TVLM_VALIDATION");
+        layers.push_back(kValidationLayer);
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "texturevlm";
+    app.pEngineName = "texturevlm";
+    app.apiVersion = VK_API_VERSION_1_3;
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info = log_->messenger_info();
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pNext = validation_ ? &messenger_info : nullptr;  // also reports during create/destroy
+    info.pApplicationInfo = &app;
+    info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    const VkResult result = vkCreateInstance(&info, nullptr, &instance_);
+    if (result == VK_ERROR_INCOMPATIBLE_DRIVER)
+        throw Error("no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER). Install one: "
+                    "apt-get install mesa-vulkan-drivers (CPU lavapipe) or the NVIDIA driver; if a driver "
+                    "is installed, point VK_DRIVER_FILES at its ICD json");
+    check_vk(result, "vkCreateInstance");
+    // Device functions through the loader's trampolines, so several contexts (and devices)
+    // can live in one process.
+    volkLoadInstance(instance_);
+    if (validation_) {
+        const VkResult r = vkCreateDebugUtilsMessengerEXT(instance_, &messenger_info, nullptr, &messenger_);
+        if (r != VK_SUCCESS) {
+            vkDestroyInstance(instance_, nullptr);
+            check_vk(r, "vkCreateDebugUtilsMessengerEXT");
+        }
+    }
+    try {
+        devices_ = enumerate_devices(instance_);
+    } catch (...) {
+        if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+        vkDestroyInstance(instance_, nullptr);
+        throw;
+    }
+}
+
+Instance::Instance(Instance&& other) noexcept
+    : instance_(std::exchange(other.instance_, VK_NULL_HANDLE)),
+      messenger_(std::exchange(other.messenger_, VK_NULL_HANDLE)),
+      log_(std::move(other.log_)), validation_(other.validation_),
+      api_version_(other.api_version_), devices_(std::move(other.devices_)) {}
+
+Instance::~Instance() {
+    if (!instance_) return;
+    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+    vkDestroyInstance(instance_, nullptr);
+}
+
+}  // namespace tvlm

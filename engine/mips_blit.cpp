@@ -1,0 +1,70 @@
+// The `blit` mip filter: a vkCmdBlitImage chain with VK_FILTER_LINEAR, each level from the
+// one before, all layers at once.
+#include <string>
+
+#include "barriers.h"
+#include "context.h"
+#include "error.h"
+#include "generate_mips.h"
+#include "texture.h"
+
+namespace tvlm {
+
+uint64_t generate_mips_blit(Context& context, Texture& texture) {
+    const FormatInfo& format = format_info(texture.desc().format);
+    VkFormatProperties props;
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(), format.vk_format, &props);
+    const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT |
+                                        VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT;
+    if ((props.optimalTilingFeatures & needed) != needed)
+        throw Error("format " + std::string(format.name) + " cannot be blitted with linear filtering on " +
+                    context.device_info().name + ": use the box filter");
+    const uint32_t levels = texture.levels();
+    if (levels == 1) return context.queue().last_submitted();
+
+    return context.queue().submit([&](VkCommandBuffer cmd) {
+        const VkImage image = texture.image();
+        record_barrier(cmd, {.image = image, .old_layout = texture.layout(),
+                             .new_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                             .dst_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
+                             .dst_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT});
+        for (uint32_t level = 1; level < levels; ++level) {
+            // Level-1 was just written (or uploaded): make it the blit source.
+            record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                 .new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                 .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
+                                 .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                 .dst_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
+                                 .dst_access = VK_ACCESS_2_TRANSFER_READ_BIT,
+                                 .base_level = level - 1, .level_count = 1});
+            const Extent2D src = texture.extent(level - 1), dst = texture.extent(level);
+            VkImageBlit2 region{VK_STRUCTURE_TYPE_IMAGE_BLIT_2};
+            region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level - 1, 0, texture.desc().layers};
+            region.srcOffsets[1] = {static_cast<int32_t>(src.width), static_cast<int32_t>(src.height), 1};
+            region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level, 0, texture.desc().layers};
+            region.dstOffsets[1] = {static_cast<int32_t>(dst.width), static_cast<int32_t>(dst.height), 1};
+            VkBlitImageInfo2 blit{VK_STRUCTURE_TYPE_BLIT_IMAGE_INFO_2};
+            blit.srcImage = image;
+            blit.srcImageLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            blit.dstImage = image;
+            blit.dstImageLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+            blit.regionCount = 1;
+            blit.pRegions = &region;
+            blit.filter = VK_FILTER_LINEAR;
+            vkCmdBlitImage2(cmd, &blit);
+        }
+        // Levels 0..n-2 are blit sources, level n-1 the last destination: all to sampling.
+        record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                             .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT, .src_access = VK_ACCESS_2_NONE,
+                             .base_level = 0, .level_count = levels - 1});
+        record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                             .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                             .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
+                             .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                             .base_level = levels - 1, .level_count = 1});
+        texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    });
+}
+
+}  // namespace tvlm

@@ -1,0 +1,20 @@
+#pragma once
+// CPU reference mip chains: the definition of the `blit` and `box` filters (mip_filter.h).
+#include <vector>
+
+#include "format.h"
+#include "image.h"
+#include "mip_filter.h"
+
+namespace tvlm {
+
+// One level from the previous one, in double precision, not quantised. For sRGB, colour
+// channels are decoded to linear light, filtered and encoded again; alpha stays linear.
+ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, bool srgb);
+
+// Level 0 is `base` quantised to `format`; each further level is computed from the
+// previous *quantised* level and quantised again, as a GPU that stores every level does.
+std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter,
+                                        uint32_t levels);
+
+}  // namespace tvlm

@@ -1,0 +1,231 @@
+#include "texture.h"
+
+#include <string>
+#include <utility>
+
+#include "barriers.h"
+#include "context.h"
+#include "vk_check.h"
+
+namespace tvlm {
+
+namespace {
+
+// Sampled by shaders and CUDA, written by copies, blits and compute mip generation.
+// sRGB formats cannot be storage images: they are mutable so compute writes through a
+// UNORM view (and encode sRGB itself).
+constexpr VkImageUsageFlags kUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+
+VkImageCreateFlags create_flags(Format format) {
+    return format_info(format).srgb ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT | VK_IMAGE_CREATE_EXTENDED_USAGE_BIT : 0;
+}
+
+std::string describe(const TextureDesc& d) {
+    return std::to_string(d.width) + "x" + std::to_string(d.height) + "x" + std::to_string(d.layers) +
+           " " + std::string(format_info(d.format).name) + " with " + std::to_string(d.levels) + " levels";
+}
+
+void validate(const Context& context, const TextureDesc& d) {
+    const uint32_t max_dim = context.limits().maxImageDimension2D;
+    if (d.width == 0 || d.height == 0)
+        throw Error("texture size " + std::to_string(d.width) + "x" + std::to_string(d.height) +
+                    " is empty: width and height must be at least 1");
+    if (d.width > max_dim || d.height > max_dim)
+        throw Error("texture size " + std::to_string(d.width) + "x" + std::to_string(d.height) +
+                    " exceeds the device's maxImageDimension2D " + std::to_string(max_dim) +
+                    ": downscale the image first");
+    if (d.layers == 0 || d.layers > context.limits().maxImageArrayLayers)
+        throw Error("texture layer count " + std::to_string(d.layers) + " must be in 1.." +
+                    std::to_string(context.limits().maxImageArrayLayers));
+    if (d.levels > full_mip_count(d.width, d.height))
+        throw Error("texture of " + std::to_string(d.width) + "x" + std::to_string(d.height) + " has at most " +
+                    std::to_string(full_mip_count(d.width, d.height)) + " mip levels, not " +
+                    std::to_string(d.levels));
+}
+
+VkImageCreateInfo image_info(const TextureDesc& d, const void* next) {
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, next};
+    info.flags = create_flags(d.format);
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = format_info(d.format).vk_format;
+    info.extent = {d.width, d.height, 1};
+    info.mipLevels = d.mip_levels();
+    info.arrayLayers = d.layers;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;  // what CUDA mipmapped arrays expect
+    info.usage = kUsage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    return info;
+}
+
+void check_format_support(const Context& context, const TextureDesc& d) {
+    VkPhysicalDeviceExternalImageFormatInfo external{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+    external.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                          d.exportable ? &external : nullptr};
+    info.format = format_info(d.format).vk_format;
+    info.type = VK_IMAGE_TYPE_2D;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = kUsage;
+    info.flags = create_flags(d.format);
+    VkExternalImageFormatProperties external_props{VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+    VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, &external_props};
+    const VkResult r = vkGetPhysicalDeviceImageFormatProperties2(context.physical_device(), &info, &props);
+    const std::string device = context.device_info().name;
+    if (r == VK_ERROR_FORMAT_NOT_SUPPORTED)
+        throw Error("format " + std::string(format_info(d.format).name) + (d.exportable ? " (exportable)" : "") +
+                    " is not supported for sampled+storage+transfer optimal images on " + device +
+                    ": choose another format");
+    check_vk(r, "vkGetPhysicalDeviceImageFormatProperties2");
+    const VkImageFormatProperties& p = props.imageFormatProperties;
+    if (d.width > p.maxExtent.width || d.height > p.maxExtent.height || d.layers > p.maxArrayLayers ||
+        d.mip_levels() > p.maxMipLevels)
+        throw Error("texture " + describe(d) + " exceeds what " + device + " supports for this format (max " +
+                    std::to_string(p.maxExtent.width) + "x" + std::to_string(p.maxExtent.height) + ", " +
+                    std::to_string(p.maxArrayLayers) + " layers)");
+    if (d.exportable) {
+        if (!context.memory_export())
+            throw Error("exportable textures need VK_KHR_external_memory_fd, which " + device + " lacks");
+        if (!(external_props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+            throw Error("format " + std::string(format_info(d.format).name) + " cannot be exported as an fd on " + device);
+    }
+}
+
+}  // namespace
+
+Texture Texture::create(Context& context, const TextureDesc& desc) {
+    validate(context, desc);
+    check_format_support(context, desc);
+    Texture t;
+    t.device_ = context.device();
+    t.desc_ = desc;
+    t.usage_ = kUsage;
+    t.flags_ = create_flags(desc.format);
+
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    const VkImageCreateInfo info = image_info(desc, desc.exportable ? &external : nullptr);
+    check_vk(vkCreateImage(t.device_, &info, nullptr, &t.image_), "vkCreateImage");
+
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(t.device_, t.image_, &req);
+    // One dedicated allocation per image: CUDA imports it whole, at offset 0.
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.image = t.image_;
+    VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
+    export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    const uint32_t type = find_memory_type(context.physical_device(), req.memoryTypeBits,
+                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    t.memory_ = allocate_memory(t.device_, req.size, type, desc.exportable ? static_cast<const void*>(&export_info)
+                                                                            : static_cast<const void*>(&dedicated));
+    check_vk(vkBindImageMemory(t.device_, t.image_, t.memory_.handle(), 0), "vkBindImageMemory");
+    return t;
+}
+
+Texture Texture::import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
+                               VkDeviceSize allocation_size) {
+    if (!fd.valid()) throw Error("cannot import texture memory: the fd is not valid");
+    TextureDesc d = desc;
+    d.exportable = true;  // external memory image: same create info as the exporter's
+    validate(context, d);
+    check_format_support(context, d);
+    Texture t;
+    t.device_ = context.device();
+    t.desc_ = d;
+    t.usage_ = kUsage;
+    t.flags_ = create_flags(d.format);
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    const VkImageCreateInfo info = image_info(d, &external);
+    check_vk(vkCreateImage(t.device_, &info, nullptr, &t.image_), "vkCreateImage");
+
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(t.device_, t.image_, &req);
+    if (req.size > allocation_size)
+        throw Error("imported memory of " + std::to_string(allocation_size) + " bytes is smaller than the " +
+                    std::to_string(req.size) + " bytes a " + describe(d) + " texture needs");
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.image = t.image_;
+    VkImportMemoryFdInfoKHR import_info{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, &dedicated};
+    import_info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    import_info.fd = fd.get();
+    const uint32_t type = find_memory_type(context.physical_device(), req.memoryTypeBits,
+                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    t.memory_ = allocate_memory(t.device_, allocation_size, type, &import_info);
+    fd.release();  // a successful import owns the fd
+    check_vk(vkBindImageMemory(t.device_, t.image_, t.memory_.handle(), 0), "vkBindImageMemory");
+    // Acquire from the external owner, which left the content in SHADER_READ_ONLY.
+    const uint32_t family = context.queue().family();
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
+        record_barrier(cmd, {.image = t.image_,
+                             .old_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                             .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                             .src_stages = VK_PIPELINE_STAGE_2_NONE, .src_access = VK_ACCESS_2_NONE,
+                             .src_queue_family = VK_QUEUE_FAMILY_EXTERNAL, .dst_queue_family = family});
+    });
+    context.queue().wait(done);
+    t.layout_ = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    return t;
+}
+
+Texture::Texture(Texture&& o) noexcept
+    : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
+      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), views_(std::move(o.views_)) {}
+
+Texture& Texture::operator=(Texture&& o) noexcept {
+    if (this != &o) {
+        destroy();
+        device_ = o.device_;
+        image_ = std::exchange(o.image_, VK_NULL_HANDLE);
+        memory_ = std::move(o.memory_);
+        desc_ = o.desc_;
+        usage_ = o.usage_;
+        flags_ = o.flags_;
+        layout_ = o.layout_;
+        views_ = std::move(o.views_);
+    }
+    return *this;
+}
+
+Texture::~Texture() { destroy(); }
+
+void Texture::destroy() {
+    // Views, then the image, then its memory.
+    for (VkImageView view : views_)
+        if (view) vkDestroyImageView(device_, view, nullptr);
+    views_.clear();
+    if (image_) vkDestroyImage(device_, image_, nullptr);
+    image_ = VK_NULL_HANDLE;
+    memory_ = DeviceMemory();
+}
+
+VkImageView Texture::level_view(uint32_t level, bool storage) {
+    if (views_.empty()) views_.assign(size_t{levels()} * 2, VK_NULL_HANDLE);
+    VkImageView& view = views_[size_t{level} * 2 + (storage ? 1 : 0)];
+    if (view) return view;
+    const FormatInfo& info = format_info(desc_.format);
+    VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
+    usage.usage = storage ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
+    VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, &usage};
+    view_info.image = image_;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
+    view_info.format = storage && info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, level, 1, 0, desc_.layers};
+    check_vk(vkCreateImageView(device_, &view_info, nullptr, &view), "vkCreateImageView");
+    return view;
+}
+
+UniqueFd Texture::export_memory_fd() const {
+    if (!desc_.exportable)
+        throw Error("this texture was not created exportable: set TextureDesc::exportable");
+    VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+    info.memory = memory_.handle();
+    info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    int fd = -1;
+    check_vk(vkGetMemoryFdKHR(device_, &info, &fd), "vkGetMemoryFdKHR");
+    return UniqueFd(fd);
+}
+
+}  // namespace tvlm

@@ -1,0 +1,85 @@
+#pragma once
+// Move-only owner of a 2D (array) image with a mip chain and its own dedicated memory.
+// Every engine operation leaves the whole image in SHADER_READ_ONLY_OPTIMAL, the layout
+// in which samplers and CUDA read it.
+#include <cstdint>
+#include <vector>
+
+#include "device_memory.h"
+#include "format.h"
+#include "mip_filter.h"
+#include "unique_fd.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+class Context;
+
+struct TextureDesc {
+    uint32_t width = 0, height = 0;
+    uint32_t layers = 1;         // array layers: one image of a batch each
+    uint32_t levels = 0;         // 0 = the full chain down to 1x1
+    Format format = Format::rgba8_unorm;
+    bool exportable = false;     // dedicated memory exportable as an opaque fd (for CUDA)
+
+    static TextureDesc sampled_2d(uint32_t w, uint32_t h, Format f, uint32_t levels = 0) {
+        return {w, h, 1, levels, f, false};
+    }
+    static TextureDesc sampled_array(uint32_t w, uint32_t h, uint32_t layers, Format f, uint32_t levels = 0) {
+        return {w, h, layers, levels, f, false};
+    }
+    uint32_t mip_levels() const { return levels ? levels : full_mip_count(width, height); }
+};
+
+class Texture {
+public:
+    // Throws Error for zero or oversize extents, too many layers or levels, and formats
+    // the device cannot sample, store, copy or export.
+    static Texture create(Context& context, const TextureDesc& desc);
+    // An image bound to memory imported from an fd that export_memory_fd() made for a
+    // texture of the same desc. Importing takes ownership of the fd on success; on failure
+    // the fd is closed by `fd`'s destructor. The content is acquired in SHADER_READ_ONLY.
+    static Texture import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
+                                 VkDeviceSize allocation_size);
+
+    Texture() = default;
+    Texture(Texture&& other) noexcept;
+    Texture& operator=(Texture&& other) noexcept;
+    Texture(const Texture&) = delete;
+    Texture& operator=(const Texture&) = delete;
+    ~Texture();
+
+    // A new fd for the memory each call; the caller owns it (CUDA takes it on import).
+    UniqueFd export_memory_fd() const;
+
+    VkImage image() const { return image_; }
+    const TextureDesc& desc() const { return desc_; }
+    uint32_t levels() const { return desc_.mip_levels(); }
+    Extent2D extent(uint32_t level) const { return level_extent(desc_.width, desc_.height, level); }
+    VkDeviceSize allocation_size() const { return memory_.size(); }
+    VkDeviceMemory memory() const { return memory_.handle(); }
+    VkImageUsageFlags usage() const { return usage_; }
+    VkImageCreateFlags flags() const { return flags_; }
+    bool valid() const { return image_ != VK_NULL_HANDLE; }
+
+    // A view of one level, all layers, as a 2D array: `storage` views of sRGB textures use
+    // the UNORM format (sRGB cannot be a storage image). Created on first use, kept.
+    VkImageView level_view(uint32_t level, bool storage);
+
+    // Layout tracking for the engine's own command recording (whole image, one layout).
+    VkImageLayout layout() const { return layout_; }
+    void set_layout(VkImageLayout layout) { layout_ = layout; }
+
+private:
+    void destroy();
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkImage image_ = VK_NULL_HANDLE;
+    DeviceMemory memory_;
+    TextureDesc desc_;
+    VkImageUsageFlags usage_ = 0;
+    VkImageCreateFlags flags_ = 0;
+    VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::vector<VkImageView> views_;  // [level * 2 + storage], VK_NULL_HANDLE until used
+};
+
+}  // namespace tvlm

@@ -1,0 +1,37 @@
+#pragma once
+// Move-only owner of a Vulkan timeline semaphore, optionally exportable as an opaque fd
+// (the handle CUDA imports to wait on and signal the same timeline).
+#include <cstdint>
+
+#include "unique_fd.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+class TimelineSemaphore {
+public:
+    TimelineSemaphore() = default;
+    TimelineSemaphore(VkDevice device, uint64_t initial_value, bool exportable);
+    TimelineSemaphore(TimelineSemaphore&& other) noexcept;
+    TimelineSemaphore& operator=(TimelineSemaphore&& other) noexcept;
+    TimelineSemaphore(const TimelineSemaphore&) = delete;
+    TimelineSemaphore& operator=(const TimelineSemaphore&) = delete;
+    ~TimelineSemaphore();
+
+    VkSemaphore handle() const { return semaphore_; }
+    bool exportable() const { return exportable_; }
+    uint64_t value() const;                        // current counter value
+    void signal(uint64_t value);                   // host signal
+    // Host wait until the counter reaches value; throws Error on timeout or device loss.
+    void wait(uint64_t value, uint64_t timeout_ns = UINT64_MAX) const;
+    // A new fd for the semaphore each call; the caller owns it until an import takes it.
+    UniqueFd export_fd() const;
+
+private:
+    void destroy();
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkSemaphore semaphore_ = VK_NULL_HANDLE;
+    bool exportable_ = false;
+};
+
+}  // namespace tvlm

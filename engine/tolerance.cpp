@@ -1,0 +1,38 @@
+#include "tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "color.h"
+
+namespace tvlm {
+
+namespace {
+
+// Distance to the next representable value above |v| in `format`.
+double storage_step(Format format, double v) {
+    const double a = std::max(std::fabs(v), 1e-30);
+    switch (format_info(format).component) {
+        case ComponentType::u8: return 1.0 / 255.0;
+        case ComponentType::f16: return std::max(std::ldexp(1.0, std::ilogb(a) - 10), std::ldexp(1.0, -24));
+        case ComponentType::f32: return std::max(std::ldexp(1.0, std::ilogb(a) - 23), std::ldexp(1.0, -149));
+    }
+    return 0.0;
+}
+
+}  // namespace
+
+bool texel_matches(Format format, bool colour_channel, double expected, double actual, Weights weights) {
+    if (std::isnan(expected) || std::isnan(actual)) return false;
+    const double weight_error = weights == Weights::hardware ? kHardwareWeightError : 0.0;
+    if (format_info(format).srgb && colour_channel) {
+        // One 8-bit sRGB step, measured in linear light where the filter works.
+        const double hi = std::clamp(std::max(expected, actual) + 1.0 / 255.0, 0.0, 1.0);
+        const double step = srgb_to_linear(hi) - srgb_to_linear(hi - 1.0 / 255.0);
+        return std::fabs(srgb_to_linear(expected) - srgb_to_linear(actual)) <= weight_error + step + 1e-9;
+    }
+    const double step = storage_step(format, std::max(std::fabs(expected), std::fabs(actual)));
+    return std::fabs(expected - actual) <= weight_error + step + 1e-9;
+}
+
+}  // namespace tvlm

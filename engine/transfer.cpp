@@ -1,0 +1,101 @@
+#include "transfer.h"
+
+#include <cstring>
+#include <string>
+
+#include "barriers.h"
+#include "context.h"
+#include "error.h"
+#include "texture.h"
+
+namespace tvlm {
+
+namespace {
+
+void check_subresource(const Texture& t, uint32_t level, uint32_t layer) {
+    if (level >= t.levels())
+        throw Error("mip level " + std::to_string(level) + " does not exist: the texture has " +
+                    std::to_string(t.levels()) + " levels (0.." + std::to_string(t.levels() - 1) + ")");
+    if (layer >= t.desc().layers)
+        throw Error("layer " + std::to_string(layer) + " does not exist: the texture has " +
+                    std::to_string(t.desc().layers) + " layers");
+}
+
+// Moves the whole image from its tracked layout to `layout`, after all earlier work.
+void transition(VkCommandBuffer cmd, Texture& t, VkImageLayout layout) {
+    record_barrier(cmd, {.image = t.image(), .old_layout = t.layout(), .new_layout = layout});
+    t.set_layout(layout);
+}
+
+}  // namespace
+
+uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, TexelRegion r) {
+    check_subresource(texture, r.level, r.layer);
+    const Extent2D e = texture.extent(r.level);
+    if (!pixels.data || pixels.width == 0 || pixels.height == 0)
+        throw Error("upload of an empty image: pixels must have data and a non-zero size");
+    if (pixels.channels != 1 && pixels.channels != 3 && pixels.channels != 4)
+        throw Error("upload of " + std::to_string(pixels.channels) + "-channel pixels: expected 1, 3 or 4");
+    if (uint64_t{r.x} + pixels.width > e.width || uint64_t{r.y} + pixels.height > e.height)
+        throw Error("upload rectangle " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
+                    " at (" + std::to_string(r.x) + "," + std::to_string(r.y) + ") does not fit level " +
+                    std::to_string(r.level) + " of " + std::to_string(e.width) + "x" + std::to_string(e.height));
+    if (pixels.row_bytes && pixels.row_bytes < pixels.packed_row_bytes())
+        throw Error("upload row_bytes " + std::to_string(pixels.row_bytes) + " is less than a row of " +
+                    std::to_string(pixels.packed_row_bytes()) + " bytes");
+
+    const std::vector<uint8_t> bytes = convert_host_pixels(pixels, texture.desc().format);
+    HostBuffer staging(context.physical_device(), context.device(), bytes.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    std::memcpy(staging.data(), bytes.data(), bytes.size());
+    const VkBuffer buffer = staging.handle();
+    std::vector<HostBuffer> keep;
+    keep.push_back(std::move(staging));
+    return context.queue().submit([&](VkCommandBuffer cmd) {
+        transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        VkBufferImageCopy copy{};
+        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, r.level, r.layer, 1};
+        copy.imageOffset = {static_cast<int32_t>(r.x), static_cast<int32_t>(r.y), 0};
+        copy.imageExtent = {pixels.width, pixels.height, 1};
+        vkCmdCopyBufferToImage(cmd, buffer, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+        transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    }, std::move(keep));
+}
+
+std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level, uint32_t layer) {
+    check_subresource(texture, level, layer);
+    const Extent2D e = texture.extent(level);
+    const size_t size = size_t{e.width} * e.height * format_info(texture.desc().format).texel_bytes();
+    HostBuffer staging(context.physical_device(), context.device(), size, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
+        transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        VkBufferImageCopy copy{};
+        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level, layer, 1};
+        copy.imageExtent = {e.width, e.height, 1};
+        vkCmdCopyImageToBuffer(cmd, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.handle(), 1, &copy);
+        record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+        texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        // Make the copy's writes visible to the host read below.
+        VkMemoryBarrier2 host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+        host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &host;
+        vkCmdPipelineBarrier2(cmd, &dep);
+    });
+    context.queue().wait(done);
+    std::vector<uint8_t> bytes(size);
+    std::memcpy(bytes.data(), staging.data(), size);
+    return bytes;
+}
+
+ImageF readback_image(Context& context, Texture& texture, uint32_t level, uint32_t layer) {
+    const std::vector<uint8_t> bytes = readback(context, texture, level, layer);
+    const Extent2D e = texture.extent(level);
+    return decode_texels(bytes, e.width, e.height, texture.desc().format);
+}
+
+}  // namespace tvlm

@@ -1,0 +1,14 @@
+#pragma once
+// VkResult -> tvlm::Error.
+#include "error.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+// Name of a VkResult ("VK_ERROR_OUT_OF_DEVICE_MEMORY").
+const char* vk_result_name(VkResult result);
+
+// Throws Error("<what> failed: <VK_...>") unless result is VK_SUCCESS.
+void check_vk(VkResult result, const char* what);
+
+}  // namespace tvlm
