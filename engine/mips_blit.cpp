@@ -22,7 +22,7 @@ uint64_t generate_mips_blit(Context& context, Texture& texture) {
     const uint32_t levels = texture.levels();
     if (levels == 1) return context.queue().last_submitted();
 
-    return context.queue().submit([&](VkCommandBuffer cmd) {
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
         const VkImage image = texture.image();
         record_barrier(cmd, {.image = image, .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
@@ -65,6 +65,8 @@ uint64_t generate_mips_blit(Context& context, Texture& texture) {
                              .base_level = levels - 1, .level_count = 1});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     });
+    texture.mark_used(done);
+    return done;
 }
 
 }  // namespace tvlm

@@ -40,7 +40,7 @@ uint64_t generate_mips_box(Context& context, Texture& texture) {
     std::vector<std::array<VkImageView, 2>> views(levels);
     for (uint32_t l = 0; l < levels; ++l) views[l] = {texture.level_view(l, false), texture.level_view(l, true)};
 
-    return context.queue().submit([&](VkCommandBuffer cmd) {
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
         // GENERAL: each level is written as a storage image, then read by the next dispatch.
         record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_GENERAL,
@@ -81,6 +81,8 @@ uint64_t generate_mips_box(Context& context, Texture& texture) {
                              .src_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     });
+    texture.mark_used(done);
+    return done;
 }
 
 }  // namespace tvlm

@@ -47,13 +47,17 @@ std::vector<std::vector<Tap>> axis_taps(MipFilter filter, uint32_t s, uint32_t d
 
 }  // namespace
 
-ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, bool srgb) {
+ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, Format format) {
     const uint32_t channels = src.channels;
-    // Work in linear light: decode once per source texel.
+    const bool srgb = format_info(format).srgb;
+    const bool bytes = format == Format::rgba8_unorm;
+    // Decode once per source texel: to linear light (sRGB) or to whole bytes (UNORM8).
     std::vector<double> linear(src.texels.size());
     for (size_t t = 0; t < linear.size(); ++t) {
         const bool colour = srgb && (t % channels) < 3;
-        linear[t] = colour ? srgb_to_linear(src.texels[t]) : src.texels[t];
+        linear[t] = colour ? srgb_to_linear(src.texels[t])
+                  : bytes  ? std::round(static_cast<double>(src.texels[t]) * 255.0)
+                           : src.texels[t];
     }
     const auto tx = axis_taps(filter, src.width, dst.width);
     const auto ty = axis_taps(filter, src.height, dst.height);
@@ -68,11 +72,15 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, b
                     const size_t base = (size_t{a.index} * src.width + b.index) * channels;
                     for (uint32_t c = 0; c < channels; ++c) acc[c] += w * linear[base + c];
                 }
-            for (uint32_t c = 0; c < channels; ++c)
-                out.at(x, y, c) = static_cast<float>(srgb && c < 3 ? linear_to_srgb(acc[c]) : acc[c]);
+            for (uint32_t c = 0; c < channels; ++c) {
+                const double v = srgb && c < 3 ? linear_to_srgb(acc[c])
+                               : bytes         ? std::floor(acc[c] + 0.5) / 255.0
+                                               : acc[c];
+                out.at(x, y, c) = static_cast<float>(v);
+            }
         }
     }
-    return out;
+    return quantize(out, format);
 }
 
 std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter,
@@ -81,9 +89,7 @@ std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFi
     std::vector<ImageF> chain;
     chain.push_back(quantize(base, format));
     for (uint32_t l = 1; l < levels; ++l) {
-        const ImageF next = reference_downsample(chain.back(), level_extent(base.width, base.height, l),
-                                                 filter, format_info(format).srgb);
-        chain.push_back(quantize(next, format));
+        chain.push_back(reference_downsample(chain.back(), level_extent(base.width, base.height, l), filter, format));
     }
     return chain;
 }

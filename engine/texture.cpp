@@ -100,6 +100,7 @@ Texture Texture::create(Context& context, const TextureDesc& desc) {
     check_format_support(context, desc);
     Texture t;
     t.device_ = context.device();
+    t.timeline_ = &context.queue().timeline();
     t.desc_ = desc;
     t.usage_ = kUsage;
     t.flags_ = create_flags(desc.format);
@@ -133,6 +134,7 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     check_format_support(context, d);
     Texture t;
     t.device_ = context.device();
+    t.timeline_ = &context.queue().timeline();
     t.desc_ = d;
     t.usage_ = kUsage;
     t.flags_ = create_flags(d.format);
@@ -156,11 +158,14 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     t.memory_ = allocate_memory(t.device_, allocation_size, type, &import_info);
     fd.release();  // a successful import owns the fd
     check_vk(vkBindImageMemory(t.device_, t.image_, t.memory_.handle(), 0), "vkBindImageMemory");
-    // Acquire from the external owner, which left the content in SHADER_READ_ONLY.
+    // Acquire from the external owner. The exporter left SHADER_READ_ONLY, but validation
+    // (1.3.239) tracks a new image as UNDEFINED and rejects naming that layout here; images
+    // exported as opaque fds carry no layout-dependent metadata on lavapipe or NVIDIA (CUDA
+    // reads them as plain arrays), so the content survives, as the export test checks.
     const uint32_t family = context.queue().family();
     const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
         record_barrier(cmd, {.image = t.image_,
-                             .old_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                             .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .src_stages = VK_PIPELINE_STAGE_2_NONE, .src_access = VK_ACCESS_2_NONE,
                              .src_queue_family = VK_QUEUE_FAMILY_EXTERNAL, .dst_queue_family = family});
@@ -172,7 +177,8 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
 
 Texture::Texture(Texture&& o) noexcept
     : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
-      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), views_(std::move(o.views_)) {}
+      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), timeline_(o.timeline_),
+      last_use_(o.last_use_), views_(std::move(o.views_)) {}
 
 Texture& Texture::operator=(Texture&& o) noexcept {
     if (this != &o) {
@@ -184,6 +190,8 @@ Texture& Texture::operator=(Texture&& o) noexcept {
         usage_ = o.usage_;
         flags_ = o.flags_;
         layout_ = o.layout_;
+        timeline_ = o.timeline_;
+        last_use_ = o.last_use_;
         views_ = std::move(o.views_);
     }
     return *this;
@@ -192,6 +200,13 @@ Texture& Texture::operator=(Texture&& o) noexcept {
 Texture::~Texture() { destroy(); }
 
 void Texture::destroy() {
+    if (image_ && timeline_ && last_use_) {
+        try {
+            timeline_->wait(last_use_);
+        } catch (const Error&) {
+            // Device lost: nothing will use the image again; destroy it anyway.
+        }
+    }
     // Views, then the image, then its memory.
     for (VkImageView view : views_)
         if (view) vkDestroyImageView(device_, view, nullptr);

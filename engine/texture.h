@@ -8,6 +8,7 @@
 #include "device_memory.h"
 #include "format.h"
 #include "mip_filter.h"
+#include "timeline.h"
 #include "unique_fd.h"
 #include "vulkan.h"
 
@@ -69,6 +70,9 @@ public:
     // Layout tracking for the engine's own command recording (whole image, one layout).
     VkImageLayout layout() const { return layout_; }
     void set_layout(VkImageLayout layout) { layout_ = layout; }
+    // The context's timeline value after which no submitted work uses the texture; the
+    // destructor waits for it so an image is never destroyed while the GPU reads it.
+    void mark_used(uint64_t timeline_value) { last_use_ = timeline_value; }
 
 private:
     void destroy();
@@ -79,6 +83,8 @@ private:
     VkImageUsageFlags usage_ = 0;
     VkImageCreateFlags flags_ = 0;
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
+    const TimelineSemaphore* timeline_ = nullptr;
+    uint64_t last_use_ = 0;
     std::vector<VkImageView> views_;  // [level * 2 + storage], VK_NULL_HANDLE until used
 };
 

@@ -16,7 +16,8 @@ inline constexpr double kHardwareWeightError = 2.0 * (kWeightStep / 2.0);  // tw
 enum class Weights { exact, hardware };
 
 // |actual - expected| a texel value in [0,1] may differ by: the weight error plus one step
-// of the stored format at that value (sRGB colour channels are compared in linear light).
+// of the stored format at that value (8-bit: 1/255; f16: one ulp; f32: four ulps, one per
+// tap of a bilinear sample). sRGB colour channels are compared in linear light.
 bool texel_matches(Format format, bool colour_channel, double expected, double actual, Weights weights);
 
 }  // namespace tvlm

@@ -50,7 +50,7 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     const VkBuffer buffer = staging.handle();
     std::vector<HostBuffer> keep;
     keep.push_back(std::move(staging));
-    return context.queue().submit([&](VkCommandBuffer cmd) {
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
         transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
         VkBufferImageCopy copy{};
         copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, r.level, r.layer, 1};
@@ -59,6 +59,8 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
         vkCmdCopyBufferToImage(cmd, buffer, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
         transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     }, std::move(keep));
+    texture.mark_used(done);
+    return done;
 }
 
 std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level, uint32_t layer) {

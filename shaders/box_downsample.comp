@@ -28,15 +28,22 @@ void main() {
     uint x0 = id.x * p.src_width / p.dst_width, y0 = id.y * p.src_height / p.dst_height;
     uint x1 = min(((id.x + 1) * p.src_width - 1) / p.dst_width, p.src_width - 1);
     uint y1 = min(((id.y + 1) * p.src_height - 1) / p.dst_height, p.src_height - 1);
+    bool bytes = p.unorm8 != 0u && p.srgb == 0u;
     vec4 sum = vec4(0.0);
     for (uint y = y0; y <= y1; ++y) {
         float wy = overlap(id.y, y, p.src_height, p.dst_height) / float(p.src_height);
         for (uint x = x0; x <= x1; ++x) {
             float w = wy * overlap(id.x, x, p.src_width, p.dst_width) / float(p.src_width);
-            sum += w * texelFetch(src, ivec3(x, y, id.z), 0);
+            vec4 texel = texelFetch(src, ivec3(x, y, id.z), 0);
+            // UNORM8 in whole byte units: 2x2 boxes are then exact and ties round one way.
+            if (bytes) texel = round(texel * 255.0);
+            sum += w * texel;
         }
     }
-    if (p.srgb != 0u) sum.rgb = vec3(linear_to_srgb(sum.r), linear_to_srgb(sum.g), linear_to_srgb(sum.b));
-    if (p.unorm8 != 0u) sum = floor(clamp(sum, 0.0, 1.0) * 255.0 + 0.5) / 255.0;
+    if (p.srgb != 0u) {
+        sum.rgb = vec3(linear_to_srgb(sum.r), linear_to_srgb(sum.g), linear_to_srgb(sum.b));
+        sum = floor(clamp(sum, 0.0, 1.0) * 255.0 + 0.5) / 255.0;
+    }
+    if (bytes) sum = floor(sum + 0.5) / 255.0;
     imageStore(dst, ivec3(id), sum);
 }

@@ -18,7 +18,7 @@ struct BoxDownsampleParams {
     uint dst_width;
     uint dst_height;
     uint srgb;    // colour channels: decode happened in the sampled view; encode here
-    uint unorm8;  // round to 8-bit steps here so the store's conversion is exact
+    uint unorm8;  // filter in byte units and round half up here (see reference_mips.h)
 };
 
 #ifdef __cplusplus

@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "color.h"
+#include "random_image.h"
+#include "reference_mips.h"
+
+using namespace tvlm;
+using tvlm::test::random_image;
+
+namespace {
+double mean(const ImageF& image, uint32_t c) {
+    double sum = 0;
+    for (uint32_t y = 0; y < image.height; ++y)
+        for (uint32_t x = 0; x < image.width; ++x) sum += image.at(x, y, c);
+    return sum / (static_cast<double>(image.width) * image.height);
+}
+}  // namespace
+
+TEST_CASE("level sizes: max(1, W>>l) and the full count") {
+    CHECK(level_extent(4097, 3, 1) == Extent2D{2048, 1});
+    CHECK(level_extent(4097, 3, 12) == Extent2D{1, 1});
+    CHECK(full_mip_count(4097, 3) == 13);
+    CHECK(full_mip_count(1, 1) == 1);
+    CHECK(full_mip_count(1, 1024) == 11);
+}
+
+TEST_CASE("reference: even sizes are exact 2x2 boxes, for blit and box alike") {
+    const ImageF base = random_image(8, 6, Format::rgba32f, 1);
+    for (MipFilter filter : {MipFilter::blit, MipFilter::box}) {
+        const ImageF next = reference_downsample(base, {4, 3}, filter, Format::rgba32f);
+        for (uint32_t y = 0; y < 3; ++y)
+            for (uint32_t x = 0; x < 4; ++x)
+                for (uint32_t c = 0; c < 4; ++c) {
+                    const double box = (double{base.at(2 * x, 2 * y, c)} + base.at(2 * x + 1, 2 * y, c) +
+                                        base.at(2 * x, 2 * y + 1, c) + base.at(2 * x + 1, 2 * y + 1, c)) / 4.0;
+                    REQUIRE(next.at(x, y, c) == doctest::Approx(box).epsilon(1e-7));
+                }
+    }
+}
+
+TEST_CASE("reference: blit on odd sizes follows the spec formula and skips texels") {
+    // 5 -> 2: destination texel i samples at (i+0.5)*2.5: weights 1/4,3/4 | 3/4,1/4, texel 2 unused.
+    ImageF row(5, 1, 1);
+    row.texels = {1.0f, 2.0f, 100.0f, 4.0f, 8.0f};
+    const ImageF blit = reference_downsample(row, {2, 1}, MipFilter::blit, Format::r32f);
+    CHECK(blit.at(0, 0, 0) == doctest::Approx(0.25 * 1 + 0.75 * 2));
+    CHECK(blit.at(1, 0, 0) == doctest::Approx(0.75 * 4 + 0.25 * 8));
+    // box drops nothing: [0, 2.5] and [2.5, 5] of the row.
+    const ImageF box = reference_downsample(row, {2, 1}, MipFilter::box, Format::r32f);
+    CHECK(box.at(0, 0, 0) == doctest::Approx((1 + 2 + 0.5 * 100) / 2.5));
+    CHECK(box.at(1, 0, 0) == doctest::Approx((0.5 * 100 + 4 + 8) / 2.5));
+    // 3 -> 1: blit takes the centre texel only.
+    ImageF three(3, 1, 1);
+    three.texels = {5.0f, 7.0f, 9.0f};
+    CHECK(reference_downsample(three, {1, 1}, MipFilter::blit, Format::r32f).at(0, 0, 0) == doctest::Approx(7.0));
+    CHECK(reference_downsample(three, {1, 1}, MipFilter::box, Format::r32f).at(0, 0, 0) == doctest::Approx(7.0));
+    three.texels = {5.0f, 7.0f, 30.0f};
+    CHECK(reference_downsample(three, {1, 1}, MipFilter::blit, Format::r32f).at(0, 0, 0) == doctest::Approx(7.0));
+    CHECK(reference_downsample(three, {1, 1}, MipFilter::box, Format::r32f).at(0, 0, 0) == doctest::Approx(14.0));
+}
+
+TEST_CASE("reference: box preserves the mean on odd, prime and non-square sizes") {
+    for (auto [w, h] : {std::pair{13u, 7u}, std::pair{5u, 1u}, std::pair{1u, 9u}, std::pair{31u, 17u}, std::pair{4097u, 3u}}) {
+        CAPTURE(w); CAPTURE(h);
+        const ImageF base = random_image(w, h, Format::rgba32f, w * 31 + h);
+        const ImageF next = reference_downsample(base, level_extent(w, h, 1), MipFilter::box, Format::rgba32f);
+        for (uint32_t c = 0; c < 4; ++c) CHECK(mean(next, c) == doctest::Approx(mean(base, c)).epsilon(1e-6));
+        // blit does not: it is not an area filter on odd sizes (which is the point of box).
+    }
+}
+
+TEST_CASE("reference: sRGB averages in linear light, alpha stays linear") {
+    ImageF pair(2, 1, 4);
+    pair.texels = {0, 0, 0, 0, 1, 1, 1, 1};
+    for (MipFilter filter : {MipFilter::blit, MipFilter::box}) {
+        const auto chain = reference_mip_chain(pair, Format::rgba8_srgb, filter, 2);
+        const ImageF& l1 = chain[1];
+        // linear 0.5 encodes to 0.7354 -> 187.5 -> 188 (UNORM gives 128).
+        CHECK(std::lround(l1.at(0, 0, 0) * 255.0) == 188);
+        CHECK(std::lround(l1.at(0, 0, 3) * 255.0) == 128);
+        const auto unorm = reference_mip_chain(pair, Format::rgba8_unorm, filter, 2);
+        CHECK(std::lround(unorm[1].at(0, 0, 0) * 255.0) == 128);
+    }
+    CHECK(linear_to_srgb(srgb_to_linear(0.3)) == doctest::Approx(0.3));
+}
+
+TEST_CASE("reference chain: every level is quantised to the format, down to 1x1") {
+    const ImageF base = random_image(37, 12, Format::rgba8_unorm, 5);
+    const auto chain = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box, full_mip_count(37, 12));
+    REQUIRE(chain.size() == 6);
+    CHECK(chain.back().width == 1);
+    CHECK(chain.back().height == 1);
+    for (const ImageF& level : chain)
+        for (float v : level.texels) REQUIRE(v * 255.0f == doctest::Approx(std::round(v * 255.0f)).epsilon(1e-6));
+}

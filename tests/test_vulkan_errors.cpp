@@ -1,0 +1,83 @@
+// Bad input to the Vulkan engine: clear errors, nothing changed.
+#include <doctest/doctest.h>
+
+#include "device_choice.h"
+#include "error.h"
+#include "generate_mips.h"
+#include "random_image.h"
+#include "texture.h"
+#include "transfer.h"
+#include "vk_check.h"
+#include "vulkan_fixture.h"
+
+using namespace tvlm;
+using namespace tvlm::test;
+
+TEST_CASE_FIXTURE(VulkanFixture, "texture sizes, layers and levels out of range") {
+    const uint32_t max = context.limits().maxImageDimension2D;
+    CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_2d(0, 4, Format::rgba8_unorm)),
+                         doctest::Contains("empty"), Error);
+    CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_2d(4, 0, Format::rgba8_unorm)),
+                         doctest::Contains("empty"), Error);
+    CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_2d(max + 1, 4, Format::rgba8_unorm)),
+                         doctest::Contains("maxImageDimension2D"), Error);
+    CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_array(4, 4, 0, Format::rgba8_unorm)),
+                         doctest::Contains("layer count"), Error);
+    CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm, 6)),
+                         doctest::Contains("at most 5 mip levels"), Error);
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "readback and upload outside the texture fail and change nothing") {
+    Texture texture = Texture::create(context, TextureDesc::sampled_array(16, 8, 2, Format::rgba8_unorm));
+    const ImageF base = random_image(16, 8, Format::rgba8_unorm, 3);
+    upload(context, texture, host_pixels(base));
+    CHECK_THROWS_WITH_AS(readback(context, texture, 5), doctest::Contains("mip level 5 does not exist"), Error);
+    CHECK_THROWS_WITH_AS(readback(context, texture, 0, 2), doctest::Contains("layer 2 does not exist"), Error);
+    const ImageF patch = random_image(4, 4, Format::rgba8_unorm, 4);
+    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.x = 13}), doctest::Contains("does not fit"), Error);
+    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.layer = 3}), doctest::Contains("layer 3"), Error);
+    const uint8_t two[8] = {};
+    CHECK_THROWS_WITH_AS(upload(context, texture, HostPixels{two, ComponentType::u8, 2, 2, 2, 0}),
+                         doctest::Contains("2-channel"), Error);
+    CHECK_THROWS_WITH_AS(upload(context, texture, HostPixels{nullptr, ComponentType::u8, 2, 2, 4, 0}),
+                         doctest::Contains("empty"), Error);
+    CHECK(readback_image(context, texture, 0).texels == base.texels);  // unchanged
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "device selection explains every rejection") {
+    const auto& devices = std::vector<DeviceInfo>{context.device_info()};
+    CHECK(choose_device(devices, DeviceSelector::parse("")) == 0);
+    CHECK(choose_device(devices, DeviceSelector::parse("0")) == 0);
+    CHECK(choose_device(devices, DeviceSelector::parse(context.device_info().uuid.str())) == 0);
+    CHECK_THROWS_WITH_AS(choose_device(devices, DeviceSelector::parse("7")), doctest::Contains("not index 7"), Error);
+    CHECK_THROWS_WITH_AS(choose_device(devices, DeviceSelector::parse("NoSuchGPU")),
+                         doctest::Contains("name does not contain 'NoSuchGPU'"), Error);
+    CHECK_THROWS_WITH_AS(choose_device(devices, DeviceSelector::parse("00112233-4455-6677-8899-aabbccddeeff")),
+                         doctest::Contains("differs from 00112233-4455-6677-8899-aabbccddeeff"), Error);
+    CHECK_THROWS_WITH_AS(choose_device({}, DeviceSelector{}), doctest::Contains("mesa-vulkan-drivers"), Error);
+    CHECK_THROWS_WITH_AS(Context(ContextDesc{.device = DeviceSelector::parse("NoSuchGPU"), .validation = true}),
+                         doctest::Contains("llvmpipe"), Error);
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "names of filters are checked") {
+    CHECK_THROWS_WITH_AS(parse_mip_filter("lanczos"), doctest::Contains("expected blit or box"), Error);
+}
+
+TEST_CASE("validation messages are caught: the test harness can fail") {
+    Context& context = shared_context();
+    context.validation_log().clear();
+    // An image with a zero extent is invalid usage: the layer must report it.
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    info.extent = {0, 0, 1};
+    info.mipLevels = 1;
+    info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+    VkImage image = VK_NULL_HANDLE;
+    if (vkCreateImage(context.device(), &info, nullptr, &image) == VK_SUCCESS && image)
+        vkDestroyImage(context.device(), image, nullptr);
+    CHECK(context.validation_log().count() > 0);
+    context.validation_log().clear();
+}

@@ -1,0 +1,39 @@
+#pragma once
+// Compares GPU mip levels with the CPU reference, one level at a time.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "image.h"
+#include "reference_mips.h"
+#include "tolerance.h"
+
+namespace tvlm::test {
+
+// A level transition with an exact 2:1 (or 1:1) ratio on both axes: weights are 0.5 or 1.
+inline bool exact_ratio(Extent2D src, Extent2D dst) {
+    const auto exact = [](uint32_t s, uint32_t d) { return s == 2 * d || s == d; };
+    return exact(src.width, dst.width) && exact(src.height, dst.height);
+}
+
+// Counts texels of `actual` that do not match `expected` (bit-exact when `bit_exact`).
+inline size_t mismatches(const ImageF& expected, const ImageF& actual, Format format, Weights weights,
+                         bool bit_exact, std::string* first = nullptr) {
+    REQUIRE(expected.width == actual.width);
+    REQUIRE(expected.height == actual.height);
+    size_t bad = 0;
+    for (size_t i = 0; i < expected.texels.size(); ++i) {
+        const auto c = static_cast<uint32_t>(i % expected.channels);
+        const bool ok = bit_exact ? expected.texels[i] == actual.texels[i]
+                                  : texel_matches(format, c < 3, expected.texels[i], actual.texels[i], weights);
+        if (!ok && bad++ == 0 && first) {
+            const size_t t = i / expected.channels;
+            *first = "texel (" + std::to_string(t % expected.width) + "," + std::to_string(t / expected.width) +
+                     ") channel " + std::to_string(c) + ": expected " + std::to_string(expected.texels[i]) +
+                     ", got " + std::to_string(actual.texels[i]);
+        }
+    }
+    return bad;
+}
+
+}  // namespace tvlm::test
