@@ -8,6 +8,9 @@
 #include "device_choice.h"
 #include "instance.h"
 #include "json.h"
+#ifdef TVLM_HAVE_CUDA
+#include "interop_probe.h"
+#endif
 
 namespace tvlm {
 
@@ -25,6 +28,20 @@ std::string cuda_text(const CudaMatch& m) {
     return m.unavailable.empty() ? "none (no CUDA device has this UUID)" : "none (" + m.unavailable + ")";
 }
 
+// Runs the interop probe only where a CUDA device matches (it creates a context there).
+std::string interop_text(const DeviceInfo& d, const CudaMatch& m, bool* works) {
+    *works = false;
+    if (!m.ordinal) return "no (no CUDA device with this UUID)";
+#ifdef TVLM_HAVE_CUDA
+    const InteropProbe probe = probe_interop(d);
+    *works = probe.works;
+    return (probe.works ? "yes: " : "no: ") + probe.detail;
+#else
+    (void)d;
+    return "no (built without CUDA)";
+#endif
+}
+
 }  // namespace
 
 int run_info(int argc, char** argv) {
@@ -39,15 +56,18 @@ int run_info(int argc, char** argv) {
             const DeviceInfo& d = devices[i];
             const CudaMatch m = match_cuda_device(d);
             const std::string why = rejection_reason(d, any);
+            bool works = false;
+            const std::string interop = interop_text(d, m, &works);
             std::printf("%s\n    {\"index\": %u, \"name\": %s, \"type\": \"%s\", \"api\": \"%s\", \"driver\": %s, "
                         "\"uuid\": \"%s\", \"memory_fd_export\": %s, \"semaphore_fd_export\": %s, "
                         "\"usable\": %s, \"unusable_reason\": %s, \"cuda_built\": %s, \"cuda_device\": %s, "
-                        "\"cuda_unavailable\": %s}",
+                        "\"cuda_unavailable\": %s, \"interop_works\": %s, \"interop\": %s}",
                         i ? "," : "", d.index, json_quote(d.name).c_str(), d.type.c_str(),
                         api_version_string(d.api_version).c_str(), json_quote(d.driver).c_str(), d.uuid.str().c_str(),
                         json_bool(d.memory_fd_export), json_bool(d.semaphore_fd_export), json_bool(why.empty()),
                         json_quote(why).c_str(), json_bool(m.cuda_built),
-                        m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str());
+                        m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str(),
+                        json_bool(works), json_quote(interop).c_str());
         }
         std::printf("\n  ]\n}\n");
         return 0;
@@ -62,7 +82,10 @@ int run_info(int argc, char** argv) {
         std::printf("    memory fd export     %s\n", d.memory_fd_export ? "yes" : "no");
         std::printf("    semaphore fd export  %s\n", d.semaphore_fd_export ? "yes" : "no");
         std::printf("    usable               %s\n", why.empty() ? "yes" : ("no: " + why).c_str());
-        std::printf("    CUDA match           %s\n", cuda_text(match_cuda_device(d)).c_str());
+        const CudaMatch m = match_cuda_device(d);
+        bool works = false;
+        std::printf("    CUDA match           %s\n", cuda_text(m).c_str());
+        std::printf("    Vulkan -> CUDA       %s\n", interop_text(d, m, &works).c_str());
     }
     if (devices.empty()) std::printf("no Vulkan device: install mesa-vulkan-drivers or the NVIDIA driver\n");
     return 0;

@@ -59,7 +59,9 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         check_vk(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
 
         std::vector<VkSemaphoreSubmitInfo> wait_infos;
-        for (const TimelineWait& w : waits) {
+        std::vector<TimelineWait> all_waits = pending_waits_;
+        all_waits.insert(all_waits.end(), waits.begin(), waits.end());
+        for (const TimelineWait& w : all_waits) {
             VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
             info.semaphore = w.semaphore;
             info.value = w.value;
@@ -85,6 +87,7 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         free_commands_.push_back(commands);
         throw;
     }
+    pending_waits_.clear();
     last_submitted_++;
     in_flight_.push_back({last_submitted_, commands, std::move(staging)});
     return last_submitted_;

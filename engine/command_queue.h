@@ -30,6 +30,9 @@ public:
     // is signalled when the commands complete. `staging` buffers are kept alive until then.
     uint64_t submit(const std::function<void(VkCommandBuffer)>& record,
                     std::vector<HostBuffer> staging = {}, const std::vector<TimelineWait>& waits = {});
+    // The next submission also waits for `wait` (e.g. CUDA releasing a texture it read),
+    // on the GPU: no host wait.
+    void wait_before_next(const TimelineWait& wait) { pending_waits_.push_back(wait); }
     // Host wait (tools, tests, readback); never on a per-frame path.
     void wait(uint64_t value);
     void wait_all() { wait(last_submitted_); }
@@ -55,6 +58,7 @@ private:
     uint64_t last_submitted_ = 0;
     std::vector<InFlight> in_flight_;
     std::vector<VkCommandBuffer> free_commands_;
+    std::vector<TimelineWait> pending_waits_;
 };
 
 }  // namespace tvlm

@@ -55,8 +55,9 @@ TEST_CASE_FIXTURE(VulkanFixture, "device selection explains every rejection") {
     CHECK_THROWS_WITH_AS(choose_device(devices, DeviceSelector::parse("00112233-4455-6677-8899-aabbccddeeff")),
                          doctest::Contains("differs from 00112233-4455-6677-8899-aabbccddeeff"), Error);
     CHECK_THROWS_WITH_AS(choose_device({}, DeviceSelector{}), doctest::Contains("mesa-vulkan-drivers"), Error);
+    const std::string name = context.device_info().name;  // the rejected device is listed by name
     CHECK_THROWS_WITH_AS(Context(ContextDesc{.device = DeviceSelector::parse("NoSuchGPU"), .validation = true}),
-                         doctest::Contains("llvmpipe"), Error);
+                         doctest::Contains(name.c_str()), Error);
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "names of filters are checked") {
@@ -66,7 +67,16 @@ TEST_CASE_FIXTURE(VulkanFixture, "names of filters are checked") {
 TEST_CASE("validation messages are caught: the test harness can fail") {
     Context& context = shared_context();
     context.validation_log().clear();
-    // An image with a zero extent is invalid usage: the layer must report it.
+    // The messenger counts what reaches it...
+    VkDebugUtilsMessengerCallbackDataEXT data{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT};
+    data.pMessage = "injected by the test: the harness must count this";
+    vkSubmitDebugUtilsMessageEXT(context.instance(), VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, &data);
+    CHECK(context.validation_log().count() == 1);
+    context.validation_log().clear();
+    // ...and the layer really validates: an image with a zero extent is invalid usage. Only on
+    // CPU drivers (lavapipe), which survive the invalid call the layer passes down.
+    if (context.device_info().type != "cpu") return;
     VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
     info.imageType = VK_IMAGE_TYPE_2D;
     info.format = VK_FORMAT_R8G8B8A8_UNORM;

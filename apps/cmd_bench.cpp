@@ -1,0 +1,39 @@
+// tvlm bench SUITE: benchmark programs (never timed tests). Each figure is printed next to
+// its floor measured in the same run.
+#include <cstdio>
+#include <string>
+
+#include "args.h"
+#include "commands.h"
+#include "error.h"
+
+namespace tvlm {
+
+#ifdef TVLM_HAVE_CUDA
+int run_bench_interop(const Args& args);
+#endif
+
+namespace {
+constexpr const char* kHelp =
+    "usage: tvlm bench interop [--frames N] [--json FILE] [--device D]\n"
+    "  interop   Vulkan -> CUDA hand-over per frame (timeline semaphores vs host waits) and\n"
+    "            steady-state frames/s of upload + blit mips + 1M CUDA samples at 1024^2, 4096^2\n"
+    "Needs an NVIDIA GPU and a build with CUDA.\n";
+}
+
+int run_bench(int argc, char** argv) {
+    const Args args(argc, argv, 2, {"frames", "json", "device"}, {"help"});
+    if (args.flag("help") || args.positionals().empty()) {
+        std::fputs(kHelp, args.flag("help") ? stdout : stderr);
+        return args.flag("help") ? 0 : 2;
+    }
+    const std::string suite = args.positionals()[0];
+    if (suite != "interop") throw Error("unknown benchmark suite '" + suite + "': expected interop");
+#ifdef TVLM_HAVE_CUDA
+    return run_bench_interop(args);
+#else
+    throw Error("tvlm was built without CUDA: the interop benchmark needs nvcc at configure time and an NVIDIA GPU");
+#endif
+}
+
+}  // namespace tvlm

@@ -1,0 +1,42 @@
+#pragma once
+// Kernels that read textures for checking and measuring the interop: every texel centre
+// of one level, frame stamps for the ordering test, and a batch of trilinear samples.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace tvlm {
+
+// Reads texel centres ((x+0.5)/w, (y+0.5)/h) of `level` (of `layer` when layered) with
+// tex2DLod / tex2DLayeredLod into out[(y * width + x) * channels + c] (channels 4 or 1).
+struct LevelRead {
+    cudaTextureObject_t texture = 0;
+    int level = 0, layer = 0;
+    bool layered = false;
+    int width = 0, height = 0, channels = 4;
+    float* out = nullptr;  // device memory, width * height * channels floats
+};
+void read_level(const LevelRead& read, cudaStream_t stream);
+
+// Counts texels of every level whose RGB bytes differ from the frame stamp
+// (frame & 255, (frame >> 8) & 255, (frame >> 16) & 255): a stale or torn frame shows up.
+struct StampCheck {
+    cudaTextureObject_t texture = 0;
+    int width = 0, height = 0, levels = 0;
+    uint32_t frame = 0;
+    unsigned int* mismatches = nullptr;  // device counter, incremented
+};
+void count_stamp_mismatches(const StampCheck& check, cudaStream_t stream);
+
+// n trilinear samples at hashed positions and per-sample LOD in [0, max_lod]: the work a
+// sampling kernel does, for benchmarks. Writes float4 per sample.
+struct PointSampling {
+    cudaTextureObject_t texture = 0;
+    int count = 0;
+    float max_lod = 0.0f;
+    uint32_t seed = 0;
+    float4* out = nullptr;
+};
+void sample_points(const PointSampling& sampling, cudaStream_t stream);
+
+}  // namespace tvlm

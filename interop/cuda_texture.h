@@ -1,0 +1,84 @@
+#pragma once
+// A Vulkan texture seen by CUDA, zero copy: its memory imported once, mapped as a
+// mipmapped array with every level (layered for array textures), and texture / surface
+// objects on it. Ownership: texture and surface objects -> CudaTexture (array, then
+// external memory) -> the Vulkan Texture, which must outlive everything made from it.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "external_memory.h"
+#include "texture.h"
+
+namespace tvlm {
+
+// How CUDA filters the texture; defaults give reproducible trilinear filtering.
+struct CudaSamplerDesc {
+    cudaTextureFilterMode filter = cudaFilterModeLinear;       // within a level
+    cudaTextureFilterMode mip_filter = cudaFilterModeLinear;   // between levels
+    cudaTextureAddressMode address = cudaAddressModeClamp;     // clamp, wrap, mirror, border
+    float border[4] = {0, 0, 0, 0};
+    unsigned int max_anisotropy = 1;                           // CUDA clamps to [1, 16]
+    bool normalized_coords = true;                             // required for mipmaps
+    bool disable_trilinear_optimization = true;                // exact blends, reproducible
+
+    static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
+    static CudaSamplerDesc trilinear() { return {}; }
+};
+
+class TextureObject {
+public:
+    TextureObject() = default;
+    explicit TextureObject(cudaTextureObject_t object) : object_(object) {}
+    TextureObject(TextureObject&& o) noexcept : object_(o.object_) { o.object_ = 0; }
+    TextureObject& operator=(TextureObject&& o) noexcept;
+    TextureObject(const TextureObject&) = delete;
+    TextureObject& operator=(const TextureObject&) = delete;
+    ~TextureObject();
+    cudaTextureObject_t handle() const { return object_; }
+
+private:
+    cudaTextureObject_t object_ = 0;
+};
+
+class SurfaceObject {
+public:
+    SurfaceObject() = default;
+    explicit SurfaceObject(cudaSurfaceObject_t object) : object_(object) {}
+    SurfaceObject(SurfaceObject&& o) noexcept : object_(o.object_) { o.object_ = 0; }
+    SurfaceObject& operator=(SurfaceObject&& o) noexcept;
+    SurfaceObject(const SurfaceObject&) = delete;
+    SurfaceObject& operator=(const SurfaceObject&) = delete;
+    ~SurfaceObject();
+    cudaSurfaceObject_t handle() const { return object_; }
+
+private:
+    cudaSurfaceObject_t object_ = 0;
+};
+
+class CudaTexture {
+public:
+    CudaTexture() = default;
+    // Imports an exportable texture into the current CUDA device (select_cuda_device()).
+    // Throws Error for textures that are destroyed, not exportable, or refused by CUDA.
+    static CudaTexture import(const Texture& texture);
+
+    TextureObject make_texture_object(const CudaSamplerDesc& sampler = {}) const;
+    // A surface on one level (all layers) for CUDA writes.
+    SurfaceObject make_surface(uint32_t level) const;
+
+    cudaMipmappedArray_t array() const { return array_.handle(); }
+    const TextureDesc& desc() const { return desc_; }
+    bool layered() const { return desc_.layers > 1; }
+    bool valid() const { return array_.handle() != nullptr; }
+
+private:
+    TextureDesc desc_;
+    ExternalMemory memory_;  // declared first: destroyed last
+    MipmappedArray array_;
+};
+
+// The CUDA channel format of an engine format (no 3-channel arrays exist: RGBA).
+cudaChannelFormatDesc cuda_channel_format(Format format);
+
+}  // namespace tvlm

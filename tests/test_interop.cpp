@@ -1,0 +1,220 @@
+// Vulkan -> CUDA interop on the NVIDIA machine: content of every level through CUDA's
+// texture unit, ordering of 2000 frames without host waits, lifetime, bad input.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "color.h"
+#include "cuda_check.h"
+#include "cuda_device.h"
+#include "cuda_link.h"
+#include "device_buffer.h"
+#include "device_memory.h"
+#include "error.h"
+#include "frame_ring.h"
+#include "generate_mips.h"
+#include "imported_texture.h"
+#include "random_image.h"
+#include "texture_pool.h"
+#include "texture_reads.h"
+#include "transfer.h"
+#include "texture_compare.h"
+#include "vulkan_fixture.h"
+
+using namespace tvlm;
+using namespace tvlm::test;
+
+namespace {
+
+// The validated context on the GPU that CUDA sees, and its link (made once).
+struct Interop {
+    Context& context = shared_context();
+    CudaLink& link() {
+        static CudaLink l(context);
+        return l;
+    }
+};
+
+struct Stream {
+    cudaStream_t handle = nullptr;
+    Stream() { TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
+    ~Stream() { cudaStreamDestroy(handle); }
+};
+
+// Reads one level/layer through CUDA (texel centres, tex2DLod) into host floats.
+std::vector<float> cuda_read(const TextureObject& object, const Texture& t, uint32_t level, uint32_t layer,
+                             cudaStream_t stream) {
+    const Extent2D e = t.extent(level);
+    const int channels = static_cast<int>(format_info(t.desc().format).channels);
+    DeviceBuffer<float> out(size_t{e.width} * e.height * static_cast<size_t>(channels));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));  // poison: NaN
+    read_level({object.handle(), static_cast<int>(level), static_cast<int>(layer), t.desc().layers > 1,
+                static_cast<int>(e.width), static_cast<int>(e.height), channels, out.data()}, stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    std::vector<float> host(out.size());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host;
+}
+
+// CUDA returns linear light for sRGB textures; everything else as stored.
+bool cuda_matches(Format format, uint32_t channel, float stored, float cuda) {
+    if (format_info(format).srgb && channel < 3)
+        return texel_matches(format, true, stored, static_cast<float>(linear_to_srgb(cuda)), Weights::exact);
+    if (format_info(format).component == ComponentType::u8)
+        return std::fabs(stored - cuda) <= 1e-6f;  // byte/255 either way
+    return stored == cuda;  // f16 widened exactly, f32 as is
+}
+
+std::set<std::string> open_fds() {
+    std::set<std::string> fds;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const auto target = std::filesystem::read_symlink(entry.path(), ec).string();
+        if (target.rfind("/proc/", 0) == 0) continue;  // the iterator's own fd
+        fds.insert(entry.path().filename().string() + " -> " + target);
+    }
+    return fds;
+}
+
+size_t cuda_free_memory() {
+    size_t free = 0, total = 0;
+    TVLM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals Vulkan's readback and the reference") {
+    Interop interop;
+    CudaLink& link = interop.link();
+    Stream stream;
+    struct Shape { uint32_t w, h, layers; };
+    const Shape shapes[] = {{64, 48, 1}, {37, 23, 1}, {128, 16, 1}, {1, 33, 1}, {20, 12, 3}, {9, 6, 64}};
+    for (Format format : kAllFormats)
+        for (MipFilter filter : {MipFilter::blit, MipFilter::box})
+            for (Shape s : shapes) {
+                CAPTURE(format_info(format).name); CAPTURE(mip_filter_name(filter));
+                CAPTURE(s.w); CAPTURE(s.h); CAPTURE(s.layers);
+                ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_array(s.w, s.h, s.layers, format),
+                                                            CudaSamplerDesc::point());
+                TextureObject trilinear = t.cuda.make_texture_object(CudaSamplerDesc::trilinear());
+                for (uint32_t layer = 0; layer < s.layers; ++layer)
+                    upload(context, t.vulkan, host_pixels(random_image(s.w, s.h, format, layer * 13 + s.w)), {.layer = layer});
+                link.cuda_wait(stream.handle, generate_mips(context, t.vulkan, filter));
+                for (uint32_t layer = 0; layer < s.layers; ++layer)
+                    for (uint32_t level = 0; level < t.vulkan.levels(); ++level) {
+                        CAPTURE(layer); CAPTURE(level);
+                        const ImageF stored = readback_image(context, t.vulkan, level, layer);
+                        if (level > 0) {  // Vulkan's level against the reference of its own previous level
+                            const ImageF previous = readback_image(context, t.vulkan, level - 1, layer);
+                            const ImageF expected = reference_downsample(previous, t.vulkan.extent(level), filter, format);
+                            const Weights w = filter == MipFilter::blit ? Weights::hardware : Weights::exact;
+                            const bool exact = filter == MipFilter::box && format == Format::rgba8_unorm &&
+                                               exact_ratio({previous.width, previous.height}, t.vulkan.extent(level));
+                            CHECK(mismatches(expected, stored, format, w, exact) == 0);
+                        }
+                        for (const TextureObject* object : {&t.object, &trilinear}) {
+                            const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.handle);
+                            size_t bad = 0;
+                            for (size_t i = 0; i < cuda.size(); ++i)
+                                bad += !cuda_matches(format, static_cast<uint32_t>(i % stored.channels), stored.texels[i], cuda[i]);
+                            CHECK_MESSAGE(bad == 0, bad, " values differ (", object == &t.object ? "point" : "trilinear", ")");
+                        }
+                    }
+            }
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a stale or torn frame, no host waits") {
+    Interop interop;
+    CudaLink& link = interop.link();
+    Stream stream;
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point());
+    DeviceBuffer<unsigned int> mismatches(2);
+    TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle));
+    std::vector<uint8_t> pixels(64 * 64 * 4);
+    const int levels = 7;
+    constexpr uint32_t kFrames = 2000;
+    for (uint32_t f = 0; f < kFrames; ++f) {
+        for (size_t i = 0; i < pixels.size(); i += 4) {
+            pixels[i] = static_cast<uint8_t>(f & 255u);
+            pixels[i + 1] = static_cast<uint8_t>((f >> 8) & 255u);
+            pixels[i + 2] = static_cast<uint8_t>((f >> 16) & 255u);
+            pixels[i + 3] = 255;
+        }
+        Texture& texture = ring.begin_write(f);
+        upload(context, texture, host_pixels(pixels, 64, 64));
+        ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
+        const cudaTextureObject_t object = ring.begin_read(f, stream.handle);
+        count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle);
+        // Negative control: the same frame checked against the next stamp must mismatch.
+        if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle);
+        ring.end_read(f, stream.handle);
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    unsigned int counts[2] = {};
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.handle));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    CHECK(counts[0] == 0);
+    CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
+    context.queue().wait_all();
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and Vulkan memory stay flat") {
+    Interop interop;
+    interop.link();
+    { ImportedTexture warm = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm)); }
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto fds = open_fds();
+    const size_t cuda_free = cuda_free_memory();
+    const int64_t vulkan_memory = DeviceMemory::live_count();
+    for (int i = 0; i < 5000; ++i) {
+        ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 64, i % 2 ? Format::rgba8_unorm : Format::rgba16f));
+        CHECK(t.cuda.valid());
+    }
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(open_fds() == fds);
+    CHECK(DeviceMemory::live_count() == vulkan_memory);
+    const size_t after = cuda_free_memory();
+    CHECK_MESSAGE(after + (4u << 20) >= cuda_free, "CUDA free memory dropped by ", (cuda_free - after) >> 20, " MiB");
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "the pool reuses imports of the same shape") {
+    Interop interop;
+    interop.link();
+    TexturePool pool(context);
+    const TextureDesc desc = TextureDesc::sampled_2d(32, 32, Format::rgba8_unorm);
+    ImportedTexture& a = pool.acquire(desc);
+    pool.release(a);
+    ImportedTexture& b = pool.acquire(desc);
+    CHECK(&a == &b);
+    ImportedTexture& c = pool.acquire(desc);
+    CHECK(&c != &b);
+    ImportedTexture& d = pool.acquire(TextureDesc::sampled_2d(32, 16, Format::rgba8_unorm));
+    CHECK(&d != &c);
+    CHECK(pool.size() == 3);
+    CHECK(pool.in_use() == 3);
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
+    Interop interop;
+    interop.link();
+    Texture plain = Texture::create(context, TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm));
+    CHECK_THROWS_WITH_AS(CudaTexture::import(plain), doctest::Contains("not created exportable"), Error);
+    Texture destroyed;
+    CHECK_THROWS_WITH_AS(CudaTexture::import(destroyed), doctest::Contains("destroyed"), Error);
+    DeviceInfo stranger = context.device_info();
+    stranger.uuid = Uuid{};
+    CHECK_THROWS_WITH_AS(select_cuda_device(stranger), doctest::Contains("CUDA devices:"), Error);
+    TextureDesc desc = TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm);
+    desc.exportable = true;
+    Texture exportable = Texture::create(context, desc);
+    CHECK_THROWS_WITH_AS(ExternalMemory::import_dedicated(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"), Error);
+    CHECK_THROWS_AS(ExternalMemory::import_dedicated(exportable.export_memory_fd(), exportable.allocation_size() * 64), Error);
+    CHECK_THROWS_WITH_AS(ExternalMemory::import_dedicated(UniqueFd(), 4096), doctest::Contains("not valid"), Error);
+    CHECK_THROWS_WITH_AS(CudaTexture::import(exportable).make_surface(9), doctest::Contains("no surface on level 9"), Error);
+    cudaGetLastError();  // the refused import leaves a non-sticky error behind
+}
