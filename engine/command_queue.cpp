@@ -28,6 +28,11 @@ CommandQueue::~CommandQueue() {
 void CommandQueue::retire_completed() {
     if (in_flight_.empty()) return;
     const uint64_t done = timeline_.value();
+    // Observe completion through vkWaitSemaphores too (timeout 0, already reached): the
+    // validation layer (1.3.239) retires submissions synchronously there but only
+    // asynchronously after vkGetSemaphoreCounterValue, and would then report reusing a
+    // finished command buffer as "in use" (seen on the H200, never on lavapipe).
+    if (done > 0) timeline_.wait(done, 0);
     auto it = std::partition(in_flight_.begin(), in_flight_.end(),
                              [done](const InFlight& f) { return f.value > done; });
     for (auto r = it; r != in_flight_.end(); ++r) {

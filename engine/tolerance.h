@@ -2,16 +2,18 @@
 // The one place where agreement between GPU results and the CPU reference is defined.
 //
 // Texture units filter with 9-bit fixed-point weights, 8 fractional bits (CUDA guide,
-// texture fetching appendix; the same class of hardware serves Vulkan): a bilinear weight
-// is off by at most half a step, 1/512, per axis, so a filtered value in [0,1] is off by
-// at most 2 * 1/512 = 1/256 (two axes). Where weights are exact (ratios of 2 give weights
-// of 0.5; compute shaders use float weights) only the storage format's rounding remains.
+// texture fetching appendix; the same hardware serves Vulkan blits and samplers): a
+// bilinear weight is off by up to one step, 1/256, per axis (truncation, not rounding:
+// H200 blits of rgba32f values in [0,1] were seen 0.00402 off, more than half a step
+// allows), so a filtered value in [0,1] is off by at most 2 * 1/256 (two axes). Where
+// weights are exact (box compute shaders use float weights) only the storage format's
+// rounding remains.
 #include "format.h"
 
 namespace tvlm {
 
 inline constexpr double kWeightStep = 1.0 / 256.0;                    // 8 fractional bits
-inline constexpr double kHardwareWeightError = 2.0 * (kWeightStep / 2.0);  // two axes
+inline constexpr double kHardwareWeightError = 2.0 * kWeightStep;  // one step, two axes
 
 enum class Weights { exact, hardware };
 

@@ -18,8 +18,8 @@ summary=()
 suite() {  # name, command...: runs it, keeps the log, records its last summary line
   local name=$1; shift
   local start=$SECONDS
-  timeout 240 "$@" > "$out/$name.log" 2>&1
-  local rc=$?
+  timeout 240 "$@" 2>&1 | head -c 4000000 > "$out/$name.log"
+  local rc=${PIPESTATUS[0]}
   local line
   line=$(grep -E '^\[doctest\] (test cases|assertions)|tests passed|ERROR SUMMARY|SKIPPED' "$out/$name.log" | tr '\n' ' ')
   summary+=("$name: exit $rc in $((SECONDS - start)) s; $line")
@@ -42,4 +42,7 @@ suite bench_interop "$bin/tvlm" bench interop --json "$out/bench_interop.json"
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -B2 -A12 "^tvlm bench interop" "$out/bench_interop.log"
+for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
+  [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
+done
 printf '%s\n' "${summary[@]}"
