@@ -1,6 +1,7 @@
 #include "command_queue.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "vk_check.h"
 
@@ -21,25 +22,36 @@ CommandQueue::~CommandQueue() {
     } catch (const Error&) {
         // Device lost during teardown: nothing left to wait for; free what we own.
     }
+    retire_completed();
+    for (const InFlight& f : in_flight_) vkDestroyFence(device_, f.fence, nullptr);
     in_flight_.clear();
+    for (VkFence fence : free_fences_) vkDestroyFence(device_, fence, nullptr);
     vkDestroyCommandPool(device_, pool_, nullptr);  // frees every command buffer
 }
 
-void CommandQueue::retire_completed() {
-    if (in_flight_.empty()) return;
-    const uint64_t done = timeline_.value();
-    // Observe completion through vkWaitSemaphores too (timeout 0, already reached): the
-    // validation layer (1.3.239) retires submissions synchronously there but only
-    // asynchronously after vkGetSemaphoreCounterValue, and would then report reusing a
-    // finished command buffer as "in use" (seen on the H200, never on lavapipe).
-    if (done > 0) timeline_.wait(done, 0);
-    auto it = std::partition(in_flight_.begin(), in_flight_.end(),
-                             [done](const InFlight& f) { return f.value > done; });
-    for (auto r = it; r != in_flight_.end(); ++r) {
-        vkResetCommandBuffer(r->commands, 0);
-        free_commands_.push_back(r->commands);
+VkFence CommandQueue::take_fence() {
+    if (!free_fences_.empty()) {
+        VkFence fence = free_fences_.back();
+        free_fences_.pop_back();
+        return fence;
     }
-    in_flight_.erase(it, in_flight_.end());
+    VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence = VK_NULL_HANDLE;
+    check_vk(vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence");
+    return fence;
+}
+
+void CommandQueue::retire_completed() {
+    // Submissions complete in order: retire from the oldest until one is still running.
+    size_t done = 0;
+    while (done < in_flight_.size() && vkGetFenceStatus(device_, in_flight_[done].fence) == VK_SUCCESS) {
+        InFlight& f = in_flight_[done++];
+        vkResetFences(device_, 1, &f.fence);
+        free_fences_.push_back(f.fence);
+        vkResetCommandBuffer(f.commands, 0);
+        free_commands_.push_back(f.commands);
+    }
+    in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
 uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record,
@@ -56,7 +68,9 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         alloc.commandBufferCount = 1;
         check_vk(vkAllocateCommandBuffers(device_, &alloc, &commands), "vkAllocateCommandBuffers");
     }
+    VkFence fence = VK_NULL_HANDLE;
     try {
+        fence = take_fence();
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         check_vk(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
@@ -86,21 +100,27 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         submit.pCommandBufferInfos = &command_info;
         submit.signalSemaphoreInfoCount = 1;
         submit.pSignalSemaphoreInfos = &signal;
-        check_vk(vkQueueSubmit2(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit2");
+        check_vk(vkQueueSubmit2(queue_, 1, &submit, fence), "vkQueueSubmit2");
     } catch (...) {
         vkResetCommandBuffer(commands, 0);
         free_commands_.push_back(commands);
+        if (fence) free_fences_.push_back(fence);
         throw;
     }
     pending_waits_.clear();
     last_submitted_++;
-    in_flight_.push_back({last_submitted_, commands, std::move(staging)});
+    in_flight_.push_back({last_submitted_, commands, fence, std::move(staging)});
     return last_submitted_;
 }
 
 void CommandQueue::wait(uint64_t value) {
     if (value == 0) return;
     timeline_.wait(value);
+    // Tell the fences (and so the validation layer) what the timeline already says.
+    for (const InFlight& f : in_flight_) {
+        if (f.value > value) break;
+        check_vk(vkWaitForFences(device_, 1, &f.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    }
     retire_completed();
 }
 

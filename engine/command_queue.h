@@ -1,7 +1,10 @@
 #pragma once
 // One queue, its command pool and the context's timeline semaphore: every submission
-// signals the next timeline value, so completion is tracked without fences or idle waits.
-// Not thread-safe: one thread records and submits per context.
+// signals the next timeline value, which is what waits (host, CUDA, other submissions) use.
+// Each submission also signals a recycled fence, polled to retire command buffers and
+// staging: the validation layer (1.3.239) tracks completion reliably through fences but
+// not through timeline queries on real GPUs (KhronosGroup/Vulkan-ValidationLayers#1999,
+// #4308; seen on the H200). Not thread-safe: one thread records and submits per context.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -46,8 +49,10 @@ private:
     struct InFlight {
         uint64_t value;
         VkCommandBuffer commands;
+        VkFence fence;
         std::vector<HostBuffer> staging;
     };
+    VkFence take_fence();
     void retire_completed();
 
     VkDevice device_;
@@ -58,6 +63,7 @@ private:
     uint64_t last_submitted_ = 0;
     std::vector<InFlight> in_flight_;
     std::vector<VkCommandBuffer> free_commands_;
+    std::vector<VkFence> free_fences_;
     std::vector<TimelineWait> pending_waits_;
 };
 

@@ -100,7 +100,7 @@ Texture Texture::create(Context& context, const TextureDesc& desc) {
     check_format_support(context, desc);
     Texture t;
     t.device_ = context.device();
-    t.timeline_ = &context.queue().timeline();
+    t.queue_ = &context.queue();
     t.desc_ = desc;
     t.usage_ = kUsage;
     t.flags_ = create_flags(desc.format);
@@ -134,7 +134,7 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     check_format_support(context, d);
     Texture t;
     t.device_ = context.device();
-    t.timeline_ = &context.queue().timeline();
+    t.queue_ = &context.queue();
     t.desc_ = d;
     t.usage_ = kUsage;
     t.flags_ = create_flags(d.format);
@@ -177,7 +177,7 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
 
 Texture::Texture(Texture&& o) noexcept
     : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
-      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), timeline_(o.timeline_),
+      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), queue_(o.queue_),
       last_use_(o.last_use_), views_(std::move(o.views_)) {}
 
 Texture& Texture::operator=(Texture&& o) noexcept {
@@ -190,7 +190,7 @@ Texture& Texture::operator=(Texture&& o) noexcept {
         usage_ = o.usage_;
         flags_ = o.flags_;
         layout_ = o.layout_;
-        timeline_ = o.timeline_;
+        queue_ = o.queue_;
         last_use_ = o.last_use_;
         views_ = std::move(o.views_);
     }
@@ -200,9 +200,9 @@ Texture& Texture::operator=(Texture&& o) noexcept {
 Texture::~Texture() { destroy(); }
 
 void Texture::destroy() {
-    if (image_ && timeline_ && last_use_) {
+    if (image_ && queue_ && last_use_) {
         try {
-            timeline_->wait(last_use_);
+            queue_->wait(last_use_);
         } catch (const Error&) {
             // Device lost: nothing will use the image again; destroy it anyway.
         }

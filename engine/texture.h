@@ -8,13 +8,13 @@
 #include "device_memory.h"
 #include "format.h"
 #include "mip_filter.h"
-#include "timeline.h"
 #include "unique_fd.h"
 #include "vulkan.h"
 
 namespace tvlm {
 
 class Context;
+class CommandQueue;
 
 struct TextureDesc {
     uint32_t width = 0, height = 0;
@@ -83,7 +83,7 @@ private:
     VkImageUsageFlags usage_ = 0;
     VkImageCreateFlags flags_ = 0;
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
-    const TimelineSemaphore* timeline_ = nullptr;
+    CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
     std::vector<VkImageView> views_;  // [level * 2 + storage], VK_NULL_HANDLE until used
 };
