@@ -87,18 +87,24 @@ ImageF to_image(const HostPixels& pixels, uint32_t channels) {
     return image;
 }
 
-std::vector<uint8_t> convert_host_pixels(const HostPixels& pixels, Format format) {
+void convert_host_pixels(const HostPixels& pixels, Format format, std::span<uint8_t> out) {
     const FormatInfo& info = format_info(format);
+    assert(out.size() == size_t{pixels.width} * pixels.height * info.texel_bytes());
     if (pixels.type == info.component && pixels.channels == info.channels) {
         // Same layout: copy rows, dropping any row padding.
         const size_t row = pixels.packed_row_bytes();
-        std::vector<uint8_t> bytes(row * pixels.height);
         for (uint32_t y = 0; y < pixels.height; ++y)
-            std::memcpy(bytes.data() + row * y,
-                        static_cast<const uint8_t*>(pixels.data) + pixels.stride() * y, row);
-        return bytes;
+            std::memcpy(out.data() + row * y, static_cast<const uint8_t*>(pixels.data) + pixels.stride() * y, row);
+        return;
     }
-    return encode_texels(to_image(pixels, info.channels), format);
+    const std::vector<uint8_t> bytes = encode_texels(to_image(pixels, info.channels), format);
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+}
+
+std::vector<uint8_t> convert_host_pixels(const HostPixels& pixels, Format format) {
+    std::vector<uint8_t> bytes(size_t{pixels.width} * pixels.height * format_info(format).texel_bytes());
+    convert_host_pixels(pixels, format, bytes);
+    return bytes;
 }
 
 }  // namespace tvlm

@@ -45,6 +45,8 @@ ImageF quantize(const ImageF& image, Format format);
 // Converts host pixels of any component type and 1/3/4 channels to the bytes of `format`
 // (3 -> 4 channels adds alpha 1; 1 -> 4 replicates grey; 4/3 -> 1 keeps red).
 std::vector<uint8_t> convert_host_pixels(const HostPixels& pixels, Format format);
+// The same into `out` (exactly width * height * texel bytes), e.g. a mapped staging buffer.
+void convert_host_pixels(const HostPixels& pixels, Format format, std::span<uint8_t> out);
 ImageF to_image(const HostPixels& pixels, uint32_t channels);
 
 }  // namespace tvlm

@@ -125,6 +125,22 @@ Texture Texture::create(Context& context, const TextureDesc& desc) {
     return t;
 }
 
+VkDeviceSize Texture::required_memory(Context& context, const TextureDesc& desc) {
+    TextureDesc d = desc;
+    d.exportable = true;
+    validate(context, d);
+    check_format_support(context, d);
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    const VkImageCreateInfo info = image_info(d, &external);
+    VkImage image = VK_NULL_HANDLE;
+    check_vk(vkCreateImage(context.device(), &info, nullptr, &image), "vkCreateImage");
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(context.device(), image, &req);
+    vkDestroyImage(context.device(), image, nullptr);
+    return req.size;
+}
+
 Texture Texture::import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
                                VkDeviceSize allocation_size) {
     if (!fd.valid()) throw Error("cannot import texture memory: the fd is not valid");

@@ -43,6 +43,10 @@ public:
     static Texture import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
                                  VkDeviceSize allocation_size);
 
+    // Bytes of the dedicated allocation an image of `desc` needs on this device (what an
+    // exporter of such an image must have allocated). Throws Error like create().
+    static VkDeviceSize required_memory(Context& context, const TextureDesc& desc);
+
     Texture() = default;
     Texture(Texture&& other) noexcept;
     Texture& operator=(Texture&& other) noexcept;

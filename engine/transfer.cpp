@@ -44,9 +44,9 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
         throw Error("upload row_bytes " + std::to_string(pixels.row_bytes) + " is less than a row of " +
                     std::to_string(pixels.packed_row_bytes()) + " bytes");
 
-    const std::vector<uint8_t> bytes = convert_host_pixels(pixels, texture.desc().format);
-    HostBuffer staging(context.physical_device(), context.device(), bytes.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
-    std::memcpy(staging.data(), bytes.data(), bytes.size());
+    const size_t size = size_t{pixels.width} * pixels.height * format_info(texture.desc().format).texel_bytes();
+    HostBuffer staging(context.physical_device(), context.device(), size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    convert_host_pixels(pixels, texture.desc().format, {reinterpret_cast<uint8_t*>(staging.data()), size});
     const VkBuffer buffer = staging.handle();
     std::vector<HostBuffer> keep;
     keep.push_back(std::move(staging));

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "context.h"
 #include "cuda_check.h"
 #include "error.h"
 
@@ -46,16 +47,33 @@ CudaTexture CudaTexture::import(const Texture& texture) {
     if (!texture.valid()) throw Error("cannot import a destroyed (or moved-from) texture into CUDA");
     if (!texture.desc().exportable)
         throw Error("cannot import texture into CUDA: it was not created exportable (set TextureDesc::exportable)");
+    return import_checked(texture.desc(), texture.export_memory_fd(), texture.allocation_size());
+}
+
+CudaTexture CudaTexture::import_external(Context& context, const TextureDesc& desc, UniqueFd fd, size_t size) {
+    const VkDeviceSize required = Texture::required_memory(context, desc);
+    if (size != required)
+        throw Error("cannot import " + std::to_string(size) + " bytes as a " + std::to_string(desc.width) + "x" +
+                    std::to_string(desc.height) + "x" + std::to_string(desc.layers) + " " +
+                    std::string(format_info(desc.format).name) + " texture with " + std::to_string(desc.mip_levels()) +
+                    " levels: its dedicated allocation has exactly " + std::to_string(required) +
+                    " bytes on this device; pass the VkMemoryAllocateInfo::allocationSize the exporter used "
+                    "and the image's exact extent, layers, levels and format");
+    return import_checked(desc, std::move(fd), size);
+}
+
+CudaTexture CudaTexture::import_checked(const TextureDesc& texture_desc, UniqueFd fd, size_t size) {
     CudaTexture t;
-    t.desc_ = texture.desc();
-    t.memory_ = ExternalMemory::import_dedicated(texture.export_memory_fd(), texture.allocation_size());
+    t.desc_ = texture_desc;
+    t.desc_.exportable = true;
+    t.memory_ = ExternalMemory::import_dedicated(std::move(fd), size);
     cudaExternalMemoryMipmappedArrayDesc desc{};
     desc.offset = 0;
     desc.formatDesc = cuda_channel_format(t.desc_.format);
     desc.extent = cudaExtent{t.desc_.width, t.desc_.height, t.layered() ? t.desc_.layers : 0u};
     // The image has STORAGE usage: CUDA must know it as a surface-capable array.
     desc.flags = cudaArraySurfaceLoadStore | (t.layered() ? cudaArrayLayered : 0u);
-    desc.numLevels = texture.levels();
+    desc.numLevels = t.desc_.mip_levels();
     t.array_ = MipmappedArray(t.memory_, desc);
     return t;
 }

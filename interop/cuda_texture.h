@@ -62,6 +62,11 @@ public:
     // Imports an exportable texture into the current CUDA device (select_cuda_device()).
     // Throws Error for textures that are destroyed, not exportable, or refused by CUDA.
     static CudaTexture import(const Texture& texture);
+    // Imports memory exported by another Vulkan user (a renderer's own image), described by
+    // `desc`, with the allocation size the exporter used. CUDA does not check the size, so
+    // this does: it must equal what an image of `desc` needs on `context`'s device. Takes
+    // ownership of the fd on success.
+    static CudaTexture import_external(Context& context, const TextureDesc& desc, UniqueFd fd, size_t size);
 
     TextureObject make_texture_object(const CudaSamplerDesc& sampler = {}) const;
     // A surface on one level (all layers) for CUDA writes.
@@ -73,6 +78,7 @@ public:
     bool valid() const { return array_.handle() != nullptr; }
 
 private:
+    static CudaTexture import_checked(const TextureDesc& desc, UniqueFd fd, size_t size);
     TextureDesc desc_;
     ExternalMemory memory_;  // declared first: destroyed last
     MipmappedArray array_;

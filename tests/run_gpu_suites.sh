@@ -39,9 +39,12 @@ else
 fi
 unset TVLM_VALIDATION
 suite bench_interop "$bin/tvlm" bench interop --json "$out/bench_interop.json"
+# The documented workaround for CUDA-stream-wait bubbles on NVIDIA Linux: measure it.
+CUDA_DEVICE_MAX_CONNECTIONS=1 suite bench_interop_1conn "$bin/tvlm" bench interop --json "$out/bench_interop_1conn.json"
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -B2 -A12 "^tvlm bench interop" "$out/bench_interop.log"
+echo "with CUDA_DEVICE_MAX_CONNECTIONS=1:"; grep -A8 "^measurement" "$out/bench_interop_1conn.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
   [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
 done
