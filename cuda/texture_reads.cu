@@ -52,7 +52,19 @@ __global__ void sample_points_kernel(PointSampling p) {
     p.out[i] = tex2DLod<float4>(p.texture, u, v, lod);
 }
 
+__global__ void surface_pattern_kernel(SurfacePattern p) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.width * p.height) return;
+    const int x = i % p.width, y = i / p.width;
+    const uchar4 v = make_uchar4(static_cast<unsigned char>(x & 255), static_cast<unsigned char>(y & 255), p.tag, 255);
+    surf2Dwrite(v, p.surface, x * static_cast<int>(sizeof(uchar4)), y);
+}
+
 }  // namespace
+
+void write_surface_pattern(const SurfacePattern& p, cudaStream_t stream) {
+    surface_pattern_kernel<<<blocks(static_cast<long long>(p.width) * p.height), kBlock, 0, stream>>>(p);
+}
 
 void read_level(const LevelRead& r, cudaStream_t stream) {
     read_level_kernel<<<blocks(static_cast<long long>(r.width) * r.height), kBlock, 0, stream>>>(r);

@@ -39,4 +39,13 @@ struct PointSampling {
 };
 void sample_points(const PointSampling& sampling, cudaStream_t stream);
 
+// Writes (x & 255, y & 255, tag, 255) into every texel of an RGBA8 level through a
+// surface object: CUDA producing texture content that Vulkan then reads.
+struct SurfacePattern {
+    cudaSurfaceObject_t surface = 0;
+    int width = 0, height = 0;
+    unsigned char tag = 0;
+};
+void write_surface_pattern(const SurfacePattern& pattern, cudaStream_t stream);
+
 }  // namespace tvlm

@@ -182,6 +182,27 @@ TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and V
     CHECK_MESSAGE(after + (4u << 20) >= cuda_free, "CUDA free memory dropped by ", (cuda_free - after) >> 20, " MiB");
 }
 
+TEST_CASE_FIXTURE(VulkanFixture, "CUDA writes a level through a surface, Vulkan reads it after an in-stream signal") {
+    Interop interop;
+    CudaLink& link = interop.link();
+    Stream stream;
+    ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 32, Format::rgba8_unorm, 3));
+    upload(context, t.vulkan, host_pixels(random_image(64, 32, Format::rgba8_unorm, 5)));
+    link.cuda_wait(stream.handle, generate_mips(context, t.vulkan, MipFilter::box));
+    const SurfaceObject surface = t.cuda.make_surface(1);
+    write_surface_pattern({surface.handle(), 32, 16, 77}, stream.handle);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    link.vulkan_wait(link.cuda_signal(stream.handle));  // the readback's submission waits on the GPU
+    const std::vector<uint8_t> level1 = readback(context, t.vulkan, 1);
+    size_t bad = 0;
+    for (uint32_t y = 0; y < 16; ++y)
+        for (uint32_t x = 0; x < 32; ++x) {
+            const uint8_t* p = &level1[(size_t{y} * 32 + x) * 4];
+            bad += p[0] != x || p[1] != y || p[2] != 77 || p[3] != 255;
+        }
+    CHECK(bad == 0);
+}
+
 TEST_CASE_FIXTURE(VulkanFixture, "the pool reuses imports of the same shape") {
     Interop interop;
     interop.link();
