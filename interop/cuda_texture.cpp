@@ -8,30 +8,6 @@
 
 namespace tvlm {
 
-TextureObject& TextureObject::operator=(TextureObject&& o) noexcept {
-    if (this != &o) {
-        if (object_) cudaDestroyTextureObject(object_);
-        object_ = o.object_;
-        o.object_ = 0;
-    }
-    return *this;
-}
-TextureObject::~TextureObject() {
-    if (object_) cudaDestroyTextureObject(object_);
-}
-
-SurfaceObject& SurfaceObject::operator=(SurfaceObject&& o) noexcept {
-    if (this != &o) {
-        if (object_) cudaDestroySurfaceObject(object_);
-        object_ = o.object_;
-        o.object_ = 0;
-    }
-    return *this;
-}
-SurfaceObject::~SurfaceObject() {
-    if (object_) cudaDestroySurfaceObject(object_);
-}
-
 cudaChannelFormatDesc cuda_channel_format(Format format) {
     switch (format) {
         case Format::rgba8_unorm:
@@ -66,7 +42,7 @@ CudaTexture CudaTexture::import_checked(const TextureDesc& texture_desc, UniqueF
     CudaTexture t;
     t.desc_ = texture_desc;
     t.desc_.exportable = true;
-    t.memory_ = ExternalMemory::import_dedicated(std::move(fd), size);
+    t.memory_ = import_dedicated_memory(std::move(fd), size);
     cudaExternalMemoryMipmappedArrayDesc desc{};
     desc.offset = 0;
     desc.formatDesc = cuda_channel_format(t.desc_.format);
@@ -74,7 +50,7 @@ CudaTexture CudaTexture::import_checked(const TextureDesc& texture_desc, UniqueF
     // The image has STORAGE usage: CUDA must know it as a surface-capable array.
     desc.flags = cudaArraySurfaceLoadStore | (t.layered() ? cudaArrayLayered : 0u);
     desc.numLevels = t.desc_.mip_levels();
-    t.array_ = MipmappedArray(t.memory_, desc);
+    t.array_ = map_mipmapped_array(t.memory_, desc);
     return t;
 }
 

@@ -26,36 +26,6 @@ struct CudaSamplerDesc {
     static CudaSamplerDesc trilinear() { return {}; }
 };
 
-class TextureObject {
-public:
-    TextureObject() = default;
-    explicit TextureObject(cudaTextureObject_t object) : object_(object) {}
-    TextureObject(TextureObject&& o) noexcept : object_(o.object_) { o.object_ = 0; }
-    TextureObject& operator=(TextureObject&& o) noexcept;
-    TextureObject(const TextureObject&) = delete;
-    TextureObject& operator=(const TextureObject&) = delete;
-    ~TextureObject();
-    cudaTextureObject_t handle() const { return object_; }
-
-private:
-    cudaTextureObject_t object_ = 0;
-};
-
-class SurfaceObject {
-public:
-    SurfaceObject() = default;
-    explicit SurfaceObject(cudaSurfaceObject_t object) : object_(object) {}
-    SurfaceObject(SurfaceObject&& o) noexcept : object_(o.object_) { o.object_ = 0; }
-    SurfaceObject& operator=(SurfaceObject&& o) noexcept;
-    SurfaceObject(const SurfaceObject&) = delete;
-    SurfaceObject& operator=(const SurfaceObject&) = delete;
-    ~SurfaceObject();
-    cudaSurfaceObject_t handle() const { return object_; }
-
-private:
-    cudaSurfaceObject_t object_ = 0;
-};
-
 class CudaTexture {
 public:
     CudaTexture() = default;

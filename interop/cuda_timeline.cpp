@@ -1,7 +1,5 @@
 #include "cuda_timeline.h"
 
-#include <utility>
-
 #include "cuda_check.h"
 #include "error.h"
 
@@ -12,34 +10,26 @@ CudaTimeline CudaTimeline::import(UniqueFd fd) {
     cudaExternalSemaphoreHandleDesc desc{};
     desc.type = cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd;
     desc.handle.fd = fd.get();
-    CudaTimeline t;
-    TVLM_CUDA_CHECK(cudaImportExternalSemaphore(&t.semaphore_, &desc));
+    cudaExternalSemaphore_t semaphore = nullptr;
+    TVLM_CUDA_CHECK(cudaImportExternalSemaphore(&semaphore, &desc));
     fd.release();  // CUDA owns the fd now
+    CudaTimeline t;
+    t.semaphore_ = ExternalSemaphore(semaphore);
     return t;
-}
-
-CudaTimeline::CudaTimeline(CudaTimeline&& o) noexcept : semaphore_(std::exchange(o.semaphore_, nullptr)) {}
-CudaTimeline& CudaTimeline::operator=(CudaTimeline&& o) noexcept {
-    if (this != &o) {
-        if (semaphore_) cudaDestroyExternalSemaphore(semaphore_);
-        semaphore_ = std::exchange(o.semaphore_, nullptr);
-    }
-    return *this;
-}
-CudaTimeline::~CudaTimeline() {
-    if (semaphore_) cudaDestroyExternalSemaphore(semaphore_);
 }
 
 void CudaTimeline::wait(cudaStream_t stream, uint64_t value) const {
     cudaExternalSemaphoreWaitParams params{};
     params.params.fence.value = value;
-    TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&semaphore_, &params, 1, stream));
+    const cudaExternalSemaphore_t semaphore = semaphore_.handle();
+    TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&semaphore, &params, 1, stream));
 }
 
 void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const {
     cudaExternalSemaphoreSignalParams params{};
     params.params.fence.value = value;
-    TVLM_CUDA_CHECK(cudaSignalExternalSemaphoresAsync(&semaphore_, &params, 1, stream));
+    const cudaExternalSemaphore_t semaphore = semaphore_.handle();
+    TVLM_CUDA_CHECK(cudaSignalExternalSemaphoresAsync(&semaphore, &params, 1, stream));
 }
 
 }  // namespace tvlm

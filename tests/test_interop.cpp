@@ -233,7 +233,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
     TextureDesc desc = TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm);
     desc.exportable = true;
     Texture exportable = Texture::create(context, desc);
-    CHECK_THROWS_WITH_AS(ExternalMemory::import_dedicated(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"), Error);
+    CHECK_THROWS_WITH_AS(import_dedicated_memory(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"), Error);
     // CUDA itself accepts a dedicated import 64x larger than the allocation (seen on the
     // H200): the external import checks the size against the image's requirement.
     const size_t size = exportable.allocation_size();
@@ -243,7 +243,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
                          doctest::Contains("exactly"), Error);
     const CudaTexture external = CudaTexture::import_external(context, desc, exportable.export_memory_fd(), size);
     CHECK(external.valid());
-    CHECK_THROWS_WITH_AS(ExternalMemory::import_dedicated(UniqueFd(), 4096), doctest::Contains("not valid"), Error);
+    CHECK_THROWS_WITH_AS(import_dedicated_memory(UniqueFd(), 4096), doctest::Contains("not valid"), Error);
     CHECK_THROWS_WITH_AS(CudaTexture::import(exportable).make_surface(9), doctest::Contains("no surface on level 9"), Error);
     cudaGetLastError();  // the refused import leaves a non-sticky error behind
 }

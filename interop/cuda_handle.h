@@ -1,0 +1,44 @@
+#pragma once
+// One move-only owner for every CUDA runtime handle: destroyed once, by the function that
+// matches how it was made (cudaDestroyTextureObject, cudaFreeMipmappedArray, ...).
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+namespace tvlm {
+
+template <class Handle, cudaError_t (*Destroy)(Handle)>
+class CudaHandle {
+public:
+    CudaHandle() = default;
+    explicit CudaHandle(Handle handle) : handle_(handle) {}  // takes ownership
+    CudaHandle(CudaHandle&& o) noexcept : handle_(std::exchange(o.handle_, Handle{})) {}
+    CudaHandle& operator=(CudaHandle&& o) noexcept {
+        if (this != &o) {
+            reset();
+            handle_ = std::exchange(o.handle_, Handle{});
+        }
+        return *this;
+    }
+    CudaHandle(const CudaHandle&) = delete;
+    CudaHandle& operator=(const CudaHandle&) = delete;
+    ~CudaHandle() { reset(); }
+
+    Handle handle() const { return handle_; }
+    explicit operator bool() const { return handle_ != Handle{}; }
+    void reset() {
+        if (handle_ != Handle{}) Destroy(handle_);  // errors at teardown have no one to go to
+        handle_ = Handle{};
+    }
+
+private:
+    Handle handle_{};
+};
+
+using TextureObject = CudaHandle<cudaTextureObject_t, cudaDestroyTextureObject>;
+using SurfaceObject = CudaHandle<cudaSurfaceObject_t, cudaDestroySurfaceObject>;
+using ExternalMemory = CudaHandle<cudaExternalMemory_t, cudaDestroyExternalMemory>;
+using MipmappedArray = CudaHandle<cudaMipmappedArray_t, cudaFreeMipmappedArray>;
+using ExternalSemaphore = CudaHandle<cudaExternalSemaphore_t, cudaDestroyExternalSemaphore>;
+
+}  // namespace tvlm
