@@ -95,7 +95,7 @@ void check_format_support(const Context& context, const TextureDesc& d) {
 
 }  // namespace
 
-Texture Texture::create(Context& context, const TextureDesc& desc) {
+Texture Texture::unbound(Context& context, const TextureDesc& desc) {
     validate(context, desc);
     check_format_support(context, desc);
     Texture t;
@@ -104,12 +104,15 @@ Texture Texture::create(Context& context, const TextureDesc& desc) {
     t.desc_ = desc;
     t.usage_ = kUsage;
     t.flags_ = create_flags(desc.format);
-
     VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
     external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     const VkImageCreateInfo info = image_info(desc, desc.exportable ? &external : nullptr);
     check_vk(vkCreateImage(t.device_, &info, nullptr, &t.image_), "vkCreateImage");
+    return t;
+}
 
+Texture Texture::create(Context& context, const TextureDesc& desc) {
+    Texture t = unbound(context, desc);
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(t.device_, t.image_, &req);
     // One dedicated allocation per image: CUDA imports it whole, at offset 0.
@@ -128,16 +131,9 @@ Texture Texture::create(Context& context, const TextureDesc& desc) {
 VkDeviceSize Texture::required_memory(Context& context, const TextureDesc& desc) {
     TextureDesc d = desc;
     d.exportable = true;
-    validate(context, d);
-    check_format_support(context, d);
-    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
-    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    const VkImageCreateInfo info = image_info(d, &external);
-    VkImage image = VK_NULL_HANDLE;
-    check_vk(vkCreateImage(context.device(), &info, nullptr, &image), "vkCreateImage");
+    const Texture probe = unbound(context, d);  // an image only: destroyed on return
     VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(context.device(), image, &req);
-    vkDestroyImage(context.device(), image, nullptr);
+    vkGetImageMemoryRequirements(probe.device_, probe.image_, &req);
     return req.size;
 }
 
@@ -146,19 +142,7 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     if (!fd.valid()) throw Error("cannot import texture memory: the fd is not valid");
     TextureDesc d = desc;
     d.exportable = true;  // external memory image: same create info as the exporter's
-    validate(context, d);
-    check_format_support(context, d);
-    Texture t;
-    t.device_ = context.device();
-    t.queue_ = &context.queue();
-    t.desc_ = d;
-    t.usage_ = kUsage;
-    t.flags_ = create_flags(d.format);
-    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
-    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    const VkImageCreateInfo info = image_info(d, &external);
-    check_vk(vkCreateImage(t.device_, &info, nullptr, &t.image_), "vkCreateImage");
-
+    Texture t = unbound(context, d);
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(t.device_, t.image_, &req);
     if (req.size > allocation_size)

@@ -79,6 +79,8 @@ public:
     void mark_used(uint64_t timeline_value) { last_use_ = timeline_value; }
 
 private:
+    // Validates `desc`, checks the format and creates the image, not yet bound to memory.
+    static Texture unbound(Context& context, const TextureDesc& desc);
     void destroy();
     VkDevice device_ = VK_NULL_HANDLE;
     VkImage image_ = VK_NULL_HANDLE;

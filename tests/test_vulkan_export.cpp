@@ -25,6 +25,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "exported memory imported as a second image rea
             upload(context, original, host_pixels(random_image(37, 20, format, layer + 7)), {.layer = layer});
         context.queue().wait(generate_mips(context, original, MipFilter::box));
 
+        CHECK(Texture::required_memory(context, desc) == original.allocation_size());
         UniqueFd fd = original.export_memory_fd();
         REQUIRE(fd.valid());
         Texture imported = Texture::import_memory(context, desc, std::move(fd), original.allocation_size());
