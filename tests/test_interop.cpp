@@ -17,6 +17,7 @@
 #include "frame_ring.h"
 #include "generate_mips.h"
 #include "imported_texture.h"
+#include "open_fds.h"
 #include "random_image.h"
 #include "texture_pool.h"
 #include "texture_reads.h"
@@ -67,17 +68,6 @@ bool cuda_matches(Format format, uint32_t channel, float stored, float cuda) {
     if (format_info(format).component == ComponentType::u8)
         return std::fabs(stored - cuda) <= 1e-6f;  // byte/255 either way
     return stored == cuda;  // f16 widened exactly, f32 as is
-}
-
-std::set<std::string> open_fds() {
-    std::set<std::string> fds;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-        std::error_code ec;
-        const auto target = std::filesystem::read_symlink(entry.path(), ec).string();
-        if (target.rfind("/proc/", 0) == 0) continue;  // the iterator's own fd
-        fds.insert(entry.path().filename().string() + " -> " + target);
-    }
-    return fds;
 }
 
 size_t cuda_free_memory() {
@@ -176,7 +166,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and V
         CHECK(t.cuda.valid());
     }
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(open_fds() == fds);
+    CHECK(new_fds(fds, open_fds()) == "");
     CHECK(DeviceMemory::live_count() == vulkan_memory);
     const size_t after = cuda_free_memory();
     CHECK_MESSAGE(after + (4u << 20) >= cuda_free, "CUDA free memory dropped by ", (cuda_free - after) >> 20, " MiB");

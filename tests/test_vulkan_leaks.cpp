@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device_memory.h"
+#include "open_fds.h"
 #include "random_image.h"
 #include "texture.h"
 #include "transfer.h"
@@ -15,28 +16,6 @@
 using namespace tvlm;
 using namespace tvlm::test;
 
-namespace {
-// Open fds as "number -> target", so a failure shows what leaked.
-std::set<std::string> open_fds() {
-    std::set<std::string> fds;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-        std::error_code ec;
-        const auto target = std::filesystem::read_symlink(entry.path(), ec);
-        if (!ec && target.string().find("/fd") != std::string::npos && target.string().rfind("/proc/", 0) == 0)
-            continue;  // the directory iterator's own fd
-        fds.insert(entry.path().filename().string() + " -> " + (ec ? "?" : target.string()));
-    }
-    return fds;
-}
-
-// Entries of `now` not in `before`, joined: "" when nothing leaked.
-std::string new_fds(const std::set<std::string>& before, const std::set<std::string>& now) {
-    std::string added;
-    for (const std::string& fd : now)
-        if (!before.count(fd)) added += fd + "; ";
-    return added;
-}
-}  // namespace
 
 TEST_CASE_FIXTURE(VulkanFixture, "2000 textures and 1000 export/import cycles leak no fds or memory") {
     const ImageF pixels = random_image(16, 16, Format::rgba8_unorm, 9);
