@@ -27,6 +27,12 @@ double float_slack(double magnitude) { return 2.0 * FLT_EPSILON * std::max(magni
 
 }  // namespace
 
+double sample_tolerance(bool gradients, bool half_output, double value) {
+    const double magnitude = std::max(std::fabs(value), 1e-30);
+    const double half_rounding = half_output ? std::max(std::ldexp(1.0, std::ilogb(magnitude) - 11), std::ldexp(1.0, -25)) : 0.0;
+    return (gradients ? kGradientSampleError : kSampleWeightError) + half_rounding + float_slack(magnitude);
+}
+
 bool texel_matches(Format format, bool colour_channel, double expected, double actual, Weights weights) {
     if (std::isnan(expected) || std::isnan(actual)) return false;
     const double weight_error = weights == Weights::hardware ? kHardwareWeightError : 0.0;

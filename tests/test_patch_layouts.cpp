@@ -1,0 +1,264 @@
+// Layouts on the host: coverage without gaps or overlap, budgets, the foveated level rule,
+// determinism, edge and multiple fixations, bad input.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "error.h"
+#include "mip_filter.h"
+#include "patch_layouts.h"
+
+using namespace tvlm;
+
+namespace {
+
+struct PixelRect {
+    long x0, y0, x1, y1;
+};
+
+PixelRect pixel_rect(const Patch& p, uint32_t w, uint32_t h) {
+    const double cu = p.cu, cv = p.cv, su = p.su, sv = p.sv;
+    return {std::lround((cu - su / 2) * w), std::lround((cv - sv / 2) * h), std::lround((cu + su / 2) * w),
+            std::lround((cv + sv / 2) * h)};
+}
+
+// Every P x P unit of the image is covered by exactly one patch (foveated cells are unions
+// of such units, clipped at the image's edge).
+void check_tiles_image(const PatchLayout& layout) {
+    const uint32_t p = layout.patch_size, w = layout.width, h = layout.height;
+    const uint32_t cols = (w + p - 1) / p, rows = (h + p - 1) / p;
+    std::vector<int> covered(size_t{cols} * rows, 0);
+    for (const Patch& patch : layout.patches) {
+        const PixelRect r = pixel_rect(patch, w, h);
+        REQUIRE(r.x0 >= 0);
+        REQUIRE(r.y0 >= 0);
+        REQUIRE(r.x1 <= long(w));
+        REQUIRE(r.y1 <= long(h));
+        REQUIRE(r.x0 % p == 0);
+        REQUIRE(r.y0 % p == 0);
+        for (long y = r.y0; y < r.y1; y += p)
+            for (long x = r.x0; x < r.x1; x += p) ++covered[size_t(y / p) * cols + size_t(x / p)];
+    }
+    for (int c : covered) REQUIRE(c == 1);
+}
+
+struct Case {
+    uint32_t w, h, patch;
+    std::vector<Fixation> fixations;
+    uint32_t budget;
+};
+
+void check_foveated(const Case& c) {
+    CAPTURE(c.w);
+    CAPTURE(c.h);
+    CAPTURE(c.budget);
+    CAPTURE(c.fixations.front().x);
+    CAPTURE(c.fixations.front().y);
+    FoveatedParams params;
+    params.fixations = c.fixations;
+    params.budget = c.budget;
+    params.patch_size = c.patch;
+    const FoveatedLayout f = foveated_layout(c.w, c.h, params);
+    const PatchLayout& layout = f.layout;
+    check_tiles_image(layout);
+    const size_t n = layout.patches.size();
+    CHECK(n <= c.budget);
+    CHECK(layout.patches_per_image == n);
+    // Within 3 of the budget unless the rule wanted nothing more (threshold 0).
+    if (f.threshold > 0) CHECK(n + 3 > c.budget);
+
+    uint32_t fovea_level = 99, min_level = 99, root = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const Patch& p = layout.patches[i];
+        const uint32_t level = f.cell_level[i];
+        root = std::max(root, level);
+        const PixelRect r = pixel_rect(p, c.w, c.h);
+        // A whole cell samples one texel of its level per sample; a clipped one finer.
+        const double extent = double(std::max(r.x1 - r.x0, r.y1 - r.y0));
+        CHECK(p.level == doctest::Approx(std::max(0.0, std::log2(extent / c.patch))).epsilon(1e-5));
+        CHECK(p.level <= level + 1e-5);
+        CHECK(p.layer == 0);
+        min_level = std::min(min_level, level);
+        for (const Fixation& fx : c.fixations)
+            if (fx.x * c.w >= double(r.x0) && fx.x * c.w <= double(r.x1) && fx.y * c.h >= double(r.y0) &&
+                fx.y * c.h <= double(r.y1))
+                fovea_level = std::min(fovea_level, level);
+    }
+    // The fixation gets the finest patch there is.
+    CHECK(fovea_level == min_level);
+    // The level rule: an unsplit cell is no more wanted than the threshold, and every
+    // cell's parent was at least that wanted, so L - D(e) stays within one level of the
+    // threshold and levels grow with eccentricity as D(e) does.
+    for (size_t i = 0; i < n; ++i) {
+        const PixelRect r = pixel_rect(layout.patches[i], c.w, c.h);
+        const uint32_t level = f.cell_level[i];
+        const double want = level - desired_level(params, eccentricity(params, c.w, c.h, double(r.x0),
+                                   double(r.y0), double(r.x1), double(r.y1)));
+        if (level > 0) CHECK(want <= f.threshold + 1e-9);
+        if (level < root) {
+            const long size = long(c.patch) << (level + 1);
+            const long px = r.x0 / size * size, py = r.y0 / size * size;
+            const double parent_e = eccentricity(params, c.w, c.h, double(px), double(py),
+                                                 double(std::min(px + size, long(c.w))),
+                                                 double(std::min(py + size, long(c.h))));
+            const double parent_want = level + 1 - desired_level(params, parent_e);
+            CHECK(parent_want >= f.threshold - 1e-9);
+        }
+    }
+    // Deterministic to the bit.
+    const FoveatedLayout again = foveated_layout(c.w, c.h, params);
+    REQUIRE(again.layout.patches.size() == n);
+    CHECK(std::memcmp(again.layout.patches.data(), layout.patches.data(), n * sizeof(Patch)) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("level grid: a ViT patchify of one level, edge patches keep their spacing") {
+    for (auto [w, h, p, level] : {std::array<uint32_t, 4>{64, 48, 16, 0}, {97, 61, 8, 1}, {1536, 1024, 16, 3},
+                                  {5, 3, 4, 2}, {1, 1, 1, 0}}) {
+        CAPTURE(w);
+        CAPTURE(h);
+        CAPTURE(level);
+        const PatchLayout layout = level_grid_layout(w, h, p, level);
+        const Extent2D e = level_extent(w, h, level);
+        const uint32_t cols = (e.width + p - 1) / p, rows = (e.height + p - 1) / p;
+        REQUIRE(layout.patches.size() == size_t{cols} * rows);
+        CHECK(layout.levels_needed == level + 1);
+        CHECK(layout.mode == SamplingMode::level);
+        // Sample (j, k) of patch (a, b) sits on the centre of texel (a*P + j, b*P + k).
+        for (uint32_t b = 0; b < rows; ++b)
+            for (uint32_t a = 0; a < cols; ++a) {
+                const Patch& patch = layout.patches[size_t{b} * cols + a];
+                CHECK(patch.level == float(level));
+                for (uint32_t k = 0; k < p; k += std::max(1u, p - 1))
+                    for (uint32_t j = 0; j < p; j += std::max(1u, p - 1)) {
+                        const SamplePosition s = sample_position(patch, j, k, p, w, h);
+                        CHECK(s.u * e.width - 0.5 == doctest::Approx(a * p + j).epsilon(1e-6));
+                        CHECK(s.v * e.height - 0.5 == doctest::Approx(b * p + k).epsilon(1e-6));
+                    }
+            }
+    }
+    CHECK_THROWS_WITH_AS(level_grid_layout(64, 48, 16, 7), doctest::Contains("level 7 does not exist"), Error);
+    CHECK_THROWS_WITH_AS(level_grid_layout(64, 48, 0, 0), doctest::Contains("patch size 0 is out of range"), Error);
+    CHECK_THROWS_WITH_AS(level_grid_layout(64, 48, 65, 0), doctest::Contains("use 1 to 64"), Error);
+    CHECK_THROWS_AS(level_grid_layout(0, 48, 16, 0), Error);
+}
+
+TEST_CASE("foveated: tiles the image, respects the budget, levels follow eccentricity") {
+    const std::vector<Case> cases = {
+        {4096, 4096, 16, {{0.5, 0.5}}, 273},
+        {4096, 4096, 16, {{0.0, 0.0}}, 273},
+        {4096, 4096, 16, {{1.0, 1.0}}, 100},
+        {4096, 4096, 16, {{1.0, 0.3}}, 500},
+        {1536, 1024, 16, {{0.5, 0.0}}, 273},
+        {1000, 700, 16, {{0.31, 0.77}}, 200},
+        {97, 61, 4, {{0.9, 0.1}}, 60},
+        {4096, 64, 16, {{0.25, 0.5}}, 300},
+        {64, 4096, 16, {{0.5, 1.0}}, 300},
+        {2048, 1024, 16, {{0.2, 0.2}, {0.8, 0.7}}, 400},
+        {1024, 1024, 16, {{0.5, 0.5}}, 100000},  // more than full resolution: stops when nothing is wanted
+        {7, 5, 16, {{0.5, 0.5}}, 1},
+    };
+    for (const Case& c : cases) check_foveated(c);
+}
+
+TEST_CASE("foveated: counts, ties and the budget") {
+    FoveatedParams params;
+    // A symmetric fixation makes four equally wanted cells: ties still fill the budget.
+    for (uint32_t budget : {1u, 3u, 4u, 7u, 10u, 273u, 1000u}) {
+        params.budget = budget;
+        const auto f = foveated_layout(4096, 4096, params);
+        CHECK(f.layout.patches.size() <= budget);
+        CHECK(f.layout.patches.size() + 3 > budget);
+    }
+    // A large budget with nothing more wanted: the whole image at level 0.
+    params.budget = 1 << 20;
+    params.bias = -100;
+    CHECK(foveated_layout(256, 128, params).layout.patches.size() == 16 * 8);
+    // Two fixations: each gets the finest level of the layout.
+    params = FoveatedParams{};
+    params.fixations = std::vector<Fixation>{Fixation{0.1, 0.1}, Fixation{0.9, 0.9}};
+    const auto two = foveated_layout(2048, 2048, params);
+    int finest_near[2] = {99, 99};
+    for (size_t i = 0; i < two.layout.patches.size(); ++i) {
+        const Patch& p = two.layout.patches[i];
+        for (int k = 0; k < 2; ++k)
+            if (std::fabs(p.cu - params.fixations[size_t(k)].x) <= p.su / 2 &&
+                std::fabs(p.cv - params.fixations[size_t(k)].y) <= p.sv / 2)
+                finest_near[k] = std::min(finest_near[k], int(two.cell_level[i]));
+    }
+    const uint32_t finest = *std::min_element(two.cell_level.begin(), two.cell_level.end());
+    CHECK(finest_near[0] == int(finest));
+    CHECK(finest_near[1] == int(finest));
+}
+
+TEST_CASE("foveated: bad input is refused") {
+    FoveatedParams params;
+    params.fixations = {{std::numeric_limits<double>::quiet_NaN(), 0.5}};
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("outside the image"), Error);
+    params.fixations = {{0.5, 1.5}};
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("use normalized coordinates"), Error);
+    params.fixations = {};
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("at least one fixation"), Error);
+    params = {};
+    params.budget = 0;
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("budget 0 is below the 1 patches"), Error);
+    params.budget = 10;
+    CHECK_THROWS_WITH_AS(foveated_layout(4096, 64, params), doctest::Contains("below the 64 patches"), Error);
+    params.budget = 273;
+    params.patch_size = 65;
+    CHECK_THROWS_AS(foveated_layout(256, 256, params), Error);
+    params.patch_size = 16;
+    params.e0 = 0;
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("e0 > 0"), Error);
+}
+
+TEST_CASE("anisotropic: elongated patches sampled with gradients") {
+    const PatchLayout h = anisotropic_layout(256, 128, {.patch_size = 8, .level = 1, .elongation = 4});
+    CHECK(h.mode == SamplingMode::gradients);
+    CHECK(h.patches.size() == size_t{4} * 8);  // level 1 is 128x64: 32-texel-wide, 8-tall patches
+    check_tiles_image(level_grid_layout(256, 128, 8, 0));
+    for (const Patch& p : h.patches) {
+        CHECK(p.su * 256 == doctest::Approx(4 * p.sv * 128));
+        CHECK(p.level == doctest::Approx(1.0));  // the minor axis picks the level; 4 taps along the major
+        const GradientFootprint f = gradient_footprint(patch_gradients(p, 8, 256, 128), 256, 128);
+        CHECK(f.taps == 4);
+        CHECK(f.major_is_x);
+    }
+    const PatchLayout v = anisotropic_layout(256, 128, {.patch_size = 8, .level = 0, .elongation = 2, .vertical = true});
+    CHECK(v.patches.size() == size_t{32} * 8);
+    CHECK(!gradient_footprint(patch_gradients(v.patches[0], 8, 256, 128), 256, 128).major_is_x);
+    // A rotated axis turns the footprint: the gradients rotate with it.
+    Patch rotated = h.patches[0];
+    rotated.axis_x = 0.0f;
+    rotated.axis_y = 1.0f;
+    const Gradients g = patch_gradients(rotated, 8, 256, 128);
+    CHECK(g.dudx == doctest::Approx(0.0));
+    CHECK(g.dvdx * 128 == doctest::Approx(h.patches[0].su * 256 / 8));
+    CHECK_THROWS_WITH_AS(anisotropic_layout(256, 128, {.elongation = 17}), doctest::Contains("use 1 to 16"), Error);
+    CHECK_THROWS_AS(anisotropic_layout(256, 128, {.elongation = 0}), Error);
+}
+
+TEST_CASE("batch: one layout per layer, padded to one count") {
+    FoveatedParams a, b;
+    a.fixations = {{0.1, 0.1}};
+    b.fixations = {{0.5, 0.5}};
+    a.budget = 30;
+    b.budget = 20;
+    const PatchLayout la = foveated_layout(512, 512, a).layout, lb = foveated_layout(512, 512, b).layout;
+    const PatchLayout batch = batch_layouts(std::vector<PatchLayout>{la, lb});
+    CHECK(batch.images == 2);
+    CHECK(batch.patches_per_image == std::max(la.patches.size(), lb.patches.size()));
+    REQUIRE(batch.patches.size() == 2 * batch.patches_per_image);
+    for (uint32_t i = 0; i < batch.patches_per_image; ++i) {
+        CHECK(batch.patches[i].layer == 0);
+        CHECK(batch.patches[batch.patches_per_image + i].layer == 1);
+        if (i >= lb.patches.size()) CHECK(batch.patches[batch.patches_per_image + i].level == -1.0f);
+    }
+    const std::vector<float> meta = patch_metadata(batch);
+    CHECK(meta.size() == batch.patches.size() * 5);
+    CHECK_THROWS_AS(batch_layouts(std::vector<PatchLayout>{la, level_grid_layout(256, 512, 16, 0)}), Error);
+}
