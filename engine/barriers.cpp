@@ -20,4 +20,17 @@ void record_barrier(VkCommandBuffer commands, const ImageBarrier& b) {
     vkCmdPipelineBarrier2(commands, &dependency);
 }
 
+void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
+                           VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access) {
+    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stages;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stages;
+    barrier.dstAccessMask = dst_access;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
 }  // namespace tvlm

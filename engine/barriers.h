@@ -17,4 +17,8 @@ struct ImageBarrier {
 
 void record_barrier(VkCommandBuffer commands, const ImageBarrier& barrier);
 
+// A global memory barrier (buffers): src stages/accesses before, dst after.
+void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
+                           VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access);
+
 }  // namespace tvlm

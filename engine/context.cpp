@@ -23,7 +23,19 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     f13.maintenance4 = VK_TRUE;  // required by Vulkan 1.3; glslc emits LocalSizeId for 1.3 targets
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
     f12.timelineSemaphore = VK_TRUE;
-    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
+    // float16 patch output from compute shaders, where the device can store 16-bit values.
+    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported11};
+    vkGetPhysicalDeviceFeatures2(info_.handle, &query);
+    half_storage_ = supported11.storageBuffer16BitAccess == VK_TRUE;
+    // lavapipe (Mesa 22.3) advertises anisotropy, but its anisotropic sampler returns wrong
+    // values for textureLod and textureGrad in compute shaders (seen in our tests: even
+    // isotropic gradients came back blurred by several levels), so CPU devices sample
+    // isotropically.
+    anisotropy_ = supported.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+    f11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     features.features.samplerAnisotropy = supported.samplerAnisotropy;  // used by anisotropic sampling
     features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;   // one shader for every format
 

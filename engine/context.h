@@ -32,6 +32,8 @@ public:
     const VkPhysicalDeviceLimits& limits() const { return limits_; }
     bool memory_export() const { return info_.memory_fd_export; }
     bool semaphore_export() const { return info_.semaphore_fd_export; }
+    bool half_storage() const { return half_storage_; }  // 16-bit values in storage buffers
+    bool anisotropy() const { return anisotropy_; }      // anisotropic samplers that work
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
@@ -49,6 +51,8 @@ private:
     std::unique_ptr<CommandQueue> queue_;
     std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
     VkSampler point_sampler_ = VK_NULL_HANDLE;
+    bool half_storage_ = false;
+    bool anisotropy_ = false;
 };
 
 }  // namespace tvlm

@@ -46,12 +46,12 @@ Gradients patch_gradients(const Patch& patch, uint32_t patch_size, uint32_t widt
     return {along * ax / width, along * ay / height, -across * ay / width, across * ax / height};
 }
 
-GradientFootprint gradient_footprint(const Gradients& g, uint32_t width, uint32_t height) {
+GradientFootprint gradient_footprint(const Gradients& g, uint32_t width, uint32_t height, uint32_t max_anisotropy) {
     const double rho_x = std::hypot(g.dudx * width, g.dvdx * height);
     const double rho_y = std::hypot(g.dudy * width, g.dvdy * height);
     const double rho_max = std::max(rho_x, rho_y), rho_min = std::min(rho_x, rho_y);
-    const double ratio = rho_min > 0 ? std::ceil(rho_max / rho_min) : double(kMaxAnisotropy);
-    const auto taps = static_cast<uint32_t>(std::clamp(ratio, 1.0, double(kMaxAnisotropy)));
+    const double ratio = rho_min > 0 ? std::ceil(rho_max / rho_min) : double(max_anisotropy);
+    const auto taps = static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
     return {rho_max > 0 ? std::log2(rho_max / taps) : 0.0, taps, rho_x >= rho_y};
 }
 

@@ -70,6 +70,7 @@ struct GradientFootprint {
     uint32_t taps;
     bool major_is_x;  // the taps step along the j gradient (else along k)
 };
-GradientFootprint gradient_footprint(const Gradients& gradients, uint32_t width, uint32_t height);
+GradientFootprint gradient_footprint(const Gradients& gradients, uint32_t width, uint32_t height,
+                                     uint32_t max_anisotropy = kMaxAnisotropy);
 
 }  // namespace tvlm

@@ -63,7 +63,7 @@ Rgba reference_trilinear(const MipLevels& levels, Format format, double u, doubl
 }
 
 std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images,
-                                            Format format, uint32_t channels) {
+                                            Format format, uint32_t channels, uint32_t max_anisotropy) {
     check_images(layout, images);
     const uint32_t p = layout.patch_size, w = layout.width, h = layout.height;
     std::vector<float> out(layout.output_values(channels), 0.0f);
@@ -72,7 +72,7 @@ std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span
         if (patch.level < 0) continue;
         const MipLevels& levels = images[patch.layer];
         const Gradients g = patch_gradients(patch, p, w, h);
-        const GradientFootprint footprint = gradient_footprint(g, w, h);
+        const GradientFootprint footprint = gradient_footprint(g, w, h, max_anisotropy);
         for (uint32_t k = 0; k < p; ++k)
             for (uint32_t j = 0; j < p; ++j) {
                 const SamplePosition s = sample_position(patch, j, k, p, w, h);

@@ -20,8 +20,10 @@ using MipLevels = std::vector<ImageF>;
 std::array<double, 4> reference_trilinear(const MipLevels& levels, Format format, double u, double v, double lod);
 
 // Output [B, N, C, P, P] for `layout`, `images[b]` being layer b; padding slots are zeros.
-// Throws Error when an image is missing or has fewer levels than the layout needs.
+// `max_anisotropy` is the sampler's (1 where a device samples isotropically). Throws Error
+// when an image is missing or has fewer levels than the layout needs.
 std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images,
-                                            Format format, uint32_t channels);
+                                            Format format, uint32_t channels,
+                                            uint32_t max_anisotropy = kMaxAnisotropy);
 
 }  // namespace tvlm

@@ -217,9 +217,20 @@ void Texture::destroy() {
 }
 
 VkImageView Texture::level_view(uint32_t level, bool storage) {
-    if (views_.empty()) views_.assign(size_t{levels()} * 2, VK_NULL_HANDLE);
+    if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
     VkImageView& view = views_[size_t{level} * 2 + (storage ? 1 : 0)];
-    if (view) return view;
+    if (!view) view = make_view(level, 1, storage);
+    return view;
+}
+
+VkImageView Texture::sampled_view() {
+    if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
+    VkImageView& view = views_.back();
+    if (!view) view = make_view(0, levels(), false);
+    return view;
+}
+
+VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, bool storage) const {
     const FormatInfo& info = format_info(desc_.format);
     VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
     usage.usage = storage ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
@@ -227,7 +238,8 @@ VkImageView Texture::level_view(uint32_t level, bool storage) {
     view_info.image = image_;
     view_info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
     view_info.format = storage && info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
-    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, level, 1, 0, desc_.layers};
+    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, base_level, level_count, 0, desc_.layers};
+    VkImageView view = VK_NULL_HANDLE;
     check_vk(vkCreateImageView(device_, &view_info, nullptr, &view), "vkCreateImageView");
     return view;
 }

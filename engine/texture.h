@@ -70,6 +70,9 @@ public:
     // A view of one level, all layers, as a 2D array: `storage` views of sRGB textures use
     // the UNORM format (sRGB cannot be a storage image). Created on first use, kept.
     VkImageView level_view(uint32_t level, bool storage);
+    // A view of every level and layer as a 2D array, in the texture's format (sRGB decodes):
+    // what samplers read. Created on first use, kept.
+    VkImageView sampled_view();
 
     // Layout tracking for the engine's own command recording (whole image, one layout).
     VkImageLayout layout() const { return layout_; }
@@ -82,6 +85,7 @@ private:
     // Validates `desc`, checks the format and creates the image, not yet bound to memory.
     static Texture unbound(Context& context, const TextureDesc& desc);
     void destroy();
+    VkImageView make_view(uint32_t base_level, uint32_t level_count, bool storage) const;
     VkDevice device_ = VK_NULL_HANDLE;
     VkImage image_ = VK_NULL_HANDLE;
     DeviceMemory memory_;
@@ -91,7 +95,7 @@ private:
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
     CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
-    std::vector<VkImageView> views_;  // [level * 2 + storage], VK_NULL_HANDLE until used
+    std::vector<VkImageView> views_;  // [level * 2 + storage], then the sampled view; null until used
 };
 
 }  // namespace tvlm

@@ -1,0 +1,43 @@
+#include "sampler.h"
+
+#include <utility>
+
+#include "vk_check.h"
+
+namespace tvlm {
+
+Sampler Sampler::trilinear(VkDevice device, float max_anisotropy) {
+    VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+    info.magFilter = info.minFilter = VK_FILTER_LINEAR;
+    info.mipmapMode = VK_SAMPLER_MIPMAP_MODE_LINEAR;
+    info.addressModeU = info.addressModeV = info.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    info.anisotropyEnable = max_anisotropy > 1.0f ? VK_TRUE : VK_FALSE;
+    info.maxAnisotropy = max_anisotropy;
+    info.minLod = 0.0f;
+    info.maxLod = VK_LOD_CLAMP_NONE;
+    Sampler sampler;
+    sampler.device_ = device;
+    check_vk(vkCreateSampler(device, &info, nullptr, &sampler.sampler_), "vkCreateSampler");
+    return sampler;
+}
+
+Sampler::Sampler(Sampler&& other) noexcept
+    : device_(other.device_), sampler_(std::exchange(other.sampler_, VK_NULL_HANDLE)) {}
+
+Sampler& Sampler::operator=(Sampler&& other) noexcept {
+    if (this != &other) {
+        destroy();
+        device_ = other.device_;
+        sampler_ = std::exchange(other.sampler_, VK_NULL_HANDLE);
+    }
+    return *this;
+}
+
+Sampler::~Sampler() { destroy(); }
+
+void Sampler::destroy() {
+    if (sampler_) vkDestroySampler(device_, sampler_, nullptr);
+    sampler_ = VK_NULL_HANDLE;
+}
+
+}  // namespace tvlm

@@ -1,0 +1,62 @@
+#pragma once
+// Patch sampling with Vulkan compute (shaders/sample_patches.glsl): textureLod / textureGrad
+// through a trilinear, 16x anisotropic sampler, all patches of a batch in one dispatch,
+// into a caller-provided storage buffer [B, N, C, P, P]. Runs on any Vulkan 1.3 device,
+// lavapipe included.
+#include <cstdint>
+
+#include "host_buffer.h"
+#include "patch.h"
+#include "sampler.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+class Context;
+class Texture;
+
+struct PatchOutput {
+    uint32_t channels = 4;  // C: 3 or 4
+    bool half = false;      // float16 instead of float32
+
+    size_t bytes(const PatchLayout& layout) const { return layout.output_values(channels) * (half ? 2 : 4); }
+};
+
+class VulkanPatchSampler {
+public:
+    // Uploads `layout` once (a host-visible storage buffer, read in place) and builds the
+    // pipeline. Throws Error for float16 output on a device without 16-bit storage.
+    VulkanPatchSampler(Context& context, PatchLayout layout, PatchOutput output = {});
+    VulkanPatchSampler(const VulkanPatchSampler&) = delete;
+    VulkanPatchSampler& operator=(const VulkanPatchSampler&) = delete;
+    ~VulkanPatchSampler();  // waits until no submitted work reads the layout buffer
+
+    // Throws Error, recording nothing, when `texture` is not the layout's size, lacks the
+    // levels or layers the layout needs or cannot be filtered linearly, or when
+    // `output_bytes` is not the output's exact size.
+    void check(const Texture& texture, VkDeviceSize output_bytes) const;
+    // Records the dispatch and the barriers around `output` into `cmd` (for callers who
+    // batch work); the texture must be in SHADER_READ_ONLY_OPTIMAL, as the engine leaves it,
+    // and the caller keeps the sampler alive until that work completes.
+    void record(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes);
+    // Checks, records and submits. Returns the timeline value after which `output` holds
+    // the samples (host-visible buffers included).
+    uint64_t sample(Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes);
+
+    const PatchLayout& layout() const { return layout_; }
+    const PatchOutput& output() const { return output_; }
+    // The sampler's anisotropy: 16 for gradient layouts where the device filters
+    // anisotropically, else 1 (what reference_sample_patches() must be told).
+    uint32_t max_anisotropy() const { return max_anisotropy_; }
+
+private:
+    Context& context_;
+    PatchLayout layout_;
+    PatchOutput output_;
+    HostBuffer patches_;
+    Sampler sampler_;
+    uint32_t max_anisotropy_ = 1;
+    uint64_t last_use_ = 0;
+};
+
+}  // namespace tvlm
