@@ -6,5 +6,6 @@ namespace tvlm {
 int run_info(int argc, char** argv);
 int run_mips(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_sample(int argc, char** argv);
 
 }  // namespace tvlm

@@ -17,7 +17,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  info     Vulkan version, devices, their UUIDs, fd export support, CUDA match\n"
     "  mips     build a mip chain on the GPU and write every level as PNG\n"
-    "  bench    benchmarks (interop): each figure next to its floor\n"
+    "  sample   patches (level grid, foveated, anisotropic) as a NumPy tensor + metadata\n"
+    "  bench    benchmarks (interop, sample): each figure next to its floor\n"
     "\n"
     "environment:\n"
     "  TVLM_VALIDATION=1      turn the Vulkan validation layers on\n"
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
         if (command == "info") return tvlm::run_info(argc, argv);
         if (command == "mips") return tvlm::run_mips(argc, argv);
         if (command == "bench") return tvlm::run_bench(argc, argv);
-        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info, mips or bench; see tvlm --help)\n", command.c_str());
+        if (command == "sample") return tvlm::run_sample(argc, argv);
+        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info, mips, sample or bench; see tvlm --help)\n", command.c_str());
         return 2;
     } catch (const tvlm::Error& e) {
         std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());

@@ -1,0 +1,58 @@
+#include "sample_backends.h"
+
+#include <cstring>
+
+#include "error.h"
+#include "generate_mips.h"
+#include "half.h"
+#include "reference_mips.h"
+#include "reference_sampling.h"
+#include "texture.h"
+#include "transfer.h"
+
+namespace tvlm {
+
+SampleResult sample_on_cpu(const SampleRequest& request) {
+    std::vector<MipLevels> images;
+    for (const Rgba8Image& image : request.images) {
+        const ImageF base = to_image(host_pixels(image.texels, image.width, image.height),
+                                     format_info(request.format).channels);
+        images.push_back(reference_mip_chain(base, request.format, MipFilter::box, full_mip_count(image.width, image.height)));
+    }
+    SampleResult result{reference_sample_patches(request.layout, images, request.format, request.output.channels),
+                        request.layout.mode == SamplingMode::gradients ? kMaxAnisotropy : 1};
+    if (request.output.half)
+        for (float& v : result.values) v = half_to_float(float_to_half(v));
+    return result;
+}
+
+SampleResult sample_on_vulkan(Context& context, const SampleRequest& request) {
+    const Rgba8Image& first = request.images.front();
+    Texture texture = Texture::create(context, {first.width, first.height, uint32_t(request.images.size()), 0,
+                                                request.format, false});
+    VulkanPatchSampler sampler(context, request.layout, request.output);
+    const size_t bytes = request.output.bytes(request.layout);
+    sampler.check(texture, bytes);
+    for (uint32_t l = 0; l < request.images.size(); ++l)
+        upload(context, texture, host_pixels(request.images[l].texels, first.width, first.height), {.layer = l});
+    generate_mips(context, texture, MipFilter::box);
+    HostBuffer out(context.physical_device(), context.device(), bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    context.queue().wait(sampler.sample(texture, out.handle(), 0, bytes));
+    SampleResult result{std::vector<float>(request.layout.output_values(request.output.channels)),
+                        sampler.max_anisotropy()};
+    if (!request.output.half) {
+        std::memcpy(result.values.data(), out.data(), bytes);
+    } else {
+        const auto* h = reinterpret_cast<const uint16_t*>(out.data());
+        for (size_t i = 0; i < result.values.size(); ++i) result.values[i] = half_to_float(h[i]);
+    }
+    return result;
+}
+
+#ifndef TVLM_HAVE_CUDA
+SampleResult sample_on_cuda(Context&, const SampleRequest&) {
+    throw Error("tvlm was built without CUDA (no nvcc at configure time): use --backend vulkan or cpu");
+}
+#endif
+
+}  // namespace tvlm

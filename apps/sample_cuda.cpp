@@ -1,0 +1,50 @@
+// The CUDA backend of `tvlm sample` (built with CUDA only; sample_backends.cpp says so otherwise).
+#include <cstring>
+
+#include "cuda_check.h"
+#include "cuda_link.h"
+#include "cuda_patch_sampler.h"
+#include "generate_mips.h"
+#include "half.h"
+#include "imported_texture.h"
+#include "sample_backends.h"
+#include "transfer.h"
+
+namespace tvlm {
+
+SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
+    CudaLink link(context);  // selects the CUDA device that is this Vulkan device
+    const Rgba8Image& first = request.images.front();
+    CudaPatchSampler sampler(request.layout, request.output);
+    ImportedTexture texture = ImportedTexture::create(
+        context, {first.width, first.height, uint32_t(request.images.size()), 0, request.format, true},
+        sampler.sampler_desc());
+    const size_t bytes = request.output.bytes(request.layout);
+    sampler.check(texture.vulkan.desc(), bytes);
+    for (uint32_t l = 0; l < request.images.size(); ++l)
+        upload(context, texture.vulkan, host_pixels(request.images[l].texels, first.width, first.height), {.layer = l});
+    const uint64_t ready = generate_mips(context, texture.vulkan, MipFilter::box);
+
+    cudaStream_t stream = nullptr;
+    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    DeviceBuffer<unsigned char> out(bytes);
+    std::vector<unsigned char> host(bytes);
+    try {
+        sampler.sample_after(link, ready, texture.cuda, texture.object.handle(), out.data(), bytes, stream);
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream));
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    } catch (...) {
+        cudaStreamDestroy(stream);
+        throw;
+    }
+    cudaStreamDestroy(stream);
+    SampleResult result{std::vector<float>(request.layout.output_values(request.output.channels)),
+                        sampler.sampler_desc().max_anisotropy};
+    for (size_t i = 0; i < result.values.size(); ++i) {
+        if (request.output.half) result.values[i] = half_to_float(reinterpret_cast<const uint16_t*>(host.data())[i]);
+        else std::memcpy(&result.values[i], host.data() + i * 4, 4);
+    }
+    return result;
+}
+
+}  // namespace tvlm

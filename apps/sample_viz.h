@@ -1,0 +1,18 @@
+#pragma once
+// viz.png of `tvlm sample`: on the left the image with every patch outlined in a colour
+// for its level (blue = finest .. red = coarsest); on the right what the model sees, each
+// patch's P x P samples painted back over its footprint.
+#include <vector>
+
+#include "image.h"
+#include "image_io.h"
+#include "patch.h"
+
+namespace tvlm {
+
+// `samples` is the output [B, N, C, P, P]; image `b` of the batch is drawn. `linear` says
+// the samples are linear light (sRGB textures) and must be encoded for display.
+ImageF sample_visualisation(const Rgba8Image& image, const PatchLayout& layout, const std::vector<float>& samples,
+                            uint32_t channels, uint32_t b, bool linear);
+
+}  // namespace tvlm

@@ -1,0 +1,201 @@
+#include "patch_sampling.h"
+
+#include <cuda_fp16.h>
+
+namespace tvlm {
+
+namespace {
+
+constexpr int kBlock = TVLM_SAMPLE_GROUP_SIZE;
+
+struct SamplePlace {
+    float u, v;                        // normalized position
+    float dudx, dvdx, dudy, dvdy;      // gradients (one sample to the next along j, k)
+};
+
+// engine/patch.cpp's sample_position() and patch_gradients(), in float.
+__device__ SamplePlace place(const gpu::PatchGpu& p, uint32_t j, uint32_t k, const PatchLaunch& l) {
+    const float inv = 1.0f / float(l.patch_size);
+    const float a = ((float(j) + 0.5f) * inv - 0.5f) * p.su * l.width;
+    const float b = ((float(k) + 0.5f) * inv - 0.5f) * p.sv * l.height;
+    const float along = p.su * l.width * inv, across = p.sv * l.height * inv;
+    return {p.cu + (a * p.axis_x - b * p.axis_y) / l.width, p.cv + (a * p.axis_y + b * p.axis_x) / l.height,
+            along * p.axis_x / l.width, along * p.axis_y / l.height,
+            -across * p.axis_y / l.width, across * p.axis_x / l.height};
+}
+
+template <typename Out>
+__device__ void store(const PatchLaunch& l, uint32_t n, uint32_t s, float4 value) {
+    Out* out = static_cast<Out*>(l.out);
+    const size_t per_patch = size_t(l.patch_size) * l.patch_size;
+    const size_t base = size_t(n) * l.channels * per_patch + s;
+    const float v[4] = {value.x, value.y, value.z, value.w};
+    for (uint32_t c = 0; c < l.channels; ++c) {
+        if constexpr (sizeof(Out) == 2) out[base + c * per_patch] = __float2half_rn(v[c]);
+        else out[base + c * per_patch] = v[c];
+    }
+}
+
+template <bool Layered, bool OneChannel>
+__device__ float4 fetch_lod(cudaTextureObject_t t, float u, float v, int layer, float lod) {
+    if constexpr (OneChannel) {
+        const float r = Layered ? tex2DLayeredLod<float>(t, u, v, layer, lod) : tex2DLod<float>(t, u, v, lod);
+        return make_float4(r, 0.0f, 0.0f, 1.0f);
+    } else {
+        return Layered ? tex2DLayeredLod<float4>(t, u, v, layer, lod) : tex2DLod<float4>(t, u, v, lod);
+    }
+}
+
+template <bool Layered, bool OneChannel>
+__device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer, float2 dx, float2 dy) {
+    if constexpr (OneChannel) {
+        const float r = Layered ? tex2DLayeredGrad<float>(t, u, v, layer, dx, dy) : tex2DGrad<float>(t, u, v, dx, dy);
+        return make_float4(r, 0.0f, 0.0f, 1.0f);
+    } else {
+        return Layered ? tex2DLayeredGrad<float4>(t, u, v, layer, dx, dy) : tex2DGrad<float4>(t, u, v, dx, dy);
+    }
+}
+
+template <typename Out, bool Layered, bool OneChannel, bool Gradients>
+__global__ void texture_kernel(cudaTextureObject_t texture, PatchLaunch l) {
+    const uint32_t per_patch = l.patch_size * l.patch_size;
+    const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
+    if (n >= l.patch_count) return;
+    const gpu::PatchGpu p = l.patches[n];
+    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // padding slots stay zero
+    if (p.level >= 0.0f) {
+        const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
+        const int layer = int(p.layer);
+        if constexpr (Gradients)
+            value = fetch_grad<Layered, OneChannel>(texture, at.u, at.v, layer, make_float2(at.dudx, at.dvdx),
+                                                    make_float2(at.dudy, at.dvdy));
+        else
+            value = fetch_lod<Layered, OneChannel>(texture, at.u, at.v, layer, p.level);
+    }
+    store<Out>(l, n, s, value);
+}
+
+// ---- software filtering from a pyramid in global memory ----
+
+template <bool Rgba8>
+__device__ float4 texel(const SoftwarePyramid& py, int level, int layer, int x, int y) {
+    const int w = py.width[level], h = py.height[level];
+    x = min(max(x, 0), w - 1);
+    y = min(max(y, 0), h - 1);
+    const size_t i = (size_t(layer) * h + y) * w + x;
+    if constexpr (Rgba8) {
+        const uchar4 t = static_cast<const uchar4*>(py.levels[level])[i];
+        return make_float4(t.x / 255.0f, t.y / 255.0f, t.z / 255.0f, t.w / 255.0f);
+    } else {
+        return static_cast<const float4*>(py.levels[level])[i];
+    }
+}
+
+__device__ float4 lerp4(float4 a, float4 b, float t) {
+    return make_float4(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z), a.w + t * (b.w - a.w));
+}
+
+template <bool Rgba8>
+__device__ float4 bilinear(const SoftwarePyramid& py, int level, int layer, float u, float v) {
+    const float x = u * py.width[level] - 0.5f, y = v * py.height[level] - 0.5f;
+    const float fx = floorf(x), fy = floorf(y);
+    const int x0 = int(fx), y0 = int(fy);
+    const float a = x - fx, b = y - fy;
+    const float4 top = lerp4(texel<Rgba8>(py, level, layer, x0, y0), texel<Rgba8>(py, level, layer, x0 + 1, y0), a);
+    const float4 bottom =
+        lerp4(texel<Rgba8>(py, level, layer, x0, y0 + 1), texel<Rgba8>(py, level, layer, x0 + 1, y0 + 1), a);
+    return lerp4(top, bottom, b);
+}
+
+template <bool Rgba8>
+__device__ float4 trilinear(const SoftwarePyramid& py, int layer, float u, float v, float lod) {
+    lod = fminf(fmaxf(lod, 0.0f), float(py.level_count - 1));
+    const float base = floorf(lod), blend = lod - base;
+    const float4 lo = bilinear<Rgba8>(py, int(base), layer, u, v);
+    if (blend == 0.0f) return lo;
+    return lerp4(lo, bilinear<Rgba8>(py, int(base) + 1, layer, u, v), blend);
+}
+
+template <typename Out, bool Rgba8, bool Gradients>
+__global__ void software_kernel(SoftwarePyramid py, PatchLaunch l) {
+    const uint32_t per_patch = l.patch_size * l.patch_size;
+    const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
+    if (n >= l.patch_count) return;
+    const gpu::PatchGpu p = l.patches[n];
+    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (p.level >= 0.0f) {
+        const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
+        const int layer = int(p.layer);
+        if constexpr (Gradients) {
+            // engine/patch.cpp gradient_footprint(): N taps along the longer gradient.
+            const float rx = hypotf(at.dudx * l.width, at.dvdx * l.height);
+            const float ry = hypotf(at.dudy * l.width, at.dvdy * l.height);
+            const float rmax = fmaxf(rx, ry), rmin = fminf(rx, ry);
+            const float ratio = rmin > 0.0f ? ceilf(rmax / rmin) : float(py.max_anisotropy);
+            const int taps = int(fminf(fmaxf(ratio, 1.0f), float(max(py.max_anisotropy, 1u))));
+            const float lod = rmax > 0.0f ? log2f(rmax / taps) : 0.0f;
+            const float du = rx >= ry ? at.dudx : at.dudy, dv = rx >= ry ? at.dvdx : at.dvdy;
+            for (int i = 1; i <= taps; ++i) {
+                const float t = float(i) / float(taps + 1) - 0.5f;
+                const float4 tap = trilinear<Rgba8>(py, layer, at.u + t * du, at.v + t * dv, lod);
+                value = make_float4(value.x + tap.x / taps, value.y + tap.y / taps, value.z + tap.z / taps,
+                                    value.w + tap.w / taps);
+            }
+        } else {
+            value = trilinear<Rgba8>(py, layer, at.u, at.v, p.level);
+        }
+    }
+    store<Out>(l, n, s, value);
+}
+
+unsigned int blocks(const PatchLaunch& l) {
+    const size_t samples = size_t(l.patch_count) * l.patch_size * l.patch_size;
+    return unsigned((samples + kBlock - 1) / kBlock);
+}
+
+template <typename Out, bool Layered, bool OneChannel>
+void launch_texture(cudaTextureObject_t t, const PatchLaunch& l, cudaStream_t stream) {
+    if (l.gradients) texture_kernel<Out, Layered, OneChannel, true><<<blocks(l), kBlock, 0, stream>>>(t, l);
+    else texture_kernel<Out, Layered, OneChannel, false><<<blocks(l), kBlock, 0, stream>>>(t, l);
+}
+
+template <typename Out, bool Rgba8>
+void launch_software(const SoftwarePyramid& py, const PatchLaunch& l, cudaStream_t stream) {
+    if (l.gradients) software_kernel<Out, Rgba8, true><<<blocks(l), kBlock, 0, stream>>>(py, l);
+    else software_kernel<Out, Rgba8, false><<<blocks(l), kBlock, 0, stream>>>(py, l);
+}
+
+template <typename Out>
+void dispatch_texture(cudaTextureObject_t t, bool layered, uint32_t channels, const PatchLaunch& l, cudaStream_t s) {
+    if (layered) {
+        if (channels == 1) launch_texture<Out, true, true>(t, l, s);
+        else launch_texture<Out, true, false>(t, l, s);
+    } else {
+        if (channels == 1) launch_texture<Out, false, true>(t, l, s);
+        else launch_texture<Out, false, false>(t, l, s);
+    }
+}
+
+}  // namespace
+
+void sample_patches_texture(cudaTextureObject_t texture, bool layered, uint32_t texture_channels,
+                            const PatchLaunch& launch, cudaStream_t stream) {
+    if (launch.patch_count == 0) return;
+    if (launch.half) dispatch_texture<__half>(texture, layered, texture_channels, launch, stream);
+    else dispatch_texture<float>(texture, layered, texture_channels, launch, stream);
+}
+
+void sample_patches_software(const SoftwarePyramid& pyramid, const PatchLaunch& launch, cudaStream_t stream) {
+    if (launch.patch_count == 0) return;
+    if (launch.half) {
+        if (pyramid.rgba8) launch_software<__half, true>(pyramid, launch, stream);
+        else launch_software<__half, false>(pyramid, launch, stream);
+    } else {
+        if (pyramid.rgba8) launch_software<float, true>(pyramid, launch, stream);
+        else launch_software<float, false>(pyramid, launch, stream);
+    }
+}
+
+}  // namespace tvlm

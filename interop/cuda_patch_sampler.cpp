@@ -1,0 +1,108 @@
+#include "cuda_patch_sampler.h"
+
+#include <string>
+
+#include "cuda_check.h"
+#include "error.h"
+
+namespace tvlm {
+
+PyramidCopy PyramidCopy::copy(const CudaTexture& texture, cudaStream_t stream) {
+    const TextureDesc& desc = texture.desc();
+    if (desc.format != Format::rgba8_unorm && desc.format != Format::rgba32f)
+        throw Error("software filtering reads rgba8 or rgba32f textures, not " +
+                    std::string(format_info(desc.format).name));
+    const uint32_t levels = desc.mip_levels();
+    if (levels > uint32_t(kMaxPyramidLevels)) throw Error("software filtering supports at most 16 levels");
+    const size_t texel = format_info(desc.format).texel_bytes();
+    PyramidCopy copy;
+    copy.pyramid_.rgba8 = desc.format == Format::rgba8_unorm;
+    copy.pyramid_.level_count = int(levels);
+    for (uint32_t l = 0; l < levels; ++l) {
+        const Extent2D e = level_extent(desc.width, desc.height, l);
+        copy.levels_.emplace_back(size_t{e.width} * e.height * desc.layers * texel);
+        cudaArray_t array = nullptr;
+        TVLM_CUDA_CHECK(cudaGetMipmappedArrayLevel(&array, texture.array(), l));
+        cudaMemcpy3DParms p{};
+        p.srcArray = array;
+        p.dstPtr = cudaPitchedPtr{copy.levels_.back().data(), e.width * texel, e.width, e.height};
+        // Layered arrays are copied layer by layer as depth; plain 2D arrays have depth 0.
+        p.extent = cudaExtent{e.width, e.height, texture.layered() ? desc.layers : 1};
+        p.kind = cudaMemcpyDeviceToDevice;
+        TVLM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+        copy.pyramid_.levels[l] = copy.levels_.back().data();
+        copy.pyramid_.width[l] = int(e.width);
+        copy.pyramid_.height[l] = int(e.height);
+    }
+    return copy;
+}
+
+size_t PyramidCopy::bytes() const {
+    size_t total = 0;
+    for (const auto& level : levels_) total += level.bytes();
+    return total;
+}
+
+CudaPatchSampler::CudaPatchSampler(PatchLayout layout, PatchOutput output)
+    : layout_(std::move(layout)), output_(output) {
+    if (output_.channels != 3 && output_.channels != 4)
+        throw Error("patches have 3 or 4 channels, not " + std::to_string(output_.channels));
+    if (layout_.patches.empty()) throw Error("the layout has no patches");
+    patches_ = DeviceBuffer<gpu::PatchGpu>(layout_.patches.size());
+    TVLM_CUDA_CHECK(cudaMemcpy(patches_.data(), layout_.patches.data(), patches_.bytes(), cudaMemcpyHostToDevice));
+}
+
+CudaSamplerDesc CudaPatchSampler::sampler_desc() const {
+    CudaSamplerDesc desc = CudaSamplerDesc::trilinear();
+    if (layout_.mode == SamplingMode::gradients) desc.max_anisotropy = kMaxAnisotropy;
+    return desc;
+}
+
+void CudaPatchSampler::check(const TextureDesc& desc, size_t output_bytes) const {
+    if (desc.width != layout_.width || desc.height != layout_.height)
+        throw Error("the layout is for " + std::to_string(layout_.width) + "x" + std::to_string(layout_.height) +
+                    " images but the texture is " + std::to_string(desc.width) + "x" + std::to_string(desc.height));
+    if (desc.mip_levels() < layout_.levels_needed)
+        throw Error("the layout samples " + std::to_string(layout_.levels_needed) + " mip levels but the texture has " +
+                    std::to_string(desc.mip_levels()) + ": create it with more levels and generate them");
+    if (desc.layers < layout_.images)
+        throw Error("the layout has " + std::to_string(layout_.images) + " images but the texture has " +
+                    std::to_string(desc.layers) + " layers");
+    if (output_bytes != output_.bytes(layout_))
+        throw Error("the output buffer holds " + std::to_string(output_bytes) + " bytes but [B, N, C, P, P] = [" +
+                    std::to_string(layout_.images) + ", " + std::to_string(layout_.patches_per_image) + ", " +
+                    std::to_string(output_.channels) + ", " + std::to_string(layout_.patch_size) + ", " +
+                    std::to_string(layout_.patch_size) + "] needs " + std::to_string(output_.bytes(layout_)));
+}
+
+PatchLaunch CudaPatchSampler::launch(void* output) const {
+    return {patches_.data(), uint32_t(layout_.patches.size()), layout_.patch_size, output_.channels,
+            layout_.mode == SamplingMode::gradients, output_.half, float(layout_.width), float(layout_.height), output};
+}
+
+void CudaPatchSampler::sample(const CudaTexture& texture, cudaTextureObject_t object, void* output,
+                              size_t output_bytes, cudaStream_t stream) const {
+    check(texture.desc(), output_bytes);
+    sample_patches_texture(object, texture.layered(), format_info(texture.desc().format).channels, launch(output),
+                           stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaPatchSampler::sample_after(const CudaLink& link, uint64_t ready_value, const CudaTexture& texture,
+                                    cudaTextureObject_t object, void* output, size_t output_bytes,
+                                    cudaStream_t stream) const {
+    check(texture.desc(), output_bytes);
+    link.cuda_wait(stream, ready_value);
+    sample(texture, object, output, output_bytes, stream);
+}
+
+void CudaPatchSampler::sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output,
+                                       size_t output_bytes, cudaStream_t stream) const {
+    check(texture, output_bytes);
+    SoftwarePyramid py = pyramid.pyramid();
+    py.max_anisotropy = layout_.mode == SamplingMode::gradients ? kMaxAnisotropy : 1;
+    sample_patches_software(py, launch(output), stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm

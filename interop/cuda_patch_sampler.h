@@ -1,0 +1,63 @@
+#pragma once
+// Patch sampling in CUDA on textures imported from Vulkan: the layout is uploaded once to
+// device memory, each call is one launch for the whole batch, stream-ordered, writing into
+// a caller-provided device buffer [B, N, C, P, P] (float32 or float16).
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "cuda_link.h"
+#include "cuda_texture.h"
+#include "device_buffer.h"
+#include "patch.h"
+#include "patch_sampling.h"
+#include "vulkan_patch_sampler.h"  // PatchOutput
+
+namespace tvlm {
+
+// A copy of a texture's levels in global memory, for the software-filtering kernel
+// (rgba8 and rgba32f). Copied in `stream`; valid once the stream reaches it.
+class PyramidCopy {
+public:
+    static PyramidCopy copy(const CudaTexture& texture, cudaStream_t stream);
+    const SoftwarePyramid& pyramid() const { return pyramid_; }
+    size_t bytes() const;
+
+private:
+    std::vector<DeviceBuffer<unsigned char>> levels_;
+    SoftwarePyramid pyramid_;
+};
+
+class CudaPatchSampler {
+public:
+    // Uploads `layout` to the current CUDA device. Throws Error for C outside {3, 4}.
+    explicit CudaPatchSampler(PatchLayout layout, PatchOutput output = {});
+
+    // The texture object settings this layout needs: trilinear, 16x anisotropic for
+    // gradient layouts (make_texture_object(sampler_desc())).
+    CudaSamplerDesc sampler_desc() const;
+    // Throws Error, launching nothing, when the texture is not the layout's size, lacks
+    // levels or layers, or `output_bytes` is not the output's exact size.
+    void check(const TextureDesc& texture, size_t output_bytes) const;
+    // One launch in `stream` reading `object` (made on `texture` with sampler_desc()).
+    void sample(const CudaTexture& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+                cudaStream_t stream) const;
+    // The same after an in-stream wait for Vulkan's timeline `ready_value` (what upload()
+    // or generate_mips() returned): no host synchronisation.
+    void sample_after(const CudaLink& link, uint64_t ready_value, const CudaTexture& texture,
+                      cudaTextureObject_t object, void* output, size_t output_bytes, cudaStream_t stream) const;
+    // Software filtering from a pyramid copy: the same output, no texture unit.
+    void sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output, size_t output_bytes,
+                         cudaStream_t stream) const;
+
+    const PatchLayout& layout() const { return layout_; }
+    const PatchOutput& output() const { return output_; }
+
+private:
+    PatchLaunch launch(void* output) const;
+    PatchLayout layout_;
+    PatchOutput output_;
+    DeviceBuffer<gpu::PatchGpu> patches_;
+};
+
+}  // namespace tvlm
