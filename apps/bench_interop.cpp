@@ -18,6 +18,7 @@
 #include "test_chart.h"
 #include "texture_reads.h"
 #include "transfer.h"
+#include "cuda_timing.h"
 
 namespace tvlm {
 
@@ -35,28 +36,6 @@ struct Row {
     double floor;        // same unit; 0 = none
     std::string note;
 };
-
-// Median GPU time of `body` over `repeats` runs, in ms (cudaEvents on `stream`).
-template <class F>
-double gpu_median_ms(cudaStream_t stream, int repeats, F body) {
-    cudaEvent_t a, b;
-    TVLM_CUDA_CHECK(cudaEventCreate(&a));
-    TVLM_CUDA_CHECK(cudaEventCreate(&b));
-    std::vector<float> times;
-    for (int i = 0; i < repeats + 3; ++i) {
-        TVLM_CUDA_CHECK(cudaEventRecord(a, stream));
-        body();
-        TVLM_CUDA_CHECK(cudaEventRecord(b, stream));
-        TVLM_CUDA_CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        TVLM_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-        if (i >= 3) times.push_back(t);  // first runs warm up
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
 
 }  // namespace
 

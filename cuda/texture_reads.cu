@@ -47,8 +47,14 @@ __global__ void sample_points_kernel(PointSampling p) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.count) return;
     const uint32_t h = hash(static_cast<uint32_t>(i) ^ p.seed);
-    const float u = (h & 0xffffu) * (1.0f / 65536.0f), v = (h >> 16) * (1.0f / 65536.0f);
     const float lod = (hash(h) & 0xffffu) * (p.max_lod / 65536.0f);
+    float u = (h & 0xffffu) * (1.0f / 65536.0f), v = (h >> 16) * (1.0f / 65536.0f);
+    if (p.coherent) {
+        const uint32_t tile = hash(static_cast<uint32_t>(i >> 8) ^ p.seed);
+        const float step = p.texel * exp2f(lod);
+        u = (tile & 0xffffu) * (1.0f / 65536.0f) + ((i & 15) - 7.5f) * step;
+        v = (tile >> 16) * (1.0f / 65536.0f) + (((i >> 4) & 15) - 7.5f) * step;
+    }
     p.out[i] = tex2DLod<float4>(p.texture, u, v, lod);
 }
 

@@ -28,14 +28,18 @@ struct StampCheck {
 };
 void count_stamp_mismatches(const StampCheck& check, cudaStream_t stream);
 
-// n trilinear samples at hashed positions and per-sample LOD in [0, max_lod]: the work a
-// sampling kernel does, for benchmarks. Writes float4 per sample.
+// n trilinear samples at per-sample LOD in [0, max_lod]: the work a sampling kernel does,
+// for benchmarks. Writes float4 per sample. Positions are hashed per sample (scattered), or
+// with `coherent` in 16x16 tiles at hashed centres, neighbours 2^lod texels apart (how
+// patches read).
 struct PointSampling {
     cudaTextureObject_t texture = 0;
     int count = 0;
     float max_lod = 0.0f;
     uint32_t seed = 0;
     float4* out = nullptr;
+    bool coherent = false;
+    float texel = 0.0f;  // 1 / level-0 width, for coherent tiles
 };
 void sample_points(const PointSampling& sampling, cudaStream_t stream);
 

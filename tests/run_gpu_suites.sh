@@ -30,6 +30,7 @@ suite test_cuda "$bin/test_cuda"
 suite test_vulkan "$bin/test_vulkan"
 suite test_vulkan_leaks "$bin/test_vulkan_leaks"
 suite mips_chart "$bin/tvlm" mips --out "$out/mips"
+suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta.json" --viz "$out/viz.png"
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   suite memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/test_cuda" \
@@ -39,12 +40,12 @@ else
 fi
 unset TVLM_VALIDATION
 suite bench_interop "$bin/tvlm" bench interop --json "$out/bench_interop.json"
-# The documented workaround for CUDA-stream-wait bubbles on NVIDIA Linux: measure it.
-CUDA_DEVICE_MAX_CONNECTIONS=1 suite bench_interop_1conn "$bin/tvlm" bench interop --json "$out/bench_interop_1conn.json"
+suite bench_sample "$bin/tvlm" bench sample --json "$out/bench_sample.json"
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -B2 -A12 "^tvlm bench interop" "$out/bench_interop.log"
-echo "with CUDA_DEVICE_MAX_CONNECTIONS=1:"; grep -A8 "^measurement" "$out/bench_interop_1conn.log"
+grep -A3 "^backend\|layout:" "$out/sample_chart.log" | head -4
+grep -A20 "^tvlm bench sample" "$out/bench_sample.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
   [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
 done

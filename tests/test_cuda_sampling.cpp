@@ -129,7 +129,11 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: every layout and format, CUDA v
         anisotropic_layout(w, h, {.patch_size = 16, .level = 1, .elongation = 1})};
     for (Format format : kAllFormats) {
         Images images = make_images(s.context, {random_image(w, h, format, 31)}, format);
-        for (const PatchLayout& layout : layouts) check_all(s, images, layout, {.channels = 4});
+        // Gradient sampling of random content: NVIDIA's 16x anisotropic unit spreads taps
+        // even for an isotropic footprint (seen on the H200), so only CUDA vs Vulkan here;
+        // the next case checks gradients against the reference along constant rows.
+        for (const PatchLayout& layout : layouts)
+            check_all(s, images, layout, {.channels = 4}, layout.mode == SamplingMode::level);
         check_all(s, images, layouts[2], {.channels = 3, .half = true});
     }
 }
@@ -139,7 +143,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: 16x anisotropic footprints") {
     for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::rgba32f}) {
         // Constant rows: the level choice and the filtering across the axis against the reference.
         Images rows = make_images(s.context, {rows_constant(512, 256, format, 5)}, format);
-        for (uint32_t elongation : {2u, 4u, 8u, 16u})
+        for (uint32_t elongation : {1u, 2u, 4u, 8u, 16u})
             check_all(s, rows, anisotropic_layout(512, 256, {.patch_size = 8, .level = 1, .elongation = elongation}),
                       {.channels = 4});
         // Random content: where taps go is the hardware's; CUDA and Vulkan share it.

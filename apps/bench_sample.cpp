@@ -1,0 +1,215 @@
+// tvlm bench sample: patch sampling GPU time, texture unit vs software filtering vs Vulkan
+// compute, each next to its floor (bytes moved / device copy bandwidth measured here).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "context.h"
+#include "cuda_check.h"
+#include "cuda_link.h"
+#include "cuda_patch_sampler.h"
+#include "cuda_timing.h"
+#include "error.h"
+#include "generate_mips.h"
+#include "gpu_buffer.h"
+#include "gpu_timer.h"
+#include "imported_texture.h"
+#include "json.h"
+#include "patch_layouts.h"
+#include "test_chart.h"
+#include "texture_reads.h"
+#include "transfer.h"
+#include "vulkan_patch_sampler.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr int kLaunches = 50;  // back-to-back launches per timed run: GPU time per launch
+constexpr int kRuns = 15;
+
+struct Row {
+    std::string job, method;
+    double median_us = 0, min_us = 0, floor_us = 0;
+};
+
+struct Timing {
+    double median_us, min_us;
+};
+
+template <class F>
+Timing time_cuda(cudaStream_t stream, F launch) {
+    const std::vector<float> t = gpu_times_ms(stream, kRuns, [&] {
+        for (int i = 0; i < kLaunches; ++i) launch();
+    });
+    return {t[t.size() / 2] * 1e3 / kLaunches, t.front() * 1e3 / kLaunches};
+}
+
+Timing time_vulkan(Context& context, VulkanPatchSampler& sampler, Texture& texture, const GpuBuffer& out) {
+    GpuTimer timer(context);
+    std::vector<double> t;
+    for (int run = 0; run < kRuns + 2; ++run) {
+        context.queue().wait(context.queue().submit([&](VkCommandBuffer cmd) {
+            timer.begin(cmd);
+            for (int i = 0; i < kLaunches; ++i) sampler.record(cmd, texture, out.handle(), 0, out.size());
+            timer.end(cmd);
+        }));
+        if (run >= 2) t.push_back(timer.milliseconds());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2] * 1e3 / kLaunches, t.front() * 1e3 / kLaunches};
+}
+
+// Random patches with fractional levels: 1M samples read the way patch layouts read.
+PatchLayout scattered_patches(uint32_t size, uint32_t count) {
+    PatchLayout layout{.kind = "random", .width = size, .height = size, .patch_size = 16};
+    uint32_t h = 12345;
+    const auto next = [&] { h = h * 1664525u + 1013904223u; return float(h >> 8) * (1.0f / 16777216.0f); };
+    const float max_level = float(full_mip_count(size, size) - 5);
+    for (uint32_t i = 0; i < count; ++i) {
+        const float level = next() * max_level, extent = 16.0f * std::exp2(level) / float(size);
+        layout.patches.push_back({next(), next(), extent, extent, level, 1.0f, 0.0f, 0});
+    }
+    layout.patches_per_image = count;
+    layout.levels_needed = full_mip_count(size, size);
+    return layout;
+}
+
+}  // namespace
+
+int run_bench_sample(const Args& args) {
+    ContextDesc desc;
+    desc.device = DeviceSelector::parse(args.option_or("device", ""));
+    Context context(desc);
+    CudaLink link(context);
+    cudaStream_t stream = nullptr;
+    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaDeviceProp prop{};
+    TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
+
+    const size_t copy_bytes = size_t{1} << 28;
+    double d2d = 0;
+    {
+        DeviceBuffer<uint8_t> src(copy_bytes), dst(copy_bytes);
+        TVLM_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, copy_bytes, stream));
+        const double ms = gpu_median_ms(stream, 10, [&] {
+            TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream));
+        });
+        d2d = 2.0 * copy_bytes / (ms * 1e-3);
+    }
+    std::fprintf(stderr, "[1/4] device copy %.2f TB/s\n", d2d * 1e-12);
+    std::vector<Row> rows;
+
+    // One job on three paths: the texture unit, software filtering, Vulkan compute.
+    const auto three_ways = [&](const std::string& job, ImportedTexture& texture, const PatchLayout& layout,
+                                PatchOutput output) {
+        CudaPatchSampler cuda(layout, output);
+        VulkanPatchSampler vulkan(context, layout, output);
+        const TextureObject object = texture.cuda.make_texture_object(cuda.sampler_desc());
+        DeviceBuffer<unsigned char> out(output.bytes(layout));
+        const size_t samples = layout.samples();
+        // Floor: the output written once and about one texel (4 bytes) read per sample.
+        const double floor_us = (double(out.bytes()) + 4.0 * double(samples)) / d2d * 1e6;
+        Timing t = time_cuda(stream, [&] {
+            cuda.sample(texture.cuda, object.handle(), out.data(), out.bytes(), stream);
+        });
+        rows.push_back({job, "CUDA texture unit", t.median_us, t.min_us, floor_us});
+        if (texture.vulkan.desc().format == Format::rgba8_unorm) {
+            const PyramidCopy pyramid = PyramidCopy::copy(texture.cuda, stream);
+            t = time_cuda(stream, [&] {
+                cuda.sample_software(pyramid, texture.vulkan.desc(), out.data(), out.bytes(), stream);
+            });
+            rows.push_back({job, "CUDA software filtering", t.median_us, t.min_us, floor_us});
+        }
+        GpuBuffer vk_out(context.physical_device(), context.device(), output.bytes(layout),
+                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        t = time_vulkan(context, vulkan, texture.vulkan, vk_out);
+        rows.push_back({job, "Vulkan compute", t.median_us, t.min_us, floor_us});
+    };
+
+    // Foveated patches from a 4096^2 frame, then a batch of 32 frames with their own fixations.
+    const Rgba8Image chart = make_test_chart(4096, 4096);
+    FoveatedParams fovea;
+    const PatchLayout one = foveated_layout(4096, 4096, fovea).layout;
+    {
+        ImportedTexture texture = ImportedTexture::create(context, {4096, 4096, 1, 0, Format::rgba8_unorm, true});
+        upload(context, texture.vulkan, host_pixels(chart.texels, 4096, 4096));
+        context.queue().wait(generate_mips(context, texture.vulkan, MipFilter::box));
+        three_ways("273 foveated 16x16 patches, 4096^2 RGBA8, C=3 f32", texture, one, {.channels = 3});
+        three_ways("273 foveated 16x16 patches, 4096^2 RGBA8, C=3 f16", texture, one, {.channels = 3, .half = true});
+    }
+    std::fprintf(stderr, "[2/4] one image measured\n");
+    {
+        constexpr uint32_t kBatch = 32;
+        ImportedTexture texture = ImportedTexture::create(context, {4096, 4096, kBatch, 0, Format::rgba8_unorm, true});
+        std::vector<PatchLayout> per_image;
+        for (uint32_t b = 0; b < kBatch; ++b) {
+            upload(context, texture.vulkan, host_pixels(chart.texels, 4096, 4096), {.layer = b});
+            FoveatedParams p;
+            p.fixations = {{(b % 8 + 0.5) / 8.0, (b / 8 + 0.5) / 4.0}};
+            per_image.push_back(foveated_layout(4096, 4096, p).layout);
+        }
+        context.queue().wait(generate_mips(context, texture.vulkan, MipFilter::box));
+        three_ways("batch of 32 x 273 foveated patches, 4096^2 RGBA8 layers, C=3 f32", texture,
+                   batch_layouts(per_image), {.channels = 3});
+    }
+    std::fprintf(stderr, "[3/4] batch measured\n");
+
+    // 1M trilinear samples at per-sample LOD (point kernel), and 1M samples as 4096 random
+    // patches with fractional levels on all three paths.
+    constexpr int kSamples = 1 << 20;
+    DeviceBuffer<float4> points(kSamples);
+    for (uint32_t size : {1024u, 4096u}) {
+        ImportedTexture texture = ImportedTexture::create(context, {size, size, 1, 0, Format::rgba8_unorm, true});
+        const Rgba8Image image = make_test_chart(size, size);
+        upload(context, texture.vulkan, host_pixels(image.texels, size, size));
+        context.queue().wait(generate_mips(context, texture.vulkan, MipFilter::box));
+        const float max_lod = float(full_mip_count(size, size) - 1);
+        const std::string job = "1M trilinear samples, per-sample LOD, " + std::to_string(size) + "^2 RGBA8, float4";
+        const double floor_us = 16.0 * kSamples / d2d * 1e6;
+        for (bool coherent : {false, true}) {
+            const Timing t = time_cuda(stream, [&] {
+                sample_points({texture.object.handle(), kSamples, max_lod, 7u, points.data(), coherent, 1.0f / float(size)},
+                              stream);
+            });
+            rows.push_back({job, coherent ? "CUDA texture unit, 16x16 tiles" : "CUDA texture unit, scattered",
+                            t.median_us, t.min_us, floor_us});
+        }
+        three_ways("1M samples as 4096 random 16x16 patches, fractional LOD, " + std::to_string(size) + "^2, C=4 f32",
+                   texture, scattered_patches(size, 4096), {.channels = 4});
+    }
+    std::fprintf(stderr, "[4/4] 1M samples measured\n");
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    cudaStreamDestroy(stream);
+
+    std::printf("\ntvlm bench sample on %s (driver %s), device copy %.2f TB/s; GPU time per launch, %d launches "
+                "back to back, %d runs\n",
+                prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
+    std::printf("%-72s %-32s %9s %9s %9s %8s %8s\n", "job", "method", "median us", "min us", "floor us", "x floor",
+                "x best");
+    for (const Row& r : rows) {
+        double best = r.median_us;
+        for (const Row& o : rows)
+            if (o.job == r.job) best = std::min(best, o.median_us);
+        std::printf("%-72s %-32s %9.2f %9.2f %9.2f %8.1f %8.2f\n", r.job.c_str(), r.method.c_str(), r.median_us,
+                    r.min_us, r.floor_us, r.median_us / r.floor_us, r.median_us / best);
+    }
+    if (const auto path = args.option("json")) {
+        std::ofstream json(*path);
+        if (!json) throw Error("cannot write '" + *path + "'");
+        json << "{\"suite\": \"sample\", \"gpu\": " << json_quote(prop.name) << ", \"device_copy_tb_s\": " << d2d * 1e-12
+             << ", \"rows\": [";
+        for (size_t i = 0; i < rows.size(); ++i)
+            json << (i ? ",\n  " : "\n  ") << "{\"job\": " << json_quote(rows[i].job) << ", \"method\": "
+                 << json_quote(rows[i].method) << ", \"median_us\": " << rows[i].median_us << ", \"min_us\": "
+                 << rows[i].min_us << ", \"floor_us\": " << rows[i].floor_us << "}";
+        json << "\n]}\n";
+    }
+    return 0;
+}
+
+}  // namespace tvlm
