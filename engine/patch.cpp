@@ -22,6 +22,23 @@ std::vector<float> patch_metadata(const PatchLayout& layout) {
     return rows;
 }
 
+void check_patch_target(const PatchLayout& layout, const PatchOutput& output, uint32_t width, uint32_t height,
+                        uint32_t levels, uint32_t layers, size_t output_bytes) {
+    const auto str = [](auto v) { return std::to_string(v); };
+    if (width != layout.width || height != layout.height)
+        throw Error("the layout is for " + str(layout.width) + "x" + str(layout.height) +
+                    " images but the texture is " + str(width) + "x" + str(height));
+    if (levels < layout.levels_needed)
+        throw Error("the layout samples " + str(layout.levels_needed) + " mip levels but the texture has " +
+                    str(levels) + ": create it with more levels and generate them");
+    if (layers < layout.images)
+        throw Error("the layout has " + str(layout.images) + " images but the texture has " + str(layers) + " layers");
+    if (output_bytes != output.bytes(layout))
+        throw Error("the output buffer holds " + str(output_bytes) + " bytes but [B, N, C, P, P] = [" +
+                    str(layout.images) + ", " + str(layout.patches_per_image) + ", " + str(output.channels) + ", " +
+                    str(layout.patch_size) + ", " + str(layout.patch_size) + "] needs " + str(output.bytes(layout)));
+}
+
 void check_patch_geometry(uint32_t width, uint32_t height, uint32_t patch_size) {
     if (width == 0 || height == 0)
         throw Error("cannot lay out patches on an empty " + std::to_string(width) + "x" + std::to_string(height) +

@@ -38,6 +38,19 @@ struct PatchLayout {
     size_t metadata_values() const { return patches.size() * 5; }
 };
 
+struct PatchOutput {
+    uint32_t channels = 4;  // C: 3 or 4
+    bool half = false;      // float16 instead of float32
+
+    size_t bytes(const PatchLayout& layout) const { return layout.output_values(channels) * (half ? 2 : 4); }
+};
+
+// Throws Error unless a texture of width x height with `levels` mip levels and `layers`
+// layers can serve `layout`, and `output_bytes` is exactly the output's size: what every
+// GPU sampler checks before it launches anything.
+void check_patch_target(const PatchLayout& layout, const PatchOutput& output, uint32_t width, uint32_t height,
+                        uint32_t levels, uint32_t layers, size_t output_bytes);
+
 // The metadata rows (cu, cv, su, sv, level) of every slot; padding slots are all zero
 // except level = -1.
 std::vector<float> patch_metadata(const PatchLayout& layout);

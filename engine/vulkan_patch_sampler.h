@@ -15,13 +15,6 @@ namespace tvlm {
 class Context;
 class Texture;
 
-struct PatchOutput {
-    uint32_t channels = 4;  // C: 3 or 4
-    bool half = false;      // float16 instead of float32
-
-    size_t bytes(const PatchLayout& layout) const { return layout.output_values(channels) * (half ? 2 : 4); }
-};
-
 class VulkanPatchSampler {
 public:
     // Uploads `layout` once (a host-visible storage buffer, read in place) and builds the

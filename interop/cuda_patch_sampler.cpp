@@ -59,20 +59,7 @@ CudaSamplerDesc CudaPatchSampler::sampler_desc() const {
 }
 
 void CudaPatchSampler::check(const TextureDesc& desc, size_t output_bytes) const {
-    if (desc.width != layout_.width || desc.height != layout_.height)
-        throw Error("the layout is for " + std::to_string(layout_.width) + "x" + std::to_string(layout_.height) +
-                    " images but the texture is " + std::to_string(desc.width) + "x" + std::to_string(desc.height));
-    if (desc.mip_levels() < layout_.levels_needed)
-        throw Error("the layout samples " + std::to_string(layout_.levels_needed) + " mip levels but the texture has " +
-                    std::to_string(desc.mip_levels()) + ": create it with more levels and generate them");
-    if (desc.layers < layout_.images)
-        throw Error("the layout has " + std::to_string(layout_.images) + " images but the texture has " +
-                    std::to_string(desc.layers) + " layers");
-    if (output_bytes != output_.bytes(layout_))
-        throw Error("the output buffer holds " + std::to_string(output_bytes) + " bytes but [B, N, C, P, P] = [" +
-                    std::to_string(layout_.images) + ", " + std::to_string(layout_.patches_per_image) + ", " +
-                    std::to_string(output_.channels) + ", " + std::to_string(layout_.patch_size) + ", " +
-                    std::to_string(layout_.patch_size) + "] needs " + std::to_string(output_.bytes(layout_)));
+    check_patch_target(layout_, output_, desc.width, desc.height, desc.mip_levels(), desc.layers, output_bytes);
 }
 
 PatchLaunch CudaPatchSampler::launch(void* output) const {

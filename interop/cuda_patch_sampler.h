@@ -11,7 +11,6 @@
 #include "device_buffer.h"
 #include "patch.h"
 #include "patch_sampling.h"
-#include "vulkan_patch_sampler.h"  // PatchOutput
 
 namespace tvlm {
 

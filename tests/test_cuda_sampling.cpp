@@ -18,6 +18,7 @@
 #include "sampling_check.h"
 #include "transfer.h"
 #include "vulkan_fixture.h"
+#include "vulkan_patch_sampler.h"
 
 using namespace tvlm;
 using namespace tvlm::test;
