@@ -53,15 +53,10 @@ int run_bench_interop(const Args& args) {
     std::vector<Row> rows;
 
     // Bandwidth ceilings measured in this run: device copy (read + write) and pinned upload.
-    const size_t copy_bytes = size_t{1} << 30;
-    DeviceBuffer<uint8_t> src(copy_bytes), dst(copy_bytes);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, copy_bytes, stream));
-    const double copy_ms = gpu_median_ms(stream, 10, [&] {
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream));
-    });
-    const double d2d = 2.0 * copy_bytes / (copy_ms * 1e-3);  // bytes/s
+    const double d2d = device_copy_bandwidth(stream, size_t{1} << 30);
     void* pinned = nullptr;
     const size_t upload_bytes = size_t{256} << 20;
+    DeviceBuffer<uint8_t> dst(upload_bytes);
     TVLM_CUDA_CHECK(cudaMallocHost(&pinned, upload_bytes));
     const double h2d_ms = gpu_median_ms(stream, 5, [&] {
         TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), pinned, upload_bytes, cudaMemcpyHostToDevice, stream));

@@ -91,16 +91,7 @@ int run_bench_sample(const Args& args) {
     cudaDeviceProp prop{};
     TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
 
-    const size_t copy_bytes = size_t{1} << 28;
-    double d2d = 0;
-    {
-        DeviceBuffer<uint8_t> src(copy_bytes), dst(copy_bytes);
-        TVLM_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, copy_bytes, stream));
-        const double ms = gpu_median_ms(stream, 10, [&] {
-            TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, stream));
-        });
-        d2d = 2.0 * copy_bytes / (ms * 1e-3);
-    }
+    const double d2d = device_copy_bandwidth(stream);
     std::fprintf(stderr, "[1/4] device copy %.2f TB/s\n", d2d * 1e-12);
     std::vector<Row> rows;
 

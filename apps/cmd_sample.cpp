@@ -115,11 +115,9 @@ std::string meta_json(const PatchLayout& layout, const SampleRequest& request, c
     const std::vector<float> rows = patch_metadata(layout);
     char buf[160];
     for (size_t n = 0; n < layout.patches.size(); ++n) {
-        const Patch& p = layout.patches[n];
         std::snprintf(buf, sizeof buf, "%s\n    [%.9g, %.9g, %.9g, %.9g, %.9g]", n ? "," : "", double(rows[n * 5]),
                       double(rows[n * 5 + 1]), double(rows[n * 5 + 2]), double(rows[n * 5 + 3]), double(rows[n * 5 + 4]));
         s += buf;
-        (void)p;
     }
     s += "\n  ],\n  \"layers\": [";
     for (size_t n = 0; n < layout.patches.size(); ++n) s += (n ? ", " : "") + std::to_string(layout.patches[n].layer);

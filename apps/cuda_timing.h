@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "device_buffer.h"
 
 namespace tvlm {
 
@@ -35,6 +36,17 @@ template <class F>
 double gpu_median_ms(cudaStream_t stream, int repeats, F body) {
     const std::vector<float> times = gpu_times_ms(stream, repeats, body);
     return times[times.size() / 2];
+}
+
+// Device-to-device copy bandwidth (bytes read + written per second) over `bytes`: the
+// ceiling every benchmark floor is computed from, measured in the same run.
+inline double device_copy_bandwidth(cudaStream_t stream, size_t bytes = size_t{1} << 28) {
+    DeviceBuffer<unsigned char> src(bytes), dst(bytes);
+    TVLM_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, bytes, stream));
+    const double ms = gpu_median_ms(stream, 10, [&] {
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+    });
+    return 2.0 * double(bytes) / (ms * 1e-3);
 }
 
 }  // namespace tvlm

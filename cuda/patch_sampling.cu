@@ -56,25 +56,32 @@ __device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer,
     }
 }
 
-template <typename Out, bool Layered, bool OneChannel, bool Gradients>
-__global__ void texture_kernel(cudaTextureObject_t texture, PatchLaunch l) {
+// The one kernel body: sample (j, k) of patch n, filtered by `filter`, stored as [B, N, C, P, P].
+template <typename Out, class Filter>
+__global__ void patch_kernel(Filter filter, PatchLaunch l) {
     const uint32_t per_patch = l.patch_size * l.patch_size;
     const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
     if (n >= l.patch_count) return;
     const gpu::PatchGpu p = l.patches[n];
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // padding slots stay zero
-    if (p.level >= 0.0f) {
-        const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
-        const int layer = int(p.layer);
-        if constexpr (Gradients)
-            value = fetch_grad<Layered, OneChannel>(texture, at.u, at.v, layer, make_float2(at.dudx, at.dvdx),
-                                                    make_float2(at.dudy, at.dvdy));
-        else
-            value = fetch_lod<Layered, OneChannel>(texture, at.u, at.v, layer, p.level);
-    }
+    if (p.level >= 0.0f) value = filter(p, place(p, s % l.patch_size, s / l.patch_size, l), l);
     store<Out>(l, n, s, value);
 }
+
+// The texture unit: the patch level, or the footprint's gradients (anisotropic).
+template <bool Layered, bool OneChannel, bool Gradients>
+struct TextureFilter {
+    cudaTextureObject_t texture;
+    __device__ float4 operator()(const gpu::PatchGpu& p, const SamplePlace& at, const PatchLaunch&) const {
+        const int layer = int(p.layer);
+        if constexpr (Gradients)
+            return fetch_grad<Layered, OneChannel>(texture, at.u, at.v, layer, make_float2(at.dudx, at.dvdx),
+                                                   make_float2(at.dudy, at.dvdy));
+        else
+            return fetch_lod<Layered, OneChannel>(texture, at.u, at.v, layer, p.level);
+    }
+};
 
 // ---- software filtering from a pyramid in global memory ----
 
@@ -117,19 +124,16 @@ __device__ float4 trilinear(const SoftwarePyramid& py, int layer, float u, float
     return lerp4(lo, bilinear<Rgba8>(py, int(base) + 1, layer, u, v), blend);
 }
 
-template <typename Out, bool Rgba8, bool Gradients>
-__global__ void software_kernel(SoftwarePyramid py, PatchLaunch l) {
-    const uint32_t per_patch = l.patch_size * l.patch_size;
-    const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
-    if (n >= l.patch_count) return;
-    const gpu::PatchGpu p = l.patches[n];
-    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (p.level >= 0.0f) {
-        const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
+// Software filtering; gradients per engine/patch.cpp gradient_footprint(): N trilinear
+// taps along the longer gradient.
+template <bool Rgba8, bool Gradients>
+struct SoftwareFilter {
+    SoftwarePyramid py;
+    __device__ float4 operator()(const gpu::PatchGpu& p, const SamplePlace& at, const PatchLaunch& l) const {
         const int layer = int(p.layer);
-        if constexpr (Gradients) {
-            // engine/patch.cpp gradient_footprint(): N taps along the longer gradient.
+        if constexpr (!Gradients) {
+            return trilinear<Rgba8>(py, layer, at.u, at.v, p.level);
+        } else {
             const float rx = hypotf(at.dudx * l.width, at.dvdx * l.height);
             const float ry = hypotf(at.dudy * l.width, at.dvdy * l.height);
             const float rmax = fmaxf(rx, ry), rmin = fminf(rx, ry);
@@ -137,18 +141,17 @@ __global__ void software_kernel(SoftwarePyramid py, PatchLaunch l) {
             const int taps = int(fminf(fmaxf(ratio, 1.0f), float(max(py.max_anisotropy, 1u))));
             const float lod = rmax > 0.0f ? log2f(rmax / taps) : 0.0f;
             const float du = rx >= ry ? at.dudx : at.dudy, dv = rx >= ry ? at.dvdx : at.dvdy;
+            float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             for (int i = 1; i <= taps; ++i) {
                 const float t = float(i) / float(taps + 1) - 0.5f;
                 const float4 tap = trilinear<Rgba8>(py, layer, at.u + t * du, at.v + t * dv, lod);
                 value = make_float4(value.x + tap.x / taps, value.y + tap.y / taps, value.z + tap.z / taps,
                                     value.w + tap.w / taps);
             }
-        } else {
-            value = trilinear<Rgba8>(py, layer, at.u, at.v, p.level);
+            return value;
         }
     }
-    store<Out>(l, n, s, value);
-}
+};
 
 unsigned int blocks(const PatchLaunch& l) {
     const size_t samples = size_t(l.patch_count) * l.patch_size * l.patch_size;
@@ -157,14 +160,14 @@ unsigned int blocks(const PatchLaunch& l) {
 
 template <typename Out, bool Layered, bool OneChannel>
 void launch_texture(cudaTextureObject_t t, const PatchLaunch& l, cudaStream_t stream) {
-    if (l.gradients) texture_kernel<Out, Layered, OneChannel, true><<<blocks(l), kBlock, 0, stream>>>(t, l);
-    else texture_kernel<Out, Layered, OneChannel, false><<<blocks(l), kBlock, 0, stream>>>(t, l);
+    if (l.gradients) patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(TextureFilter<Layered, OneChannel, true>{t}, l);
+    else patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(TextureFilter<Layered, OneChannel, false>{t}, l);
 }
 
 template <typename Out, bool Rgba8>
 void launch_software(const SoftwarePyramid& py, const PatchLaunch& l, cudaStream_t stream) {
-    if (l.gradients) software_kernel<Out, Rgba8, true><<<blocks(l), kBlock, 0, stream>>>(py, l);
-    else software_kernel<Out, Rgba8, false><<<blocks(l), kBlock, 0, stream>>>(py, l);
+    if (l.gradients) patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, true>{py}, l);
+    else patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, false>{py}, l);
 }
 
 template <typename Out>

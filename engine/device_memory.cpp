@@ -60,4 +60,25 @@ DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_i
     return DeviceMemory(device, memory, size, type_index);
 }
 
+BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size,
+                                VkBufferUsageFlags usage, VkMemoryPropertyFlags properties) {
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    check_vk(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer");
+    try {
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(device, buffer, &req);
+        DeviceMemory memory = allocate_memory(device, req.size, find_memory_type(physical, req.memoryTypeBits, properties),
+                                              nullptr);
+        check_vk(vkBindBufferMemory(device, buffer, memory.handle(), 0), "vkBindBufferMemory");
+        return {buffer, std::move(memory)};
+    } catch (...) {
+        vkDestroyBuffer(device, buffer, nullptr);
+        throw;
+    }
+}
+
 }  // namespace tvlm

@@ -38,4 +38,14 @@ uint32_t find_memory_type(VkPhysicalDevice physical, uint32_t type_bits, VkMemor
 // vkAllocateMemory with `next` chained (dedicated / export / import infos).
 DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const void* next);
 
+// A new buffer bound to its own memory of the first type with `properties`: the step
+// HostBuffer and GpuBuffer share. The caller owns `buffer` (vkDestroyBuffer) and `memory`;
+// on failure nothing is left behind.
+struct BoundBuffer {
+    VkBuffer buffer;
+    DeviceMemory memory;
+};
+BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size,
+                                VkBufferUsageFlags usage, VkMemoryPropertyFlags properties);
+
 }  // namespace tvlm

@@ -8,18 +8,11 @@ namespace tvlm {
 
 HostBuffer::HostBuffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage)
     : device_(device), size_(size) {
-    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.size = size;
-    info.usage = usage;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    check_vk(vkCreateBuffer(device_, &info, nullptr, &buffer_), "vkCreateBuffer");
+    BoundBuffer bound = create_bound_buffer(physical, device, size, usage,
+                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    buffer_ = bound.buffer;
+    memory_ = std::move(bound.memory);
     try {
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(device_, buffer_, &req);
-        const uint32_t type = find_memory_type(physical, req.memoryTypeBits,
-            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-        memory_ = allocate_memory(device_, req.size, type, nullptr);
-        check_vk(vkBindBufferMemory(device_, buffer_, memory_.handle(), 0), "vkBindBufferMemory");
         void* mapped = nullptr;
         check_vk(vkMapMemory(device_, memory_.handle(), 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
         mapped_ = static_cast<std::byte*>(mapped);

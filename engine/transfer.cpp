@@ -78,15 +78,8 @@ std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
         // Make the copy's writes visible to the host read below.
-        VkMemoryBarrier2 host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-        host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dep.memoryBarrierCount = 1;
-        dep.pMemoryBarriers = &host;
-        vkCmdPipelineBarrier2(cmd, &dep);
+        record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
     });
     context.queue().wait(done);
     std::vector<uint8_t> bytes(size);

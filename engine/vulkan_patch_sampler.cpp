@@ -17,6 +17,10 @@ namespace {
 
 constexpr uint32_t kMaxGroups = 65535;  // per dispatch dimension, the minimum every device allows
 
+uint64_t groups(const PatchLayout& layout) {
+    return (layout.samples() + TVLM_SAMPLE_GROUP_SIZE - 1) / TVLM_SAMPLE_GROUP_SIZE;
+}
+
 }  // namespace
 
 VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, PatchOutput output)
@@ -27,6 +31,8 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
         throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
+    if (groups(layout_) > uint64_t{kMaxGroups} * kMaxGroups)
+        throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memcpy(patches_.data(), layout_.patches.data(), layout_.patches.size() * sizeof(Patch));
@@ -80,9 +86,9 @@ void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer 
     writes[1].pBufferInfo = &patches;
     writes[2].pBufferInfo = &out;
 
-    const uint64_t groups = (layout_.samples() + TVLM_SAMPLE_GROUP_SIZE - 1) / TVLM_SAMPLE_GROUP_SIZE;
-    const auto x = uint32_t(std::min<uint64_t>(groups, kMaxGroups));
-    const auto y = uint32_t((groups + x - 1) / x);
+    const uint64_t total = groups(layout_);
+    const auto x = uint32_t(std::min<uint64_t>(total, kMaxGroups));
+    const auto y = uint32_t((total + x - 1) / x);
     // Earlier reads or writes of the output finish before this dispatch writes it.
     record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                           VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
@@ -97,8 +103,6 @@ void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer 
 
 uint64_t VulkanPatchSampler::sample(Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes) {
     check(texture, bytes);
-    const uint64_t groups = (layout_.samples() + TVLM_SAMPLE_GROUP_SIZE - 1) / TVLM_SAMPLE_GROUP_SIZE;
-    if (groups > uint64_t{kMaxGroups} * kMaxGroups) throw Error("the layout has too many samples for one dispatch");
     const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) { record(cmd, texture, output, offset, bytes); });
     texture.mark_used(done);
     last_use_ = done;

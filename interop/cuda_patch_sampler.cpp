@@ -70,6 +70,11 @@ PatchLaunch CudaPatchSampler::launch(void* output) const {
 void CudaPatchSampler::sample(const CudaTexture& texture, cudaTextureObject_t object, void* output,
                               size_t output_bytes, cudaStream_t stream) const {
     check(texture.desc(), output_bytes);
+    launch_texture(texture, object, output, stream);
+}
+
+void CudaPatchSampler::launch_texture(const CudaTexture& texture, cudaTextureObject_t object, void* output,
+                                      cudaStream_t stream) const {
     sample_patches_texture(object, texture.layered(), format_info(texture.desc().format).channels, launch(output),
                            stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
@@ -78,9 +83,9 @@ void CudaPatchSampler::sample(const CudaTexture& texture, cudaTextureObject_t ob
 void CudaPatchSampler::sample_after(const CudaLink& link, uint64_t ready_value, const CudaTexture& texture,
                                     cudaTextureObject_t object, void* output, size_t output_bytes,
                                     cudaStream_t stream) const {
-    check(texture.desc(), output_bytes);
+    check(texture.desc(), output_bytes);  // before the wait: a refused call enqueues nothing
     link.cuda_wait(stream, ready_value);
-    sample(texture, object, output, output_bytes, stream);
+    launch_texture(texture, object, output, stream);
 }
 
 void CudaPatchSampler::sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output,

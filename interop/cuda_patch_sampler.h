@@ -54,6 +54,7 @@ public:
 
 private:
     PatchLaunch launch(void* output) const;
+    void launch_texture(const CudaTexture& texture, cudaTextureObject_t object, void* output, cudaStream_t stream) const;
     PatchLayout layout_;
     PatchOutput output_;
     DeviceBuffer<gpu::PatchGpu> patches_;

@@ -108,15 +108,6 @@ void check_all(Setup& s, Images& images, const PatchLayout& layout, PatchOutput 
     CHECK_MESSAGE(sample_mismatches(vulkan, cuda, grad, output.half) == 0, "CUDA vs Vulkan");
 }
 
-ImageF rows_constant(uint32_t w, uint32_t h, Format format, uint32_t seed) {
-    const ImageF column = random_image(1, h, format, seed);
-    ImageF image(w, h, column.channels);
-    for (uint32_t y = 0; y < h; ++y)
-        for (uint32_t x = 0; x < w; ++x)
-            for (uint32_t c = 0; c < column.channels; ++c) image.at(x, y, c) = column.at(0, y, c);
-    return image;
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: every layout and format, CUDA vs reference vs Vulkan") {
@@ -143,7 +134,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: 16x anisotropic footprints") {
     Setup s;
     for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::rgba32f}) {
         // Constant rows: the level choice and the filtering across the axis against the reference.
-        Images rows = make_images(s.context, {rows_constant(512, 256, format, 5)}, format);
+        Images rows = make_images(s.context, {rows_constant_image(512, 256, format, 5)}, format);
         for (uint32_t elongation : {1u, 2u, 4u, 8u, 16u})
             check_all(s, rows, anisotropic_layout(512, 256, {.patch_size = 8, .level = 1, .elongation = elongation}),
                       {.channels = 4});
@@ -186,7 +177,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: software filtering from a pyram
             const std::vector<float> expected = reference_sample_patches(layout, images.levels, format, 4);
             CHECK(sample_mismatches(expected, soft, false, false) == 0);
         }
-        Images rows = make_images(s.context, {rows_constant(512, 256, format, 5)}, format);
+        Images rows = make_images(s.context, {rows_constant_image(512, 256, format, 5)}, format);
         const PatchLayout aniso = anisotropic_layout(512, 256, {.patch_size = 8, .level = 1, .elongation = 4});
         const std::vector<float> soft = cuda_sample(s, rows, aniso, {.channels = 4}, Filter::software);
         CHECK(sample_mismatches(reference_sample_patches(aniso, rows.levels, format, 4), soft, true, false) == 0);

@@ -50,11 +50,7 @@ TEST_CASE("reference: trilinear blends two levels, sRGB in linear light, r32f as
 
 TEST_CASE("reference: anisotropic taps along a constant direction equal one trilinear sample") {
     // Rows are constant: taps along u cannot change the result, only the LOD and v matter.
-    ImageF base(256, 128, 4);
-    const ImageF column = test::random_image(1, 128, Format::rgba32f, 5);
-    for (uint32_t y = 0; y < 128; ++y)
-        for (uint32_t x = 0; x < 256; ++x)
-            for (uint32_t c = 0; c < 4; ++c) base.at(x, y, c) = column.at(0, y, c);
+    const ImageF base = test::rows_constant_image(256, 128, Format::rgba32f, 5);
     const MipLevels levels = reference_mip_chain(base, Format::rgba32f, MipFilter::box, 9);
     PatchLayout aniso = anisotropic_layout(256, 128, {.patch_size = 8, .level = 1, .elongation = 4});
     const std::vector<float> a = reference_sample_patches(aniso, std::span(&levels, 1), Format::rgba32f, 3);

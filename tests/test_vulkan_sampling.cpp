@@ -54,15 +54,6 @@ void check_sampling(Context& context, Images& images, const PatchLayout& layout,
     CHECK(test::sample_mismatches(expected, actual, layout.mode == SamplingMode::gradients, output.half) == 0);
 }
 
-ImageF rows_constant(uint32_t w, uint32_t h, Format format, uint32_t seed) {
-    const ImageF column = test::random_image(1, h, format, seed);
-    ImageF image(w, h, column.channels);
-    for (uint32_t y = 0; y < h; ++y)
-        for (uint32_t x = 0; x < w; ++x)
-            for (uint32_t c = 0; c < column.channels; ++c) image.at(x, y, c) = column.at(0, y, c);
-    return image;
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: every layout and format matches the reference") {
@@ -85,7 +76,7 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: anisotropic footprints 
     // Where the taps along the axis go is implementation-defined; along constant rows it
     // does not matter, so the level choice and the filtering across the axis are checked.
     for (Format format : {Format::rgba8_unorm, Format::rgba16f}) {
-        Images images = make_images(context, {rows_constant(128, 64, format, 5)}, format);
+        Images images = make_images(context, {test::rows_constant_image(128, 64, format, 5)}, format);
         for (uint32_t elongation : {2u, 4u, 8u})
             check_sampling(context, images, anisotropic_layout(128, 64, {.patch_size = 4, .level = 1, .elongation = elongation}),
                            {.channels = 4});
