@@ -27,7 +27,8 @@ constexpr const char* kHelp =
     "generates its mip chain and writes DIR/level_00.png, level_01.png, ... and\n"
     "DIR/sheet.png (all levels side by side).\n"
     "  --format   rgba8 (default), rgba8_srgb, rgba16f, rgba32f, r32f\n"
-    "  --filter   blit (vkCmdBlitImage, default) or box (exact area average, compute)\n"
+    "  --filter   box (exact area average, single-pass compute; the default where the\n"
+    "             device runs it) or blit (vkCmdBlitImage)\n"
     "  --levels   number of levels (default: the full chain down to 1x1)\n"
     "  --out      output folder (default: tvlm_mips), created if missing\n"
     "  --device   Vulkan device: index, name substring or UUID (see tvlm info)\n";
@@ -56,7 +57,8 @@ int run_mips(int argc, char** argv) {
     if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
     if (args.positionals().size() > 1) throw Error("tvlm mips takes at most one IMAGE (see --help)");
     const Format format = parse_format(args.option_or("format", "rgba8"));
-    const MipFilter filter = parse_mip_filter(args.option_or("filter", "blit"));
+    const std::string filter_name = args.option_or("filter", "");
+    if (!filter_name.empty()) parse_mip_filter(filter_name);  // a bad name fails before any work
     const std::filesystem::path out = args.option_or("out", "tvlm_mips");
 
     // Everything that can fail on input is checked before the output folder is touched.
@@ -71,6 +73,7 @@ int run_mips(int argc, char** argv) {
     TextureDesc tdesc = TextureDesc::sampled_2d(input.width, input.height, format, args.uint_option("levels").value_or(0));
     if (args.option("levels") && tdesc.levels == 0) throw Error("--levels must be at least 1");
     Texture texture = Texture::create(context, tdesc);
+    const MipFilter filter = filter_name.empty() ? default_mip_filter(context, format) : parse_mip_filter(filter_name);
 
     const auto start = std::chrono::steady_clock::now();
     upload(context, texture, host_pixels(input.texels, input.width, input.height));

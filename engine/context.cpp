@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "barriers.h"
 #include "vk_check.h"
 
 namespace tvlm {
@@ -38,6 +39,9 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     features.features.samplerAnisotropy = supported.samplerAnisotropy;  // used by anisotropic sampling
     features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;   // one shader for every format
+    // The box filter's exact arithmetic (box_filter.h) needs doubles in shaders.
+    float64_ = supported.shaderFloat64 == VK_TRUE;
+    features.features.shaderFloat64 = supported.shaderFloat64;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -67,6 +71,7 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
 Context::~Context() {
     queue_.reset();  // waits for in-flight work
     pipelines_.clear();
+    constants_.clear();
     vkDestroySampler(device_, point_sampler_, nullptr);
     vkDestroyDevice(device_, nullptr);
 }
@@ -74,6 +79,20 @@ Context::~Context() {
 const ComputePipeline& Context::pipeline(const std::string& key, const ComputePipelineDesc& desc) {
     auto& slot = pipelines_[key];
     if (!slot) slot = std::make_unique<ComputePipeline>(device_, desc);
+    return *slot;
+}
+
+const GpuBuffer& Context::constant_buffer(const std::string& key, std::span<const uint32_t> words) {
+    auto& slot = constants_[key];
+    if (slot) return *slot;
+    auto buffer = std::make_unique<GpuBuffer>(info_.handle, device_, words.size_bytes(),
+                                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+    queue_->submit([&](VkCommandBuffer cmd) {
+        vkCmdUpdateBuffer(cmd, buffer->handle(), 0, words.size_bytes(), words.data());  // at most 64 KiB
+        record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT);
+    });
+    slot = std::move(buffer);
     return *slot;
 }
 

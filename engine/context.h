@@ -4,11 +4,13 @@
 // Not movable: textures and pipelines keep a reference to it.
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "command_queue.h"
 #include "compute_pipeline.h"
 #include "device_choice.h"
+#include "gpu_buffer.h"
 #include "instance.h"
 
 namespace tvlm {
@@ -34,12 +36,16 @@ public:
     bool semaphore_export() const { return info_.semaphore_fd_export; }
     bool half_storage() const { return half_storage_; }  // 16-bit values in storage buffers
     bool anisotropy() const { return anisotropy_; }      // anisotropic samplers that work
+    bool float64() const { return float64_; }            // doubles in shaders (box filter)
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
 
     // The pipeline registered under `key`, built from `desc` on first use and kept.
     const ComputePipeline& pipeline(const std::string& key, const ComputePipelineDesc& desc);
+    // A device-local storage buffer registered under `key`, filled with `words` on first use
+    // (in-queue: later submissions see it) and kept: tables shaders read.
+    const GpuBuffer& constant_buffer(const std::string& key, std::span<const uint32_t> words);
     // Nearest, clamp-to-edge, unnormalised-free sampler for texelFetch-style reads.
     VkSampler point_sampler() const { return point_sampler_; }
 
@@ -50,9 +56,11 @@ private:
     VkDevice device_ = VK_NULL_HANDLE;
     std::unique_ptr<CommandQueue> queue_;
     std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+    std::map<std::string, std::unique_ptr<GpuBuffer>> constants_;
     VkSampler point_sampler_ = VK_NULL_HANDLE;
     bool half_storage_ = false;
     bool anisotropy_ = false;
+    bool float64_ = false;
 };
 
 }  // namespace tvlm

@@ -1,9 +1,10 @@
-// The `box` mip filter on the GPU: one compute dispatch per level (shaders/box_downsample.comp),
-// all layers in the same dispatch.
+// The `box` mip filter on the GPU: the single-pass downsampler (shaders/box_mips.comp),
+// a few dispatches per chain (box_filter.h plans them), all layers in each dispatch.
 #include <array>
 #include <string>
 
 #include "barriers.h"
+#include "box_filter.h"
 #include "context.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -13,67 +14,85 @@
 
 namespace tvlm {
 
+uint32_t box_kind(Format format) {
+    const FormatInfo& info = format_info(format);
+    if (info.component == ComponentType::u8) return info.srgb ? TVLM_BOX_SRGB8 : TVLM_BOX_UNORM8;
+    return info.component == ComponentType::f16 ? TVLM_BOX_FLOAT16 : TVLM_BOX_FLOAT32;
+}
+
+std::string box_unsupported(const Context& context, Format format) {
+    const FormatInfo& info = format_info(format);
+    if (!context.float64())
+        return context.device_info().name + " has no shaderFloat64, which the box filter's exact arithmetic needs";
+    // Levels are read and written in their stored encoding: sRGB through UNORM views.
+    VkFormatProperties props;
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(), info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format,
+                                        &props);
+    const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT;
+    if ((props.optimalTilingFeatures & needed) != needed)
+        return "format " + std::string(info.name) + " cannot be read and stored by compute shaders on " +
+               context.device_info().name;
+    return {};
+}
+
+MipFilter default_mip_filter(const Context& context, Format format) {
+    return box_unsupported(context, format).empty() ? MipFilter::box : MipFilter::blit;
+}
+
 namespace {
 
-uint32_t groups(uint32_t n) { return (n + TVLM_BOX_GROUP_SIZE - 1) / TVLM_BOX_GROUP_SIZE; }
-
-}  // namespace
-
-uint64_t generate_mips_box(Context& context, Texture& texture) {
-    const FormatInfo& format = format_info(texture.desc().format);
-    const VkFormat storage_format = format.srgb ? VK_FORMAT_R8G8B8A8_UNORM : format.vk_format;
-    VkFormatProperties sampled_props, storage_props;
-    vkGetPhysicalDeviceFormatProperties(context.physical_device(), format.vk_format, &sampled_props);
-    vkGetPhysicalDeviceFormatProperties(context.physical_device(), storage_format, &storage_props);
-    if (!(sampled_props.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT) ||
-        !(storage_props.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT))
-        throw Error("format " + std::string(format.name) + " cannot be sampled and stored by compute shaders on " +
-                    context.device_info().name + ": use the blit filter");
+uint64_t record_box_passes(Context& context, Texture& texture, TexelRect dirty, uint32_t first_layer, uint32_t layers) {
+    if (const std::string why = box_unsupported(context, texture.desc().format); !why.empty())
+        throw Error(why + ": use the blit filter");
     const uint32_t levels = texture.levels();
     if (levels == 1) return context.queue().last_submitted();
+    const std::vector<BoxPass> passes = plan_box_passes(texture.desc().width, texture.desc().height, levels, dirty);
 
-    const ComputePipeline& pipeline = context.pipeline("box_downsample", {
-        .spirv = shaders::box_downsample(),
-        .bindings = {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE},
-        .push_constant_bytes = sizeof(gpu::BoxDownsampleParams)});
+    std::vector<VkDescriptorType> bindings(2 + TVLM_BOX_MAX_LEVELS, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE);
+    bindings.front() = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    bindings.back() = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0, VK_WHOLE_SIZE};
+    const ComputePipeline& pipeline = context.pipeline("box_mips", {
+        .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     // Views are made before recording: they live as long as the texture.
     std::vector<std::array<VkImageView, 2>> views(levels);
-    for (uint32_t l = 0; l < levels; ++l) views[l] = {texture.level_view(l, false), texture.level_view(l, true)};
+    for (uint32_t l = 0; l < levels; ++l)
+        views[l] = {texture.level_view(l, LevelAccess::read), texture.level_view(l, LevelAccess::write)};
 
     const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
-        // GENERAL: each level is written as a storage image, then read by the next dispatch.
+        // GENERAL: levels are written as storage images, then read by the next pass.
         record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
-        for (uint32_t level = 1; level < levels; ++level) {
-            const Extent2D src = texture.extent(level - 1), dst = texture.extent(level);
-            const gpu::BoxDownsampleParams params{src.width, src.height, dst.width, dst.height,
-                                                  format.srgb ? 1u : 0u,
-                                                  format.component == ComponentType::u8 ? 1u : 0u};
-            VkDescriptorImageInfo src_info{context.point_sampler(), views[level - 1][0], VK_IMAGE_LAYOUT_GENERAL};
-            VkDescriptorImageInfo dst_info{VK_NULL_HANDLE, views[level][1], VK_IMAGE_LAYOUT_GENERAL};
-            std::array<VkWriteDescriptorSet, 2> writes{};
-            writes[0] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-            writes[0].dstBinding = 0;
-            writes[0].descriptorCount = 1;
-            writes[0].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-            writes[0].pImageInfo = &src_info;
-            writes[1] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-            writes[1].dstBinding = 1;
-            writes[1].descriptorCount = 1;
-            writes[1].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-            writes[1].pImageInfo = &dst_info;
+        for (const BoxPass& pass : passes) {
+            const Extent2D src = texture.extent(pass.src_level);
+            const gpu::BoxMipsParams params{src.width, src.height, pass.levels, box_kind(texture.desc().format),
+                                            pass.tile_x, pass.tile_y, first_layer, 0};
+            std::array<VkDescriptorImageInfo, 1 + TVLM_BOX_MAX_LEVELS> infos{};
+            infos[0] = {context.point_sampler(), views[pass.src_level][0], VK_IMAGE_LAYOUT_GENERAL};
+            for (uint32_t j = 1; j <= TVLM_BOX_MAX_LEVELS; ++j) {
+                // Slots past this pass's levels are never written; they repeat its first level.
+                const uint32_t level = pass.src_level + (j <= pass.levels ? j : 1);
+                infos[j] = {VK_NULL_HANDLE, views[level][1], VK_IMAGE_LAYOUT_GENERAL};
+            }
+            std::array<VkWriteDescriptorSet, 2 + TVLM_BOX_MAX_LEVELS> writes{};
+            for (uint32_t b = 0; b < writes.size(); ++b) {
+                writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+                writes[b].dstBinding = b;
+                writes[b].descriptorCount = 1;
+                writes[b].descriptorType = bindings[b];
+                if (b < infos.size()) writes[b].pImageInfo = &infos[b]; else writes[b].pBufferInfo = &tables;
+            }
             pipeline.bind(cmd, writes, &params);
-            vkCmdDispatch(cmd, groups(dst.width), groups(dst.height), texture.desc().layers);
-            // This level's writes become the next dispatch's reads.
+            vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);
+            // This pass's writes become the next pass's reads.
             record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,
                                  .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                                  .src_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                                  .src_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                                  .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                                 .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
-                                 .base_level = level, .level_count = 1});
+                                 .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT});
         }
         record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
@@ -83,6 +102,30 @@ uint64_t generate_mips_box(Context& context, Texture& texture) {
     });
     texture.mark_used(done);
     return done;
+}
+
+}  // namespace
+
+uint64_t generate_mips_box(Context& context, Texture& texture) {
+    const TextureDesc& desc = texture.desc();
+    return record_box_passes(context, texture, {0, 0, desc.width, desc.height}, 0, desc.layers);
+}
+
+uint64_t update_mips(Context& context, Texture& texture, const DirtyRegion& region) {
+    const TextureDesc& desc = texture.desc();
+    if (region.width == 0 || region.height == 0 || region.layers == 0)
+        throw Error("the changed region is empty: give its width, height and layer count");
+    if (region.x >= desc.width || region.width > desc.width - region.x || region.y >= desc.height ||
+        region.height > desc.height - region.y || region.first_layer >= desc.layers ||
+        region.layers > desc.layers - region.first_layer)
+        throw Error("the changed region " + std::to_string(region.width) + "x" + std::to_string(region.height) +
+                    " at (" + std::to_string(region.x) + "," + std::to_string(region.y) + "), layers " +
+                    std::to_string(region.first_layer) + "+" + std::to_string(region.layers) +
+                    " lies outside the " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + "x" +
+                    std::to_string(desc.layers) + " texture");
+    return record_box_passes(context, texture,
+                             {region.x, region.y, region.x + region.width, region.y + region.height},
+                             region.first_layer, region.layers);
 }
 
 }  // namespace tvlm

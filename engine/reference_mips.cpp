@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "box_filter.h"
 #include "color.h"
 
 namespace tvlm {
@@ -26,28 +27,49 @@ std::vector<Tap> blit_taps(uint32_t i, uint32_t s, uint32_t d) {
     return {{clamp_index(j0), 1.0 - f}, {clamp_index(j0 + 1.0), f}};
 }
 
-// Exact overlaps: in units of 1/d source texels, source texel j spans [j*d, (j+1)*d] and
-// destination texel i spans [i*s, (i+1)*s]; overlaps are integers summing to s.
-std::vector<Tap> box_taps(uint32_t i, uint32_t s, uint32_t d) {
-    std::vector<Tap> taps;
-    const uint64_t lo = uint64_t{i} * s, hi = uint64_t{i + 1} * s;
-    for (uint64_t j = lo / d; j * d < hi; ++j) {
-        const uint64_t overlap = std::min(hi, (j + 1) * d) - std::max(lo, j * d);
-        if (overlap) taps.push_back({static_cast<uint32_t>(j), static_cast<double>(overlap) / s});
-    }
+std::vector<std::vector<Tap>> axis_taps(uint32_t s, uint32_t d) {
+    std::vector<std::vector<Tap>> taps(d);
+    for (uint32_t i = 0; i < d; ++i) taps[i] = blit_taps(i, s, d);
     return taps;
 }
 
-std::vector<std::vector<Tap>> axis_taps(MipFilter filter, uint32_t s, uint32_t d) {
-    std::vector<std::vector<Tap>> taps(d);
-    for (uint32_t i = 0; i < d; ++i)
-        taps[i] = filter == MipFilter::blit ? blit_taps(i, s, d) : box_taps(i, s, d);
-    return taps;
+// The box filter in its exact arithmetic (box_filter.h): integer weights, value N / D.
+ImageF box_downsample(const ImageF& src, Extent2D dst, Format format) {
+    const FormatInfo& info = format_info(format);
+    const uint32_t channels = src.channels;
+    const auto value = [&](uint32_t x, uint32_t y, uint32_t c) -> double {
+        const float v = src.at(x, y, c);
+        if (info.component != ComponentType::u8) return v;
+        const auto byte = static_cast<uint32_t>(std::lround(static_cast<double>(v) * 255.0));
+        return info.srgb && c < 3 ? srgb8_linear(byte) : byte;
+    };
+    ImageF out(dst.width, dst.height, channels);
+    for (uint32_t y = 0; y < dst.height; ++y) {
+        const BoxTaps ty = box_taps(y, src.height);
+        for (uint32_t x = 0; x < dst.width; ++x) {
+            const BoxTaps tx = box_taps(x, src.width);
+            const double d = static_cast<double>(tx.sum) * ty.sum;
+            for (uint32_t c = 0; c < channels; ++c) {
+                double n = 0;  // exact for 8-bit values: integers below 2^53
+                for (uint32_t b = 0; b < ty.count; ++b) {
+                    double row = 0;
+                    for (uint32_t a = 0; a < tx.count; ++a) row += tx.weight[a] * value(tx.first + a, ty.first + b, c);
+                    n += ty.weight[b] * row;
+                }
+                out.at(x, y, c) = info.component != ComponentType::u8 ? static_cast<float>(n / d)
+                                : info.srgb && c < 3 ? static_cast<float>(srgb8_encode(n, d) / 255.0)
+                                                     : static_cast<float>(unorm8_round(static_cast<uint64_t>(n), static_cast<uint64_t>(d)) / 255.0);
+            }
+        }
+    }
+    return quantize(out, format);
 }
 
 }  // namespace
 
 ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, Format format) {
+    assert(dst == level_extent(src.width, src.height, 1));
+    if (filter == MipFilter::box) return box_downsample(src, dst, format);
     const uint32_t channels = src.channels;
     const bool srgb = format_info(format).srgb;
     const bool bytes = format == Format::rgba8_unorm;
@@ -59,8 +81,8 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
                   : bytes  ? std::round(static_cast<double>(src.texels[t]) * 255.0)
                            : src.texels[t];
     }
-    const auto tx = axis_taps(filter, src.width, dst.width);
-    const auto ty = axis_taps(filter, src.height, dst.height);
+    const auto tx = axis_taps(src.width, dst.width);
+    const auto ty = axis_taps(src.height, dst.height);
     ImageF out(dst.width, dst.height, channels);
     std::vector<double> acc(channels);
     for (uint32_t y = 0; y < dst.height; ++y) {

@@ -8,11 +8,11 @@
 
 namespace tvlm {
 
-// One level from the previous one, in double precision, quantised to `format` as a GPU
-// stores it. sRGB colour channels are decoded to linear light, filtered and encoded again
-// (alpha stays linear). UNORM8 is filtered in whole byte units and rounded half up, so
-// results that land exactly on .5 (every 2x2 box of an even level can) round one defined
-// way: floor(sum + 0.5). The GPU box shader does the same.
+// One level from the previous one, quantised to `format` as a GPU stores it. `box` uses
+// the exact arithmetic of box_filter.h (8-bit results are exact, halves round up).
+// `blit` works in double precision: sRGB colour channels are decoded to linear light,
+// filtered and encoded again (alpha stays linear); UNORM8 is filtered in whole byte units
+// and rounded half up. `dst` must be the next level's extent (mip_filter.h).
 ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, Format format);
 
 // Level 0 is `base` quantised to `format`; each further level is computed from the

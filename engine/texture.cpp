@@ -216,28 +216,30 @@ void Texture::destroy() {
     memory_ = DeviceMemory();
 }
 
-VkImageView Texture::level_view(uint32_t level, bool storage) {
+VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
     if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
-    VkImageView& view = views_[size_t{level} * 2 + (storage ? 1 : 0)];
-    if (!view) view = make_view(level, 1, storage);
+    const bool write = access == LevelAccess::write;
+    VkImageView& view = views_[size_t{level} * 2 + (write ? 1 : 0)];
+    if (!view) view = make_view(level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, true);
     return view;
 }
 
 VkImageView Texture::sampled_view() {
     if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
     VkImageView& view = views_.back();
-    if (!view) view = make_view(0, levels(), false);
+    if (!view) view = make_view(0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, false);
     return view;
 }
 
-VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, bool storage) const {
+// raw: sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
+VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage_bits, bool raw) const {
     const FormatInfo& info = format_info(desc_.format);
     VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
-    usage.usage = storage ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
+    usage.usage = usage_bits;
     VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, &usage};
     view_info.image = image_;
     view_info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
-    view_info.format = storage && info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    view_info.format = raw && info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
     view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, base_level, level_count, 0, desc_.layers};
     VkImageView view = VK_NULL_HANDLE;
     check_vk(vkCreateImageView(device_, &view_info, nullptr, &view), "vkCreateImageView");

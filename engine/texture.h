@@ -16,6 +16,8 @@ namespace tvlm {
 class Context;
 class CommandQueue;
 
+enum class LevelAccess : uint8_t { read, write };
+
 struct TextureDesc {
     uint32_t width = 0, height = 0;
     uint32_t layers = 1;         // array layers: one image of a batch each
@@ -67,9 +69,10 @@ public:
     VkImageCreateFlags flags() const { return flags_; }
     bool valid() const { return image_ != VK_NULL_HANDLE; }
 
-    // A view of one level, all layers, as a 2D array: `storage` views of sRGB textures use
-    // the UNORM format (sRGB cannot be a storage image). Created on first use, kept.
-    VkImageView level_view(uint32_t level, bool storage);
+    // A view of one level, all layers, as a 2D array, in the stored encoding (sRGB textures
+    // through UNORM: compute shaders see the bytes): `read` for texelFetch, `write` for
+    // imageStore. Created on first use, kept.
+    VkImageView level_view(uint32_t level, LevelAccess access);
     // A view of every level and layer as a 2D array, in the texture's format (sRGB decodes):
     // what samplers read. Created on first use, kept.
     VkImageView sampled_view();
@@ -85,7 +88,7 @@ private:
     // Validates `desc`, checks the format and creates the image, not yet bound to memory.
     static Texture unbound(Context& context, const TextureDesc& desc);
     void destroy();
-    VkImageView make_view(uint32_t base_level, uint32_t level_count, bool storage) const;
+    VkImageView make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage, bool raw) const;
     VkDevice device_ = VK_NULL_HANDLE;
     VkImage image_ = VK_NULL_HANDLE;
     DeviceMemory memory_;
@@ -95,7 +98,7 @@ private:
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
     CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
-    std::vector<VkImageView> views_;  // [level * 2 + storage], then the sampled view; null until used
+    std::vector<VkImageView> views_;  // [level * 2 + write], then the sampled view; null until used
 };
 
 }  // namespace tvlm

@@ -9,16 +9,29 @@ namespace tvlm::gpu {
 using uint = uint32_t;
 #endif
 
-// Workgroup edge of the per-level box downsampler (8x8 texels, z = layer).
-#define TVLM_BOX_GROUP_SIZE 8
+// The single-pass box downsampler (shaders/box_mips.comp, cuda/box_mips.cu): a workgroup
+// of TVLM_BOX_THREADS owns a TILE x TILE tile of the first level it writes (a 64x64 source
+// tile when the ratio is 2:1), writes it, and reduces it in shared memory down to 1x1:
+// up to TVLM_BOX_MAX_LEVELS levels per dispatch. The host plans the passes (mips_box.cpp).
+#define TVLM_BOX_THREADS 256
+#define TVLM_BOX_TILE 32
+#define TVLM_BOX_MAX_LEVELS 6
 
-struct BoxDownsampleParams {
-    uint src_width;
+// How texels are averaged and rounded (engine/box_filter.h has the arithmetic).
+#define TVLM_BOX_UNORM8 0u
+#define TVLM_BOX_SRGB8 1u
+#define TVLM_BOX_FLOAT16 2u
+#define TVLM_BOX_FLOAT32 3u
+
+struct BoxMipsParams {
+    uint src_width;    // level a, read; level a+1 is max(1, size >> 1), any ratio
     uint src_height;
-    uint dst_width;
-    uint dst_height;
-    uint srgb;    // colour channels: decode happened in the sampled view; encode here
-    uint unorm8;  // filter in byte units and round half up here (see reference_mips.h)
+    uint levels;       // levels a+1 .. a+levels written; every step after the first is 2:1
+    uint kind;         // TVLM_BOX_*
+    uint tile_x;       // first tile of the dispatch in tiles of level a+1 (partial updates)
+    uint tile_y;
+    uint first_layer;  // layer of workgroup z = 0
+    uint pad;
 };
 
 // Workgroup of the patch samplers: one invocation per output sample.
@@ -52,7 +65,7 @@ struct PatchSampleParams {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(BoxDownsampleParams) == 24, "push constant layout must match GLSL");
+static_assert(sizeof(BoxMipsParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(PatchGpu) == 32, "std430 layout must match GLSL");
 static_assert(sizeof(PatchSampleParams) == 32, "push constant layout must match GLSL");
 }  // namespace tvlm::gpu

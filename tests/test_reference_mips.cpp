@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "box_filter.h"
 #include "color.h"
 #include "random_image.h"
 #include "reference_mips.h"
@@ -94,4 +97,47 @@ TEST_CASE("reference chain: every level is quantised to the format, down to 1x1"
     CHECK(chain.back().height == 1);
     for (const ImageF& level : chain)
         for (float v : level.texels) REQUIRE(v * 255.0f == doctest::Approx(std::round(v * 255.0f)).epsilon(1e-6));
+}
+
+TEST_CASE("box arithmetic: the sRGB tables follow the transfer functions, rounding is exact") {
+    for (uint32_t b = 0; b < 256; ++b)
+        REQUIRE(srgb8_linear(b) == static_cast<uint32_t>(std::lround(srgb_to_linear(b / 255.0) * 16777216.0)));
+    // Every byte encodes to itself; a hair below a threshold rounds down, at it rounds up.
+    for (uint32_t b = 0; b < 256; ++b) REQUIRE(srgb8_encode(srgb8_linear(b), 1) == b);
+    for (uint32_t k = 0; k < 255; ++k) {
+        const double t = std::ceil(srgb_to_linear((k + 0.5) / 255.0) * 16777216.0);
+        REQUIRE(srgb8_encode(t, 1) == k + 1);
+        REQUIRE(srgb8_encode(3 * t - 1, 3) == k);
+    }
+    CHECK(unorm8_round(2, 4) == 1);    // 0.5 rounds up
+    CHECK(unorm8_round(5, 4) == 1);    // 1.25
+    CHECK(unorm8_round(6, 4) == 2);    // 1.5 rounds up
+    CHECK(unorm8_round(1020, 4) == 255);
+}
+
+TEST_CASE("box taps: exact areas that sum to the source size, and the texels that depend on a range") {
+    for (uint32_t s : {1u, 2u, 3u, 5u, 8u, 13u, 4097u}) {
+        CAPTURE(s);
+        const uint32_t d = std::max(1u, s >> 1);
+        std::vector<uint64_t> covered(s, 0);
+        for (uint32_t i = 0; i < d; ++i) {
+            const BoxTaps t = box_taps(i, s);
+            uint32_t sum = 0;
+            for (uint32_t a = 0; a < t.count; ++a) { sum += t.weight[a]; covered[t.first + a] += t.weight[a]; }
+            REQUIRE(sum == t.sum);
+        }
+        // A source texel spans d units when the ratio is odd (weights are areas in 1/d
+        // texels), else it is tapped once with weight 1.
+        const uint64_t whole = s % 2 == 1 && s > 1 ? d : 1;
+        for (uint32_t j = 0; j < s; ++j) REQUIRE(covered[j] == whole);
+        // Dependents of every single texel are exactly the destination texels tapping it.
+        for (uint32_t j = 0; j < s; ++j) {
+            const IndexRange r = box_dependents(j, j + 1, s);
+            for (uint32_t i = 0; i < d; ++i) {
+                const BoxTaps t = box_taps(i, s);
+                const bool taps = j >= t.first && j < t.first + t.count && t.weight[j - t.first] > 0;
+                REQUIRE(taps == (i >= r.first && i < r.end));
+            }
+        }
+    }
 }

@@ -1,10 +1,14 @@
 // Vulkan mip chains (blit and box) against the CPU reference: every format, level and layer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
+#include "error.h"
 #include "generate_mips.h"
 #include "random_image.h"
+#include "reference_mips.h"
 #include "texture.h"
 #include "texture_compare.h"
 #include "transfer.h"
@@ -22,10 +26,11 @@ struct Case {
 // Uploads random layers, generates the chain, and checks every level of every layer:
 //  - level 0 equals the upload exactly;
 //  - level l equals the reference filter applied to the GPU's own level l-1 (so errors do
-//    not compound): bit-exact for the box shader on RGBA8 UNORM with exact 2:1 ratios, else
-//    within tolerance.h (hardware weights for blits). Blits are not bit-exact: lavapipe filters UNORM8 blits
-//    in 8-bit fixed point and lands 0 or +1 LSB from the exact 2x2 box (measured on every
-//    residue of the 4-texel sum); NVIDIA's blit was seen exact (../shared/interop-facts.md).
+//    not compound). box: bit-exact for 8-bit formats at every size, within one ulp for
+//    float formats (box_filter.h). blit: within tolerance.h (hardware weights); blits are
+//    not bit-exact: lavapipe filters UNORM8 blits in 8-bit fixed point and lands 0 or +1 LSB
+//    from the exact 2x2 box (measured on every residue of the 4-texel sum); NVIDIA's blit
+//    was seen exact (../shared/interop-facts.md).
 void check_chain(Context& context, Format format, MipFilter filter, Case c) {
     CAPTURE(format_info(format).name);
     CAPTURE(mip_filter_name(filter));
@@ -45,21 +50,22 @@ void check_chain(Context& context, Format format, MipFilter filter, Case c) {
             CAPTURE(level);
             const ImageF actual = readback_image(context, texture, level, layer);
             const ImageF expected = reference_downsample(previous, texture.extent(level), filter, format);
-            const bool ratio_exact = exact_ratio(texture.extent(level - 1), texture.extent(level));
-            const bool bit_exact = format == Format::rgba8_unorm && ratio_exact && filter == MipFilter::box;
+            std::string first;
             // Blit weights come from the sampler's coordinate hardware even on 2:1 ratios
             // (lavapipe's rgba32f blits land ~1e-6 off an exact 0.5/0.5 mix).
-            const Weights weights = filter == MipFilter::blit ? Weights::hardware : Weights::exact;
-            std::string first;
-            const size_t bad = mismatches(expected, actual, format, weights, bit_exact, &first);
+            const size_t bad = filter == MipFilter::box
+                                   ? box_mismatches(expected, actual, format, &first)
+                                   : mismatches(expected, actual, format, Weights::hardware, false, &first);
             CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
             previous = actual;
         }
     }
 }
 
+// Odd, prime, non-square, thin, layered; 640x384 and 1000x600 chain several 2:1 levels
+// in one pass and then switch to odd ratios; 131x257 crosses tiles with odd levels.
 constexpr Case kSizes[] = {{1, 1, 1}, {1, 13, 1}, {13, 1, 1}, {5, 3, 1}, {13, 9, 1}, {64, 48, 1}, {96, 33, 1},
-                           {4097, 3, 1}, {19, 11, 7}, {6, 10, 64}};
+                           {4097, 3, 1}, {19, 11, 7}, {6, 10, 64}, {131, 257, 1}, {640, 384, 2}, {1000, 600, 1}};
 
 }  // namespace
 
@@ -69,20 +75,23 @@ TEST_CASE_FIXTURE(VulkanFixture, "mips on the GPU match the reference: every for
             for (Case c : kSizes) check_chain(context, format, filter, c);
 }
 
-TEST_CASE_FIXTURE(VulkanFixture, "2048x2048 RGBA8 box: the whole chain equals the reference chain bit for bit") {
-    for (MipFilter filter : {MipFilter::box}) {
-        CAPTURE(mip_filter_name(filter));
-        const ImageF base = random_image(2048, 2048, Format::rgba8_unorm, 42);
-        Texture texture = Texture::create(context, TextureDesc::sampled_2d(2048, 2048, Format::rgba8_unorm));
-        upload(context, texture, host_pixels(base));
-        generate_mips(context, texture, filter);
-        const auto reference = reference_mip_chain(base, Format::rgba8_unorm, filter, texture.levels());
-        for (uint32_t level = 0; level < texture.levels(); ++level) {
-            CAPTURE(level);
-            CHECK(mismatches(reference[level], readback_image(context, texture, level), Format::rgba8_unorm,
-                             Weights::exact, true) == 0);
+// The whole chain against the reference chain (errors would compound here): bit for bit.
+TEST_CASE_FIXTURE(VulkanFixture, "8-bit box chains equal the reference chain bit for bit: 2048^2 and odd 1999x1531") {
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb})
+        for (Extent2D size : {Extent2D{2048, 2048}, Extent2D{1999, 1531}}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(size.width);
+            const ImageF base = random_image(size.width, size.height, format, 42);
+            Texture texture = Texture::create(context, TextureDesc::sampled_2d(size.width, size.height, format));
+            upload(context, texture, host_pixels(base));
+            generate_mips(context, texture, MipFilter::box);
+            const auto reference = reference_mip_chain(base, format, MipFilter::box, texture.levels());
+            for (uint32_t level = 0; level < texture.levels(); ++level) {
+                CAPTURE(level);
+                CHECK(mismatches(reference[level], readback_image(context, texture, level), format, Weights::exact,
+                                 true) == 0);
+            }
         }
-    }
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "2048x2048 blits stay within the tolerance on every level, every format") {
@@ -124,4 +133,56 @@ TEST_CASE_FIXTURE(VulkanFixture, "a rectangle upload changes only that rectangle
                 const bool inside = x >= 30 && x < 37 && y >= 20 && y < 25;
                 REQUIRE(layer1.at(x, y, c) == (inside ? patch.at(x - 30, y - 20, c) : base1.at(x, y, c)));
             }
+}
+
+// Video-style updates: a random rectangle of level 0 changes, only its dependents are
+// recomputed, and every level must equal the reference chain of the new level 0.
+TEST_CASE_FIXTURE(VulkanFixture, "box partial regeneration equals full regeneration for random rectangles") {
+    std::mt19937 rng(7);
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba32f})
+        for (Case c : {Case{1000, 600, 2}, Case{131, 257, 1}, Case{512, 512, 1}}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(c.width); CAPTURE(c.height);
+            Texture texture = Texture::create(context, TextureDesc::sampled_array(c.width, c.height, c.layers, format));
+            std::vector<ImageF> bases;
+            for (uint32_t layer = 0; layer < c.layers; ++layer) {
+                bases.push_back(random_image(c.width, c.height, format, 10 + layer));
+                upload(context, texture, host_pixels(bases[layer]), {.layer = layer});
+            }
+            generate_mips(context, texture, MipFilter::box);
+            for (int round = 0; round < 3; ++round) {
+                CAPTURE(round);
+                const uint32_t w = 1 + rng() % std::min(c.width, 300u), h = 1 + rng() % std::min(c.height, 300u);
+                const uint32_t x = rng() % (c.width - w + 1), y = rng() % (c.height - h + 1);
+                const uint32_t layer = rng() % c.layers;
+                const ImageF patch = random_image(w, h, format, 100 + static_cast<uint32_t>(round));
+                upload(context, texture, host_pixels(patch), {.layer = layer, .x = x, .y = y});
+                for (uint32_t py = 0; py < h; ++py)
+                    for (uint32_t px = 0; px < w; ++px)
+                        for (uint32_t ch = 0; ch < patch.channels; ++ch)
+                            bases[layer].at(x + px, y + py, ch) = patch.at(px, py, ch);
+                update_mips(context, texture, {.x = x, .y = y, .width = w, .height = h, .first_layer = layer});
+                const auto reference = reference_mip_chain(bases[layer], format, MipFilter::box, texture.levels());
+                for (uint32_t level = 0; level < texture.levels(); ++level) {
+                    CAPTURE(level);
+                    std::string first;
+                    const size_t bad = box_mismatches(reference[level], readback_image(context, texture, level, layer),
+                                                      format, &first);
+                    REQUIRE_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
+                }
+            }
+        }
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "partial regeneration rejects empty and outside regions, changing nothing") {
+    Texture texture = Texture::create(context, TextureDesc::sampled_array(64, 32, 2, Format::rgba8_unorm));
+    upload(context, texture, host_pixels(random_image(64, 32, Format::rgba8_unorm, 3)));
+    generate_mips(context, texture, MipFilter::box);
+    const ImageF before = readback_image(context, texture, 1);
+    for (DirtyRegion bad : {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.width = 4, .height = 4, .layers = 0},
+                            DirtyRegion{.x = 60, .width = 5, .height = 1}, DirtyRegion{.y = 32, .width = 1, .height = 1},
+                            DirtyRegion{.width = 1, .height = 1, .first_layer = 1, .layers = 2}}) {
+        CHECK_THROWS_WITH_AS(update_mips(context, texture, bad), doctest::Contains("region"), Error);
+    }
+    CHECK(readback_image(context, texture, 1).texels == before.texels);
 }

@@ -2,8 +2,12 @@
 // Compares GPU mip levels with the CPU reference, one level at a time.
 #include <doctest/doctest.h>
 
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
+#include "half.h"
 #include "image.h"
 #include "reference_mips.h"
 #include "tolerance.h"
@@ -32,6 +36,30 @@ inline size_t mismatches(const ImageF& expected, const ImageF& actual, Format fo
                      ") channel " + std::to_string(c) + ": expected " + std::to_string(expected.texels[i]) +
                      ", got " + std::to_string(actual.texels[i]);
         }
+    }
+    return bad;
+}
+
+// Units in the last place of the stored float format (f16 or f32) between two values of
+// the same sign.
+inline int64_t ulps_apart(Format format, float expected, float actual) {
+    if (format_info(format).component == ComponentType::f16)
+        return std::abs(int64_t{float_to_half(expected)} - int64_t{float_to_half(actual)});
+    return std::abs(int64_t{std::bit_cast<int32_t>(expected)} - int64_t{std::bit_cast<int32_t>(actual)});
+}
+
+// How the box filter agrees with its reference: 8-bit formats bit for bit, float formats
+// within one ulp (box_filter.h). Returns the number of texel channels that do not.
+inline size_t box_mismatches(const ImageF& expected, const ImageF& actual, Format format, std::string* first = nullptr) {
+    if (format_info(format).component == ComponentType::u8)
+        return mismatches(expected, actual, format, Weights::exact, true, first);
+    REQUIRE(expected.texels.size() == actual.texels.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < expected.texels.size(); ++i) {
+        if (ulps_apart(format, expected.texels[i], actual.texels[i]) <= 1) continue;
+        if (bad++ == 0 && first)
+            *first = "value " + std::to_string(i) + ": expected " + std::to_string(expected.texels[i]) + ", got " +
+                     std::to_string(actual.texels[i]);
     }
     return bad;
 }

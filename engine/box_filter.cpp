@@ -1,0 +1,76 @@
+#include "box_filter.h"
+
+#include <algorithm>
+
+#include "mip_filter.h"
+#include "shader_params.h"
+#include "srgb8_tables.h"
+
+namespace tvlm {
+
+namespace {
+constexpr uint32_t kTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
+constexpr const uint32_t* kLinear = kTables;
+constexpr const uint32_t* kThreshold = kTables + 256;
+}  // namespace
+
+BoxTaps box_taps(uint32_t i, uint32_t s) {
+    if (s == 1) return {i, 1, {1, 0, 0}, 1};
+    if (s % 2 == 0) return {2 * i, 2, {1, 1, 0}, 2};
+    const uint32_t d = s / 2;
+    return {2 * i, 3, {d - i, d, i + 1}, s};
+}
+
+IndexRange box_dependents(uint32_t x0, uint32_t x1, uint32_t s) {
+    const uint32_t d = std::max(1u, s >> 1);
+    if (s == 1) return {x0, x1};
+    // Destination i spans [i*s, (i+1)*s) in units of 1/d source texels; source j spans
+    // [j*d, (j+1)*d). They overlap iff i*s < x1*d and (i+1)*s > x0*d.
+    const uint64_t first = uint64_t{x0} * d / s;
+    const uint64_t end = (uint64_t{x1} * d + s - 1) / s;
+    return {static_cast<uint32_t>(first), static_cast<uint32_t>(std::min<uint64_t>(end, d))};
+}
+
+uint32_t srgb8_linear(uint32_t byte) { return kLinear[byte]; }
+
+uint32_t srgb8_encode(double n, double d) {
+    // Thresholds times D stay below 2^53: exact in double (N and D are integers).
+    const uint32_t* above = std::partition_point(kThreshold, kThreshold + 255, [&](uint32_t t) { return n >= t * d; });
+    return static_cast<uint32_t>(above - kThreshold);
+}
+
+std::span<const uint32_t> srgb8_tables() { return kTables; }
+
+uint32_t unorm8_round(uint64_t n, uint64_t d) { return static_cast<uint32_t>((2 * n + d) / (2 * d)); }
+
+}  // namespace tvlm
+
+namespace tvlm {
+
+std::vector<BoxPass> plan_box_passes(uint32_t width, uint32_t height, uint32_t levels, TexelRect dirty) {
+    constexpr uint32_t tile = TVLM_BOX_TILE;
+    const auto next = [](TexelRect r, Extent2D src) {
+        const IndexRange x = box_dependents(r.x0, r.x1, src.width), y = box_dependents(r.y0, r.y1, src.height);
+        return TexelRect{x.first, y.first, x.end, y.end};
+    };
+    std::vector<BoxPass> passes;
+    for (uint32_t a = 0; a + 1 < levels;) {
+        BoxPass pass{a, 1};
+        dirty = next(dirty, level_extent(width, height, a));
+        pass.tile_x = dirty.x0 / tile;
+        pass.tile_y = dirty.y0 / tile;
+        pass.tiles_x = (dirty.x1 + tile - 1) / tile - pass.tile_x;
+        pass.tiles_y = (dirty.y1 + tile - 1) / tile - pass.tile_y;
+        // Chain level a+k+1 while level a+k halves exactly on both axes.
+        for (Extent2D e = level_extent(width, height, a + 1);
+             pass.levels < TVLM_BOX_MAX_LEVELS && a + pass.levels + 1 < levels && e.width % 2 == 0 && e.height % 2 == 0;
+             e = level_extent(width, height, a + ++pass.levels)) {
+            dirty = next(dirty, e);
+        }
+        passes.push_back(pass);
+        a += pass.levels;
+    }
+    return passes;
+}
+
+}  // namespace tvlm

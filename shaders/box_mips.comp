@@ -1,0 +1,190 @@
+#version 460
+// Up to six levels of the `box` mip filter in one dispatch. A workgroup computes a 32x32
+// tile of level a+1 straight from level a (any ratio: 2:1, 1:1 or the exact areas of an
+// odd size), keeps the stored values in shared memory and halves them level by level
+// (the host only chains levels whose ratio is 2:1). engine/box_filter.h defines the
+// arithmetic and engine/reference_mips.cpp is the reference; results are bit-exact for
+// 8-bit formats.
+#extension GL_GOOGLE_include_directive : require
+#include "shader_params.h"
+
+layout(local_size_x = TVLM_BOX_THREADS) in;
+
+// Level a through a view that returns stored values: sRGB through its UNORM view.
+layout(binding = 0) uniform sampler2DArray src;
+layout(binding = 1) writeonly uniform image2DArray dst1;  // level a+1
+layout(binding = 2) writeonly uniform image2DArray dst2;
+layout(binding = 3) writeonly uniform image2DArray dst3;
+layout(binding = 4) writeonly uniform image2DArray dst4;
+layout(binding = 5) writeonly uniform image2DArray dst5;
+layout(binding = 6) writeonly uniform image2DArray dst6;  // level a+6
+
+layout(push_constant) uniform Push { BoxMipsParams p; };
+
+// srgb8_tables.h as one buffer: 256 linear values, then 255 thresholds. (Constant arrays
+// in the shader made lavapipe spend seconds compiling each variant.)
+layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[511]; };
+shared uint linear_table[256];
+shared uint threshold_table[255];
+
+// Stored values of the level being halved (bytes 0..255 for 8-bit kinds, else floats),
+// ping-ponged: level a+1 in tile_a, a+2 in tile_b, a+3 in tile_a, ...
+const uint kTile = TVLM_BOX_TILE;
+shared vec4 tile_a[kTile * kTile];
+shared vec4 tile_b[kTile * kTile / 4];
+
+bool bytes() { return p.kind == TVLM_BOX_UNORM8 || p.kind == TVLM_BOX_SRGB8; }
+bool linear_light(uint channel) { return p.kind == TVLM_BOX_SRGB8 && channel < 3u; }
+
+// A stored value as the average works on it: the byte, its 24-bit linear value, the float.
+double averaged(float stored, uint channel) {
+    return linear_light(channel) ? double(linear_table[uint(stored)]) : double(stored);
+}
+
+// #{k : n / d >= threshold[k]}, exactly: thresholds times d are integers below 2^53.
+float encode_srgb(double n, double d) {
+    uint lo = 0u, hi = 255u;
+    while (lo < hi) {
+        uint mid = (lo + hi) / 2u;
+        if (n >= double(threshold_table[mid]) * d) lo = mid + 1u; else hi = mid;
+    }
+    return float(lo);
+}
+
+// n / d rounded half up, exactly (a division may be off by an ulp; the products are exact).
+float round_half_up(double n, double d) {
+    double q = floor((2.0 * n + d) / (2.0 * d));
+    if ((q + 1.0) * 2.0 * d <= 2.0 * n + d) q += 1.0;
+    if (q * 2.0 * d > 2.0 * n + d) q -= 1.0;
+    return float(q);
+}
+
+// The value a level stores for average n / d of one channel.
+float stored_value(double n, double d, uint channel) {
+    if (linear_light(channel)) return encode_srgb(n, d);
+    if (bytes()) return round_half_up(n, d);
+    float f = float(n / d);
+    return p.kind == TVLM_BOX_FLOAT16 ? unpackHalf2x16(packHalf2x16(vec2(f, 0.0))).x : f;
+}
+
+// 2:1 fast path for 8-bit texels: sums of four integers, exact in 32 bits.
+float halve_bytes(vec4 a, vec4 b, vec4 c, vec4 d, uint channel) {
+    if (linear_light(channel)) {
+        uint n = linear_table[uint(a[channel])] + linear_table[uint(b[channel])] +
+                 linear_table[uint(c[channel])] + linear_table[uint(d[channel])];
+        uint lo = 0u, hi = 255u;
+        while (lo < hi) {
+            uint mid = (lo + hi) / 2u;
+            if (n >= threshold_table[mid] * 4u) lo = mid + 1u; else hi = mid;
+        }
+        return float(lo);
+    }
+    return floor((a[channel] + b[channel] + c[channel] + d[channel]) * 0.25 + 0.5);
+}
+
+// One texel of a 2:1 step from its four sources, rows summed first like the reference.
+vec4 halve(vec4 v00, vec4 v10, vec4 v01, vec4 v11) {
+    vec4 out_value;
+    for (uint c = 0u; c < 4u; ++c) {
+        if (bytes()) {
+            out_value[c] = halve_bytes(v00, v10, v01, v11, c);
+        } else {
+            double n = (double(v00[c]) + double(v10[c])) + (double(v01[c]) + double(v11[c]));
+            out_value[c] = stored_value(n, 4.0, c);
+        }
+    }
+    return out_value;
+}
+
+// Taps along one axis (box_filter.h box_taps): first index, count, weights, their sum.
+struct Taps { uint first; uint count; uvec3 weight; uint sum; };
+Taps taps(uint i, uint s) {
+    if (s == 1u) return Taps(i, 1u, uvec3(1u, 0u, 0u), 1u);
+    if (s % 2u == 0u) return Taps(2u * i, 2u, uvec3(1u, 1u, 0u), 2u);
+    uint d = s / 2u;
+    return Taps(2u * i, 3u, uvec3(d - i, d, i + 1u), s);
+}
+
+vec4 load_stored(uint x, uint y, uint layer) {
+    vec4 v = texelFetch(src, ivec3(x, y, layer), 0);
+    return bytes() ? round(v * 255.0) : v;
+}
+
+// Texel (x, y) of level a+1 from level a: any ratio, exact areas.
+vec4 first_level_texel(uint x, uint y, uint layer) {
+    Taps tx = taps(x, p.src_width), ty = taps(y, p.src_height);
+    if (tx.count == 2u && ty.count == 2u) {
+        return halve(load_stored(tx.first, ty.first, layer), load_stored(tx.first + 1u, ty.first, layer),
+                     load_stored(tx.first, ty.first + 1u, layer), load_stored(tx.first + 1u, ty.first + 1u, layer));
+    }
+    dvec4 n = dvec4(0.0);
+    for (uint b = 0u; b < ty.count; ++b) {
+        dvec4 row = dvec4(0.0);
+        for (uint a = 0u; a < tx.count; ++a) {
+            vec4 v = load_stored(tx.first + a, ty.first + b, layer);
+            for (uint c = 0u; c < 4u; ++c) row[c] += double(tx.weight[a]) * averaged(v[c], c);
+        }
+        n += double(ty.weight[b]) * row;
+    }
+    double d = double(tx.sum) * double(ty.sum);
+    vec4 out_value;
+    for (uint c = 0u; c < 4u; ++c) out_value[c] = stored_value(n[c], d, c);
+    return out_value;
+}
+
+void store(uint step, ivec3 at, vec4 stored) {
+    vec4 v = bytes() ? stored / 255.0 : stored;
+    switch (step) {
+        case 1u: imageStore(dst1, at, v); break;
+        case 2u: imageStore(dst2, at, v); break;
+        case 3u: imageStore(dst3, at, v); break;
+        case 4u: imageStore(dst4, at, v); break;
+        case 5u: imageStore(dst5, at, v); break;
+        default: imageStore(dst6, at, v); break;
+    }
+}
+
+void main() {
+    uint t = gl_LocalInvocationIndex;
+    if (p.kind == TVLM_BOX_SRGB8) {
+        linear_table[t] = srgb_tables[t];
+        if (t < 255u) threshold_table[t] = srgb_tables[256u + t];
+    }
+    barrier();
+    uint layer = gl_WorkGroupID.z + p.first_layer;
+    uvec2 tile = gl_WorkGroupID.xy + uvec2(p.tile_x, p.tile_y);
+    uvec2 size = uvec2(max(1u, p.src_width >> 1), max(1u, p.src_height >> 1));  // level a+1
+
+    // Level a+1: four texels per invocation, a warp along a row (coalesced source rows).
+    for (uint r = 0u; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
+        uvec2 local = uvec2(t % kTile, t / kTile + r * (TVLM_BOX_THREADS / kTile));
+        uvec2 at = tile * kTile + local;
+        vec4 v = vec4(0.0);
+        if (all(lessThan(at, size))) {
+            v = first_level_texel(at.x, at.y, layer);
+            store(1u, ivec3(at, layer), v);
+        }
+        tile_a[local.y * kTile + local.x] = v;
+    }
+
+    // Levels a+2 .. a+levels: exact 2:1 steps inside the tile.
+    uint edge = kTile;  // texels per tile row of the level being halved
+    for (uint step = 2u; step <= p.levels; ++step) {
+        barrier();
+        size >>= 1;
+        uint half_edge = edge / 2u;
+        if (t < half_edge * half_edge) {
+            uvec2 local = uvec2(t % half_edge, t / half_edge);
+            uvec2 at = tile * half_edge + local;
+            uint i = 2u * local.y * edge + 2u * local.x;
+            bool from_a = step % 2u == 0u;
+            vec4 v00 = from_a ? tile_a[i] : tile_b[i], v10 = from_a ? tile_a[i + 1u] : tile_b[i + 1u];
+            vec4 v01 = from_a ? tile_a[i + edge] : tile_b[i + edge];
+            vec4 v11 = from_a ? tile_a[i + edge + 1u] : tile_b[i + edge + 1u];
+            vec4 v = halve(v00, v10, v01, v11);
+            if (all(lessThan(at, size))) store(step, ivec3(at, layer), v);
+            if (from_a) tile_b[local.y * half_edge + local.x] = v; else tile_a[local.y * half_edge + local.x] = v;
+        }
+        edge = half_edge;
+    }
+}
