@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "args.h"
+#include "bench_table.h"
 #include "context.h"
 #include "cuda_check.h"
 #include "cuda_link.h"
@@ -16,9 +16,7 @@
 #include "error.h"
 #include "generate_mips.h"
 #include "gpu_buffer.h"
-#include "gpu_timer.h"
 #include "imported_texture.h"
-#include "json.h"
 #include "patch_layouts.h"
 #include "test_chart.h"
 #include "texture_reads.h"
@@ -28,41 +26,6 @@
 namespace tvlm {
 
 namespace {
-
-constexpr int kLaunches = 50;  // back-to-back launches per timed run: GPU time per launch
-constexpr int kRuns = 15;
-
-struct Row {
-    std::string job, method;
-    double median_us = 0, min_us = 0, floor_us = 0;
-};
-
-struct Timing {
-    double median_us, min_us;
-};
-
-template <class F>
-Timing time_cuda(cudaStream_t stream, F launch) {
-    const std::vector<float> t = gpu_times_ms(stream, kRuns, [&] {
-        for (int i = 0; i < kLaunches; ++i) launch();
-    });
-    return {t[t.size() / 2] * 1e3 / kLaunches, t.front() * 1e3 / kLaunches};
-}
-
-Timing time_vulkan(Context& context, VulkanPatchSampler& sampler, Texture& texture, const GpuBuffer& out) {
-    GpuTimer timer(context);
-    std::vector<double> t;
-    for (int run = 0; run < kRuns + 2; ++run) {
-        context.queue().wait(context.queue().submit([&](VkCommandBuffer cmd) {
-            timer.begin(cmd);
-            for (int i = 0; i < kLaunches; ++i) sampler.record(cmd, texture, out.handle(), 0, out.size());
-            timer.end(cmd);
-        }));
-        if (run >= 2) t.push_back(timer.milliseconds());
-    }
-    std::sort(t.begin(), t.end());
-    return {t[t.size() / 2] * 1e3 / kLaunches, t.front() * 1e3 / kLaunches};
-}
 
 // Random patches with fractional levels: 1M samples read the way patch layouts read.
 PatchLayout scattered_patches(uint32_t size, uint32_t count) {
@@ -118,7 +81,9 @@ int run_bench_sample(const Args& args) {
         }
         GpuBuffer vk_out(context.physical_device(), context.device(), output.bytes(layout),
                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-        t = time_vulkan(context, vulkan, texture.vulkan, vk_out);
+        t = time_vulkan(context, [&](VkCommandBuffer cmd) {
+            vulkan.record(cmd, texture.vulkan, vk_out.handle(), 0, vk_out.size());
+        });
         rows.push_back({job, "Vulkan compute", t.median_us, t.min_us, floor_us});
     };
 
@@ -177,29 +142,12 @@ int run_bench_sample(const Args& args) {
     TVLM_CUDA_CHECK(cudaGetLastError());
     cudaStreamDestroy(stream);
 
-    std::printf("\ntvlm bench sample on %s (driver %s), device copy %.2f TB/s; GPU time per launch, %d launches "
-                "back to back, %d runs\n",
-                prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
-    std::printf("%-72s %-32s %9s %9s %9s %8s %8s\n", "job", "method", "median us", "min us", "floor us", "x floor",
-                "x best");
-    for (const Row& r : rows) {
-        double best = r.median_us;
-        for (const Row& o : rows)
-            if (o.job == r.job) best = std::min(best, o.median_us);
-        std::printf("%-72s %-32s %9.2f %9.2f %9.2f %8.1f %8.2f\n", r.job.c_str(), r.method.c_str(), r.median_us,
-                    r.min_us, r.floor_us, r.median_us / r.floor_us, r.median_us / best);
-    }
-    if (const auto path = args.option("json")) {
-        std::ofstream json(*path);
-        if (!json) throw Error("cannot write '" + *path + "'");
-        json << "{\"suite\": \"sample\", \"gpu\": " << json_quote(prop.name) << ", \"device_copy_tb_s\": " << d2d * 1e-12
-             << ", \"rows\": [";
-        for (size_t i = 0; i < rows.size(); ++i)
-            json << (i ? ",\n  " : "\n  ") << "{\"job\": " << json_quote(rows[i].job) << ", \"method\": "
-                 << json_quote(rows[i].method) << ", \"median_us\": " << rows[i].median_us << ", \"min_us\": "
-                 << rows[i].min_us << ", \"floor_us\": " << rows[i].floor_us << "}";
-        json << "\n]}\n";
-    }
+    char title[512];
+    std::snprintf(title, sizeof title,
+                  "tvlm bench sample on %s (driver %s), device copy %.2f TB/s; GPU time per launch, %d launches "
+                  "back to back, %d runs", prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
+    print_rows(title, rows);
+    if (const auto path = args.option("json")) write_rows_json(*path, "sample", prop.name, d2d, rows);
     return 0;
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <string>
+
+#include "error.h"
 #include "mip_filter.h"
 #include "shader_params.h"
 #include "srgb8_tables.h"
@@ -46,6 +49,19 @@ uint32_t unorm8_round(uint64_t n, uint64_t d) { return static_cast<uint32_t>((2 
 }  // namespace tvlm
 
 namespace tvlm {
+
+TexelRect checked_dirty_rect(const DirtyRegion& region, uint32_t width, uint32_t height, uint32_t layers) {
+    if (region.width == 0 || region.height == 0 || region.layers == 0)
+        throw Error("the changed region is empty: give its width, height and layer count");
+    if (region.x >= width || region.width > width - region.x || region.y >= height ||
+        region.height > height - region.y || region.first_layer >= layers || region.layers > layers - region.first_layer)
+        throw Error("the changed region " + std::to_string(region.width) + "x" + std::to_string(region.height) +
+                    " at (" + std::to_string(region.x) + "," + std::to_string(region.y) + "), layers " +
+                    std::to_string(region.first_layer) + "+" + std::to_string(region.layers) +
+                    " lies outside the " + std::to_string(width) + "x" + std::to_string(height) + "x" +
+                    std::to_string(layers) + " texture");
+    return {region.x, region.y, region.x + region.width, region.y + region.height};
+}
 
 std::vector<BoxPass> plan_box_passes(uint32_t width, uint32_t height, uint32_t levels, TexelRect dirty) {
     constexpr uint32_t tile = TVLM_BOX_TILE;

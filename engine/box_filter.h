@@ -52,6 +52,16 @@ struct TexelRect {
     bool operator==(const TexelRect&) const = default;
 };
 
+// A rectangle of level 0, in some layers, whose texels changed.
+struct DirtyRegion {
+    uint32_t x = 0, y = 0, width = 0, height = 0;
+    uint32_t first_layer = 0, layers = 1;
+};
+
+// The region as a rectangle, after checking it is not empty and lies inside a texture of
+// width x height x layers; throws Error saying which.
+TexelRect checked_dirty_rect(const DirtyRegion& region, uint32_t width, uint32_t height, uint32_t layers);
+
 // One dispatch of the single-pass downsampler (shader_params.h BoxMipsParams): levels
 // src_level+1 .. src_level+levels from src_level, over tiles [tile_x, tile_x + tiles_x) x
 // [tile_y, ...) of TVLM_BOX_TILE texels of level src_level+1.

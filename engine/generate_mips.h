@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <string>
 
+#include "box_filter.h"
 #include "format.h"
+#include "vulkan.h"
 
 #include "mip_filter.h"
 
@@ -21,6 +23,12 @@ uint64_t generate_mips(Context& context, Texture& texture, MipFilter filter);
 uint64_t generate_mips_blit(Context& context, Texture& texture);
 uint64_t generate_mips_box(Context& context, Texture& texture);
 
+// The same work recorded into `cmd`, for callers that batch it (benchmarks): the checks
+// come first, so a throw records nothing. The caller submits and marks the texture used.
+void record_mips(Context& context, VkCommandBuffer cmd, Texture& texture, MipFilter filter);
+void record_mips_blit(Context& context, VkCommandBuffer cmd, Texture& texture);
+void record_mips_box(Context& context, VkCommandBuffer cmd, Texture& texture);
+
 // Why the box filter cannot run for `format` on this device (empty: it can).
 std::string box_unsupported(const Context& context, Format format);
 // box where the device runs it (it is the faster filter: docs/benchmarks.md), else blit.
@@ -28,15 +36,10 @@ MipFilter default_mip_filter(const Context& context, Format format);
 // How the box shader averages and rounds `format` (TVLM_BOX_* in shader_params.h).
 uint32_t box_kind(Format format);
 
-// A rectangle of level 0, in some layers, whose texels changed.
-struct DirtyRegion {
-    uint32_t x = 0, y = 0, width = 0, height = 0;
-    uint32_t first_layer = 0, layers = 1;
-};
-
 // After `region` of level 0 changed, recomputes with the box filter only the texels of each
 // level that depend on it (whole 32x32 tiles of the pass's first level); the result equals
 // a full regeneration. Throws Error, changing nothing, for an empty or outside region.
 uint64_t update_mips(Context& context, Texture& texture, const DirtyRegion& region);
+void record_mips_update(Context& context, VkCommandBuffer cmd, Texture& texture, const DirtyRegion& region);
 
 }  // namespace tvlm

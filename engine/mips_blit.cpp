@@ -10,7 +10,9 @@
 
 namespace tvlm {
 
-uint64_t generate_mips_blit(Context& context, Texture& texture) {
+namespace {
+
+void check_blit(const Context& context, const Texture& texture) {
     const FormatInfo& format = format_info(texture.desc().format);
     VkFormatProperties props;
     vkGetPhysicalDeviceFormatProperties(context.physical_device(), format.vk_format, &props);
@@ -19,10 +21,12 @@ uint64_t generate_mips_blit(Context& context, Texture& texture) {
     if ((props.optimalTilingFeatures & needed) != needed)
         throw Error("format " + std::string(format.name) + " cannot be blitted with linear filtering on " +
                     context.device_info().name + ": use the box filter");
-    const uint32_t levels = texture.levels();
-    if (levels == 1) return context.queue().last_submitted();
+}
 
-    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
+void record_blit(VkCommandBuffer cmd, Texture& texture) {
+    const uint32_t levels = texture.levels();
+    if (levels == 1) return;
+    {
         const VkImage image = texture.image();
         record_barrier(cmd, {.image = image, .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
@@ -64,9 +68,22 @@ uint64_t generate_mips_blit(Context& context, Texture& texture) {
                              .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT,
                              .base_level = levels - 1, .level_count = 1});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-    });
+    }
+}
+
+}  // namespace
+
+uint64_t generate_mips_blit(Context& context, Texture& texture) {
+    check_blit(context, texture);
+    if (texture.levels() == 1) return context.queue().last_submitted();
+    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) { record_blit(cmd, texture); });
     texture.mark_used(done);
     return done;
+}
+
+void record_mips_blit(Context& context, VkCommandBuffer cmd, Texture& texture) {
+    check_blit(context, texture);
+    record_blit(cmd, texture);
 }
 
 }  // namespace tvlm

@@ -41,11 +41,15 @@ MipFilter default_mip_filter(const Context& context, Format format) {
 
 namespace {
 
-uint64_t record_box_passes(Context& context, Texture& texture, TexelRect dirty, uint32_t first_layer, uint32_t layers) {
+void check_box(const Context& context, const Texture& texture) {
     if (const std::string why = box_unsupported(context, texture.desc().format); !why.empty())
         throw Error(why + ": use the blit filter");
+}
+
+void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, TexelRect dirty, uint32_t first_layer,
+                       uint32_t layers) {
     const uint32_t levels = texture.levels();
-    if (levels == 1) return context.queue().last_submitted();
+    if (levels == 1) return;
     const std::vector<BoxPass> passes = plan_box_passes(texture.desc().width, texture.desc().height, levels, dirty);
 
     std::vector<VkDescriptorType> bindings(2 + TVLM_BOX_MAX_LEVELS, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE);
@@ -59,7 +63,7 @@ uint64_t record_box_passes(Context& context, Texture& texture, TexelRect dirty, 
     for (uint32_t l = 0; l < levels; ++l)
         views[l] = {texture.level_view(l, LevelAccess::read), texture.level_view(l, LevelAccess::write)};
 
-    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
+    {
         // GENERAL: levels are written as storage images, then read by the next pass.
         record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_GENERAL,
@@ -99,33 +103,43 @@ uint64_t record_box_passes(Context& context, Texture& texture, TexelRect dirty, 
                              .src_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .src_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-    });
+    }
+}
+
+uint64_t submit_box(Context& context, Texture& texture, TexelRect dirty, uint32_t first_layer, uint32_t layers) {
+    if (texture.levels() == 1) return context.queue().last_submitted();
+    const uint64_t done = context.queue().submit(
+        [&](VkCommandBuffer cmd) { record_box_passes(context, cmd, texture, dirty, first_layer, layers); });
     texture.mark_used(done);
     return done;
 }
 
+TexelRect whole(const TextureDesc& desc) { return {0, 0, desc.width, desc.height}; }
+
 }  // namespace
 
 uint64_t generate_mips_box(Context& context, Texture& texture) {
-    const TextureDesc& desc = texture.desc();
-    return record_box_passes(context, texture, {0, 0, desc.width, desc.height}, 0, desc.layers);
+    check_box(context, texture);
+    return submit_box(context, texture, whole(texture.desc()), 0, texture.desc().layers);
 }
 
 uint64_t update_mips(Context& context, Texture& texture, const DirtyRegion& region) {
+    check_box(context, texture);
     const TextureDesc& desc = texture.desc();
-    if (region.width == 0 || region.height == 0 || region.layers == 0)
-        throw Error("the changed region is empty: give its width, height and layer count");
-    if (region.x >= desc.width || region.width > desc.width - region.x || region.y >= desc.height ||
-        region.height > desc.height - region.y || region.first_layer >= desc.layers ||
-        region.layers > desc.layers - region.first_layer)
-        throw Error("the changed region " + std::to_string(region.width) + "x" + std::to_string(region.height) +
-                    " at (" + std::to_string(region.x) + "," + std::to_string(region.y) + "), layers " +
-                    std::to_string(region.first_layer) + "+" + std::to_string(region.layers) +
-                    " lies outside the " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + "x" +
-                    std::to_string(desc.layers) + " texture");
-    return record_box_passes(context, texture,
-                             {region.x, region.y, region.x + region.width, region.y + region.height},
-                             region.first_layer, region.layers);
+    const TexelRect dirty = checked_dirty_rect(region, desc.width, desc.height, desc.layers);
+    return submit_box(context, texture, dirty, region.first_layer, region.layers);
+}
+
+void record_mips_box(Context& context, VkCommandBuffer cmd, Texture& texture) {
+    check_box(context, texture);
+    record_box_passes(context, cmd, texture, whole(texture.desc()), 0, texture.desc().layers);
+}
+
+void record_mips_update(Context& context, VkCommandBuffer cmd, Texture& texture, const DirtyRegion& region) {
+    check_box(context, texture);
+    const TextureDesc& desc = texture.desc();
+    record_box_passes(context, cmd, texture, checked_dirty_rect(region, desc.width, desc.height, desc.layers),
+                      region.first_layer, region.layers);
 }
 
 }  // namespace tvlm

@@ -41,14 +41,24 @@ double averaged(float stored, uint channel) {
     return linear_light(channel) ? double(linear_table[uint(stored)]) : double(stored);
 }
 
-// #{k : n / d >= threshold[k]}, exactly: thresholds times d are integers below 2^53.
+// #{k : n / d >= threshold[k]}, exactly (thresholds times d are integers below 2^53):
+// start from the float encoding of the average, then step past the thresholds it misses.
 float encode_srgb(double n, double d) {
-    uint lo = 0u, hi = 255u;
-    while (lo < hi) {
-        uint mid = (lo + hi) / 2u;
-        if (n >= double(threshold_table[mid]) * d) lo = mid + 1u; else hi = mid;
-    }
-    return float(lo);
+    float l = float(n / d) * (1.0 / 16777216.0);
+    float e = l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055;
+    uint b = uint(clamp(e * 255.0 + 0.5, 0.0, 255.0));
+    while (b < 255u && n >= double(threshold_table[b]) * d) ++b;
+    while (b > 0u && n < double(threshold_table[b - 1u]) * d) --b;
+    return float(b);
+}
+
+// The value a float16 texel stores, rounded to nearest even here: NVIDIA's packHalf2x16
+// was seen to round differently from CUDA and the reference.
+float round_to_half(float f) {
+    if (isnan(f) || abs(f) >= 65520.0) return f * uintBitsToFloat(0x7f800000u);  // NaN stays, overflow: inf
+    if (abs(f) < 6.103515625e-05) return roundEven(f * 16777216.0) / 16777216.0;  // subnormal: steps of 2^-24
+    uint u = floatBitsToUint(f);
+    return uintBitsToFloat((u + 0x0FFFu + ((u >> 13) & 1u)) & ~0x1FFFu);  // keep 10 mantissa bits
 }
 
 // n / d rounded half up, exactly (a division may be off by an ulp; the products are exact).
@@ -64,7 +74,7 @@ float stored_value(double n, double d, uint channel) {
     if (linear_light(channel)) return encode_srgb(n, d);
     if (bytes()) return round_half_up(n, d);
     float f = float(n / d);
-    return p.kind == TVLM_BOX_FLOAT16 ? unpackHalf2x16(packHalf2x16(vec2(f, 0.0))).x : f;
+    return p.kind == TVLM_BOX_FLOAT16 ? round_to_half(f) : f;
 }
 
 // 2:1 fast path for 8-bit texels: sums of four integers, exact in 32 bits.
@@ -72,12 +82,7 @@ float halve_bytes(vec4 a, vec4 b, vec4 c, vec4 d, uint channel) {
     if (linear_light(channel)) {
         uint n = linear_table[uint(a[channel])] + linear_table[uint(b[channel])] +
                  linear_table[uint(c[channel])] + linear_table[uint(d[channel])];
-        uint lo = 0u, hi = 255u;
-        while (lo < hi) {
-            uint mid = (lo + hi) / 2u;
-            if (n >= threshold_table[mid] * 4u) lo = mid + 1u; else hi = mid;
-        }
-        return float(lo);
+        return encode_srgb(double(n), 4.0);
     }
     return floor((a[channel] + b[channel] + c[channel] + d[channel]) * 0.25 + 0.5);
 }

@@ -34,18 +34,20 @@ suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   suite memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/test_cuda" \
-        --test-case-exclude='*5000 times*,*2000 frames*'
+        --test-case-exclude='*5000 times*,*2000 frames*,*2000 times*,*8192*'
 else
   summary+=("memcheck: compute-sanitizer not found on this machine")
 fi
 unset TVLM_VALIDATION
 suite bench_interop "$bin/tvlm" bench interop --json "$out/bench_interop.json"
 suite bench_sample "$bin/tvlm" bench sample --json "$out/bench_sample.json"
+suite bench_mips "$bin/tvlm" bench mips --json "$out/bench_mips.json"
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -B2 -A12 "^tvlm bench interop" "$out/bench_interop.log"
 grep -A3 "^backend\|layout:" "$out/sample_chart.log" | head -4
 grep -A20 "^tvlm bench sample" "$out/bench_sample.log"
+grep -A20 "^tvlm bench mips" "$out/bench_mips.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
   [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
 done

@@ -139,6 +139,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "a rectangle upload changes only that rectangle
 // recomputed, and every level must equal the reference chain of the new level 0.
 TEST_CASE_FIXTURE(VulkanFixture, "box partial regeneration equals full regeneration for random rectangles") {
     std::mt19937 rng(7);
+    const auto below = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba32f})
         for (Case c : {Case{1000, 600, 2}, Case{131, 257, 1}, Case{512, 512, 1}}) {
             CAPTURE(format_info(format).name);
@@ -152,9 +153,9 @@ TEST_CASE_FIXTURE(VulkanFixture, "box partial regeneration equals full regenerat
             generate_mips(context, texture, MipFilter::box);
             for (int round = 0; round < 3; ++round) {
                 CAPTURE(round);
-                const uint32_t w = 1 + rng() % std::min(c.width, 300u), h = 1 + rng() % std::min(c.height, 300u);
-                const uint32_t x = rng() % (c.width - w + 1), y = rng() % (c.height - h + 1);
-                const uint32_t layer = rng() % c.layers;
+                const uint32_t w = 1 + below(std::min(c.width, 300u)), h = 1 + below(std::min(c.height, 300u));
+                const uint32_t x = below(c.width - w + 1), y = below(c.height - h + 1);
+                const uint32_t layer = below(c.layers);
                 const ImageF patch = random_image(w, h, format, 100 + static_cast<uint32_t>(round));
                 upload(context, texture, host_pixels(patch), {.layer = layer, .x = x, .y = y});
                 for (uint32_t py = 0; py < h; ++py)

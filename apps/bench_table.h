@@ -1,0 +1,47 @@
+#pragma once
+// What every benchmark suite shares: GPU timing of back-to-back launches (CUDA events or
+// Vulkan timestamps), rows next to their floor, the printed table and --json.
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuda_timing.h"
+#include "vulkan.h"
+
+namespace tvlm {
+
+class Context;
+
+inline constexpr int kLaunches = 50;  // back-to-back launches per timed run: GPU time per launch
+inline constexpr int kRuns = 15;
+
+struct Timing {
+    double median_us = 0, min_us = 0;
+};
+
+struct Row {
+    std::string job, method;
+    double median_us = 0, min_us = 0, floor_us = 0;
+};
+
+// GPU time per launch of `launch`, run kLaunches times per timed run.
+template <class F>
+Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
+    const std::vector<float> t = gpu_times_ms(stream, kRuns, [&] {
+        for (int i = 0; i < launches; ++i) launch();
+    });
+    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+}
+
+// GPU time per launch of what `record` records, recorded `launches` times into one
+// submission between two timestamps.
+Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches = kLaunches);
+
+// The table (x floor, and x best among the rows of the same job), and --json FILE if given.
+void print_rows(const std::string& title, const std::vector<Row>& rows);
+void write_rows_json(const std::string& path, const std::string& suite, const std::string& gpu, double copy_bandwidth,
+                     const std::vector<Row>& rows);
+
+}  // namespace tvlm

@@ -1,0 +1,295 @@
+// CUDA twin of shaders/box_mips.comp: a block computes a 32x32 tile of level a+1 from
+// level a (any ratio), keeps the stored values in shared memory and halves them down the
+// 2:1 levels the host chained. Arithmetic per engine/box_filter.h; the comments in the
+// shader explain each step.
+#include "box_mips.h"
+
+#include <cuda_fp16.h>
+
+#include "cuda_check.h"
+#include "srgb8_tables.h"
+
+namespace tvlm {
+
+namespace {
+
+__constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
+constexpr uint32_t kTile = TVLM_BOX_TILE;
+
+struct Tables {
+    uint32_t linear[256];
+    uint32_t threshold[255];
+};
+
+struct Taps {
+    uint32_t first, count, weight[3], sum;
+};
+
+__device__ Taps taps(uint32_t i, uint32_t s) {
+    if (s == 1) return {i, 1, {1, 0, 0}, 1};
+    if (s % 2 == 0) return {2 * i, 2, {1, 1, 0}, 2};
+    const uint32_t d = s / 2;
+    return {2 * i, 3, {d - i, d, i + 1}, s};
+}
+
+// Texels as the average sees them: bytes 0..255 for 8-bit surfaces, else floats.
+template <SurfaceTexel T> struct Surface;
+template <> struct Surface<SurfaceTexel::uchar4> {
+    using Raw = uchar4;
+    __device__ static float4 value(Raw r) { return make_float4(r.x, r.y, r.z, r.w); }
+    __device__ static Raw raw(float4 v) {
+        return make_uchar4(static_cast<unsigned char>(v.x), static_cast<unsigned char>(v.y),
+                           static_cast<unsigned char>(v.z), static_cast<unsigned char>(v.w));
+    }
+};
+template <> struct Surface<SurfaceTexel::half4> {
+    using Raw = ushort4;  // binary16 bits
+    __device__ static float h(unsigned short b) { return __half2float(__ushort_as_half(b)); }
+    __device__ static unsigned short b(float v) { return __half_as_ushort(__float2half_rn(v)); }
+    __device__ static float4 value(Raw r) { return make_float4(h(r.x), h(r.y), h(r.z), h(r.w)); }
+    __device__ static Raw raw(float4 v) { return make_ushort4(b(v.x), b(v.y), b(v.z), b(v.w)); }
+};
+template <> struct Surface<SurfaceTexel::float4> {
+    using Raw = float4;
+    __device__ static float4 value(Raw r) { return r; }
+    __device__ static Raw raw(float4 v) { return v; }
+};
+template <> struct Surface<SurfaceTexel::float1> {
+    using Raw = float;
+    __device__ static float4 value(Raw r) { return make_float4(r, 0.0f, 0.0f, 1.0f); }
+    __device__ static Raw raw(float4 v) { return v.x; }
+};
+
+template <SurfaceTexel T>
+__device__ float4 load(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    using Raw = typename Surface<T>::Raw;
+    Raw r;
+    if (layered) surf2DLayeredread(&r, s, static_cast<int>(x * sizeof(Raw)), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dread(&r, s, static_cast<int>(x * sizeof(Raw)), static_cast<int>(y));
+    return Surface<T>::value(r);
+}
+
+template <SurfaceTexel T>
+__device__ void store(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered, float4 v) {
+    const auto r = Surface<T>::raw(v);
+    if (layered) surf2DLayeredwrite(r, s, static_cast<int>(x * sizeof(r)), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dwrite(r, s, static_cast<int>(x * sizeof(r)), static_cast<int>(y));
+}
+
+// Texels x0 .. x0+3 of a row (x0 a multiple of 4) in 16-byte surface reads: one for
+// RGBA8 and R32F, two for RGBA16F, four for RGBA32F.
+template <SurfaceTexel T>
+__device__ void load4(cudaSurfaceObject_t s, uint32_t x0, uint32_t y, uint32_t layer, bool layered, float4 out[4]) {
+    using Raw = typename Surface<T>::Raw;
+    constexpr uint32_t per_read = 16 / sizeof(Raw);
+    for (uint32_t r = 0; r < 4 / per_read; ++r) {
+        uint4 bits;
+        const int bx = static_cast<int>((x0 + r * per_read) * sizeof(Raw));
+        if (layered) surf2DLayeredread(&bits, s, bx, static_cast<int>(y), static_cast<int>(layer));
+        else surf2Dread(&bits, s, bx, static_cast<int>(y));
+        const Raw* texels = reinterpret_cast<const Raw*>(&bits);
+        for (uint32_t k = 0; k < per_read; ++k) out[r * per_read + k] = Surface<T>::value(texels[k]);
+    }
+}
+
+__device__ float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
+__device__ void set_component(float4& v, uint32_t c, float x) {
+    if (c == 0) v.x = x; else if (c == 1) v.y = x; else if (c == 2) v.z = x; else v.w = x;
+}
+
+struct Filter {
+    uint32_t kind;
+    const Tables* tables;
+
+    __device__ bool bytes() const { return kind == TVLM_BOX_UNORM8 || kind == TVLM_BOX_SRGB8; }
+    __device__ bool linear_light(uint32_t c) const { return kind == TVLM_BOX_SRGB8 && c < 3; }
+    __device__ double averaged(float stored, uint32_t c) const {
+        return linear_light(c) ? static_cast<double>(tables->linear[static_cast<uint32_t>(stored)]) : stored;
+    }
+    // #{k : n / d >= threshold[k]}: the float encoding of the average, then exact steps.
+    __device__ float encode_srgb(double n, double d) const {
+        const float l = static_cast<float>(n / d) * (1.0f / 16777216.0f);
+        const float e = l <= 0.0031308f ? l * 12.92f : 1.055f * powf(l, 1.0f / 2.4f) - 0.055f;
+        uint32_t b = static_cast<uint32_t>(fminf(fmaxf(e * 255.0f + 0.5f, 0.0f), 255.0f));
+        while (b < 255 && n >= static_cast<double>(tables->threshold[b]) * d) ++b;
+        while (b > 0 && n < static_cast<double>(tables->threshold[b - 1]) * d) --b;
+        return static_cast<float>(b);
+    }
+    __device__ static float round_half_up(double n, double d) {
+        double q = floor((2.0 * n + d) / (2.0 * d));
+        if ((q + 1.0) * 2.0 * d <= 2.0 * n + d) q += 1.0;
+        if (q * 2.0 * d > 2.0 * n + d) q -= 1.0;
+        return static_cast<float>(q);
+    }
+    __device__ float stored_value(double n, double d, uint32_t c) const {
+        if (linear_light(c)) return encode_srgb(n, d);
+        if (bytes()) return round_half_up(n, d);
+        const float f = static_cast<float>(n / d);
+        return kind == TVLM_BOX_FLOAT16 ? __half2float(__float2half_rn(f)) : f;
+    }
+    // One texel of a 2:1 step, rows summed first like the reference.
+    __device__ float4 halve(float4 v00, float4 v10, float4 v01, float4 v11) const {
+        float4 out;
+        for (uint32_t c = 0; c < 4; ++c) {
+            const float a = component(v00, c), b = component(v10, c), e = component(v01, c), f = component(v11, c);
+            float r;
+            if (linear_light(c)) {
+                const uint32_t n = tables->linear[static_cast<uint32_t>(a)] + tables->linear[static_cast<uint32_t>(b)] +
+                                   tables->linear[static_cast<uint32_t>(e)] + tables->linear[static_cast<uint32_t>(f)];
+                r = encode_srgb(n, 4.0);
+            } else if (bytes()) {
+                r = floorf((a + b + e + f) * 0.25f + 0.5f);
+            } else {
+                const double n = (static_cast<double>(a) + b) + (static_cast<double>(e) + f);
+                r = stored_value(n, 4.0, c);
+            }
+            set_component(out, c, r);
+        }
+        return out;
+    }
+};
+
+template <SurfaceTexel T, bool kHalving>
+__device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {
+    const Taps tx = taps(x, l.params.src_width), ty = taps(y, l.params.src_height);
+    const auto at = [&](uint32_t sx, uint32_t sy) {
+        const float4 v = load<T>(l.src, sx, sy, layer, l.layered);
+        return v;
+    };
+    if (kHalving)
+        return filter.halve(at(tx.first, ty.first), at(tx.first + 1, ty.first), at(tx.first, ty.first + 1),
+                            at(tx.first + 1, ty.first + 1));
+    double n[4] = {0, 0, 0, 0};
+    for (uint32_t b = 0; b < ty.count; ++b) {
+        double row[4] = {0, 0, 0, 0};
+        for (uint32_t a = 0; a < tx.count; ++a) {
+            const float4 v = at(tx.first + a, ty.first + b);
+            for (uint32_t c = 0; c < 4; ++c) row[c] += static_cast<double>(tx.weight[a]) * filter.averaged(component(v, c), c);
+        }
+        for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<double>(ty.weight[b]) * row[c];
+    }
+    const double d = static_cast<double>(tx.sum) * ty.sum;
+    float4 out;
+    for (uint32_t c = 0; c < 4; ++c) set_component(out, c, filter.stored_value(n[c], d, c));
+    return out;
+}
+
+template <SurfaceTexel T>
+__device__ void store_level(const BoxMipsLaunch& l, uint32_t step, uint32_t x, uint32_t y, uint32_t layer, float4 v) {
+    // A switch, not l.dst[step - 1]: indexing the parameter array would copy it to local memory.
+    cudaSurfaceObject_t s = l.dst[0];
+    switch (step) {
+        case 2: s = l.dst[1]; break;
+        case 3: s = l.dst[2]; break;
+        case 4: s = l.dst[3]; break;
+        case 5: s = l.dst[4]; break;
+        case 6: s = l.dst[5]; break;
+        default: break;
+    }
+    store<T>(s, x, y, layer, l.layered, v);
+}
+
+// kHalving: level a halves exactly into a+1 on both axes, and (kWide) two destination
+// texels come from 16-byte reads of four source texels per row; else any ratio, one
+// texel's taps at a time.
+template <SurfaceTexel T, bool kHalving, bool kWide>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunch l) {
+    __shared__ Tables tables;
+    __shared__ float4 tile_a[kTile * kTile];
+    __shared__ float4 tile_b[kTile * kTile / 4];
+    const uint32_t t = threadIdx.x;
+    if (l.params.kind == TVLM_BOX_SRGB8) {
+        tables.linear[t] = kSrgbTables[t];
+        if (t < 255) tables.threshold[t] = kSrgbTables[256 + t];
+    }
+    __syncthreads();
+    const Filter filter{l.params.kind, &tables};
+    const uint32_t layer = blockIdx.z + l.params.first_layer;
+    const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
+    uint32_t width = max(1u, l.params.src_width >> 1), height = max(1u, l.params.src_height >> 1);
+
+    if (kHalving && kWide) {
+        // Pairs of destination texels: 16 threads cover a 32-texel tile row.
+        for (uint32_t r = 0; r < kTile * kTile / 2 / TVLM_BOX_THREADS; ++r) {
+            const uint32_t lx = (t % (kTile / 2)) * 2, ly = t / (kTile / 2) + r * (2 * TVLM_BOX_THREADS / kTile);
+            const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
+            float4 v0 = make_float4(0, 0, 0, 0), v1 = v0;
+            if (x < width && y < height) {
+                float4 top[4], bottom[4];
+                if (2 * x + 3 < l.params.src_width) {
+                    load4<T>(l.src, 2 * x, 2 * y, layer, l.layered, top);
+                    load4<T>(l.src, 2 * x, 2 * y + 1, layer, l.layered, bottom);
+                } else {  // the row's last pair reaches past the edge: only its first texel exists
+                    for (uint32_t k = 0; k < 2; ++k) {
+                        top[k] = load<T>(l.src, 2 * x + k, 2 * y, layer, l.layered);
+                        bottom[k] = load<T>(l.src, 2 * x + k, 2 * y + 1, layer, l.layered);
+                    }
+                    top[2] = top[3] = bottom[2] = bottom[3] = top[0];
+                }
+                v0 = filter.halve(top[0], top[1], bottom[0], bottom[1]);
+                store<T>(l.dst[0], x, y, layer, l.layered, v0);
+                if (x + 1 < width) {
+                    v1 = filter.halve(top[2], top[3], bottom[2], bottom[3]);
+                    store<T>(l.dst[0], x + 1, y, layer, l.layered, v1);
+                }
+            }
+            tile_a[ly * kTile + lx] = v0;
+            tile_a[ly * kTile + lx + 1] = v1;
+        }
+    } else {
+        for (uint32_t r = 0; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
+            const uint32_t lx = t % kTile, ly = t / kTile + r * (TVLM_BOX_THREADS / kTile);
+            const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
+            float4 v = make_float4(0, 0, 0, 0);
+            if (x < width && y < height) {
+                v = first_level_texel<T, kHalving>(l, filter, x, y, layer);
+                store<T>(l.dst[0], x, y, layer, l.layered, v);
+            }
+            tile_a[ly * kTile + lx] = v;
+        }
+    }
+
+    uint32_t edge = kTile;
+#pragma unroll
+    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
+        if (step > l.params.levels) break;
+        __syncthreads();
+        width >>= 1;
+        height >>= 1;
+        const uint32_t half_edge = edge / 2;
+        if (t < half_edge * half_edge) {
+            const uint32_t lx = t % half_edge, ly = t / half_edge;
+            const uint32_t x = tile_x * half_edge + lx, y = tile_y * half_edge + ly;
+            const float4* from = step % 2 == 0 ? tile_a : tile_b;
+            float4* to = step % 2 == 0 ? tile_b : tile_a;
+            const uint32_t i = 2 * ly * edge + 2 * lx;
+            const float4 v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
+            if (x < width && y < height) store_level<T>(l, step, x, y, layer, v);
+            to[ly * half_edge + lx] = v;
+        }
+        edge = half_edge;
+    }
+}
+
+template <SurfaceTexel T>
+void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
+    const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
+    if (halving && l.wide_reads) box_mips_kernel<T, true, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    else if (halving) box_mips_kernel<T, true, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    else box_mips_kernel<T, false, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+}
+
+}  // namespace
+
+void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
+    const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
+    switch (launch.texel) {
+        case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;
+        case SurfaceTexel::half4: launch_kernel<SurfaceTexel::half4>(launch, grid, stream); break;
+        case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, grid, stream); break;
+        case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, grid, stream); break;
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm

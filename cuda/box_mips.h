@@ -1,0 +1,28 @@
+#pragma once
+// The single-pass box downsampler in CUDA, for content that arrives in CUDA memory: the
+// same passes, arithmetic and results as shaders/box_mips.comp (engine/box_filter.h),
+// reading and writing levels through surface objects.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "shader_params.h"
+
+namespace tvlm {
+
+// How a level's texels are stored, as CUDA surfaces see them.
+enum class SurfaceTexel : uint8_t { uchar4, half4, float4, float1 };
+
+struct BoxMipsLaunch {
+    cudaSurfaceObject_t src = 0;                        // level a
+    cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // levels a+1 .. a+levels
+    gpu::BoxMipsParams params{};
+    uint32_t tiles_x = 0, tiles_y = 0, layers = 1;
+    bool layered = false;                               // surfaces on a layered array
+    SurfaceTexel texel = SurfaceTexel::uchar4;
+    bool wide_reads = true;                             // 16-byte surface reads where the ratio is 2:1
+};
+
+void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
+
+}  // namespace tvlm

@@ -1,0 +1,37 @@
+#pragma once
+// The box mip chain built by CUDA on an imported texture, for content that arrives in CUDA
+// memory (decoded or generated frames written to level 0): the passes of
+// engine/box_filter.h, the kernel of cuda/box_mips.cu, the same results as Vulkan's
+// update_mips/generate_mips. Surfaces on every level are made once; each call is
+// stream-ordered (no host sync).
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "box_filter.h"
+#include "cuda_handle.h"
+#include "cuda_texture.h"
+
+namespace tvlm {
+
+class CudaBoxMips {
+public:
+    CudaBoxMips() = default;
+    // The CudaTexture must outlive this object. wide_reads: 2:1 levels read four texels per
+    // 16-byte surface load (faster); false reads one texel per load (the benchmark compares).
+    explicit CudaBoxMips(const CudaTexture& texture, bool wide_reads = true);
+
+    // Levels 1.. of every layer from level 0.
+    void generate(cudaStream_t stream) const;
+    // Only the texels of each level that depend on `region` of level 0. Throws Error,
+    // launching nothing, for an empty or outside region.
+    void update(const DirtyRegion& region, cudaStream_t stream) const;
+
+private:
+    void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
+    TextureDesc desc_;
+    bool wide_reads_ = true;
+    std::vector<SurfaceObject> surfaces_;  // one per level
+};
+
+}  // namespace tvlm
