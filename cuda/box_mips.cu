@@ -76,22 +76,6 @@ __device__ void store(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t la
     else surf2Dwrite(r, s, static_cast<int>(x * sizeof(r)), static_cast<int>(y));
 }
 
-// Texels x0 .. x0+3 of a row (x0 a multiple of 4) in 16-byte surface reads: one for
-// RGBA8 and R32F, two for RGBA16F, four for RGBA32F.
-template <SurfaceTexel T>
-__device__ void load4(cudaSurfaceObject_t s, uint32_t x0, uint32_t y, uint32_t layer, bool layered, float4 out[4]) {
-    using Raw = typename Surface<T>::Raw;
-    constexpr uint32_t per_read = 16 / sizeof(Raw);
-    for (uint32_t r = 0; r < 4 / per_read; ++r) {
-        uint4 bits;
-        const int bx = static_cast<int>((x0 + r * per_read) * sizeof(Raw));
-        if (layered) surf2DLayeredread(&bits, s, bx, static_cast<int>(y), static_cast<int>(layer));
-        else surf2Dread(&bits, s, bx, static_cast<int>(y));
-        const Raw* texels = reinterpret_cast<const Raw*>(&bits);
-        for (uint32_t k = 0; k < per_read; ++k) out[r * per_read + k] = Surface<T>::value(texels[k]);
-    }
-}
-
 __device__ float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
 __device__ void set_component(float4& v, uint32_t c, float x) {
     if (c == 0) v.x = x; else if (c == 1) v.y = x; else if (c == 2) v.z = x; else v.w = x;
@@ -174,25 +158,23 @@ __device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter
     return out;
 }
 
-template <SurfaceTexel T>
-__device__ void store_level(const BoxMipsLaunch& l, uint32_t step, uint32_t x, uint32_t y, uint32_t layer, float4 v) {
-    // A switch, not l.dst[step - 1]: indexing the parameter array would copy it to local memory.
-    cudaSurfaceObject_t s = l.dst[0];
+// The surface of level a+step: a switch, because indexing the parameter array with a
+// run-time value copies the whole parameter block to local memory.
+__device__ cudaSurfaceObject_t level_surface(const BoxMipsLaunch& l, uint32_t step) {
     switch (step) {
-        case 2: s = l.dst[1]; break;
-        case 3: s = l.dst[2]; break;
-        case 4: s = l.dst[3]; break;
-        case 5: s = l.dst[4]; break;
-        case 6: s = l.dst[5]; break;
-        default: break;
+        case 2: return l.dst[1];
+        case 3: return l.dst[2];
+        case 4: return l.dst[3];
+        case 5: return l.dst[4];
+        case 6: return l.dst[5];
+        default: return l.dst[0];
     }
-    store<T>(s, x, y, layer, l.layered, v);
 }
 
-// kHalving: level a halves exactly into a+1 on both axes, and (kWide) two destination
-// texels come from 16-byte reads of four source texels per row; else any ratio, one
-// texel's taps at a time.
-template <SurfaceTexel T, bool kHalving, bool kWide>
+// One destination texel per thread and level from its taps (kHalving: level a halves
+// exactly; else any ratio), stored as soon as computed: the simple form, kept for odd
+// ratios and as the benchmark's per-texel comparison.
+template <SurfaceTexel T, bool kHalving>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunch l) {
     __shared__ Tables tables;
     __shared__ float4 tile_a[kTile * kTile];
@@ -208,35 +190,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
     uint32_t width = max(1u, l.params.src_width >> 1), height = max(1u, l.params.src_height >> 1);
 
-    if (kHalving && kWide) {
-        // Pairs of destination texels: 16 threads cover a 32-texel tile row.
-        for (uint32_t r = 0; r < kTile * kTile / 2 / TVLM_BOX_THREADS; ++r) {
-            const uint32_t lx = (t % (kTile / 2)) * 2, ly = t / (kTile / 2) + r * (2 * TVLM_BOX_THREADS / kTile);
-            const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
-            float4 v0 = make_float4(0, 0, 0, 0), v1 = v0;
-            if (x < width && y < height) {
-                float4 top[4], bottom[4];
-                if (2 * x + 3 < l.params.src_width) {
-                    load4<T>(l.src, 2 * x, 2 * y, layer, l.layered, top);
-                    load4<T>(l.src, 2 * x, 2 * y + 1, layer, l.layered, bottom);
-                } else {  // the row's last pair reaches past the edge: only its first texel exists
-                    for (uint32_t k = 0; k < 2; ++k) {
-                        top[k] = load<T>(l.src, 2 * x + k, 2 * y, layer, l.layered);
-                        bottom[k] = load<T>(l.src, 2 * x + k, 2 * y + 1, layer, l.layered);
-                    }
-                    top[2] = top[3] = bottom[2] = bottom[3] = top[0];
-                }
-                v0 = filter.halve(top[0], top[1], bottom[0], bottom[1]);
-                store<T>(l.dst[0], x, y, layer, l.layered, v0);
-                if (x + 1 < width) {
-                    v1 = filter.halve(top[2], top[3], bottom[2], bottom[3]);
-                    store<T>(l.dst[0], x + 1, y, layer, l.layered, v1);
-                }
-            }
-            tile_a[ly * kTile + lx] = v0;
-            tile_a[ly * kTile + lx + 1] = v1;
-        }
-    } else {
+    {
         for (uint32_t r = 0; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
             const uint32_t lx = t % kTile, ly = t / kTile + r * (TVLM_BOX_THREADS / kTile);
             const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
@@ -264,19 +218,138 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
             float4* to = step % 2 == 0 ? tile_b : tile_a;
             const uint32_t i = 2 * ly * edge + 2 * lx;
             const float4 v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
-            if (x < width && y < height) store_level<T>(l, step, x, y, layer, v);
+            if (x < width && y < height) store<T>(level_surface(l, step), x, y, layer, l.layered, v);
             to[ly * half_edge + lx] = v;
         }
         edge = half_edge;
     }
 }
 
+// RGBA8 where level a halves: texels stay packed in 32-bit words and all four channels
+// average at once, bytes 0 and 2 (then 1 and 3) summed in two 16-bit lanes (four bytes sum
+// to at most 1020) and rounded half up as (sum + 2) >> 2: the exact box of box_filter.h.
+__device__ uint32_t average4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    constexpr uint32_t m = 0x00ff00ffu;
+    const uint32_t even = (a & m) + (b & m) + (c & m) + (d & m);
+    const uint32_t odd = ((a >> 8) & m) + ((b >> 8) & m) + ((c >> 8) & m) + ((d >> 8) & m);
+    return (((even + 0x00020002u) >> 2) & m) | ((((odd + 0x00020002u) >> 2) & m) << 8);
+}
+
+__device__ uint4 read16(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    uint4 v;
+    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dread(&v, s, static_cast<int>(x * 4), static_cast<int>(y));
+    return v;
+}
+__device__ uint32_t read4(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    uint32_t v;
+    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dread(&v, s, static_cast<int>(x * 4), static_cast<int>(y));
+    return v;
+}
+template <class V>
+__device__ void write(cudaSurfaceObject_t s, V v, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    if (layered) surf2DLayeredwrite(v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dwrite(v, s, static_cast<int>(x * 4), static_cast<int>(y));
+}
+
+// Each thread reads 8x2 source texels in four 16-byte reads and averages four texels of
+// level a+1 in a row; deeper levels halve in shared memory; every write happens after the
+// last barrier, rows of four texels in one 16-byte write.
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_rgba8_kernel(BoxMipsLaunch l) {
+    constexpr uint32_t kGroups = kTile / 4;  // four-texel groups per tile row
+    __shared__ __align__(16) uint32_t level1[kTile * kTile];
+    __shared__ __align__(16) uint32_t deeper[(kTile * kTile - 1) / 3];  // levels a+2 .. a+6, one after another
+    const uint32_t t = threadIdx.x;
+    const bool layered = l.layered;
+    const uint32_t layer = blockIdx.z + l.params.first_layer;
+    const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
+    const uint32_t src_width = l.params.src_width;
+    const uint32_t width = src_width / 2, height = l.params.src_height / 2;
+
+    const uint32_t lx = (t % kGroups) * 4, ly = t / kGroups;
+    const uint32_t x0 = tile_x * kTile + lx, y = tile_y * kTile + ly;
+    uint4 out = make_uint4(0, 0, 0, 0);
+    if (x0 < width && y < height) {
+        uint4 top[2], bottom[2];
+#pragma unroll
+        for (uint32_t h = 0; h < 2; ++h) {
+            const uint32_t sx = 2 * x0 + 4 * h;
+            if (sx + 3 < src_width) {
+                top[h] = read16(l.src, sx, 2 * y, layer, layered);
+                bottom[h] = read16(l.src, sx, 2 * y + 1, layer, layered);
+            } else {  // past the right edge: clamped texels feed only texels that are not written
+                const auto at = [&](uint32_t k, uint32_t row) { return read4(l.src, min(sx + k, src_width - 1), row, layer, layered); };
+                top[h] = make_uint4(at(0, 2 * y), at(1, 2 * y), at(2, 2 * y), at(3, 2 * y));
+                bottom[h] = make_uint4(at(0, 2 * y + 1), at(1, 2 * y + 1), at(2, 2 * y + 1), at(3, 2 * y + 1));
+            }
+        }
+        out = make_uint4(average4(top[0].x, top[0].y, bottom[0].x, bottom[0].y),
+                         average4(top[0].z, top[0].w, bottom[0].z, bottom[0].w),
+                         average4(top[1].x, top[1].y, bottom[1].x, bottom[1].y),
+                         average4(top[1].z, top[1].w, bottom[1].z, bottom[1].w));
+    }
+    *reinterpret_cast<uint4*>(&level1[ly * kTile + lx]) = out;
+
+    const uint32_t* from = level1;
+    uint32_t edge = kTile, offset = 0;
+    for (uint32_t step = 2; step <= l.params.levels; ++step) {
+        __syncthreads();
+        const uint32_t half_edge = edge / 2;
+        if (t < half_edge * half_edge) {
+            const uint32_t hx = t % half_edge, hy = t / half_edge, i = 2 * hy * edge + 2 * hx;
+            deeper[offset + t] = average4(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
+        }
+        from = deeper + offset;
+        offset += half_edge * half_edge;
+        edge = half_edge;
+    }
+    __syncthreads();
+
+    if (x0 < width && y < height) {
+        if (x0 + 3 < width) {
+            write(l.dst[0], out, x0, y, layer, layered);
+        } else {
+            const uint32_t words[4] = {out.x, out.y, out.z, out.w};
+#pragma unroll
+            for (uint32_t i = 0; i < 4; ++i)
+                if (x0 + i < width) write(l.dst[0], words[i], x0 + i, y, layer, layered);
+        }
+    }
+    uint32_t level_width = width, level_height = height;
+    edge = kTile;
+    offset = 0;
+#pragma unroll
+    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
+        if (step > l.params.levels) break;
+        level_width /= 2;
+        level_height /= 2;
+        edge /= 2;
+        const cudaSurfaceObject_t surface = level_surface(l, step);
+        const uint32_t groups = max(1u, edge / 4), per_group = edge / groups;
+        if (t < groups * edge) {
+            const uint32_t gx = (t % groups) * per_group, gy = t / groups;
+            const uint32_t x = tile_x * edge + gx, yy = tile_y * edge + gy;
+            const uint32_t* row = deeper + offset + gy * edge + gx;
+            if (yy < level_height) {
+                if (per_group == 4 && x + 3 < level_width) {
+                    write(surface, *reinterpret_cast<const uint4*>(row), x, yy, layer, layered);
+                } else {
+                    for (uint32_t i = 0; i < per_group && x + i < level_width; ++i) write(surface, row[i], x + i, yy, layer, layered);
+                }
+            }
+        }
+        offset += edge * edge;
+    }
+}
+
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    if (halving && l.wide_reads) box_mips_kernel<T, true, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
-    else if (halving) box_mips_kernel<T, true, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
-    else box_mips_kernel<T, false, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    if (halving && l.packed_rgba8 && l.params.kind == TVLM_BOX_UNORM8)
+        box_rgba8_kernel<<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    else if (halving) box_mips_kernel<T, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    else box_mips_kernel<T, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
 }
 
 }  // namespace

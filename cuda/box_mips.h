@@ -20,7 +20,7 @@ struct BoxMipsLaunch {
     uint32_t tiles_x = 0, tiles_y = 0, layers = 1;
     bool layered = false;                               // surfaces on a layered array
     SurfaceTexel texel = SurfaceTexel::uchar4;
-    bool wide_reads = true;                             // 16-byte surface reads where the ratio is 2:1
+    bool packed_rgba8 = true;  // RGBA8 levels that halve: the packed-word kernel (false: per texel)
 };
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);

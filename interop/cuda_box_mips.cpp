@@ -18,7 +18,8 @@ SurfaceTexel surface_texel(Format format) {
 
 }  // namespace
 
-CudaBoxMips::CudaBoxMips(const CudaTexture& texture, bool wide_reads) : desc_(texture.desc()), wide_reads_(wide_reads) {
+CudaBoxMips::CudaBoxMips(const CudaTexture& texture, bool packed_rgba8)
+    : desc_(texture.desc()), packed_rgba8_(packed_rgba8) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
 }
 
@@ -43,7 +44,7 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
         l.layers = layers;
         l.layered = desc_.layers > 1;
         l.texel = surface_texel(desc_.format);
-        l.wide_reads = wide_reads_;
+        l.packed_rgba8 = packed_rgba8_;
         launch_box_mips(l, stream);
     }
 }

@@ -17,9 +17,10 @@ namespace tvlm {
 class CudaBoxMips {
 public:
     CudaBoxMips() = default;
-    // The CudaTexture must outlive this object. wide_reads: 2:1 levels read four texels per
-    // 16-byte surface load (faster); false reads one texel per load (the benchmark compares).
-    explicit CudaBoxMips(const CudaTexture& texture, bool wide_reads = true);
+    // The CudaTexture must outlive this object. packed_rgba8: RGBA8 levels that halve use
+    // the packed-word kernel (faster); false runs the per-texel kernel (the benchmark and
+    // the tests compare both).
+    explicit CudaBoxMips(const CudaTexture& texture, bool packed_rgba8 = true);
 
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;
@@ -30,7 +31,7 @@ public:
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
     TextureDesc desc_;
-    bool wide_reads_ = true;
+    bool packed_rgba8_ = true;
     std::vector<SurfaceObject> surfaces_;  // one per level
 };
 
