@@ -78,12 +78,12 @@ int run_bench_mips(const Args& args) {
             Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_update(context, cmd, texture.vulkan, region); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.update(region, stream); });
-            rows.push_back({name, "CUDA box, packed RGBA8 kernel", t.median_us, t.min_us, floor_us});
+            rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
         } else {
             Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_box(context, cmd, texture.vulkan); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.generate(stream); });
-            rows.push_back({name, "CUDA box, packed RGBA8 kernel", t.median_us, t.min_us, floor_us});
+            rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda_texels.generate(stream); });
             rows.push_back({name, "CUDA box, per-texel kernel", t.median_us, t.min_us, floor_us});
             t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_blit(context, cmd, texture.vulkan); }, 10);

@@ -225,41 +225,126 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     }
 }
 
-// RGBA8 where level a halves: texels stay packed in 32-bit words and all four channels
-// average at once, bytes 0 and 2 (then 1 and 3) summed in two 16-bit lanes (four bytes sum
-// to at most 1020) and rounded half up as (sum + 2) >> 2: the exact box of box_filter.h.
-__device__ uint32_t average4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-    constexpr uint32_t m = 0x00ff00ffu;
-    const uint32_t even = (a & m) + (b & m) + (c & m) + (d & m);
-    const uint32_t odd = ((a >> 8) & m) + ((b >> 8) & m) + ((c >> 8) & m) + ((d >> 8) & m);
-    return (((even + 0x00020002u) >> 2) & m) | ((((odd + 0x00020002u) >> 2) & m) << 8);
-}
+// Levels that halve, for the two formats video and images arrive in, with texels kept
+// packed in words (no per-channel conversions, 16-byte surface reads and writes):
+//  - RGBA8: all four channels average at once, bytes 0 and 2 (then 1 and 3) summed in two
+//    16-bit lanes (four bytes sum to at most 1020), rounded half up as (sum + 2) >> 2;
+//  - RGBA16F: each channel summed in double and rounded to float, then to binary16 (nearest
+//    even), the arithmetic of the per-texel kernel and of Vulkan.
+// Both are the exact box of engine/box_filter.h.
+struct Rgba8Words {
+    using Word = uint32_t;
+    __device__ static Word average4(Word a, Word b, Word c, Word d) {
+        constexpr uint32_t m = 0x00ff00ffu;
+        const uint32_t even = (a & m) + (b & m) + (c & m) + (d & m);
+        const uint32_t odd = ((a >> 8) & m) + ((b >> 8) & m) + ((c >> 8) & m) + ((d >> 8) & m);
+        return (((even + 0x00020002u) >> 2) & m) | ((((odd + 0x00020002u) >> 2) & m) << 8);
+    }
+};
+struct Rgba16fWords {
+    using Word = uint2;  // four binary16 channels
+    __device__ static double channel(uint32_t w, uint32_t upper) {
+        return __half2float(__ushort_as_half(static_cast<unsigned short>(upper ? w >> 16 : w & 0xffff)));
+    }
+    __device__ static uint32_t pair(Word a, Word b, Word c, Word d, bool high_word) {
+        uint32_t out = 0;
+        for (uint32_t upper = 0; upper < 2; ++upper) {
+            const auto pick = [&](Word v) { return channel(high_word ? v.y : v.x, upper); };
+            const double n = (pick(a) + pick(b)) + (pick(c) + pick(d));
+            const unsigned short h = __half_as_ushort(__float2half_rn(static_cast<float>(n / 4.0)));
+            out |= uint32_t{h} << (16 * upper);
+        }
+        return out;
+    }
+    __device__ static Word average4(Word a, Word b, Word c, Word d) {
+        return make_uint2(pair(a, b, c, d, false), pair(a, b, c, d, true));
+    }
+};
 
-__device__ uint4 read16(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
-    uint4 v;
-    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dread(&v, s, static_cast<int>(x * 4), static_cast<int>(y));
-    return v;
-}
-__device__ uint32_t read4(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
-    uint32_t v;
-    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dread(&v, s, static_cast<int>(x * 4), static_cast<int>(y));
+template <class V>
+__device__ V read_word(cudaSurfaceObject_t s, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
+    V v;
+    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y));
     return v;
 }
 template <class V>
-__device__ void write(cudaSurfaceObject_t s, V v, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
-    if (layered) surf2DLayeredwrite(v, s, static_cast<int>(x * 4), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dwrite(v, s, static_cast<int>(x * 4), static_cast<int>(y));
+__device__ void write_word(cudaSurfaceObject_t s, V v, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
+    if (layered) surf2DLayeredwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y));
 }
 
-// Each thread reads 8x2 source texels in four 16-byte reads and averages four texels of
-// level a+1 in a row; deeper levels halve in shared memory; every write happens after the
-// last barrier, rows of four texels in one 16-byte write.
-__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_rgba8_kernel(BoxMipsLaunch l) {
+// Four texels x .. x+3 of a row in 16-byte accesses.
+template <class Word>
+__device__ void read4(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered, Word out[4]) {
+    uint4* chunks = reinterpret_cast<uint4*>(out);
+#pragma unroll
+    for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c)
+        chunks[c] = read_word<uint4>(s, x * sizeof(Word) + 16 * c, y, layer, layered);
+}
+template <class Word>
+__device__ void write4(cudaSurfaceObject_t s, const Word in[4], uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    const uint4* chunks = reinterpret_cast<const uint4*>(in);
+#pragma unroll
+    for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c)
+        write_word(s, chunks[c], x * sizeof(Word) + 16 * c, y, layer, layered);
+}
+
+__device__ cudaSurfaceObject_t tail_surface(const BoxTail& tail, uint32_t step) {
+    switch (step) {
+        case 1: return tail.dst[1];
+        case 2: return tail.dst[2];
+        case 3: return tail.dst[3];
+        case 4: return tail.dst[4];
+        case 5: return tail.dst[5];
+        default: return tail.dst[0];
+    }
+}
+
+// The last block's work: level a+6 (the dispatch's tiles from `tail.texels`, the rest from
+// the surface, written by earlier launches) halved tail.levels times in shared memory.
+template <class Words>
+__device__ void finish_tail(const BoxMipsLaunch& l, const BoxTail& tail, uint32_t layer, typename Words::Word* words) {
+    using Word = typename Words::Word;
+    const uint32_t t = threadIdx.x;
+    const Word* published = reinterpret_cast<const Word*>(tail.texels) + layer * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE;
+    for (uint32_t i = t; i < tail.width * tail.height; i += TVLM_BOX_THREADS) {
+        const uint32_t x = i % tail.width, y = i / tail.width;
+        const bool fresh = x >= l.params.tile_x && x < l.params.tile_x + gridDim.x && y >= l.params.tile_y &&
+                           y < l.params.tile_y + gridDim.y;
+        words[i] = fresh ? __ldcg(published + y * TVLM_BOX_TAIL_EDGE + x)
+                         : read_word<Word>(tail.src, x * sizeof(Word), y, layer, l.layered);
+    }
+    uint32_t width = tail.width, height = tail.height, from = 0, to = width * height;
+    for (uint32_t step = 0; step < tail.levels; ++step) {
+        __syncthreads();
+        const uint32_t w = width / 2, h = height / 2;
+        for (uint32_t i = t; i < w * h; i += TVLM_BOX_THREADS) {
+            const uint32_t x = i % w, y = i / w, s = from + 2 * y * width + 2 * x;
+            const Word v = Words::average4(words[s], words[s + 1], words[s + width], words[s + width + 1]);
+            words[to + i] = v;
+            write_word(tail_surface(tail, step), v, x * sizeof(Word), y, layer, l.layered);
+        }
+        from = to;
+        to += w * h;
+        width = w;
+        height = h;
+    }
+}
+
+// Each thread reads 8x2 source texels in 16-byte reads and averages four texels of level
+// a+1 in a row; deeper levels halve in shared memory; every write happens after the last
+// barrier, rows of four texels in 16-byte writes. kTail: the last block also finishes the
+// small levels (BoxTail).
+template <class Words, bool kTail>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l, BoxTail tail) {
+    using Word = typename Words::Word;
     constexpr uint32_t kGroups = kTile / 4;  // four-texel groups per tile row
-    __shared__ __align__(16) uint32_t level1[kTile * kTile];
-    __shared__ __align__(16) uint32_t deeper[(kTile * kTile - 1) / 3];  // levels a+2 .. a+6, one after another
+    // level a+1, then levels a+2 .. a+6 one after another; the tail reuses all of it.
+    constexpr uint32_t kWords = kTail ? TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE * 4 / 3 + 1 : kTile * kTile * 4 / 3 + 1;
+    __shared__ __align__(16) Word words[kWords];
+    Word* level1 = words;
+    Word* deeper = words + kTile * kTile;
     const uint32_t t = threadIdx.x;
     const bool layered = l.layered;
     const uint32_t layer = blockIdx.z + l.params.first_layer;
@@ -269,36 +354,38 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_rgba8_kernel(BoxMipsLaun
 
     const uint32_t lx = (t % kGroups) * 4, ly = t / kGroups;
     const uint32_t x0 = tile_x * kTile + lx, y = tile_y * kTile + ly;
-    uint4 out = make_uint4(0, 0, 0, 0);
+    Word out[4] = {};
     if (x0 < width && y < height) {
-        uint4 top[2], bottom[2];
 #pragma unroll
         for (uint32_t h = 0; h < 2; ++h) {
             const uint32_t sx = 2 * x0 + 4 * h;
+            Word top[4], bottom[4];
             if (sx + 3 < src_width) {
-                top[h] = read16(l.src, sx, 2 * y, layer, layered);
-                bottom[h] = read16(l.src, sx, 2 * y + 1, layer, layered);
+                read4(l.src, sx, 2 * y, layer, layered, top);
+                read4(l.src, sx, 2 * y + 1, layer, layered, bottom);
             } else {  // past the right edge: clamped texels feed only texels that are not written
-                const auto at = [&](uint32_t k, uint32_t row) { return read4(l.src, min(sx + k, src_width - 1), row, layer, layered); };
-                top[h] = make_uint4(at(0, 2 * y), at(1, 2 * y), at(2, 2 * y), at(3, 2 * y));
-                bottom[h] = make_uint4(at(0, 2 * y + 1), at(1, 2 * y + 1), at(2, 2 * y + 1), at(3, 2 * y + 1));
+#pragma unroll
+                for (uint32_t k = 0; k < 4; ++k) {
+                    const uint32_t x_bytes = min(sx + k, src_width - 1) * sizeof(Word);
+                    top[k] = read_word<Word>(l.src, x_bytes, 2 * y, layer, layered);
+                    bottom[k] = read_word<Word>(l.src, x_bytes, 2 * y + 1, layer, layered);
+                }
             }
+            out[2 * h] = Words::average4(top[0], top[1], bottom[0], bottom[1]);
+            out[2 * h + 1] = Words::average4(top[2], top[3], bottom[2], bottom[3]);
         }
-        out = make_uint4(average4(top[0].x, top[0].y, bottom[0].x, bottom[0].y),
-                         average4(top[0].z, top[0].w, bottom[0].z, bottom[0].w),
-                         average4(top[1].x, top[1].y, bottom[1].x, bottom[1].y),
-                         average4(top[1].z, top[1].w, bottom[1].z, bottom[1].w));
     }
-    *reinterpret_cast<uint4*>(&level1[ly * kTile + lx]) = out;
+#pragma unroll
+    for (uint32_t i = 0; i < 4; ++i) level1[ly * kTile + lx + i] = out[i];
 
-    const uint32_t* from = level1;
+    const Word* from = level1;
     uint32_t edge = kTile, offset = 0;
     for (uint32_t step = 2; step <= l.params.levels; ++step) {
         __syncthreads();
         const uint32_t half_edge = edge / 2;
         if (t < half_edge * half_edge) {
             const uint32_t hx = t % half_edge, hy = t / half_edge, i = 2 * hy * edge + 2 * hx;
-            deeper[offset + t] = average4(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
+            deeper[offset + t] = Words::average4(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
         }
         from = deeper + offset;
         offset += half_edge * half_edge;
@@ -308,12 +395,11 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_rgba8_kernel(BoxMipsLaun
 
     if (x0 < width && y < height) {
         if (x0 + 3 < width) {
-            write(l.dst[0], out, x0, y, layer, layered);
+            write4(l.dst[0], out, x0, y, layer, layered);
         } else {
-            const uint32_t words[4] = {out.x, out.y, out.z, out.w};
 #pragma unroll
             for (uint32_t i = 0; i < 4; ++i)
-                if (x0 + i < width) write(l.dst[0], words[i], x0 + i, y, layer, layered);
+                if (x0 + i < width) write_word(l.dst[0], out[i], (x0 + i) * sizeof(Word), y, layer, layered);
         }
     }
     uint32_t level_width = width, level_height = height;
@@ -330,37 +416,60 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_rgba8_kernel(BoxMipsLaun
         if (t < groups * edge) {
             const uint32_t gx = (t % groups) * per_group, gy = t / groups;
             const uint32_t x = tile_x * edge + gx, yy = tile_y * edge + gy;
-            const uint32_t* row = deeper + offset + gy * edge + gx;
+            const Word* row = deeper + offset + gy * edge + gx;
             if (yy < level_height) {
                 if (per_group == 4 && x + 3 < level_width) {
-                    write(surface, *reinterpret_cast<const uint4*>(row), x, yy, layer, layered);
+                    write4(surface, row, x, yy, layer, layered);
                 } else {
-                    for (uint32_t i = 0; i < per_group && x + i < level_width; ++i) write(surface, row[i], x + i, yy, layer, layered);
+                    for (uint32_t i = 0; i < per_group && x + i < level_width; ++i)
+                        write_word(surface, row[i], (x + i) * sizeof(Word), yy, layer, layered);
                 }
             }
         }
         offset += edge * edge;
     }
+
+    if (kTail) {
+        __shared__ bool last;
+        // Every block's last texel (level a+6) goes to global memory, then the count.
+        if (t == 0) {
+            Word* published = reinterpret_cast<Word*>(tail.texels) + layer * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE;
+            published[tile_y * TVLM_BOX_TAIL_EDGE + tile_x] = deeper[offset - 1];
+            __threadfence();
+            last = atomicAdd(&tail.counter[layer], 1u) == gridDim.x * gridDim.y - 1;
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        finish_tail<Words>(l, tail, layer, words);
+        if (t == 0) tail.counter[layer] = 0;  // ready for the next launch on the stream
+    }
 }
 
 template <SurfaceTexel T>
-void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
+void launch_kernel(const BoxMipsLaunch& l, const BoxTail* tail, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    if (halving && l.packed_rgba8 && l.params.kind == TVLM_BOX_UNORM8)
-        box_rgba8_kernel<<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    const bool packed = halving && l.packed && (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
+    if (packed && l.params.kind == TVLM_BOX_UNORM8) {
+        if (tail) box_packed_kernel<Rgba8Words, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, *tail);
+        else box_packed_kernel<Rgba8Words, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, BoxTail{});
+    } else if (packed) {
+        if (tail) box_packed_kernel<Rgba16fWords, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, *tail);
+        else box_packed_kernel<Rgba16fWords, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, BoxTail{});
+    }
     else if (halving) box_mips_kernel<T, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
     else box_mips_kernel<T, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
 }
 
 }  // namespace
 
-void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
+void launch_box_mips(const BoxMipsLaunch& launch, const BoxTail* tail, cudaStream_t stream) {
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
-        case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;
-        case SurfaceTexel::half4: launch_kernel<SurfaceTexel::half4>(launch, grid, stream); break;
-        case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, grid, stream); break;
-        case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, grid, stream); break;
+        case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, tail, grid, stream); break;
+        case SurfaceTexel::half4: launch_kernel<SurfaceTexel::half4>(launch, tail, grid, stream); break;
+        case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, tail, grid, stream); break;
+        case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, tail, grid, stream); break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
 }

@@ -56,8 +56,13 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     bindings.front() = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     bindings.back() = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0, VK_WHOLE_SIZE};
-    const ComputePipeline& pipeline = context.pipeline("box_mips", {
+    const ComputePipeline& general = context.pipeline("box_mips", {
         .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
+    // RGBA8 levels that halve: texels packed in words (box_mips_rgba8.comp), several times
+    // faster than the general shader's per-channel arithmetic.
+    const ComputePipeline& packed = context.pipeline("box_mips_rgba8", {
+        .spirv = shaders::box_mips_rgba8(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
+    const uint32_t kind = box_kind(texture.desc().format);
     // Views are made before recording: they live as long as the texture.
     std::vector<std::array<VkImageView, 2>> views(levels);
     for (uint32_t l = 0; l < levels; ++l)
@@ -71,7 +76,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
                              .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
         for (const BoxPass& pass : passes) {
             const Extent2D src = texture.extent(pass.src_level);
-            const gpu::BoxMipsParams params{src.width, src.height, pass.levels, box_kind(texture.desc().format),
+            const gpu::BoxMipsParams params{src.width, src.height, pass.levels, kind,
                                             pass.tile_x, pass.tile_y, first_layer, 0};
             std::array<VkDescriptorImageInfo, 1 + TVLM_BOX_MAX_LEVELS> infos{};
             infos[0] = {context.point_sampler(), views[pass.src_level][0], VK_IMAGE_LAYOUT_GENERAL};
@@ -88,7 +93,8 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
                 writes[b].descriptorType = bindings[b];
                 if (b < infos.size()) writes[b].pImageInfo = &infos[b]; else writes[b].pBufferInfo = &tables;
             }
-            pipeline.bind(cmd, writes, &params);
+            const bool halves = src.width % 2 == 0 && src.height % 2 == 0;
+            (kind == TVLM_BOX_UNORM8 && halves ? packed : general).bind(cmd, writes, &params);
             vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);
             // This pass's writes become the next pass's reads.
             record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,

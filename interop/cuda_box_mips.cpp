@@ -18,9 +18,13 @@ SurfaceTexel surface_texel(Format format) {
 
 }  // namespace
 
-CudaBoxMips::CudaBoxMips(const CudaTexture& texture, bool packed_rgba8)
-    : desc_(texture.desc()), packed_rgba8_(packed_rgba8) {
+CudaBoxMips::CudaBoxMips(const CudaTexture& texture, bool packed) : desc_(texture.desc()), packed_(packed) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
+    if (packed_ && (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f)) {
+        tail_counters_ = DeviceBuffer<uint32_t>(desc_.layers);
+        tail_texels_ = DeviceBuffer<uint32_t>(size_t{desc_.layers} * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE * 2);
+        TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
+    }
 }
 
 void CudaBoxMips::generate(cudaStream_t stream) const {
@@ -33,7 +37,9 @@ void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
 }
 
 void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const {
-    for (const BoxPass& pass : plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty)) {
+    const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
+    for (size_t p = 0; p < passes.size(); ++p) {
+        const BoxPass& pass = passes[p];
         const Extent2D src = level_extent(desc_.width, desc_.height, pass.src_level);
         BoxMipsLaunch l;
         l.src = surfaces_[pass.src_level].handle();
@@ -44,8 +50,27 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
         l.layers = layers;
         l.layered = desc_.layers > 1;
         l.texel = surface_texel(desc_.format);
-        l.packed_rgba8 = packed_rgba8_;
-        launch_box_mips(l, stream);
+        l.packed = packed_;
+        // A six-level packed pass followed by one small tile that halves all the way: the
+        // last block of this launch finishes it.
+        BoxTail tail;
+        if (tail_counters_.data() && pass.levels == TVLM_BOX_MAX_LEVELS && src.width % 2 == 0 && src.height % 2 == 0 &&
+            p + 1 < passes.size()) {
+            const BoxPass& next = passes[p + 1];
+            const Extent2D small = level_extent(desc_.width, desc_.height, next.src_level);
+            if (next.tiles_x == 1 && next.tiles_y == 1 && small.width <= TVLM_BOX_TAIL_EDGE &&
+                small.height <= TVLM_BOX_TAIL_EDGE && small.width % 2 == 0 && small.height % 2 == 0) {
+                tail.src = surfaces_[next.src_level].handle();
+                for (uint32_t j = 0; j < next.levels; ++j) tail.dst[j] = surfaces_[next.src_level + 1 + j].handle();
+                tail.width = small.width;
+                tail.height = small.height;
+                tail.levels = next.levels;
+                tail.counter = tail_counters_.data();  // indexed by absolute layer in the kernel
+                tail.texels = tail_texels_.data();
+            }
+        }
+        launch_box_mips(l, tail.counter ? &tail : nullptr, stream);
+        if (tail.counter) ++p;  // the next pass ran inside this launch
     }
 }
 

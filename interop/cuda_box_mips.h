@@ -11,16 +11,17 @@
 #include "box_filter.h"
 #include "cuda_handle.h"
 #include "cuda_texture.h"
+#include "device_buffer.h"
 
 namespace tvlm {
 
 class CudaBoxMips {
 public:
     CudaBoxMips() = default;
-    // The CudaTexture must outlive this object. packed_rgba8: RGBA8 levels that halve use
-    // the packed-word kernel (faster); false runs the per-texel kernel (the benchmark and
-    // the tests compare both).
-    explicit CudaBoxMips(const CudaTexture& texture, bool packed_rgba8 = true);
+    // The CudaTexture must outlive this object. packed: RGBA8 and RGBA16F levels that halve
+    // use the packed-word kernel, fusing the small levels into its launch (faster); false
+    // runs the per-texel kernel (the benchmark and the tests compare both).
+    explicit CudaBoxMips(const CudaTexture& texture, bool packed = true);
 
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;
@@ -31,8 +32,10 @@ public:
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
     TextureDesc desc_;
-    bool packed_rgba8_ = true;
+    bool packed_ = true;
     std::vector<SurfaceObject> surfaces_;  // one per level
+    // The fused tail's per-layer block counters (zero between launches) and published texels.
+    DeviceBuffer<uint32_t> tail_counters_, tail_texels_;
 };
 
 }  // namespace tvlm

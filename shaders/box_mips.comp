@@ -6,24 +6,8 @@
 // arithmetic and engine/reference_mips.cpp is the reference; results are bit-exact for
 // 8-bit formats.
 #extension GL_GOOGLE_include_directive : require
-#include "shader_params.h"
+#include "box_mips_bindings.glsl"
 
-layout(local_size_x = TVLM_BOX_THREADS) in;
-
-// Level a through a view that returns stored values: sRGB through its UNORM view.
-layout(binding = 0) uniform sampler2DArray src;
-layout(binding = 1) writeonly uniform image2DArray dst1;  // level a+1
-layout(binding = 2) writeonly uniform image2DArray dst2;
-layout(binding = 3) writeonly uniform image2DArray dst3;
-layout(binding = 4) writeonly uniform image2DArray dst4;
-layout(binding = 5) writeonly uniform image2DArray dst5;
-layout(binding = 6) writeonly uniform image2DArray dst6;  // level a+6
-
-layout(push_constant) uniform Push { BoxMipsParams p; };
-
-// srgb8_tables.h as one buffer: 256 linear values, then 255 thresholds. (Constant arrays
-// in the shader made lavapipe spend seconds compiling each variant.)
-layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[511]; };
 shared uint linear_table[256];
 shared uint threshold_table[255];
 
@@ -137,17 +121,7 @@ vec4 first_level_texel(uint x, uint y, uint layer) {
     return out_value;
 }
 
-void store(uint step, ivec3 at, vec4 stored) {
-    vec4 v = bytes() ? stored / 255.0 : stored;
-    switch (step) {
-        case 1u: imageStore(dst1, at, v); break;
-        case 2u: imageStore(dst2, at, v); break;
-        case 3u: imageStore(dst3, at, v); break;
-        case 4u: imageStore(dst4, at, v); break;
-        case 5u: imageStore(dst5, at, v); break;
-        default: imageStore(dst6, at, v); break;
-    }
-}
+void store(uint step, ivec3 at, vec4 stored) { store_level(step, at, bytes() ? stored / 255.0 : stored); }
 
 void main() {
     uint t = gl_LocalInvocationIndex;
