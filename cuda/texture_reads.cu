@@ -55,9 +55,7 @@ __global__ void sample_points_kernel(PointSampling p) {
         u = (tile & 0xffffu) * (1.0f / 65536.0f) + ((i & 15) - 7.5f) * step;
         v = (tile >> 16) * (1.0f / 65536.0f) + (((i >> 4) & 15) - 7.5f) * step;
     }
-    // Streaming store: 16 MB of output that nothing reads back soon should not evict the
-    // texels the next warps filter from L2.
-    __stcs(&p.out[i], tex2DLod<float4>(p.texture, u, v, lod));
+    p.out[i] = tex2DLod<float4>(p.texture, u, v, lod);
 }
 
 __global__ void surface_pattern_kernel(SurfacePattern p) {
