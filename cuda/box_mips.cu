@@ -308,12 +308,26 @@ __device__ void finish_tail(const BoxMipsLaunch& l, const BoxTail& tail, uint32_
     using Word = typename Words::Word;
     const uint32_t t = threadIdx.x;
     const Word* published = reinterpret_cast<const Word*>(tail.texels) + layer * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE;
-    for (uint32_t i = t; i < tail.width * tail.height; i += TVLM_BOX_THREADS) {
-        const uint32_t x = i % tail.width, y = i / tail.width;
-        const bool fresh = x >= l.params.tile_x && x < l.params.tile_x + gridDim.x && y >= l.params.tile_y &&
-                           y < l.params.tile_y + gridDim.y;
-        words[i] = fresh ? __ldcg(published + y * TVLM_BOX_TAIL_EDGE + x)
+    // Eight loads in flight per thread before any is used: a loop that stored each load
+    // before issuing the next waited one memory latency per texel (the tail took longer
+    // than a second launch).
+    constexpr uint32_t kBatch = 8;
+    const uint32_t count = tail.width * tail.height;
+    for (uint32_t base = 0; base < count; base += kBatch * TVLM_BOX_THREADS) {
+        Word v[kBatch];
+#pragma unroll
+        for (uint32_t k = 0; k < kBatch; ++k) {
+            const uint32_t i = base + t + k * TVLM_BOX_THREADS;
+            if (i >= count) continue;
+            const uint32_t x = i % tail.width, y = i / tail.width;
+            const bool fresh = x >= l.params.tile_x && x < l.params.tile_x + gridDim.x && y >= l.params.tile_y &&
+                               y < l.params.tile_y + gridDim.y;
+            v[k] = fresh ? __ldcg(published + y * TVLM_BOX_TAIL_EDGE + x)
                          : read_word<Word>(tail.src, x * sizeof(Word), y, layer, l.layered);
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < kBatch; ++k)
+            if (base + t + k * TVLM_BOX_THREADS < count) words[base + t + k * TVLM_BOX_THREADS] = v[k];
     }
     uint32_t width = tail.width, height = tail.height, from = 0, to = width * height;
     for (uint32_t step = 0; step < tail.levels; ++step) {

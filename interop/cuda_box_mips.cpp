@@ -18,9 +18,9 @@ SurfaceTexel surface_texel(Format format) {
 
 }  // namespace
 
-CudaBoxMips::CudaBoxMips(const CudaTexture& texture, bool packed) : desc_(texture.desc()), packed_(packed) {
+CudaBoxMips::CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels) : desc_(texture.desc()), kernels_(kernels) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
-    if (packed_ && (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f)) {
+    if (kernels_ == CudaBoxKernels::fused && (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f)) {
         tail_counters_ = DeviceBuffer<uint32_t>(desc_.layers);
         tail_texels_ = DeviceBuffer<uint32_t>(size_t{desc_.layers} * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE * 2);
         TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
@@ -50,7 +50,7 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
         l.layers = layers;
         l.layered = desc_.layers > 1;
         l.texel = surface_texel(desc_.format);
-        l.packed = packed_;
+        l.packed = kernels_ != CudaBoxKernels::per_texel;
         // A six-level packed pass followed by one small tile that halves all the way: the
         // last block of this launch finishes it.
         BoxTail tail;

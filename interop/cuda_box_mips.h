@@ -15,13 +15,18 @@
 
 namespace tvlm {
 
+// Which kernels run (the benchmark and the tests compare them; the default is the fastest).
+enum class CudaBoxKernels : uint8_t {
+    per_texel,  // one kernel for every format: one texel's taps per thread and level
+    packed,     // RGBA8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
+    fused,      // packed, and the last block of a six-level pass finishes the small levels
+};
+
 class CudaBoxMips {
 public:
     CudaBoxMips() = default;
-    // The CudaTexture must outlive this object. packed: RGBA8 and RGBA16F levels that halve
-    // use the packed-word kernel, fusing the small levels into its launch (faster); false
-    // runs the per-texel kernel (the benchmark and the tests compare both).
-    explicit CudaBoxMips(const CudaTexture& texture, bool packed = true);
+    // The CudaTexture must outlive this object.
+    explicit CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels = CudaBoxKernels::fused);
 
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;
@@ -32,7 +37,7 @@ public:
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
     TextureDesc desc_;
-    bool packed_ = true;
+    CudaBoxKernels kernels_ = CudaBoxKernels::fused;
     std::vector<SurfaceObject> surfaces_;  // one per level
     // The fused tail's per-layer block counters (zero between launches) and published texels.
     DeviceBuffer<uint32_t> tail_counters_, tail_texels_;

@@ -97,16 +97,16 @@ struct Size {
 TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every format, odd and layered sizes") {
     Context& context = shared_context();
     Stream stream;
-    for (bool packed : {true, false})
+    for (CudaBoxKernels kernels : {CudaBoxKernels::fused, CudaBoxKernels::packed, CudaBoxKernels::per_texel})
     for (Format format : kAllFormats)
         for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3}, Size{1030, 70, 1}, Size{512, 256, 4},
                        Size{2048, 2048, 1}}) {
-            CAPTURE(packed);
+            CAPTURE(static_cast<int>(kernels));
             CAPTURE(format_info(format).name);
             CAPTURE(s.width); CAPTURE(s.height); CAPTURE(s.layers);
             Uploaded u = upload_random(context, s.width, s.height, s.layers, format, s.width + s.height);
             link(context).cuda_wait(stream.handle, u.ready);
-            CudaBoxMips(u.texture.cuda, packed).generate(stream.handle);
+            CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle);
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
             check_against_reference(context, u.texture.vulkan);
 
