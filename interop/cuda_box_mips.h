@@ -19,7 +19,7 @@ namespace tvlm {
 enum class CudaBoxKernels : uint8_t {
     per_texel,  // one kernel for every format: one texel's taps per thread and level
     packed,     // RGBA8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
-    fused,      // packed, and the last block of a six-level pass finishes the small levels
+    fused,      // packed, and the last block of a six-level pass finishes a small tail (<= 16x16)
 };
 
 class CudaBoxMips {
