@@ -16,6 +16,17 @@ namespace {
 __constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
 constexpr uint32_t kTile = TVLM_BOX_TILE;
 
+// Programmatic dependent launch (Hopper): every pass is launched with programmatic stream
+// serialization, lets the next launch start as soon as it begins, and waits here for the
+// previous pass to finish and flush its writes. The launch latency between passes then
+// overlaps the previous pass instead of following it.
+__device__ void await_previous_pass() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
+    cudaGridDependencySynchronize();
+#endif
+}
+
 struct Tables {
     uint32_t linear[256];
     uint32_t threshold[255];
@@ -180,6 +191,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     __shared__ float4 tile_a[kTile * kTile];
     __shared__ float4 tile_b[kTile * kTile / 4];
     const uint32_t t = threadIdx.x;
+    await_previous_pass();
     if (l.params.kind == TVLM_BOX_SRGB8) {
         tables.linear[t] = kSrgbTables[t];
         if (t < 255) tables.threshold[t] = kSrgbTables[256 + t];
@@ -360,6 +372,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     Word* level1 = words;
     Word* deeper = words + kTile * kTile;
     const uint32_t t = threadIdx.x;
+    await_previous_pass();
     const bool layered = l.layered;
     const uint32_t layer = blockIdx.z + l.params.first_layer;
     const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
@@ -460,19 +473,33 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     }
 }
 
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, cudaStream_t stream, Args... args) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(TVLM_BOX_THREADS);
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, const BoxTail* tail, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     const bool packed = halving && l.packed && (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
     if (packed && l.params.kind == TVLM_BOX_UNORM8) {
-        if (tail) box_packed_kernel<Rgba8Words, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, *tail);
-        else box_packed_kernel<Rgba8Words, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, BoxTail{});
+        if (tail) launch(box_packed_kernel<Rgba8Words, true>, grid, stream, l, *tail);
+        else launch(box_packed_kernel<Rgba8Words, false>, grid, stream, l, BoxTail{});
     } else if (packed) {
-        if (tail) box_packed_kernel<Rgba16fWords, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, *tail);
-        else box_packed_kernel<Rgba16fWords, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l, BoxTail{});
+        if (tail) launch(box_packed_kernel<Rgba16fWords, true>, grid, stream, l, *tail);
+        else launch(box_packed_kernel<Rgba16fWords, false>, grid, stream, l, BoxTail{});
     }
-    else if (halving) box_mips_kernel<T, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
-    else box_mips_kernel<T, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(l);
+    else if (halving) launch(box_mips_kernel<T, true>, grid, stream, l);
+    else launch(box_mips_kernel<T, false>, grid, stream, l);
 }
 
 }  // namespace
