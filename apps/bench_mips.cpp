@@ -72,23 +72,18 @@ int run_bench_mips(const Args& args) {
         for (uint32_t layer = 0; layer < j.layers; ++layer)
             upload(context, texture.vulkan, host_pixels(chart.texels, j.size, j.size), {.layer = layer});
         context.queue().wait(generate_mips(context, texture.vulkan, MipFilter::box));
-        const CudaBoxMips cuda(texture.cuda), cuda_packed(texture.cuda, CudaBoxKernels::packed),
-            cuda_texels(texture.cuda, CudaBoxKernels::per_texel);
+        const CudaBoxMips cuda(texture.cuda), cuda_texels(texture.cuda, CudaBoxKernels::per_texel);
         if (j.dirty) {
             const DirtyRegion region{.x = 1000, .y = 1000, .width = j.dirty, .height = j.dirty};
             Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_update(context, cmd, texture.vulkan, region); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.update(region, stream); });
-            rows.push_back({name, "CUDA box, packed, small tail fused", t.median_us, t.min_us, floor_us});
-            t = time_cuda(stream, [&] { cuda_packed.update(region, stream); });
-            rows.push_back({name, "CUDA box, packed, 2 launches", t.median_us, t.min_us, floor_us});
+            rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
         } else {
             Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_box(context, cmd, texture.vulkan); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.generate(stream); });
-            rows.push_back({name, "CUDA box, packed, small tail fused", t.median_us, t.min_us, floor_us});
-            t = time_cuda(stream, [&] { cuda_packed.generate(stream); });
-            rows.push_back({name, "CUDA box, packed, 2 launches", t.median_us, t.min_us, floor_us});
+            rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda_texels.generate(stream); });
             rows.push_back({name, "CUDA box, per-texel kernel", t.median_us, t.min_us, floor_us});
             t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_blit(context, cmd, texture.vulkan); }, 10);

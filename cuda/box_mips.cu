@@ -16,10 +16,10 @@ namespace {
 __constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
 constexpr uint32_t kTile = TVLM_BOX_TILE;
 
-// Programmatic dependent launch (Hopper): every pass is launched with programmatic stream
-// serialization, lets the next launch start as soon as it begins, and waits here for the
-// previous pass to finish and flush its writes. The launch latency between passes then
-// overlaps the previous pass instead of following it.
+// Programmatic dependent launch (Hopper): a pass lets the next launch start as soon as it
+// begins; a pass launched that way (BoxMipsLaunch::overlap_launch) waits here for the
+// previous one to finish and flush its writes, so launch latency overlaps the previous
+// pass instead of following it. Without the launch attribute the wait returns at once.
 __device__ void await_previous_pass() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     cudaTriggerProgrammaticLaunchCompletion();
@@ -302,73 +302,15 @@ __device__ void write4(cudaSurfaceObject_t s, const Word in[4], uint32_t x, uint
         write_word(s, chunks[c], x * sizeof(Word) + 16 * c, y, layer, layered);
 }
 
-__device__ cudaSurfaceObject_t tail_surface(const BoxTail& tail, uint32_t step) {
-    switch (step) {
-        case 1: return tail.dst[1];
-        case 2: return tail.dst[2];
-        case 3: return tail.dst[3];
-        case 4: return tail.dst[4];
-        case 5: return tail.dst[5];
-        default: return tail.dst[0];
-    }
-}
-
-// The last block's work: level a+6 (the dispatch's tiles from `tail.texels`, the rest from
-// the surface, written by earlier launches) halved tail.levels times in shared memory.
-template <class Words>
-__device__ void finish_tail(const BoxMipsLaunch& l, const BoxTail& tail, uint32_t layer, typename Words::Word* words) {
-    using Word = typename Words::Word;
-    const uint32_t t = threadIdx.x;
-    const Word* published = reinterpret_cast<const Word*>(tail.texels) + layer * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE;
-    // Eight loads in flight per thread before any is used: a loop that stored each load
-    // before issuing the next waited one memory latency per texel (the tail took longer
-    // than a second launch).
-    constexpr uint32_t kBatch = 8;
-    const uint32_t count = tail.width * tail.height;
-    for (uint32_t base = 0; base < count; base += kBatch * TVLM_BOX_THREADS) {
-        Word v[kBatch];
-#pragma unroll
-        for (uint32_t k = 0; k < kBatch; ++k) {
-            const uint32_t i = base + t + k * TVLM_BOX_THREADS;
-            if (i >= count) continue;
-            const uint32_t x = i % tail.width, y = i / tail.width;
-            const bool fresh = x >= l.params.tile_x && x < l.params.tile_x + gridDim.x && y >= l.params.tile_y &&
-                               y < l.params.tile_y + gridDim.y;
-            v[k] = fresh ? __ldcg(published + y * TVLM_BOX_TAIL_EDGE + x)
-                         : read_word<Word>(tail.src, x * sizeof(Word), y, layer, l.layered);
-        }
-#pragma unroll
-        for (uint32_t k = 0; k < kBatch; ++k)
-            if (base + t + k * TVLM_BOX_THREADS < count) words[base + t + k * TVLM_BOX_THREADS] = v[k];
-    }
-    uint32_t width = tail.width, height = tail.height, from = 0, to = width * height;
-    for (uint32_t step = 0; step < tail.levels; ++step) {
-        __syncthreads();
-        const uint32_t w = width / 2, h = height / 2;
-        for (uint32_t i = t; i < w * h; i += TVLM_BOX_THREADS) {
-            const uint32_t x = i % w, y = i / w, s = from + 2 * y * width + 2 * x;
-            const Word v = Words::average4(words[s], words[s + 1], words[s + width], words[s + width + 1]);
-            words[to + i] = v;
-            write_word(tail_surface(tail, step), v, x * sizeof(Word), y, layer, l.layered);
-        }
-        from = to;
-        to += w * h;
-        width = w;
-        height = h;
-    }
-}
-
 // Each thread reads 8x2 source texels in 16-byte reads and averages four texels of level
 // a+1 in a row; deeper levels halve in shared memory; every write happens after the last
-// barrier, rows of four texels in 16-byte writes. kTail: the last block also finishes the
-// small levels (BoxTail).
-template <class Words, bool kTail>
-__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l, BoxTail tail) {
+// barrier, rows of four texels in 16-byte writes.
+template <class Words>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     using Word = typename Words::Word;
     constexpr uint32_t kGroups = kTile / 4;  // four-texel groups per tile row
-    // level a+1, then levels a+2 .. a+6 one after another; the tail reuses all of it.
-    constexpr uint32_t kWords = kTail ? TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE * 4 / 3 + 1 : kTile * kTile * 4 / 3 + 1;
-    __shared__ __align__(16) Word words[kWords];
+    // level a+1, then levels a+2 .. a+6 one after another.
+    __shared__ __align__(16) Word words[kTile * kTile * 4 / 3 + 1];
     Word* level1 = words;
     Word* deeper = words + kTile * kTile;
     const uint32_t t = threadIdx.x;
@@ -455,29 +397,17 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
         }
         offset += edge * edge;
     }
-
-    if (kTail) {
-        __shared__ bool last;
-        // Every block's last texel (level a+6) goes to global memory, then the count.
-        if (t == 0) {
-            Word* published = reinterpret_cast<Word*>(tail.texels) + layer * TVLM_BOX_TAIL_EDGE * TVLM_BOX_TAIL_EDGE;
-            published[tile_y * TVLM_BOX_TAIL_EDGE + tile_x] = deeper[offset - 1];
-            __threadfence();
-            last = atomicAdd(&tail.counter[layer], 1u) == gridDim.x * gridDim.y - 1;
-        }
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        finish_tail<Words>(l, tail, layer, words);
-        if (t == 0) tail.counter[layer] = 0;  // ready for the next launch on the stream
-    }
 }
 
+// `overlap`: launch while the previous kernel on the stream still runs (it waits in
+// await_previous_pass). Used for the passes after a chain's first: on the H200 that took
+// 4096^2 from 40.1 to 38.3 us and the 256^2 update from 10.4 to 9.3 us, while letting whole
+// chains overlap the chain before them made 1024^2 chains slower (8.5 -> 10.2 us).
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), dim3 grid, cudaStream_t stream, Args... args) {
+void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t stream, Args... args) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
+    attribute.val.programmaticStreamSerializationAllowed = overlap ? 1 : 0;
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
     config.blockDim = dim3(TVLM_BOX_THREADS);
@@ -488,29 +418,27 @@ void launch(void (*kernel)(Params...), dim3 grid, cudaStream_t stream, Args... a
 }
 
 template <SurfaceTexel T>
-void launch_kernel(const BoxMipsLaunch& l, const BoxTail* tail, dim3 grid, cudaStream_t stream) {
+void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     const bool packed = halving && l.packed && (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
     if (packed && l.params.kind == TVLM_BOX_UNORM8) {
-        if (tail) launch(box_packed_kernel<Rgba8Words, true>, grid, stream, l, *tail);
-        else launch(box_packed_kernel<Rgba8Words, false>, grid, stream, l, BoxTail{});
+        launch(box_packed_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
     } else if (packed) {
-        if (tail) launch(box_packed_kernel<Rgba16fWords, true>, grid, stream, l, *tail);
-        else launch(box_packed_kernel<Rgba16fWords, false>, grid, stream, l, BoxTail{});
+        launch(box_packed_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
     }
-    else if (halving) launch(box_mips_kernel<T, true>, grid, stream, l);
-    else launch(box_mips_kernel<T, false>, grid, stream, l);
+    else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
+    else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
 }
 
 }  // namespace
 
-void launch_box_mips(const BoxMipsLaunch& launch, const BoxTail* tail, cudaStream_t stream) {
+void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
-        case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, tail, grid, stream); break;
-        case SurfaceTexel::half4: launch_kernel<SurfaceTexel::half4>(launch, tail, grid, stream); break;
-        case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, tail, grid, stream); break;
-        case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, tail, grid, stream); break;
+        case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;
+        case SurfaceTexel::half4: launch_kernel<SurfaceTexel::half4>(launch, grid, stream); break;
+        case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, grid, stream); break;
+        case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, grid, stream); break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
 }

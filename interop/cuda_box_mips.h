@@ -11,7 +11,6 @@
 #include "box_filter.h"
 #include "cuda_handle.h"
 #include "cuda_texture.h"
-#include "device_buffer.h"
 
 namespace tvlm {
 
@@ -19,14 +18,13 @@ namespace tvlm {
 enum class CudaBoxKernels : uint8_t {
     per_texel,  // one kernel for every format: one texel's taps per thread and level
     packed,     // RGBA8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
-    fused,      // packed, and the last block of a six-level pass finishes a small tail (<= 16x16)
 };
 
 class CudaBoxMips {
 public:
     CudaBoxMips() = default;
     // The CudaTexture must outlive this object.
-    explicit CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels = CudaBoxKernels::fused);
+    explicit CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels = CudaBoxKernels::packed);
 
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;
@@ -37,10 +35,8 @@ public:
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
     TextureDesc desc_;
-    CudaBoxKernels kernels_ = CudaBoxKernels::fused;
+    CudaBoxKernels kernels_ = CudaBoxKernels::packed;
     std::vector<SurfaceObject> surfaces_;  // one per level
-    // The fused tail's per-layer block counters (zero between launches) and published texels.
-    DeviceBuffer<uint32_t> tail_counters_, tail_texels_;
 };
 
 }  // namespace tvlm
