@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_gpu.h"
 #include "commands.h"
 #include "context.h"
 #include "cuda_check.h"
@@ -42,14 +43,11 @@ struct Row {
 int run_bench_interop(const Args& args) {
     const uint32_t frames = args.uint_option("frames").value_or(300);
     if (frames == 0) throw Error("--frames must be at least 1");
-    ContextDesc desc;
-    desc.device = DeviceSelector::parse(args.option_or("device", ""));
-    Context context(desc);
-    CudaLink link(context);
-    cudaStream_t stream = nullptr;
-    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaDeviceProp prop{};
-    TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
+    BenchGpu gpu(args);
+    Context& context = gpu.context;
+    CudaLink& link = gpu.link;
+    const cudaStream_t stream = gpu.stream;
+    const cudaDeviceProp& prop = gpu.prop;
     std::vector<Row> rows;
 
     // Bandwidth ceilings measured in this run: device copy (read + write) and pinned upload.
@@ -143,7 +141,6 @@ int run_bench_interop(const Args& args) {
         std::fprintf(stderr, "[3/3] steady state %u^2 measured\n", size);
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
-    cudaStreamDestroy(stream);
 
     std::printf("\ntvlm bench interop on %s (CUDA %d, %s), device copy %.2f TB/s, pinned upload %.1f GB/s\n",
                 prop.name, link.cuda_device(), context.device_info().driver.c_str(), d2d * 1e-12, h2d * 1e-9);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_gpu.h"
 #include "bench_table.h"
 #include "context.h"
 #include "cuda_box_mips.h"
@@ -48,14 +49,10 @@ double floor_bytes(const Job& j) {
 }  // namespace
 
 int run_bench_mips(const Args& args) {
-    ContextDesc desc;
-    desc.device = DeviceSelector::parse(args.option_or("device", ""));
-    Context context(desc);
-    CudaLink link(context);
-    cudaStream_t stream = nullptr;
-    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaDeviceProp prop{};
-    TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
+    BenchGpu gpu(args);
+    Context& context = gpu.context;
+    const cudaStream_t stream = gpu.stream;
+    const cudaDeviceProp& prop = gpu.prop;
 
     const double d2d = device_copy_bandwidth(stream);
     const std::vector<Job> jobs = {{4096, 1, Format::rgba8_unorm},  {1024, 1, Format::rgba8_unorm},
@@ -93,7 +90,6 @@ int run_bench_mips(const Args& args) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, jobs.size(), name.c_str());
     }
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    cudaStreamDestroy(stream);
 
     char title[512];
     std::snprintf(title, sizeof title,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_gpu.h"
 #include "bench_table.h"
 #include "context.h"
 #include "cuda_check.h"
@@ -45,14 +46,10 @@ PatchLayout scattered_patches(uint32_t size, uint32_t count) {
 }  // namespace
 
 int run_bench_sample(const Args& args) {
-    ContextDesc desc;
-    desc.device = DeviceSelector::parse(args.option_or("device", ""));
-    Context context(desc);
-    CudaLink link(context);
-    cudaStream_t stream = nullptr;
-    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaDeviceProp prop{};
-    TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
+    BenchGpu gpu(args);
+    Context& context = gpu.context;
+    const cudaStream_t stream = gpu.stream;
+    const cudaDeviceProp& prop = gpu.prop;
 
     const double d2d = device_copy_bandwidth(stream);
     std::fprintf(stderr, "[1/4] device copy %.2f TB/s\n", d2d * 1e-12);
@@ -140,7 +137,6 @@ int run_bench_sample(const Args& args) {
     }
     std::fprintf(stderr, "[4/4] 1M samples measured\n");
     TVLM_CUDA_CHECK(cudaGetLastError());
-    cudaStreamDestroy(stream);
 
     char title[512];
     std::snprintf(title, sizeof title,
