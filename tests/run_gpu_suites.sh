@@ -29,6 +29,7 @@ suite info "$bin/tvlm" info
 suite test_cuda "$bin/test_cuda"
 suite test_vulkan "$bin/test_vulkan"
 suite test_vulkan_leaks "$bin/test_vulkan_leaks"
+[ -x "$bin/test_gl" ] && suite test_gl "$bin/test_gl"
 suite mips_chart "$bin/tvlm" mips --out "$out/mips"
 suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta.json" --viz "$out/viz.png"
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then

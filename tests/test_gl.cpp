@@ -1,0 +1,138 @@
+// The OpenGL path on whatever EGL device the machine has (Mesa's llvmpipe in CI, the NVIDIA
+// driver on the GPU machine): headless contexts, textures of every format and layer count,
+// glGenerateMipmap measured against the CPU reference, bad input, no leaks.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "egl_context.h"
+#include "error.h"
+#include "gl_texture.h"
+#include "open_fds.h"
+#include "random_image.h"
+#include "reference_mips.h"
+#include "texture_compare.h"
+
+using namespace tvlm;
+using namespace tvlm::test;
+
+namespace {
+
+EglContext& context() {
+    static EglContext c;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a headless EGL context gives OpenGL 4.5 core") {
+    const EglContext& c = context();
+    MESSAGE("EGL device ", c.device().index, ": ", c.renderer(), ", ", c.version());
+    CHECK(c.version().rfind("4.", 0) == 0);
+    CHECK(c.max_texture_size() >= 8192);
+    CHECK_FALSE(egl_devices().empty());
+}
+
+TEST_CASE("EGL device choice: a missing device or CUDA match is a clear error") {
+    CHECK_THROWS_WITH_AS(EglContext({.device = 99}), doctest::Contains("EGL device 99 does not exist"), Error);
+    bool has_cuda_match = false;
+    for (const EglDevice& d : egl_devices()) has_cuda_match = has_cuda_match || d.cuda_device == 7;
+    if (!has_cuda_match)
+        CHECK_THROWS_WITH_AS(EglContext({.cuda_device = 7}), doctest::Contains("libnvidia-egl"), Error);
+}
+
+TEST_CASE("GL textures round-trip level 0 of every format and layer exactly") {
+    for (Format format : kAllFormats)
+        for (uint32_t layers : {1u, 3u}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(layers);
+            GlTexture t = GlTexture::create(context(), {37, 21, layers, 0, format, false});
+            for (uint32_t layer = 0; layer < layers; ++layer) {
+                const ImageF image = random_image(37, 21, format, 5 + layer);
+                t.upload(image, layer);
+                REQUIRE(t.readback(0, layer).texels == image.texels);
+            }
+        }
+}
+
+// glGenerateMipmap's filter is implementation-defined. The test finds which reference
+// filter this driver follows on an odd size (where blit and box differ by up to half the
+// range), says so, and then requires every level of every format, size and layer to match
+// that filter applied to the driver's own previous level within tolerance.h's hardware
+// bound. Mesa llvmpipe 22.3: the blit filter (odd sizes skip texels), within one 8-bit
+// step, one float16 ulp, 2e-6 for floats.
+static MipFilter filter_of_this_driver() {
+    GlTexture t = GlTexture::create(context(), {37, 21, 1, 2, Format::rgba8_unorm, false});
+    const ImageF base = random_image(37, 21, Format::rgba8_unorm, 3);
+    t.upload(base);
+    t.generate_mips();
+    const ImageF level1 = t.readback(1);
+    for (MipFilter filter : {MipFilter::blit, MipFilter::box})
+        if (mismatches(reference_downsample(base, {18, 10}, filter, Format::rgba8_unorm), level1, Format::rgba8_unorm,
+                       Weights::hardware, false) == 0)
+            return filter;
+    FAIL("glGenerateMipmap on " << context().renderer() << " follows neither the blit nor the box reference");
+    return MipFilter::blit;
+}
+
+TEST_CASE("glGenerateMipmap follows one reference filter on every format, size, level and layer") {
+    const MipFilter filter = filter_of_this_driver();
+    MESSAGE("glGenerateMipmap on ", context().renderer(), " filters like `", mip_filter_name(filter), "`");
+    struct Size { uint32_t w, h, layers; };
+    for (Format format : kAllFormats)
+        for (Size s : {Size{64, 48, 1}, Size{256, 256, 2}, Size{37, 21, 1}, Size{5, 3, 1}, Size{4097, 3, 1}}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(s.w); CAPTURE(s.h);
+            GlTexture t = GlTexture::create(context(), {s.w, s.h, s.layers, 0, format, false});
+            for (uint32_t layer = 0; layer < s.layers; ++layer) t.upload(random_image(s.w, s.h, format, 9 + layer), layer);
+            t.generate_mips();
+            for (uint32_t layer = 0; layer < s.layers; ++layer) {
+                ImageF previous = t.readback(0, layer);
+                for (uint32_t level = 1; level < t.levels(); ++level) {
+                    CAPTURE(layer); CAPTURE(level);
+                    const ImageF actual = t.readback(level, layer);
+                    const ImageF expected = reference_downsample(previous, level_extent(s.w, s.h, level), filter, format);
+                    std::string first;
+                    const size_t bad = mismatches(expected, actual, format, Weights::hardware, false, &first);
+                    CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
+                    previous = actual;
+                }
+            }
+        }
+}
+
+TEST_CASE("GL textures reject bad sizes and uploads, creating nothing") {
+    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {0, 4, 1, 0, Format::rgba8_unorm, false}),
+                         doctest::Contains("at least 1"), Error);
+    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {1u << 20, 4, 1, 0, Format::rgba8_unorm, false}),
+                         doctest::Contains("limit"), Error);
+    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {8, 8, 1, 5, Format::rgba8_unorm, false}),
+                         doctest::Contains("at most 4"), Error);
+    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {8, 8, 1, 0, Format::rgba8_unorm, true}),
+                         doctest::Contains("cudaGraphicsGLRegisterImage"), Error);
+    GlTexture t = GlTexture::create(context(), {8, 8, 2, 0, Format::rgba8_unorm, false});
+    CHECK_THROWS_WITH_AS(t.upload(random_image(8, 7, Format::rgba8_unorm, 1)), doctest::Contains("sizes must match"), Error);
+    CHECK_THROWS_WITH_AS(t.upload(random_image(8, 8, Format::rgba8_unorm, 1), 2), doctest::Contains("layer 2"), Error);
+    CHECK_THROWS_WITH_AS(t.readback(4, 0), doctest::Contains("does not exist"), Error);
+}
+
+TEST_CASE("creating and destroying 2000 GL textures deletes every one and keeps fds flat") {
+    const std::set<std::string> fds_before = open_fds();
+    GLuint last = 0;
+    for (int i = 0; i < 2000; ++i) {
+        GlTexture t = GlTexture::create(context(), {64, 64, 2, 0, Format::rgba8_unorm, false});
+        if (i % 500 == 0) t.generate_mips();
+        last = t.name();
+        REQUIRE(context().gl().glIsTexture(last) == GL_TRUE);
+    }
+    CHECK(context().gl().glIsTexture(last) == GL_FALSE);  // the destructor deleted it
+    GlTexture moved = GlTexture::create(context(), {8, 8, 1, 0, Format::rgba8_unorm, false});
+    const GLuint name = moved.name();
+    GlTexture owner = std::move(moved);
+    CHECK(moved.name() == 0u);
+    CHECK(owner.name() == name);
+    CHECK(context().gl().glGetError() == GL_NO_ERROR);
+    CHECK(open_fds() == fds_before);
+}
