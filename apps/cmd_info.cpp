@@ -1,11 +1,14 @@
 // tvlm info: what this machine offers texturevlm.
 #include <cstdio>
+#include <exception>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "commands.h"
 #include "cuda_match.h"
 #include "device_choice.h"
+#include "egl_context.h"
 #include "instance.h"
 #include "json.h"
 #ifdef TVLM_HAVE_CUDA
@@ -42,6 +45,29 @@ std::string interop_text(const DeviceInfo& d, const CudaMatch& m, bool* works) {
 #endif
 }
 
+// The OpenGL side: EGL devices and the renderer of a headless 4.5 context on the first.
+struct EglSummary {
+    std::vector<EglDevice> devices;
+    std::string renderer, error;
+};
+
+EglSummary egl_summary() {
+    EglSummary s;
+    try {
+        s.devices = egl_devices();
+        const EglContext context;
+        s.renderer = context.renderer() + ", OpenGL " + context.version();
+    } catch (const std::exception& e) {
+        s.error = e.what();
+    }
+    return s;
+}
+
+std::string egl_device_text(const EglDevice& d) {
+    if (d.cuda_device >= 0) return "CUDA device " + std::to_string(d.cuda_device);
+    return d.software ? "software (Mesa)" : "no CUDA match";
+}
+
 }  // namespace
 
 int run_info(int argc, char** argv) {
@@ -69,7 +95,12 @@ int run_info(int argc, char** argv) {
                         m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str(),
                         json_bool(works), json_quote(interop).c_str());
         }
-        std::printf("\n  ]\n}\n");
+        const EglSummary egl = egl_summary();
+        std::printf("\n  ],\n  \"egl\": {\"devices\": [");
+        for (size_t i = 0; i < egl.devices.size(); ++i)
+            std::printf("%s{\"index\": %d, \"cuda_device\": %d, \"software\": %s}", i ? ", " : "", egl.devices[i].index,
+                        egl.devices[i].cuda_device, json_bool(egl.devices[i].software));
+        std::printf("], \"opengl\": %s, \"error\": %s}\n}\n", json_quote(egl.renderer).c_str(), json_quote(egl.error).c_str());
         return 0;
     }
     std::printf("Vulkan loader %s, %zu device(s)\n", api_version_string(instance.api_version()).c_str(), devices.size());
@@ -88,6 +119,10 @@ int run_info(int argc, char** argv) {
         std::printf("    Vulkan -> CUDA       %s\n", interop_text(d, m, &works).c_str());
     }
     if (devices.empty()) std::printf("no Vulkan device: install mesa-vulkan-drivers or the NVIDIA driver\n");
+    const EglSummary egl = egl_summary();
+    std::printf("\nEGL %zu device(s)\n", egl.devices.size());
+    for (const EglDevice& d : egl.devices) std::printf("[%d] %s\n", d.index, egl_device_text(d).c_str());
+    std::printf("    OpenGL (headless)    %s\n", egl.error.empty() ? egl.renderer.c_str() : ("no: " + egl.error).c_str());
     return 0;
 }
 
