@@ -141,3 +141,38 @@ TEST_CASE("box taps: exact areas that sum to the source size, and the texels tha
         }
     }
 }
+
+TEST_CASE("box passes: six halving levels per pass, new passes at odd sizes, dirty rectangles cover their dependents") {
+    // 4096^2: levels 1..6 from level 0 over 64x64 tiles of level 1, then 7..12 in one tile.
+    const std::vector<BoxPass> full = plan_box_passes(4096, 4096, 13, {0, 0, 4096, 4096});
+    REQUIRE(full.size() == 2);
+    CHECK(full[0].src_level == 0);
+    CHECK(full[0].levels == 6);
+    CHECK(full[0].tiles_x == 64);
+    CHECK(full[0].tiles_y == 64);
+    CHECK(full[1].src_level == 6);
+    CHECK(full[1].levels == 6);
+    CHECK(full[1].tiles_x == 1);
+    // 1000x600: 500x300 -> 250x150 -> 125x75 halve; 125x75 is odd, so a new pass starts there.
+    const std::vector<BoxPass> odd = plan_box_passes(1000, 600, full_mip_count(1000, 600), {0, 0, 1000, 600});
+    REQUIRE(odd.size() >= 2);
+    CHECK(odd[0].levels == 3);
+    CHECK(odd[1].src_level == 3);
+    uint32_t covered = 0;
+    for (const BoxPass& p : odd) {
+        CHECK(p.src_level == covered);
+        covered += p.levels;
+    }
+    CHECK(covered + 1 == full_mip_count(1000, 600));  // every level is written exactly once
+    // A 256^2 rectangle at (1000, 1000): level 1 texels 500..627 -> tiles 15..19 of 32.
+    const std::vector<BoxPass> dirty = plan_box_passes(4096, 4096, 13, {1000, 1000, 1256, 1256});
+    REQUIRE(dirty.size() == 2);
+    CHECK(dirty[0].tile_x == 15);
+    CHECK(dirty[0].tiles_x == 5);
+    CHECK(dirty[0].tile_y == 15);
+    CHECK(dirty[1].tiles_x == 1);
+    // A one-texel change on an odd axis touches the two destination texels that share it.
+    const IndexRange shared = box_dependents(2, 3, 5);  // 5 -> 2: texel 2 is split between both
+    CHECK(shared.first == 0);
+    CHECK(shared.end == 2);
+}
