@@ -9,7 +9,8 @@
 
 #include "args.h"
 #include "bench_gpu.h"
-#include "bench_table.h"
+#include "bench_plot.h"
+#include "bench_timing.h"
 #include "context.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
@@ -98,6 +99,7 @@ int run_bench_mips(const Args& args) {
                   prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
     print_rows(title, rows);
     if (const auto path = args.option("json")) write_rows_json(*path, "mips", prop.name, d2d, rows);
+    if (const auto path = args.option("plot")) save_png(*path, bar_chart(title, rows));
     return 0;
 }
 

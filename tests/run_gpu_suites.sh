@@ -41,8 +41,8 @@ else
 fi
 unset TVLM_VALIDATION
 suite bench_interop "$bin/tvlm" bench interop --json "$out/bench_interop.json"
-suite bench_sample "$bin/tvlm" bench sample --json "$out/bench_sample.json"
-suite bench_mips "$bin/tvlm" bench mips --json "$out/bench_mips.json"
+suite bench_sample "$bin/tvlm" bench sample --json "$out/bench_sample.json" --plot "$out/bench_sample.png"
+suite bench_mips "$bin/tvlm" bench mips --json "$out/bench_mips.json" --plot "$out/bench_mips.png"
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -B2 -A12 "^tvlm bench interop" "$out/bench_interop.log"

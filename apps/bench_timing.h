@@ -1,12 +1,13 @@
 #pragma once
-// What every benchmark suite shares: GPU timing of back-to-back launches (CUDA events or
-// Vulkan timestamps), rows next to their floor, the printed table and --json.
+// GPU timing of back-to-back launches for the benchmark suites: CUDA events or Vulkan
+// timestamps, median and min over runs after warm-up.
 #include <cuda_runtime_api.h>
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "bench_rows.h"
 #include "cuda_timing.h"
 #include "vulkan.h"
 
@@ -21,11 +22,6 @@ struct Timing {
     double median_us = 0, min_us = 0;
 };
 
-struct Row {
-    std::string job, method;
-    double median_us = 0, min_us = 0, floor_us = 0;
-};
-
 // GPU time per launch of `launch`, run kLaunches times per timed run.
 template <class F>
 Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
@@ -38,10 +34,5 @@ Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
 // GPU time per launch of what `record` records, recorded `launches` times into one
 // submission between two timestamps.
 Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches = kLaunches);
-
-// The table (x floor, and x best among the rows of the same job), and --json FILE if given.
-void print_rows(const std::string& title, const std::vector<Row>& rows);
-void write_rows_json(const std::string& path, const std::string& suite, const std::string& gpu, double copy_bandwidth,
-                     const std::vector<Row>& rows);
 
 }  // namespace tvlm

@@ -1,30 +1,13 @@
-#include "bench_table.h"
+#include "bench_rows.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 
-#include "context.h"
 #include "error.h"
-#include "gpu_timer.h"
 #include "json.h"
 
 namespace tvlm {
-
-Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches) {
-    GpuTimer timer(context);
-    std::vector<double> t;
-    for (int run = 0; run < kRuns + 2; ++run) {
-        context.queue().wait(context.queue().submit([&](VkCommandBuffer cmd) {
-            timer.begin(cmd);
-            for (int i = 0; i < launches; ++i) record(cmd);
-            timer.end(cmd);
-        }));
-        if (run >= 2) t.push_back(timer.milliseconds());
-    }
-    std::sort(t.begin(), t.end());
-    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
-}
 
 void print_rows(const std::string& title, const std::vector<Row>& rows) {
     std::printf("\n%s\n", title.c_str());

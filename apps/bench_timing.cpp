@@ -1,0 +1,25 @@
+#include "bench_timing.h"
+
+#include <algorithm>
+
+#include "context.h"
+#include "gpu_timer.h"
+
+namespace tvlm {
+
+Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches) {
+    GpuTimer timer(context);
+    std::vector<double> t;
+    for (int run = 0; run < kRuns + 2; ++run) {
+        context.queue().wait(context.queue().submit([&](VkCommandBuffer cmd) {
+            timer.begin(cmd);
+            for (int i = 0; i < launches; ++i) record(cmd);
+            timer.end(cmd);
+        }));
+        if (run >= 2) t.push_back(timer.milliseconds());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+}
+
+}  // namespace tvlm
