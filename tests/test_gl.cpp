@@ -9,18 +9,21 @@
 
 #include "egl_context.h"
 #include "error.h"
+#include "generate_mips.h"
 #include "gl_texture.h"
 #include "open_fds.h"
 #include "random_image.h"
 #include "reference_mips.h"
 #include "texture_compare.h"
+#include "transfer.h"
+#include "vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;
 
 namespace {
 
-EglContext& context() {
+EglContext& gl_context() {
     static EglContext c;
     return c;
 }
@@ -28,7 +31,7 @@ EglContext& context() {
 }  // namespace
 
 TEST_CASE("a headless EGL context gives OpenGL 4.5 core") {
-    const EglContext& c = context();
+    const EglContext& c = gl_context();
     MESSAGE("EGL device ", c.device().index, ": ", c.renderer(), ", ", c.version());
     CHECK(c.version().rfind("4.", 0) == 0);
     CHECK(c.max_texture_size() >= 8192);
@@ -48,7 +51,7 @@ TEST_CASE("GL textures round-trip level 0 of every format and layer exactly") {
         for (uint32_t layers : {1u, 3u}) {
             CAPTURE(format_info(format).name);
             CAPTURE(layers);
-            GlTexture t = GlTexture::create(context(), {37, 21, layers, 0, format, false});
+            GlTexture t = GlTexture::create(gl_context(), {37, 21, layers, 0, format, false});
             for (uint32_t layer = 0; layer < layers; ++layer) {
                 const ImageF image = random_image(37, 21, format, 5 + layer);
                 t.upload(image, layer);
@@ -64,7 +67,7 @@ TEST_CASE("GL textures round-trip level 0 of every format and layer exactly") {
 // bound. Mesa llvmpipe 22.3: the blit filter (odd sizes skip texels), within one 8-bit
 // step, one float16 ulp, 2e-6 for floats.
 static MipFilter filter_of_this_driver() {
-    GlTexture t = GlTexture::create(context(), {37, 21, 1, 2, Format::rgba8_unorm, false});
+    GlTexture t = GlTexture::create(gl_context(), {37, 21, 1, 2, Format::rgba8_unorm, false});
     const ImageF base = random_image(37, 21, Format::rgba8_unorm, 3);
     t.upload(base);
     t.generate_mips();
@@ -73,19 +76,19 @@ static MipFilter filter_of_this_driver() {
         if (mismatches(reference_downsample(base, {18, 10}, filter, Format::rgba8_unorm), level1, Format::rgba8_unorm,
                        Weights::hardware, false) == 0)
             return filter;
-    FAIL("glGenerateMipmap on " << context().renderer() << " follows neither the blit nor the box reference");
+    FAIL("glGenerateMipmap on " << gl_context().renderer() << " follows neither the blit nor the box reference");
     return MipFilter::blit;
 }
 
 TEST_CASE("glGenerateMipmap follows one reference filter on every format, size, level and layer") {
     const MipFilter filter = filter_of_this_driver();
-    MESSAGE("glGenerateMipmap on ", context().renderer(), " filters like `", mip_filter_name(filter), "`");
+    MESSAGE("glGenerateMipmap on ", gl_context().renderer(), " filters like `", mip_filter_name(filter), "`");
     struct Size { uint32_t w, h, layers; };
     for (Format format : kAllFormats)
         for (Size s : {Size{64, 48, 1}, Size{256, 256, 2}, Size{37, 21, 1}, Size{5, 3, 1}, Size{4097, 3, 1}}) {
             CAPTURE(format_info(format).name);
             CAPTURE(s.w); CAPTURE(s.h);
-            GlTexture t = GlTexture::create(context(), {s.w, s.h, s.layers, 0, format, false});
+            GlTexture t = GlTexture::create(gl_context(), {s.w, s.h, s.layers, 0, format, false});
             for (uint32_t layer = 0; layer < s.layers; ++layer) t.upload(random_image(s.w, s.h, format, 9 + layer), layer);
             t.generate_mips();
             for (uint32_t layer = 0; layer < s.layers; ++layer) {
@@ -104,15 +107,15 @@ TEST_CASE("glGenerateMipmap follows one reference filter on every format, size, 
 }
 
 TEST_CASE("GL textures reject bad sizes and uploads, creating nothing") {
-    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {0, 4, 1, 0, Format::rgba8_unorm, false}),
+    CHECK_THROWS_WITH_AS(GlTexture::create(gl_context(), {0, 4, 1, 0, Format::rgba8_unorm, false}),
                          doctest::Contains("at least 1"), Error);
-    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {1u << 20, 4, 1, 0, Format::rgba8_unorm, false}),
+    CHECK_THROWS_WITH_AS(GlTexture::create(gl_context(), {1u << 20, 4, 1, 0, Format::rgba8_unorm, false}),
                          doctest::Contains("limit"), Error);
-    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {8, 8, 1, 5, Format::rgba8_unorm, false}),
+    CHECK_THROWS_WITH_AS(GlTexture::create(gl_context(), {8, 8, 1, 5, Format::rgba8_unorm, false}),
                          doctest::Contains("at most 4"), Error);
-    CHECK_THROWS_WITH_AS(GlTexture::create(context(), {8, 8, 1, 0, Format::rgba8_unorm, true}),
+    CHECK_THROWS_WITH_AS(GlTexture::create(gl_context(), {8, 8, 1, 0, Format::rgba8_unorm, true}),
                          doctest::Contains("cudaGraphicsGLRegisterImage"), Error);
-    GlTexture t = GlTexture::create(context(), {8, 8, 2, 0, Format::rgba8_unorm, false});
+    GlTexture t = GlTexture::create(gl_context(), {8, 8, 2, 0, Format::rgba8_unorm, false});
     CHECK_THROWS_WITH_AS(t.upload(random_image(8, 7, Format::rgba8_unorm, 1)), doctest::Contains("sizes must match"), Error);
     CHECK_THROWS_WITH_AS(t.upload(random_image(8, 8, Format::rgba8_unorm, 1), 2), doctest::Contains("layer 2"), Error);
     CHECK_THROWS_WITH_AS(t.readback(4, 0), doctest::Contains("does not exist"), Error);
@@ -122,17 +125,40 @@ TEST_CASE("creating and destroying 2000 GL textures deletes every one and keeps 
     const std::set<std::string> fds_before = open_fds();
     GLuint last = 0;
     for (int i = 0; i < 2000; ++i) {
-        GlTexture t = GlTexture::create(context(), {64, 64, 2, 0, Format::rgba8_unorm, false});
+        GlTexture t = GlTexture::create(gl_context(), {64, 64, 2, 0, Format::rgba8_unorm, false});
         if (i % 500 == 0) t.generate_mips();
         last = t.name();
-        REQUIRE(context().gl().glIsTexture(last) == GL_TRUE);
+        REQUIRE(gl_context().gl().glIsTexture(last) == GL_TRUE);
     }
-    CHECK(context().gl().glIsTexture(last) == GL_FALSE);  // the destructor deleted it
-    GlTexture moved = GlTexture::create(context(), {8, 8, 1, 0, Format::rgba8_unorm, false});
+    CHECK(gl_context().gl().glIsTexture(last) == GL_FALSE);  // the destructor deleted it
+    GlTexture moved = GlTexture::create(gl_context(), {8, 8, 1, 0, Format::rgba8_unorm, false});
     const GLuint name = moved.name();
     GlTexture owner = std::move(moved);
     CHECK(moved.name() == 0u);
     CHECK(owner.name() == name);
-    CHECK(context().gl().glGetError() == GL_NO_ERROR);
+    CHECK(gl_context().gl().glGetError() == GL_NO_ERROR);
     CHECK(open_fds() == fds_before);
+}
+
+// GL and Vulkan on the same machine, from the same base: level 1 of glGenerateMipmap against
+// Vulkan's blit and box chains. Both follow the reference they were measured against, so
+// GL sits within the hardware tolerance of the Vulkan filter it resembles.
+TEST_CASE_FIXTURE(VulkanFixture, "glGenerateMipmap level 1 against Vulkan's mips of the same base") {
+    const MipFilter like = filter_of_this_driver();
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::rgba32f})
+        for (Extent2D size : {Extent2D{64, 48}, Extent2D{37, 21}}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(size.width);
+            const ImageF base = random_image(size.width, size.height, format, 21);
+            GlTexture gl = GlTexture::create(gl_context(), {size.width, size.height, 1, 2, format, false});
+            gl.upload(base);
+            gl.generate_mips();
+            Texture vulkan = Texture::create(context, TextureDesc::sampled_2d(size.width, size.height, format, 2));
+            upload(context, vulkan, host_pixels(base));
+            generate_mips(context, vulkan, like);
+            std::string first;
+            const size_t bad = mismatches(readback_image(context, vulkan, 1), gl.readback(1), format, Weights::hardware,
+                                          false, &first);
+            CHECK_MESSAGE(bad == 0, bad, " texels differ from Vulkan's ", mip_filter_name(like), "; first: ", first);
+        }
 }
