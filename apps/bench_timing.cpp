@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "context.h"
+#include "gl_timer.h"
 #include "gpu_timer.h"
 
 namespace tvlm {
@@ -16,6 +17,19 @@ Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>&
             for (int i = 0; i < launches; ++i) record(cmd);
             timer.end(cmd);
         }));
+        if (run >= 2) t.push_back(timer.milliseconds());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+}
+
+Timing time_gl(const EglContext& context, const std::function<void()>& issue, int launches) {
+    const GlTimer timer(context);
+    std::vector<double> t;
+    for (int run = 0; run < kRuns + 2; ++run) {
+        timer.begin();
+        for (int i = 0; i < launches; ++i) issue();
+        timer.end();
         if (run >= 2) t.push_back(timer.milliseconds());
     }
     std::sort(t.begin(), t.end());

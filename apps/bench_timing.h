@@ -14,6 +14,7 @@
 namespace tvlm {
 
 class Context;
+class EglContext;
 
 inline constexpr int kLaunches = 50;  // back-to-back launches per timed run: GPU time per launch
 inline constexpr int kRuns = 15;
@@ -34,5 +35,9 @@ Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
 // GPU time per launch of what `record` records, recorded `launches` times into one
 // submission between two timestamps.
 Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches = kLaunches);
+
+// GPU time per call of the GL work `issue` issues, called `launches` times between two
+// GL timestamps.
+Timing time_gl(const EglContext& context, const std::function<void()>& issue, int launches = kLaunches);
 
 }  // namespace tvlm

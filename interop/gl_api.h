@@ -35,6 +35,10 @@ namespace tvlm {
     X(PFNGLGENERATETEXTUREMIPMAPPROC, glGenerateTextureMipmap) \
     X(PFNGLGETTEXTURESUBIMAGEPROC, glGetTextureSubImage)      \
     X(PFNGLPIXELSTOREIPROC, glPixelStorei)                    \
+    X(PFNGLCREATEQUERIESPROC, glCreateQueries)                \
+    X(PFNGLDELETEQUERIESPROC, glDeleteQueries)                \
+    X(PFNGLQUERYCOUNTERPROC, glQueryCounter)                  \
+    X(PFNGLGETQUERYOBJECTUI64VPROC, glGetQueryObjectui64v)    \
     X(PFNGLFINISHPROC, glFinish)
 
 struct GlApi {

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "generate_mips.h"
 #include "gl_texture.h"
+#include "gl_timer.h"
 #include "open_fds.h"
 #include "random_image.h"
 #include "reference_mips.h"
@@ -161,4 +162,21 @@ TEST_CASE_FIXTURE(VulkanFixture, "glGenerateMipmap level 1 against Vulkan's mips
                                           false, &first);
             CHECK_MESSAGE(bad == 0, bad, " texels differ from Vulkan's ", mip_filter_name(like), "; first: ", first);
         }
+}
+
+TEST_CASE("GL timestamp timing: more work measures longer") {
+    GlTexture t = GlTexture::create(gl_context(), {1024, 1024, 1, 0, Format::rgba8_unorm, false});
+    t.upload(random_image(1024, 1024, Format::rgba8_unorm, 2));
+    const GlTimer timer(gl_context());
+    const auto time = [&](int chains) {
+        timer.begin();
+        for (int i = 0; i < chains; ++i) t.generate_mips();
+        timer.end();
+        return timer.milliseconds();
+    };
+    time(1);  // warm-up
+    const double one = time(1), eight = time(8);
+    MESSAGE("glGenerateMipmap 1024^2 on ", gl_context().renderer(), ": ", one, " ms");
+    CHECK(one > 0.0);
+    CHECK(eight > 2.0 * one);
 }
