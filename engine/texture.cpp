@@ -27,21 +27,8 @@ std::string describe(const TextureDesc& d) {
 }
 
 void validate(const Context& context, const TextureDesc& d) {
-    const uint32_t max_dim = context.limits().maxImageDimension2D;
-    if (d.width == 0 || d.height == 0)
-        throw Error("texture size " + std::to_string(d.width) + "x" + std::to_string(d.height) +
-                    " is empty: width and height must be at least 1");
-    if (d.width > max_dim || d.height > max_dim)
-        throw Error("texture size " + std::to_string(d.width) + "x" + std::to_string(d.height) +
-                    " exceeds the device's maxImageDimension2D " + std::to_string(max_dim) +
-                    ": downscale the image first");
-    if (d.layers == 0 || d.layers > context.limits().maxImageArrayLayers)
-        throw Error("texture layer count " + std::to_string(d.layers) + " must be in 1.." +
-                    std::to_string(context.limits().maxImageArrayLayers));
-    if (d.levels > full_mip_count(d.width, d.height))
-        throw Error("texture of " + std::to_string(d.width) + "x" + std::to_string(d.height) + " has at most " +
-                    std::to_string(full_mip_count(d.width, d.height)) + " mip levels, not " +
-                    std::to_string(d.levels));
+    check_texture_desc(d, {context.limits().maxImageDimension2D, context.limits().maxImageArrayLayers,
+                           "maxImageDimension2D", "maxImageArrayLayers", "Vulkan device"});
 }
 
 VkImageCreateInfo image_info(const TextureDesc& d, const void* next) {
@@ -94,6 +81,22 @@ void check_format_support(const Context& context, const TextureDesc& d) {
 }
 
 }  // namespace
+
+void check_texture_desc(const TextureDesc& d, const TextureLimits& limits) {
+    const std::string size = std::to_string(d.width) + "x" + std::to_string(d.height);
+    if (d.width == 0 || d.height == 0)
+        throw Error("texture size " + size + " is empty: width and height must be at least 1");
+    if (d.width > limits.max_dimension || d.height > limits.max_dimension)
+        throw Error("texture size " + size + " exceeds " + limits.dimension_name + " " +
+                    std::to_string(limits.max_dimension) + " (the limit of this " + limits.owner +
+                    "): downscale the image first");
+    if (d.layers == 0 || d.layers > limits.max_layers)
+        throw Error("texture layer count " + std::to_string(d.layers) + " must be in 1.." +
+                    std::to_string(limits.max_layers) + " (" + limits.layers_name + ")");
+    if (d.levels > full_mip_count(d.width, d.height))
+        throw Error("texture of " + size + " has at most " + std::to_string(full_mip_count(d.width, d.height)) +
+                    " mip levels, not " + std::to_string(d.levels));
+}
 
 Texture Texture::unbound(Context& context, const TextureDesc& desc) {
     validate(context, desc);

@@ -34,6 +34,18 @@ struct TextureDesc {
     uint32_t mip_levels() const { return levels ? levels : full_mip_count(width, height); }
 };
 
+// What a texture owner's API allows, named as the API names it (for the error messages).
+struct TextureLimits {
+    uint32_t max_dimension = 0, max_layers = 0;
+    const char* dimension_name = "";  // e.g. maxImageDimension2D, GL_MAX_TEXTURE_SIZE
+    const char* layers_name = "";
+    const char* owner = "";           // e.g. "Vulkan device", "GL driver"
+};
+
+// The checks every texture owner (Vulkan, OpenGL) makes before creating anything: extents
+// and layers at least 1 and within `limits`, levels within the full chain. Throws Error.
+void check_texture_desc(const TextureDesc& desc, const TextureLimits& limits);
+
 class Texture {
 public:
     // Throws Error for zero or oversize extents, too many layers or levels, and formats

@@ -28,18 +28,9 @@ GlFormat gl_format(Format format) {
 }  // namespace
 
 GlTexture GlTexture::create(const EglContext& context, const TextureDesc& desc) {
-    const std::string size = std::to_string(desc.width) + "x" + std::to_string(desc.height);
-    if (desc.width == 0 || desc.height == 0 || desc.layers == 0)
-        throw Error("texture size " + size + " with " + std::to_string(desc.layers) + " layers: every extent must be at least 1");
-    const auto max_size = static_cast<uint32_t>(context.max_texture_size());
-    if (desc.width > max_size || desc.height > max_size)
-        throw Error("texture size " + size + " exceeds this GL driver's limit of " + std::to_string(max_size));
-    if (desc.layers > static_cast<uint32_t>(context.max_array_layers()))
-        throw Error(std::to_string(desc.layers) + " layers exceed this GL driver's limit of " +
-                    std::to_string(context.max_array_layers()));
-    if (desc.mip_levels() > full_mip_count(desc.width, desc.height))
-        throw Error(std::to_string(desc.levels) + " levels requested; a " + size + " texture has at most " +
-                    std::to_string(full_mip_count(desc.width, desc.height)));
+    check_texture_desc(desc, {static_cast<uint32_t>(context.max_texture_size()),
+                              static_cast<uint32_t>(context.max_array_layers()), "GL_MAX_TEXTURE_SIZE",
+                              "GL_MAX_ARRAY_TEXTURE_LAYERS", "GL driver"});
     if (desc.exportable)
         throw Error("GL textures are not exported as fds: CUDA registers them (cudaGraphicsGLRegisterImage)");
 

@@ -12,8 +12,8 @@ namespace tvlm {
 
 class GlTexture {
 public:
-    // Throws Error, creating nothing, for zero or oversize extents, too many layers or
-    // levels, or a desc asking for export (GL textures go to CUDA by registration).
+    // Throws Error, creating nothing, where check_texture_desc() does (with the GL limits)
+    // or for a desc asking for export (GL textures go to CUDA by registration).
     static GlTexture create(const EglContext& context, const TextureDesc& desc);
 
     GlTexture() = default;
