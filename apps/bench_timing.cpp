@@ -1,7 +1,5 @@
 #include "bench_timing.h"
 
-#include <algorithm>
-
 #include "context.h"
 #include "gl_timer.h"
 #include "gpu_timer.h"
@@ -19,8 +17,7 @@ Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>&
         }));
         if (run >= 2) t.push_back(timer.milliseconds());
     }
-    std::sort(t.begin(), t.end());
-    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+    return per_launch(t, launches);
 }
 
 Timing time_gl(const EglContext& context, const std::function<void()>& issue, int launches) {
@@ -32,8 +29,7 @@ Timing time_gl(const EglContext& context, const std::function<void()>& issue, in
         timer.end();
         if (run >= 2) t.push_back(timer.milliseconds());
     }
-    std::sort(t.begin(), t.end());
-    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+    return per_launch(t, launches);
 }
 
 }  // namespace tvlm

@@ -3,6 +3,7 @@
 // timestamps, median and min over runs after warm-up.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,13 +24,20 @@ struct Timing {
     double median_us = 0, min_us = 0;
 };
 
+// Median and min per launch from the milliseconds of timed runs of `launches` launches each.
+template <class T>
+Timing per_launch(std::vector<T> run_ms, int launches) {
+    std::sort(run_ms.begin(), run_ms.end());
+    return {double(run_ms[run_ms.size() / 2]) * 1e3 / launches, double(run_ms.front()) * 1e3 / launches};
+}
+
 // GPU time per launch of `launch`, run kLaunches times per timed run.
 template <class F>
 Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
-    const std::vector<float> t = gpu_times_ms(stream, kRuns, [&] {
-        for (int i = 0; i < launches; ++i) launch();
-    });
-    return {t[t.size() / 2] * 1e3 / launches, t.front() * 1e3 / launches};
+    return per_launch(gpu_times_ms(stream, kRuns, [&] {
+                          for (int i = 0; i < launches; ++i) launch();
+                      }),
+                      launches);
 }
 
 // GPU time per launch of what `record` records, recorded `launches` times into one

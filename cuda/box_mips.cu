@@ -71,20 +71,34 @@ template <> struct Surface<SurfaceTexel::float1> {
     __device__ static Raw raw(float4 v) { return v.x; }
 };
 
+template <class V>
+__device__ V read_word(cudaSurfaceObject_t s, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
+    V v;
+    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y));
+    return v;
+}
+template <class V>
+__device__ void write_word(cudaSurfaceObject_t s, V v, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
+    if (layered) surf2DLayeredwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
+    else surf2Dwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y));
+}
+
 template <SurfaceTexel T>
 __device__ float4 load(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
     using Raw = typename Surface<T>::Raw;
-    Raw r;
-    if (layered) surf2DLayeredread(&r, s, static_cast<int>(x * sizeof(Raw)), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dread(&r, s, static_cast<int>(x * sizeof(Raw)), static_cast<int>(y));
-    return Surface<T>::value(r);
+    return Surface<T>::value(read_word<Raw>(s, x * sizeof(Raw), y, layer, layered));
 }
 
 template <SurfaceTexel T>
 __device__ void store(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t layer, bool layered, float4 v) {
-    const auto r = Surface<T>::raw(v);
-    if (layered) surf2DLayeredwrite(r, s, static_cast<int>(x * sizeof(r)), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dwrite(r, s, static_cast<int>(x * sizeof(r)), static_cast<int>(y));
+    write_word(s, Surface<T>::raw(v), x * sizeof(typename Surface<T>::Raw), y, layer, layered);
+}
+
+// The binary16 a float16 level stores for the average n / d: through float, then to
+// nearest even, as the reference and Vulkan do.
+__device__ unsigned short half_of(double n, double d) {
+    return __half_as_ushort(__float2half_rn(static_cast<float>(n / d)));
 }
 
 __device__ float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
@@ -120,7 +134,7 @@ struct Filter {
         if (linear_light(c)) return encode_srgb(n, d);
         if (bytes()) return round_half_up(n, d);
         const float f = static_cast<float>(n / d);
-        return kind == TVLM_BOX_FLOAT16 ? __half2float(__float2half_rn(f)) : f;
+        return kind == TVLM_BOX_FLOAT16 ? __half2float(__ushort_as_half(half_of(n, d))) : f;
     }
     // One texel of a 2:1 step, rows summed first like the reference.
     __device__ float4 halve(float4 v00, float4 v10, float4 v01, float4 v11) const {
@@ -263,8 +277,7 @@ struct Rgba16fWords {
         for (uint32_t upper = 0; upper < 2; ++upper) {
             const auto pick = [&](Word v) { return channel(high_word ? v.y : v.x, upper); };
             const double n = (pick(a) + pick(b)) + (pick(c) + pick(d));
-            const unsigned short h = __half_as_ushort(__float2half_rn(static_cast<float>(n / 4.0)));
-            out |= uint32_t{h} << (16 * upper);
+            out |= uint32_t{half_of(n, 4.0)} << (16 * upper);
         }
         return out;
     }
@@ -272,19 +285,6 @@ struct Rgba16fWords {
         return make_uint2(pair(a, b, c, d, false), pair(a, b, c, d, true));
     }
 };
-
-template <class V>
-__device__ V read_word(cudaSurfaceObject_t s, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
-    V v;
-    if (layered) surf2DLayeredread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dread(&v, s, static_cast<int>(x_bytes), static_cast<int>(y));
-    return v;
-}
-template <class V>
-__device__ void write_word(cudaSurfaceObject_t s, V v, uint32_t x_bytes, uint32_t y, uint32_t layer, bool layered) {
-    if (layered) surf2DLayeredwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y), static_cast<int>(layer));
-    else surf2Dwrite(v, s, static_cast<int>(x_bytes), static_cast<int>(y));
-}
 
 // Four texels x .. x+3 of a row in 16-byte accesses.
 template <class Word>

@@ -23,14 +23,11 @@ struct Case {
     uint32_t width, height, layers;
 };
 
-// Uploads random layers, generates the chain, and checks every level of every layer:
-//  - level 0 equals the upload exactly;
-//  - level l equals the reference filter applied to the GPU's own level l-1 (so errors do
-//    not compound). box: bit-exact for 8-bit formats at every size, within one ulp for
-//    float formats (box_filter.h). blit: within tolerance.h (hardware weights); blits are
-//    not bit-exact: lavapipe filters UNORM8 blits in 8-bit fixed point and lands 0 or +1 LSB
-//    from the exact 2x2 box (measured on every residue of the 4-texel sum); NVIDIA's blit
-//    was seen exact (../shared/interop-facts.md).
+// Uploads random layers, generates the chain, and checks every level of every layer: level
+// 0 equals the upload exactly, level l follows check_levels() (texture_compare.h). Blits are
+// not bit-exact: lavapipe filters UNORM8 blits in 8-bit fixed point and lands 0 or +1 LSB
+// from the exact 2x2 box (measured on every residue of the 4-texel sum); NVIDIA's blit was
+// seen exact (../shared/interop-facts.md).
 void check_chain(Context& context, Format format, MipFilter filter, Case c) {
     CAPTURE(format_info(format).name);
     CAPTURE(mip_filter_name(filter));
@@ -44,21 +41,9 @@ void check_chain(Context& context, Format format, MipFilter filter, Case c) {
     generate_mips(context, texture, filter);
     for (uint32_t layer = 0; layer < c.layers; ++layer) {
         CAPTURE(layer);
-        ImageF previous = readback_image(context, texture, 0, layer);
-        REQUIRE(mismatches(bases[layer], previous, format, Weights::exact, true) == 0);
-        for (uint32_t level = 1; level < texture.levels(); ++level) {
-            CAPTURE(level);
-            const ImageF actual = readback_image(context, texture, level, layer);
-            const ImageF expected = reference_downsample(previous, texture.extent(level), filter, format);
-            std::string first;
-            // Blit weights come from the sampler's coordinate hardware even on 2:1 ratios
-            // (lavapipe's rgba32f blits land ~1e-6 off an exact 0.5/0.5 mix).
-            const size_t bad = filter == MipFilter::box
-                                   ? box_mismatches(expected, actual, format, &first)
-                                   : mismatches(expected, actual, format, Weights::hardware, false, &first);
-            CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
-            previous = actual;
-        }
+        REQUIRE(mismatches(bases[layer], readback_image(context, texture, 0, layer), format, Weights::exact, true) == 0);
+        check_levels([&](uint32_t level) { return readback_image(context, texture, level, layer); }, texture.levels(),
+                     c.width, c.height, format, filter);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "half.h"
@@ -62,6 +63,26 @@ inline size_t box_mismatches(const ImageF& expected, const ImageF& actual, Forma
                      std::to_string(actual.texels[i]);
     }
     return bad;
+}
+
+// Every level l >= 1 of one layer of a GPU chain against `filter`'s reference applied to
+// the GPU's own level l-1 (so errors do not compound): box bit-exact for 8-bit formats and
+// within one ulp for floats (box_filter.h); blit within tolerance.h's hardware bound (blit
+// weights come from the sampler's coordinate hardware even on 2:1 ratios: lavapipe's
+// rgba32f blits land ~1e-6 off an exact 0.5/0.5 mix). `level_image(l)` reads level l.
+inline void check_levels(const std::function<ImageF(uint32_t)>& level_image, uint32_t levels, uint32_t width,
+                         uint32_t height, Format format, MipFilter filter) {
+    ImageF previous = level_image(0);
+    for (uint32_t level = 1; level < levels; ++level) {
+        CAPTURE(level);
+        const ImageF actual = level_image(level);
+        const ImageF expected = reference_downsample(previous, level_extent(width, height, level), filter, format);
+        std::string first;
+        const size_t bad = filter == MipFilter::box ? box_mismatches(expected, actual, format, &first)
+                                                    : mismatches(expected, actual, format, Weights::hardware, false, &first);
+        CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
+        previous = actual;
+    }
 }
 
 }  // namespace tvlm::test
