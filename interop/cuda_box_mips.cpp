@@ -18,7 +18,7 @@ SurfaceTexel surface_texel(Format format) {
 
 }  // namespace
 
-CudaBoxMips::CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels) : desc_(texture.desc()), kernels_(kernels) {
+CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : desc_(texture.desc), kernels_(kernels) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
 }
 

@@ -10,7 +10,7 @@
 
 #include "box_filter.h"
 #include "cuda_handle.h"
-#include "cuda_texture.h"
+#include "cuda_mipmaps.h"
 
 namespace tvlm {
 
@@ -24,7 +24,7 @@ class CudaBoxMips {
 public:
     CudaBoxMips() = default;
     // The CudaTexture must outlive this object.
-    explicit CudaBoxMips(const CudaTexture& texture, CudaBoxKernels kernels = CudaBoxKernels::packed);
+    explicit CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels = CudaBoxKernels::packed);
 
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;

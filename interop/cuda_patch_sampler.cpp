@@ -7,8 +7,8 @@
 
 namespace tvlm {
 
-PyramidCopy PyramidCopy::copy(const CudaTexture& texture, cudaStream_t stream) {
-    const TextureDesc& desc = texture.desc();
+PyramidCopy PyramidCopy::copy(const CudaMipmaps& texture, cudaStream_t stream) {
+    const TextureDesc& desc = texture.desc;
     if (desc.format != Format::rgba8_unorm && desc.format != Format::rgba32f)
         throw Error("software filtering reads rgba8 or rgba32f textures, not " +
                     std::string(format_info(desc.format).name));
@@ -22,7 +22,7 @@ PyramidCopy PyramidCopy::copy(const CudaTexture& texture, cudaStream_t stream) {
         const Extent2D e = level_extent(desc.width, desc.height, l);
         copy.levels_.emplace_back(size_t{e.width} * e.height * desc.layers * texel);
         cudaArray_t array = nullptr;
-        TVLM_CUDA_CHECK(cudaGetMipmappedArrayLevel(&array, texture.array(), l));
+        TVLM_CUDA_CHECK(cudaGetMipmappedArrayLevel(&array, texture.array, l));
         cudaMemcpy3DParms p{};
         p.srcArray = array;
         p.dstPtr = cudaPitchedPtr{copy.levels_.back().data(), e.width * texel, e.width, e.height};
@@ -67,23 +67,23 @@ PatchLaunch CudaPatchSampler::launch(void* output) const {
             layout_.mode == SamplingMode::gradients, output_.half, float(layout_.width), float(layout_.height), output};
 }
 
-void CudaPatchSampler::sample(const CudaTexture& texture, cudaTextureObject_t object, void* output,
+void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
                               size_t output_bytes, cudaStream_t stream) const {
-    check(texture.desc(), output_bytes);
+    check(texture.desc, output_bytes);
     launch_texture(texture, object, output, stream);
 }
 
-void CudaPatchSampler::launch_texture(const CudaTexture& texture, cudaTextureObject_t object, void* output,
+void CudaPatchSampler::launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
                                       cudaStream_t stream) const {
-    sample_patches_texture(object, texture.layered(), format_info(texture.desc().format).channels, launch(output),
+    sample_patches_texture(object, texture.layered(), format_info(texture.desc.format).channels, launch(output),
                            stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-void CudaPatchSampler::sample_after(const CudaLink& link, uint64_t ready_value, const CudaTexture& texture,
+void CudaPatchSampler::sample_after(const CudaLink& link, uint64_t ready_value, const CudaMipmaps& texture,
                                     cudaTextureObject_t object, void* output, size_t output_bytes,
                                     cudaStream_t stream) const {
-    check(texture.desc(), output_bytes);  // before the wait: a refused call enqueues nothing
+    check(texture.desc, output_bytes);  // before the wait: a refused call enqueues nothing
     link.cuda_wait(stream, ready_value);
     launch_texture(texture, object, output, stream);
 }

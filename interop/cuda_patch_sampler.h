@@ -1,5 +1,5 @@
 #pragma once
-// Patch sampling in CUDA on textures imported from Vulkan: the layout is uploaded once to
+// Patch sampling in CUDA on any mipmapped texture CUDA sees (cuda_mipmaps.h): the layout is uploaded once to
 // device memory, each call is one launch for the whole batch, stream-ordered, writing into
 // a caller-provided device buffer [B, N, C, P, P] (float32 or float16).
 #include <cuda_runtime_api.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda_link.h"
-#include "cuda_texture.h"
+#include "cuda_mipmaps.h"
 #include "device_buffer.h"
 #include "patch.h"
 #include "patch_sampling.h"
@@ -18,7 +18,7 @@ namespace tvlm {
 // (rgba8 and rgba32f). Copied in `stream`; valid once the stream reaches it.
 class PyramidCopy {
 public:
-    static PyramidCopy copy(const CudaTexture& texture, cudaStream_t stream);
+    static PyramidCopy copy(const CudaMipmaps& texture, cudaStream_t stream);
     const SoftwarePyramid& pyramid() const { return pyramid_; }
     size_t bytes() const;
 
@@ -39,11 +39,11 @@ public:
     // levels or layers, or `output_bytes` is not the output's exact size.
     void check(const TextureDesc& texture, size_t output_bytes) const;
     // One launch in `stream` reading `object` (made on `texture` with sampler_desc()).
-    void sample(const CudaTexture& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+    void sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
                 cudaStream_t stream) const;
     // The same after an in-stream wait for Vulkan's timeline `ready_value` (what upload()
     // or generate_mips() returned): no host synchronisation.
-    void sample_after(const CudaLink& link, uint64_t ready_value, const CudaTexture& texture,
+    void sample_after(const CudaLink& link, uint64_t ready_value, const CudaMipmaps& texture,
                       cudaTextureObject_t object, void* output, size_t output_bytes, cudaStream_t stream) const;
     // Software filtering from a pyramid copy: the same output, no texture unit.
     void sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output, size_t output_bytes,
@@ -54,7 +54,7 @@ public:
 
 private:
     PatchLaunch launch(void* output) const;
-    void launch_texture(const CudaTexture& texture, cudaTextureObject_t object, void* output, cudaStream_t stream) const;
+    void launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, cudaStream_t stream) const;
     PatchLayout layout_;
     PatchOutput output_;
     DeviceBuffer<gpu::PatchGpu> patches_;

@@ -8,17 +8,6 @@
 
 namespace tvlm {
 
-cudaChannelFormatDesc cuda_channel_format(Format format) {
-    switch (format) {
-        case Format::rgba8_unorm:
-        case Format::rgba8_srgb: return cudaCreateChannelDesc(8, 8, 8, 8, cudaChannelFormatKindUnsigned);
-        case Format::rgba16f: return cudaCreateChannelDesc(16, 16, 16, 16, cudaChannelFormatKindFloat);
-        case Format::rgba32f: return cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindFloat);
-        case Format::r32f: return cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
-    }
-    return {};
-}
-
 CudaTexture CudaTexture::import(const Texture& texture) {
     if (!texture.valid()) throw Error("cannot import a destroyed (or moved-from) texture into CUDA");
     if (!texture.desc().exportable)
@@ -52,42 +41,6 @@ CudaTexture CudaTexture::import_checked(const TextureDesc& texture_desc, UniqueF
     desc.numLevels = t.desc_.mip_levels();
     t.array_ = map_mipmapped_array(t.memory_, desc);
     return t;
-}
-
-TextureObject CudaTexture::make_texture_object(const CudaSamplerDesc& s) const {
-    cudaResourceDesc resource{};
-    resource.resType = cudaResourceTypeMipmappedArray;
-    resource.res.mipmap.mipmap = array_.handle();
-    cudaTextureDesc desc{};
-    for (int i = 0; i < 3; ++i) desc.addressMode[i] = s.address;
-    for (int i = 0; i < 4; ++i) desc.borderColor[i] = s.border[i];
-    desc.filterMode = s.filter;
-    desc.mipmapFilterMode = s.mip_filter;
-    desc.readMode = format_info(desc_.format).component == ComponentType::u8 ? cudaReadModeNormalizedFloat
-                                                                              : cudaReadModeElementType;
-    desc.sRGB = format_info(desc_.format).srgb ? 1 : 0;
-    desc.normalizedCoords = s.normalized_coords ? 1 : 0;
-    desc.maxAnisotropy = s.max_anisotropy;
-    desc.minMipmapLevelClamp = 0.0f;
-    desc.maxMipmapLevelClamp = static_cast<float>(desc_.mip_levels() - 1);
-    desc.disableTrilinearOptimization = s.disable_trilinear_optimization ? 1 : 0;
-    cudaTextureObject_t object = 0;
-    TVLM_CUDA_CHECK(cudaCreateTextureObject(&object, &resource, &desc, nullptr));
-    return TextureObject(object);
-}
-
-SurfaceObject CudaTexture::make_surface(uint32_t level) const {
-    if (level >= desc_.mip_levels())
-        throw Error("no surface on level " + std::to_string(level) + ": the texture has " +
-                    std::to_string(desc_.mip_levels()) + " levels");
-    cudaArray_t level_array = nullptr;
-    TVLM_CUDA_CHECK(cudaGetMipmappedArrayLevel(&level_array, array_.handle(), level));
-    cudaResourceDesc resource{};
-    resource.resType = cudaResourceTypeArray;
-    resource.res.array.array = level_array;
-    cudaSurfaceObject_t object = 0;
-    TVLM_CUDA_CHECK(cudaCreateSurfaceObject(&object, &resource));
-    return SurfaceObject(object);
 }
 
 }  // namespace tvlm

@@ -7,24 +7,11 @@
 
 #include <cstdint>
 
+#include "cuda_mipmaps.h"
 #include "external_memory.h"
 #include "texture.h"
 
 namespace tvlm {
-
-// How CUDA filters the texture; defaults give reproducible trilinear filtering.
-struct CudaSamplerDesc {
-    cudaTextureFilterMode filter = cudaFilterModeLinear;       // within a level
-    cudaTextureFilterMode mip_filter = cudaFilterModeLinear;   // between levels
-    cudaTextureAddressMode address = cudaAddressModeClamp;     // clamp, wrap, mirror, border
-    float border[4] = {0, 0, 0, 0};
-    unsigned int max_anisotropy = 1;                           // CUDA clamps to [1, 16]
-    bool normalized_coords = true;                             // required for mipmaps
-    bool disable_trilinear_optimization = true;                // exact blends, reproducible
-
-    static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
-    static CudaSamplerDesc trilinear() { return {}; }
-};
 
 class CudaTexture {
 public:
@@ -38,9 +25,14 @@ public:
     // ownership of the fd on success.
     static CudaTexture import_external(Context& context, const TextureDesc& desc, UniqueFd fd, size_t size);
 
-    TextureObject make_texture_object(const CudaSamplerDesc& sampler = {}) const;
+    // The view the sampling kernels and box mips take; a CudaTexture converts to it.
+    CudaMipmaps mipmaps() const { return {array_.handle(), desc_}; }
+    operator CudaMipmaps() const { return mipmaps(); }  // NOLINT: a texture is usable as its view
+    TextureObject make_texture_object(const CudaSamplerDesc& sampler = {}) const {
+        return mipmaps().make_texture_object(sampler);
+    }
     // A surface on one level (all layers) for CUDA writes.
-    SurfaceObject make_surface(uint32_t level) const;
+    SurfaceObject make_surface(uint32_t level) const { return mipmaps().make_surface(level); }
 
     cudaMipmappedArray_t array() const { return array_.handle(); }
     const TextureDesc& desc() const { return desc_; }
@@ -53,8 +45,5 @@ private:
     ExternalMemory memory_;  // declared first: destroyed last
     MipmappedArray array_;
 };
-
-// The CUDA channel format of an engine format (no 3-channel arrays exist: RGBA).
-cudaChannelFormatDesc cuda_channel_format(Format format);
 
 }  // namespace tvlm
