@@ -27,6 +27,8 @@ public:
     // After the kernels that read the frame: its slot may be rewritten.
     void end_read(uint64_t frame, cudaStream_t stream);
 
+    // Frame f's slot (for its CUDA view: size, layers, array).
+    const ImportedTexture& texture(uint64_t frame) const { return slots_[frame % slots_.size()].texture; }
     uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }
 
 private:

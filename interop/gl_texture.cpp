@@ -76,14 +76,23 @@ void GlTexture::upload(const ImageF& image, uint32_t layer) {
                     " channels: sizes must match");
     if (layer >= desc_.layers)
         throw Error("layer " + std::to_string(layer) + " does not exist: the texture has " + std::to_string(desc_.layers));
-    const std::vector<uint8_t> bytes = encode_texels(image, desc_.format);
+    upload_texels(encode_texels(image, desc_.format).data(), layer, 1);
+}
+
+void GlTexture::upload_texels(const void* texels, uint32_t first_layer, uint32_t layers) {
+    if (!texels) throw Error("GL upload from a null pointer: pass the frame's texels");
+    if (layers == 0 || uint64_t{first_layer} + layers > desc_.layers)
+        throw Error("GL upload into layers " + std::to_string(first_layer) + ".." +
+                    std::to_string(uint64_t{first_layer} + layers) + " of a texture with " +
+                    std::to_string(desc_.layers) + " layers: pass at least one layer that exists");
     const GlFormat f = gl_format(desc_.format);
     gl_->glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     const auto w = static_cast<GLsizei>(desc_.width), h = static_cast<GLsizei>(desc_.height);
     if (desc_.layers > 1)
-        gl_->glTextureSubImage3D(name_, 0, 0, 0, static_cast<GLint>(layer), w, h, 1, f.pixel, f.type, bytes.data());
+        gl_->glTextureSubImage3D(name_, 0, 0, 0, static_cast<GLint>(first_layer), w, h, static_cast<GLsizei>(layers),
+                                 f.pixel, f.type, texels);
     else
-        gl_->glTextureSubImage2D(name_, 0, 0, 0, w, h, f.pixel, f.type, bytes.data());
+        gl_->glTextureSubImage2D(name_, 0, 0, 0, w, h, f.pixel, f.type, texels);
     check_gl(*gl_, "glTextureSubImage (upload)");
 }
 

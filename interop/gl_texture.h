@@ -25,6 +25,9 @@ public:
 
     // Level 0 of one layer from an image of the texture's size and channel count.
     void upload(const ImageF& image, uint32_t layer = 0);
+    // Level 0 of `layers` layers from texels already in the format (tightly packed rows,
+    // layers one after another): a video frame, no conversion.
+    void upload_texels(const void* texels, uint32_t first_layer, uint32_t layers);
     // Levels 1.. of every layer (glGenerateTextureMipmap; the filter is the driver's).
     void generate_mips();
     // One level of one layer as stored (waits for the GL work before it).
