@@ -1,0 +1,333 @@
+// The two other ways CUDA gets a mipmapped texture, on the NVIDIA machine: a CUDA-only
+// array (cudaMallocMipmappedArray, levels by CudaBoxMips) and an OpenGL texture registered
+// with CUDA (map per frame, or mapped once and kept). Each runs the same sampling kernels
+// against the CPU reference on its own levels, outputs poisoned first; bad input; and
+// thousands of creations and registrations with device memory and fds flat.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "cuda_array_texture.h"
+#include "cuda_box_mips.h"
+#include "cuda_check.h"
+#include "cuda_gl_texture.h"
+#include "cuda_patch_sampler.h"
+#include "device_buffer.h"
+#include "egl_context.h"
+#include "error.h"
+#include "open_fds.h"
+#include "patch_layouts.h"
+#include "random_image.h"
+#include "reference_sampling.h"
+#include "sampling_check.h"
+#include "texture_compare.h"
+
+using namespace tvlm;
+using namespace tvlm::test;
+
+namespace {
+
+struct Stream {
+    cudaStream_t handle = nullptr;
+    Stream() { TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
+    ~Stream() { cudaStreamDestroy(handle); }
+};
+
+size_t level_bytes(const TextureDesc& d, uint32_t level) {
+    const Extent2D e = level_extent(d.width, d.height, level);
+    return size_t{e.width} * e.height * d.layers * format_info(d.format).texel_bytes();
+}
+
+// One level of every layer as stored, through a CUDA copy out of the array.
+std::vector<ImageF> read_level(const CudaMipmaps& t, uint32_t level) {
+    const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
+    const size_t texel = format_info(t.desc.format).texel_bytes();
+    std::vector<uint8_t> bytes(level_bytes(t.desc, level));
+    cudaMemcpy3DParms p{};
+    p.srcArray = t.level(level);
+    p.dstPtr = cudaPitchedPtr{bytes.data(), e.width * texel, e.width, e.height};
+    p.extent = cudaExtent{e.width, e.height, t.desc.layers};
+    p.kind = cudaMemcpyDeviceToHost;
+    TVLM_CUDA_CHECK(cudaMemcpy3D(&p));
+    std::vector<ImageF> layers;
+    const size_t layer_bytes = bytes.size() / t.desc.layers;
+    for (uint32_t l = 0; l < t.desc.layers; ++l)
+        layers.push_back(decode_texels({bytes.data() + l * layer_bytes, layer_bytes}, e.width, e.height, t.desc.format));
+    return layers;
+}
+
+// Every level of every layer, per layer (what reference_sample_patches takes).
+std::vector<MipLevels> read_levels(const CudaMipmaps& t) {
+    std::vector<MipLevels> images(t.desc.layers);
+    for (uint32_t level = 0; level < t.desc.mip_levels(); ++level) {
+        std::vector<ImageF> layers = read_level(t, level);
+        for (uint32_t l = 0; l < t.desc.layers; ++l) images[l].push_back(std::move(layers[l]));
+    }
+    return images;
+}
+
+// Levels 1.. filled with 0xff bytes (NaN for floats, 1.0 for bytes): a texel the box
+// kernel skips cannot pass.
+void poison_levels(const CudaMipmaps& t) {
+    for (uint32_t level = 1; level < t.desc.mip_levels(); ++level) {
+        const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
+        const size_t texel = format_info(t.desc.format).texel_bytes();
+        std::vector<uint8_t> poison(level_bytes(t.desc, level), 0xff);
+        cudaMemcpy3DParms p{};
+        p.srcPtr = cudaPitchedPtr{poison.data(), e.width * texel, e.width, e.height};
+        p.dstArray = t.level(level);
+        p.extent = cudaExtent{e.width, e.height, t.desc.layers};
+        p.kind = cudaMemcpyHostToDevice;
+        TVLM_CUDA_CHECK(cudaMemcpy3D(&p));
+    }
+}
+
+// Random level 0 for every layer, as the format's bytes (layers one after another).
+std::vector<uint8_t> random_frame(const TextureDesc& d, uint32_t seed, std::vector<ImageF>* images = nullptr) {
+    std::vector<uint8_t> bytes;
+    for (uint32_t l = 0; l < d.layers; ++l) {
+        const ImageF image = random_image(d.width, d.height, d.format, seed + l);
+        const std::vector<uint8_t> layer = encode_texels(image, d.format);
+        bytes.insert(bytes.end(), layer.begin(), layer.end());
+        if (images) images->push_back(image);
+    }
+    return bytes;
+}
+
+// One foveated layout per layer (fixations apart), sampled with the texture unit into a
+// poisoned buffer; values against the reference on the texture's own levels.
+void check_sampling(const CudaMipmaps& t, cudaStream_t stream, bool half = false) {
+    std::vector<PatchLayout> per_image;
+    for (uint32_t l = 0; l < t.desc.layers; ++l) {
+        FoveatedParams p;
+        p.fixations = {{0.2 + 0.25 * l, 0.7 - 0.2 * l}};
+        p.budget = 90;
+        per_image.push_back(foveated_layout(t.desc.width, t.desc.height, p).layout);
+    }
+    const PatchLayout layout = t.desc.layers > 1 ? batch_layouts(per_image) : per_image[0];
+    const PatchOutput output{.channels = 4, .half = half};
+    CudaPatchSampler sampler(layout, output);
+    DeviceBuffer<unsigned char> out(output.bytes(layout));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));  // NaN in both widths
+    const TextureObject object = t.make_texture_object(sampler.sampler_desc());
+    sampler.sample(t, object.handle(), out.data(), out.bytes(), stream);
+    std::vector<unsigned char> host(out.bytes());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<float> actual = output_values(host.data(), layout.output_values(4), half);
+    const std::vector<float> expected = reference_sample_patches(layout, read_levels(t), t.desc.format, 4);
+    CHECK(sample_mismatches(expected, actual, false, half) == 0);
+}
+
+size_t device_memory_used() {
+    size_t free = 0, total = 0;
+    TVLM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return total - free;
+}
+
+// The headless GL context on the EGL device of the current CUDA device; nullopt (the GL
+// cases skip with the reason) only where the EGL/OpenGL libraries are not installed.
+EglContext* gl_context() {
+    static std::optional<EglContext> context;
+    static bool tried = false;
+    if (!tried) {
+        tried = true;
+        int device = 0;
+        TVLM_CUDA_CHECK(cudaGetDevice(&device));
+        try {
+            context.emplace(EglContextDesc{.cuda_device = device});
+        } catch (const Error& e) {
+            if (std::string(e.what()).find("cannot load") == std::string::npos) throw;
+            MESSAGE("SKIPPED the GL cases: " << e.what());
+        }
+    }
+    return context ? &*context : nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the reference on its levels") {
+    Stream stream;
+    for (Format format : kAllFormats)
+        for (uint32_t layers : {1u, 3u}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(layers);
+            const CudaArrayTexture texture = CudaArrayTexture::create({301, 203, layers, 0, format, false});
+            std::vector<ImageF> bases;
+            const std::vector<uint8_t> frame = random_frame(texture.desc(), 17 * layers, &bases);
+            // The frame arrives in CUDA memory, as a decoder's output would.
+            DeviceBuffer<uint8_t> device_frame(frame.size());
+            TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
+            poison_levels(texture);
+            copy_to_level0(texture, device_frame.data(), 301 * format_info(format).texel_bytes(), 0, layers,
+                           stream.handle);
+            CudaBoxMips(texture).generate(stream.handle);
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+            const std::vector<MipLevels> levels = read_levels(texture);
+            for (uint32_t l = 0; l < layers; ++l) {
+                CAPTURE(l);
+                REQUIRE(encode_texels(levels[l][0], format) == encode_texels(bases[l], format));
+                check_levels([&](uint32_t level) { return levels[l][level]; }, texture.desc().mip_levels(), 301, 203,
+                             format, MipFilter::box);
+            }
+            if (format != Format::r32f) check_sampling(texture, stream.handle, layers == 3);
+        }
+}
+
+TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocated or copied") {
+    Stream stream;
+    CHECK_THROWS_WITH_AS(CudaArrayTexture::create({0, 16, 1, 0, Format::rgba8_unorm, false}),
+                         doctest::Contains("at least 1"), Error);
+    CHECK_THROWS_WITH_AS(CudaArrayTexture::create({1u << 20, 16, 1, 0, Format::rgba8_unorm, false}),
+                         doctest::Contains("maxTexture2DMipmap"), Error);
+    CHECK_THROWS_WITH_AS(CudaArrayTexture::create({16, 16, 1, 9, Format::rgba8_unorm, false}),
+                         doctest::Contains("levels"), Error);
+    CHECK_THROWS_WITH_AS(CudaArrayTexture::create({16, 16, 1, 0, Format::rgba8_unorm, true}),
+                         doctest::Contains("nothing to export"), Error);
+    const CudaArrayTexture texture = CudaArrayTexture::create({64, 32, 2, 0, Format::rgba16f, false});
+    std::vector<uint8_t> zeros(level_bytes(texture.desc(), 0), 0);
+    copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.handle);
+    std::vector<uint8_t> frame(zeros.size(), 0x3c);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle), doctest::Contains("null"), Error);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.handle),
+                         doctest::Contains("a row of the 64-texel rgba16f level has 512 bytes"), Error);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.handle),
+                         doctest::Contains("texture with 2 layers"), Error);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 0, 0, stream.handle),
+                         doctest::Contains("at least one layer"), Error);
+    CHECK_THROWS_WITH_AS(texture.mipmaps().make_surface(7), doctest::Contains("has 7 levels"), Error);
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    for (const ImageF& layer : read_level(texture, 0))  // the refused copies changed nothing
+        for (float v : layer.texels) REQUIRE(v == 0.0f);
+}
+
+TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and destroyed, device memory flat") {
+    Stream stream;
+    const auto cycle = [&] {
+        const CudaArrayTexture t = CudaArrayTexture::create({512, 256, 2, 0, Format::rgba8_unorm, false});
+        const CudaBoxMips mips(t);
+        mips.generate(stream.handle);
+        const TextureObject object = t.mipmaps().make_texture_object();
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    };
+    cycle();
+    const size_t before = device_memory_used();
+    for (int i = 0; i < 2000; ++i) cycle();
+    CHECK(device_memory_used() <= before + (size_t{2} << 20));
+}
+
+TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on glGenerateMipmap's levels") {
+    EglContext* gl = gl_context();
+    if (!gl) return;
+    Stream stream;
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::rgba32f})
+        for (uint32_t layers : {1u, 3u}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(layers);
+            GlTexture texture = GlTexture::create(*gl, {320, 240, layers, 0, format, false});
+            CudaGlTexture cuda(texture);
+            for (uint32_t frame = 0; frame < 3; ++frame) {  // new content each frame, map per frame
+                CAPTURE(frame);
+                const std::vector<uint8_t> texels = random_frame(texture.desc(), 100 * frame + layers);
+                texture.upload_texels(texels.data(), 0, layers);
+                texture.generate_mips();
+                const CudaMipmaps mapped = cuda.map(stream.handle);  // orders the GL work before
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));  // for the host copies below
+                CHECK(read_level(mapped, 0)[layers - 1].texels ==
+                      decode_texels({texels.data() + (layers - 1) * level_bytes(mapped.desc, 0) / layers,
+                                     level_bytes(mapped.desc, 0) / layers}, 320, 240, format).texels);
+                check_sampling(mapped, stream.handle, format == Format::rgba16f);
+                cuda.unmap(stream.handle);
+            }
+        }
+}
+
+TEST_CASE("GL texture in CUDA: kept mapped across frames, GL writes ordered by host waits") {
+    EglContext* gl = gl_context();
+    if (!gl) return;
+    Stream stream;
+    GlTexture texture = GlTexture::create(*gl, {256, 256, 1, 0, Format::rgba8_unorm, false});
+    CudaGlTexture cuda(texture);
+    const CudaMipmaps mapped = cuda.map(stream.handle);
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    for (uint32_t frame = 0; frame < 3; ++frame) {
+        CAPTURE(frame);
+        const std::vector<uint8_t> texels = random_frame(texture.desc(), 7 + frame);
+        texture.upload_texels(texels.data(), 0, 1);
+        texture.generate_mips();
+        gl->gl().glFinish();  // GL done before CUDA reads; CUDA done (below) before GL writes again
+        check_sampling(mapped, stream.handle);  // synchronises the stream
+        CHECK(read_level(mapped, 0)[0].texels == decode_texels(texels, 256, 256, Format::rgba8_unorm).texels);
+    }
+    cuda.unmap(stream.handle);
+}
+
+TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture, equal to the reference") {
+    EglContext* gl = gl_context();
+    if (!gl) return;
+    Stream stream;
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::r32f}) {
+        CAPTURE(format_info(format).name);
+        GlTexture texture = GlTexture::create(*gl, {333, 222, 2, 0, format, false});
+        std::vector<ImageF> bases;
+        const std::vector<uint8_t> texels = random_frame(texture.desc(), 3, &bases);
+        texture.upload_texels(texels.data(), 0, 2);
+        CudaGlTexture cuda(texture, CudaGlAccess::read_write);
+        const CudaMipmaps mapped = cuda.map(stream.handle);
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));  // the poison is copied outside the stream
+        poison_levels(mapped);
+        CudaBoxMips(mapped).generate(stream.handle);
+        cuda.unmap(stream.handle);
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+        for (uint32_t l = 0; l < 2; ++l) {  // read back through GL: what GL users then see
+            CAPTURE(l);
+            check_levels([&](uint32_t level) { return texture.readback(level, l); }, texture.levels(), 333, 222,
+                         format, MipFilter::box);
+        }
+    }
+}
+
+TEST_CASE("GL texture in CUDA: sRGB, double maps and stray unmaps are refused with what to do") {
+    EglContext* gl = gl_context();
+    if (!gl) return;
+    Stream stream;
+    GlTexture srgb = GlTexture::create(*gl, {16, 16, 1, 0, Format::rgba8_srgb, false});
+    CHECK_THROWS_WITH_AS(CudaGlTexture{srgb}, doctest::Contains("cannot register sRGB"), Error);
+    GlTexture texture = GlTexture::create(*gl, {16, 16, 1, 0, Format::rgba8_unorm, false});
+    CudaGlTexture cuda(texture);
+    CHECK_THROWS_WITH_AS(cuda.unmap(stream.handle), doctest::Contains("not mapped"), Error);
+    cuda.map(stream.handle);
+    CHECK_THROWS_WITH_AS(cuda.map(stream.handle), doctest::Contains("already mapped"), Error);
+    cuda.unmap(stream.handle);
+    CudaGlTexture moved = std::move(cuda);
+    CHECK_THROWS_WITH_AS(cuda.map(stream.handle), doctest::Contains("unregistered"), Error);
+    CHECK(!moved.mapped());
+    std::vector<uint8_t> frame(16 * 16 * 4, 1);
+    CHECK_THROWS_WITH_AS(texture.upload_texels(frame.data(), 1, 1), doctest::Contains("texture with 1 layers"), Error);
+    CHECK_THROWS_WITH_AS(texture.upload_texels(nullptr, 0, 1), doctest::Contains("null"), Error);
+}
+
+TEST_CASE("GL texture in CUDA: 1000 textures registered, mapped, unmapped and destroyed; memory and fds flat") {
+    EglContext* gl = gl_context();
+    if (!gl) return;
+    Stream stream;
+    const auto cycle = [&] {
+        GlTexture texture = GlTexture::create(*gl, {256, 256, 4, 0, Format::rgba8_unorm, false});
+        CudaGlTexture cuda(texture);
+        const CudaMipmaps mapped = cuda.map(stream.handle);
+        const TextureObject object = mapped.make_texture_object();
+        cuda.unmap(stream.handle);
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    };
+    cycle();
+    gl->gl().glFinish();
+    const size_t before = device_memory_used();
+    const auto fds = open_fds();
+    for (int i = 0; i < 1000; ++i) cycle();
+    gl->gl().glFinish();
+    CHECK(device_memory_used() <= before + (size_t{8} << 20));
+    CHECK(new_fds(fds, open_fds()) == "");
+}
