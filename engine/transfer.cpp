@@ -63,6 +63,35 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     return done;
 }
 
+FrameUploader::FrameUploader(Context& context, const TextureDesc& desc, uint32_t buffers)
+    : context_(context), desc_(desc), done_(buffers, 0) {
+    if (buffers == 0) throw Error("a FrameUploader needs at least one staging buffer");
+    frame_bytes_ = size_t{desc.width} * desc.height * desc.layers * format_info(desc.format).texel_bytes();
+    for (uint32_t i = 0; i < buffers; ++i)
+        staging_.emplace_back(context.physical_device(), context.device(), frame_bytes_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+}
+
+uint64_t FrameUploader::upload(Texture& texture, const void* texels) {
+    const TextureDesc& d = texture.desc();
+    if (!texels) throw Error("frame upload from a null pointer: pass the frame's texels");
+    if (d.width != desc_.width || d.height != desc_.height || d.layers != desc_.layers || d.format != desc_.format)
+        throw Error("frame upload into a texture of another size, layer count or format than the FrameUploader's");
+    const size_t slot = frame_++ % staging_.size();
+    context_.queue().wait(done_[slot]);  // the GPU has copied the frame this buffer held
+    std::memcpy(staging_[slot].data(), texels, frame_bytes_);
+    const VkBuffer buffer = staging_[slot].handle();
+    done_[slot] = context_.queue().submit([&](VkCommandBuffer cmd) {
+        transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        VkBufferImageCopy copy{};
+        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, d.layers};  // layers follow each other
+        copy.imageExtent = {d.width, d.height, 1};
+        vkCmdCopyBufferToImage(cmd, buffer, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+        transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    });
+    texture.mark_used(done_[slot]);
+    return done_[slot];
+}
+
 std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level, uint32_t layer) {
     check_subresource(texture, level, layer);
     const Extent2D e = texture.extent(level);

@@ -3,12 +3,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "host_buffer.h"
 #include "image.h"
+#include "texture.h"
 
 namespace tvlm {
 
 class Context;
-class Texture;
 
 struct TexelRegion {
     uint32_t layer = 0, level = 0;
@@ -20,6 +21,28 @@ struct TexelRegion {
 // content; mips are not regenerated. Returns the timeline value after which the copy is
 // complete; does not wait. Throws Error, changing nothing, if the rectangle does not fit.
 uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, TexelRegion region = {});
+
+// Uploads whole frames for video: level 0 of every layer from texels already in the
+// texture's format (tight rows, layers one after another), through staging buffers made
+// once and reused in turn. Before refilling a buffer the host waits until the GPU finished
+// copying out of it (`buffers` frames ago): the only wait, flow control of the ring.
+class FrameUploader {
+public:
+    // Throws Error for `buffers` of 0.
+    FrameUploader(Context& context, const TextureDesc& desc, uint32_t buffers = 2);
+    // Returns the timeline value after which level 0 holds the frame (mips not regenerated).
+    // Throws Error, copying nothing, for a null pointer or a texture of another desc.
+    uint64_t upload(Texture& texture, const void* texels);
+    size_t frame_bytes() const { return frame_bytes_; }
+
+private:
+    Context& context_;
+    TextureDesc desc_;
+    size_t frame_bytes_ = 0;
+    std::vector<HostBuffer> staging_;
+    std::vector<uint64_t> done_;  // timeline value of each buffer's last copy
+    uint64_t frame_ = 0;
+};
 
 // Reads one level of one layer as the format's bytes (waits on the host: for tools and
 // tests). Throws Error if the level or layer does not exist.

@@ -44,6 +44,35 @@ TEST_CASE_FIXTURE(VulkanFixture, "readback and upload outside the texture fail a
     CHECK(readback_image(context, texture, 0).texels == base.texels);  // unchanged
 }
 
+TEST_CASE_FIXTURE(VulkanFixture, "FrameUploader: frames of every layer land in level 0, buffers reused in turn") {
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f}) {
+        CAPTURE(format_info(format).name);
+        const TextureDesc desc = TextureDesc::sampled_array(37, 21, 3, format);
+        Texture texture = Texture::create(context, desc);
+        FrameUploader uploader(context, desc, 2);
+        for (uint32_t frame = 0; frame < 5; ++frame) {  // more frames than buffers
+            CAPTURE(frame);
+            std::vector<std::vector<uint8_t>> layers;
+            std::vector<uint8_t> texels;
+            for (uint32_t l = 0; l < 3; ++l) {
+                layers.push_back(encode_texels(random_image(37, 21, format, 10 * frame + l), format));
+                texels.insert(texels.end(), layers.back().begin(), layers.back().end());
+            }
+            REQUIRE(texels.size() == uploader.frame_bytes());
+            uploader.upload(texture, texels.data());
+            texels.assign(texels.size(), 0);  // the uploader copied the frame: the caller may reuse it
+            for (uint32_t l = 0; l < 3; ++l) CHECK(readback(context, texture, 0, l) == layers[l]);
+        }
+        Texture other = Texture::create(context, TextureDesc::sampled_array(37, 21, 2, format));
+        const std::vector<uint8_t> frame(uploader.frame_bytes(), 7);
+        CHECK_THROWS_WITH_AS(uploader.upload(other, frame.data()), doctest::Contains("another size"), Error);
+        CHECK_THROWS_WITH_AS(uploader.upload(texture, nullptr), doctest::Contains("null"), Error);
+        CHECK(readback(context, other, 0, 0) != std::vector<uint8_t>(37 * 21 * format_info(format).texel_bytes(), 7));
+    }
+    CHECK_THROWS_WITH_AS(FrameUploader(context, TextureDesc::sampled_2d(4, 4, Format::rgba8_unorm), 0),
+                         doctest::Contains("at least one"), Error);
+}
+
 TEST_CASE_FIXTURE(VulkanFixture, "device selection explains every rejection") {
     const auto& devices = std::vector<DeviceInfo>{context.device_info()};
     CHECK(choose_device(devices, DeviceSelector::parse("")) == 0);
