@@ -1,9 +1,11 @@
 #pragma once
 // What every benchmark suite runs on: the Vulkan context (--device), its CUDA link, one
-// non-blocking stream (owned here) and the matched CUDA device's properties.
+// non-blocking stream (owned here), the matched CUDA device's properties and the copy
+// bandwidths every floor is computed from, measured once at the start of the run.
 #include <cuda_runtime_api.h>
 
 #include "args.h"
+#include "bench_rows.h"
 #include "context.h"
 #include "cuda_link.h"
 
@@ -20,6 +22,13 @@ public:
     CudaLink link;
     cudaStream_t stream = nullptr;
     cudaDeviceProp prop{};
+    BenchMachine machine;  // GPU, driver, device copy and pinned upload bandwidth
 };
+
+// The suites (apps/bench_*.cpp): rows of GPU or wall times, each with its floor.
+std::vector<Row> bench_mips(BenchGpu& gpu);
+std::vector<Row> bench_handover(BenchGpu& gpu);
+std::vector<Row> bench_sample(BenchGpu& gpu);
+std::vector<Row> bench_video(BenchGpu& gpu);
 
 }  // namespace tvlm

@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
 #include "bench_gpu.h"
-#include "bench_plot.h"
 #include "bench_timing.h"
 #include "context.h"
+#include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
 #include "cuda_link.h"
@@ -53,11 +52,9 @@ double floor_bytes(const Job& j) {
 
 }  // namespace
 
-int run_bench_mips(const Args& args) {
-    BenchGpu gpu(args);
+std::vector<Row> bench_mips(BenchGpu& gpu) {
     Context& context = gpu.context;
     const cudaStream_t stream = gpu.stream;
-    const cudaDeviceProp& prop = gpu.prop;
 
     // glGenerateMipmap on the same GPU (EGL device of the CUDA device), where EGL works.
     std::optional<EglContext> gl;
@@ -67,11 +64,10 @@ int run_bench_mips(const Args& args) {
     } catch (const std::exception& e) {
         gl_unavailable = e.what();
     }
-    const double d2d = device_copy_bandwidth(stream);
+    const double d2d = gpu.machine.copy_bandwidth;
     const std::vector<Job> jobs = {{4096, 1, Format::rgba8_unorm},  {1024, 1, Format::rgba8_unorm},
                                    {4096, 1, Format::rgba16f},      {1024, 32, Format::rgba8_unorm},
                                    {4096, 1, Format::rgba8_srgb},   {4096, 1, Format::rgba8_unorm, 256}};
-    std::fprintf(stderr, "[0/%zu] device copy %.2f TB/s\n", jobs.size(), d2d * 1e-12);
     std::vector<Row> rows;
     for (size_t i = 0; i < jobs.size(); ++i) {
         const Job& j = jobs[i];
@@ -96,6 +92,12 @@ int run_bench_mips(const Args& args) {
             rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda_texels.generate(stream); });
             rows.push_back({name, "CUDA box, per-texel kernel", t.median_us, t.min_us, floor_us});
+            {  // The pure-CUDA path: the same kernel on a cudaMallocMipmappedArray.
+                const CudaArrayTexture own = CudaArrayTexture::create({j.size, j.size, j.layers, 0, j.format, false});
+                const CudaBoxMips own_mips(own);
+                t = time_cuda(stream, [&] { own_mips.generate(stream); });
+                rows.push_back({name, "CUDA-only array, CUDA box packed", t.median_us, t.min_us, floor_us});
+            }
             t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_blit(context, cmd, texture.vulkan); }, 10);
             rows.push_back({name, "Vulkan blit chain", t.median_us, t.min_us, floor_us});
             if (gl) {
@@ -107,20 +109,13 @@ int run_bench_mips(const Args& args) {
             }
         }
         context.queue().wait_all();
-        std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, jobs.size(), name.c_str());
+        std::fprintf(stderr, "mips [%zu/%zu] %s\n", i + 1, jobs.size(), name.c_str());
     }
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-    if (!gl) std::printf("OpenGL rows left out: %s\n", gl_unavailable.c_str());
-    char title[512];
-    std::snprintf(title, sizeof title,
-                  "tvlm bench mips on %s (driver %s), device copy %.2f TB/s; GPU time per chain, %d chains back to "
-                  "back (blit, GL: 10), %d runs",
-                  prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
-    print_rows(title, rows);
-    if (const auto path = args.option("json")) write_rows_json(*path, "mips", prop.name, d2d, rows);
-    if (const auto path = args.option("plot")) save_png(*path, bar_chart(title, rows));
-    return 0;
+    if (!gl) std::printf("mips: OpenGL rows left out: %s\n", gl_unavailable.c_str());
+    tag_rows(rows, "mips");
+    return rows;
 }
 
 }  // namespace tvlm

@@ -56,7 +56,7 @@ std::string microseconds(double us) {
 
 }  // namespace
 
-Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows) {
+Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows, const std::string& axis) {
     std::vector<std::string> jobs, methods;
     for (const Row& r : rows) {
         if (std::find(jobs.begin(), jobs.end(), r.job) == jobs.end()) jobs.push_back(r.job);
@@ -85,7 +85,7 @@ Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows) {
         canvas.fill(x_of(decade), top, x_of(decade) + 1, height - 20, kGrid);
         canvas.text(x_of(decade) - 10, height - 16, microseconds(decade), kInk);
     }
-    canvas.text(10, top - 18, "median GPU time per launch, log scale; | = floor (bytes moved / copy bandwidth)", kInk);
+    canvas.text(10, top - 18, axis + ", log scale; | = floor (bytes moved / measured bandwidth)", kInk);
 
     int y = top;
     for (const std::string& job : jobs) {
@@ -104,6 +104,15 @@ Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows) {
         y += 10;
     }
     return canvas.image;
+}
+
+Rgba8Image stack_charts(const std::vector<Rgba8Image>& charts) {
+    Rgba8Image stacked{kWidth, 0, {}};
+    for (const Rgba8Image& chart : charts) {
+        stacked.height += chart.height;
+        stacked.texels.insert(stacked.texels.end(), chart.texels.begin(), chart.texels.end());
+    }
+    return stacked;
 }
 
 }  // namespace tvlm

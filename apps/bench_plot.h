@@ -11,6 +11,10 @@ namespace tvlm {
 
 struct Row;
 
-Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows);
+// `axis` says what the bars are (e.g. "median GPU time per launch").
+Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows,
+                     const std::string& axis = "median GPU time per launch");
+// Charts one above the other (one per suite), as one image.
+Rgba8Image stack_charts(const std::vector<Rgba8Image>& charts);
 
 }  // namespace tvlm

@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
 #include "bench_gpu.h"
-#include "bench_plot.h"
 #include "bench_timing.h"
 #include "context.h"
 #include "cuda_check.h"
@@ -46,14 +44,10 @@ PatchLayout scattered_patches(uint32_t size, uint32_t count) {
 
 }  // namespace
 
-int run_bench_sample(const Args& args) {
-    BenchGpu gpu(args);
+std::vector<Row> bench_sample(BenchGpu& gpu) {
     Context& context = gpu.context;
     const cudaStream_t stream = gpu.stream;
-    const cudaDeviceProp& prop = gpu.prop;
-
-    const double d2d = device_copy_bandwidth(stream);
-    std::fprintf(stderr, "[1/4] device copy %.2f TB/s\n", d2d * 1e-12);
+    const double d2d = gpu.machine.copy_bandwidth;
     std::vector<Row> rows;
 
     // One job on three paths: the texture unit, software filtering, Vulkan compute.
@@ -96,7 +90,7 @@ int run_bench_sample(const Args& args) {
         three_ways("273 foveated 16x16 patches, 4096^2 RGBA8, C=3 f32", texture, one, {.channels = 3});
         three_ways("273 foveated 16x16 patches, 4096^2 RGBA8, C=3 f16", texture, one, {.channels = 3, .half = true});
     }
-    std::fprintf(stderr, "[2/4] one image measured\n");
+    std::fprintf(stderr, "sample [1/3] one image measured\n");
     {
         constexpr uint32_t kBatch = 32;
         ImportedTexture texture = ImportedTexture::create(context, {4096, 4096, kBatch, 0, Format::rgba8_unorm, true});
@@ -111,7 +105,7 @@ int run_bench_sample(const Args& args) {
         three_ways("batch of 32 x 273 foveated patches, 4096^2 RGBA8 layers, C=3 f32", texture,
                    batch_layouts(per_image), {.channels = 3});
     }
-    std::fprintf(stderr, "[3/4] batch measured\n");
+    std::fprintf(stderr, "sample [2/3] batch measured\n");
 
     // 1M trilinear samples at per-sample LOD (point kernel), and 1M samples as 4096 random
     // patches with fractional levels on all three paths.
@@ -136,17 +130,11 @@ int run_bench_sample(const Args& args) {
         three_ways("1M samples as 4096 random 16x16 patches, fractional LOD, " + std::to_string(size) + "^2, C=4 f32",
                    texture, scattered_patches(size, 4096), {.channels = 4});
     }
-    std::fprintf(stderr, "[4/4] 1M samples measured\n");
+    std::fprintf(stderr, "sample [3/3] 1M samples measured\n");
     TVLM_CUDA_CHECK(cudaGetLastError());
 
-    char title[512];
-    std::snprintf(title, sizeof title,
-                  "tvlm bench sample on %s (driver %s), device copy %.2f TB/s; GPU time per launch, %d launches "
-                  "back to back, %d runs", prop.name, context.device_info().driver.c_str(), d2d * 1e-12, kLaunches, kRuns);
-    print_rows(title, rows);
-    if (const auto path = args.option("json")) write_rows_json(*path, "sample", prop.name, d2d, rows);
-    if (const auto path = args.option("plot")) save_png(*path, bar_chart(title, rows));
-    return 0;
+    tag_rows(rows, "sample");
+    return rows;
 }
 
 }  // namespace tvlm

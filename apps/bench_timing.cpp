@@ -1,5 +1,7 @@
 #include "bench_timing.h"
 
+#include <chrono>
+
 #include "context.h"
 #include "gl_timer.h"
 #include "gpu_timer.h"
@@ -18,6 +20,22 @@ Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>&
         if (run >= 2) t.push_back(timer.milliseconds());
     }
     return per_launch(t, launches);
+}
+
+Timing time_frames(const std::function<void(uint64_t)>& frame, const std::function<void()>& finish, int frames,
+                   int runs, int warm_up) {
+    using Clock = std::chrono::steady_clock;
+    uint64_t f = 0;
+    for (; f < uint64_t(warm_up); ++f) frame(f);
+    finish();
+    std::vector<double> t;
+    for (int run = 0; run < runs; ++run) {
+        const auto start = Clock::now();
+        for (int i = 0; i < frames; ++i) frame(f++);
+        finish();
+        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    return per_launch(t, frames);
 }
 
 Timing time_gl(const EglContext& context, const std::function<void()>& issue, int launches) {

@@ -40,6 +40,12 @@ Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
                       launches);
 }
 
+// Wall time per frame of `frame(f)` (frames numbered on from `first`), runs of `frames`
+// frames each ending with `finish()` (the host waits for everything), after `warm_up`
+// frames: for work with host-side parts (copies, maps, waits) that GPU timers miss.
+Timing time_frames(const std::function<void(uint64_t)>& frame, const std::function<void()>& finish, int frames,
+                   int runs = kRuns, int warm_up = 3);
+
 // GPU time per launch of what `record` records, recorded `launches` times into one
 // submission between two timestamps.
 Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches = kLaunches);

@@ -1,47 +1,86 @@
-// tvlm bench SUITE: benchmark programs (never timed tests). Each figure is printed next to
-// its floor measured in the same run.
+// tvlm bench [SUITE...]: the benchmark programs (never timed tests). One run, one table:
+// every figure next to its floor measured in the same run and next to the alternatives.
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "args.h"
 #include "commands.h"
 #include "error.h"
+#ifdef TVLM_HAVE_CUDA
+#include "bench_gpu.h"
+#include "bench_plot.h"
+#include "bench_timing.h"
+#endif
 
 namespace tvlm {
 
-#ifdef TVLM_HAVE_CUDA
-int run_bench_interop(const Args& args);
-int run_bench_sample(const Args& args);
-int run_bench_mips(const Args& args);
-#endif
-
 namespace {
+
 constexpr const char* kHelp =
-    "usage: tvlm bench interop|sample|mips [--frames N] [--json FILE] [--plot FILE.png] [--device D]\n"
-    "  interop   Vulkan -> CUDA hand-over per frame (timeline semaphores vs host waits) and\n"
-    "            steady-state frames/s of upload + blit mips + 1M CUDA samples at 1024^2, 4096^2\n"
-    "  sample    patch sampling GPU time: CUDA texture unit vs software filtering vs Vulkan\n"
-    "            compute (273 foveated patches of a 4096^2 frame, a batch of 32, 1M samples)\n"
-    "  mips      mip chain GPU time: single-pass box downsampler (Vulkan compute, CUDA) vs\n"
-    "            blit chains, 1024^2 to 4096^2, RGBA8/sRGB/RGBA16F, 32 layers, a dirty rectangle\n"
-    "--json writes the rows, --plot a bar chart of them (sample and mips).\n"
-    "Needs an NVIDIA GPU and a build with CUDA.\n";
-}
+    "usage: tvlm bench [all | mips handover sample video ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
+    "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
+    "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
+    "            GL map/unmap per frame or kept mapped, against CUDA alone\n"
+    "  sample    patch sampling GPU time: CUDA texture unit vs software filtering vs Vulkan compute\n"
+    "  video     frame -> mips -> 273 foveated patches per image, wall time per frame, from host or CUDA\n"
+    "            memory, Vulkan / OpenGL / CUDA-only; 1024^2..4096^2, RGBA8/RGBA16F, batch 1 and 32\n"
+    "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
+    "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way.\n";
+
+const std::vector<std::pair<std::string, std::string>> kSuites = {
+    {"mips", "GPU time per chain (50 back to back; blit and GL 10)"},
+    {"handover", "wall time per frame, 400 frames a run"},
+    {"sample", "GPU time per launch (50 back to back)"},
+    {"video", "wall time per frame, frames pipelined, host waits only at the end of a run"},
+};
+
+}  // namespace
 
 int run_bench(int argc, char** argv) {
-    const Args args(argc, argv, 2, {"frames", "json", "plot", "device"}, {"help"});
-    if (args.flag("help") || args.positionals().empty()) {
-        std::fputs(kHelp, args.flag("help") ? stdout : stderr);
-        return args.flag("help") ? 0 : 2;
+    const Args args(argc, argv, 2, {"json", "plot", "device"}, {"help"});
+    if (args.flag("help")) {
+        std::fputs(kHelp, stdout);
+        return 0;
     }
-    const std::string suite = args.positionals()[0];
-    if (suite != "interop" && suite != "sample" && suite != "mips")
-        throw Error("unknown benchmark suite '" + suite + "': expected interop, sample or mips");
-    if (suite == "interop" && args.option("plot"))
-        throw Error("--plot draws the sample and mips suites; interop prints its table only");
+    std::vector<std::string> suites;
+    for (const std::string& name : args.positionals()) {
+        if (name == "all") {
+            suites.clear();
+            break;
+        }
+        bool known = false;
+        for (const auto& [suite, note] : kSuites) known = known || suite == name;
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample or video");
+        suites.push_back(name);
+    }
+    if (suites.empty())
+        for (const auto& [suite, note] : kSuites) suites.push_back(suite);
 #ifdef TVLM_HAVE_CUDA
-    if (suite == "mips") return run_bench_mips(args);
-    return suite == "sample" ? run_bench_sample(args) : run_bench_interop(args);
+    BenchGpu gpu(args);
+    std::vector<Row> rows;
+    std::vector<Rgba8Image> charts;
+    for (const std::string& suite : suites) {
+        std::vector<Row> suite_rows = suite == "mips"       ? bench_mips(gpu)
+                                      : suite == "handover" ? bench_handover(gpu)
+                                      : suite == "sample"   ? bench_sample(gpu)
+                                                            : bench_video(gpu);
+        for (const auto& [name, note] : kSuites)
+            if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));
+        rows.insert(rows.end(), suite_rows.begin(), suite_rows.end());
+    }
+    char title[512];
+    std::snprintf(title, sizeof title,
+                  "tvlm bench on %s (driver %s): device copy %.2f TB/s, pinned upload %.1f GB/s; median and min of %d "
+                  "runs after warm-up",
+                  gpu.machine.gpu.c_str(), gpu.machine.driver.c_str(), gpu.machine.copy_bandwidth * 1e-12,
+                  gpu.machine.upload_bandwidth * 1e-9, kRuns);
+    print_rows(title, rows, kSuites);
+    if (const auto path = args.option("json")) write_rows_json(*path, gpu.machine, rows);
+    if (const auto path = args.option("plot")) save_png(*path, stack_charts(charts));
+    return 0;
 #else
     throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");
 #endif

@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "  info     Vulkan version, devices, their UUIDs, fd export support, CUDA match\n"
     "  mips     build a mip chain on the GPU and write every level as PNG\n"
     "  sample   patches (level grid, foveated, anisotropic) as a NumPy tensor + metadata\n"
-    "  bench    benchmarks (interop, sample): each figure next to its floor\n"
+    "  bench    benchmarks (mips, handover, sample, video): each figure next to its floor\n"
     "\n"
     "environment:\n"
     "  TVLM_VALIDATION=1      turn the Vulkan validation layers on\n"

@@ -3,9 +3,9 @@
 
   tvlm mips --out chart                                   # the embedded chart as chart/level_00.png
   tvlm sample --out patches.npy --meta meta.json          # a layout and tvlm's patches of that image
-  tvlm bench mips --json mips.json; tvlm bench sample --json sample.json
+  tvlm bench --json bench.json                            # every suite, one JSON
   python3 bench/torch_baseline.py --image chart/level_00.png --meta meta.json \\
-      --patches patches.npy --tvlm-json mips.json sample.json
+      --patches patches.npy --tvlm-json bench.json
 
 Jobs:
   pyramid  an avg_pool2d(2) chain down to 1x1, from uint8 (converted to float first) and from
@@ -13,6 +13,11 @@ Jobs:
   patches  the exact layout of `tvlm sample --meta` sampled with grid_sample over that pyramid
            (bilinear, border padding, align_corners=False: texel i of a level of width w has its
            centre at (i+0.5)/w, as in texturevlm), levels blended linearly for fractional LODs
+  video    tvlm bench video's jobs: a frame already on the GPU (uint8 or float16 tensor) or in
+           pageable host memory (a NumPy array, .to("cuda")) -> float -> avg_pool2d pyramid ->
+           the --meta layout's patches from every image of the batch (the layout scaled to the
+           frame: the same patch count, places and sizes relative to the image, levels shifted
+           by log2 of the size ratio); 1024^2..4096^2, RGBA8 and RGBA16F, batch 1 and 32
 
 --patches compares the PyTorch patches with tvlm's (max |difference|); --check TOL makes the
 script exit 1 when that is larger than TOL (the test suite uses this). avg_pool2d drops the
@@ -51,10 +56,11 @@ def pyramid(frame):
 
 
 def sample_patches(levels, metadata, patch, channels):
-    """metadata [N, 5] = (cu, cv, su, sv, level) -> [N, C, P, P], sample (j, k) at
-    cu + ((j+0.5)/P - 0.5) su, cv + ((k+0.5)/P - 0.5) sv (engine/patch.h)."""
+    """metadata [N, 5] = (cu, cv, su, sv, level) -> [B*N, C, P, P] for the B images of the
+    pyramid (the same layout in each), sample (j, k) at cu + ((j+0.5)/P - 0.5) su,
+    cv + ((k+0.5)/P - 0.5) sv (engine/patch.h)."""
     meta = torch.as_tensor(metadata, dtype=torch.float32, device=levels[0].device)
-    n = meta.shape[0]
+    n, batch = meta.shape[0], levels[0].shape[0]
     offsets = (torch.arange(patch, device=meta.device, dtype=torch.float32) + 0.5) / patch - 0.5
     u = meta[:, 0, None, None] + offsets[None, None, :] * meta[:, 2, None, None]  # [N, k, j]
     v = meta[:, 1, None, None] + offsets[None, :, None] * meta[:, 3, None, None]
@@ -64,23 +70,25 @@ def sample_patches(levels, metadata, patch, channels):
     low = lod.floor().long()
     high = (low + 1).clamp(max=len(levels) - 1)
     weight = (lod - low.float())[:, None, None, None]
-    out = torch.zeros(n, channels, patch, patch, device=meta.device)
+    out = torch.zeros(batch, n, channels, patch, patch, device=meta.device)
     for level in torch.unique(torch.cat([low, high])).tolist():
         for pick, w in ((low == level, 1 - weight), (high == level, weight)):
             idx = pick.nonzero(as_tuple=True)[0]
             if idx.numel() == 0:
                 continue
-            g = grid[idx].reshape(1, idx.numel() * patch, patch, 2)
+            g = grid[idx].reshape(1, idx.numel() * patch, patch, 2).expand(batch, -1, -1, -1)
             s = F.grid_sample(levels[level][:, :channels], g, mode="bilinear", padding_mode="border",
-                              align_corners=False)  # [1, C, n*P, P]
-            s = s.reshape(channels, idx.numel(), patch, patch).permute(1, 0, 2, 3)
-            out.index_add_(0, idx, s * w[idx])
-    return out
+                              align_corners=False)  # [B, C, n*P, P]
+            s = s.reshape(batch, channels, idx.numel(), patch, patch).permute(0, 2, 1, 3, 4)
+            out.index_add_(1, idx, s * w[idx])
+    return out.reshape(batch * n, channels, patch, patch)
 
 
-def time_us(fn, device):
-    """Median and min time per call in microseconds (GPU: 15 runs of 20 calls; CPU: fewer)."""
-    runs, launches = (15, 20) if device.type == "cuda" else (3, 2)
+def time_us(fn, device, heavy=False):
+    """Median and min time per call in microseconds (GPU: 15 runs of 20 calls, `heavy` jobs
+    5 runs of 2; CPU: fewer). CUDA events around back-to-back calls: wall time per call
+    wherever the host is the bottleneck, as in tvlm bench video."""
+    runs, launches = ((5, 2) if heavy else (15, 20)) if device.type == "cuda" else (3, 2)
     for _ in range(3 if device.type == "cuda" else 1):
         fn()
     times = []
@@ -102,13 +110,39 @@ def time_us(fn, device):
     return times[len(times) // 2], times[0]
 
 
-def tvlm_best(rows, job):
-    """Fastest tvlm median for a job name of `tvlm bench --json`, with its method."""
+def tvlm_best(rows, job, prefix=False):
+    """Fastest tvlm median for a job name of `tvlm bench --json` (or a job name prefix)."""
     best = None
     for r in rows:
-        if r["job"] == job and (best is None or r["median_us"] < best["median_us"]):
+        if (r["job"].startswith(job) if prefix else r["job"] == job) and (
+                best is None or r["median_us"] < best["median_us"]):
             best = r
     return best
+
+
+def video_jobs(metadata, meta_width, patch, channels, rows, device):
+    """tvlm bench video's jobs the PyTorch way; yields table rows."""
+    for batch in (1, 32):
+        for fmt, dtype in (("rgba8", torch.uint8), ("rgba16f", torch.float16)):
+            for size in (1024, 2048, 4096):
+                scaled = metadata.copy()
+                scaled[:, 4] += math.log2(size / meta_width)  # the same footprint relative to the image
+                if dtype == torch.uint8:
+                    gpu = torch.randint(0, 256, (batch, 4, size, size), dtype=dtype, device=device)
+                    to_float = lambda f: f.float() / 255.0  # noqa: E731
+                else:
+                    gpu = torch.rand((batch, 4, size, size), device=device).to(dtype)
+                    to_float = lambda f: f.float()  # noqa: E731
+                host = gpu.cpu().numpy()  # pageable host memory, as a decoder or NumPy hands it over
+                what = f"{size}^2 {fmt}" + (f" x {batch}" if batch > 1 else "")
+                run = lambda f: sample_patches(pyramid(to_float(f)), scaled, patch, channels)  # noqa: E731
+                med, low = time_us(lambda: run(gpu), device)
+                yield (f"video, CUDA frame {what}: pyramid + patches", med, low,
+                       tvlm_best(rows, f"CUDA frame {what} ->", prefix=True))
+                med, low = time_us(lambda: run(torch.from_numpy(host).to(device)), device, heavy=True)
+                yield (f"video, host frame {what}: upload + pyramid + patches", med, low,
+                       tvlm_best(rows, f"host frame {what} ->", prefix=True))
+                del gpu, host
 
 
 def main():
@@ -119,7 +153,7 @@ def main():
     ap.add_argument("--check", type=float, help="exit 1 when the patches differ by more than this")
     ap.add_argument("--tvlm-json", nargs="*", default=[], help="tvlm bench --json files, for the ratios")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--jobs", default="pyramid,patches", help="comma-separated: pyramid, patches")
+    ap.add_argument("--jobs", default="pyramid,patches,video", help="comma-separated: pyramid, patches, video")
     args = ap.parse_args()
     device = torch.device(args.device)
     jobs = set(args.jobs.split(","))
@@ -169,6 +203,12 @@ def main():
             table.append((name + ", from uint8", med, low, best))
             med, low = time_us(lambda: pyramid(f32), device)
             table.append((name + ", from float", med, low, best))
+
+    if "video" in jobs:
+        if device.type != "cuda":
+            print("video: left out on the CPU (4096^2 x 32 frames take minutes there)")
+        else:
+            table.extend(video_jobs(metadata, meta["width"], patch, channels, rows, device))
 
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (wall time)"
     print(f"\nPyTorch {torch.__version__} on {where}")

@@ -59,7 +59,7 @@ TEST_CASE("--plot: a bar per row, longer for slower methods on a log scale, one 
 
 TEST_CASE("--json rows: every row with its job, method, times and floor") {
     const std::string path = (std::filesystem::temp_directory_path() / "tvlm_test_rows.json").string();
-    write_rows_json(path, "mips", "Test GPU", 4.1e12, {{"job \"a\"", "m", 1.5, 1.25, 0.5}});
+    write_rows_json(path, {"Test GPU", "580", 4.1e12, 55e9}, {{"job \"a\"", "m", 1.5, 1.25, 0.5, "mips"}});
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
@@ -67,6 +67,19 @@ TEST_CASE("--json rows: every row with its job, method, times and floor") {
     CHECK(text.str().find("\"job\": \"job \\\"a\\\"\"") != std::string::npos);
     CHECK(text.str().find("\"median_us\": 1.5") != std::string::npos);
     CHECK(text.str().find("\"device_copy_tb_s\": 4.1") != std::string::npos);
+    CHECK(text.str().find("\"pinned_upload_gb_s\": 55") != std::string::npos);
     std::filesystem::remove(path);
-    CHECK_THROWS(write_rows_json("/nonexistent/dir/x.json", "mips", "g", 1, {}));
+    CHECK_THROWS(write_rows_json("/nonexistent/dir/x.json", {}, {}));
+}
+
+TEST_CASE("--plot of several suites: one chart per suite, stacked in one image") {
+    const Rgba8Image a = bar_chart("mips", {{"job", "CUDA box", 40, 39, 20, "mips"}});
+    const Rgba8Image b = bar_chart("video", {{"job", "CUDA", 400, 390, 20, "video"}, {"job 2", "GL", 900, 800, 20, "video"}},
+                                   "median wall time per frame");
+    const Rgba8Image both = stack_charts({a, b});
+    REQUIRE(both.width == a.width);
+    REQUIRE(both.height == a.height + b.height);
+    REQUIRE(both.texels.size() == size_t{both.width} * both.height * 4);
+    CHECK(std::equal(b.texels.begin(), b.texels.end(), both.texels.begin() + static_cast<std::ptrdiff_t>(a.texels.size())));
+    CHECK(b.height > a.height);  // more jobs, taller
 }

@@ -1,0 +1,219 @@
+// tvlm bench video: a frame to patches, end to end, on every path, wall time per frame
+// with frames pipelined (runs of several frames, the host waiting only at the end of a
+// run). Two starts: a frame in host memory (pageable, as a decoder or NumPy hands it over;
+// and pinned for CUDA) -> upload -> mips -> 273 foveated patches per image; and a frame
+// already in CUDA memory -> into the texture -> mips -> patches. 1024^2 to 4096^2, RGBA8
+// and RGBA16F, batches of 1 and 32. Floors: the upload at the pinned bandwidth plus the
+// GPU's bytes (frame read, level 0 and mips written, patches written) at the device copy
+// bandwidth, both measured in this run.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_gpu.h"
+#include "bench_timing.h"
+#include "cuda_array_texture.h"
+#include "cuda_box_mips.h"
+#include "cuda_check.h"
+#include "cuda_gl_texture.h"
+#include "cuda_patch_sampler.h"
+#include "device_buffer.h"
+#include "egl_context.h"
+#include "frame_ring.h"
+#include "generate_mips.h"
+#include "gl_texture.h"
+#include "imported_texture.h"
+#include "patch_layouts.h"
+#include "test_chart.h"
+#include "transfer.h"
+
+namespace tvlm {
+
+namespace {
+
+struct Job {
+    uint32_t size, layers;
+    Format format;
+};
+
+// One foveated layout per image, fixations spread over a grid for batches.
+PatchLayout video_layout(const Job& j) {
+    std::vector<PatchLayout> per_image;
+    for (uint32_t b = 0; b < j.layers; ++b) {
+        FoveatedParams p;
+        if (j.layers > 1) p.fixations = {{(b % 8 + 0.5) / 8.0, (b / 8 % 4 + 0.5) / 4.0}};
+        per_image.push_back(foveated_layout(j.size, j.size, p).layout);
+    }
+    return j.layers > 1 ? batch_layouts(per_image) : per_image[0];
+}
+
+// The test chart in the job's format, repeated for every layer: the frame's texels.
+std::vector<uint8_t> chart_frame(const Job& j) {
+    const Rgba8Image chart = make_test_chart(j.size, j.size);
+    const std::vector<uint8_t> layer = j.format == Format::rgba8_unorm
+                                           ? chart.texels
+                                           : encode_texels(to_image(host_pixels(chart.texels, j.size, j.size), 4), j.format);
+    std::vector<uint8_t> frame;
+    frame.reserve(layer.size() * j.layers);
+    for (uint32_t b = 0; b < j.layers; ++b) frame.insert(frame.end(), layer.begin(), layer.end());
+    return frame;
+}
+
+// Texture objects of mapped GL arrays: the array may change between maps.
+class ObjectCache {
+public:
+    cudaTextureObject_t of(const CudaMipmaps& m, const CudaSamplerDesc& sampler) {
+        for (const auto& [array, object] : objects_)
+            if (array == m.array) return object.handle();
+        objects_.emplace_back(m.array, m.make_texture_object(sampler));
+        return objects_.back().second.handle();
+    }
+
+private:
+    std::vector<std::pair<cudaMipmappedArray_t, TextureObject>> objects_;
+};
+
+}  // namespace
+
+std::vector<Row> bench_video(BenchGpu& gpu) {
+    Context& context = gpu.context;
+    const cudaStream_t stream = gpu.stream;
+    const BenchMachine& m = gpu.machine;
+    std::optional<EglContext> gl;
+    try {
+        gl.emplace(EglContextDesc{.cuda_device = gpu.link.cuda_device()});
+    } catch (const std::exception& e) {
+        std::printf("video: OpenGL rows left out: %s\n", e.what());
+    }
+    std::vector<Job> jobs;
+    for (uint32_t layers : {1u, 32u})
+        for (Format format : {Format::rgba8_unorm, Format::rgba16f})
+            for (uint32_t size : {1024u, 2048u, 4096u}) jobs.push_back({size, layers, format});
+
+    std::vector<Row> rows;
+    const auto sync_cuda = [&] { TVLM_CUDA_CHECK(cudaStreamSynchronize(stream)); };
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const Job& j = jobs[i];
+        const TextureDesc desc{j.size, j.size, j.layers, 0, j.format, false};
+        TextureDesc exportable = desc;
+        exportable.exportable = true;
+        const PatchLayout layout = video_layout(j);
+        const PatchOutput output{.channels = 3};
+        const CudaPatchSampler sampler(layout, output);
+        DeviceBuffer<unsigned char> out(output.bytes(layout));
+        const std::vector<uint8_t> host_frame = chart_frame(j);
+        const double frame_bytes = double(host_frame.size());
+        const size_t row_bytes = size_t{j.size} * format_info(j.format).texel_bytes();
+        // Frames per timed run: about 512 MB of frames, at least one.
+        const int frames = int(std::clamp(512e6 / frame_bytes, 1.0, 32.0));
+        const int runs = frames > 1 ? 7 : 5;
+        const auto time = [&](const std::function<void(uint64_t)>& frame, const std::function<void()>& finish) {
+            return time_frames(frame, finish, frames, runs, 2);
+        };
+        const std::string what = std::to_string(j.size) + "^2 " + std::string(format_info(j.format).name) +
+                                 (j.layers > 1 ? " x " + std::to_string(j.layers) : "") + " -> " +
+                                 std::to_string(layout.patches_per_image) + " patches" +
+                                 (j.layers > 1 ? " per image" : "");
+        const std::string host_job = "host frame " + what, device_job = "CUDA frame " + what;
+        const double gpu_bytes = frame_bytes * 4.0 / 3.0 + double(out.bytes());  // level 0 read, mips + patches written
+        const double host_floor = (frame_bytes / m.upload_bandwidth + gpu_bytes / m.copy_bandwidth) * 1e6;
+        const double device_floor = (2.0 * frame_bytes + gpu_bytes) / m.copy_bandwidth * 1e6;
+        const auto add = [&](const std::string& job, const std::string& method, Timing t, double floor_us) {
+            rows.push_back({job, method, t.median_us, t.min_us, floor_us});
+        };
+
+        // Vulkan: staging upload + box mips (compute), CUDA samples after an in-stream wait.
+        {
+            FrameRing ring(gpu.link, exportable, 2, sampler.sampler_desc());
+            FrameUploader uploader(context, desc);
+            add(host_job, "Vulkan upload + box mips -> CUDA patches",
+                time(
+                    [&](uint64_t f) {
+                        Texture& t = ring.begin_write(f);
+                        uploader.upload(t, host_frame.data());
+                        ring.end_write(f, generate_mips(context, t, MipFilter::box));
+                        const cudaTextureObject_t object = ring.begin_read(f, stream);
+                        sampler.sample(ring.texture(f).cuda, object, out.data(), out.bytes(), stream);
+                        ring.end_read(f, stream);
+                    },
+                    [&] { sync_cuda(); context.queue().wait_all(); }),
+                host_floor);
+        }
+        // CUDA only: the frame copied into a CUDA array, CUDA box mips, the same sampler.
+        {
+            const CudaArrayTexture texture = CudaArrayTexture::create(desc);
+            const CudaBoxMips mips(texture);
+            const TextureObject object = texture.mipmaps().make_texture_object(sampler.sampler_desc());
+            const auto frame_from = [&](const void* texels) {
+                return [&, texels](uint64_t) {
+                    copy_to_level0(texture, texels, row_bytes, 0, j.layers, stream);
+                    mips.generate(stream);
+                    sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                };
+            };
+            add(host_job, "CUDA only, pageable frame: memcpy + box mips + patches", time(frame_from(host_frame.data()), sync_cuda),
+                host_floor);
+            void* pinned = nullptr;
+            TVLM_CUDA_CHECK(cudaMallocHost(&pinned, host_frame.size()));
+            std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned));
+            add(host_job, "CUDA only, pinned frame: memcpy + box mips + patches", time(frame_from(pinned), sync_cuda),
+                host_floor);
+            cudaFreeHost(pinned);
+            DeviceBuffer<uint8_t> device_frame(host_frame.size());
+            TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
+            add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
+                device_floor);
+            // The same on a Vulkan texture imported in CUDA: nothing on the Vulkan side per frame.
+            ImportedTexture imported = ImportedTexture::create(context, exportable, sampler.sampler_desc());
+            const CudaBoxMips imported_mips(imported.cuda);
+            add(device_job, "Vulkan texture in CUDA: copy + box mips + patches",
+                time(
+                    [&](uint64_t) {
+                        copy_to_level0(imported.cuda, device_frame.data(), row_bytes, 0, j.layers, stream);
+                        imported_mips.generate(stream);
+                        sampler.sample(imported.cuda, imported.object.handle(), out.data(), out.bytes(), stream);
+                    },
+                    sync_cuda),
+                device_floor);
+            // OpenGL: glTexSubImage + glGenerateMipmap, mapped per frame for the sampler;
+            // from CUDA memory the frame goes in through a mapping first.
+            if (gl) {
+                GlTexture texture_gl = GlTexture::create(*gl, desc);
+                CudaGlTexture cuda(texture_gl, CudaGlAccess::read_write);
+                ObjectCache objects;
+                const auto sample_mapped = [&] {
+                    const CudaMipmaps mapped = cuda.map(stream);  // after GL's mips
+                    sampler.sample(mapped, objects.of(mapped, sampler.sampler_desc()), out.data(), out.bytes(), stream);
+                    cuda.unmap(stream);
+                };
+                add(host_job, "OpenGL glTexSubImage + glGenerateMipmap -> map -> CUDA patches",
+                    time(
+                        [&](uint64_t) {
+                            texture_gl.upload_texels(host_frame.data(), 0, j.layers);
+                            texture_gl.generate_mips();
+                            sample_mapped();
+                        },
+                        sync_cuda),
+                    host_floor);
+                add(device_job, "OpenGL: map, copy, unmap, glGenerateMipmap, map, patches",
+                    time(
+                        [&](uint64_t) {
+                            copy_to_level0(cuda.map(stream), device_frame.data(), row_bytes, 0, j.layers, stream);
+                            cuda.unmap(stream);
+                            texture_gl.generate_mips();
+                            sample_mapped();
+                        },
+                        sync_cuda),
+                    device_floor);
+            }
+        }
+        std::fprintf(stderr, "video [%zu/%zu] %s\n", i + 1, jobs.size(), what.c_str());
+    }
+    tag_rows(rows, "video");
+    return rows;
+}
+
+}  // namespace tvlm
