@@ -60,6 +60,19 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                                        : "Vulkan, timeline semaphores in-stream",
                             t.median_us, t.min_us, floor.median_us});
         }
+        // Where the time goes: the submission alone, and the Vulkan -> CUDA direction alone
+        // (no release back to Vulkan).
+        Timing t = time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
+                               [&] { context.queue().wait_all(); }, kFrames);
+        rows.push_back({job, "Vulkan part: an empty vkQueueSubmit alone", t.median_us, t.min_us, floor.median_us});
+        const cudaTextureObject_t object = ring.begin_read(0, stream);
+        t = time_frames(
+            [&](uint64_t f) {
+                gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
+                one_sample(object, f);
+            },
+            [&] { sync_cuda(); context.queue().wait_all(); }, kFrames);
+        rows.push_back({job, "Vulkan, one way: submit + CUDA in-stream wait", t.median_us, t.min_us, floor.median_us});
     }
     std::fprintf(stderr, "handover [1/2] Vulkan measured\n");
 

@@ -65,9 +65,11 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
         gl_unavailable = e.what();
     }
     const double d2d = gpu.machine.copy_bandwidth;
-    const std::vector<Job> jobs = {{4096, 1, Format::rgba8_unorm},  {1024, 1, Format::rgba8_unorm},
-                                   {4096, 1, Format::rgba16f},      {1024, 32, Format::rgba8_unorm},
-                                   {4096, 1, Format::rgba8_srgb},   {4096, 1, Format::rgba8_unorm, 256}};
+    const std::vector<Job> jobs = {{1024, 1, Format::rgba8_unorm}, {2048, 1, Format::rgba8_unorm},
+                                   {4096, 1, Format::rgba8_unorm}, {1024, 1, Format::rgba16f},
+                                   {2048, 1, Format::rgba16f},     {4096, 1, Format::rgba16f},
+                                   {1024, 32, Format::rgba8_unorm}, {1024, 32, Format::rgba16f},
+                                   {4096, 1, Format::rgba8_srgb},  {4096, 1, Format::rgba8_unorm, 256}};
     std::vector<Row> rows;
     for (size_t i = 0; i < jobs.size(); ++i) {
         const Job& j = jobs[i];

@@ -129,18 +129,28 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
         {
             FrameRing ring(gpu.link, exportable, 2, sampler.sampler_desc());
             FrameUploader uploader(context, desc);
-            add(host_job, "Vulkan upload + box mips -> CUDA patches",
-                time(
-                    [&](uint64_t f) {
-                        Texture& t = ring.begin_write(f);
-                        uploader.upload(t, host_frame.data());
-                        ring.end_write(f, generate_mips(context, t, MipFilter::box));
-                        const cudaTextureObject_t object = ring.begin_read(f, stream);
-                        sampler.sample(ring.texture(f).cuda, object, out.data(), out.bytes(), stream);
-                        ring.end_read(f, stream);
-                    },
-                    [&] { sync_cuda(); context.queue().wait_all(); }),
-                host_floor);
+            // From the pageable frame (a memcpy into staging), or written by the producer
+            // straight into the staging buffer (the frame is never elsewhere: no copy).
+            for (bool staged : {false, true})
+                add(host_job,
+                    staged ? "Vulkan, frame in staging: upload + box mips -> CUDA patches"
+                           : "Vulkan, pageable frame: upload + box mips -> CUDA patches",
+                    time(
+                        [&](uint64_t f) {
+                            Texture& t = ring.begin_write(f);
+                            if (staged) {
+                                uploader.next_staging();  // the producer would write the frame here
+                                uploader.upload_staged(t);
+                            } else {
+                                uploader.upload(t, host_frame.data());
+                            }
+                            ring.end_write(f, generate_mips(context, t, MipFilter::box));
+                            const cudaTextureObject_t object = ring.begin_read(f, stream);
+                            sampler.sample(ring.texture(f).cuda, object, out.data(), out.bytes(), stream);
+                            ring.end_read(f, stream);
+                        },
+                        [&] { sync_cuda(); context.queue().wait_all(); }),
+                    host_floor);
         }
         // CUDA only: the frame copied into a CUDA array, CUDA box mips, the same sampler.
         {

@@ -72,13 +72,30 @@ FrameUploader::FrameUploader(Context& context, const TextureDesc& desc, uint32_t
 }
 
 uint64_t FrameUploader::upload(Texture& texture, const void* texels) {
-    const TextureDesc& d = texture.desc();
     if (!texels) throw Error("frame upload from a null pointer: pass the frame's texels");
+    check(texture);
+    std::memcpy(next_staging().data(), texels, frame_bytes_);
+    return upload_staged(texture);
+}
+
+std::span<std::byte> FrameUploader::next_staging() {
+    const size_t slot = frame_ % staging_.size();
+    context_.queue().wait(done_[slot]);  // the GPU has copied the frame this buffer held
+    staged_ = true;
+    return {staging_[slot].data(), frame_bytes_};
+}
+
+void FrameUploader::check(const Texture& texture) const {
+    const TextureDesc& d = texture.desc();
     if (d.width != desc_.width || d.height != desc_.height || d.layers != desc_.layers || d.format != desc_.format)
         throw Error("frame upload into a texture of another size, layer count or format than the FrameUploader's");
-    const size_t slot = frame_++ % staging_.size();
-    context_.queue().wait(done_[slot]);  // the GPU has copied the frame this buffer held
-    std::memcpy(staging_[slot].data(), texels, frame_bytes_);
+}
+
+uint64_t FrameUploader::upload_staged(Texture& texture) {
+    if (!staged_) throw Error("upload_staged() without next_staging(): write the frame into next_staging() first");
+    check(texture);
+    const TextureDesc& d = texture.desc();
+    const size_t slot = frame_ % staging_.size();
     const VkBuffer buffer = staging_[slot].handle();
     done_[slot] = context_.queue().submit([&](VkCommandBuffer cmd) {
         transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
@@ -89,6 +106,8 @@ uint64_t FrameUploader::upload(Texture& texture, const void* texels) {
         transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     });
     texture.mark_used(done_[slot]);
+    staged_ = false;
+    ++frame_;
     return done_[slot];
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Host <-> texture copies through staging buffers.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "host_buffer.h"
@@ -33,15 +34,22 @@ public:
     // Returns the timeline value after which level 0 holds the frame (mips not regenerated).
     // Throws Error, copying nothing, for a null pointer or a texture of another desc.
     uint64_t upload(Texture& texture, const void* texels);
+    // Zero-copy for producers that can write the frame where the GPU copies it from (a
+    // decoder's output buffer): the next staging buffer (once the GPU is done with it),
+    // then upload_staged() to copy it into level 0. Same result as upload().
+    std::span<std::byte> next_staging();
+    uint64_t upload_staged(Texture& texture);
     size_t frame_bytes() const { return frame_bytes_; }
 
 private:
+    void check(const Texture& texture) const;
     Context& context_;
     TextureDesc desc_;
     size_t frame_bytes_ = 0;
     std::vector<HostBuffer> staging_;
     std::vector<uint64_t> done_;  // timeline value of each buffer's last copy
     uint64_t frame_ = 0;
+    bool staged_ = false;  // next_staging() handed out the buffer of frame_
 };
 
 // Reads one level of one layer as the format's bytes (waits on the host: for tools and

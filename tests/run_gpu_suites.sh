@@ -47,6 +47,7 @@ SUITE_TIMEOUT=300 suite torch python3 bench/torch_baseline.py --image "$out/mips
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -A3 "^backend\|layout:" "$out/sample_chart.log" | head -4
+grep -h "filters like" "$out/test_gl.log"
 grep -A200 "^tvlm bench on" "$out/bench.log"
 grep -B3 -A80 "^PyTorch" "$out/torch.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite

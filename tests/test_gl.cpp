@@ -3,6 +3,8 @@
 // glGenerateMipmap measured against the CPU reference, bad input, no leaks.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 #include <set>
 #include <string>
 #include <utility>
@@ -84,6 +86,8 @@ static MipFilter filter_of_this_driver() {
 TEST_CASE("glGenerateMipmap follows one reference filter on every format, size, level and layer") {
     const MipFilter filter = filter_of_this_driver();
     MESSAGE("glGenerateMipmap on ", gl_context().renderer(), " filters like `", mip_filter_name(filter), "`");
+    std::printf("glGenerateMipmap on %s filters like `%s`\n", gl_context().renderer().c_str(),
+                std::string(mip_filter_name(filter)).c_str());  // the GPU run's summary reads this line
     struct Size { uint32_t w, h, layers; };
     for (Format format : kAllFormats)
         for (Size s : {Size{64, 48, 1}, Size{256, 256, 2}, Size{37, 21, 1}, Size{5, 3, 1}, Size{4097, 3, 1}}) {

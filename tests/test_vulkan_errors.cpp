@@ -1,6 +1,8 @@
 // Bad input to the Vulkan engine: clear errors, nothing changed.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "device_choice.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -63,6 +65,14 @@ TEST_CASE_FIXTURE(VulkanFixture, "FrameUploader: frames of every layer land in l
             texels.assign(texels.size(), 0);  // the uploader copied the frame: the caller may reuse it
             for (uint32_t l = 0; l < 3; ++l) CHECK(readback(context, texture, 0, l) == layers[l]);
         }
+        // Written straight into the staging buffer: the same result.
+        const std::vector<uint8_t> staged = encode_texels(random_image(37, 21 * 3, format, 99), format);
+        std::memcpy(uploader.next_staging().data(), staged.data(), staged.size());
+        uploader.upload_staged(texture);
+        const size_t layer_bytes = staged.size() / 3;
+        CHECK(readback(context, texture, 0, 2) ==
+              std::vector<uint8_t>(staged.begin() + 2 * std::ptrdiff_t(layer_bytes), staged.end()));
+        CHECK_THROWS_WITH_AS(uploader.upload_staged(texture), doctest::Contains("without next_staging"), Error);
         Texture other = Texture::create(context, TextureDesc::sampled_array(37, 21, 2, format));
         const std::vector<uint8_t> frame(uploader.frame_bytes(), 7);
         CHECK_THROWS_WITH_AS(uploader.upload(other, frame.data()), doctest::Contains("another size"), Error);
