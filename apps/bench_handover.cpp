@@ -42,27 +42,32 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
     // Vulkan: an empty submission signals the frame; CUDA waits for it in-stream and
     // releases the slot for Vulkan's next write the same way.
     {
-        FrameRing ring(gpu.link, desc, 2);
-        for (bool host_waits : {false, true}) {
-            const Timing t = time_frames(
+        FrameRing ring(gpu.link, desc, 2), deep(gpu.link, desc, 4);
+        const auto ring_frames = [&](FrameRing& r, bool host_waits) {
+            return time_frames(
                 [&](uint64_t f) {
-                    ring.begin_write(f);
+                    r.begin_write(f);
                     const uint64_t ready = context.queue().submit([](VkCommandBuffer) {});
                     if (host_waits) context.queue().wait(ready);
-                    ring.end_write(f, ready);
-                    one_sample(ring.begin_read(f, stream), f);
-                    ring.end_read(f, stream);
+                    r.end_write(f, ready);
+                    one_sample(r.begin_read(f, stream), f);
+                    r.end_read(f, stream);
                     if (host_waits) sync_cuda();
                 },
                 [&] { sync_cuda(); context.queue().wait_all(); }, kFrames);
-            rows.push_back({job,
-                            host_waits ? "Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)"
-                                       : "Vulkan, timeline semaphores in-stream",
-                            t.median_us, t.min_us, floor.median_us});
-        }
+        };
+        Timing t = ring_frames(ring, false);
+        rows.push_back({job, "Vulkan, timeline semaphores in-stream", t.median_us, t.min_us, floor.median_us});
+        // A deeper ring: Vulkan's submission waits for CUDA's release of an older frame.
+        t = ring_frames(deep, false);
+        rows.push_back({job, "Vulkan, timeline semaphores in-stream, 4-slot ring", t.median_us, t.min_us,
+                        floor.median_us});
+        t = ring_frames(ring, true);
+        rows.push_back({job, "Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", t.median_us, t.min_us,
+                        floor.median_us});
         // Where the time goes: the submission alone, and the Vulkan -> CUDA direction alone
         // (no release back to Vulkan).
-        Timing t = time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
+        t = time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
                                [&] { context.queue().wait_all(); }, kFrames);
         rows.push_back({job, "Vulkan part: an empty vkQueueSubmit alone", t.median_us, t.min_us, floor.median_us});
         const cudaTextureObject_t object = ring.begin_read(0, stream);
