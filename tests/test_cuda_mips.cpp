@@ -12,6 +12,7 @@
 
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_stream.h"
 #include "cuda_link.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -26,12 +27,6 @@ using namespace tvlm;
 using namespace tvlm::test;
 
 namespace {
-
-struct Stream {
-    cudaStream_t handle = nullptr;
-    Stream() { TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(handle); }
-};
 
 CudaLink& link(Context& context) {
     static CudaLink l(context);

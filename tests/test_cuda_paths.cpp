@@ -13,6 +13,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_stream.h"
 #include "cuda_gl_texture.h"
 #include "cuda_patch_sampler.h"
 #include "device_buffer.h"
@@ -29,12 +30,6 @@ using namespace tvlm;
 using namespace tvlm::test;
 
 namespace {
-
-struct Stream {
-    cudaStream_t handle = nullptr;
-    Stream() { TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(handle); }
-};
 
 size_t level_bytes(const TextureDesc& d, uint32_t level) {
     const Extent2D e = level_extent(d.width, d.height, level);

@@ -9,6 +9,7 @@
 
 #include "color.h"
 #include "cuda_check.h"
+#include "cuda_stream.h"
 #include "cuda_device.h"
 #include "cuda_link.h"
 #include "device_buffer.h"
@@ -37,12 +38,6 @@ struct Interop {
         static CudaLink l(context);
         return l;
     }
-};
-
-struct Stream {
-    cudaStream_t handle = nullptr;
-    Stream() { TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(handle); }
 };
 
 // Reads one level/layer through CUDA (texel centres, tex2DLod) into host floats.
