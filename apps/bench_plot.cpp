@@ -48,9 +48,11 @@ const uint8_t kPalette[][3] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {2
                                {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
 const uint8_t kInk[3] = {20, 20, 20}, kGrid[3] = {225, 225, 225}, kFloor[3] = {0, 0, 0};
 
+// A duration label short enough to fit right of the longest bar (milliseconds from 10 ms).
 std::string microseconds(double us) {
     char text[32];
-    std::snprintf(text, sizeof text, us < 10 ? "%.2f us" : us < 100 ? "%.1f us" : "%.0f us", us);
+    if (us >= 1e4) std::snprintf(text, sizeof text, us < 1e5 ? "%.1f ms" : "%.0f ms", us * 1e-3);
+    else std::snprintf(text, sizeof text, us < 10 ? "%.2f us" : us < 100 ? "%.1f us" : "%.0f us", us);
     return text;
 }
 
