@@ -87,23 +87,15 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         GlTexture texture = GlTexture::create(gl, desc);
         texture.generate_mips();
         CudaGlTexture cuda(texture);
-        // The mapped array may change between maps: a texture object per array seen.
-        std::vector<std::pair<cudaMipmappedArray_t, TextureObject>> objects;
-        const auto object_of = [&](const CudaMipmaps& m) {
-            for (const auto& [array, object] : objects)
-                if (array == m.array) return object.handle();
-            objects.emplace_back(m.array, m.make_texture_object());
-            return objects.back().second.handle();
-        };
         Timing t = time_frames(
             [&](uint64_t f) {
                 const CudaMipmaps mapped = cuda.map(stream);
-                one_sample(object_of(mapped), f);
+                one_sample(cuda.texture_object(mapped), f);
                 cuda.unmap(stream);
             },
             sync_cuda, kFrames);
         rows.push_back({job, "OpenGL, map + unmap per frame (in-stream)", t.median_us, t.min_us, floor.median_us});
-        const cudaTextureObject_t kept = object_of(cuda.map(stream));
+        const cudaTextureObject_t kept = cuda.texture_object(cuda.map(stream));
         t = time_frames(
             [&](uint64_t f) {
                 gl.gl().glFinish();  // GL's writes are done before CUDA reads
@@ -115,7 +107,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                         floor.median_us});
         cuda.unmap(stream);
         sync_cuda();
-        std::fprintf(stderr, "handover [2/2] OpenGL measured (%zu mapped array(s) seen)\n", objects.size());
+        std::fprintf(stderr, "handover [2/2] OpenGL measured\n");
     } catch (const std::exception& e) {
         std::printf("handover: OpenGL rows left out: %s\n", e.what());
     }

@@ -62,20 +62,6 @@ std::vector<uint8_t> chart_frame(const Job& j) {
     return frame;
 }
 
-// Texture objects of mapped GL arrays: the array may change between maps.
-class ObjectCache {
-public:
-    cudaTextureObject_t of(const CudaMipmaps& m, const CudaSamplerDesc& sampler) {
-        for (const auto& [array, object] : objects_)
-            if (array == m.array) return object.handle();
-        objects_.emplace_back(m.array, m.make_texture_object(sampler));
-        return objects_.back().second.handle();
-    }
-
-private:
-    std::vector<std::pair<cudaMipmappedArray_t, TextureObject>> objects_;
-};
-
 }  // namespace
 
 std::vector<Row> bench_video(BenchGpu& gpu) {
@@ -193,10 +179,9 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             if (gl) {
                 GlTexture texture_gl = GlTexture::create(*gl, desc);
                 CudaGlTexture cuda(texture_gl, CudaGlAccess::read_write);
-                ObjectCache objects;
                 const auto sample_mapped = [&] {
                     const CudaMipmaps mapped = cuda.map(stream);  // after GL's mips
-                    sampler.sample(mapped, objects.of(mapped, sampler.sampler_desc()), out.data(), out.bytes(), stream);
+                    sampler.sample(mapped, cuda.texture_object(mapped, sampler.sampler_desc()), out.data(), out.bytes(), stream);
                     cuda.unmap(stream);
                 };
                 add(host_job, "OpenGL glTexSubImage + glGenerateMipmap -> map -> CUDA patches",

@@ -21,7 +21,8 @@ CudaGlTexture::CudaGlTexture(const GlTexture& texture, CudaGlAccess access) : de
 }
 
 CudaGlTexture::CudaGlTexture(CudaGlTexture&& o) noexcept
-    : resource_(std::exchange(o.resource_, nullptr)),
+    : objects_(std::move(o.objects_)),
+      resource_(std::exchange(o.resource_, nullptr)),
       mapped_stream_(o.mapped_stream_),
       mapped_(std::exchange(o.mapped_, false)),
       desc_(o.desc_) {}
@@ -29,6 +30,7 @@ CudaGlTexture::CudaGlTexture(CudaGlTexture&& o) noexcept
 CudaGlTexture& CudaGlTexture::operator=(CudaGlTexture&& o) noexcept {
     if (this != &o) {
         release();
+        objects_ = std::move(o.objects_);
         resource_ = std::exchange(o.resource_, nullptr);
         mapped_stream_ = o.mapped_stream_;
         mapped_ = std::exchange(o.mapped_, false);
@@ -40,6 +42,7 @@ CudaGlTexture& CudaGlTexture::operator=(CudaGlTexture&& o) noexcept {
 CudaGlTexture::~CudaGlTexture() { release(); }
 
 void CudaGlTexture::release() {
+    objects_.clear();
     if (!resource_) return;
     // Errors at teardown have no one to go to.
     if (mapped_) cudaGraphicsUnmapResources(1, &resource_, mapped_stream_);
@@ -57,6 +60,14 @@ CudaMipmaps CudaGlTexture::map(cudaStream_t stream) {
     cudaMipmappedArray_t array = nullptr;
     TVLM_CUDA_CHECK(cudaGraphicsResourceGetMappedMipmappedArray(&array, resource_));
     return {array, desc_};
+}
+
+cudaTextureObject_t CudaGlTexture::texture_object(const CudaMipmaps& mapped, const CudaSamplerDesc& sampler) {
+    if (!mapped_) throw Error("texture_object() of a GL texture that is not mapped for CUDA: map() it first");
+    for (const MappedObject& o : objects_)
+        if (o.array == mapped.array && o.sampler == sampler) return o.object.handle();
+    objects_.push_back({mapped.array, sampler, mapped.make_texture_object(sampler)});
+    return objects_.back().object.handle();
 }
 
 void CudaGlTexture::unmap(cudaStream_t stream) {

@@ -3,9 +3,12 @@
 // for CUDA work and unmapped for GL work. Map and unmap are stream-ordered: GL work issued
 // before map() completes before later CUDA work in the stream, CUDA work before unmap()
 // completes before later GL work; no host waits. While mapped, GL must not touch the
-// texture (CUDA's rule); keep_mapped() users order the two by host waits instead (see
-// tvlm bench handover). Ownership: the GlTexture and its EGL context must outlive this.
+// texture (CUDA's rule); users who keep it mapped across frames order the two by host
+// waits instead (see tvlm bench handover). Ownership: the GlTexture and its EGL context
+// must outlive this.
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 #include "cuda_mipmaps.h"
 #include "gl_texture.h"
@@ -35,9 +38,19 @@ public:
     void unmap(cudaStream_t stream);
     bool mapped() const { return mapped_; }
     const TextureDesc& desc() const { return desc_; }
+    // A texture object on a mapped array. CUDA may hand out another array on each map, so
+    // objects are made once per array and sampler seen and kept until this is destroyed:
+    // no object creation per frame.
+    cudaTextureObject_t texture_object(const CudaMipmaps& mapped, const CudaSamplerDesc& sampler = {});
 
 private:
+    struct MappedObject {
+        cudaMipmappedArray_t array;
+        CudaSamplerDesc sampler;
+        TextureObject object;
+    };
     void release();
+    std::vector<MappedObject> objects_;  // destroyed (in release) before the resource
     cudaGraphicsResource_t resource_ = nullptr;
     cudaStream_t mapped_stream_ = nullptr;
     bool mapped_ = false;

@@ -24,6 +24,7 @@ struct CudaSamplerDesc {
 
     static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
     static CudaSamplerDesc trilinear() { return {}; }
+    bool operator==(const CudaSamplerDesc&) const = default;
 };
 
 struct CudaMipmaps {

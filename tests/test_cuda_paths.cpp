@@ -13,7 +13,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
-#include "cuda_stream.h"
+#include "cuda_handle.h"
 #include "cuda_gl_texture.h"
 #include "cuda_patch_sampler.h"
 #include "device_buffer.h"
@@ -145,7 +145,7 @@ EglContext* gl_context() {
 }  // namespace
 
 TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the reference on its levels") {
-    Stream stream;
+    const CudaStream stream = make_stream();
     for (Format format : kAllFormats)
         for (uint32_t layers : {1u, 3u}) {
             CAPTURE(format_info(format).name);
@@ -158,9 +158,9 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
             TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
             poison_levels(texture);
             copy_to_level0(texture, device_frame.data(), 301 * format_info(format).texel_bytes(), 0, layers,
-                           stream.handle);
-            CudaBoxMips(texture).generate(stream.handle);
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+                           stream.handle());
+            CudaBoxMips(texture).generate(stream.handle());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             const std::vector<MipLevels> levels = read_levels(texture);
             for (uint32_t l = 0; l < layers; ++l) {
                 CAPTURE(l);
@@ -168,12 +168,12 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
                 check_levels([&](uint32_t level) { return levels[l][level]; }, texture.desc().mip_levels(), 301, 203,
                              format, MipFilter::box);
             }
-            if (format != Format::r32f) check_sampling(texture, stream.handle, layers == 3);
+            if (format != Format::r32f) check_sampling(texture, stream.handle(), layers == 3);
         }
 }
 
 TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocated or copied") {
-    Stream stream;
+    const CudaStream stream = make_stream();
     CHECK_THROWS_WITH_AS(CudaArrayTexture::create({0, 16, 1, 0, Format::rgba8_unorm, false}),
                          doctest::Contains("at least 1"), Error);
     CHECK_THROWS_WITH_AS(CudaArrayTexture::create({1u << 20, 16, 1, 0, Format::rgba8_unorm, false}),
@@ -184,29 +184,29 @@ TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocate
                          doctest::Contains("nothing to export"), Error);
     const CudaArrayTexture texture = CudaArrayTexture::create({64, 32, 2, 0, Format::rgba16f, false});
     std::vector<uint8_t> zeros(level_bytes(texture.desc(), 0), 0);
-    copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.handle);
+    copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.handle());
     std::vector<uint8_t> frame(zeros.size(), 0x3c);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle), doctest::Contains("null"), Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.handle),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle()), doctest::Contains("null"), Error);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.handle()),
                          doctest::Contains("a row of the 64-texel rgba16f level has 512 bytes"), Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.handle),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.handle()),
                          doctest::Contains("texture with 2 layers"), Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 0, 0, stream.handle),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 0, 0, stream.handle()),
                          doctest::Contains("at least one layer"), Error);
     CHECK_THROWS_WITH_AS(texture.mipmaps().make_surface(7), doctest::Contains("has 7 levels"), Error);
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     for (const ImageF& layer : read_level(texture, 0))  // the refused copies changed nothing
         for (float v : layer.texels) REQUIRE(v == 0.0f);
 }
 
 TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and destroyed, device memory flat") {
-    Stream stream;
+    const CudaStream stream = make_stream();
     const auto cycle = [&] {
         const CudaArrayTexture t = CudaArrayTexture::create({512, 256, 2, 0, Format::rgba8_unorm, false});
         const CudaBoxMips mips(t);
-        mips.generate(stream.handle);
+        mips.generate(stream.handle());
         const TextureObject object = t.mipmaps().make_texture_object();
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     };
     cycle();
     const size_t before = device_memory_used();
@@ -217,7 +217,7 @@ TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and d
 TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on glGenerateMipmap's levels") {
     EglContext* gl = gl_context();
     if (!gl) return;
-    Stream stream;
+    const CudaStream stream = make_stream();
     for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::rgba32f})
         for (uint32_t layers : {1u, 3u}) {
             CAPTURE(format_info(format).name);
@@ -229,13 +229,17 @@ TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on 
                 const std::vector<uint8_t> texels = random_frame(texture.desc(), 100 * frame + layers);
                 texture.upload_texels(texels.data(), 0, layers);
                 texture.generate_mips();
-                const CudaMipmaps mapped = cuda.map(stream.handle);  // orders the GL work before
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));  // for the host copies below
+                const CudaMipmaps mapped = cuda.map(stream.handle());  // orders the GL work before
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));  // for the host copies below
                 CHECK(read_level(mapped, 0)[layers - 1].texels ==
                       decode_texels({texels.data() + (layers - 1) * level_bytes(mapped.desc, 0) / layers,
                                      level_bytes(mapped.desc, 0) / layers}, 320, 240, format).texels);
-                check_sampling(mapped, stream.handle, format == Format::rgba16f);
-                cuda.unmap(stream.handle);
+                check_sampling(mapped, stream.handle(), format == Format::rgba16f);
+                // Objects are made once per mapped array and sampler, then reused.
+                const cudaTextureObject_t object = cuda.texture_object(mapped);
+                CHECK(cuda.texture_object(mapped) == object);
+                CHECK(cuda.texture_object(mapped, CudaSamplerDesc::point()) != object);
+                cuda.unmap(stream.handle());
             }
         }
 }
@@ -243,27 +247,27 @@ TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on 
 TEST_CASE("GL texture in CUDA: kept mapped across frames, GL writes ordered by host waits") {
     EglContext* gl = gl_context();
     if (!gl) return;
-    Stream stream;
+    const CudaStream stream = make_stream();
     GlTexture texture = GlTexture::create(*gl, {256, 256, 1, 0, Format::rgba8_unorm, false});
     CudaGlTexture cuda(texture);
-    const CudaMipmaps mapped = cuda.map(stream.handle);
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    const CudaMipmaps mapped = cuda.map(stream.handle());
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     for (uint32_t frame = 0; frame < 3; ++frame) {
         CAPTURE(frame);
         const std::vector<uint8_t> texels = random_frame(texture.desc(), 7 + frame);
         texture.upload_texels(texels.data(), 0, 1);
         texture.generate_mips();
         gl->gl().glFinish();  // GL done before CUDA reads; CUDA done (below) before GL writes again
-        check_sampling(mapped, stream.handle);  // synchronises the stream
+        check_sampling(mapped, stream.handle());  // synchronises the stream
         CHECK(read_level(mapped, 0)[0].texels == decode_texels(texels, 256, 256, Format::rgba8_unorm).texels);
     }
-    cuda.unmap(stream.handle);
+    cuda.unmap(stream.handle());
 }
 
 TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture, equal to the reference") {
     EglContext* gl = gl_context();
     if (!gl) return;
-    Stream stream;
+    const CudaStream stream = make_stream();
     for (Format format : {Format::rgba8_unorm, Format::rgba16f, Format::r32f}) {
         CAPTURE(format_info(format).name);
         GlTexture texture = GlTexture::create(*gl, {333, 222, 2, 0, format, false});
@@ -271,12 +275,12 @@ TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture
         const std::vector<uint8_t> texels = random_frame(texture.desc(), 3, &bases);
         texture.upload_texels(texels.data(), 0, 2);
         CudaGlTexture cuda(texture, CudaGlAccess::read_write);
-        const CudaMipmaps mapped = cuda.map(stream.handle);
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));  // the poison is copied outside the stream
+        const CudaMipmaps mapped = cuda.map(stream.handle());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));  // the poison is copied outside the stream
         poison_levels(mapped);
-        CudaBoxMips(mapped).generate(stream.handle);
-        cuda.unmap(stream.handle);
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+        CudaBoxMips(mapped).generate(stream.handle());
+        cuda.unmap(stream.handle());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
         for (uint32_t l = 0; l < 2; ++l) {  // read back through GL: what GL users then see
             CAPTURE(l);
             check_levels([&](uint32_t level) { return texture.readback(level, l); }, texture.levels(), 333, 222,
@@ -288,17 +292,20 @@ TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture
 TEST_CASE("GL texture in CUDA: sRGB, double maps and stray unmaps are refused with what to do") {
     EglContext* gl = gl_context();
     if (!gl) return;
-    Stream stream;
+    const CudaStream stream = make_stream();
     GlTexture srgb = GlTexture::create(*gl, {16, 16, 1, 0, Format::rgba8_srgb, false});
     CHECK_THROWS_WITH_AS(CudaGlTexture{srgb}, doctest::Contains("cannot register sRGB"), Error);
     GlTexture texture = GlTexture::create(*gl, {16, 16, 1, 0, Format::rgba8_unorm, false});
     CudaGlTexture cuda(texture);
-    CHECK_THROWS_WITH_AS(cuda.unmap(stream.handle), doctest::Contains("not mapped"), Error);
-    cuda.map(stream.handle);
-    CHECK_THROWS_WITH_AS(cuda.map(stream.handle), doctest::Contains("already mapped"), Error);
-    cuda.unmap(stream.handle);
+    CHECK_THROWS_WITH_AS(cuda.unmap(stream.handle()), doctest::Contains("not mapped"), Error);
+    const CudaMipmaps mapped = cuda.map(stream.handle());
+    cuda.unmap(stream.handle());
+    CHECK_THROWS_WITH_AS(cuda.texture_object(mapped), doctest::Contains("map() it first"), Error);
+    cuda.map(stream.handle());
+    CHECK_THROWS_WITH_AS(cuda.map(stream.handle()), doctest::Contains("already mapped"), Error);
+    cuda.unmap(stream.handle());
     CudaGlTexture moved = std::move(cuda);
-    CHECK_THROWS_WITH_AS(cuda.map(stream.handle), doctest::Contains("unregistered"), Error);
+    CHECK_THROWS_WITH_AS(cuda.map(stream.handle()), doctest::Contains("unregistered"), Error);
     CHECK(!moved.mapped());
     std::vector<uint8_t> frame(16 * 16 * 4, 1);
     CHECK_THROWS_WITH_AS(texture.upload_texels(frame.data(), 1, 1), doctest::Contains("texture with 1 layers"), Error);
@@ -308,14 +315,14 @@ TEST_CASE("GL texture in CUDA: sRGB, double maps and stray unmaps are refused wi
 TEST_CASE("GL texture in CUDA: 1000 textures registered, mapped, unmapped and destroyed; memory and fds flat") {
     EglContext* gl = gl_context();
     if (!gl) return;
-    Stream stream;
+    const CudaStream stream = make_stream();
     const auto cycle = [&] {
         GlTexture texture = GlTexture::create(*gl, {256, 256, 4, 0, Format::rgba8_unorm, false});
         CudaGlTexture cuda(texture);
-        const CudaMipmaps mapped = cuda.map(stream.handle);
+        const CudaMipmaps mapped = cuda.map(stream.handle());
         const TextureObject object = mapped.make_texture_object();
-        cuda.unmap(stream.handle);
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+        cuda.unmap(stream.handle());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     };
     cycle();
     gl->gl().glFinish();
