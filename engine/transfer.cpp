@@ -27,6 +27,19 @@ void transition(VkCommandBuffer cmd, Texture& t, VkImageLayout layout) {
     t.set_layout(layout);
 }
 
+// Copies `buffer` (tight rows, layers one after another) into a rectangle of one level of
+// `layers` layers, moving the whole image to TRANSFER_DST and back to SHADER_READ_ONLY.
+void record_copy_to_level(VkCommandBuffer cmd, Texture& t, VkBuffer buffer, TexelRegion r, uint32_t width,
+                          uint32_t height, uint32_t layers) {
+    transition(cmd, t, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+    VkBufferImageCopy copy{};
+    copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, r.level, r.layer, layers};
+    copy.imageOffset = {static_cast<int32_t>(r.x), static_cast<int32_t>(r.y), 0};
+    copy.imageExtent = {width, height, 1};
+    vkCmdCopyBufferToImage(cmd, buffer, t.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+    transition(cmd, t, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+}
+
 }  // namespace
 
 uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, TexelRegion r) {
@@ -51,13 +64,7 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     std::vector<HostBuffer> keep;
     keep.push_back(std::move(staging));
     const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
-        transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
-        VkBufferImageCopy copy{};
-        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, r.level, r.layer, 1};
-        copy.imageOffset = {static_cast<int32_t>(r.x), static_cast<int32_t>(r.y), 0};
-        copy.imageExtent = {pixels.width, pixels.height, 1};
-        vkCmdCopyBufferToImage(cmd, buffer, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
-        transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        record_copy_to_level(cmd, texture, buffer, r, pixels.width, pixels.height, 1);
     }, std::move(keep));
     texture.mark_used(done);
     return done;
@@ -98,12 +105,7 @@ uint64_t FrameUploader::upload_staged(Texture& texture) {
     const size_t slot = frame_ % staging_.size();
     const VkBuffer buffer = staging_[slot].handle();
     done_[slot] = context_.queue().submit([&](VkCommandBuffer cmd) {
-        transition(cmd, texture, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
-        VkBufferImageCopy copy{};
-        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, d.layers};  // layers follow each other
-        copy.imageExtent = {d.width, d.height, 1};
-        vkCmdCopyBufferToImage(cmd, buffer, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
-        transition(cmd, texture, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        record_copy_to_level(cmd, texture, buffer, {}, d.width, d.height, d.layers);
     });
     texture.mark_used(done_[slot]);
     staged_ = false;

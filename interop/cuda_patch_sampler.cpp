@@ -21,10 +21,8 @@ PyramidCopy PyramidCopy::copy(const CudaMipmaps& texture, cudaStream_t stream) {
     for (uint32_t l = 0; l < levels; ++l) {
         const Extent2D e = level_extent(desc.width, desc.height, l);
         copy.levels_.emplace_back(size_t{e.width} * e.height * desc.layers * texel);
-        cudaArray_t array = nullptr;
-        TVLM_CUDA_CHECK(cudaGetMipmappedArrayLevel(&array, texture.array, l));
         cudaMemcpy3DParms p{};
-        p.srcArray = array;
+        p.srcArray = texture.level(l);
         p.dstPtr = cudaPitchedPtr{copy.levels_.back().data(), e.width * texel, e.width, e.height};
         // Layered arrays are copied layer by layer as depth; plain 2D arrays have depth 0.
         p.extent = cudaExtent{e.width, e.height, texture.layered() ? desc.layers : 1};
