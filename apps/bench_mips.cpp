@@ -96,6 +96,13 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
             rows.push_back({name, "CUDA box, per-texel kernel", t.median_us, t.min_us, floor_us});
             {  // The pure-CUDA path: the same kernel on a cudaMallocMipmappedArray.
                 const CudaArrayTexture own = CudaArrayTexture::create({j.size, j.size, j.layers, 0, j.format, false});
+                // The same content (sRGB encoding cost depends on it): level 0 copied over.
+                cudaMemcpy3DParms copy{};
+                copy.srcArray = texture.cuda.mipmaps().level(0);
+                copy.dstArray = own.mipmaps().level(0);
+                copy.extent = cudaExtent{j.size, j.size, j.layers};
+                copy.kind = cudaMemcpyDeviceToDevice;
+                TVLM_CUDA_CHECK(cudaMemcpy3DAsync(&copy, stream));
                 const CudaBoxMips own_mips(own);
                 t = time_cuda(stream, [&] { own_mips.generate(stream); });
                 rows.push_back({name, "CUDA-only array, CUDA box packed", t.median_us, t.min_us, floor_us});
