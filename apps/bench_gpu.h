@@ -7,6 +7,7 @@
 #include "args.h"
 #include "bench_rows.h"
 #include "context.h"
+#include "cuda_handle.h"
 #include "cuda_link.h"
 
 namespace tvlm {
@@ -16,11 +17,11 @@ public:
     explicit BenchGpu(const Args& args);
     BenchGpu(const BenchGpu&) = delete;
     BenchGpu& operator=(const BenchGpu&) = delete;
-    ~BenchGpu();
 
     Context context;
     CudaLink link;
-    cudaStream_t stream = nullptr;
+    CudaStream owned_stream;
+    cudaStream_t stream = nullptr;  // owned_stream's handle
     cudaDeviceProp prop{};
     BenchMachine machine;  // GPU, driver, device copy and pinned upload bandwidth
 };

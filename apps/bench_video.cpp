@@ -152,12 +152,12 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             };
             add(host_job, "CUDA only, pageable frame: memcpy + box mips + patches", time(frame_from(host_frame.data()), sync_cuda),
                 host_floor);
-            void* pinned = nullptr;
-            TVLM_CUDA_CHECK(cudaMallocHost(&pinned, host_frame.size()));
-            std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned));
-            add(host_job, "CUDA only, pinned frame: memcpy + box mips + patches", time(frame_from(pinned), sync_cuda),
-                host_floor);
-            cudaFreeHost(pinned);
+            {
+                const PinnedMemory pinned = allocate_pinned(host_frame.size());
+                std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned.handle()));
+                add(host_job, "CUDA only, pinned frame: memcpy + box mips + patches",
+                    time(frame_from(pinned.handle()), sync_cuda), host_floor);
+            }
             DeviceBuffer<uint8_t> device_frame(host_frame.size());
             TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),

@@ -25,19 +25,12 @@ SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
         upload(context, texture.vulkan, host_pixels(request.images[l].texels, first.width, first.height), {.layer = l});
     const uint64_t ready = generate_mips(context, texture.vulkan, MipFilter::box);
 
-    cudaStream_t stream = nullptr;
-    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const CudaStream stream = make_stream();
     DeviceBuffer<unsigned char> out(bytes);
     std::vector<unsigned char> host(bytes);
-    try {
-        sampler.sample_after(link, ready, texture.cuda, texture.object.handle(), out.data(), bytes, stream);
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream));
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    } catch (...) {
-        cudaStreamDestroy(stream);
-        throw;
-    }
-    cudaStreamDestroy(stream);
+    sampler.sample_after(link, ready, texture.cuda, texture.object.handle(), out.data(), bytes, stream.handle());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     SampleResult result{std::vector<float>(request.layout.output_values(request.output.channels)),
                         sampler.sampler_desc().max_anisotropy};
     for (size_t i = 0; i < result.values.size(); ++i) {

@@ -3,7 +3,10 @@
 // matches how it was made (cudaDestroyTextureObject, cudaFreeMipmappedArray, ...).
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <utility>
+
+#include "cuda_check.h"
 
 namespace tvlm {
 
@@ -40,5 +43,21 @@ using SurfaceObject = CudaHandle<cudaSurfaceObject_t, cudaDestroySurfaceObject>;
 using ExternalMemory = CudaHandle<cudaExternalMemory_t, cudaDestroyExternalMemory>;
 using MipmappedArray = CudaHandle<cudaMipmappedArray_t, cudaFreeMipmappedArray>;
 using ExternalSemaphore = CudaHandle<cudaExternalSemaphore_t, cudaDestroyExternalSemaphore>;
+using CudaStream = CudaHandle<cudaStream_t, cudaStreamDestroy>;
+using PinnedMemory = CudaHandle<void*, cudaFreeHost>;
+
+// A non-blocking stream: no implicit ordering with the legacy default stream.
+inline CudaStream make_stream() {
+    cudaStream_t stream = nullptr;
+    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return CudaStream(stream);
+}
+
+// Page-locked host memory: host <-> device copies at full speed, asynchronous.
+inline PinnedMemory allocate_pinned(size_t bytes) {
+    void* memory = nullptr;
+    TVLM_CUDA_CHECK(cudaMallocHost(&memory, bytes));
+    return PinnedMemory(memory);
+}
 
 }  // namespace tvlm

@@ -26,8 +26,8 @@ InteropProbe probe_interop(const DeviceInfo& device) {
         upload(context, texture.vulkan, host_pixels(pixels, 16, 16));
         const uint64_t ready = generate_mips(context, texture.vulkan, MipFilter::box);
 
-        cudaStream_t stream = nullptr;
-        TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        const CudaStream owned_stream = make_stream();
+        const cudaStream_t stream = owned_stream.handle();
         DeviceBuffer<float> out(16 * 16 * 4);
         std::vector<float> host(out.size());
         link.cuda_wait(stream, ready);
@@ -43,7 +43,6 @@ InteropProbe probe_interop(const DeviceInfo& device) {
             for (size_t i = 0; i < expected.size(); ++i)
                 wrong += static_cast<int>(host[i] * 255.0f + 0.5f) != expected[i];
         }
-        cudaStreamDestroy(stream);
         if (wrong) return {false, std::to_string(wrong) + " texel values read by CUDA differ from Vulkan's"};
         return {true, "CUDA device " + std::to_string(link.cuda_device()) + " reads a Vulkan mip chain after an "
                       "in-stream timeline wait, every level equal"};

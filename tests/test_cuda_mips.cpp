@@ -12,7 +12,7 @@
 
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
-#include "cuda_stream.h"
+#include "cuda_handle.h"
 #include "cuda_link.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -83,7 +83,7 @@ struct Size {
 
 TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every format, odd and layered sizes") {
     Context& context = shared_context();
-    Stream stream;
+    const CudaStream stream = make_stream();
     for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
     for (Format format : kAllFormats)
         for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3}, Size{1030, 70, 1}, Size{512, 256, 4},
@@ -92,9 +92,9 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
             CAPTURE(format_info(format).name);
             CAPTURE(s.width); CAPTURE(s.height); CAPTURE(s.layers);
             Uploaded u = upload_random(context, s.width, s.height, s.layers, format, s.width + s.height);
-            link(context).cuda_wait(stream.handle, u.ready);
-            CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle);
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+            link(context).cuda_wait(stream.handle(), u.ready);
+            CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             check_against_reference(context, u.texture.vulkan);
 
             // Vulkan's compute path on the same content gives the same bits.
@@ -112,13 +112,13 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
 
 TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the reference chain bit for bit") {
     Context& context = shared_context();
-    Stream stream;
+    const CudaStream stream = make_stream();
     for (Size s : {Size{8192, 8192, 1}, Size{8191, 8193, 1}}) {
         CAPTURE(s.width);
         Uploaded u = upload_random(context, s.width, s.height, 1, Format::rgba8_unorm, 5);
-        link(context).cuda_wait(stream.handle, u.ready);
-        CudaBoxMips(u.texture.cuda).generate(stream.handle);
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+        link(context).cuda_wait(stream.handle(), u.ready);
+        CudaBoxMips(u.texture.cuda).generate(stream.handle());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
         const auto reference = reference_mip_chain(u.bases[0], Format::rgba8_unorm, MipFilter::box, u.texture.vulkan.levels());
         Texture vulkan = Texture::create(context, TextureDesc::sampled_2d(s.width, s.height, Format::rgba8_unorm));
         upload(context, vulkan, host_pixels(u.bases[0]));
@@ -135,7 +135,7 @@ TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the re
 
 TEST_CASE("CUDA partial box updates equal full regeneration for random rectangles") {
     Context& context = shared_context();
-    Stream stream;
+    const CudaStream stream = make_stream();
     std::mt19937 rng(11);
     const auto below = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
@@ -143,17 +143,17 @@ TEST_CASE("CUDA partial box updates equal full regeneration for random rectangle
             CAPTURE(format_info(format).name);
             CAPTURE(s.width);
             Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 3);
-            link(context).cuda_wait(stream.handle, u.ready);
+            link(context).cuda_wait(stream.handle(), u.ready);
             const CudaBoxMips mips(u.texture.cuda);
-            mips.generate(stream.handle);
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+            mips.generate(stream.handle());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             for (int round = 0; round < 3; ++round) {
                 const uint32_t w = 1 + below(300), h = 1 + below(300);
                 const uint32_t x = below(s.width - w + 1), y = below(s.height - h + 1), layer = below(s.layers);
                 const ImageF patch = random_image(w, h, format, 50 + static_cast<uint32_t>(round));
                 context.queue().wait(upload(context, u.texture.vulkan, host_pixels(patch), {.layer = layer, .x = x, .y = y}));
-                mips.update({.x = x, .y = y, .width = w, .height = h, .first_layer = layer}, stream.handle);
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+                mips.update({.x = x, .y = y, .width = w, .height = h, .first_layer = layer}, stream.handle());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             }
             check_against_reference(context, u.texture.vulkan);
         }
@@ -161,14 +161,14 @@ TEST_CASE("CUDA partial box updates equal full regeneration for random rectangle
 
 TEST_CASE("CUDA box updates reject empty and outside regions, launching nothing") {
     Context& context = shared_context();
-    Stream stream;
+    const CudaStream stream = make_stream();
     Uploaded u = upload_random(context, 64, 32, 2, Format::rgba8_unorm, 9);
     const CudaBoxMips mips(u.texture.cuda);
     for (DirtyRegion bad : {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.x = 64, .width = 1, .height = 1},
                             DirtyRegion{.width = 1, .height = 33}, DirtyRegion{.width = 1, .height = 1, .first_layer = 2}}) {
-        CHECK_THROWS_WITH_AS(mips.update(bad, stream.handle), doctest::Contains("region"), Error);
+        CHECK_THROWS_WITH_AS(mips.update(bad, stream.handle()), doctest::Contains("region"), Error);
     }
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     // Nothing ran: level 1 still holds the poison.
     for (float v : readback_image(context, u.texture.vulkan, 1).texels) REQUIRE(v == 1.0f);
 }

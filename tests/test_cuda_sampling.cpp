@@ -31,12 +31,9 @@ struct Setup {
         static CudaLink l(context);
         return l;
     }
-    cudaStream_t stream = nullptr;
-    Setup() {
-        link();
-        TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    }
-    ~Setup() { cudaStreamDestroy(stream); }
+    CudaStream owned_stream = make_stream();
+    cudaStream_t stream = owned_stream.handle();
+    Setup() { link(); }
 };
 
 struct Images {

@@ -9,7 +9,7 @@
 
 #include "color.h"
 #include "cuda_check.h"
-#include "cuda_stream.h"
+#include "cuda_handle.h"
 #include "cuda_device.h"
 #include "cuda_link.h"
 #include "device_buffer.h"
@@ -76,7 +76,7 @@ size_t cuda_free_memory() {
 TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals Vulkan's readback and the reference") {
     Interop interop;
     CudaLink& link = interop.link();
-    Stream stream;
+    const CudaStream stream = make_stream();
     struct Shape { uint32_t w, h, layers; };
     const Shape shapes[] = {{64, 48, 1}, {37, 23, 1}, {128, 16, 1}, {1, 33, 1}, {20, 12, 3}, {9, 6, 64}};
     for (Format format : kAllFormats)
@@ -89,7 +89,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
                 TextureObject trilinear = t.cuda.make_texture_object(CudaSamplerDesc::trilinear());
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
                     upload(context, t.vulkan, host_pixels(random_image(s.w, s.h, format, layer * 13 + s.w)), {.layer = layer});
-                link.cuda_wait(stream.handle, generate_mips(context, t.vulkan, filter));
+                link.cuda_wait(stream.handle(), generate_mips(context, t.vulkan, filter));
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
                     for (uint32_t level = 0; level < t.vulkan.levels(); ++level) {
                         CAPTURE(layer); CAPTURE(level);
@@ -103,7 +103,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
                             CHECK(mismatches(expected, stored, format, w, exact) == 0);
                         }
                         for (const TextureObject* object : {&t.object, &trilinear}) {
-                            const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.handle);
+                            const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.handle());
                             size_t bad = 0;
                             for (size_t i = 0; i < cuda.size(); ++i)
                                 bad += !cuda_matches(format, static_cast<uint32_t>(i % stored.channels), stored.texels[i], cuda[i]);
@@ -116,10 +116,10 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
 TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a stale or torn frame, no host waits") {
     Interop interop;
     CudaLink& link = interop.link();
-    Stream stream;
+    const CudaStream stream = make_stream();
     FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point());
     DeviceBuffer<unsigned int> mismatches(2);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
     std::vector<uint8_t> pixels(64 * 64 * 4);
     const int levels = 7;
     constexpr uint32_t kFrames = 2000;
@@ -133,16 +133,16 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
         Texture& texture = ring.begin_write(f);
         upload(context, texture, host_pixels(pixels, 64, 64));
         ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
-        const cudaTextureObject_t object = ring.begin_read(f, stream.handle);
-        count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle);
+        const cudaTextureObject_t object = ring.begin_read(f, stream.handle());
+        count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
         // Negative control: the same frame checked against the next stamp must mismatch.
-        if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle);
-        ring.end_read(f, stream.handle);
+        if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+        ring.end_read(f, stream.handle());
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
     unsigned int counts[2] = {};
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.handle));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle));
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     CHECK(counts[0] == 0);
     CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
     context.queue().wait_all();
@@ -170,14 +170,14 @@ TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and V
 TEST_CASE_FIXTURE(VulkanFixture, "CUDA writes a level through a surface, Vulkan reads it after an in-stream signal") {
     Interop interop;
     CudaLink& link = interop.link();
-    Stream stream;
+    const CudaStream stream = make_stream();
     ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 32, Format::rgba8_unorm, 3));
     upload(context, t.vulkan, host_pixels(random_image(64, 32, Format::rgba8_unorm, 5)));
-    link.cuda_wait(stream.handle, generate_mips(context, t.vulkan, MipFilter::box));
+    link.cuda_wait(stream.handle(), generate_mips(context, t.vulkan, MipFilter::box));
     const SurfaceObject surface = t.cuda.make_surface(1);
-    write_surface_pattern({surface.handle(), 32, 16, 77}, stream.handle);
+    write_surface_pattern({surface.handle(), 32, 16, 77}, stream.handle());
     TVLM_CUDA_CHECK(cudaGetLastError());
-    link.vulkan_wait(link.cuda_signal(stream.handle));  // the readback's submission waits on the GPU
+    link.vulkan_wait(link.cuda_signal(stream.handle()));  // the readback's submission waits on the GPU
     const std::vector<uint8_t> level1 = readback(context, t.vulkan, 1);
     size_t bad = 0;
     for (uint32_t y = 0; y < 16; ++y)
