@@ -15,6 +15,8 @@ namespace {
 
 __constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
 constexpr uint32_t kTile = TVLM_BOX_TILE;
+static_assert(TVLM_BOX_TILE == 32 && TVLM_BOX_THREADS == 256 && TVLM_BOX_MAX_LEVELS == 6,
+              "halve_tile maps 256 threads to a 16x16 grid of 2x2 texels of a 32x32 tile, six levels");
 
 // Programmatic dependent launch (Hopper): a pass lets the next launch start as soon as it
 // begins; a pass launched that way (BoxMipsLaunch::overlap_launch) waits here for the
@@ -294,109 +296,165 @@ __device__ void read4(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t la
     for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c)
         chunks[c] = read_word<uint4>(s, x * sizeof(Word) + 16 * c, y, layer, layered);
 }
-template <class Word>
-__device__ void write4(cudaSurfaceObject_t s, const Word in[4], uint32_t x, uint32_t y, uint32_t layer, bool layered) {
-    const uint4* chunks = reinterpret_cast<const uint4*>(in);
-#pragma unroll
-    for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c)
-        write_word(s, chunks[c], x * sizeof(Word) + 16 * c, y, layer, layered);
+// Two neighbouring texels of a row in one 8- or 16-byte write.
+__device__ void write2(cudaSurfaceObject_t s, uint32_t a, uint32_t b, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    write_word(s, make_uint2(a, b), x * 4, y, layer, layered);
+}
+__device__ void write2(cudaSurfaceObject_t s, uint2 a, uint2 b, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+    write_word(s, make_uint4(a.x, a.y, b.x, b.y), x * 8, y, layer, layered);
 }
 
-// Each thread reads 8x2 source texels in 16-byte reads and averages four texels of level
-// a+1 in a row; deeper levels halve in shared memory; every write happens after the last
-// barrier, rows of four texels in 16-byte writes.
+// Where a tile's source texels come from: a level through its surface (rows past the
+// edge clamped; they feed only texels that are not written), or, for a fused tail, the
+// words the blocks of this launch left in global memory, read past L1.
+template <class Word>
+struct SurfaceSource {
+    cudaSurfaceObject_t surface;
+    uint32_t width, height, layer;
+    bool layered;
+    __device__ void row4(uint32_t x, uint32_t y, Word out[4]) const {
+        y = min(y, height - 1);
+        if (x + 3 < width) {
+            read4(surface, x, y, layer, layered, out);
+            return;
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < 4; ++k) out[k] = read_word<Word>(surface, min(x + k, width - 1) * sizeof(Word), y, layer, layered);
+    }
+};
+template <class Word>
+struct ScratchSource {
+    const Word* words;
+    uint32_t width, height;
+    __device__ void row4(uint32_t x, uint32_t y, Word out[4]) const {
+        y = min(y, height - 1);
+#pragma unroll
+        for (uint32_t k = 0; k < 4; ++k) out[k] = __ldcg(&words[y * width + min(x + k, width - 1)]);
+    }
+};
+
+__device__ uint32_t shuffle_xor(uint32_t v, uint32_t lanes) { return __shfl_xor_sync(0xffffffffu, v, lanes); }
+__device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) { return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes)); }
+
+// The average of the words of lanes l, l^s, l^2s, l^3s (s = 1: a lane quad; s = 4: four quads).
+template <class Words>
+__device__ typename Words::Word lane_average(typename Words::Word v, uint32_t s) {
+    return Words::average4(v, shuffle_xor(v, s), shuffle_xor(v, 2 * s), shuffle_xor(v, 3 * s));
+}
+
+// Bits 0, 2, 4, 6 of v, packed: the x of a Morton index (the y is even_bits(v >> 1)).
+__device__ uint32_t even_bits(uint32_t v) {
+    v &= 0x55u;
+    v = (v | (v >> 1)) & 0x33u;
+    return (v | (v >> 2)) & 0x0fu;
+}
+
+// Where a block writes levels a+1 .. a+levels: level a+1 is width x height and every level
+// after it halves exactly (the host chains only such levels).
+struct TileTarget {
+    cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS];
+    uint32_t levels, width, height, tile_x, tile_y, layer;
+    bool layered;
+
+    __device__ cudaSurfaceObject_t surface(uint32_t step) const {  // a switch: see level_surface
+        switch (step) {
+            case 2: return dst[1];
+            case 3: return dst[2];
+            case 4: return dst[3];
+            case 5: return dst[4];
+            case 6: return dst[5];
+            default: return dst[0];
+        }
+    }
+    // Texel (x, y) of the block's part of level a+step, at tile scale 32 >> (step - 1).
+    template <class Word>
+    __device__ void store(uint32_t step, Word v, uint32_t x, uint32_t y) const {
+        const uint32_t edge = TVLM_BOX_TILE >> (step - 1);
+        x += tile_x * edge;
+        y += tile_y * edge;
+        if (step <= levels && x < width >> (step - 1) && y < height >> (step - 1))
+            write_word(surface(step), v, x * sizeof(Word), y, layer, layered);
+    }
+};
+
+// One block halves a 64x64 tile of level a down to 1x1 (level a+6). Thread t owns the 4x4
+// source texels at Morton position (even_bits(t), even_bits(t >> 1)) of a 16x16 grid: it
+// averages 2x2 texels of level a+1 and one of a+2 in registers; then the four lanes of a
+// quad hold a 2x2 block of a+2 and sixteen lanes a 4x4 block, so a+3 and a+4 are averaged
+// with warp shuffles and only the block's 16 texels of a+4 pass through shared memory, to
+// warp 0, for a+5 and a+6. One barrier where halving in shared memory took five: the
+// 1024^2 RGBA8 chain went from 8.7 to 5.3 us (H200). Returns level a+6 (in thread 0).
+template <class Words, class Source>
+__device__ typename Words::Word halve_tile(const Source& src, const TileTarget& to, typename Words::Word* level4) {
+    using Word = typename Words::Word;
+    const uint32_t t = threadIdx.x, qx = even_bits(t), qy = even_bits(t >> 1);
+    Word r[4][4];
+#pragma unroll
+    for (uint32_t k = 0; k < 4; ++k) src.row4(to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy + k, r[k]);
+    Word l1[2][2];
+#pragma unroll
+    for (uint32_t i = 0; i < 2; ++i)
+#pragma unroll
+        for (uint32_t j = 0; j < 2; ++j)
+            l1[i][j] = Words::average4(r[2 * i][2 * j], r[2 * i][2 * j + 1], r[2 * i + 1][2 * j], r[2 * i + 1][2 * j + 1]);
+    const Word l2 = Words::average4(l1[0][0], l1[0][1], l1[1][0], l1[1][1]);
+    const Word l3 = lane_average<Words>(l2, 1);
+    const Word l4 = lane_average<Words>(l3, 4);
+    if ((t & 15) == 0) level4[t >> 4] = l4;
+    __syncthreads();
+
+    const uint32_t x1 = to.tile_x * TVLM_BOX_TILE + 2 * qx, y1 = to.tile_y * TVLM_BOX_TILE + 2 * qy;
+#pragma unroll
+    for (uint32_t i = 0; i < 2; ++i) {
+        if (y1 + i >= to.height) break;
+        if (x1 + 1 < to.width) write2(to.surface(1), l1[i][0], l1[i][1], x1, y1 + i, to.layer, to.layered);
+        else if (x1 < to.width) write_word(to.surface(1), l1[i][0], x1 * sizeof(Word), y1 + i, to.layer, to.layered);
+    }
+    to.store(2, l2, qx, qy);
+    if ((t & 3) == 0) to.store(3, l3, qx / 2, qy / 2);
+    if ((t & 15) == 0) to.store(4, l4, qx / 4, qy / 4);
+    Word l6{};
+    if (t < 32) {  // warp 0: lanes 0..15 (and again 16..31) hold the block's 4x4 texels of a+4
+        const Word l5 = lane_average<Words>(level4[t & 15], 1);
+        l6 = lane_average<Words>(l5, 4);
+        if (t < 16 && (t & 3) == 0) to.store(5, l5, qx / 2, qy / 2);
+        if (t == 0) to.store(6, l6, 0, 0);
+    }
+    return l6;
+}
+
+// Levels that halve, for the two formats video and images arrive in (see halve_tile). A
+// launch with a tail also does the pass after it, which is one tile: each block leaves its
+// texel of level a+6 in global memory, and the last block of each layer to finish (an
+// atomic ticket) halves them all, instead of a second launch waiting for the first (the
+// 1024^2 chain: 6.6 us as two launches, 5.3 us fused).
 template <class Words>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     using Word = typename Words::Word;
-    constexpr uint32_t kGroups = kTile / 4;  // four-texel groups per tile row
-    // level a+1, then levels a+2 .. a+6 one after another.
-    __shared__ __align__(16) Word words[kTile * kTile * 4 / 3 + 1];
-    Word* level1 = words;
-    Word* deeper = words + kTile * kTile;
-    const uint32_t t = threadIdx.x;
+    __shared__ Word level4[16];
+    __shared__ bool last_block;
     await_previous_pass();
-    const bool layered = l.layered;
     const uint32_t layer = blockIdx.z + l.params.first_layer;
-    const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
-    const uint32_t src_width = l.params.src_width;
-    const uint32_t width = src_width / 2, height = l.params.src_height / 2;
+    TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
+                  blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, layer, l.layered};
+    for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) to.dst[k] = l.dst[k];
+    const Word last = halve_tile<Words>(
+        SurfaceSource<Word>{l.src, l.params.src_width, l.params.src_height, layer, l.layered}, to, level4);
+    if (l.tail.levels == 0) return;
 
-    const uint32_t lx = (t % kGroups) * 4, ly = t / kGroups;
-    const uint32_t x0 = tile_x * kTile + lx, y = tile_y * kTile + ly;
-    Word out[4] = {};
-    if (x0 < width && y < height) {
-#pragma unroll
-        for (uint32_t h = 0; h < 2; ++h) {
-            const uint32_t sx = 2 * x0 + 4 * h;
-            Word top[4], bottom[4];
-            if (sx + 3 < src_width) {
-                read4(l.src, sx, 2 * y, layer, layered, top);
-                read4(l.src, sx, 2 * y + 1, layer, layered, bottom);
-            } else {  // past the right edge: clamped texels feed only texels that are not written
-#pragma unroll
-                for (uint32_t k = 0; k < 4; ++k) {
-                    const uint32_t x_bytes = min(sx + k, src_width - 1) * sizeof(Word);
-                    top[k] = read_word<Word>(l.src, x_bytes, 2 * y, layer, layered);
-                    bottom[k] = read_word<Word>(l.src, x_bytes, 2 * y + 1, layer, layered);
-                }
-            }
-            out[2 * h] = Words::average4(top[0], top[1], bottom[0], bottom[1]);
-            out[2 * h + 1] = Words::average4(top[2], top[3], bottom[2], bottom[3]);
-        }
-    }
-#pragma unroll
-    for (uint32_t i = 0; i < 4; ++i) level1[ly * kTile + lx + i] = out[i];
-
-    const Word* from = level1;
-    uint32_t edge = kTile, offset = 0;
-    for (uint32_t step = 2; step <= l.params.levels; ++step) {
-        __syncthreads();
-        const uint32_t half_edge = edge / 2;
-        if (t < half_edge * half_edge) {
-            const uint32_t hx = t % half_edge, hy = t / half_edge, i = 2 * hy * edge + 2 * hx;
-            deeper[offset + t] = Words::average4(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
-        }
-        from = deeper + offset;
-        offset += half_edge * half_edge;
-        edge = half_edge;
+    const uint32_t blocks = gridDim.x * gridDim.y;
+    Word* words = static_cast<Word*>(l.tail.scratch) + blockIdx.z * blocks;
+    if (threadIdx.x == 0) {
+        words[blockIdx.y * gridDim.x + blockIdx.x] = last;
+        __threadfence();  // the word is visible before the ticket says so
+        last_block = atomicInc(&l.tail.counters[blockIdx.z], blocks - 1) == blocks - 1;  // wraps to 0
     }
     __syncthreads();
-
-    if (x0 < width && y < height) {
-        if (x0 + 3 < width) {
-            write4(l.dst[0], out, x0, y, layer, layered);
-        } else {
-#pragma unroll
-            for (uint32_t i = 0; i < 4; ++i)
-                if (x0 + i < width) write_word(l.dst[0], out[i], (x0 + i) * sizeof(Word), y, layer, layered);
-        }
-    }
-    uint32_t level_width = width, level_height = height;
-    edge = kTile;
-    offset = 0;
-#pragma unroll
-    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
-        if (step > l.params.levels) break;
-        level_width /= 2;
-        level_height /= 2;
-        edge /= 2;
-        const cudaSurfaceObject_t surface = level_surface(l, step);
-        const uint32_t groups = max(1u, edge / 4), per_group = edge / groups;
-        if (t < groups * edge) {
-            const uint32_t gx = (t % groups) * per_group, gy = t / groups;
-            const uint32_t x = tile_x * edge + gx, yy = tile_y * edge + gy;
-            const Word* row = deeper + offset + gy * edge + gx;
-            if (yy < level_height) {
-                if (per_group == 4 && x + 3 < level_width) {
-                    write4(surface, row, x, yy, layer, layered);
-                } else {
-                    for (uint32_t i = 0; i < per_group && x + i < level_width; ++i)
-                        write_word(surface, row[i], (x + i) * sizeof(Word), yy, layer, layered);
-                }
-            }
-        }
-        offset += edge * edge;
-    }
+    if (!last_block) return;
+    __threadfence();
+    TileTarget tail{{}, l.tail.levels, gridDim.x / 2, gridDim.y / 2, 0, 0, layer, l.layered};
+    for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) tail.dst[k] = l.tail.dst[k];
+    halve_tile<Words>(ScratchSource<Word>{words, gridDim.x, gridDim.y}, tail, level4);
 }
 
 // `overlap`: launch while the previous kernel on the stream still runs (it waits in
@@ -420,19 +478,21 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    const bool packed = halving && l.packed && (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
-    if (packed && l.params.kind == TVLM_BOX_UNORM8) {
-        launch(box_packed_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
-    } else if (packed) {
-        launch(box_packed_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
-    }
+    if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
 }
 
 }  // namespace
 
+bool runs_packed(const BoxMipsLaunch& l) {
+    return l.packed && l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0 &&
+           (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
+}
+
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
+    if (launch.tail.levels && !runs_packed(launch)) throw std::logic_error("a box tail needs the packed kernel");
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
         case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;

@@ -13,6 +13,16 @@ namespace tvlm {
 // How a level's texels are stored, as CUDA surfaces see them.
 enum class SurfaceTexel : uint8_t { uchar4, half4, float4, float1 };
 
+// The pass after a launch's own, when it is one tile of the packed kernel and the launch
+// rewrites its whole source with one texel per block: the last block of each layer to
+// finish does it (box_packed_kernel), so the chain needs one launch less.
+struct BoxMipsTail {
+    cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // its levels
+    uint32_t levels = 0;                                // 0: no tail
+    void* scratch = nullptr;            // a texel (8 bytes at most) per block and layer
+    unsigned int* counters = nullptr;   // one per layer, 0 between launches
+};
+
 struct BoxMipsLaunch {
     cudaSurfaceObject_t src = 0;                        // level a
     cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // levels a+1 .. a+levels
@@ -22,8 +32,13 @@ struct BoxMipsLaunch {
     SurfaceTexel texel = SurfaceTexel::uchar4;
     bool packed = true;  // RGBA8 and RGBA16F levels that halve: the packed-word kernel (false: per texel)
     bool overlap_launch = false;  // launch while the previous pass runs (programmatic dependent launch)
+    BoxMipsTail tail{};           // packed kernel only
 };
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
+
+// Whether the launch runs the packed kernel (the only one that takes a tail): packed words
+// asked for, an RGBA8 or RGBA16F format, and a source that halves on both axes.
+bool runs_packed(const BoxMipsLaunch& launch);
 
 }  // namespace tvlm

@@ -1,5 +1,7 @@
 #include "cuda_box_mips.h"
 
+#include <algorithm>
+
 #include "box_mips.h"
 #include "generate_mips.h"
 
@@ -16,10 +18,50 @@ SurfaceTexel surface_texel(Format format) {
     return format_info(format).channels == 1 ? SurfaceTexel::float1 : SurfaceTexel::float4;
 }
 
+// The launch of one pass of the plan (tail, layers and overlap left to the caller).
+BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
+                          const BoxPass& pass, uint32_t first_layer) {
+    const Extent2D src = level_extent(desc.width, desc.height, pass.src_level);
+    BoxMipsLaunch l;
+    l.src = surfaces[pass.src_level].handle();
+    for (uint32_t j = 0; j < pass.levels; ++j) l.dst[j] = surfaces[pass.src_level + 1 + j].handle();
+    l.params = {src.width, src.height, pass.levels, box_kind(desc.format), pass.tile_x, pass.tile_y, first_layer, 0};
+    l.tiles_x = pass.tiles_x;
+    l.tiles_y = pass.tiles_y;
+    l.layered = desc.layers > 1;
+    l.texel = surface_texel(desc.format);
+    l.packed = kernels != CudaBoxKernels::per_texel;
+    return l;
+}
+
+// `next` runs as the tail of `pass` when both run the packed kernel, `pass` rewrites all of
+// its last level with one texel per block (six levels over every tile) and `next` is one
+// tile reading that level.
+bool fuses(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
+           const BoxPass& pass, const BoxPass& next) {
+    const Extent2D last = level_extent(desc.width, desc.height, pass.src_level + pass.levels);
+    return pass.levels == TVLM_BOX_MAX_LEVELS && pass.tile_x == 0 && pass.tile_y == 0 && pass.tiles_x == last.width &&
+           pass.tiles_y == last.height && next.src_level == pass.src_level + pass.levels && next.tile_x == 0 &&
+           next.tile_y == 0 && next.tiles_x == 1 && next.tiles_y == 1 && runs_packed(pass_launch(desc, surfaces, kernels, pass, 0)) &&
+           runs_packed(pass_launch(desc, surfaces, kernels, next, 0));
+}
+
 }  // namespace
 
 CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : desc_(texture.desc), kernels_(kernels) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
+    // Passes fuse only where they rewrite a whole level, so the full chain's plan has every
+    // fused pair any update can have.
+    const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
+                                                        {0, 0, desc_.width, desc_.height});
+    size_t words = 0;
+    for (size_t p = 0; p + 1 < passes.size(); ++p)
+        if (fuses(desc_, surfaces_, kernels_, passes[p], passes[p + 1])) words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
+    if (words) {
+        tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
+        tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
+        TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
+    }
 }
 
 void CudaBoxMips::generate(cudaStream_t stream) const {
@@ -34,19 +76,16 @@ void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
 void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
     for (size_t p = 0; p < passes.size(); ++p) {
-        const BoxPass& pass = passes[p];
-        const Extent2D src = level_extent(desc_.width, desc_.height, pass.src_level);
-        BoxMipsLaunch l;
-        l.src = surfaces_[pass.src_level].handle();
-        for (uint32_t j = 0; j < pass.levels; ++j) l.dst[j] = surfaces_[pass.src_level + 1 + j].handle();
-        l.params = {src.width, src.height, pass.levels, box_kind(desc_.format), pass.tile_x, pass.tile_y, first_layer, 0};
-        l.tiles_x = pass.tiles_x;
-        l.tiles_y = pass.tiles_y;
+        BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer);
         l.layers = layers;
-        l.layered = desc_.layers > 1;
-        l.texel = surface_texel(desc_.format);
-        l.packed = kernels_ != CudaBoxKernels::per_texel;
         l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
+        if (p + 1 < passes.size() && fuses(desc_, surfaces_, kernels_, passes[p], passes[p + 1])) {
+            const BoxPass& next = passes[++p];
+            for (uint32_t j = 0; j < next.levels; ++j) l.tail.dst[j] = surfaces_[next.src_level + 1 + j].handle();
+            l.tail.levels = next.levels;
+            l.tail.scratch = tail_scratch_.data();
+            l.tail.counters = tail_counters_.data();
+        }
         launch_box_mips(l, stream);
     }
 }

@@ -11,6 +11,7 @@
 #include "box_filter.h"
 #include "cuda_handle.h"
 #include "cuda_mipmaps.h"
+#include "device_buffer.h"
 
 namespace tvlm {
 
@@ -37,6 +38,10 @@ private:
     TextureDesc desc_;
     CudaBoxKernels kernels_ = CudaBoxKernels::packed;
     std::vector<SurfaceObject> surfaces_;  // one per level
+    // For a chain's last pass done as the tail of the one before (BoxMipsTail): a texel
+    // per block of that pass and layer, and a ticket counter per layer.
+    DeviceBuffer<uint2> tail_scratch_;
+    DeviceBuffer<unsigned int> tail_counters_;
 };
 
 }  // namespace tvlm
