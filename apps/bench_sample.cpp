@@ -123,14 +123,16 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
         const float max_lod = float(full_mip_count(size, size) - 1);
         const std::string job = "1M trilinear samples, per-sample LOD, " + std::to_string(size) + "^2 RGBA8, float4";
         const double floor_us = 16.0 * kSamples / d2d * 1e6;
-        for (bool coherent : {false, true}) {
-            const Timing t = time_cuda(stream, [&] {
-                sample_points({texture.object.handle(), kSamples, max_lod, 7u, points.data(), coherent, 1.0f / float(size)},
-                              stream);
-            });
-            rows.push_back({job, coherent ? "CUDA texture unit, 16x16 tiles" : "CUDA texture unit, scattered",
-                            t.median_us, t.min_us, floor_us});
-        }
+        for (bool coherent : {false, true})
+            for (bool grouped : {false, true}) {
+                const PointSampling sampling{texture.object.handle(), kSamples, max_lod,  7u,
+                                             points.data(),          coherent, 1.0f / float(size), grouped};
+                const Timing t = time_cuda(stream, [&] { sample_points(sampling, stream); });
+                rows.push_back({job,
+                                std::string(coherent ? "CUDA texture unit, 16x16 tiles" : "CUDA texture unit, scattered") +
+                                    (grouped ? ", grouped by level" : ""),
+                                t.median_us, t.min_us, floor_us});
+            }
         three_ways("1M samples as 4096 random 16x16 patches, fractional LOD, " + std::to_string(size) + "^2, C=4 f32",
                    texture, scattered_patches(size, 4096), {.channels = 4});
     }

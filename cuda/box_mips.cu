@@ -382,8 +382,8 @@ struct TileTarget {
 // averages 2x2 texels of level a+1 and one of a+2 in registers; then the four lanes of a
 // quad hold a 2x2 block of a+2 and sixteen lanes a 4x4 block, so a+3 and a+4 are averaged
 // with warp shuffles and only the block's 16 texels of a+4 pass through shared memory, to
-// warp 0, for a+5 and a+6. One barrier where halving in shared memory took five: the
-// 1024^2 RGBA8 chain went from 8.7 to 5.3 us (H200). Returns level a+6 (in thread 0).
+// warp 0, for a+5 and a+6. One barrier where halving in shared memory took five (H200:
+// 1024^2 RGBA8 chain 8.7 -> 6.4 us, 4096^2 38.2 -> 31.6 us). Returns a+6 (in thread 0).
 template <class Words, class Source>
 __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& to, typename Words::Word* level4) {
     using Word = typename Words::Word;
@@ -427,7 +427,7 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
-// 1024^2 chain: 6.6 us as two launches, 5.3 us fused).
+// host fuses only where that pays: interop/cuda_box_mips.cpp).
 template <class Words>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     using Word = typename Words::Word;
@@ -471,7 +471,7 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
     config.blockDim = dim3(TVLM_BOX_THREADS);
     config.stream = stream;
     config.attrs = &attribute;
-    config.numAttrs = 1;
+    config.numAttrs = 1;  // also when 0: without the attribute, two-launch 1024^2 chains took 6.4 -> 6.9 us (H200)
     TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
 }
 
@@ -485,6 +485,17 @@ void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
 }
 
 }  // namespace
+
+uint32_t packed_blocks_at_once(SurfaceTexel texel) {
+    int device = 0, sms = 0, per_sm = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    if (texel == SurfaceTexel::half4)
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords>, TVLM_BOX_THREADS, 0));
+    else
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words>, TVLM_BOX_THREADS, 0));
+    return static_cast<uint32_t>(sms * per_sm);
+}
 
 bool runs_packed(const BoxMipsLaunch& l) {
     return l.packed && l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0 &&

@@ -41,4 +41,7 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
 // asked for, an RGBA8 or RGBA16F format, and a source that halves on both axes.
 bool runs_packed(const BoxMipsLaunch& launch);
 
+// How many blocks of the packed kernel the current device runs at once.
+uint32_t packed_blocks_at_once(SurfaceTexel texel);
+
 }  // namespace tvlm

@@ -38,24 +38,43 @@ __global__ void stamp_kernel(StampCheck s) {
     if (bad) atomicAdd(s.mismatches, bad);
 }
 
-__device__ uint32_t hash(uint32_t x) {
-    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
-    return x;
+// 128 threads per block: 1% faster than 256 and 3% faster than 512 (H200 sweep).
+constexpr int kPointBlock = 128;
+
+__global__ void __launch_bounds__(kPointBlock) sample_points_kernel(PointSampling p) {
+    const uint32_t i = blockIdx.x * kPointBlock + threadIdx.x;
+    if (i >= static_cast<uint32_t>(p.count)) return;
+    const PointSample q = point_sample(p, i);
+    p.out[i] = tex2DLod<float4>(p.texture, q.u, q.v, q.lod);
 }
 
-__global__ void sample_points_kernel(PointSampling p) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.count) return;
-    const uint32_t h = hash(static_cast<uint32_t>(i) ^ p.seed);
-    const float lod = (hash(h) & 0xffffu) * (p.max_lod / 65536.0f);
-    float u = (h & 0xffffu) * (1.0f / 65536.0f), v = (h >> 16) * (1.0f / 65536.0f);
-    if (p.coherent) {
-        const uint32_t tile = hash(static_cast<uint32_t>(i >> 8) ^ p.seed);
-        const float step = p.texel * exp2f(lod);
-        u = (tile & 0xffffu) * (1.0f / 65536.0f) + ((i & 15) - 7.5f) * step;
-        v = (tile >> 16) * (1.0f / 65536.0f) + (((i >> 4) & 15) - 7.5f) * step;
-    }
-    p.out[i] = tex2DLod<float4>(p.texture, u, v, lod);
+// The same samples, each block's grouped by mip level first (a counting sort in shared
+// memory), so a warp's samples read one or two levels: the texture unit then fetches the
+// neighbours in a level together instead of 32 footprints in up to 11 levels. Results go
+// back to sample order through shared memory, for coalesced writes (writing each result
+// straight to its place took 40% longer).
+__global__ void __launch_bounds__(kPointBlock) sample_points_grouped_kernel(PointSampling p) {
+    __shared__ uint32_t level_counts[16];
+    __shared__ uint16_t sorted[kPointBlock];  // sample (within the block) taken by each thread
+    __shared__ float4 results[kPointBlock];
+    const int t = static_cast<int>(threadIdx.x), first = static_cast<int>(blockIdx.x) * kPointBlock;
+    // Threads past the end sample the last point again (no branch around the sort or the
+    // fetch: a guarded form measured 7% slower) and write nothing.
+    const auto sample = [&](int k) { return point_sample(p, static_cast<uint32_t>(min(first + k, p.count - 1))); };
+    if (t < 16) level_counts[t] = 0;
+    __syncthreads();
+    const int level = min(15, static_cast<int>(sample(t).lod));
+    const uint32_t rank = atomicAdd(&level_counts[level], 1u);
+    __syncthreads();
+    uint32_t slot = rank;
+    for (int k = 0; k < level; ++k) slot += level_counts[k];
+    sorted[slot] = static_cast<uint16_t>(t);
+    __syncthreads();
+    const int mine = sorted[t];
+    const PointSample q = sample(mine);
+    results[mine] = tex2DLod<float4>(p.texture, q.u, q.v, q.lod);
+    __syncthreads();
+    if (first + t < p.count) p.out[first + t] = results[t];
 }
 
 __global__ void surface_pattern_kernel(SurfacePattern p) {
@@ -81,7 +100,9 @@ void count_stamp_mismatches(const StampCheck& s, cudaStream_t stream) {
 }
 
 void sample_points(const PointSampling& p, cudaStream_t stream) {
-    sample_points_kernel<<<blocks(p.count), kBlock, 0, stream>>>(p);
+    const int grid = (p.count + kPointBlock - 1) / kPointBlock;
+    if (p.group_by_level) sample_points_grouped_kernel<<<grid, kPointBlock, 0, stream>>>(p);
+    else sample_points_kernel<<<grid, kPointBlock, 0, stream>>>(p);
 }
 
 }  // namespace tvlm

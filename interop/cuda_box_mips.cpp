@@ -35,12 +35,15 @@ BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObje
 }
 
 // `next` runs as the tail of `pass` when both run the packed kernel, `pass` rewrites all of
-// its last level with one texel per block (six levels over every tile) and `next` is one
-// tile reading that level.
+// its last level with one texel per block (six levels over every tile), `next` is one tile
+// reading that level, and all blocks of `pass` run at once. The ticket costs each block a
+// fence and an atomic before it retires: with one wave of blocks that is paid once and
+// saves a launch (1024^2 RGBA8: 6.4 -> 6.2 us, H200); with several waves it is paid per
+// wave (4096^2: 31.0 -> 34.8 us).
 bool fuses(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
-           const BoxPass& pass, const BoxPass& next) {
+           uint32_t blocks_at_once, const BoxPass& pass, const BoxPass& next, uint32_t layers) {
     const Extent2D last = level_extent(desc.width, desc.height, pass.src_level + pass.levels);
-    return pass.levels == TVLM_BOX_MAX_LEVELS && pass.tile_x == 0 && pass.tile_y == 0 && pass.tiles_x == last.width &&
+    return size_t{pass.tiles_x} * pass.tiles_y * layers <= blocks_at_once && pass.levels == TVLM_BOX_MAX_LEVELS && pass.tile_x == 0 && pass.tile_y == 0 && pass.tiles_x == last.width &&
            pass.tiles_y == last.height && next.src_level == pass.src_level + pass.levels && next.tile_x == 0 &&
            next.tile_y == 0 && next.tiles_x == 1 && next.tiles_y == 1 && runs_packed(pass_launch(desc, surfaces, kernels, pass, 0)) &&
            runs_packed(pass_launch(desc, surfaces, kernels, next, 0));
@@ -54,9 +57,11 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : d
     // fused pair any update can have.
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
                                                         {0, 0, desc_.width, desc_.height});
+    blocks_at_once_ = packed_blocks_at_once(surface_texel(desc_.format));
     size_t words = 0;
     for (size_t p = 0; p + 1 < passes.size(); ++p)
-        if (fuses(desc_, surfaces_, kernels_, passes[p], passes[p + 1])) words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
+        if (fuses(desc_, surfaces_, kernels_, blocks_at_once_, passes[p], passes[p + 1], 1))
+            words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
     if (words) {
         tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
         tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
@@ -79,7 +84,7 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
         BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer);
         l.layers = layers;
         l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
-        if (p + 1 < passes.size() && fuses(desc_, surfaces_, kernels_, passes[p], passes[p + 1])) {
+        if (p + 1 < passes.size() && fuses(desc_, surfaces_, kernels_, blocks_at_once_, passes[p], passes[p + 1], layers)) {
             const BoxPass& next = passes[++p];
             for (uint32_t j = 0; j < next.levels; ++j) l.tail.dst[j] = surfaces_[next.src_level + 1 + j].handle();
             l.tail.levels = next.levels;

@@ -42,6 +42,7 @@ private:
     // per block of that pass and layer, and a ticket counter per layer.
     DeviceBuffer<uint2> tail_scratch_;
     DeviceBuffer<unsigned int> tail_counters_;
+    uint32_t blocks_at_once_ = 0;  // of the packed kernel on this device
 };
 
 }  // namespace tvlm

@@ -1,10 +1,10 @@
 #version 460
 // RGBA8 levels that halve, with texels packed in words (box_mips.comp does every other
-// case; cuda/box_mips.cu box_packed_kernel is the CUDA twin): all four channels average
-// at once, bytes 0 and 2 (then 1 and 3) summed in two 16-bit lanes, rounded half up as
-// (sum + 2) >> 2, the exact box of engine/box_filter.h. Each invocation computes four
-// texels of level a+1 in a row; deeper levels halve in shared memory; every image store
-// comes after the last barrier.
+// case; cuda/box_mips.cu box_packed_kernel computes the same words with warp shuffles):
+// all four channels average at once, bytes 0 and 2 (then 1 and 3) summed in two 16-bit
+// lanes, rounded half up as (sum + 2) >> 2, the exact box of engine/box_filter.h. Each
+// invocation computes four texels of level a+1 in a row; deeper levels halve in shared
+// memory; every image store comes after the last barrier.
 #extension GL_GOOGLE_include_directive : require
 #include "box_mips_bindings.glsl"
 

@@ -25,6 +25,7 @@
 #include "reference_sampling.h"
 #include "sampling_check.h"
 #include "texture_compare.h"
+#include "texture_reads.h"
 
 using namespace tvlm;
 using namespace tvlm::test;
@@ -170,6 +171,42 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
             }
             if (format != Format::r32f) check_sampling(texture, stream.handle(), layers == 3);
         }
+}
+
+TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's kernel) equal the reference, grouped by level or not") {
+    const CudaStream stream = make_stream();
+    const CudaArrayTexture texture = CudaArrayTexture::create({256, 192, 1, 0, Format::rgba8_unorm, false});
+    const std::vector<uint8_t> frame = random_frame(texture.desc(), 5);
+    DeviceBuffer<uint8_t> device_frame(frame.size());
+    TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
+    copy_to_level0(texture, device_frame.data(), 256 * 4, 0, 1, stream.handle());
+    CudaBoxMips(texture).generate(stream.handle());
+    const TextureObject object = texture.mipmaps().make_texture_object();
+    const std::vector<MipLevels> levels = read_levels(texture);
+    constexpr int kCount = 5000;  // not a multiple of the block
+    DeviceBuffer<float4> out(kCount);
+    for (bool coherent : {false, true}) {
+        std::vector<float> by_order[2];
+        for (bool grouped : {false, true}) {
+            CAPTURE(coherent);
+            CAPTURE(grouped);
+            const PointSampling p{object.handle(), kCount, 8.0f, 11u, out.data(), coherent, 1.0f / 256, grouped};
+            TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream.handle()));  // NaN
+            sample_points(p, stream.handle());
+            std::vector<float>& actual = by_order[grouped];
+            actual.resize(4 * size_t{kCount});
+            TVLM_CUDA_CHECK(cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.handle()));
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+            std::vector<float> expected;
+            for (uint32_t i = 0; i < kCount; ++i) {
+                const PointSample q = point_sample(p, i);
+                for (double c : reference_trilinear(levels[0], Format::rgba8_unorm, q.u, q.v, q.lod))
+                    expected.push_back(static_cast<float>(c));
+            }
+            CHECK(sample_mismatches(expected, actual, false, false) == 0);
+        }
+        CHECK(by_order[0] == by_order[1]);  // the same samples, in sample order
+    }
 }
 
 TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocated or copied") {
