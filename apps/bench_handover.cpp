@@ -28,7 +28,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
     const std::string job = "hand a 16x16 RGBA8 texture to a 1-sample CUDA kernel, per frame";
     DeviceBuffer<float4> out(1);
     const auto one_sample = [&](cudaTextureObject_t object, uint64_t f) {
-        sample_points({object, 1, 0.0f, static_cast<uint32_t>(f), out.data()}, stream);
+        sample_points({object, {1, 0.0f, static_cast<uint32_t>(f)}, out.data()}, stream);
     };
     const auto sync_cuda = [&] { TVLM_CUDA_CHECK(cudaStreamSynchronize(stream)); };
     std::vector<Row> rows;

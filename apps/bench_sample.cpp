@@ -18,9 +18,11 @@
 #include "gpu_buffer.h"
 #include "imported_texture.h"
 #include "patch_layouts.h"
+#include "patch_sampling.h"
 #include "test_chart.h"
 #include "texture_reads.h"
 #include "transfer.h"
+#include "vulkan_point_sampler.h"
 #include "vulkan_patch_sampler.h"
 
 namespace tvlm {
@@ -123,16 +125,26 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
         const float max_lod = float(full_mip_count(size, size) - 1);
         const std::string job = "1M trilinear samples, per-sample LOD, " + std::to_string(size) + "^2 RGBA8, float4";
         const double floor_us = 16.0 * kSamples / d2d * 1e6;
-        for (bool coherent : {false, true})
+        const PyramidCopy pyramid = PyramidCopy::copy(texture.cuda, stream);
+        VulkanPointSampler vulkan(context);
+        GpuBuffer vk_points(context.physical_device(), context.device(), points.bytes(), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        for (uint32_t tiles : {0u, 1u}) {
+            const std::string where = tiles ? "16x16 tiles" : "scattered";
+            const gpu::PointSampleParams params{kSamples, max_lod, 7u, tiles, 1.0f / float(size)};
             for (bool grouped : {false, true}) {
-                const PointSampling sampling{texture.object.handle(), kSamples, max_lod,  7u,
-                                             points.data(),          coherent, 1.0f / float(size), grouped};
+                const PointSampling sampling{texture.object.handle(), params, points.data(), grouped};
                 const Timing t = time_cuda(stream, [&] { sample_points(sampling, stream); });
-                rows.push_back({job,
-                                std::string(coherent ? "CUDA texture unit, 16x16 tiles" : "CUDA texture unit, scattered") +
-                                    (grouped ? ", grouped by level" : ""),
-                                t.median_us, t.min_us, floor_us});
+                rows.push_back({job, "CUDA texture unit, " + where + (grouped ? ", grouped by level" : ""), t.median_us,
+                                t.min_us, floor_us});
             }
+            Timing t = time_cuda(stream, [&] { sample_points_software(pyramid.pyramid(), params, points.data(), stream); });
+            rows.push_back({job, "CUDA software filtering, " + where, t.median_us, t.min_us, floor_us});
+            vulkan.check(texture.vulkan, params, vk_points.size());
+            t = time_vulkan(context, [&](VkCommandBuffer cmd) {
+                vulkan.record(cmd, texture.vulkan, params, vk_points.handle(), 0, vk_points.size());
+            });
+            rows.push_back({job, "Vulkan compute, " + where, t.median_us, t.min_us, floor_us});
+        }
         three_ways("1M samples as 4096 random 16x16 patches, fractional LOD, " + std::to_string(size) + "^2, C=4 f32",
                    texture, scattered_patches(size, 4096), {.channels = 4});
     }

@@ -170,6 +170,14 @@ void launch_software(const SoftwarePyramid& py, const PatchLaunch& l, cudaStream
     else patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, false>{py}, l);
 }
 
+template <bool Rgba8>
+__global__ void points_software_kernel(SoftwarePyramid py, gpu::PointSampleParams points, float4* out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= points.count) return;
+    const gpu::PointSample q = gpu::point_sample(points, i);
+    out[i] = trilinear<Rgba8>(py, 0, q.u, q.v, q.lod);
+}
+
 template <typename Out>
 void dispatch_texture(cudaTextureObject_t t, bool layered, uint32_t channels, const PatchLaunch& l, cudaStream_t s) {
     if (layered) {
@@ -188,6 +196,15 @@ void sample_patches_texture(cudaTextureObject_t texture, bool layered, uint32_t 
     if (launch.patch_count == 0) return;
     if (launch.half) dispatch_texture<__half>(texture, layered, texture_channels, launch, stream);
     else dispatch_texture<float>(texture, layered, texture_channels, launch, stream);
+}
+
+void sample_points_software(const SoftwarePyramid& pyramid, const gpu::PointSampleParams& points, float4* out,
+                            cudaStream_t stream) {
+    if (points.count == 0) return;
+    constexpr uint32_t kPointBlock = 128;
+    const uint32_t grid = (points.count + kPointBlock - 1) / kPointBlock;
+    if (pyramid.rgba8) points_software_kernel<true><<<grid, kPointBlock, 0, stream>>>(pyramid, points, out);
+    else points_software_kernel<false><<<grid, kPointBlock, 0, stream>>>(pyramid, points, out);
 }
 
 void sample_patches_software(const SoftwarePyramid& pyramid, const PatchLaunch& launch, cudaStream_t stream) {

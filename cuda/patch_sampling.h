@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "point_samples.h"
 #include "shader_params.h"
 
 namespace tvlm {
@@ -38,5 +39,10 @@ struct SoftwarePyramid {
     uint32_t max_anisotropy = 16;  // taps along the major gradient, as the reference
 };
 void sample_patches_software(const SoftwarePyramid& pyramid, const PatchLaunch& launch, cudaStream_t stream);
+
+// The benchmark's point samples (texture_reads.h sample_points) filtered in software from
+// layer 0 of the pyramid: a float4 per sample into `out` (device memory).
+void sample_points_software(const SoftwarePyramid& pyramid, const gpu::PointSampleParams& points, float4* out,
+                            cudaStream_t stream);
 
 }  // namespace tvlm

@@ -33,4 +33,16 @@ void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_s
     vkCmdPipelineBarrier2(commands, &dependency);
 }
 
+void record_compute_output_before(VkCommandBuffer commands) {
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+}
+
+void record_compute_output_after(VkCommandBuffer commands) {
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_2_HOST_BIT,
+                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_HOST_READ_BIT);
+}
+
 }  // namespace tvlm

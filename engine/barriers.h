@@ -21,4 +21,10 @@ void record_barrier(VkCommandBuffer commands, const ImageBarrier& barrier);
 void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
                            VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access);
 
+// Around a compute dispatch that writes a storage buffer: earlier reads and writes of the
+// buffer finish before it (before), and its writes become visible to later commands and
+// to the host (after).
+void record_compute_output_before(VkCommandBuffer commands);
+void record_compute_output_after(VkCommandBuffer commands);
+
 }  // namespace tvlm

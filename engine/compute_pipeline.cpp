@@ -1,10 +1,42 @@
 #include "compute_pipeline.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "error.h"
 #include "vk_check.h"
 
 namespace tvlm {
+
+namespace {
+
+VkWriteDescriptorSet descriptor_write(uint32_t binding, VkDescriptorType type, const VkDescriptorImageInfo* image,
+                                      const VkDescriptorBufferInfo* buffer) {
+    VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstBinding = binding;
+    write.descriptorCount = 1;
+    write.descriptorType = type;
+    write.pImageInfo = image;
+    write.pBufferInfo = buffer;
+    return write;
+}
+
+}  // namespace
+
+VkWriteDescriptorSet sampled_image_write(uint32_t binding, const VkDescriptorImageInfo* image) {
+    return descriptor_write(binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, image, nullptr);
+}
+
+VkWriteDescriptorSet storage_buffer_write(uint32_t binding, const VkDescriptorBufferInfo* buffer) {
+    return descriptor_write(binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, buffer);
+}
+
+DispatchGrid dispatch_grid(uint64_t groups) {
+    constexpr uint64_t kMax = 65535;
+    if (groups > kMax * kMax) throw Error("too many workgroups for one dispatch: split the work");
+    const auto x = uint32_t(std::min(groups, kMax));
+    return {x, x == 0 ? 0 : uint32_t((groups + x - 1) / x)};
+}
 
 ComputePipeline::ComputePipeline(VkDevice device, const ComputePipelineDesc& desc)
     : device_(device), push_constant_bytes_(desc.push_constant_bytes) {

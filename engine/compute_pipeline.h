@@ -15,6 +15,18 @@ struct ComputePipelineDesc {
     uint32_t push_constant_bytes = 0;
 };
 
+// Workgroups laid out 2D, x at most 65535 (what every device allows per dimension), so that
+// more groups fit one dispatch; shaders index group gl_WorkGroupID.y * x + gl_WorkGroupID.x.
+// Throws Error beyond 65535^2 groups.
+struct DispatchGrid {
+    uint32_t x = 0, y = 0;
+};
+DispatchGrid dispatch_grid(uint64_t groups);
+
+// One pushed descriptor: a combined image sampler, or a storage buffer, at `binding`.
+VkWriteDescriptorSet sampled_image_write(uint32_t binding, const VkDescriptorImageInfo* image);
+VkWriteDescriptorSet storage_buffer_write(uint32_t binding, const VkDescriptorBufferInfo* buffer);
+
 class ComputePipeline {
 public:
     ComputePipeline(VkDevice device, const ComputePipelineDesc& desc);

@@ -15,13 +15,20 @@ namespace tvlm {
 
 namespace {
 
-constexpr uint32_t kMaxGroups = 65535;  // per dispatch dimension, the minimum every device allows
-
 uint64_t groups(const PatchLayout& layout) {
     return (layout.samples() + TVLM_SAMPLE_GROUP_SIZE - 1) / TVLM_SAMPLE_GROUP_SIZE;
 }
 
 }  // namespace
+
+void check_linear_filtering(const Context& context, Format format) {
+    VkFormatProperties props;
+    const FormatInfo& info = format_info(format);
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(), info.vk_format, &props);
+    if (!(props.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT))
+        throw Error("format " + std::string(info.name) + " cannot be filtered linearly on " +
+                    context.device_info().name + ": use rgba8 or rgba16f");
+}
 
 VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, PatchOutput output)
     : context_(context), layout_(std::move(layout)), output_(output) {
@@ -31,7 +38,7 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
         throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
-    if (groups(layout_) > uint64_t{kMaxGroups} * kMaxGroups)
+    if (groups(layout_) > uint64_t{65535} * 65535)
         throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
@@ -53,12 +60,7 @@ VulkanPatchSampler::~VulkanPatchSampler() {
 void VulkanPatchSampler::check(const Texture& texture, VkDeviceSize output_bytes) const {
     const TextureDesc& desc = texture.desc();
     check_patch_target(layout_, output_, desc.width, desc.height, texture.levels(), desc.layers, output_bytes);
-    VkFormatProperties props;
-    const FormatInfo& format = format_info(desc.format);
-    vkGetPhysicalDeviceFormatProperties(context_.physical_device(), format.vk_format, &props);
-    if (!(props.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT))
-        throw Error("format " + std::string(format.name) + " cannot be filtered linearly on " +
-                    context_.device_info().name + ": use rgba8 or rgba16f");
+    check_linear_filtering(context_, desc.format);
 }
 
 void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset,
@@ -75,30 +77,14 @@ void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer 
     VkDescriptorImageInfo image{sampler_.handle(), texture.sampled_view(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkDescriptorBufferInfo patches{patches_.handle(), 0, VK_WHOLE_SIZE};
     VkDescriptorBufferInfo out{output, offset, bytes};
-    std::array<VkWriteDescriptorSet, 3> writes{};
-    for (uint32_t i = 0; i < 3; ++i) {
-        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[i].dstBinding = i;
-        writes[i].descriptorCount = 1;
-        writes[i].descriptorType = i == 0 ? VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    }
-    writes[0].pImageInfo = &image;
-    writes[1].pBufferInfo = &patches;
-    writes[2].pBufferInfo = &out;
+    const std::array<VkWriteDescriptorSet, 3> writes{sampled_image_write(0, &image), storage_buffer_write(1, &patches),
+                                                     storage_buffer_write(2, &out)};
 
-    const uint64_t total = groups(layout_);
-    const auto x = uint32_t(std::min<uint64_t>(total, kMaxGroups));
-    const auto y = uint32_t((total + x - 1) / x);
-    // Earlier reads or writes of the output finish before this dispatch writes it.
-    record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
-                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    const DispatchGrid grid = dispatch_grid(groups(layout_));
+    record_compute_output_before(cmd);
     pipeline.bind(cmd, writes, &params);
-    vkCmdDispatch(cmd, x, y, 1);
-    // The samples become visible to later commands and to the host.
-    record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_2_HOST_BIT,
-                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_HOST_READ_BIT);
+    vkCmdDispatch(cmd, grid.x, grid.y, 1);
+    record_compute_output_after(cmd);
 }
 
 uint64_t VulkanPatchSampler::sample(Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes) {

@@ -5,6 +5,7 @@
 // lavapipe included.
 #include <cstdint>
 
+#include "format.h"
 #include "host_buffer.h"
 #include "patch.h"
 #include "sampler.h"
@@ -14,6 +15,9 @@ namespace tvlm {
 
 class Context;
 class Texture;
+
+// Throws Error saying what to use when `format` cannot be filtered linearly on the device.
+void check_linear_filtering(const Context& context, Format format);
 
 class VulkanPatchSampler {
 public:

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "open_fds.h"
 #include "patch_layouts.h"
+#include "patch_sampling.h"
 #include "random_image.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
@@ -173,7 +174,8 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
         }
 }
 
-TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's kernel) equal the reference, grouped by level or not") {
+TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's job) equal the reference: texture unit, grouped "
+          "by level or not, and software filtering") {
     const CudaStream stream = make_stream();
     const CudaArrayTexture texture = CudaArrayTexture::create({256, 192, 1, 0, Format::rgba8_unorm, false});
     const std::vector<uint8_t> frame = random_frame(texture.desc(), 5);
@@ -182,30 +184,34 @@ TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's kernel) equal t
     copy_to_level0(texture, device_frame.data(), 256 * 4, 0, 1, stream.handle());
     CudaBoxMips(texture).generate(stream.handle());
     const TextureObject object = texture.mipmaps().make_texture_object();
+    const PyramidCopy pyramid = PyramidCopy::copy(texture, stream.handle());
     const std::vector<MipLevels> levels = read_levels(texture);
-    constexpr int kCount = 5000;  // not a multiple of the block
+    constexpr uint32_t kCount = 5000;  // not a multiple of the block
     DeviceBuffer<float4> out(kCount);
-    for (bool coherent : {false, true}) {
-        std::vector<float> by_order[2];
-        for (bool grouped : {false, true}) {
-            CAPTURE(coherent);
-            CAPTURE(grouped);
-            const PointSampling p{object.handle(), kCount, 8.0f, 11u, out.data(), coherent, 1.0f / 256, grouped};
+    for (uint32_t tiles : {0u, 1u}) {
+        CAPTURE(tiles);
+        const gpu::PointSampleParams points{kCount, 8.0f, 11u, tiles, 1.0f / 256};
+        std::vector<float> expected;
+        for (uint32_t i = 0; i < kCount; ++i) {
+            const gpu::PointSample q = gpu::point_sample(points, i);
+            for (double c : reference_trilinear(levels[0], Format::rgba8_unorm, q.u, q.v, q.lod))
+                expected.push_back(static_cast<float>(c));
+        }
+        const auto run = [&](auto launch) {
             TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream.handle()));  // NaN
-            sample_points(p, stream.handle());
-            std::vector<float>& actual = by_order[grouped];
-            actual.resize(4 * size_t{kCount});
+            launch();
+            std::vector<float> actual(4 * size_t{kCount});
             TVLM_CUDA_CHECK(cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.handle()));
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-            std::vector<float> expected;
-            for (uint32_t i = 0; i < kCount; ++i) {
-                const PointSample q = point_sample(p, i);
-                for (double c : reference_trilinear(levels[0], Format::rgba8_unorm, q.u, q.v, q.lod))
-                    expected.push_back(static_cast<float>(c));
-            }
             CHECK(sample_mismatches(expected, actual, false, false) == 0);
-        }
-        CHECK(by_order[0] == by_order[1]);  // the same samples, in sample order
+            return actual;
+        };
+        const auto texture_unit = [&](bool grouped) {
+            return run([&] { sample_points({object.handle(), points, out.data(), grouped}, stream.handle()); });
+        };
+        const std::vector<float> plain = texture_unit(false);
+        CHECK(texture_unit(true) == plain);  // the same samples, in sample order
+        run([&] { sample_points_software(pyramid.pyramid(), points, out.data(), stream.handle()); });
     }
 }
 

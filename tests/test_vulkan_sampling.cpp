@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "error.h"
 #include "generate_mips.h"
@@ -14,6 +15,7 @@
 #include "transfer.h"
 #include "vulkan_fixture.h"
 #include "vulkan_patch_sampler.h"
+#include "vulkan_point_sampler.h"
 
 using namespace tvlm;
 
@@ -121,5 +123,52 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: bad input is refused an
     CHECK_THROWS_WITH_AS(two.sample(images.texture, out.handle(), 0, 2 * (out.size() - 4)),
                          doctest::Contains("2 images but the texture has 1 layers"), Error);
     CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, layout, {.channels = 2}), doctest::Contains("3 or 4 channels"), Error);
+    for (size_t i = 0; i < out.size(); ++i) REQUIRE(static_cast<uint8_t>(out.data()[i]) == 0x5a);
+}
+
+TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan point samples at per-sample LOD (the benchmark's job) match the reference") {
+    constexpr uint32_t kCount = 3000;  // not a multiple of the workgroup
+    VulkanPointSampler sampler(context);
+    HostBuffer out(context.physical_device(), context.device(), 16 * kCount, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f}) {
+        CAPTURE(format_info(format).name);
+        Images images = make_images(context, {test::random_image(256, 192, format, 3)}, format);
+        for (uint32_t tiles : {0u, 1u}) {
+            CAPTURE(tiles);
+            const gpu::PointSampleParams points{kCount, float(images.texture.levels() - 1), 11u, tiles, 1.0f / 256};
+            std::memset(out.data(), 0xff, out.size());  // NaN
+            context.queue().wait(sampler.sample(images.texture, points, out.handle(), 0, out.size()));
+            std::vector<float> expected;
+            for (uint32_t i = 0; i < kCount; ++i) {
+                const gpu::PointSample q = gpu::point_sample(points, i);
+                for (double c : reference_trilinear(images.levels[0], format, q.u, q.v, q.lod))
+                    expected.push_back(float(c));
+            }
+            const std::vector<float> actual = test::output_values(out.data(), 4 * size_t{kCount}, false);
+            CHECK(test::sample_mismatches(expected, actual, false, false) == 0);
+        }
+    }
+}
+
+TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan point samples: bad input is refused and nothing is written") {
+    Images images = make_images(context, {test::random_image(64, 48, Format::rgba8_unorm, 1)}, Format::rgba8_unorm);
+    VulkanPointSampler sampler(context);
+    HostBuffer out(context.physical_device(), context.device(), 16 * 100, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memset(out.data(), 0x5a, out.size());
+    const gpu::PointSampleParams good{100, 2.0f, 1u, 0u, 1.0f / 64};
+    const auto refused = [&](gpu::PointSampleParams points, Texture& texture, VkDeviceSize bytes, const char* why) {
+        CHECK_THROWS_WITH_AS(sampler.sample(texture, points, out.handle(), 0, bytes), doctest::Contains(why), Error);
+    };
+    gpu::PointSampleParams none = good;
+    none.count = 0;
+    refused(none, images.texture, 0, "no samples asked for");
+    refused(good, images.texture, out.size() - 16, "100 samples need 1600");
+    for (float lod : {std::numeric_limits<float>::quiet_NaN(), -1.0f, 6.5f}) {
+        gpu::PointSampleParams bad = good;
+        bad.max_lod = lod;
+        refused(bad, images.texture, out.size(), "outside the texture's levels [0, 6]");
+    }
+    Texture one_level = Texture::create(context, TextureDesc::sampled_2d(64, 48, Format::rgba8_unorm, 1));
+    refused(good, one_level, out.size(), "outside the texture's levels [0, 0]");
     for (size_t i = 0; i < out.size(); ++i) REQUIRE(static_cast<uint8_t>(out.data()[i]) == 0x5a);
 }
