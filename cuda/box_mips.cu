@@ -185,16 +185,16 @@ __device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter
     return out;
 }
 
-// The surface of level a+step: a switch, because indexing the parameter array with a
-// run-time value copies the whole parameter block to local memory.
-__device__ cudaSurfaceObject_t level_surface(const BoxMipsLaunch& l, uint32_t step) {
+// The surface of level a+step among `dst` (levels a+1 ..): a switch, because indexing the
+// parameter array with a run-time value copies the whole parameter block to local memory.
+__device__ cudaSurfaceObject_t level_surface(const cudaSurfaceObject_t (&dst)[TVLM_BOX_MAX_LEVELS], uint32_t step) {
     switch (step) {
-        case 2: return l.dst[1];
-        case 3: return l.dst[2];
-        case 4: return l.dst[3];
-        case 5: return l.dst[4];
-        case 6: return l.dst[5];
-        default: return l.dst[0];
+        case 2: return dst[1];
+        case 3: return dst[2];
+        case 4: return dst[3];
+        case 5: return dst[4];
+        case 6: return dst[5];
+        default: return dst[0];
     }
 }
 
@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
             float4* to = step % 2 == 0 ? tile_b : tile_a;
             const uint32_t i = 2 * ly * edge + 2 * lx;
             const float4 v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
-            if (x < width && y < height) store<T>(level_surface(l, step), x, y, layer, l.layered, v);
+            if (x < width && y < height) store<T>(level_surface(l.dst, step), x, y, layer, l.layered, v);
             to[ly * half_edge + lx] = v;
         }
         edge = half_edge;
@@ -356,16 +356,7 @@ struct TileTarget {
     uint32_t levels, width, height, tile_x, tile_y, layer;
     bool layered;
 
-    __device__ cudaSurfaceObject_t surface(uint32_t step) const {  // a switch: see level_surface
-        switch (step) {
-            case 2: return dst[1];
-            case 3: return dst[2];
-            case 4: return dst[3];
-            case 5: return dst[4];
-            case 6: return dst[5];
-            default: return dst[0];
-        }
-    }
+    __device__ cudaSurfaceObject_t surface(uint32_t step) const { return level_surface(dst, step); }
     // Texel (x, y) of the block's part of level a+step, at tile scale 32 >> (step - 1).
     template <class Word>
     __device__ void store(uint32_t step, Word v, uint32_t x, uint32_t y) const {

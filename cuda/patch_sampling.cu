@@ -201,10 +201,9 @@ void sample_patches_texture(cudaTextureObject_t texture, bool layered, uint32_t 
 void sample_points_software(const SoftwarePyramid& pyramid, const gpu::PointSampleParams& points, float4* out,
                             cudaStream_t stream) {
     if (points.count == 0) return;
-    constexpr uint32_t kPointBlock = 128;
-    const uint32_t grid = (points.count + kPointBlock - 1) / kPointBlock;
-    if (pyramid.rgba8) points_software_kernel<true><<<grid, kPointBlock, 0, stream>>>(pyramid, points, out);
-    else points_software_kernel<false><<<grid, kPointBlock, 0, stream>>>(pyramid, points, out);
+    const uint32_t grid = (points.count + TVLM_POINT_GROUP_SIZE - 1) / TVLM_POINT_GROUP_SIZE;
+    if (pyramid.rgba8) points_software_kernel<true><<<grid, TVLM_POINT_GROUP_SIZE, 0, stream>>>(pyramid, points, out);
+    else points_software_kernel<false><<<grid, TVLM_POINT_GROUP_SIZE, 0, stream>>>(pyramid, points, out);
 }
 
 void sample_patches_software(const SoftwarePyramid& pyramid, const PatchLaunch& launch, cudaStream_t stream) {

@@ -37,7 +37,7 @@ struct PointSampling {
     gpu::PointSampleParams points{};
     float4* out = nullptr;  // device memory, points.count float4
     // Each block's samples sorted by mip level before sampling (same results, same order):
-    // 10% faster on coherent grids, 4% slower on scattered positions (H200, 1024^2).
+    // about 10% faster on 16x16 tiles, 3-7% slower on scattered positions (H200).
     bool group_by_level = false;
 };
 void sample_points(const PointSampling& sampling, cudaStream_t stream);

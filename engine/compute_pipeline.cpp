@@ -8,8 +8,6 @@
 
 namespace tvlm {
 
-namespace {
-
 VkWriteDescriptorSet descriptor_write(uint32_t binding, VkDescriptorType type, const VkDescriptorImageInfo* image,
                                       const VkDescriptorBufferInfo* buffer) {
     VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -21,8 +19,6 @@ VkWriteDescriptorSet descriptor_write(uint32_t binding, VkDescriptorType type, c
     return write;
 }
 
-}  // namespace
-
 VkWriteDescriptorSet sampled_image_write(uint32_t binding, const VkDescriptorImageInfo* image) {
     return descriptor_write(binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, image, nullptr);
 }
@@ -32,9 +28,8 @@ VkWriteDescriptorSet storage_buffer_write(uint32_t binding, const VkDescriptorBu
 }
 
 DispatchGrid dispatch_grid(uint64_t groups) {
-    constexpr uint64_t kMax = 65535;
-    if (groups > kMax * kMax) throw Error("too many workgroups for one dispatch: split the work");
-    const auto x = uint32_t(std::min(groups, kMax));
+    if (groups > kMaxWorkgroups) throw Error("too many workgroups for one dispatch: split the work");
+    const auto x = uint32_t(std::min(groups, uint64_t{65535}));
     return {x, x == 0 ? 0 : uint32_t((groups + x - 1) / x)};
 }
 

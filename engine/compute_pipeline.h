@@ -17,13 +17,17 @@ struct ComputePipelineDesc {
 
 // Workgroups laid out 2D, x at most 65535 (what every device allows per dimension), so that
 // more groups fit one dispatch; shaders index group gl_WorkGroupID.y * x + gl_WorkGroupID.x.
-// Throws Error beyond 65535^2 groups.
+// Throws Error beyond kMaxWorkgroups.
+inline constexpr uint64_t kMaxWorkgroups = uint64_t{65535} * 65535;
 struct DispatchGrid {
     uint32_t x = 0, y = 0;
 };
 DispatchGrid dispatch_grid(uint64_t groups);
 
-// One pushed descriptor: a combined image sampler, or a storage buffer, at `binding`.
+// One pushed descriptor at `binding`: `image` for image types, `buffer` for buffer types;
+// and the two kinds the samplers push.
+VkWriteDescriptorSet descriptor_write(uint32_t binding, VkDescriptorType type, const VkDescriptorImageInfo* image,
+                                      const VkDescriptorBufferInfo* buffer);
 VkWriteDescriptorSet sampled_image_write(uint32_t binding, const VkDescriptorImageInfo* image);
 VkWriteDescriptorSet storage_buffer_write(uint32_t binding, const VkDescriptorBufferInfo* buffer);
 

@@ -5,6 +5,7 @@
 
 #include "barriers.h"
 #include "box_filter.h"
+#include "compute_pipeline.h"
 #include "context.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -86,13 +87,9 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
                 infos[j] = {VK_NULL_HANDLE, views[level][1], VK_IMAGE_LAYOUT_GENERAL};
             }
             std::array<VkWriteDescriptorSet, 2 + TVLM_BOX_MAX_LEVELS> writes{};
-            for (uint32_t b = 0; b < writes.size(); ++b) {
-                writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-                writes[b].dstBinding = b;
-                writes[b].descriptorCount = 1;
-                writes[b].descriptorType = bindings[b];
-                if (b < infos.size()) writes[b].pImageInfo = &infos[b]; else writes[b].pBufferInfo = &tables;
-            }
+            for (uint32_t b = 0; b < writes.size(); ++b)
+                writes[b] = b < infos.size() ? descriptor_write(b, bindings[b], &infos[b], nullptr)
+                                             : descriptor_write(b, bindings[b], nullptr, &tables);
             const bool halves = src.width % 2 == 0 && src.height % 2 == 0;
             (kind == TVLM_BOX_UNORM8 && halves ? packed : general).bind(cmd, writes, &params);
             vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);

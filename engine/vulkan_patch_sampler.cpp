@@ -38,7 +38,7 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
         throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
-    if (groups(layout_) > uint64_t{65535} * 65535)
+    if (groups(layout_) > kMaxWorkgroups)
         throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);

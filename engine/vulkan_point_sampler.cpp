@@ -26,6 +26,7 @@ VulkanPointSampler::~VulkanPointSampler() {
 void VulkanPointSampler::check(const Texture& texture, const gpu::PointSampleParams& points,
                                VkDeviceSize output_bytes) const {
     if (points.count == 0) throw Error("no samples asked for: give a count of at least 1");
+    // (A uint32 count needs at most 2^32 / TVLM_POINT_GROUP_SIZE workgroups: one dispatch.)
     const float last_level = float(texture.levels() - 1);
     if (!std::isfinite(points.max_lod) || points.max_lod < 0.0f || points.max_lod > last_level)
         throw Error("max_lod " + std::to_string(points.max_lod) + " is outside the texture's levels [0, " +
@@ -34,7 +35,6 @@ void VulkanPointSampler::check(const Texture& texture, const gpu::PointSamplePar
         throw Error("the output holds " + std::to_string(output_bytes) + " bytes; " + std::to_string(points.count) +
                     " samples need " + std::to_string(VkDeviceSize{16} * points.count) + " (a vec4 each)");
     check_linear_filtering(context_, texture.desc().format);
-    dispatch_grid((uint64_t{points.count} + TVLM_POINT_GROUP_SIZE - 1) / TVLM_POINT_GROUP_SIZE);
 }
 
 void VulkanPointSampler::record(VkCommandBuffer cmd, Texture& texture, const gpu::PointSampleParams& points,

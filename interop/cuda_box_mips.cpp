@@ -18,7 +18,7 @@ SurfaceTexel surface_texel(Format format) {
     return format_info(format).channels == 1 ? SurfaceTexel::float1 : SurfaceTexel::float4;
 }
 
-// The launch of one pass of the plan (tail, layers and overlap left to the caller).
+// The launch of one pass of the plan (tail, layers and overlap set by the caller).
 BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
                           const BoxPass& pass, uint32_t first_layer) {
     const Extent2D src = level_extent(desc.width, desc.height, pass.src_level);
@@ -34,19 +34,21 @@ BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObje
     return l;
 }
 
-// `next` runs as the tail of `pass` when both run the packed kernel, `pass` rewrites all of
-// its last level with one texel per block (six levels over every tile), `next` is one tile
-// reading that level, and all blocks of `pass` run at once. The ticket costs each block a
-// fence and an atomic before it retires: with one wave of blocks that is paid once and
-// saves a launch (1024^2 RGBA8: 6.4 -> 6.2 us, H200); with several waves it is paid per
-// wave (4096^2: 31.0 -> 34.8 us).
-bool fuses(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
-           uint32_t blocks_at_once, const BoxPass& pass, const BoxPass& next, uint32_t layers) {
+// `next` runs as the tail of `pass` (launches `l` and `next_l`) when both run the packed
+// kernel, `pass` rewrites all of its last level with one texel per block (six levels over
+// every tile), `next` is one tile reading that level, and all blocks of `pass` run at
+// once. The ticket costs each block a fence and an atomic before it retires: with one
+// wave of blocks that is paid once and saves a launch (1024^2 RGBA8: 6.4 -> 6.2 us, H200);
+// with several waves it is paid per wave (4096^2: 31.0 -> 34.8 us).
+bool fuses(const TextureDesc& desc, uint32_t blocks_at_once, const BoxPass& pass, const BoxMipsLaunch& l,
+           const BoxPass& next, const BoxMipsLaunch& next_l, uint32_t layers) {
     const Extent2D last = level_extent(desc.width, desc.height, pass.src_level + pass.levels);
-    return size_t{pass.tiles_x} * pass.tiles_y * layers <= blocks_at_once && pass.levels == TVLM_BOX_MAX_LEVELS && pass.tile_x == 0 && pass.tile_y == 0 && pass.tiles_x == last.width &&
-           pass.tiles_y == last.height && next.src_level == pass.src_level + pass.levels && next.tile_x == 0 &&
-           next.tile_y == 0 && next.tiles_x == 1 && next.tiles_y == 1 && runs_packed(pass_launch(desc, surfaces, kernels, pass, 0)) &&
-           runs_packed(pass_launch(desc, surfaces, kernels, next, 0));
+    const bool whole_level = pass.tile_x == 0 && pass.tile_y == 0 && pass.tiles_x == last.width &&
+                             pass.tiles_y == last.height && pass.levels == TVLM_BOX_MAX_LEVELS;
+    const bool one_tile = next.src_level == pass.src_level + pass.levels && next.tile_x == 0 && next.tile_y == 0 &&
+                          next.tiles_x == 1 && next.tiles_y == 1;
+    return whole_level && one_tile && size_t{pass.tiles_x} * pass.tiles_y * layers <= blocks_at_once &&
+           runs_packed(l) && runs_packed(next_l);
 }
 
 }  // namespace
@@ -58,9 +60,11 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : d
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
                                                         {0, 0, desc_.width, desc_.height});
     blocks_at_once_ = packed_blocks_at_once(surface_texel(desc_.format));
+    std::vector<BoxMipsLaunch> launches;
+    for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, 0));
     size_t words = 0;
     for (size_t p = 0; p + 1 < passes.size(); ++p)
-        if (fuses(desc_, surfaces_, kernels_, blocks_at_once_, passes[p], passes[p + 1], 1))
+        if (fuses(desc_, blocks_at_once_, passes[p], launches[p], passes[p + 1], launches[p + 1], 1))
             words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
     if (words) {
         tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
@@ -80,14 +84,17 @@ void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
 
 void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
+    std::vector<BoxMipsLaunch> launches;
+    for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, first_layer));
     for (size_t p = 0; p < passes.size(); ++p) {
-        BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer);
+        BoxMipsLaunch& l = launches[p];
         l.layers = layers;
         l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
-        if (p + 1 < passes.size() && fuses(desc_, surfaces_, kernels_, blocks_at_once_, passes[p], passes[p + 1], layers)) {
-            const BoxPass& next = passes[++p];
-            for (uint32_t j = 0; j < next.levels; ++j) l.tail.dst[j] = surfaces_[next.src_level + 1 + j].handle();
-            l.tail.levels = next.levels;
+        if (p + 1 < passes.size() &&
+            fuses(desc_, blocks_at_once_, passes[p], l, passes[p + 1], launches[p + 1], layers)) {
+            const BoxMipsLaunch& next = launches[++p];
+            std::copy(std::begin(next.dst), std::end(next.dst), std::begin(l.tail.dst));
+            l.tail.levels = next.params.levels;
             l.tail.scratch = tail_scratch_.data();
             l.tail.counters = tail_counters_.data();
         }
