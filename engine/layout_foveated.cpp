@@ -83,7 +83,7 @@ FoveatedLayout foveated_layout(uint32_t width, uint32_t height, const FoveatedPa
     std::vector<Cell> leaves;
     std::priority_queue<Cell, std::vector<Cell>, LessWanted> splittable;
     const auto place = [&](const Cell& c) {
-        if (c.level > 0 && c.want > 0) splittable.push(c);
+        if (c.level > 0 && (c.want > 0 || params.fill_budget)) splittable.push(c);
         else leaves.push_back(c);
     };
     for (uint64_t y = 0; y < rows; ++y)
@@ -98,6 +98,11 @@ FoveatedLayout foveated_layout(uint32_t width, uint32_t height, const FoveatedPa
         for (uint64_t y = c.y0; y < c.y1; y += half)
             for (uint64_t x = c.x0; x < c.x1; x += half) children.push_back(make_cell(x, y, half, c.level - 1));
         if (count - 1 + children.size() > params.budget) {
+            if (params.fill_budget && count < params.budget) {  // a clipped cell may still fit
+                splittable.pop();
+                leaves.push_back(c);
+                continue;
+            }
             threshold = c.want;  // the first split refused: everything left is at most this wanted
             break;
         }

@@ -32,6 +32,10 @@ struct FoveatedParams {
     double m0 = 0.05;          // M(0) = 1: the fixation wants level 0, e = 0.15 level 2
     double e0 = 0.05;
     double bias = 0.0;         // with m0, shifts D(e); the budget usually binds first
+    // Keep splitting past the magnification rule, most wanted cell first, while a split
+    // fits the budget: what a vision encoder built for `budget` tokens wants (the Python
+    // API). Without it refinement stops where the rule is satisfied.
+    bool fill_budget = false;
 };
 
 // A quadtree of square cells refined toward the fixations, clipped to the image: a cell of
@@ -40,7 +44,10 @@ struct FoveatedParams {
 // minimum budget. Cells are split, most wanted first (largest L - D(e_nearest)), while the
 // split is wanted (D(e_nearest) < L) and the patch count stays within the budget; a
 // split adds at most 3 patches, so the count ends within 3 of the budget unless every
-// wanted split is done. Deterministic: ties go to the cell first in row-major order.
+// wanted split is done. With fill_budget every cell above level 0 may be split, and a
+// split that does not fit is skipped for the next one that does: the count ends within 2
+// of the budget unless every cell is at level 0. Deterministic: ties go to the cell first
+// in row-major order.
 struct FoveatedLayout {
     PatchLayout layout;
     std::vector<uint32_t> cell_level;  // quadtree level of each patch
@@ -67,8 +74,8 @@ struct AnisotropicParams {
 PatchLayout anisotropic_layout(uint32_t width, uint32_t height, const AnisotropicParams& params);
 
 // One layout per image of a batch (same image size, patch size and mode), image b on layer
-// b; N is the largest count and shorter layouts are padded with slots of level -1, which
-// samplers fill with zeros.
-PatchLayout batch_layouts(std::span<const PatchLayout> per_image);
+// b; N is the largest count (at least `min_patches_per_image`) and shorter layouts are
+// padded with slots of level -1, which samplers fill with zeros.
+PatchLayout batch_layouts(std::span<const PatchLayout> per_image, uint32_t min_patches_per_image = 0);
 
 }  // namespace tvlm

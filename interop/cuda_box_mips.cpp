@@ -9,15 +9,6 @@ namespace tvlm {
 
 namespace {
 
-SurfaceTexel surface_texel(Format format) {
-    switch (format_info(format).component) {
-        case ComponentType::u8: return SurfaceTexel::uchar4;
-        case ComponentType::f16: return SurfaceTexel::half4;
-        case ComponentType::f32: break;
-    }
-    return format_info(format).channels == 1 ? SurfaceTexel::float1 : SurfaceTexel::float4;
-}
-
 // The launch of one pass of the plan (tail, layers and overlap set by the caller).
 BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObject>& surfaces, CudaBoxKernels kernels,
                           const BoxPass& pass, uint32_t first_layer) {

@@ -18,6 +18,15 @@ cudaChannelFormatDesc cuda_channel_format(Format format) {
     return {};
 }
 
+SurfaceTexel surface_texel(Format format) {
+    switch (format_info(format).component) {
+        case ComponentType::u8: return SurfaceTexel::uchar4;
+        case ComponentType::f16: return SurfaceTexel::half4;
+        case ComponentType::f32: break;
+    }
+    return format_info(format).channels == 1 ? SurfaceTexel::float1 : SurfaceTexel::float4;
+}
+
 TextureObject CudaMipmaps::make_texture_object(const CudaSamplerDesc& s) const {
     cudaResourceDesc resource{};
     resource.resType = cudaResourceTypeMipmappedArray;

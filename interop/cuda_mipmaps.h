@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "box_mips.h"
 #include "cuda_handle.h"
 #include "texture.h"
 
@@ -42,6 +43,9 @@ struct CudaMipmaps {
 
 // The CUDA channel format of an engine format (no 3-channel arrays exist: RGBA).
 cudaChannelFormatDesc cuda_channel_format(Format format);
+
+// How CUDA surfaces see a level's texels of `format`.
+SurfaceTexel surface_texel(Format format);
 
 // Copies whole layers of level 0 from `texels` (the format's bytes, `row_bytes` apart,
 // layers one after another) in `stream`: a frame in CUDA or host memory into the texture.

@@ -262,3 +262,42 @@ TEST_CASE("batch: one layout per layer, padded to one count") {
     CHECK(meta.size() == batch.patches.size() * 5);
     CHECK_THROWS_AS(batch_layouts(std::vector<PatchLayout>{la, level_grid_layout(256, 512, 16, 0)}), Error);
 }
+
+TEST_CASE("fill_budget refines past the magnification rule to within 2 of the budget, tiling the image") {
+    // The photo of issue 13: without filling, 273 asked gives 159 patches.
+    for (const uint32_t budget : {273u, 100u, 574u, 1000u}) {
+        for (const Fixation fixation : {Fixation{0.5, 0.5}, Fixation{0.0, 1.0}, Fixation{0.9, 0.2}}) {
+            CAPTURE(budget);
+            CAPTURE(fixation.x);
+            FoveatedParams params;
+            params.fixations = {fixation};
+            params.budget = budget;
+            const PatchLayout plain = foveated_layout(720, 477, params).layout;
+            params.fill_budget = true;
+            const PatchLayout filled = foveated_layout(720, 477, params).layout;
+            check_tiles_image(filled);
+            CHECK(filled.patches.size() <= budget);
+            CHECK(filled.patches.size() + 2 >= budget);
+            CHECK(filled.patches.size() >= plain.patches.size());
+        }
+    }
+    FoveatedParams params;
+    params.budget = 273;
+    CHECK(foveated_layout(720, 477, params).layout.patches.size() < 200);
+    // Every cell at level 0 already: nothing finer exists, the count stays below the budget.
+    params.fill_budget = true;
+    params.budget = 1000;
+    const PatchLayout all_fine = foveated_layout(64, 64, params).layout;
+    CHECK(all_fine.patches.size() == 16);
+}
+
+TEST_CASE("batch_layouts pads every image to at least the asked count with masked slots") {
+    FoveatedParams params;
+    params.budget = 10;
+    const PatchLayout one = foveated_layout(64, 64, params).layout;
+    const PatchLayout padded = batch_layouts(std::span(&one, 1), 20);
+    REQUIRE(padded.patches.size() == 20);
+    CHECK(padded.patches_per_image == 20);
+    for (size_t i = one.patches.size(); i < 20; ++i) CHECK(padded.patches[i].level == -1.0f);
+    CHECK(batch_layouts(std::span(&one, 1), 0).patches.size() == one.patches.size());
+}

@@ -1,0 +1,155 @@
+// Tensor <-> texel copies: one thread per texel, the tensor's layout in its strides.
+#include "tensor_texels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda_check.h"
+#include "error.h"
+
+namespace tvlm {
+
+namespace {
+
+__device__ float load(const void* data, TensorDtype dtype, int64_t i) {
+    switch (dtype) {
+        case TensorDtype::u8: return static_cast<const unsigned char*>(data)[i];
+        case TensorDtype::f16: return __half2float(static_cast<const __half*>(data)[i]);
+        case TensorDtype::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
+        case TensorDtype::f32: return static_cast<const float*>(data)[i];
+    }
+    return 0.0f;
+}
+
+__device__ void store(void* data, TensorDtype dtype, int64_t i, float v) {
+    switch (dtype) {
+        case TensorDtype::u8: static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(v); break;
+        case TensorDtype::f16: static_cast<__half*>(data)[i] = __float2half_rn(v); break;
+        case TensorDtype::bf16: static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(v); break;
+        case TensorDtype::f32: static_cast<float*>(data)[i] = v; break;
+    }
+}
+
+// A float in [0, 1] as the byte the engine stores: clamp, then floor(v * 255 + 0.5).
+__device__ float unorm8(float v) { return floorf(fminf(fmaxf(v, 0.0f), 1.0f) * 255.0f + 0.5f); }
+
+// Texel values as 8-bit textures store them (bytes) or float textures (floats).
+__device__ float4 to_texel(float4 v, bool byte_texture, bool byte_tensor) {
+    if (byte_texture == byte_tensor) return v;
+    if (byte_texture) return make_float4(unorm8(v.x), unorm8(v.y), unorm8(v.z), unorm8(v.w));
+    const float s = 1.0f / 255.0f;
+    return make_float4(v.x * s, v.y * s, v.z * s, v.w * s);
+}
+
+__device__ float4 from_texel(float4 t, bool byte_texture, bool byte_tensor) {
+    if (byte_texture == byte_tensor) return t;
+    if (byte_tensor) return make_float4(unorm8(t.x), unorm8(t.y), unorm8(t.z), unorm8(t.w));
+    const float s = 1.0f / 255.0f;
+    return make_float4(t.x * s, t.y * s, t.z * s, t.w * s);
+}
+
+template <SurfaceTexel T> struct Texel;
+template <> struct Texel<SurfaceTexel::uchar4> {
+    using Raw = uchar4;
+    __device__ static float4 value(Raw r) { return make_float4(r.x, r.y, r.z, r.w); }
+    __device__ static Raw raw(float4 v) {
+        return make_uchar4(static_cast<unsigned char>(v.x), static_cast<unsigned char>(v.y),
+                           static_cast<unsigned char>(v.z), static_cast<unsigned char>(v.w));
+    }
+};
+template <> struct Texel<SurfaceTexel::half4> {
+    using Raw = ushort4;  // binary16 bits
+    __device__ static float f(unsigned short b) { return __half2float(__ushort_as_half(b)); }
+    __device__ static unsigned short b(float v) { return __half_as_ushort(__float2half_rn(v)); }
+    __device__ static float4 value(Raw r) { return make_float4(f(r.x), f(r.y), f(r.z), f(r.w)); }
+    __device__ static Raw raw(float4 v) { return make_ushort4(b(v.x), b(v.y), b(v.z), b(v.w)); }
+};
+template <> struct Texel<SurfaceTexel::float4> {
+    using Raw = float4;
+    __device__ static float4 value(Raw r) { return r; }
+    __device__ static Raw raw(float4 v) { return v; }
+};
+
+struct Copy {
+    TensorView tensor;
+    cudaSurfaceObject_t level;
+    bool layered;
+    TexelBlock block;
+};
+
+__device__ int64_t element(const TensorView& t, uint32_t b, uint32_t y, uint32_t x) {
+    return int64_t(b) * t.stride_b + int64_t(y) * t.stride_y + int64_t(x) * t.stride_x;
+}
+
+template <SurfaceTexel T>
+__global__ void write_kernel(Copy c) {
+    const uint32_t x = c.block.x + blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
+    const uint32_t b = blockIdx.z;
+    if (x >= c.block.x + c.block.width || y >= c.block.y + c.block.height) return;
+    const TensorView& t = c.tensor;
+    const bool byte_tensor = t.dtype == TensorDtype::u8;
+    const int64_t e = element(t, b, y, x);
+    float4 v = make_float4(load(t.data, t.dtype, e), load(t.data, t.dtype, e + t.stride_c),
+                           load(t.data, t.dtype, e + 2 * t.stride_c),
+                           t.channels == 4 ? load(t.data, t.dtype, e + 3 * t.stride_c) : (byte_tensor ? 255.0f : 1.0f));
+    const auto raw = Texel<T>::raw(to_texel(v, T == SurfaceTexel::uchar4, byte_tensor));
+    const int xb = int(x * sizeof(raw));
+    if (c.layered) surf2DLayeredwrite(raw, c.level, xb, int(y), int(c.block.first_layer + b));
+    else surf2Dwrite(raw, c.level, xb, int(y));
+}
+
+template <SurfaceTexel T>
+__global__ void read_kernel(Copy c) {
+    const uint32_t x = c.block.x + blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
+    const uint32_t b = blockIdx.z;
+    if (x >= c.block.x + c.block.width || y >= c.block.y + c.block.height) return;
+    typename Texel<T>::Raw raw;
+    const int xb = int(x * sizeof(raw));
+    if (c.layered) surf2DLayeredread(&raw, c.level, xb, int(y), int(c.block.first_layer + b));
+    else surf2Dread(&raw, c.level, xb, int(y));
+    const TensorView& t = c.tensor;
+    const float4 v = from_texel(Texel<T>::value(raw), T == SurfaceTexel::uchar4, t.dtype == TensorDtype::u8);
+    const int64_t e = element(t, b, y, x);
+    store(t.data, t.dtype, e, v.x);
+    store(t.data, t.dtype, e + t.stride_c, v.y);
+    store(t.data, t.dtype, e + 2 * t.stride_c, v.z);
+    if (t.channels == 4) store(t.data, t.dtype, e + 3 * t.stride_c, v.w);
+}
+
+template <template <SurfaceTexel> class Kernel>
+void launch(const Copy& c, SurfaceTexel texel, cudaStream_t stream) {
+    if (c.block.width == 0 || c.block.height == 0 || c.block.layers == 0) return;
+    const dim3 threads(32, 8);
+    const dim3 grid((c.block.width + threads.x - 1) / threads.x, (c.block.height + threads.y - 1) / threads.y,
+                    c.block.layers);
+    switch (texel) {
+        case SurfaceTexel::uchar4: Kernel<SurfaceTexel::uchar4>::launch(grid, threads, c, stream); break;
+        case SurfaceTexel::half4: Kernel<SurfaceTexel::half4>::launch(grid, threads, c, stream); break;
+        case SurfaceTexel::float4: Kernel<SurfaceTexel::float4>::launch(grid, threads, c, stream); break;
+        case SurfaceTexel::float1: throw Error("tensors are copied to and from RGBA textures, not one-channel ones");
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+template <SurfaceTexel T> struct Write {
+    static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) { write_kernel<T><<<g, t, 0, s>>>(c); }
+};
+template <SurfaceTexel T> struct Read {
+    static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) { read_kernel<T><<<g, t, 0, s>>>(c); }
+};
+
+}  // namespace
+
+void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool layered, SurfaceTexel texel,
+                  const TexelBlock& block, cudaStream_t stream) {
+    launch<Write>({tensor, level, layered, block}, texel, stream);
+}
+
+void read_texels(cudaSurfaceObject_t level, bool layered, SurfaceTexel texel, const TexelBlock& block,
+                 const TensorView& tensor, cudaStream_t stream) {
+    launch<Read>({tensor, level, layered, block}, texel, stream);
+}
+
+}  // namespace tvlm

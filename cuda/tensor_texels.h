@@ -1,0 +1,41 @@
+#pragma once
+// Copies between strided tensors (what DLPack hands over: any strides, uint8 / float16 /
+// bfloat16 / float32, channels first or last) and one level of a CUDA mipmapped array,
+// converting on the way, through surfaces: a tensor becomes level 0 of a texture with no
+// staging copy, and levels become tensors again. Stream-ordered, no host sync.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "box_mips.h"
+
+namespace tvlm {
+
+enum class TensorDtype : uint8_t { u8, f16, bf16, f32 };
+
+// Element (b, c, y, x) of a tensor sits at data + b*stride_b + c*stride_c + y*stride_y +
+// x*stride_x elements: [B, C, H, W] and [B, H, W, C] are only different strides.
+struct TensorView {
+    void* data = nullptr;
+    TensorDtype dtype = TensorDtype::u8;
+    int64_t stride_b = 0, stride_c = 0, stride_y = 0, stride_x = 0;
+    uint32_t channels = 4;  // 3 or 4: a texture's alpha is 1 where the tensor has none
+};
+
+// Texels [x, x + width) x [y, y + height) of layers [first_layer, first_layer + layers);
+// tensor element (b, c, y, x) is texel (x, y) of layer first_layer + b.
+struct TexelBlock {
+    uint32_t x = 0, y = 0, width = 0, height = 0;
+    uint32_t first_layer = 0, layers = 1;
+};
+
+// Values convert as the engine's host conversion does (image.h): uint8 tensors are bytes,
+// float tensors are values in [0, 1] for 8-bit textures (clamped, rounded half up) and
+// stored as they are (float16: nearest even) in float textures; 8-bit texels read into
+// float tensors as byte / 255.
+void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool layered, SurfaceTexel texel,
+                  const TexelBlock& block, cudaStream_t stream);
+void read_texels(cudaSurfaceObject_t level, bool layered, SurfaceTexel texel, const TexelBlock& block,
+                 const TensorView& tensor, cudaStream_t stream);
+
+}  // namespace tvlm

@@ -1,0 +1,53 @@
+#include "cuda_pyramid.h"
+
+#include <string>
+
+#include "cuda_check.h"
+#include "error.h"
+#include "patch.h"
+
+namespace tvlm {
+
+CudaPyramid::CudaPyramid(const TextureDesc& desc) {
+    if (format_info(desc.format).channels != 4)
+        throw Error("a pyramid fed from tensors needs an RGBA format, not " + std::string(format_info(desc.format).name));
+    texture_ = CudaArrayTexture::create(desc);
+    mips_ = CudaBoxMips(texture_.mipmaps());
+    for (uint32_t l = 0; l < desc.mip_levels(); ++l) surfaces_.push_back(texture_.mipmaps().make_surface(l));
+    trilinear_ = texture_.mipmaps().make_texture_object(CudaSamplerDesc::trilinear());
+    CudaSamplerDesc anisotropic = CudaSamplerDesc::trilinear();
+    anisotropic.max_anisotropy = kMaxAnisotropy;
+    anisotropic_ = texture_.mipmaps().make_texture_object(anisotropic);
+}
+
+void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream) const {
+    const TexelRect r = checked_dirty_rect(region, desc().width, desc().height, desc().layers);
+    write_texels(tensor, surfaces_[0].handle(), desc().layers > 1, surface_texel(desc().format),
+                 {r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0, region.first_layer, region.layers}, stream);
+}
+
+void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,
+                       cudaStream_t stream) const {
+    if (level >= desc().mip_levels() || layers == 0 || uint64_t{first_layer} + layers > desc().layers)
+        throw Error("read of level " + std::to_string(level) + ", layers " + std::to_string(first_layer) + ".." +
+                    std::to_string(uint64_t{first_layer} + layers) + " from a texture of " +
+                    std::to_string(desc().mip_levels()) + " levels and " + std::to_string(desc().layers) +
+                    " layers: ask for ones that exist");
+    const Extent2D e = level_extent(desc().width, desc().height, level);
+    read_texels(surfaces_[level].handle(), desc().layers > 1, surface_texel(desc().format),
+                {0, 0, e.width, e.height, first_layer, layers}, tensor, stream);
+}
+
+void CudaPyramid::sample(const PatchLaunch& launch, cudaStream_t stream) const {
+    if (launch.width != float(desc().width) || launch.height != float(desc().height))
+        throw Error("the layout is for " + std::to_string(uint32_t(launch.width)) + "x" +
+                    std::to_string(uint32_t(launch.height)) + " images, the pyramid is " +
+                    std::to_string(desc().width) + "x" + std::to_string(desc().height) +
+                    ": compute the layout for the pyramid's size");
+    if (launch.patch_count == 0) return;
+    const TextureObject& object = launch.gradients ? anisotropic_ : trilinear_;
+    sample_patches_texture(object.handle(), desc().layers > 1, 4, launch, stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm

@@ -1,0 +1,49 @@
+#pragma once
+// A mip pyramid that only CUDA holds, fed from tensors: the frame-to-patches path of the
+// Python package and of any CUDA-only caller. Level 0 (or a rectangle of it) is written
+// from a strided tensor, levels are built by CudaBoxMips, any level reads back into a
+// tensor, and patches are sampled by the texture unit. Every call is stream-ordered: no
+// host waits, no allocations after construction. Move-only.
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "cuda_array_texture.h"
+#include "cuda_box_mips.h"
+#include "patch_sampling.h"
+#include "tensor_texels.h"
+
+namespace tvlm {
+
+class CudaPyramid {
+public:
+    // Allocates on the current CUDA device. Throws Error like CudaArrayTexture::create and
+    // for one-channel formats (tensors have 3 or 4 channels).
+    explicit CudaPyramid(const TextureDesc& desc);
+    CudaPyramid(CudaPyramid&&) noexcept = default;
+    CudaPyramid& operator=(CudaPyramid&&) noexcept = default;
+
+    // Copies `region` of level 0 (every texel: {0, 0, width, height, 0, layers}) from the
+    // tensor's element (b, c, y, x) = texel (x, y) of layer first_layer + b. Mips are not
+    // rebuilt. Throws Error, launching nothing, for a region outside the texture.
+    void write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream) const;
+    void generate_mips(cudaStream_t stream) const { mips_.generate(stream); }
+    void update_mips(const DirtyRegion& region, cudaStream_t stream) const { mips_.update(region, stream); }
+    // Every texel of `level` of layers [first_layer, first_layer + layers) into the tensor.
+    void read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,
+              cudaStream_t stream) const;
+    // One launch for every patch of `launch` (its patches in device memory), trilinear, or
+    // 16x anisotropic with gradients. Throws Error, launching nothing, when the launch's
+    // level-0 size is not the texture's.
+    void sample(const PatchLaunch& launch, cudaStream_t stream) const;
+
+    const TextureDesc& desc() const { return texture_.desc(); }
+
+private:
+    CudaArrayTexture texture_;
+    CudaBoxMips mips_;
+    std::vector<SurfaceObject> surfaces_;  // one per level
+    TextureObject trilinear_, anisotropic_;
+};
+
+}  // namespace tvlm
