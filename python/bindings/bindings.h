@@ -1,0 +1,16 @@
+#pragma once
+// The parts of the extension module texturevlm._core, one per concept.
+#include <nanobind/nanobind.h>
+
+namespace tvlm::py {
+
+namespace nb = nanobind;
+
+void bind_chart(nb::module_& m);
+void bind_layouts(nb::module_& m);
+void bind_devices(nb::module_& m);
+void bind_cpu(nb::module_& m);
+void bind_vulkan(nb::module_& m);
+void bind_cuda(nb::module_& m);  // without a CUDA build: cuda_built() is False, nothing else
+
+}  // namespace tvlm::py

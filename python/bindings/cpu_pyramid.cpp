@@ -1,0 +1,95 @@
+// The CPU reference backend: levels as the GPU would store them, sampled in double
+// precision (engine/reference_*). The definition the GPU backends are tested against.
+#include <nanobind/stl/string.h>
+
+#include <string>
+#include <vector>
+
+#include "arrays.h"
+#include "bindings.h"
+#include "error.h"
+#include "reference_mips.h"
+#include "reference_sampling.h"
+#include "texture.h"
+
+namespace tvlm::py {
+
+namespace {
+
+class CpuPyramid {
+public:
+    CpuPyramid(uint32_t width, uint32_t height, uint32_t layers, const std::string& format, uint32_t levels)
+        : desc_{width, height, layers, levels, parse_format(format), false} {
+        check_texture_desc(desc_, {16384, 2048, "the CPU backend's limit", "layers", "CPU backend"});
+        if (format_info(desc_.format).channels != 4)
+            throw Error("pyramids fed from arrays need an RGBA format, not " + format);
+        for (uint32_t l = 0; l < layers; ++l) {
+            MipLevels chain;
+            for (uint32_t m = 0; m < desc_.mip_levels(); ++m) {
+                const Extent2D e = level_extent(width, height, m);
+                chain.emplace_back(e.width, e.height, 4);
+            }
+            images_.push_back(std::move(chain));
+        }
+    }
+
+    void upload(const HostArray& array, uint32_t layer, uint32_t x, uint32_t y) {
+        const HostPixels pixels = host_pixels(array);
+        if (layer >= desc_.layers || uint64_t{x} + pixels.width > desc_.width ||
+            uint64_t{y} + pixels.height > desc_.height)
+            throw Error("pixels of " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) + " at (" +
+                        std::to_string(x) + ", " + std::to_string(y) + ") of layer " + std::to_string(layer) +
+                        " do not fit a " + std::to_string(desc_.width) + "x" + std::to_string(desc_.height) + "x" +
+                        std::to_string(desc_.layers) + " pyramid");
+        const ImageF texels = quantize(to_image(pixels, 4), desc_.format);
+        ImageF& base = images_[layer][0];
+        for (uint32_t j = 0; j < texels.height; ++j)
+            for (uint32_t i = 0; i < texels.width; ++i)
+                for (uint32_t c = 0; c < 4; ++c) base.at(x + i, y + j, c) = texels.at(i, j, c);
+    }
+
+    void generate_mipmaps(const std::string& filter) {
+        const MipFilter f = parse_mip_filter(filter);
+        for (MipLevels& chain : images_) chain = reference_mip_chain(chain[0], desc_.format, f, desc_.mip_levels());
+    }
+
+    // Stored texel values of one level: [h, w, 4] in the format's component type.
+    NumpyArray level(uint32_t level, uint32_t layer) const {
+        if (level >= desc_.mip_levels() || layer >= desc_.layers)
+            throw Error("level " + std::to_string(level) + " of layer " + std::to_string(layer) +
+                        " does not exist: the pyramid has " + std::to_string(desc_.mip_levels()) + " levels and " +
+                        std::to_string(desc_.layers) + " layers");
+        const ImageF& image = images_[layer][level];
+        return owned_array(encode_texels(image, desc_.format), {image.height, image.width, 4},
+                           component_dtype(format_info(desc_.format).component));
+    }
+
+    // float32 [images * N, C, P, P].
+    NumpyArray sample(const PatchLayout& layout, uint32_t channels) const {
+        check_patch_target(layout, {channels, false}, desc_.width, desc_.height, desc_.mip_levels(), desc_.layers,
+                           PatchOutput{channels, false}.bytes(layout));
+        const uint32_t p = layout.patch_size;
+        std::vector<float> values = reference_sample_patches(layout, images_, desc_.format, channels);
+        return owned_array(std::move(values), {layout.patches.size(), channels, p, p}, nb::dtype<float>());
+    }
+
+private:
+    TextureDesc desc_;
+    std::vector<MipLevels> images_;
+};
+
+}  // namespace
+
+void bind_cpu(nb::module_& m) {
+    using Release = nb::call_guard<nb::gil_scoped_release>;
+    nb::class_<CpuPyramid>(m, "CpuPyramid", "A mip pyramid on the CPU reference backend.")
+        .def(nb::init<uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(), nb::arg("width"),
+             nb::arg("height"), nb::arg("layers"), nb::arg("format"), nb::arg("levels"))
+        .def("upload", &CpuPyramid::upload, nb::arg("pixels"), nb::arg("layer"), nb::arg("x") = 0, nb::arg("y") = 0,
+             Release())
+        .def("generate_mipmaps", &CpuPyramid::generate_mipmaps, nb::arg("filter"), Release())
+        .def("level", &CpuPyramid::level, nb::arg("level"), nb::arg("layer"))
+        .def("sample", &CpuPyramid::sample, nb::arg("layout"), nb::arg("channels"), Release());
+}
+
+}  // namespace tvlm::py

@@ -1,0 +1,194 @@
+// The CUDA backend for CUDA tensors: CudaPyramid (interop/cuda_pyramid.h) driven with raw
+// device pointers and the caller's stream, so a call costs a few launches and no host
+// sync. The Python side checks shapes, dtypes and devices before it calls in.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+
+#include "arrays.h"
+#include "bindings.h"
+#include "error.h"
+#ifdef TVLM_HAVE_CUDA
+#include "cuda_check.h"
+#include "cuda_pyramid.h"
+#include "device_buffer.h"
+#include "patch.h"
+#endif
+
+namespace tvlm::py {
+
+#ifdef TVLM_HAVE_CUDA
+namespace {
+
+// Makes `device` current for a call and restores the caller's device after it.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device) {
+        TVLM_CUDA_CHECK(cudaGetDevice(&previous_));
+        if (previous_ != device) TVLM_CUDA_CHECK(cudaSetDevice(device));
+    }
+    ~DeviceGuard() {
+        int now = previous_;
+        cudaGetDevice(&now);
+        if (now != previous_) cudaSetDevice(previous_);
+    }
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = 0;
+};
+
+cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
+
+// A tensor as Python describes it: data pointer, dtype name, strides in elements (b, c, y, x).
+TensorView tensor_view(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
+                       uint32_t channels) {
+    TensorView t;
+    t.data = reinterpret_cast<void*>(data);
+    if (dtype == "uint8") t.dtype = TensorDtype::u8;
+    else if (dtype == "float16") t.dtype = TensorDtype::f16;
+    else if (dtype == "bfloat16") t.dtype = TensorDtype::bf16;
+    else if (dtype == "float32") t.dtype = TensorDtype::f32;
+    else throw Error("tensors must be uint8, float16, bfloat16 or float32, not " + dtype);
+    if (strides.size() != 4) throw Error("a tensor view needs four strides (b, c, y, x)");
+    if (channels != 3 && channels != 4) throw Error("tensors need 3 or 4 channels, not " + std::to_string(channels));
+    if (!t.data) throw Error("the tensor has no data (a null pointer)");
+    t.stride_b = strides[0];
+    t.stride_c = strides[1];
+    t.stride_y = strides[2];
+    t.stride_x = strides[3];
+    t.channels = channels;
+    return t;
+}
+
+class CudaPyramidBinding {
+public:
+    CudaPyramidBinding(int device, uint32_t width, uint32_t height, uint32_t layers, const std::string& format,
+                       uint32_t levels)
+        : device_(device), pyramid_(make(device, {width, height, layers, levels, parse_format(format), false})) {}
+
+    void write(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides, uint32_t channels,
+               uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer, uint32_t layers,
+               uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        pyramid_.write(tensor_view(data, dtype, strides, channels), {x, y, width, height, first_layer, layers},
+                       stream_of(stream));
+    }
+    void generate_mipmaps(uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        pyramid_.generate_mips(stream_of(stream));
+    }
+    void update_mipmaps(uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer,
+                        uint32_t layers, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        pyramid_.update_mips({x, y, width, height, first_layer, layers}, stream_of(stream));
+    }
+    void read(uint32_t level, uint32_t first_layer, uint32_t layers, uintptr_t data, const std::string& dtype,
+              const std::vector<int64_t>& strides, uint32_t channels, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        pyramid_.read(level, first_layer, layers, tensor_view(data, dtype, strides, channels), stream_of(stream));
+    }
+    // `records`: the layout's patches in this device's memory; `out`: [patches, C, P, P].
+    void sample(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels, bool gradients,
+                bool half, uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (channels != 3 && channels != 4) throw Error("patches have 3 or 4 channels, not " + std::to_string(channels));
+        if (patch_size == 0 || patch_size > kMaxPatchSize)
+            throw Error("patch size " + std::to_string(patch_size) + " is outside 1.." + std::to_string(kMaxPatchSize));
+        if (!records || !out) throw Error("sampling needs the layout's records and an output in CUDA memory");
+        pyramid_.sample({reinterpret_cast<const gpu::PatchGpu*>(records), patch_count, patch_size, channels, gradients,
+                         half, float(width), float(height), reinterpret_cast<void*>(out)},
+                        stream_of(stream));
+    }
+    int device() const { return device_; }
+    uint32_t levels() const { return pyramid_.desc().mip_levels(); }
+
+private:
+    static CudaPyramid make(int device, const TextureDesc& desc) {
+        const DeviceGuard guard(device);
+        return CudaPyramid(desc);
+    }
+    int device_;
+    CudaPyramid pyramid_;
+};
+
+// Device memory owned by Python, handed out through DLPack (nb::ndarray on the CUDA device).
+struct CudaBlock {
+    DeviceBuffer<unsigned char> buffer;
+    int device;
+    ~CudaBlock() {
+        const DeviceGuard guard(device);
+        buffer.reset();
+    }
+};
+
+// A layout's patch records copied once to one device's memory (layouts are reused).
+nb::ndarray<> cuda_copy(int device, nb::ndarray<nb::device::cpu, nb::c_contig, nb::ro> host) {
+    const DeviceGuard guard(device);
+    const size_t bytes = host.nbytes();
+    auto* block = new CudaBlock{DeviceBuffer<unsigned char>(bytes ? bytes : 1), device};
+    nb::capsule owner(block, [](void* p) noexcept { delete static_cast<CudaBlock*>(p); });
+    TVLM_CUDA_CHECK(cudaMemcpy(block->buffer.data(), host.data(), bytes, cudaMemcpyHostToDevice));
+    std::vector<size_t> shape(host.ndim());
+    for (size_t i = 0; i < host.ndim(); ++i) shape[i] = host.shape(i);
+    return nb::ndarray<>(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, host.dtype(),
+                         nb::device::cuda::value, device);
+}
+
+// Uninitialised device memory of `shape` and `dtype`, for frameworks other than torch.
+nb::ndarray<> cuda_empty(int device, const std::vector<size_t>& shape, const std::string& dtype) {
+    nb::dlpack::dtype d;
+    if (dtype == "float32") d = nb::dtype<float>();
+    else if (dtype == "float16") d = component_dtype(ComponentType::f16);
+    else if (dtype == "uint8") d = nb::dtype<uint8_t>();
+    else if (dtype == "bfloat16") d = {uint8_t(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    else throw Error("no CUDA buffers of dtype " + dtype);
+    size_t count = 1;
+    for (size_t s : shape) count *= s;
+    const DeviceGuard guard(device);
+    auto* block = new CudaBlock{DeviceBuffer<unsigned char>(count * d.bits / 8 + 1), device};
+    nb::capsule owner(block, [](void* p) noexcept { delete static_cast<CudaBlock*>(p); });
+    return nb::ndarray<>(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, d, nb::device::cuda::value,
+                         device);
+}
+
+}  // namespace
+
+void bind_cuda(nb::module_& m) {
+    m.def("cuda_built", [] { return true; }, "Whether texturevlm was built with the CUDA backend.");
+    nb::class_<CudaPyramidBinding>(m, "CudaPyramid", "A mip pyramid in a CUDA mipmapped array, fed from tensors.")
+        .def(nb::init<int, uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(), nb::arg("device"),
+             nb::arg("width"), nb::arg("height"), nb::arg("layers"), nb::arg("format"), nb::arg("levels"))
+        .def("write", &CudaPyramidBinding::write, nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),
+             nb::arg("channels"), nb::arg("x"), nb::arg("y"), nb::arg("width"), nb::arg("height"),
+             nb::arg("first_layer"), nb::arg("layers"), nb::arg("stream"))
+        .def("generate_mipmaps", &CudaPyramidBinding::generate_mipmaps, nb::arg("stream"))
+        .def("update_mipmaps", &CudaPyramidBinding::update_mipmaps, nb::arg("x"), nb::arg("y"), nb::arg("width"),
+             nb::arg("height"), nb::arg("first_layer"), nb::arg("layers"), nb::arg("stream"))
+        .def("read", &CudaPyramidBinding::read, nb::arg("level"), nb::arg("first_layer"), nb::arg("layers"),
+             nb::arg("data"), nb::arg("dtype"), nb::arg("strides"), nb::arg("channels"), nb::arg("stream"))
+        .def("sample", &CudaPyramidBinding::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
+             nb::arg("channels"), nb::arg("gradients"), nb::arg("half"), nb::arg("width"), nb::arg("height"),
+             nb::arg("out"), nb::arg("stream"))
+        .def_prop_ro("device", &CudaPyramidBinding::device)
+        .def_prop_ro("levels", &CudaPyramidBinding::levels);
+    m.def(
+        "data_ptr", [](nb::ndarray<> array) { return reinterpret_cast<uintptr_t>(array.data()); }, nb::arg("array"),
+        "The data pointer of any DLPack array (a buffer made by cuda_copy or cuda_empty).");
+    m.def("cuda_copy", &cuda_copy, nb::arg("device"), nb::arg("host"),
+          "A copy of a host array in CUDA device memory, exported through DLPack.");
+    m.def("cuda_empty", &cuda_empty, nb::arg("device"), nb::arg("shape"), nb::arg("dtype"),
+          "Uninitialised CUDA device memory exported through DLPack (for frameworks other than torch).");
+}
+
+#else
+
+void bind_cuda(nb::module_& m) {
+    m.def("cuda_built", [] { return false; }, "Whether texturevlm was built with the CUDA backend.");
+}
+
+#endif
+
+}  // namespace tvlm::py

@@ -1,0 +1,15 @@
+// texturevlm._core: the engine for the Python package (python/texturevlm is the public API).
+#include "bindings.h"
+#include "error.h"
+
+NB_MODULE(_core, m) {
+    m.doc() = "texturevlm's engine: layouts, and mip pyramids on the CPU reference, Vulkan and CUDA.";
+    // The one error type; its message says what was wrong and what to do.
+    nanobind::exception<tvlm::Error>(m, "Error", PyExc_RuntimeError);
+    tvlm::py::bind_chart(m);
+    tvlm::py::bind_layouts(m);
+    tvlm::py::bind_devices(m);
+    tvlm::py::bind_cpu(m);
+    tvlm::py::bind_vulkan(m);
+    tvlm::py::bind_cuda(m);
+}

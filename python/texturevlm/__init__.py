@@ -1,0 +1,22 @@
+"""texturevlm: patch tokens for vision-language models from GPU texture hardware.
+
+Tensors in, tensors out (torch, NumPy, CuPy, JAX through DLPack), with no copies: CUDA
+tensors are read in place and sampled by the texture unit on the current stream; host
+arrays go through Vulkan compute (any GPU, or lavapipe) or the CPU reference.
+
+    import texturevlm as tv
+    pyramid = tv.TexturePyramid(image)                 # [C, H, W] or [B, C, H, W]
+    patches, meta = pyramid.sample_foveated((0.5, 0.5), num_patches=273)
+
+Errors are texturevlm.Error (a RuntimeError) with a message that says what to do."""
+from ._core import Error, cuda_built
+from ._devices import Device, devices, unavailable
+from .functional import clear_cache, generate_mipmaps, sample_patches
+from .layouts import Layout
+from .pyramid import Patches, TexturePyramid
+from . import layouts
+from .chart import test_chart
+
+__all__ = ["Error", "Device", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built", "devices",
+           "generate_mipmaps", "layouts", "sample_patches", "test_chart", "unavailable"]
+__version__ = "0.1.0"

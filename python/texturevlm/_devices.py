@@ -1,0 +1,75 @@
+"""Devices and the backends each serves. Vulkan contexts are made once per device and
+shared by every pyramid on it; a CUDA device's Vulkan twin is the one with its UUID."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from . import _core
+from ._core import Error
+
+log = logging.getLogger("texturevlm")
+
+_lock = threading.Lock()
+_vulkan: Dict[str, "_core.VulkanDevice"] = {}
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of this machine and what texturevlm can run on it."""
+
+    name: str
+    uuid: str
+    backends: List[str] = field(default_factory=list)  # of "cuda", "vulkan"
+    cuda_index: Optional[int] = None
+    vulkan_index: Optional[int] = None
+    type: str = ""  # Vulkan's device type: "discrete", "cpu", ...
+
+
+def devices() -> List[Device]:
+    """Every CUDA and Vulkan device, matched by UUID: a GPU that both see is one Device
+    with both backends. The CPU reference backend is always there and not listed."""
+    vulkan = _core.vulkan_devices()
+    cuda = _core.cuda_devices()
+    found: Dict[str, dict] = {}
+    for d in cuda["devices"]:
+        found[d["uuid"]] = dict(name=d["name"], uuid=d["uuid"], backends=["cuda"], cuda_index=d["index"])
+    for d in vulkan["devices"]:
+        entry = found.setdefault(d["uuid"], dict(name=d["name"], uuid=d["uuid"], backends=[]))
+        entry["backends"].append("vulkan")
+        entry["vulkan_index"] = d["index"]
+        entry["type"] = d["type"]
+    return [Device(**entry) for entry in found.values()]
+
+
+def unavailable() -> Dict[str, str]:
+    """Why the Vulkan or CUDA backend has no device ('' where it has one)."""
+    return {"vulkan": _core.vulkan_devices()["unavailable"], "cuda": _core.cuda_devices()["unavailable"]}
+
+
+def validation_requested() -> bool:
+    """TVLM_VALIDATION=1 turns the Vulkan validation layers on (as for the tvlm command)."""
+    return os.environ.get("TVLM_VALIDATION", "") not in ("", "0")
+
+
+def vulkan_device(selector: str = "") -> "_core.VulkanDevice":
+    """The shared Vulkan context for `selector` ('' = the best device; an index, a name
+    substring or a UUID). Raises Error when no Vulkan driver or device is found."""
+    with _lock:
+        device = _vulkan.get(selector)
+        if device is None:
+            device = _core.VulkanDevice(selector, validation_requested())
+            log.debug("texturevlm: Vulkan device %s (%s)", device.name, device.uuid)
+            _vulkan[selector] = device
+        return device
+
+
+def vulkan_twin(cuda_index: int) -> "_core.VulkanDevice":
+    """The Vulkan context of the GPU that is CUDA device `cuda_index` (equal UUIDs)."""
+    for d in _core.cuda_devices()["devices"]:
+        if d["index"] == cuda_index:
+            return vulkan_device(d["uuid"])
+    raise Error(f"CUDA device {cuda_index} does not exist: {_core.cuda_devices()['unavailable'] or 'see texturevlm.devices()'}")

@@ -1,0 +1,209 @@
+"""Tensors in and out: which framework an input comes from, where its memory is, and
+outputs allocated in the same framework on the same device (torch's caching allocator for
+torch, so outputs cost no cudaMalloc after warm-up and work with CUDA graphs).
+
+Nothing here copies an input: CUDA tensors are read in place through their strides."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._core import Error
+
+#: dtype names the engine reads (bfloat16 maps to float32 textures).
+DTYPES = ("uint8", "float16", "bfloat16", "float32")
+
+
+def framework_of(x: Any) -> str:
+    """'torch', 'numpy', 'cupy' or 'jax' for a tensor or array; raises Error otherwise."""
+    module = type(x).__module__
+    if module.startswith("torch"):
+        return "torch"
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    if module.startswith("cupy"):
+        return "cupy"
+    if module.startswith(("jax", "jaxlib")):
+        return "jax"
+    if hasattr(x, "__dlpack__"):
+        return "numpy"  # another host array: read through np.from_dlpack
+    raise Error(
+        f"expected an image tensor or array (torch, NumPy, CuPy, JAX or anything with __dlpack__), "
+        f"got {type(x).__name__}: pass the image as a tensor of shape [C, H, W] or [B, C, H, W]")
+
+
+@dataclass
+class ImageSpec:
+    """An input image as the engine sees it: element (b, c, y, x) of `data` lies
+    `strides` elements from `ptr` (b, c, y, x order)."""
+
+    framework: str
+    device: str                 # "cpu" or "cuda"
+    device_index: int
+    dtype: str                  # one of DTYPES
+    batch: int
+    channels: int
+    height: int
+    width: int
+    strides: Tuple[int, int, int, int]
+    ptr: int
+    batched: bool               # the input had a batch dimension
+    channels_last: bool
+    array: Any                  # the input itself (kept alive while in use)
+
+
+def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
+    """Describes `x` ([C, H, W] or [B, C, H, W]; [H, W, C] / [B, H, W, C] with
+    channels_last=True). Raises Error for other ranks, dtypes, channel counts or devices."""
+    framework = framework_of(x)
+    if framework == "numpy" and not isinstance(x, np.ndarray):
+        x = np.from_dlpack(x)
+    if framework == "torch":
+        shape, dtype = tuple(x.shape), str(x.dtype).replace("torch.", "")
+        strides = tuple(x.stride())
+        device = x.device.type
+        index = (x.device.index or 0) if device == "cuda" else 0
+        ptr = x.data_ptr()
+    elif framework == "numpy":
+        shape, dtype = x.shape, x.dtype.name
+        strides = tuple(s // x.itemsize for s in x.strides) if x.itemsize else ()
+        device, index, ptr = "cpu", 0, x.ctypes.data
+    elif framework == "cupy":
+        shape, dtype = x.shape, x.dtype.name
+        strides = tuple(s // x.itemsize for s in x.strides)
+        device, index, ptr = "cuda", x.device.id, x.data.ptr
+    else:  # jax: row-major buffers
+        shape, dtype = tuple(x.shape), x.dtype.name
+        strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        dev = list(x.devices())[0]
+        device = "cuda" if dev.platform == "gpu" else "cpu"
+        index, ptr = dev.id, x.unsafe_buffer_pointer()
+    if device not in ("cpu", "cuda"):
+        raise Error(f"images on device '{device}' are not supported: use a CPU or CUDA tensor")
+    if len(shape) not in (3, 4):
+        layout = "[H, W, C] or [B, H, W, C]" if channels_last else "[C, H, W] or [B, C, H, W]"
+        raise Error(f"an image has rank 3 or 4 ({layout}), got shape {list(shape)}")
+    if dtype not in DTYPES:
+        raise Error(f"image dtype {dtype} is not supported: use uint8, float16, bfloat16 or float32")
+    batched = len(shape) == 4
+    if not batched:
+        shape, strides = (1,) + tuple(shape), (0,) + tuple(strides)
+    if channels_last:
+        b, h, w, c = shape
+        sb, sy, sx, sc = strides
+    else:
+        b, c, h, w = shape
+        sb, sc, sy, sx = strides
+    if c not in (3, 4):
+        where = "last" if channels_last else "first (after the batch)"
+        raise Error(f"an image has 3 or 4 channels, got {c} in shape {list(x.shape)} (channels {where}; "
+                    f"pass channels_last=True for [H, W, C] images)")
+    if h == 0 or w == 0 or b == 0:
+        raise Error(f"image shape {list(x.shape)} is empty: every dimension must be at least 1")
+    if min(sb, sc, sy, sx) < 0:
+        raise Error("images with negative strides are not supported: pass a copy (x.copy() / x.clone())")
+    return ImageSpec(framework, device, int(index), dtype, int(b), int(c), int(h), int(w),
+                     (int(sb), int(sc), int(sy), int(sx)), int(ptr), batched, channels_last, x)
+
+
+def host_layers(spec: ImageSpec) -> list:
+    """The image's layers as interleaved host arrays [H, W, C] (uint8, float16 or float32),
+    what the Vulkan and CPU backends upload."""
+    x = spec.array
+    if spec.framework == "torch":
+        x = x.detach()
+        if str(x.dtype) == "torch.bfloat16":
+            x = x.float()
+        x = x.cpu().numpy()
+    elif spec.framework == "jax":
+        x = np.asarray(x)
+    elif spec.framework == "cupy":
+        raise Error("a CuPy array lives on the GPU: use backend='cuda' (or 'auto')")
+    if not spec.batched:
+        x = x[None]
+    if not spec.channels_last:
+        x = np.moveaxis(x, 1, -1)
+    return [np.ascontiguousarray(layer) for layer in x]
+
+
+def cuda_stream(framework: str, device_index: int, stream: Any = None) -> int:
+    """The raw cudaStream_t to enqueue on: `stream` (a torch or CuPy stream, or a handle),
+    else the framework's current stream on the device."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attribute in ("cuda_stream", "ptr"):
+            if hasattr(stream, attribute):
+                return int(getattr(stream, attribute))
+        raise Error(f"stream must be a torch.cuda.Stream, a cupy Stream or a raw handle (int), "
+                    f"got {type(stream).__name__}")
+    if framework == "torch":
+        import torch
+        return torch.cuda.current_stream(device_index).cuda_stream
+    if framework == "cupy":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return 0  # the legacy default stream: ordered with every blocking stream
+
+
+def empty(framework: str, device: str, device_index: int, shape: Sequence[int], dtype: str) -> Any:
+    """An uninitialised output in `framework` on the device (no copy will follow)."""
+    if framework == "torch":
+        import torch
+        target = torch.device(device, device_index) if device == "cuda" else torch.device("cpu")
+        return torch.empty(tuple(shape), dtype=getattr(torch, dtype), device=target)
+    if device == "cpu":
+        return np.empty(tuple(shape), dtype=np.dtype(dtype))
+    if framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(device_index):
+            return cupy.empty(tuple(shape), dtype=dtype)
+    from . import _core
+    buffer = _core.cuda_empty(device_index, list(shape), dtype)
+    if framework == "jax":
+        import jax.dlpack
+        return jax.dlpack.from_dlpack(buffer)
+    return buffer
+
+
+def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:
+    """Data pointer and strides in elements of an output made by empty()."""
+    if framework == "torch":
+        return x.data_ptr(), tuple(x.stride())
+    if framework == "cupy":
+        return x.data.ptr, tuple(s // x.itemsize for s in x.strides)
+    if framework == "jax":
+        shape = x.shape
+        return x.unsafe_buffer_pointer(), tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    return x.ctypes.data, tuple(s // x.itemsize for s in x.strides)
+
+
+def from_host(array: np.ndarray, framework: str, like: Optional[Any] = None) -> Any:
+    """A host result in the caller's framework: torch CPU tensors share the NumPy memory."""
+    if framework == "torch":
+        import torch
+        return torch.from_numpy(array)
+    return array
+
+
+class torch_stream:
+    """`with torch_stream(stream):` makes `stream` torch's current stream (None: unchanged)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.context: Any = None
+
+    def __enter__(self) -> None:
+        if self.stream is not None:
+            import torch
+            s = self.stream
+            if isinstance(s, int):
+                s = torch.cuda.ExternalStream(s)
+            self.context = torch.cuda.stream(s)
+            self.context.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.context is not None:
+            self.context.__exit__(*exc)

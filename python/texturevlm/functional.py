@@ -1,0 +1,128 @@
+"""Functions of a whole frame: image in, mip levels or patches out, the per-frame path of a
+model. On CUDA they reuse one texture per (device, size, batch, format) and go through the
+torch custom ops of texturevlm.ops for torch tensors, so torch.compile traces them and
+CUDA graphs capture them."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _tensors, layouts
+from ._backends import DEFAULT_FORMAT, CudaBackend, full_levels
+from ._core import Error
+from ._tensors import ImageSpec
+from .pyramid import Patches, TexturePyramid, _check_format, _out_dtype
+
+_lock = threading.Lock()
+_textures: Dict[Tuple[int, int, int, int, str, int], CudaBackend] = {}
+
+
+def cuda_texture(spec: ImageSpec, format: str, levels: int) -> CudaBackend:
+    """The texture kept for frames of this device, size, batch and format (8 kept; a texture
+    of the first use is allocated then, never again)."""
+    key = (spec.device_index, spec.width, spec.height, spec.batch, format, levels)
+    with _lock:
+        texture = _textures.pop(key, None)
+        if texture is None:
+            texture = CudaBackend(spec.device_index, spec.width, spec.height, spec.batch, format, levels)
+        _textures[key] = texture
+        while len(_textures) > 8:
+            _textures.pop(next(iter(_textures)))
+        return texture
+
+
+def clear_cache() -> None:
+    """Frees the textures kept for the functional API."""
+    with _lock:
+        _textures.clear()
+
+
+def stores_exactly(format: str, dtype: str) -> bool:
+    """Whether level 0 of `format` holds values of `dtype` unchanged (so level 0 is the input)."""
+    return dtype != "bfloat16" and DEFAULT_FORMAT[dtype] == format
+
+
+def _levels(spec: ImageSpec, levels: Optional[int]) -> int:
+    full = full_levels(spec.width, spec.height)
+    if levels is not None and not 1 <= levels <= full:
+        raise Error(f"levels must be in 1..{full} for a {spec.width}x{spec.height} image, not {levels}")
+    return levels or full
+
+
+def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = None, format: Optional[str] = None,
+                     backend: str = "auto", channels_last: bool = False, stream: Any = None) -> List[Any]:
+    """The mip chain of `image` ([C, H, W] or [B, C, H, W]) as a list of tensors, level 0
+    first, each in the input's framework, dtype and layout. Level l is max(1, W >> l) x
+    max(1, H >> l). 'box' is the exact area average: for even sizes a chain of
+    avg_pool2d(x, 2) (within float rounding; uint8 rounds half up), for odd sizes every
+    source texel weighted by its overlap (README, "Mip filters"). Level 0 is the input
+    itself (no copy) where the format stores it exactly (the default format does)."""
+    spec = _tensors.image_spec(image, channels_last)
+    format = _check_format(format, spec.dtype)
+    count = _levels(spec, levels)
+    first = 1 if stores_exactly(format, spec.dtype) else 0
+    if spec.device == "cuda" and backend in ("auto", "cuda") and filter == "box":
+        if spec.framework == "torch":
+            from . import ops
+            with _tensors.torch_stream(stream):
+                rest = ops.mipmaps(image, count, format, channels_last, first)
+            return ([image] if first else []) + list(rest)
+        texture = cuda_texture(spec, format, count)
+        s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
+        texture.write(spec, [(0, 0, spec.width, spec.height)], s)
+        texture.mips(None, spec.batch, s, "box")
+        return ([image] if first else []) + [read_level(texture, spec, l, s) for l in range(first, count)]
+    pyramid = TexturePyramid(image, format, count, backend, channels_last, filter, stream)
+    return ([image] if first else []) + [pyramid.level(l) for l in range(first, count)]
+
+
+def read_level(texture: CudaBackend, spec: ImageSpec, level: int, stream: int, out: Any = None) -> Any:
+    """Level `level` of a CUDA texture as a new tensor shaped and typed like the input."""
+    w, h = max(1, spec.width >> level), max(1, spec.height >> level)
+    inner = (h, w, spec.channels) if spec.channels_last else (spec.channels, h, w)
+    shape = ((spec.batch,) if spec.batched else ()) + inner
+    if out is None:
+        out = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, spec.dtype)
+    texture.read(level, out, spec.framework, spec.dtype, spec.channels, spec.channels_last, stream, spec.batch)
+    return out
+
+
+def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32", format: Optional[str] = None,
+                   backend: str = "auto", channels_last: bool = False, stream: Any = None) -> Patches:
+    """A frame to patches in one call: `image` into a texture, its box mips, every patch of
+    `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
+    is three launches on the current stream with no host sync and no allocation but the
+    output's."""
+    spec = _tensors.image_spec(image, channels_last)
+    format = _check_format(format, spec.dtype)
+    half = _out_dtype(dtype) == "float16"
+    if spec.device != "cuda" or backend not in ("auto", "cuda"):
+        pyramid = TexturePyramid(image, format, None, backend, channels_last, "box", stream)
+        return pyramid.sample(layout, dtype)
+    _check_layout(spec, layout)
+    count = full_levels(spec.width, spec.height)
+    if spec.framework == "torch":
+        from . import ops
+        records, meta = layout.on_device("torch", spec.device_index)
+        with _tensors.torch_stream(stream):
+            patches = ops.patches(image, records, layout.images, layout.num_patches, layout.patch_size,
+                                  layout.gradients, count, format, channels_last, half)
+    else:
+        texture = cuda_texture(spec, format, count)
+        s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
+        texture.write(spec, [(0, 0, spec.width, spec.height)], s)
+        texture.mips(None, spec.batch, s, "box")
+        shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
+                                                             layout.patch_size)
+        patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, "float16" if half else "float32")
+        texture.sample(layout, spec.framework, patches, spec.channels, half, s)
+        _, meta = layout.on_device(spec.framework, spec.device_index)
+    return Patches(patches, meta if spec.batched else meta[0])
+
+
+def _check_layout(spec: ImageSpec, layout: "layouts.Layout") -> None:
+    if (layout.width, layout.height) != (spec.width, spec.height):
+        raise Error(f"the layout is for {layout.width}x{layout.height} images, the image is "
+                    f"{spec.width}x{spec.height}: make the layout for the image's size")
+    if layout.images != spec.batch:
+        raise Error(f"the layout covers {layout.images} images, the batch has {spec.batch}")

@@ -1,0 +1,150 @@
+"""Patch layouts: where each patch of an image sits and at which mip level, computed once
+on the host and reused frame after frame. Each sampler of every backend reads the same
+32-byte patch records (engine/patch.h); `metadata` gives (cu, cv, su, sv, level) per slot
+for positional embeddings."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+from ._core import Error
+
+Fixations = List[Tuple[float, float]]
+
+
+class Layout:
+    """Patches for `images` images of width x height, `num_patches` slots per image.
+
+    Slots of level -1 are padding (the image has no finer level left to fill them): their
+    patches are zeros and `mask` is False there."""
+
+    def __init__(self, core: "_core.Layout") -> None:
+        self._core = core
+        self._on_device: Dict[Tuple[str, int], Tuple[Any, Any]] = {}
+
+    kind = property(lambda self: self._core.kind, doc="'grid', 'foveated', 'anisotropic' or 'mixed'")
+    width = property(lambda self: self._core.width, doc="Level-0 width of the images, in texels.")
+    height = property(lambda self: self._core.height, doc="Level-0 height of the images, in texels.")
+    patch_size = property(lambda self: self._core.patch_size, doc="P: each patch is P x P samples.")
+    images = property(lambda self: self._core.images, doc="Images (texture layers) the layout covers.")
+    num_patches = property(lambda self: self._core.patches_per_image, doc="Slots per image, padding included.")
+    levels_needed = property(lambda self: self._core.levels_needed, doc="Mip levels the texture needs.")
+    gradients = property(lambda self: self._core.gradients,
+                         doc="Sampled with gradients (anisotropic filtering) rather than at a level.")
+
+    @property
+    def records(self) -> np.ndarray:
+        """uint8 [images * num_patches, 32]: the patches as the samplers read them (a view)."""
+        return self._core.records
+
+    @property
+    def metadata(self) -> np.ndarray:
+        """float32 [images, num_patches, 5]: (cu, cv, su, sv, level) in normalized units."""
+        return self._core.metadata
+
+    @property
+    def mask(self) -> np.ndarray:
+        """bool [images, num_patches]: True for real patches, False for padding slots."""
+        return self.metadata[..., 4] >= 0
+
+    def on_device(self, framework: str, device_index: int) -> Tuple[Any, Any]:
+        """(records, metadata) on a CUDA device, copied once and kept: records as a uint8
+        buffer the samplers read, metadata as a float32 tensor of `framework`. For torch the
+        copy is asynchronous (from pinned memory), so a new layout costs no host sync."""
+        key = (framework, device_index)
+        cached = self._on_device.get(key)
+        if cached is None:
+            if framework == "torch":
+                import torch
+                device = torch.device("cuda", device_index)
+                records = torch.from_numpy(self.records.reshape(-1)).pin_memory().to(device, non_blocking=True)
+                meta = torch.from_numpy(self.metadata).pin_memory().to(device, non_blocking=True)
+            else:
+                records = _core.cuda_copy(device_index, self.records)
+                meta_buffer = _core.cuda_copy(device_index, self.metadata)
+                if framework == "cupy":
+                    import cupy
+                    meta = cupy.from_dlpack(meta_buffer)
+                elif framework == "jax":
+                    import jax.dlpack
+                    meta = jax.dlpack.from_dlpack(meta_buffer)
+                else:
+                    meta = meta_buffer
+            cached = (records, meta)
+            self._on_device[key] = cached
+        return cached
+
+    def __repr__(self) -> str:
+        return (f"Layout({self.kind}, {self.width}x{self.height}, images={self.images}, "
+                f"num_patches={self.num_patches}, patch_size={self.patch_size})")
+
+
+def _pairs(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor (a CUDA one is read on the host: a sync)
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float64)
+
+
+def fixations_per_image(fixation: Any, images: int) -> List[Fixations]:
+    """Fixations for each of `images` images: a pair (x, y) for all; [K, 2] for K
+    fixations shared by all (their union is in focus); [images, K, 2] one set per image.
+    Coordinates are normalized: (0, 0) the top-left corner, (1, 1) the bottom-right."""
+    points = _pairs(fixation)
+    if points.ndim == 1:
+        points = points[None, None]
+    elif points.ndim == 2:
+        points = points[None]
+    if points.ndim != 3 or points.shape[-1] != 2 or points.shape[1] == 0:
+        raise Error(f"fixations must be (x, y), [K, 2] or [images, K, 2], got shape {list(_pairs(fixation).shape)}")
+    if points.shape[0] == 1:
+        points = np.repeat(points, images, axis=0)
+    if points.shape[0] != images:
+        raise Error(f"{points.shape[0]} sets of fixations for {images} images: pass one set per image or one for all")
+    return [[(float(x), float(y)) for x, y in image] for image in points]
+
+
+def foveated(width: int, height: int, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
+             m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, images: int = 1) -> Layout:
+    """A quadtree of square cells refined toward the fixations: exactly `num_patches` slots
+    per image.
+
+    The cortical-magnification rule M(e) = m0 / (e + e0) orders the cells (e: distance to the
+    nearest fixation in units of the longer side); cells are split, most wanted first, while a
+    split fits `num_patches`, also past the point where the rule alone is satisfied. A split
+    adds 3 patches (fewer at the image's edge), so up to 2 slots can remain; they, and every
+    slot left when every cell is already at level 0, are padding (level -1, masked).
+    `num_patches` must cover the root cells (one for a square image). Raises Error for NaN or
+    outside fixations, patch sizes outside 1..64 and budgets below the minimum."""
+    per_image = []
+    for points in fixations_per_image(fixation, images):
+        per_image.append(_core.foveated_layout(width, height, points, num_patches, patch_size, m0, e0, bias, True))
+    return Layout(_core.batch_layouts(per_image, num_patches))
+
+
+def grid(width: int, height: int, patch_size: int = 16, level: int = 0, images: int = 1) -> Layout:
+    """Mip level `level` cut into P x P patches of its texels, row-major (a ViT patchify of
+    the downsampled image); partial patches at the edges repeat the edge texels."""
+    one = _core.grid_layout(width, height, patch_size, level)
+    return Layout(_core.batch_layouts([one] * images))
+
+
+def anisotropic(width: int, height: int, patch_size: int = 16, level: int = 0, elongation: int = 4,
+                orientation: str = "horizontal", images: int = 1) -> Layout:
+    """Patches `elongation` times wider than tall (orientation='vertical': taller) over
+    level `level`, sampled with gradients so the texture unit filters each elongated
+    footprint anisotropically (up to 16 taps): text lines, tables."""
+    if orientation not in ("horizontal", "vertical"):
+        raise Error(f"orientation is 'horizontal' or 'vertical', not {orientation!r}")
+    one = _core.anisotropic_layout(width, height, patch_size, level, elongation, orientation == "vertical")
+    return Layout(_core.batch_layouts([one] * images))
+
+
+def batch(layouts: Sequence[Layout], num_patches: int = 0) -> Layout:
+    """One layout per image of a batch (same size, patch size and mode), image b on layer b,
+    padded to one count (at least `num_patches`)."""
+    for layout in layouts:
+        if layout.images != 1:
+            raise Error("batch() takes single-image layouts")
+    return Layout(_core.batch_layouts([layout._core for layout in layouts], num_patches))

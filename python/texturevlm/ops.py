@@ -1,0 +1,78 @@
+"""torch custom operators (torch.library) for the per-frame CUDA path, so torch.compile
+traces through texturevlm without graph breaks and CUDA graphs capture it:
+
+- ``torch.ops.texturevlm.mipmaps(image, levels, format, channels_last, first_level)``:
+  levels first_level..levels-1 of the box chain, each like the input.
+- ``torch.ops.texturevlm.patches(image, records, images, num_patches, patch_size,
+  gradients, levels, format, channels_last, half)``: image -> texture -> box mips ->
+  patches [B, N, C, P, P] ([N, C, P, P] for an unbatched image).
+
+Both run on torch's current CUDA stream, allocate only their outputs (torch's caching
+allocator) and never wait on the host, so they can be captured in a CUDA graph once the
+texture for that size exists (run the op once before capture). They are not
+differentiable (gradients are issue 15's). Most users call texturevlm.generate_mipmaps
+and texturevlm.sample_patches, which use these ops for torch CUDA tensors."""
+from __future__ import annotations
+
+from typing import List
+
+import torch
+from torch import Tensor
+
+from . import _tensors
+from .functional import cuda_texture, read_level
+
+
+def _spec(image: Tensor, channels_last: bool) -> _tensors.ImageSpec:
+    return _tensors.image_spec(image, channels_last)
+
+
+@torch.library.custom_op("texturevlm::mipmaps", mutates_args=(), device_types="cuda")
+def mipmaps(image: Tensor, levels: int, format: str, channels_last: bool, first_level: int) -> List[Tensor]:
+    spec = _spec(image, channels_last)
+    texture = cuda_texture(spec, format, levels)
+    stream = torch.cuda.current_stream(spec.device_index).cuda_stream
+    texture.write(spec, [(0, 0, spec.width, spec.height)], stream)
+    texture.mips(None, spec.batch, stream, "box")
+    return [read_level(texture, spec, level, stream) for level in range(first_level, levels)]
+
+
+def _level_shape(image: Tensor, level: int, channels_last: bool) -> List[object]:
+    shape = list(image.shape)
+    h_axis, w_axis = (-3, -2) if channels_last else (-2, -1)
+    shape[h_axis] = torch.sym_max(1, shape[h_axis] // (2 ** level))
+    shape[w_axis] = torch.sym_max(1, shape[w_axis] // (2 ** level))
+    return shape
+
+
+@mipmaps.register_fake
+def _(image: Tensor, levels: int, format: str, channels_last: bool, first_level: int) -> List[Tensor]:
+    return [image.new_empty(_level_shape(image, level, channels_last)) for level in range(first_level, levels)]
+
+
+@torch.library.custom_op("texturevlm::patches", mutates_args=(), device_types="cuda")
+def patches(image: Tensor, records: Tensor, images: int, num_patches: int, patch_size: int, gradients: bool,
+            levels: int, format: str, channels_last: bool, half: bool) -> Tensor:
+    spec = _spec(image, channels_last)
+    texture = cuda_texture(spec, format, levels)
+    stream = torch.cuda.current_stream(spec.device_index).cuda_stream
+    texture.write(spec, [(0, 0, spec.width, spec.height)], stream)
+    texture.mips(None, spec.batch, stream, "box")
+    out = image.new_empty(_patches_shape(image, num_patches, patch_size, channels_last),
+                          dtype=torch.float16 if half else torch.float32)
+    texture.core.sample(records.data_ptr(), images * num_patches, patch_size, spec.channels, gradients, half,
+                        spec.width, spec.height, out.data_ptr(), stream)
+    return out
+
+
+def _patches_shape(image: Tensor, num_patches: int, patch_size: int, channels_last: bool) -> List[object]:
+    channels = image.shape[-1] if channels_last else image.shape[-3]
+    batch = [image.shape[0]] if image.dim() == 4 else []
+    return batch + [num_patches, channels, patch_size, patch_size]
+
+
+@patches.register_fake
+def _(image: Tensor, records: Tensor, images: int, num_patches: int, patch_size: int, gradients: bool, levels: int,
+      format: str, channels_last: bool, half: bool) -> Tensor:
+    return image.new_empty(_patches_shape(image, num_patches, patch_size, channels_last),
+                           dtype=torch.float16 if half else torch.float32)

@@ -1,0 +1,291 @@
+"""TexturePyramid: an image (or a batch) in a texture with its mip chain, sampled into patch
+tensors. Tensors in, tensors out, in the caller's framework: CUDA tensors stay on the GPU
+(read in place, outputs from the framework's allocator, work on the current stream, no host
+sync); host arrays go through Vulkan compute or the CPU reference."""
+from __future__ import annotations
+
+import logging
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core, _devices, _tensors, layouts
+from ._backends import (BYTE_FORMATS, DEFAULT_FORMAT, FORMATS, CudaBackend, HostBackend, Rect, full_levels,
+                        level_extent)
+from ._core import Error
+from ._tensors import ImageSpec
+
+log = logging.getLogger("texturevlm")
+
+BACKENDS = ("auto", "cuda", "vulkan", "cpu")
+
+
+class Patches(NamedTuple):
+    """What every sampling call returns: `patches` [N, C, P, P] (a batch: [B, N, C, P, P])
+    and `meta` [N, 5] ([B, N, 5]) = (cu, cv, su, sv, level) per slot, for positional
+    embeddings. Padding slots have level -1 and zero patches; `mask` says which are real."""
+
+    patches: Any
+    meta: Any
+
+    @property
+    def mask(self) -> Any:
+        """True for real patches, False for padding slots: [N] ([B, N])."""
+        return self.meta[..., 4] >= 0
+
+
+def _choose_backend(spec_device: str, backend: str) -> Tuple[str, str]:
+    if backend not in BACKENDS:
+        raise Error(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if spec_device == "cuda":
+        if backend not in ("auto", "cuda"):
+            raise Error(f"a CUDA tensor runs on backend 'cuda', not {backend!r}: move it to the host (.cpu()) for "
+                        f"the {backend} backend")
+        return "cuda", "the image is a CUDA tensor"
+    if backend == "cuda":
+        raise Error("backend 'cuda' takes CUDA tensors: move the image to the GPU first (x.cuda())")
+    if backend != "auto":
+        return backend, "asked for"
+    why = _devices.unavailable()["vulkan"]
+    if not why:
+        try:
+            _devices.vulkan_device()
+            return "vulkan", "the image is in host memory and a Vulkan device is present"
+        except Error as e:
+            why = str(e)
+    return "cpu", f"the image is in host memory and Vulkan is unavailable ({why})"
+
+
+def _check_format(format: Optional[str], dtype: str) -> str:
+    format = format or DEFAULT_FORMAT[dtype]
+    if format not in FORMATS:
+        raise Error(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    return format
+
+
+def _rects(rect: Union[None, Rect, Sequence[Rect]], width: int, height: int) -> Optional[List[Rect]]:
+    if rect is None:
+        return None
+    rects = [rect] if len(rect) == 4 and all(isinstance(v, (int, np.integer)) for v in rect) else list(rect)
+    checked = []
+    for r in rects:
+        if len(r) != 4:
+            raise Error(f"a rectangle is (x, y, width, height), got {r!r}")
+        x, y, w, h = (int(v) for v in r)
+        if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > width or y + h > height:
+            raise Error(f"rectangle {(x, y, w, h)} is empty or outside the {width}x{height} image: "
+                        "pass (x, y, width, height) inside it")
+        checked.append((x, y, w, h))
+    return checked
+
+
+def _out_dtype(dtype: Any) -> str:
+    name = str(dtype).replace("torch.", "")
+    if name not in ("float32", "float16"):
+        raise Error(f"patches are float32 or float16, not {name}")
+    return name
+
+
+class TexturePyramid:
+    """An image or a batch of images in a texture with its mip chain.
+
+    >>> pyramid = TexturePyramid(image)            # [C, H, W] or [B, C, H, W]
+    >>> patches, meta = pyramid.sample_foveated((0.4, 0.6), num_patches=273)
+
+    `format` defaults to the one that stores the input exactly (uint8 -> 'rgba8', float16 ->
+    'rgba16f', float32 and bfloat16 -> 'rgba32f'); 'rgba8_srgb' filters sRGB bytes in
+    linear light. `backend` 'auto' picks 'cuda' for CUDA tensors, else 'vulkan' where a
+    Vulkan device exists, else the CPU reference; `.backend` and `.backend_reason` say
+    which and why. Objects own their GPU memory and free it when they die."""
+
+    def __init__(self, image: Any, format: Optional[str] = None, levels: Optional[int] = None,
+                 backend: str = "auto", channels_last: bool = False, filter: str = "box", stream: Any = None,
+                 vulkan_device: str = "") -> None:
+        spec = _tensors.image_spec(image, channels_last)
+        self._setup(spec.width, spec.height, spec.batch, spec.channels, _check_format(format, spec.dtype), levels,
+                    spec.device, spec.device_index, backend, vulkan_device)
+        self._like = (spec.framework, spec.dtype, spec.batched, channels_last)
+        self.filter = filter
+        self.update(image, stream=stream)
+
+    @classmethod
+    def create(cls, width: int, height: int, format: str = "rgba8", batch: int = 1, channels: int = 3,
+               device: Any = "cpu", backend: str = "auto", levels: Optional[int] = None,
+               vulkan_device: str = "") -> "TexturePyramid":
+        """An empty pyramid for video: fill it frame after frame with update(). `device`
+        'cuda' / 'cuda:N' / a torch.device takes CUDA tensors; 'cpu' host arrays."""
+        self = cls.__new__(cls)
+        device = str(device)
+        kind, _, index = device.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise Error(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
+        if channels not in (3, 4):
+            raise Error(f"channels must be 3 or 4, not {channels}")
+        self._setup(width, height, batch, channels, _check_format(format, "uint8"), levels, kind,
+                    int(index or 0), backend, vulkan_device)
+        dtype = "uint8" if format in BYTE_FORMATS else "float32"
+        self._like = ("torch" if kind == "cuda" else "numpy", dtype, batch > 1, False)
+        self.filter = "box"
+        return self
+
+    def _setup(self, width: int, height: int, batch: int, channels: int, format: str, levels: Optional[int],
+               device: str, device_index: int, backend: str, vulkan_device: str) -> None:
+        self.backend, self.backend_reason = _choose_backend(device, backend)
+        log.debug("texturevlm: backend %s (%s)", self.backend, self.backend_reason)
+        self.width, self.height, self.batch, self.channels, self.format = width, height, batch, channels, format
+        self.levels = levels if levels is not None else full_levels(width, height)
+        self.device_index = device_index
+        if self.backend == "cuda":
+            self._impl: Any = CudaBackend(device_index, width, height, batch, format, levels or 0)
+        else:
+            self._impl = HostBackend(self.backend, width, height, batch, format, levels or 0, vulkan_device)
+
+    def _check_frame(self, spec: ImageSpec) -> None:
+        expected = (self.batch, self.channels, self.height, self.width)
+        got = (spec.batch, spec.channels, spec.height, spec.width)
+        if got != expected:
+            raise Error(f"frame of (batch, channels, height, width) {got} does not fit the pyramid's {expected}: "
+                        "make a pyramid of the frame's size")
+        if spec.device != ("cuda" if self.backend == "cuda" else "cpu"):
+            raise Error(f"a {spec.device} frame for the pyramid on backend {self.backend}: pass frames where the "
+                        "pyramid lives (CUDA tensors for 'cuda', host arrays otherwise)")
+        if spec.device == "cuda" and spec.device_index != self.device_index:
+            raise Error(f"frame on cuda:{spec.device_index}, pyramid on cuda:{self.device_index}: "
+                        "keep every tensor of a pyramid on one device")
+
+    def update(self, frame: Any, rect: Union[None, Rect, Sequence[Rect]] = None, stream: Any = None) -> None:
+        """Writes a new frame (same shape as the pyramid) and rebuilds the mips. With `rect`,
+        (x, y, width, height) or a list of them, only those texels are copied and only the mip
+        texels that depend on them recomputed (the result equals a full rebuild)."""
+        spec = _tensors.image_spec(frame, self._like[3])
+        self._check_frame(spec)
+        rects = _rects(rect, self.width, self.height)
+        s = self._stream(spec.framework, stream)
+        self._impl.write(spec, rects or [(0, 0, self.width, self.height)], s)
+        self._impl.mips(rects, self.batch, s, self.filter)
+        self._like = (spec.framework, spec.dtype, spec.batched, self._like[3])
+
+    def generate_mipmaps(self, filter: Optional[str] = None, stream: Any = None) -> None:
+        """Rebuilds every level from level 0 ('box': exact area average; 'blit': Vulkan's
+        linear blit, Vulkan backend only)."""
+        self.filter = filter or self.filter
+        self._impl.mips(None, self.batch, self._stream(self._like[0], stream), self.filter)
+
+    def _stream(self, framework: str, stream: Any) -> int:
+        return _tensors.cuda_stream(framework, self.device_index, stream) if self.backend == "cuda" else 0
+
+    def level(self, level: int, stream: Any = None) -> Any:
+        """Mip level `level` as a new tensor in the input's framework, dtype and layout
+        ([C, h, w] or [B, C, h, w]; channels last if the input was)."""
+        if not 0 <= level < self.levels:
+            raise Error(f"level {level} does not exist: the pyramid has levels 0..{self.levels - 1}")
+        framework, dtype, batched, channels_last = self._like
+        w, h = level_extent(self.width, self.height, level)
+        inner = (h, w, self.channels) if channels_last else (self.channels, h, w)
+        shape = ((self.batch,) if batched else ()) + inner
+        if self.backend == "cuda":
+            out = _tensors.empty(framework, "cuda", self.device_index, shape, dtype)
+            self._impl.read(level, out, framework, dtype, self.channels, channels_last,
+                            self._stream(framework, stream), self.batch)
+            return out
+        layers = self._impl.level_arrays(level, self.batch, dtype, self.channels)
+        array = np.stack([a if channels_last else np.moveaxis(a, -1, 0) for a in layers])
+        array = np.ascontiguousarray(array if batched else array[0])
+        if framework == "torch":
+            import torch
+            tensor = torch.from_numpy(array)
+            return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
+        return array
+
+    def sample(self, layout: "layouts.Layout", dtype: Any = "float32", out: Any = None, stream: Any = None) -> Patches:
+        """Samples every patch of `layout` (made for this pyramid's size and batch):
+        trilinear at each patch's level, or anisotropic for gradient layouts. `out`, if
+        given, is written in place ([B, N, C, P, P] or [N, C, P, P], contiguous)."""
+        half = _out_dtype(dtype) == "float16"
+        if (layout.width, layout.height) != (self.width, self.height):
+            raise Error(f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
+                        f"{self.width}x{self.height}: make the layout for the pyramid's size")
+        if layout.images != self.batch:
+            raise Error(f"the layout covers {layout.images} images, the pyramid holds {self.batch}")
+        if layout.levels_needed > self.levels:
+            raise Error(f"the layout samples {layout.levels_needed} levels, the pyramid has {self.levels}: "
+                        "make the pyramid with more levels (levels=None builds them all)")
+        framework, _, batched, _ = self._like
+        p, n, c = layout.patch_size, layout.num_patches, self.channels
+        shape = ((self.batch,) if batched else ()) + (n, c, p, p)
+        out_dtype = "float16" if half else "float32"
+        if self.backend == "cuda":
+            if out is None:
+                out = _tensors.empty(framework, "cuda", self.device_index, shape, out_dtype)
+            else:
+                _check_out(out, framework, shape, out_dtype, self.device_index)
+            self._impl.sample(layout, framework, out, c, half, self._stream(framework, stream))
+            _, meta = layout.on_device(framework, self.device_index)
+        else:
+            values = self._impl.sample_host(layout, c, half).reshape(shape)
+            meta = layout.metadata
+            if out is not None:
+                _check_out(out, framework, shape, out_dtype, None)
+                np.copyto(np.asarray(out), values)
+            else:
+                out = _tensors.from_host(values, framework)
+            meta = _tensors.from_host(meta, framework)
+        return Patches(out, meta if batched else meta[0])
+
+    def sample_at_level(self, level: int = 0, patch_size: int = 16, dtype: Any = "float32",
+                        stream: Any = None) -> Patches:
+        """Level `level` cut into patch_size x patch_size patches of its texels (a ViT
+        patchify of the downsampled image)."""
+        layout = _cached(("grid", self.width, self.height, patch_size, level, self.batch),
+                         lambda: layouts.grid(self.width, self.height, patch_size, level, self.batch))
+        return self.sample(layout, dtype, stream=stream)
+
+    def sample_foveated(self, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
+                        m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, dtype: Any = "float32",
+                        stream: Any = None) -> Patches:
+        """Exactly `num_patches` patches per image, fine near the fixation(s), coarse far
+        from them (see layouts.foveated for what decides each patch and the padding).
+        `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
+        Layouts are cached by their arguments, so a repeated fixation costs no layout work."""
+        points = layouts.fixations_per_image(fixation, self.batch)
+        key = ("foveated", self.width, self.height, repr(points), num_patches, patch_size, m0, e0, bias)
+        layout = _cached(key, lambda: layouts.foveated(self.width, self.height, points, num_patches, patch_size,
+                                                       m0, e0, bias, self.batch))
+        return self.sample(layout, dtype, stream=stream)
+
+    def sample_anisotropic(self, level: int = 0, elongation: int = 4, orientation: str = "horizontal",
+                           patch_size: int = 16, dtype: Any = "float32", stream: Any = None) -> Patches:
+        """Patches `elongation` times wider than tall (or taller, orientation='vertical')
+        over the whole image at `level`, filtered anisotropically by the texture unit."""
+        key = ("anisotropic", self.width, self.height, patch_size, level, elongation, orientation, self.batch)
+        layout = _cached(key, lambda: layouts.anisotropic(self.width, self.height, patch_size, level, elongation,
+                                                          orientation, self.batch))
+        return self.sample(layout, dtype, stream=stream)
+
+
+def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, device_index: Optional[int]) -> None:
+    got_shape = tuple(out.shape)
+    got_dtype = str(out.dtype).replace("torch.", "")
+    if got_shape != tuple(shape) or got_dtype != dtype:
+        raise Error(f"out has shape {list(got_shape)} and dtype {got_dtype}; the patches need {list(shape)} {dtype}")
+    if framework == "torch":
+        if not out.is_contiguous():
+            raise Error("out must be contiguous")
+        if device_index is not None and (out.device.type != "cuda" or (out.device.index or 0) != device_index):
+            raise Error(f"out is on {out.device}, the pyramid on cuda:{device_index}")
+        if device_index is None and out.device.type != "cpu":
+            raise Error(f"out is on {out.device}; host backends write host memory")
+
+
+_layout_cache: "dict[Any, layouts.Layout]" = {}
+
+
+def _cached(key: Any, make: Any) -> "layouts.Layout":
+    """Layouts by their arguments, the 64 most recent kept (each holds its device copies)."""
+    layout = _layout_cache.pop(key, None)
+    if layout is None:
+        layout = make()
+    _layout_cache[key] = layout
+    while len(_layout_cache) > 64:
+        _layout_cache.pop(next(iter(_layout_cache)))
+    return layout
