@@ -21,9 +21,25 @@ suite() {  # name, command...: runs it, keeps the log, records its last summary 
   timeout "${SUITE_TIMEOUT:-240}" "$@" 2>&1 | head -c 4000000 > "$out/$name.log"
   local rc=${PIPESTATUS[0]}
   local line
-  line=$(grep -E '^\[doctest\] (test cases|assertions)|tests passed|ERROR SUMMARY|SKIPPED' "$out/$name.log" | tr '\n' ' ')
+  line=$(grep -E '^\[doctest\] (test cases|assertions)|tests passed|ERROR SUMMARY|SKIPPED|^=+ .*(passed|failed)|Successfully installed' "$out/$name.log" | tr '\n' ' ')
   summary+=("$name: exit $rc in $((SECONDS - start)) s; $line")
 }
+# The Python package, built here for this machine's Python from the checkout, with the build
+# dependencies the machine lacks unpacked from .deps (python/fetch_build_deps.sh; the README's
+# recipe). PYTHON_ONLY=1 runs this part and the benchmarks it compares with, nothing else.
+if [ -d .deps ]; then
+  eval "$(bash python/fetch_build_deps.sh --unpack)"
+  rm -rf /tmp/tvlm_site
+  SUITE_TIMEOUT=420 suite python_build python3 -m pip install --no-build-isolation --no-deps --target /tmp/tvlm_site .
+  export PYTHONPATH=/tmp/tvlm_site${PYTHONPATH:+:$PYTHONPATH}
+  TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -m pytest tests/python -q -ra -p no:cacheprovider
+  SUITE_TIMEOUT=300 suite bench_video "$bin/tvlm" bench video --json "$out/bench_video.json"
+  SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --json "$out/python_bench.json" \
+    --tvlm-json "$out/bench_video.json"
+  if [ -n "${PYTHON_ONLY:-}" ]; then
+    tail -n 40 "$out/pytest.log"; cat "$out/python_bench.log"; printf '%s\n' "${summary[@]}"; exit 0
+  fi
+fi
 export TVLM_VALIDATION=1
 suite info "$bin/tvlm" info
 suite test_cuda "$bin/test_cuda"

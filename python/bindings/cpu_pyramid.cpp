@@ -65,11 +65,11 @@ public:
     }
 
     // float32 [images * N, C, P, P].
-    NumpyArray sample(const PatchLayout& layout, uint32_t channels) const {
+    NumpyArray sample(const PatchLayout& layout, uint32_t channels, uint32_t max_anisotropy) const {
         check_patch_target(layout, {channels, false}, desc_.width, desc_.height, desc_.mip_levels(), desc_.layers,
                            PatchOutput{channels, false}.bytes(layout));
         const uint32_t p = layout.patch_size;
-        std::vector<float> values = reference_sample_patches(layout, images_, desc_.format, channels);
+        std::vector<float> values = reference_sample_patches(layout, images_, desc_.format, channels, max_anisotropy);
         return owned_array(std::move(values), {layout.patches.size(), channels, p, p}, nb::dtype<float>());
     }
 
@@ -89,7 +89,8 @@ void bind_cpu(nb::module_& m) {
              Release())
         .def("generate_mipmaps", &CpuPyramid::generate_mipmaps, nb::arg("filter"), Release())
         .def("level", &CpuPyramid::level, nb::arg("level"), nb::arg("layer"))
-        .def("sample", &CpuPyramid::sample, nb::arg("layout"), nb::arg("channels"), Release());
+        .def("sample", &CpuPyramid::sample, nb::arg("layout"), nb::arg("channels"),
+             nb::arg("max_anisotropy") = kMaxAnisotropy, Release());
 }
 
 }  // namespace tvlm::py

@@ -7,6 +7,7 @@
 #include "arrays.h"
 #include "bindings.h"
 #include "patch_layouts.h"
+#include "tolerance.h"
 
 namespace tvlm::py {
 
@@ -45,6 +46,8 @@ void bind_layouts(nb::module_& m) {
             nb::rv_policy::automatic,
             "float32 [images, N, 5]: (cu, cv, su, sv, level) per slot; padding slots are zeros with level -1.");
 
+    m.def("sample_tolerance", &sample_tolerance, nb::arg("gradients"), nb::arg("half_output"), nb::arg("value"),
+          "How far a GPU patch sample may be from the CPU reference's value (engine/tolerance.h).");
     m.def(
         "foveated_layout",
         [](uint32_t width, uint32_t height, const std::vector<std::pair<double, double>>& fixations, uint32_t budget,

@@ -37,8 +37,8 @@ private:
 // Memory a NumPy output lives in: the sampler's host-visible buffer, and the device that
 // owns it (freed after the array, never before).
 struct HostBlock {
+    nb::object device;  // declared first: released after the buffer is destroyed
     HostBuffer buffer;
-    nb::object device;
 };
 
 class VulkanPyramid {
@@ -72,9 +72,8 @@ public:
     // [images * N, C, P, P] float32 or float16, in a host-visible buffer the shader wrote.
     NumpyArray sample(const PatchLayout& layout, uint32_t channels, bool half) {
         const PatchOutput output{channels, half};
-        auto* block = new HostBlock{HostBuffer(context_.physical_device(), context_.device(), output.bytes(layout),
-                                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT),
-                                    device_};
+        auto* block = new HostBlock{device_, HostBuffer(context_.physical_device(), context_.device(),
+                                                        output.bytes(layout), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)};
         nb::object owner = nb::cast(block, nb::rv_policy::take_ownership);
         {
             nb::gil_scoped_release release;
@@ -85,6 +84,9 @@ public:
         return array_over(block->buffer.data(), {layout.patches.size(), channels, p, p},
                           half ? component_dtype(ComponentType::f16) : nb::dtype<float>(), owner);
     }
+    // The sampler's anisotropy for gradient layouts (16, or 1 where the device samples
+    // isotropically): what the reference must be told to compare.
+    uint32_t max_anisotropy() const { return context_.anisotropy() ? kMaxAnisotropy : 1; }
     // Whether the box filter runs on this device (else blit is the only filter).
     std::string box_unsupported() const { return tvlm::box_unsupported(context_, texture_.desc().format); }
 
@@ -118,6 +120,7 @@ void bind_vulkan(nb::module_& m) {
              nb::arg("height"), nb::arg("first_layer"), nb::arg("layers"), Release())
         .def("level", &VulkanPyramid::level, nb::arg("level"), nb::arg("layer"))
         .def("sample", &VulkanPyramid::sample, nb::arg("layout"), nb::arg("channels"), nb::arg("half"))
+        .def_prop_ro("max_anisotropy", &VulkanPyramid::max_anisotropy)
         .def("box_unsupported", &VulkanPyramid::box_unsupported);
 }
 

@@ -108,8 +108,8 @@ class HostBackend:
         return [convert_texels(self.core.level(level, layer), self.format, dtype)[..., :channels]
                 for layer in range(layers)]
 
-    def sample_host(self, layout: Any, channels: int, half: bool) -> np.ndarray:
+    def sample_host(self, layout: Any, channels: int, half: bool, max_anisotropy: int = 16) -> np.ndarray:
         if self.name == "vulkan":
             return self.core.sample(layout._core, channels, half)
-        values = self.core.sample(layout._core, channels)
+        values = self.core.sample(layout._core, channels, max_anisotropy)
         return values.astype(np.float16) if half else values

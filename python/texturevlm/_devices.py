@@ -65,11 +65,3 @@ def vulkan_device(selector: str = "") -> "_core.VulkanDevice":
             log.debug("texturevlm: Vulkan device %s (%s)", device.name, device.uuid)
             _vulkan[selector] = device
         return device
-
-
-def vulkan_twin(cuda_index: int) -> "_core.VulkanDevice":
-    """The Vulkan context of the GPU that is CUDA device `cuda_index` (equal UUIDs)."""
-    for d in _core.cuda_devices()["devices"]:
-        if d["index"] == cuda_index:
-            return vulkan_device(d["uuid"])
-    raise Error(f"CUDA device {cuda_index} does not exist: {_core.cuda_devices()['unavailable'] or 'see texturevlm.devices()'}")

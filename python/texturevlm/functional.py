@@ -42,11 +42,15 @@ def stores_exactly(format: str, dtype: str) -> bool:
     return dtype != "bfloat16" and DEFAULT_FORMAT[dtype] == format
 
 
-def _levels(spec: ImageSpec, levels: Optional[int]) -> int:
-    full = full_levels(spec.width, spec.height)
+def _check_levels(width: int, height: int, levels: Optional[int]) -> int:
+    full = full_levels(width, height)
     if levels is not None and not 1 <= levels <= full:
-        raise Error(f"levels must be in 1..{full} for a {spec.width}x{spec.height} image, not {levels}")
+        raise Error(f"levels must be in 1..{full} for a {width}x{height} image, not {levels}")
     return levels or full
+
+
+def _is_torch_cuda(image: Any) -> bool:
+    return type(image).__module__.startswith("torch") and image.is_cuda
 
 
 def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = None, format: Optional[str] = None,
@@ -57,16 +61,22 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     avg_pool2d(x, 2) (within float rounding; uint8 rounds half up), for odd sizes every
     source texel weighted by its overlap (README, "Mip filters"). Level 0 is the input
     itself (no copy) where the format stores it exactly (the default format does)."""
+    if _is_torch_cuda(image) and backend in ("auto", "cuda") and filter == "box":
+        # Only what torch.compile can trace here: the op checks the rest when it runs.
+        from . import ops
+        shape = ops.image_shape(image, channels_last)
+        dtype = ops.dtype_name(image)
+        format = _check_format(format, dtype)
+        count = _check_levels(shape[3], shape[2], levels)
+        first = 1 if stores_exactly(format, dtype) else 0
+        with _tensors.torch_stream(stream):
+            rest = ops.mipmaps(image, count, format, channels_last, first)
+        return ([image] if first else []) + list(rest)
     spec = _tensors.image_spec(image, channels_last)
     format = _check_format(format, spec.dtype)
-    count = _levels(spec, levels)
+    count = _check_levels(spec.width, spec.height, levels)
     first = 1 if stores_exactly(format, spec.dtype) else 0
     if spec.device == "cuda" and backend in ("auto", "cuda") and filter == "box":
-        if spec.framework == "torch":
-            from . import ops
-            with _tensors.torch_stream(stream):
-                rest = ops.mipmaps(image, count, format, channels_last, first)
-            return ([image] if first else []) + list(rest)
         texture = cuda_texture(spec, format, count)
         s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
         texture.write(spec, [(0, 0, spec.width, spec.height)], s)
@@ -93,36 +103,39 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
     `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
     is three launches on the current stream with no host sync and no allocation but the
     output's."""
+    half = _out_dtype(dtype) == "float16"
+    if _is_torch_cuda(image) and backend in ("auto", "cuda"):
+        from . import ops
+        batch, channels, height, width = ops.image_shape(image, channels_last)
+        format = _check_format(format, ops.dtype_name(image))
+        _check_layout(width, height, batch, layout)
+        records, meta = layout.on_device("torch", image.device.index or 0)
+        with _tensors.torch_stream(stream):
+            patches = ops.patches(image, records, layout.images, layout.num_patches, layout.patch_size,
+                                  layout.gradients, full_levels(width, height), format, channels_last, half)
+        return Patches(patches, meta if image.dim() == 4 else meta[0])
     spec = _tensors.image_spec(image, channels_last)
     format = _check_format(format, spec.dtype)
-    half = _out_dtype(dtype) == "float16"
     if spec.device != "cuda" or backend not in ("auto", "cuda"):
         pyramid = TexturePyramid(image, format, None, backend, channels_last, "box", stream)
         return pyramid.sample(layout, dtype)
-    _check_layout(spec, layout)
+    _check_layout(spec.width, spec.height, spec.batch, layout)
     count = full_levels(spec.width, spec.height)
-    if spec.framework == "torch":
-        from . import ops
-        records, meta = layout.on_device("torch", spec.device_index)
-        with _tensors.torch_stream(stream):
-            patches = ops.patches(image, records, layout.images, layout.num_patches, layout.patch_size,
-                                  layout.gradients, count, format, channels_last, half)
-    else:
-        texture = cuda_texture(spec, format, count)
-        s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
-        texture.write(spec, [(0, 0, spec.width, spec.height)], s)
-        texture.mips(None, spec.batch, s, "box")
-        shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
-                                                             layout.patch_size)
-        patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, "float16" if half else "float32")
-        texture.sample(layout, spec.framework, patches, spec.channels, half, s)
-        _, meta = layout.on_device(spec.framework, spec.device_index)
+    texture = cuda_texture(spec, format, count)
+    s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
+    texture.write(spec, [(0, 0, spec.width, spec.height)], s)
+    texture.mips(None, spec.batch, s, "box")
+    shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
+                                                         layout.patch_size)
+    patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, "float16" if half else "float32")
+    texture.sample(layout, spec.framework, patches, spec.channels, half, s)
+    _, meta = layout.on_device(spec.framework, spec.device_index)
     return Patches(patches, meta if spec.batched else meta[0])
 
 
-def _check_layout(spec: ImageSpec, layout: "layouts.Layout") -> None:
-    if (layout.width, layout.height) != (spec.width, spec.height):
+def _check_layout(width: int, height: int, batch: int, layout: "layouts.Layout") -> None:
+    if (layout.width, layout.height) != (width, height):
         raise Error(f"the layout is for {layout.width}x{layout.height} images, the image is "
-                    f"{spec.width}x{spec.height}: make the layout for the image's size")
-    if layout.images != spec.batch:
-        raise Error(f"the layout covers {layout.images} images, the batch has {spec.batch}")
+                    f"{width}x{height}: make the layout for the image's size")
+    if layout.images != batch:
+        raise Error(f"the layout covers {layout.images} images, the batch has {batch}")

@@ -20,11 +20,35 @@ import torch
 from torch import Tensor
 
 from . import _tensors
+from ._core import Error
 from .functional import cuda_texture, read_level
 
 
 def _spec(image: Tensor, channels_last: bool) -> _tensors.ImageSpec:
     return _tensors.image_spec(image, channels_last)
+
+
+_DTYPE_NAMES = {torch.uint8: "uint8", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+
+def dtype_name(image: Tensor) -> str:
+    """The engine's name of the image's dtype; raises Error for others (traceable)."""
+    name = _DTYPE_NAMES.get(image.dtype)
+    if name is None:
+        raise Error(f"image dtype {image.dtype} is not supported: use uint8, float16, bfloat16 or float32")
+    return name
+
+
+def image_shape(image: Tensor, channels_last: bool) -> tuple:
+    """(batch, channels, height, width) of a [C, H, W] / [B, C, H, W] image (channels last:
+    [H, W, C] / [B, H, W, C]); raises Error for other ranks or channel counts (traceable)."""
+    if image.dim() not in (3, 4):
+        raise Error(f"an image has rank 3 or 4, got shape {list(image.shape)}")
+    shape = tuple(image.shape) if image.dim() == 4 else (1,) + tuple(image.shape)
+    b, c, h, w = (shape[0], shape[3], shape[1], shape[2]) if channels_last else shape
+    if c not in (3, 4):
+        raise Error(f"an image has 3 or 4 channels, got {c} in shape {list(image.shape)}")
+    return b, c, h, w
 
 
 @torch.library.custom_op("texturevlm::mipmaps", mutates_args=(), device_types="cuda")

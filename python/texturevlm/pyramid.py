@@ -174,6 +174,12 @@ class TexturePyramid:
     def _stream(self, framework: str, stream: Any) -> int:
         return _tensors.cuda_stream(framework, self.device_index, stream) if self.backend == "cuda" else 0
 
+    @property
+    def max_anisotropy(self) -> int:
+        """Taps the sampler takes along an elongated footprint: 16, or 1 on a Vulkan device
+        that samples isotropically (lavapipe; the README says why)."""
+        return self._impl.core.max_anisotropy if self.backend == "vulkan" else 16
+
     def level(self, level: int, stream: Any = None) -> Any:
         """Mip level `level` as a new tensor in the input's framework, dtype and layout
         ([C, h, w] or [B, C, h, w]; channels last if the input was)."""
@@ -197,10 +203,13 @@ class TexturePyramid:
             return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
         return array
 
-    def sample(self, layout: "layouts.Layout", dtype: Any = "float32", out: Any = None, stream: Any = None) -> Patches:
+    def sample(self, layout: "layouts.Layout", dtype: Any = "float32", out: Any = None, stream: Any = None,
+               max_anisotropy: int = 16) -> Patches:
         """Samples every patch of `layout` (made for this pyramid's size and batch):
         trilinear at each patch's level, or anisotropic for gradient layouts. `out`, if
-        given, is written in place ([B, N, C, P, P] or [N, C, P, P], contiguous)."""
+        given, is written in place ([B, N, C, P, P] or [N, C, P, P], contiguous).
+        `max_anisotropy` is the CPU reference's (GPU samplers use 16 where they can; compare
+        with a Vulkan device that cannot by passing its `max_anisotropy`)."""
         half = _out_dtype(dtype) == "float16"
         if (layout.width, layout.height) != (self.width, self.height):
             raise Error(f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
@@ -222,7 +231,7 @@ class TexturePyramid:
             self._impl.sample(layout, framework, out, c, half, self._stream(framework, stream))
             _, meta = layout.on_device(framework, self.device_index)
         else:
-            values = self._impl.sample_host(layout, c, half).reshape(shape)
+            values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
             meta = layout.metadata
             if out is not None:
                 _check_out(out, framework, shape, out_dtype, None)

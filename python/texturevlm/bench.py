@@ -1,0 +1,186 @@
+"""python -m texturevlm.bench [--json FILE] [--tvlm-json bench.json]
+
+The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
+in one run, each figure next to its byte floor (bytes over the device copy rate measured
+here). Per-call rows are wall time per call from Python with calls pipelined (the host
+waits once per run of calls): what a training or serving loop sees. With --tvlm-json (the
+output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
+
+Jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
+CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from typing import Callable, List, Optional
+
+import torch
+import torch.nn.functional as F
+
+import texturevlm as tv
+
+
+def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
+    """Median and min wall time per call (us) over runs of `calls` pipelined calls."""
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6 / calls)
+    return statistics.median(times), min(times)
+
+
+def copy_bandwidth() -> float:
+    """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
+    a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    median, _ = per_call_us(lambda: b.copy_(a), calls=10, runs=5)
+    return 2 * a.numel() / (median * 1e-6)
+
+
+def torch_pyramid(frame: torch.Tensor) -> List[torch.Tensor]:
+    levels = [frame]
+    while tuple(levels[-1].shape[-2:]) != (1, 1):
+        h, w = levels[-1].shape[-2:]
+        levels.append(F.avg_pool2d(levels[-1], (2 if h > 1 else 1, 2 if w > 1 else 1)))
+    return levels
+
+
+def torch_patches(levels: List[torch.Tensor], meta: torch.Tensor, patch: int) -> torch.Tensor:
+    """grid_sample of every patch at its two nearest levels, blended (the PyTorch way)."""
+    n, channels = meta.shape[0], levels[0].shape[1]
+    offsets = (torch.arange(patch, device=meta.device, dtype=torch.float32) + 0.5) / patch - 0.5
+    u = (meta[:, 0, None, None] + offsets[None, None, :] * meta[:, 2, None, None]).expand(n, patch, patch)
+    v = (meta[:, 1, None, None] + offsets[None, :, None] * meta[:, 3, None, None]).expand(n, patch, patch)
+    grid = torch.stack([2 * u - 1, 2 * v - 1], dim=-1)
+    lod = meta[:, 4].clamp(0, len(levels) - 1)
+    low = lod.floor().long()
+    high = (low + 1).clamp(max=len(levels) - 1)
+    weight = (lod - low.float())[:, None, None, None]
+    out = torch.zeros(n, channels, patch, patch, device=meta.device)
+    for level in range(len(levels)):
+        for pick, w in ((low == level, 1 - weight), (high == level, weight)):
+            idx = pick.nonzero(as_tuple=True)[0]  # a host sync, as PyTorch code of this job has
+            if idx.numel() == 0:
+                continue
+            g = grid[idx].reshape(1, idx.numel() * patch, patch, 2)
+            s = F.grid_sample(levels[level], g, mode="bilinear", padding_mode="border", align_corners=False)
+            out.index_add_(0, idx, s.reshape(channels, idx.numel(), patch, patch).permute(1, 0, 2, 3) * w[idx])
+    return out
+
+
+class Table:
+    def __init__(self, bandwidth: float) -> None:
+        self.rows: List[dict] = []
+        self.bandwidth = bandwidth
+
+    def add(self, job: str, method: str, timing: tuple, floor_bytes: float, note: str = "") -> None:
+        floor = floor_bytes / self.bandwidth * 1e6
+        self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor,
+                              note=note))
+        print(f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
+              f"{timing[0] / floor:5.1f}x) {note}", flush=True)
+
+
+def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
+    """tvlm bench video's fastest CUDA-frame row for a size x size rgba8 frame, if given."""
+    if not path:
+        return None
+    rows = json.load(open(path)).get("rows", [])
+    job = f"CUDA frame {size}^2 rgba8 -> "
+    times = [r["median_us"] for r in rows if str(r.get("job", "")).startswith(job) and "x 32" not in r["job"]]
+    return min(times) if times else None
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", help="write the rows as JSON here")
+    parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("texturevlm.bench needs a CUDA GPU and PyTorch with CUDA")
+        return 77
+    bandwidth = copy_bandwidth()
+    print(f"texturevlm {tv.__version__} on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"device copy {bandwidth / 1e12:.2f} TB/s\n")
+    table = Table(bandwidth)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+
+    # 273 foveated patches from a 4096^2 texture, per call.
+    big = torch.randint(0, 256, (3, 4096, 4096), dtype=torch.uint8, device="cuda", generator=gen)
+    pyramid = tv.TexturePyramid(big)
+    layout = tv.layouts.foveated(4096, 4096, (0.5, 0.5), num_patches=273)
+    out = torch.empty((273, 3, 16, 16), device="cuda")
+    patch_bytes = out.numel() * 4
+    job = "273 foveated patches from 4096^2 (per call)"
+    table.add(job, "texturevlm pyramid.sample(layout)", per_call_us(lambda: pyramid.sample(layout)), patch_bytes)
+    table.add(job, "texturevlm pyramid.sample(layout, out=...)", per_call_us(lambda: pyramid.sample(layout, out=out)),
+              patch_bytes)
+    table.add(job, "texturevlm pyramid.sample_foveated((0.5, 0.5))",
+              per_call_us(lambda: pyramid.sample_foveated((0.5, 0.5))), patch_bytes)
+    levels = torch_pyramid(big[None].float() / 255)
+    meta = torch.from_numpy(layout.metadata[0]).cuda()
+    table.add(job, "PyTorch grid_sample over a ready avg_pool2d pyramid",
+              per_call_us(lambda: torch_patches(levels, meta, 16), calls=20, runs=5), patch_bytes)
+    del levels
+
+    # A frame already in a CUDA tensor -> mips -> 273 patches.
+    for size in (1024, 4096):
+        frame = torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
+        layout = tv.layouts.foveated(size, size, (0.5, 0.5), num_patches=273)
+        video = tv.TexturePyramid.create(size, size, device="cuda")
+        texels = size * size
+        floor_bytes = 3 * texels + 4 * texels * 2 + 4 * texels / 3 + patch_bytes  # frame in, level 0, mips, out
+        job = f"CUDA frame [3, {size}, {size}] uint8 -> 273 patches"
+        reference = tvlm_reference(args.tvlm_json, size)
+        note = f"(tvlm bench video: {reference:.1f} us)" if reference else ""
+
+        def update_and_sample():
+            video.update(frame)
+            return video.sample(layout)
+
+        t = per_call_us(lambda: tv.sample_patches(frame, layout))
+        table.add(job, "texturevlm sample_patches (torch custom op)", t, floor_bytes,
+                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        t = per_call_us(update_and_sample)
+        table.add(job, "texturevlm pyramid.update + pyramid.sample", t, floor_bytes,
+                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        meta = torch.from_numpy(layout.metadata[0]).cuda()
+        table.add(job, "PyTorch float + avg_pool2d pyramid + grid_sample",
+                  per_call_us(lambda: torch_patches(torch_pyramid(frame[None].float() / 255), meta, 16),
+                              calls=10, runs=5), floor_bytes)
+
+    # generate_mipmaps of a batch.
+    for dtype in (torch.uint8, torch.float32):
+        batch = (torch.randint(0, 256, (32, 3, 1024, 1024), dtype=torch.uint8, device="cuda", generator=gen)
+                 if dtype == torch.uint8 else torch.rand((32, 3, 1024, 1024), device="cuda", generator=gen))
+        size = batch.element_size()
+        floor_bytes = batch.numel() * size * (1 + 1 / 3)  # read the base, write the levels
+        job = f"generate_mipmaps [32, 3, 1024, 1024] {str(dtype).replace('torch.', '')}"
+        table.add(job, "texturevlm generate_mipmaps", per_call_us(lambda: tv.generate_mipmaps(batch), calls=20),
+                  floor_bytes)
+        if dtype == torch.uint8:
+            table.add(job, "PyTorch .float() + avg_pool2d chain",
+                      per_call_us(lambda: torch_pyramid(batch.float()), calls=20), floor_bytes)
+        else:
+            table.add(job, "PyTorch avg_pool2d chain", per_call_us(lambda: torch_pyramid(batch), calls=20), floor_bytes)
+        del batch
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f,
+                      indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

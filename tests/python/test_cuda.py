@@ -1,0 +1,261 @@
+"""torch CUDA tensors end to end (NVIDIA machine only; skipped with the reason elsewhere):
+against the CPU reference, zero copy, no allocations after warm-up, stream ordering,
+torch.compile, CUDA graphs, avg_pool2d / grid_sample, bad input, 10,000 cycles flat."""
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import texturevlm as tv
+from conftest import cuda_reason, random_image, tolerance
+
+pytestmark = pytest.mark.skipif(bool(cuda_reason()), reason=cuda_reason() or "CUDA present")
+
+FORMATS = ["rgba8", "rgba8_srgb", "rgba16f", "rgba32f"]
+
+
+def torch_image(rng, shape, format="rgba8"):
+    import torch
+    dtype = np.uint8 if format.startswith("rgba8") else np.float32
+    return torch.from_numpy(random_image(rng, shape, dtype)).cuda()
+
+
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("size", [(64, 64), (97, 45), (300, 200)])
+def test_cuda_levels_equal_the_reference(rng, format, size):
+    w, h = size
+    image = torch_image(rng, (2, 4, h, w), format)
+    cuda = tv.TexturePyramid(image, format=format)
+    cpu = tv.TexturePyramid(image.cpu(), format=format, backend="cpu")
+    assert cuda.backend == "cuda"
+    for level in range(cuda.levels):
+        got, want = cuda.level(level).cpu().numpy(), cpu.level(level).numpy()
+        if format.startswith("rgba8"):
+            np.testing.assert_array_equal(got, want, err_msg=f"level {level}")
+        else:
+            np.testing.assert_allclose(got, want, rtol=2e-3 if format == "rgba16f" else 1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("kind", ["foveated", "grid", "anisotropic"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_cuda_sampling_matches_the_reference(rng, format, kind, dtype, channels_last):
+    image = torch_image(rng, (2, 3, 180, 240), format)
+    if channels_last:
+        image = image.permute(0, 2, 3, 1)  # a strided view: read in place, no copy
+    if kind == "foveated":
+        layout = tv.layouts.foveated(240, 180, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=60, images=2)
+    elif kind == "grid":
+        layout = tv.layouts.grid(240, 180, patch_size=16, level=1, images=2)
+    else:
+        layout = tv.layouts.anisotropic(240, 180, patch_size=8, level=1, elongation=4, images=2)
+    got = tv.TexturePyramid(image, format=format, channels_last=channels_last).sample(layout, dtype=dtype)
+    want = tv.TexturePyramid(image.cpu(), format=format, channels_last=channels_last, backend="cpu").sample(layout)
+    assert got.patches.is_cuda and got.meta.is_cuda
+    err = np.abs(got.patches.float().cpu().numpy().astype(np.float64) - want.patches.numpy())
+    assert np.all(err <= tolerance(layout.gradients, dtype == "float16", want.patches.numpy()))
+    np.testing.assert_array_equal(got.meta.cpu().numpy(), layout.metadata)
+
+
+def test_functional_path_equals_the_pyramid(rng):
+    import torch
+    image = torch_image(rng, (3, 256, 256))
+    layout = tv.layouts.foveated(256, 256, (0.3, 0.3), num_patches=100)
+    a = tv.sample_patches(image, layout)
+    b = tv.TexturePyramid(image).sample(layout)
+    torch.testing.assert_close(a.patches, b.patches, rtol=0, atol=0)
+    levels = tv.generate_mipmaps(image)
+    assert levels[0] is image
+    pyramid = tv.TexturePyramid(image)
+    for level, tensor in enumerate(levels):
+        assert torch.equal(tensor, pyramid.level(level))
+
+
+def test_zero_copy_and_no_allocations_after_warm_up(rng):
+    import torch
+    image = torch_image(rng, (3, 1024, 1024))
+    layout = tv.layouts.foveated(1024, 1024, num_patches=273)
+    out = torch.full((273, 3, 16, 16), float("nan"), device="cuda")
+    result = tv.sample_patches(image, layout)  # warm-up: the texture and the layout copy
+    pyramid = tv.TexturePyramid(image)
+    got = pyramid.sample(layout, out=out)
+    assert got.patches.data_ptr() == out.data_ptr()  # the kernel wrote the caller's buffer
+    assert not torch.isnan(out).any()
+    torch.testing.assert_close(out, result.patches, rtol=0, atol=0)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_stats()["segment.all.allocated"]
+    for _ in range(100):
+        tv.sample_patches(image, layout)
+        pyramid.sample(layout, out=out)
+        pyramid.update(image)
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_stats()["segment.all.allocated"] == before  # no cudaMalloc per call
+
+
+def test_stream_ordering_with_a_producer_on_a_side_stream(rng):
+    import torch
+    layout = tv.layouts.grid(512, 512, patch_size=16, level=0)
+    side = torch.cuda.Stream()
+    image = torch.zeros((3, 512, 512), dtype=torch.uint8, device="cuda")
+    pyramid = tv.TexturePyramid(image)
+    for value in (37, 200, 91):
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(2_000_000)  # a slow producer: the write lands late
+            image.fill_(value)
+            ready = torch.cuda.Event()
+            ready.record(side)
+        torch.cuda.current_stream().wait_event(ready)  # the caller orders; texturevlm follows its stream
+        pyramid.update(image)
+        patches, _ = pyramid.sample(layout)
+        assert torch.all(patches == value / 255).item()
+    own = torch.cuda.Stream()
+    with torch.cuda.stream(own):
+        patches = tv.sample_patches(image, layout).patches  # on `own`, the current stream
+    own.synchronize()
+    assert torch.allclose(patches, torch.full_like(patches, 91 / 255))
+
+
+def test_torch_compile_traces_without_graph_breaks(rng):
+    import torch
+    layout = tv.layouts.foveated(256, 256, (0.5, 0.5), num_patches=64)
+
+    def encode(image):
+        patches, meta = tv.sample_patches(image.clamp(0, 1), layout)
+        levels = tv.generate_mipmaps(image)
+        return patches.flatten(1).sum(dim=1) + meta[:, 4], levels[2].mean()
+
+    image = torch.rand((3, 256, 256), device="cuda")
+    compiled = torch.compile(encode, fullgraph=True)  # fullgraph: a graph break is an error
+    a, b = compiled(image)
+    c, d = encode(image)
+    torch.testing.assert_close(a, c)
+    torch.testing.assert_close(b, d)
+
+
+def test_cuda_graph_capture_and_replay(rng):
+    import torch
+    layout = tv.layouts.foveated(512, 512, (0.5, 0.5), num_patches=273)
+    static = torch_image(rng, (3, 512, 512))
+    tv.sample_patches(static, layout)  # warm-up: texture and layout exist before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = tv.sample_patches(static, layout).patches
+    for _ in range(3):
+        static.copy_(torch_image(rng, (3, 512, 512)))
+        graph.replay()
+        torch.testing.assert_close(captured, tv.sample_patches(static, layout).patches, rtol=0, atol=0)
+
+
+def test_generate_mipmaps_equals_avg_pool2d(rng):
+    import torch
+    import torch.nn.functional as F
+    for shape in [(3, 512, 256), (4, 3, 128, 128)]:
+        image = torch.rand(shape, device="cuda")
+        levels = tv.generate_mipmaps(image)
+        x = image if image.dim() == 4 else image[None]
+        for level in levels[1:]:
+            x = F.avg_pool2d(x, 2) if min(x.shape[-2:]) > 1 else x
+            if x.shape[-2:] != level.shape[-2:]:  # the non-square tail halves one axis only
+                x = F.avg_pool2d(x, (1, 2) if x.shape[-2] == 1 else (2, 1))
+            torch.testing.assert_close(level, x if image.dim() == 4 else x[0], rtol=1e-5, atol=1e-6)
+
+
+def test_patches_equal_grid_sample_on_the_pooled_level(rng):
+    import torch
+    import torch.nn.functional as F
+    image = torch.rand((1, 3, 256, 256), device="cuda")
+    layout = tv.layouts.grid(256, 256, patch_size=16, level=2)
+    patches, meta = tv.sample_patches(image, layout)
+    pooled = F.avg_pool2d(image, 4)  # level 2
+    p = 16
+    for n in (0, 5, 15):
+        cu, cv, su, sv, level = meta[0, n].tolist()
+        offsets = (torch.arange(p, device="cuda") + 0.5) / p - 0.5
+        u = cu + offsets * su
+        v = cv + offsets * sv
+        grid = torch.stack(torch.meshgrid(u * 2 - 1, v * 2 - 1, indexing="xy"), -1)[None]
+        want = F.grid_sample(pooled, grid, mode="bilinear", padding_mode="border", align_corners=False)[0]
+        torch.testing.assert_close(patches[0, n], want, rtol=0, atol=3 / 256)
+
+
+def test_cupy_arrays_in_and_out(rng):
+    cupy = pytest.importorskip("cupy")
+    host = random_image(rng, (3, 128, 128))
+    image = cupy.asarray(host)
+    got = tv.TexturePyramid(image).sample_at_level(1, patch_size=8)
+    assert isinstance(got.patches, cupy.ndarray)
+    want = tv.TexturePyramid(host, backend="cpu").sample_at_level(1, patch_size=8)
+    err = np.abs(cupy.asnumpy(got.patches).astype(np.float64) - want.patches)
+    assert np.all(err <= tolerance(False, False, want.patches))
+
+
+def test_bad_cuda_input(rng):
+    import torch
+    image = torch_image(rng, (3, 64, 64))
+    with pytest.raises(tv.Error, match="runs on backend 'cuda'"):
+        tv.TexturePyramid(image, backend="vulkan")
+    pyramid = tv.TexturePyramid(image)
+    with pytest.raises(tv.Error, match="where the pyramid lives"):
+        pyramid.update(image.cpu())
+    with pytest.raises(tv.Error, match="dtype int32"):
+        pyramid.update(image.int())
+    with pytest.raises(tv.Error, match="blit"):
+        pyramid.generate_mipmaps("blit")
+    with pytest.raises(tv.Error, match="out is on cpu"):
+        pyramid.sample_at_level(0, out=torch.empty((16, 3, 16, 16)))
+    with pytest.raises(tv.Error, match="out has shape"):
+        pyramid.sample_at_level(0, out=torch.empty((16, 3, 16, 8), device="cuda"))
+    if torch.cuda.device_count() > 1:
+        with pytest.raises(tv.Error, match="keep every tensor of a pyramid on one device"):
+            pyramid.update(image.to("cuda:1"))
+
+
+def test_10000_create_destroy_cycles_flat(rng):
+    import torch
+    image = torch_image(rng, (3, 64, 64))
+    layout = tv.layouts.foveated(64, 64, num_patches=13)
+
+    def cycle():
+        tv.TexturePyramid(image).sample(layout)
+
+    for _ in range(100):
+        cycle()
+    torch.cuda.synchronize()
+    gc.collect()
+    free_before, _ = torch.cuda.mem_get_info()
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(10000):
+        cycle()
+    torch.cuda.synchronize()
+    gc.collect()
+    free_after, _ = torch.cuda.mem_get_info()
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert abs(free_before - free_after) < 64 * 2**20, f"device memory moved {(free_before - free_after) / 2**20:.1f} MB"
+
+
+def test_cuda_partial_updates_equal_a_full_rebuild(rng):
+    import torch
+    first = torch_image(rng, (2, 3, 300, 420))
+    second = first.clone()
+    rects = [(10, 20, 33, 17), (300, 200, 120, 100), (0, 0, 1, 1)]
+    for x, y, w, h in rects:
+        second[:, :, y:y + h, x:x + w] = torch_image(rng, (2, 3, h, w))
+    video = tv.TexturePyramid(first)
+    video.update(second, rect=rects)
+    fresh = tv.TexturePyramid(second)
+    for level in range(video.levels):
+        assert torch.equal(video.level(level), fresh.level(level)), f"level {level}"
+
+
+def test_bfloat16_and_float16_inputs(rng):
+    import torch
+    image = torch.rand((3, 64, 64), device="cuda")
+    for dtype in (torch.bfloat16, torch.float16):
+        levels = tv.generate_mipmaps(image.to(dtype))
+        assert levels[1].dtype == dtype
+        reference = tv.generate_mipmaps(image.to(dtype).float())
+        torch.testing.assert_close(levels[3].float(), reference[3], rtol=1e-2, atol=1e-2)

@@ -1,0 +1,149 @@
+"""Host arrays through Vulkan compute (lavapipe in CI) against the CPU reference: every
+level of every format, sampling of every layout within the engine's one tolerance, partial
+updates, layouts of the data (channels last, batches), torch CPU tensors, and avg_pool2d."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import texturevlm as tv
+from conftest import has_torch, needs_vulkan, random_image, tolerance
+
+FORMATS = ["rgba8", "rgba8_srgb", "rgba16f", "rgba32f"]
+
+
+def dtype_for(format):
+    return np.uint8 if format.startswith("rgba8") else np.float32
+
+
+def assert_levels_match(a: tv.TexturePyramid, b: tv.TexturePyramid, format: str) -> None:
+    for level in range(a.levels):
+        x, y = a.level(level), b.level(level)
+        assert x.shape == y.shape
+        if format.startswith("rgba8"):  # exact integer arithmetic on every backend
+            assert np.array_equal(x, y), f"level {level}"
+        else:  # float results within a few ulps of the exact average
+            np.testing.assert_allclose(x, y, rtol=2e-3 if format == "rgba16f" else 1e-6, atol=1e-6,
+                                       err_msg=f"level {level}")
+
+
+@needs_vulkan
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("size", [(64, 64), (97, 45), (1, 33), (130, 1)])
+def test_vulkan_mips_equal_the_reference(rng, format, size):
+    w, h = size
+    image = random_image(rng, (2, 4, h, w), dtype_for(format))
+    vulkan = tv.TexturePyramid(image, format=format, backend="vulkan")
+    cpu = tv.TexturePyramid(image, format=format, backend="cpu")
+    assert vulkan.backend == "vulkan" and cpu.backend == "cpu"
+    assert_levels_match(vulkan, cpu, format)
+
+
+@needs_vulkan
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("kind", ["foveated", "grid", "anisotropic"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_vulkan_sampling_matches_the_reference(rng, format, kind, dtype):
+    image = random_image(rng, (2, 3, 90, 120), dtype_for(format))
+    if kind == "foveated":
+        layout = tv.layouts.foveated(120, 90, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=30, patch_size=8, images=2)
+    elif kind == "grid":
+        layout = tv.layouts.grid(120, 90, patch_size=8, level=1, images=2)
+    else:
+        layout = tv.layouts.anisotropic(120, 90, patch_size=8, level=1, elongation=2, images=2)
+    vulkan = tv.TexturePyramid(image, format=format, backend="vulkan")
+    cpu = tv.TexturePyramid(image, format=format, backend="cpu")
+    got = vulkan.sample(layout, dtype=dtype)
+    expected = cpu.sample(layout, max_anisotropy=vulkan.max_anisotropy)
+    assert got.patches.shape == (2, layout.num_patches, 3, 8, 8)
+    assert got.patches.dtype == np.dtype(dtype)
+    assert np.array_equal(got.meta, layout.metadata)
+    err = np.abs(got.patches.astype(np.float64) - expected.patches)
+    assert np.all(err <= tolerance(layout.gradients, dtype == "float16", expected.patches))
+    assert np.all(got.patches[~got.mask] == 0)
+
+
+@needs_vulkan
+def test_sample_writes_every_value_of_a_poisoned_output(rng):
+    image = random_image(rng, (3, 64, 64))
+    pyramid = tv.TexturePyramid(image, backend="vulkan")
+    layout = tv.layouts.foveated(64, 64, num_patches=13)
+    out = np.full((13, 3, 16, 16), np.nan, np.float32)
+    result = pyramid.sample(layout, out=out)
+    assert result.patches is out
+    assert not np.isnan(out).any()
+    np.testing.assert_array_equal(out, pyramid.sample(layout).patches)
+
+
+@needs_vulkan
+def test_partial_updates_equal_a_full_rebuild(rng):
+    first = random_image(rng, (2, 3, 100, 140))
+    second = first.copy()
+    rects = [(10, 20, 33, 17), (100, 60, 40, 40)]
+    for x, y, w, h in rects:
+        second[:, :, y:y + h, x:x + w] = random_image(rng, (2, 3, h, w))
+    for backend in ("vulkan", "cpu"):
+        video = tv.TexturePyramid(first, backend=backend)
+        video.update(second, rect=rects)
+        fresh = tv.TexturePyramid(second, backend=backend)
+        assert_levels_match(video, fresh, "rgba8")
+
+
+@needs_vulkan
+def test_video_pyramid_created_empty_then_fed_frames(rng):
+    pyramid = tv.TexturePyramid.create(96, 64, format="rgba8", batch=1, channels=3)
+    layout = tv.layouts.foveated(96, 64, num_patches=20)
+    for _ in range(3):
+        frame = random_image(rng, (3, 64, 96))
+        pyramid.update(frame)
+        expected = tv.TexturePyramid(frame, backend="cpu").sample(layout).patches
+        err = np.abs(pyramid.sample(layout).patches - expected)
+        assert np.all(err <= tolerance(False, False, expected))
+
+
+@needs_vulkan
+def test_channels_last_and_four_channels(rng):
+    hwc = random_image(rng, (40, 50, 4))
+    a = tv.TexturePyramid(hwc, channels_last=True, backend="vulkan")
+    b = tv.TexturePyramid(np.ascontiguousarray(np.moveaxis(hwc, -1, 0)), backend="vulkan")
+    assert a.level(0).shape == (40, 50, 4)
+    np.testing.assert_array_equal(np.moveaxis(a.level(2), -1, 0), b.level(2))
+    np.testing.assert_array_equal(a.level(0), hwc)
+    patches = a.sample_at_level(1, patch_size=5).patches
+    assert patches.shape[1] == 4
+
+
+@needs_vulkan
+def test_box_chain_of_floats_equals_avg_pool(rng):
+    image = random_image(rng, (2, 3, 64, 128), np.float32)
+    levels = tv.generate_mipmaps(image)
+    assert levels[0] is image  # level 0 is the input itself: no copy
+    expected = image.astype(np.float64)
+    for level in levels[1:]:
+        b, c, h, w = expected.shape
+        expected = expected.reshape(b, c, h // 2, 2, w // 2, 2).mean(axis=(3, 5)) if h > 1 else \
+            expected.reshape(b, c, 1, w // 2, 2).mean(axis=4)
+        np.testing.assert_allclose(level, expected, rtol=1e-6, atol=1e-7)
+    assert levels[-1].shape == (2, 3, 1, 1)
+
+
+@needs_vulkan
+def test_odd_sizes_follow_the_exact_box():
+    image = np.zeros((3, 1, 5), np.float32)
+    image[:, 0, :] = [0, 1, 2, 3, 4]
+    level1 = tv.generate_mipmaps(image, backend="vulkan")[1]
+    # 5 -> 2: texel 0 covers source 0, 1, 2 by 2, 2, 1; texel 1 covers 2, 3, 4 by 1, 2, 2.
+    np.testing.assert_allclose(level1[0, 0], [(0 * 2 + 1 * 2 + 2) / 5, (2 + 3 * 2 + 4 * 2) / 5], rtol=1e-6)
+
+
+@pytest.mark.skipif(not has_torch(), reason="PyTorch is not installed")
+@needs_vulkan
+def test_torch_cpu_tensors_in_and_out(rng):
+    import torch
+    import torch.nn.functional as F
+    image = torch.from_numpy(random_image(rng, (3, 64, 64), np.float32))
+    pyramid = tv.TexturePyramid(image)
+    patches, meta = pyramid.sample_at_level(2, patch_size=4)
+    assert isinstance(patches, torch.Tensor) and isinstance(meta, torch.Tensor)
+    levels = tv.generate_mipmaps(image)
+    torch.testing.assert_close(levels[3], F.avg_pool2d(image[None], 8)[0], rtol=1e-5, atol=1e-6)
