@@ -69,7 +69,11 @@ public:
         check_patch_target(layout, {channels, false}, desc_.width, desc_.height, desc_.mip_levels(), desc_.layers,
                            PatchOutput{channels, false}.bytes(layout));
         const uint32_t p = layout.patch_size;
-        std::vector<float> values = reference_sample_patches(layout, images_, desc_.format, channels, max_anisotropy);
+        std::vector<float> values;
+        {
+            nb::gil_scoped_release release;  // the array below is made with the GIL held again
+            values = reference_sample_patches(layout, images_, desc_.format, channels, max_anisotropy);
+        }
         return owned_array(std::move(values), {layout.patches.size(), channels, p, p}, nb::dtype<float>());
     }
 
@@ -90,7 +94,7 @@ void bind_cpu(nb::module_& m) {
         .def("generate_mipmaps", &CpuPyramid::generate_mipmaps, nb::arg("filter"), Release())
         .def("level", &CpuPyramid::level, nb::arg("level"), nb::arg("layer"))
         .def("sample", &CpuPyramid::sample, nb::arg("layout"), nb::arg("channels"),
-             nb::arg("max_anisotropy") = kMaxAnisotropy, Release());
+             nb::arg("max_anisotropy") = kMaxAnisotropy);
 }
 
 }  // namespace tvlm::py

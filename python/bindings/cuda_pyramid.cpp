@@ -102,6 +102,16 @@ public:
                          half, float(width), float(height), reinterpret_cast<void*>(out)},
                         stream_of(stream));
     }
+    // A whole frame in, its box mips, the layout's patches out: the per-frame work in one
+    // call (one Python -> C++ crossing for three launches).
+    void frame_to_patches(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
+                          uint32_t channels, uintptr_t records, uint32_t patch_count, uint32_t patch_size,
+                          bool gradients, bool half, uintptr_t out, uintptr_t stream) const {
+        const TextureDesc& d = pyramid_.desc();
+        write(data, dtype, strides, channels, 0, 0, d.width, d.height, 0, d.layers, stream);
+        generate_mipmaps(stream);
+        sample(records, patch_count, patch_size, channels, gradients, half, d.width, d.height, out, stream);
+    }
     int device() const { return device_; }
     uint32_t levels() const { return pyramid_.desc().mip_levels(); }
 
@@ -172,6 +182,9 @@ void bind_cuda(nb::module_& m) {
         .def("sample", &CudaPyramidBinding::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
              nb::arg("channels"), nb::arg("gradients"), nb::arg("half"), nb::arg("width"), nb::arg("height"),
              nb::arg("out"), nb::arg("stream"))
+        .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("data"), nb::arg("dtype"),
+             nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"),
+             nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
     m.def(

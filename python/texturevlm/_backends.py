@@ -51,7 +51,7 @@ class CudaBackend:
 
     def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
         for x, y, w, h in rects:
-            self.core.write(spec.ptr, spec.dtype, list(spec.strides), spec.channels, x, y, w, h, 0, spec.batch, stream)
+            self.core.write(spec.ptr, spec.dtype, spec.strides, spec.channels, x, y, w, h, 0, spec.batch, stream)
 
     def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
         if filter != "box":
@@ -73,11 +73,18 @@ class CudaBackend:
         self.core.read(level, 0, layers, ptr, dtype, list(ordered), channels, stream)
 
     def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> None:
-        records, _ = layout.on_device(framework, self.device_index)
-        records_ptr = records.data_ptr() if framework == "torch" else _core.data_ptr(records)
-        out_ptr, _ = _tensors.pointer_and_strides(out, framework)
-        self.core.sample(records_ptr, layout.images * layout.num_patches, layout.patch_size, channels,
+        copy = layout.on_device(framework, self.device_index)
+        out_ptr = out.data_ptr() if framework == "torch" else _tensors.pointer_and_strides(out, framework)[0]
+        self.core.sample(copy.records_ptr, layout.images * layout.num_patches, layout.patch_size, channels,
                          layout.gradients, half, layout.width, layout.height, out_ptr, stream)
+
+    def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> None:
+        """Level 0 from the whole frame, its box mips and the layout's patches: one call."""
+        copy = layout.on_device(spec.framework, self.device_index)
+        out_ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
+        self.core.frame_to_patches(spec.ptr, spec.dtype, spec.strides, spec.channels, copy.records_ptr,
+                                   layout.images * layout.num_patches, layout.patch_size, layout.gradients, half,
+                                   out_ptr, stream)
 
 
 class HostBackend:

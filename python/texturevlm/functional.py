@@ -61,7 +61,7 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     avg_pool2d(x, 2) (within float rounding; uint8 rounds half up), for odd sizes every
     source texel weighted by its overlap (README, "Mip filters"). Level 0 is the input
     itself (no copy) where the format stores it exactly (the default format does)."""
-    if _is_torch_cuda(image) and backend in ("auto", "cuda") and filter == "box":
+    if _is_torch_cuda(image) and backend in ("auto", "cuda") and filter == "box" and _compiling():
         # Only what torch.compile can trace here: the op checks the rest when it runs.
         from . import ops
         shape = ops.image_shape(image, channels_last)
@@ -102,35 +102,39 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
     """A frame to patches in one call: `image` into a texture, its box mips, every patch of
     `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
     is three launches on the current stream with no host sync and no allocation but the
-    output's."""
+    output's. Inside torch.compile it is the custom op texturevlm::patches."""
     half = _out_dtype(dtype) == "float16"
-    if _is_torch_cuda(image) and backend in ("auto", "cuda"):
+    if _is_torch_cuda(image) and backend in ("auto", "cuda") and _compiling():
         from . import ops
         batch, channels, height, width = ops.image_shape(image, channels_last)
         format = _check_format(format, ops.dtype_name(image))
         _check_layout(width, height, batch, layout)
-        records, meta = layout.on_device("torch", image.device.index or 0)
+        copy = layout.on_device("torch", image.device.index or 0)
         with _tensors.torch_stream(stream):
-            patches = ops.patches(image, records, layout.images, layout.num_patches, layout.patch_size,
+            patches = ops.patches(image, copy.records, layout.images, layout.num_patches, layout.patch_size,
                                   layout.gradients, full_levels(width, height), format, channels_last, half)
-        return Patches(patches, meta if image.dim() == 4 else meta[0])
+        return Patches(patches, copy.meta if image.dim() == 4 else copy.meta_one)
     spec = _tensors.image_spec(image, channels_last)
     format = _check_format(format, spec.dtype)
     if spec.device != "cuda" or backend not in ("auto", "cuda"):
         pyramid = TexturePyramid(image, format, None, backend, channels_last, "box", stream)
         return pyramid.sample(layout, dtype)
     _check_layout(spec.width, spec.height, spec.batch, layout)
-    count = full_levels(spec.width, spec.height)
-    texture = cuda_texture(spec, format, count)
-    s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
-    texture.write(spec, [(0, 0, spec.width, spec.height)], s)
-    texture.mips(None, spec.batch, s, "box")
+    texture = cuda_texture(spec, format, full_levels(spec.width, spec.height))
     shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
                                                          layout.patch_size)
     patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, "float16" if half else "float32")
-    texture.sample(layout, spec.framework, patches, spec.channels, half, s)
-    _, meta = layout.on_device(spec.framework, spec.device_index)
-    return Patches(patches, meta if spec.batched else meta[0])
+    texture.frame_to_patches(spec, layout, patches, half,
+                             _tensors.cuda_stream(spec.framework, spec.device_index, stream))
+    copy = layout.on_device(spec.framework, spec.device_index)
+    return Patches(patches, copy.meta if spec.batched else copy.meta_one)
+
+
+def _compiling() -> bool:
+    """Whether torch.compile is tracing (then the custom ops keep texturevlm in the graph;
+    eager calls skip the dispatcher's overhead)."""
+    import torch
+    return torch.compiler.is_compiling()
 
 
 def _check_layout(width: int, height: int, batch: int, layout: "layouts.Layout") -> None:

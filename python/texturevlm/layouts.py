@@ -22,17 +22,22 @@ class Layout:
 
     def __init__(self, core: "_core.Layout") -> None:
         self._core = core
-        self._on_device: Dict[Tuple[str, int], Tuple[Any, Any]] = {}
-
-    kind = property(lambda self: self._core.kind, doc="'grid', 'foveated', 'anisotropic' or 'mixed'")
-    width = property(lambda self: self._core.width, doc="Level-0 width of the images, in texels.")
-    height = property(lambda self: self._core.height, doc="Level-0 height of the images, in texels.")
-    patch_size = property(lambda self: self._core.patch_size, doc="P: each patch is P x P samples.")
-    images = property(lambda self: self._core.images, doc="Images (texture layers) the layout covers.")
-    num_patches = property(lambda self: self._core.patches_per_image, doc="Slots per image, padding included.")
-    levels_needed = property(lambda self: self._core.levels_needed, doc="Mip levels the texture needs.")
-    gradients = property(lambda self: self._core.gradients,
-                         doc="Sampled with gradients (anisotropic filtering) rather than at a level.")
+        self._on_device: Dict[Tuple[str, int], DeviceCopy] = {}
+        #: 'grid', 'foveated', 'anisotropic' or 'mixed'
+        self.kind: str = core.kind
+        #: Level-0 size of the images, in texels.
+        self.width: int = core.width
+        self.height: int = core.height
+        #: P: each patch is P x P samples.
+        self.patch_size: int = core.patch_size
+        #: Images (texture layers) the layout covers.
+        self.images: int = core.images
+        #: Slots per image, padding included.
+        self.num_patches: int = core.patches_per_image
+        #: Mip levels the texture needs.
+        self.levels_needed: int = core.levels_needed
+        #: Sampled with gradients (anisotropic filtering) rather than at a level.
+        self.gradients: bool = core.gradients
 
     @property
     def records(self) -> np.ndarray:
@@ -49,36 +54,44 @@ class Layout:
         """bool [images, num_patches]: True for real patches, False for padding slots."""
         return self.metadata[..., 4] >= 0
 
-    def on_device(self, framework: str, device_index: int) -> Tuple[Any, Any]:
-        """(records, metadata) on a CUDA device, copied once and kept: records as a uint8
-        buffer the samplers read, metadata as a float32 tensor of `framework`. For torch the
+    def on_device(self, framework: str, device_index: int) -> "DeviceCopy":
+        """The records and metadata on a CUDA device, copied once and kept. For torch the
         copy is asynchronous (from pinned memory), so a new layout costs no host sync."""
-        key = (framework, device_index)
-        cached = self._on_device.get(key)
-        if cached is None:
-            if framework == "torch":
-                import torch
-                device = torch.device("cuda", device_index)
-                records = torch.from_numpy(self.records.reshape(-1)).pin_memory().to(device, non_blocking=True)
-                meta = torch.from_numpy(self.metadata).pin_memory().to(device, non_blocking=True)
-            else:
-                records = _core.cuda_copy(device_index, self.records)
-                meta_buffer = _core.cuda_copy(device_index, self.metadata)
-                if framework == "cupy":
-                    import cupy
-                    meta = cupy.from_dlpack(meta_buffer)
-                elif framework == "jax":
-                    import jax.dlpack
-                    meta = jax.dlpack.from_dlpack(meta_buffer)
-                else:
-                    meta = meta_buffer
-            cached = (records, meta)
-            self._on_device[key] = cached
-        return cached
+        copy = self._on_device.get((framework, device_index))
+        if copy is None:
+            copy = DeviceCopy(self, framework, device_index)
+            self._on_device[(framework, device_index)] = copy
+        return copy
 
     def __repr__(self) -> str:
         return (f"Layout({self.kind}, {self.width}x{self.height}, images={self.images}, "
                 f"num_patches={self.num_patches}, patch_size={self.patch_size})")
+
+
+class DeviceCopy:
+    """A layout on one CUDA device: `records` (uint8, what the samplers read, at
+    `records_ptr`) and `meta` [images, N, 5] float32 in the caller's framework, `meta_one`
+    its first image's [N, 5] view (the metadata of unbatched calls)."""
+
+    def __init__(self, layout: Layout, framework: str, device_index: int) -> None:
+        if framework == "torch":
+            import torch
+            device = torch.device("cuda", device_index)
+            self.records = torch.from_numpy(layout.records.reshape(-1)).pin_memory().to(device, non_blocking=True)
+            self.meta = torch.from_numpy(layout.metadata).pin_memory().to(device, non_blocking=True)
+            self.records_ptr = self.records.data_ptr()
+        else:
+            self.records = _core.cuda_copy(device_index, layout.records)
+            self.records_ptr = _core.data_ptr(self.records)
+            meta = _core.cuda_copy(device_index, layout.metadata)
+            if framework == "cupy":
+                import cupy
+                meta = cupy.from_dlpack(meta)
+            elif framework == "jax":
+                import jax.dlpack
+                meta = jax.dlpack.from_dlpack(meta)
+            self.meta = meta
+        self.meta_one = self.meta[0]
 
 
 def _pairs(value: Any) -> np.ndarray:

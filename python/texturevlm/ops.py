@@ -10,7 +10,8 @@ traces through texturevlm without graph breaks and CUDA graphs capture it:
 Both run on torch's current CUDA stream, allocate only their outputs (torch's caching
 allocator) and never wait on the host, so they can be captured in a CUDA graph once the
 texture for that size exists (run the op once before capture). They are not
-differentiable (gradients are issue 15's). Most users call texturevlm.generate_mipmaps
+differentiable (gradients are issue 15's). A layout is copied to the device on its first
+use: make that use an eager call (outside torch.compile) so the trace only reads the copy. Most users call texturevlm.generate_mipmaps
 and texturevlm.sample_patches, which use these ops for torch CUDA tensors."""
 from __future__ import annotations
 

@@ -172,7 +172,11 @@ class TexturePyramid:
         self._impl.mips(None, self.batch, self._stream(self._like[0], stream), self.filter)
 
     def _stream(self, framework: str, stream: Any) -> int:
-        return _tensors.cuda_stream(framework, self.device_index, stream) if self.backend == "cuda" else 0
+        if self.backend != "cuda":
+            return 0
+        if stream is None and framework == "torch":
+            return _tensors.torch_raw_stream()(self.device_index)
+        return _tensors.cuda_stream(framework, self.device_index, stream)
 
     @property
     def max_anisotropy(self) -> int:
@@ -229,7 +233,8 @@ class TexturePyramid:
             else:
                 _check_out(out, framework, shape, out_dtype, self.device_index)
             self._impl.sample(layout, framework, out, c, half, self._stream(framework, stream))
-            _, meta = layout.on_device(framework, self.device_index)
+            copy = layout.on_device(framework, self.device_index)
+            return Patches(out, copy.meta if batched else copy.meta_one)
         else:
             values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
             meta = layout.metadata
@@ -256,9 +261,12 @@ class TexturePyramid:
         from them (see layouts.foveated for what decides each patch and the padding).
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
         Layouts are cached by their arguments, so a repeated fixation costs no layout work."""
-        points = layouts.fixations_per_image(fixation, self.batch)
-        key = ("foveated", self.width, self.height, repr(points), num_patches, patch_size, m0, e0, bias)
-        layout = _cached(key, lambda: layouts.foveated(self.width, self.height, points, num_patches, patch_size,
+        if type(fixation) is tuple and len(fixation) == 2 and all(type(v) in (float, int) for v in fixation):
+            points: Any = fixation  # the common case, keyed as it is (no array work per call)
+        else:
+            points = repr(layouts.fixations_per_image(fixation, self.batch))
+        key = ("foveated", self.width, self.height, points, num_patches, patch_size, m0, e0, bias, self.batch)
+        layout = _cached(key, lambda: layouts.foveated(self.width, self.height, fixation, num_patches, patch_size,
                                                        m0, e0, bias, self.batch))
         return self.sample(layout, dtype, stream=stream)
 
