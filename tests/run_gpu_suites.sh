@@ -32,9 +32,9 @@ if [ -d .deps ]; then
   rm -rf /tmp/tvlm_site
   SUITE_TIMEOUT=420 suite python_build python3 -m pip install --no-build-isolation --no-deps --target /tmp/tvlm_site .
   export PYTHONPATH=/tmp/tvlm_site${PYTHONPATH:+:$PYTHONPATH}
-  TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -m pytest tests/python -q -ra -p no:cacheprovider
+  TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -X faulthandler -m pytest tests/python -q -ra -p no:cacheprovider
   SUITE_TIMEOUT=300 suite bench_video "$bin/tvlm" bench video --json "$out/bench_video.json"
-  SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --json "$out/python_bench.json" \
+  SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
     --tvlm-json "$out/bench_video.json"
   if [ -n "${PYTHON_ONLY:-}" ]; then
     tail -n 40 "$out/pytest.log"; cat "$out/python_bench.log"; printf '%s\n' "${summary[@]}"; exit 0

@@ -20,3 +20,17 @@ from .chart import test_chart
 __all__ = ["Error", "Device", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built", "devices",
            "generate_mipmaps", "layouts", "sample_patches", "test_chart", "unavailable"]
 __version__ = "0.1.0"
+
+
+def _release_at_exit() -> None:
+    """Frees what texturevlm keeps (layouts' device copies, CUDA textures, Vulkan contexts)
+    while the interpreter, CUDA and Vulkan are all still alive, in that order."""
+    from . import _devices, functional, pyramid
+    pyramid._layout_cache.clear()
+    functional.clear_cache()
+    _devices._vulkan.clear()
+
+
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_release_at_exit)

@@ -166,9 +166,7 @@ def torch_raw_stream() -> Any:
 def empty(framework: str, device: str, device_index: int, shape: Sequence[int], dtype: str) -> Any:
     """An uninitialised output in `framework` on the device (no copy will follow)."""
     if framework == "torch":
-        import torch
-        target = f"cuda:{device_index}" if device == "cuda" else "cpu"
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=target)
+        return _torch_empty(shape, dtype, device_index if device == "cuda" else -1)
     if device == "cpu":
         return np.empty(tuple(shape), dtype=np.dtype(dtype))
     if framework == "cupy":
@@ -181,6 +179,22 @@ def empty(framework: str, device: str, device_index: int, shape: Sequence[int], 
         import jax.dlpack
         return jax.dlpack.from_dlpack(buffer)
     return buffer
+
+
+_torch_targets: dict = {}
+
+
+def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
+    """torch.empty with the dtype and device objects made once (parsing them per call costs
+    microseconds on the per-frame path)."""
+    key = (dtype, device_index)
+    target = _torch_targets.get(key)
+    if target is None:
+        import torch
+        target = (getattr(torch, dtype), torch.device("cuda", device_index) if device_index >= 0 else torch.device("cpu"),
+                  torch.empty)
+        _torch_targets[key] = target
+    return target[2](shape, dtype=target[0], device=target[1])
 
 
 def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:

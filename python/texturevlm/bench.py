@@ -101,10 +101,44 @@ def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
     return min(times) if times else None
 
 
+def profile() -> None:
+    """Host microseconds per call of each step of sample_patches on a 1024^2 frame (no
+    waiting on the GPU between calls beyond what the step itself does)."""
+    from texturevlm import _tensors, functional
+    frame = torch.zeros((3, 1024, 1024), dtype=torch.uint8, device="cuda")
+    layout = tv.layouts.foveated(1024, 1024, (0.5, 0.5), num_patches=273)
+    tv.sample_patches(frame, layout)
+    spec = _tensors.image_spec(frame)
+    texture = functional.cuda_texture(spec, "rgba8", 11)
+    out = torch.empty((273, 3, 16, 16), device="cuda")
+    steps = {
+        "image_spec": lambda: _tensors.image_spec(frame),
+        "cuda_texture lookup": lambda: functional.cuda_texture(spec, "rgba8", 11),
+        "empty output": lambda: _tensors.empty("torch", "cuda", 0, (273, 3, 16, 16), "float32"),
+        "raw stream": lambda: _tensors.torch_raw_stream()(0),
+        "layout.on_device": lambda: layout.on_device("torch", 0),
+        "C++ frame_to_patches (3 launches)": lambda: texture.frame_to_patches(spec, layout, out, False, 0),
+        "C++ sample only (1 launch)": lambda: texture.sample(layout, "torch", out, 3, False, 0),
+        "sample_patches, whole": lambda: tv.sample_patches(frame, layout),
+    }
+    print("\nhost time per call of each step (1024^2 frame):")
+    for name, fn in steps.items():
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            fn()
+        elapsed = (time.perf_counter() - t0) / 2000 * 1e6
+        torch.cuda.synchronize()
+        print(f"  {name:40s} {elapsed:7.2f} us")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
+    parser.add_argument("--profile", action="store_true", help="host time of each step of the per-frame path")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("texturevlm.bench needs a CUDA GPU and PyTorch with CUDA")
@@ -175,6 +209,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             table.add(job, "PyTorch avg_pool2d chain", per_call_us(lambda: torch_pyramid(batch), calls=20), floor_bytes)
         del batch
 
+    if args.profile:
+        profile()
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f,

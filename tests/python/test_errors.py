@@ -2,6 +2,8 @@
 nothing: a pyramid that refused a frame still holds and samples the previous one."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,9 @@ def test_no_vulkan_driver_is_reported_and_auto_falls_back(tmp_path):
             "try:\n    tv.TexturePyramid(np.zeros((3, 8, 8), np.uint8), backend='vulkan')\n"
             "except tv.Error as e:\n    print('error:', e)\n")
     env = {"PATH": "/usr/bin:/bin", "VK_DRIVER_FILES": str(tmp_path / "none.json"), "HOME": str(tmp_path)}
+    for name in ("PYTHONPATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()

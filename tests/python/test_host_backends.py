@@ -45,6 +45,8 @@ def test_vulkan_mips_equal_the_reference(rng, format, size):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_vulkan_sampling_matches_the_reference(rng, format, kind, dtype):
     image = random_image(rng, (2, 3, 90, 120), dtype_for(format))
+    if kind == "anisotropic":  # where the unit puts its taps along the axis is its own: constant along it
+        image = np.ascontiguousarray(np.broadcast_to(image[..., :1], image.shape))
     if kind == "foveated":
         layout = tv.layouts.foveated(120, 90, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=30, patch_size=8, images=2)
     elif kind == "grid":
