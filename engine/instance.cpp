@@ -68,6 +68,8 @@ Instance::Instance(bool validation) : validation_(validation) {
     // can live in one process.
     volkLoadInstance(instance_);
     if (validation_) {
+        destroy_messenger_ = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
         const VkResult r = vkCreateDebugUtilsMessengerEXT(instance_, &messenger_info, nullptr, &messenger_);
         if (r != VK_SUCCESS) {
             vkDestroyInstance(instance_, nullptr);
@@ -77,7 +79,7 @@ Instance::Instance(bool validation) : validation_(validation) {
     try {
         devices_ = enumerate_devices(instance_);
     } catch (...) {
-        if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+        if (messenger_) destroy_messenger_(instance_, messenger_, nullptr);
         vkDestroyInstance(instance_, nullptr);
         throw;
     }
@@ -86,12 +88,13 @@ Instance::Instance(bool validation) : validation_(validation) {
 Instance::Instance(Instance&& other) noexcept
     : instance_(std::exchange(other.instance_, VK_NULL_HANDLE)),
       messenger_(std::exchange(other.messenger_, VK_NULL_HANDLE)),
+      destroy_messenger_(std::exchange(other.destroy_messenger_, nullptr)),
       log_(std::move(other.log_)), validation_(other.validation_),
       api_version_(other.api_version_), devices_(std::move(other.devices_)) {}
 
 Instance::~Instance() {
     if (!instance_) return;
-    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+    if (messenger_) destroy_messenger_(instance_, messenger_, nullptr);
     vkDestroyInstance(instance_, nullptr);
 }
 

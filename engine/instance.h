@@ -33,6 +33,9 @@ public:
 private:
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+    // This instance's own destroy function: volk's global pointer belongs to the instance
+    // loaded last, which may not have the debug-utils extension (NULL there).
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
     std::unique_ptr<ValidationLog> log_ = std::make_unique<ValidationLog>();
     bool validation_ = false;
     uint32_t api_version_ = 0;

@@ -37,7 +37,8 @@ if [ -d .deps ]; then
   SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
     --tvlm-json "$out/bench_video.json"
   if [ -n "${PYTHON_ONLY:-}" ]; then
-    tail -n 40 "$out/pytest.log"; cat "$out/python_bench.log"; printf '%s\n' "${summary[@]}"; exit 0
+    grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30; cat "$out/python_bench.log"
+    printf '%s\n' "${summary[@]}"; exit 0
   fi
 fi
 export TVLM_VALIDATION=1
@@ -56,10 +57,12 @@ else
   summary+=("memcheck: compute-sanitizer not found on this machine")
 fi
 unset TVLM_VALIDATION
-SUITE_TIMEOUT=420 suite bench "$bin/tvlm" bench --json "$out/bench.json" --plot "$out/bench.png"
-# The PyTorch way of the same jobs, with the ratios against tvlm's rows (python3 with torch).
-SUITE_TIMEOUT=300 suite torch python3 bench/torch_baseline.py --image "$out/mips/level_00.png" --meta "$out/meta.json" \
-  --patches "$out/patches.npy" --tvlm-json "$out/bench.json"
+if [ -z "${SKIP_BENCH:-}" ]; then  # SKIP_BENCH=1: the suites only (kernels unchanged since the last full run)
+  SUITE_TIMEOUT=420 suite bench "$bin/tvlm" bench --json "$out/bench.json" --plot "$out/bench.png"
+  # The PyTorch way of the same jobs, with the ratios against tvlm's rows (python3 with torch).
+  SUITE_TIMEOUT=300 suite torch python3 bench/torch_baseline.py --image "$out/mips/level_00.png" --meta "$out/meta.json" \
+    --patches "$out/patches.npy" --tvlm-json "$out/bench.json"
+fi
 cat "$out/gpu.txt"
 grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -A3 "^backend\|layout:" "$out/sample_chart.log" | head -4

@@ -6,7 +6,10 @@
 #include <set>
 #include <string>
 
+#include "context.h"
 #include "device_memory.h"
+#include "generate_mips.h"
+#include "instance.h"
 #include "open_fds.h"
 #include "random_image.h"
 #include "texture.h"
@@ -52,4 +55,19 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 textures and 1000 export/import cycles le
         CHECK(new_fds(fds_with_original, open_fds()) == "");
         CHECK(DeviceMemory::live_count() == with_original);
     }
+}
+
+TEST_CASE("a context with validation outlives later instances and contexts without it") {
+    // volk keeps one set of global function pointers, loaded from the instance made last;
+    // an instance without debug utils has no vkDestroyDebugUtilsMessengerEXT (NULL), so the
+    // first context must destroy its messenger through its own instance (a crash on NVIDIA).
+    auto validated = std::make_unique<Context>(ContextDesc{{}, true});
+    { const Instance plain(false); }
+    const Context plain_context(ContextDesc{{}, false});
+    Texture texture = Texture::create(*validated, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm));
+    validated->queue().wait(generate_mips(*validated, texture, MipFilter::box));
+    texture = Texture();
+    CHECK(validated->validation_log().count() == 0);
+    validated.reset();
+    CHECK(plain_context.device() != VK_NULL_HANDLE);
 }

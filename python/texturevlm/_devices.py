@@ -29,11 +29,23 @@ class Device:
     type: str = ""  # Vulkan's device type: "discrete", "cpu", ...
 
 
+_listed: Dict[str, dict] = {}
+
+
+def _listing(api: str) -> dict:
+    """The devices of `api` ('vulkan' or 'cuda'), listed once per process: listing Vulkan
+    devices makes a Vulkan instance, which costs milliseconds."""
+    with _lock:
+        if api not in _listed:
+            _listed[api] = _core.vulkan_devices() if api == "vulkan" else _core.cuda_devices()
+        return _listed[api]
+
+
 def devices() -> List[Device]:
     """Every CUDA and Vulkan device, matched by UUID: a GPU that both see is one Device
     with both backends. The CPU reference backend is always there and not listed."""
-    vulkan = _core.vulkan_devices()
-    cuda = _core.cuda_devices()
+    vulkan = _listing("vulkan")
+    cuda = _listing("cuda")
     found: Dict[str, dict] = {}
     for d in cuda["devices"]:
         found[d["uuid"]] = dict(name=d["name"], uuid=d["uuid"], backends=["cuda"], cuda_index=d["index"])
@@ -47,7 +59,7 @@ def devices() -> List[Device]:
 
 def unavailable() -> Dict[str, str]:
     """Why the Vulkan or CUDA backend has no device ('' where it has one)."""
-    return {"vulkan": _core.vulkan_devices()["unavailable"], "cuda": _core.cuda_devices()["unavailable"]}
+    return {"vulkan": _listing("vulkan")["unavailable"], "cuda": _listing("cuda")["unavailable"]}
 
 
 def validation_requested() -> bool:
