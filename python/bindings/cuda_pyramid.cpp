@@ -135,7 +135,9 @@ struct CudaBlock {
 };
 
 // A layout's patch records copied once to one device's memory (layouts are reused).
-nb::ndarray<> cuda_copy(int device, nb::ndarray<nb::device::cpu, nb::c_contig, nb::ro> host) {
+// Returns (array, pointer): the pointer comes from here, not from a DLPack round trip,
+// which hands the buffer to its importer (and its deleter) once.
+nb::tuple cuda_copy(int device, nb::ndarray<nb::device::cpu, nb::c_contig, nb::ro> host) {
     const DeviceGuard guard(device);
     const size_t bytes = host.nbytes();
     auto* block = new CudaBlock{DeviceBuffer<unsigned char>(bytes ? bytes : 1), device};
@@ -143,12 +145,14 @@ nb::ndarray<> cuda_copy(int device, nb::ndarray<nb::device::cpu, nb::c_contig, n
     TVLM_CUDA_CHECK(cudaMemcpy(block->buffer.data(), host.data(), bytes, cudaMemcpyHostToDevice));
     std::vector<size_t> shape(host.ndim());
     for (size_t i = 0; i < host.ndim(); ++i) shape[i] = host.shape(i);
-    return nb::ndarray<>(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, host.dtype(),
-                         nb::device::cuda::value, device);
+    nb::ndarray<> array(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, host.dtype(),
+                        nb::device::cuda::value, device);
+    return nb::make_tuple(array, reinterpret_cast<uintptr_t>(block->buffer.data()));
 }
 
-// Uninitialised device memory of `shape` and `dtype`, for frameworks other than torch.
-nb::ndarray<> cuda_empty(int device, const std::vector<size_t>& shape, const std::string& dtype) {
+// Uninitialised device memory of `shape` and `dtype`, for frameworks other than torch:
+// (array, pointer) as cuda_copy.
+nb::tuple cuda_empty(int device, const std::vector<size_t>& shape, const std::string& dtype) {
     nb::dlpack::dtype d;
     if (dtype == "float32") d = nb::dtype<float>();
     else if (dtype == "float16") d = component_dtype(ComponentType::f16);
@@ -160,8 +164,9 @@ nb::ndarray<> cuda_empty(int device, const std::vector<size_t>& shape, const std
     const DeviceGuard guard(device);
     auto* block = new CudaBlock{DeviceBuffer<unsigned char>(count * d.bits / 8 + 1), device};
     nb::capsule owner(block, [](void* p) noexcept { delete static_cast<CudaBlock*>(p); });
-    return nb::ndarray<>(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, d, nb::device::cuda::value,
-                         device);
+    nb::ndarray<> array(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, d, nb::device::cuda::value,
+                        device);
+    return nb::make_tuple(array, reinterpret_cast<uintptr_t>(block->buffer.data()));
 }
 
 }  // namespace
@@ -187,13 +192,10 @@ void bind_cuda(nb::module_& m) {
              nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
-    m.def(
-        "data_ptr", [](nb::ndarray<> array) { return reinterpret_cast<uintptr_t>(array.data()); }, nb::arg("array"),
-        "The data pointer of any DLPack array (a buffer made by cuda_copy or cuda_empty).");
     m.def("cuda_copy", &cuda_copy, nb::arg("device"), nb::arg("host"),
-          "A copy of a host array in CUDA device memory, exported through DLPack.");
+          "A copy of a host array in CUDA device memory: (DLPack array, data pointer).");
     m.def("cuda_empty", &cuda_empty, nb::arg("device"), nb::arg("shape"), nb::arg("dtype"),
-          "Uninitialised CUDA device memory exported through DLPack (for frameworks other than torch).");
+          "Uninitialised CUDA device memory: (DLPack array, data pointer), for frameworks other than torch.");
 }
 
 #else

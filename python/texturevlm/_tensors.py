@@ -174,7 +174,7 @@ def empty(framework: str, device: str, device_index: int, shape: Sequence[int], 
         with cupy.cuda.Device(device_index):
             return cupy.empty(tuple(shape), dtype=dtype)
     from . import _core
-    buffer = _core.cuda_empty(device_index, list(shape), dtype)
+    buffer, _ = _core.cuda_empty(device_index, list(shape), dtype)
     if framework == "jax":
         import jax.dlpack
         return jax.dlpack.from_dlpack(buffer)

@@ -81,9 +81,8 @@ class DeviceCopy:
             self.meta = torch.from_numpy(layout.metadata).pin_memory().to(device, non_blocking=True)
             self.records_ptr = self.records.data_ptr()
         else:
-            self.records = _core.cuda_copy(device_index, layout.records)
-            self.records_ptr = _core.data_ptr(self.records)
-            meta = _core.cuda_copy(device_index, layout.metadata)
+            self.records, self.records_ptr = _core.cuda_copy(device_index, layout.records)
+            meta, _ = _core.cuda_copy(device_index, layout.metadata)
             if framework == "cupy":
                 import cupy
                 meta = cupy.from_dlpack(meta)
