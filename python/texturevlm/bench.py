@@ -183,7 +183,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             return video.sample(layout)
 
         t = per_call_us(lambda: tv.sample_patches(frame, layout))
-        table.add(job, "texturevlm sample_patches (torch custom op)", t, floor_bytes,
+        table.add(job, "texturevlm sample_patches", t, floor_bytes,
+                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        frame_out = torch.empty((273, 3, 16, 16), device="cuda")
+        t = per_call_us(lambda: tv.sample_patches(frame, layout, out=frame_out))
+        table.add(job, "texturevlm sample_patches(out=...)", t, floor_bytes,
                   note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
         t = per_call_us(update_and_sample)
         table.add(job, "texturevlm pyramid.update + pyramid.sample", t, floor_bytes,

@@ -11,7 +11,7 @@ from . import _tensors, layouts
 from ._backends import DEFAULT_FORMAT, CudaBackend, full_levels
 from ._core import Error
 from ._tensors import ImageSpec
-from .pyramid import Patches, TexturePyramid, _check_format, _out_dtype
+from .pyramid import Patches, TexturePyramid, _check_format, _check_out, _out_dtype
 
 _lock = threading.Lock()
 _textures: Dict[Tuple[int, int, int, int, str, int], CudaBackend] = {}
@@ -98,13 +98,16 @@ def read_level(texture: CudaBackend, spec: ImageSpec, level: int, stream: int, o
 
 
 def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32", format: Optional[str] = None,
-                   backend: str = "auto", channels_last: bool = False, stream: Any = None) -> Patches:
+                   backend: str = "auto", channels_last: bool = False, stream: Any = None,
+                   out: Any = None) -> Patches:
     """A frame to patches in one call: `image` into a texture, its box mips, every patch of
     `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
     is three launches on the current stream with no host sync and no allocation but the
-    output's. Inside torch.compile it is the custom op texturevlm::patches."""
+    output's (none with `out`, a contiguous tensor of the patches' shape and dtype, written in
+    place). Inside torch.compile it is the custom op texturevlm::patches (`out` is not
+    taken there: compiled graphs allocate their own outputs)."""
     half = _out_dtype(dtype) == "float16"
-    if _is_torch_cuda(image) and backend in ("auto", "cuda") and _compiling():
+    if _is_torch_cuda(image) and backend in ("auto", "cuda") and out is None and _compiling():
         from . import ops
         batch, channels, height, width = ops.image_shape(image, channels_last)
         format = _check_format(format, ops.dtype_name(image))
@@ -118,12 +121,17 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
     format = _check_format(format, spec.dtype)
     if spec.device != "cuda" or backend not in ("auto", "cuda"):
         pyramid = TexturePyramid(image, format, None, backend, channels_last, "box", stream)
-        return pyramid.sample(layout, dtype)
+        return pyramid.sample(layout, dtype, out=out)
     _check_layout(spec.width, spec.height, spec.batch, layout)
     texture = cuda_texture(spec, format, full_levels(spec.width, spec.height))
     shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
                                                          layout.patch_size)
-    patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, "float16" if half else "float32")
+    out_dtype = "float16" if half else "float32"
+    if out is None:
+        patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, out_dtype)
+    else:
+        _check_out(out, spec.framework, shape, out_dtype, spec.device_index)
+        patches = out
     texture.frame_to_patches(spec, layout, patches, half,
                              _tensors.cuda_stream(spec.framework, spec.device_index, stream))
     copy = layout.on_device(spec.framework, spec.device_index)
