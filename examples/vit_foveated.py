@@ -51,7 +51,7 @@ def main() -> None:
           f"levels {meta[:, 4].min().item():.0f}..{meta[:, 4].max().item():.0f}")
 
     model = FoveatedViT().to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
     patches, meta = patches[None].to(device), meta[None].to(device)
     target = patches.mean(dim=(3, 4))  # [1, N, C]: each patch's mean colour
     for step in range(args.steps):
