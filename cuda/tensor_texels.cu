@@ -6,12 +6,13 @@
 
 #include "cuda_check.h"
 #include "error.h"
+#include "surface_texels.cuh"
 
 namespace tvlm {
 
 namespace {
 
-__device__ float load(const void* data, TensorDtype dtype, int64_t i) {
+__device__ float load_element(const void* data, TensorDtype dtype, int64_t i) {
     switch (dtype) {
         case TensorDtype::u8: return static_cast<const unsigned char*>(data)[i];
         case TensorDtype::f16: return __half2float(static_cast<const __half*>(data)[i]);
@@ -21,7 +22,7 @@ __device__ float load(const void* data, TensorDtype dtype, int64_t i) {
     return 0.0f;
 }
 
-__device__ void store(void* data, TensorDtype dtype, int64_t i, float v) {
+__device__ void store_element(void* data, TensorDtype dtype, int64_t i, float v) {
     switch (dtype) {
         case TensorDtype::u8: static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(v); break;
         case TensorDtype::f16: static_cast<__half*>(data)[i] = __float2half_rn(v); break;
@@ -48,28 +49,6 @@ __device__ float4 from_texel(float4 t, bool byte_texture, bool byte_tensor) {
     return make_float4(t.x * s, t.y * s, t.z * s, t.w * s);
 }
 
-template <SurfaceTexel T> struct Texel;
-template <> struct Texel<SurfaceTexel::uchar4> {
-    using Raw = uchar4;
-    __device__ static float4 value(Raw r) { return make_float4(r.x, r.y, r.z, r.w); }
-    __device__ static Raw raw(float4 v) {
-        return make_uchar4(static_cast<unsigned char>(v.x), static_cast<unsigned char>(v.y),
-                           static_cast<unsigned char>(v.z), static_cast<unsigned char>(v.w));
-    }
-};
-template <> struct Texel<SurfaceTexel::half4> {
-    using Raw = ushort4;  // binary16 bits
-    __device__ static float f(unsigned short b) { return __half2float(__ushort_as_half(b)); }
-    __device__ static unsigned short b(float v) { return __half_as_ushort(__float2half_rn(v)); }
-    __device__ static float4 value(Raw r) { return make_float4(f(r.x), f(r.y), f(r.z), f(r.w)); }
-    __device__ static Raw raw(float4 v) { return make_ushort4(b(v.x), b(v.y), b(v.z), b(v.w)); }
-};
-template <> struct Texel<SurfaceTexel::float4> {
-    using Raw = float4;
-    __device__ static float4 value(Raw r) { return r; }
-    __device__ static Raw raw(float4 v) { return v; }
-};
-
 struct Copy {
     TensorView tensor;
     cudaSurfaceObject_t level;
@@ -90,13 +69,11 @@ __global__ void write_kernel(Copy c) {
     const TensorView& t = c.tensor;
     const bool byte_tensor = t.dtype == TensorDtype::u8;
     const int64_t e = element(t, b, y, x);
-    float4 v = make_float4(load(t.data, t.dtype, e), load(t.data, t.dtype, e + t.stride_c),
-                           load(t.data, t.dtype, e + 2 * t.stride_c),
-                           t.channels == 4 ? load(t.data, t.dtype, e + 3 * t.stride_c) : (byte_tensor ? 255.0f : 1.0f));
-    const auto raw = Texel<T>::raw(to_texel(v, T == SurfaceTexel::uchar4, byte_tensor));
-    const int xb = int(x * sizeof(raw));
-    if (c.layered) surf2DLayeredwrite(raw, c.level, xb, int(y), int(c.block.first_layer + b));
-    else surf2Dwrite(raw, c.level, xb, int(y));
+    const float4 v = make_float4(
+        load_element(t.data, t.dtype, e), load_element(t.data, t.dtype, e + t.stride_c),
+        load_element(t.data, t.dtype, e + 2 * t.stride_c),
+        t.channels == 4 ? load_element(t.data, t.dtype, e + 3 * t.stride_c) : (byte_tensor ? 255.0f : 1.0f));
+    store<T>(c.level, x, y, c.block.first_layer + b, c.layered, to_texel(v, T == SurfaceTexel::uchar4, byte_tensor));
 }
 
 template <SurfaceTexel T>
@@ -105,17 +82,14 @@ __global__ void read_kernel(Copy c) {
     const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
     const uint32_t b = blockIdx.z;
     if (x >= c.block.x + c.block.width || y >= c.block.y + c.block.height) return;
-    typename Texel<T>::Raw raw;
-    const int xb = int(x * sizeof(raw));
-    if (c.layered) surf2DLayeredread(&raw, c.level, xb, int(y), int(c.block.first_layer + b));
-    else surf2Dread(&raw, c.level, xb, int(y));
     const TensorView& t = c.tensor;
-    const float4 v = from_texel(Texel<T>::value(raw), T == SurfaceTexel::uchar4, t.dtype == TensorDtype::u8);
+    const float4 texel = load<T>(c.level, x, y, c.block.first_layer + b, c.layered);
+    const float4 v = from_texel(texel, T == SurfaceTexel::uchar4, t.dtype == TensorDtype::u8);
     const int64_t e = element(t, b, y, x);
-    store(t.data, t.dtype, e, v.x);
-    store(t.data, t.dtype, e + t.stride_c, v.y);
-    store(t.data, t.dtype, e + 2 * t.stride_c, v.z);
-    if (t.channels == 4) store(t.data, t.dtype, e + 3 * t.stride_c, v.w);
+    store_element(t.data, t.dtype, e, v.x);
+    store_element(t.data, t.dtype, e + t.stride_c, v.y);
+    store_element(t.data, t.dtype, e + 2 * t.stride_c, v.z);
+    if (t.channels == 4) store_element(t.data, t.dtype, e + 3 * t.stride_c, v.w);
 }
 
 template <template <SurfaceTexel> class Kernel>
