@@ -6,7 +6,7 @@ Nothing here copies an input: CUDA tensors are read in place through their strid
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 
@@ -209,7 +209,7 @@ def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:
     return x.ctypes.data, tuple(s // x.itemsize for s in x.strides)
 
 
-def from_host(array: np.ndarray, framework: str, like: Optional[Any] = None) -> Any:
+def from_host(array: np.ndarray, framework: str) -> Any:
     """A host result in the caller's framework: torch CPU tensors share the NumPy memory."""
     if framework == "torch":
         import torch

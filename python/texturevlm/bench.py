@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -165,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     meta = torch.from_numpy(layout.metadata[0]).cuda()
     table.add(job, "PyTorch grid_sample over a ready avg_pool2d pyramid",
               per_call_us(lambda: torch_patches(levels, meta, 16), calls=20, runs=5), patch_bytes)
-    del levels
+    levels = []  # free the PyTorch pyramid before the next jobs
 
     # A frame already in a CUDA tensor -> mips -> 273 patches.
     for size in (1024, 4096):
@@ -211,7 +210,6 @@ def main(argv: Optional[List[str]] = None) -> int:
                       per_call_us(lambda: torch_pyramid(batch.float()), calls=20), floor_bytes)
         else:
             table.add(job, "PyTorch avg_pool2d chain", per_call_us(lambda: torch_pyramid(batch), calls=20), floor_bytes)
-        del batch
 
     if args.profile:
         profile()

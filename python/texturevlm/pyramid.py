@@ -9,7 +9,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core, _devices, _tensors, layouts
+from . import _devices, _tensors, layouts
 from ._backends import (BYTE_FORMATS, DEFAULT_FORMAT, FORMATS, CudaBackend, HostBackend, Rect, full_levels,
                         level_extent)
 from ._core import Error

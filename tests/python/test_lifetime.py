@@ -7,7 +7,6 @@ import os
 import resource
 
 import numpy as np
-import pytest
 
 import texturevlm as tv
 from conftest import needs_vulkan
