@@ -60,12 +60,18 @@ __device__ int64_t element(const TensorView& t, uint32_t b, uint32_t y, uint32_t
     return int64_t(b) * t.stride_b + int64_t(y) * t.stride_y + int64_t(x) * t.stride_x;
 }
 
+// The texel (x, y) of tensor image b this thread copies; false past the block's edge.
+__device__ bool thread_texel(const Copy& c, uint32_t& x, uint32_t& y, uint32_t& b) {
+    x = c.block.x + blockIdx.x * blockDim.x + threadIdx.x;
+    y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
+    b = blockIdx.z;
+    return x < c.block.x + c.block.width && y < c.block.y + c.block.height;
+}
+
 template <SurfaceTexel T>
 __global__ void write_kernel(Copy c) {
-    const uint32_t x = c.block.x + blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
-    const uint32_t b = blockIdx.z;
-    if (x >= c.block.x + c.block.width || y >= c.block.y + c.block.height) return;
+    uint32_t x, y, b;
+    if (!thread_texel(c, x, y, b)) return;
     const TensorView& t = c.tensor;
     const bool byte_tensor = t.dtype == TensorDtype::u8;
     const int64_t e = element(t, b, y, x);
@@ -78,10 +84,8 @@ __global__ void write_kernel(Copy c) {
 
 template <SurfaceTexel T>
 __global__ void read_kernel(Copy c) {
-    const uint32_t x = c.block.x + blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y;
-    const uint32_t b = blockIdx.z;
-    if (x >= c.block.x + c.block.width || y >= c.block.y + c.block.height) return;
+    uint32_t x, y, b;
+    if (!thread_texel(c, x, y, b)) return;
     const TensorView& t = c.tensor;
     const float4 texel = load<T>(c.level, x, y, c.block.first_layer + b, c.layered);
     const float4 v = from_texel(texel, T == SurfaceTexel::uchar4, t.dtype == TensorDtype::u8);

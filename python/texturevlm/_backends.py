@@ -53,6 +53,11 @@ class CudaBackend:
         for x, y, w, h in rects:
             self.core.write(spec.ptr, spec.dtype, spec.strides, spec.channels, x, y, w, h, 0, spec.batch, stream)
 
+    def load_frame(self, spec: ImageSpec, stream: int) -> None:
+        """Level 0 from the whole frame, then every level's box mips."""
+        self.write(spec, [(0, 0, spec.width, spec.height)], stream)
+        self.core.generate_mipmaps(stream)
+
     def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
         if filter != "box":
             raise Error(f"the CUDA backend builds box mips only, not {filter!r}: use filter='box', "

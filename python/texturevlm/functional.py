@@ -79,8 +79,7 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     if spec.device == "cuda" and backend in ("auto", "cuda") and filter == "box":
         texture = cuda_texture(spec, format, count)
         s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
-        texture.write(spec, [(0, 0, spec.width, spec.height)], s)
-        texture.mips(None, spec.batch, s, "box")
+        texture.load_frame(spec, s)
         return ([image] if first else []) + [read_level(texture, spec, l, s) for l in range(first, count)]
     pyramid = TexturePyramid(image, format, count, backend, channels_last, filter, stream)
     return ([image] if first else []) + [pyramid.level(l) for l in range(first, count)]

@@ -56,9 +56,8 @@ def image_shape(image: Tensor, channels_last: bool) -> tuple:
 def mipmaps(image: Tensor, levels: int, format: str, channels_last: bool, first_level: int) -> List[Tensor]:
     spec = _spec(image, channels_last)
     texture = cuda_texture(spec, format, levels)
-    stream = torch.cuda.current_stream(spec.device_index).cuda_stream
-    texture.write(spec, [(0, 0, spec.width, spec.height)], stream)
-    texture.mips(None, spec.batch, stream, "box")
+    stream = _tensors.torch_raw_stream()(spec.device_index)
+    texture.load_frame(spec, stream)
     return [read_level(texture, spec, level, stream) for level in range(first_level, levels)]
 
 
@@ -80,13 +79,11 @@ def patches(image: Tensor, records: Tensor, images: int, num_patches: int, patch
             levels: int, format: str, channels_last: bool, half: bool) -> Tensor:
     spec = _spec(image, channels_last)
     texture = cuda_texture(spec, format, levels)
-    stream = torch.cuda.current_stream(spec.device_index).cuda_stream
-    texture.write(spec, [(0, 0, spec.width, spec.height)], stream)
-    texture.mips(None, spec.batch, stream, "box")
     out = image.new_empty(_patches_shape(image, num_patches, patch_size, channels_last),
                           dtype=torch.float16 if half else torch.float32)
-    texture.core.sample(records.data_ptr(), images * num_patches, patch_size, spec.channels, gradients, half,
-                        spec.width, spec.height, out.data_ptr(), stream)
+    texture.core.frame_to_patches(spec.ptr, spec.dtype, spec.strides, spec.channels, records.data_ptr(),
+                                  images * num_patches, patch_size, gradients, half, out.data_ptr(),
+                                  _tensors.torch_raw_stream()(spec.device_index))
     return out
 
 
