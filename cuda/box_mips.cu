@@ -7,12 +7,15 @@
 #include <cuda_fp16.h>
 
 #include "cuda_check.h"
+#include "box_arithmetic.cuh"
 #include "surface_texels.cuh"
 #include "srgb8_tables.h"
 
 namespace tvlm {
 
 namespace {
+
+using namespace box;
 
 __constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
 constexpr uint32_t kTile = TVLM_BOX_TILE;
@@ -29,85 +32,6 @@ __device__ void await_previous_pass() {
     cudaGridDependencySynchronize();
 #endif
 }
-
-struct Tables {
-    uint32_t linear[256];
-    uint32_t threshold[255];
-};
-
-struct Taps {
-    uint32_t first, count, weight[3], sum;
-};
-
-__device__ Taps taps(uint32_t i, uint32_t s) {
-    if (s == 1) return {i, 1, {1, 0, 0}, 1};
-    if (s % 2 == 0) return {2 * i, 2, {1, 1, 0}, 2};
-    const uint32_t d = s / 2;
-    return {2 * i, 3, {d - i, d, i + 1}, s};
-}
-
-// The binary16 a float16 level stores for the average n / d: through float, then to
-// nearest even, as the reference and Vulkan do.
-__device__ unsigned short half_of(double n, double d) {
-    return __half_as_ushort(__float2half_rn(static_cast<float>(n / d)));
-}
-
-__device__ float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
-__device__ void set_component(float4& v, uint32_t c, float x) {
-    if (c == 0) v.x = x; else if (c == 1) v.y = x; else if (c == 2) v.z = x; else v.w = x;
-}
-
-struct Filter {
-    uint32_t kind;
-    const Tables* tables;
-
-    __device__ bool bytes() const { return kind == TVLM_BOX_UNORM8 || kind == TVLM_BOX_SRGB8; }
-    __device__ bool linear_light(uint32_t c) const { return kind == TVLM_BOX_SRGB8 && c < 3; }
-    __device__ double averaged(float stored, uint32_t c) const {
-        return linear_light(c) ? static_cast<double>(tables->linear[static_cast<uint32_t>(stored)]) : stored;
-    }
-    // #{k : n / d >= threshold[k]}: the float encoding of the average, then exact steps.
-    __device__ float encode_srgb(double n, double d) const {
-        const float l = static_cast<float>(n / d) * (1.0f / 16777216.0f);
-        const float e = l <= 0.0031308f ? l * 12.92f : 1.055f * powf(l, 1.0f / 2.4f) - 0.055f;
-        uint32_t b = static_cast<uint32_t>(fminf(fmaxf(e * 255.0f + 0.5f, 0.0f), 255.0f));
-        while (b < 255 && n >= static_cast<double>(tables->threshold[b]) * d) ++b;
-        while (b > 0 && n < static_cast<double>(tables->threshold[b - 1]) * d) --b;
-        return static_cast<float>(b);
-    }
-    __device__ static float round_half_up(double n, double d) {
-        double q = floor((2.0 * n + d) / (2.0 * d));
-        if ((q + 1.0) * 2.0 * d <= 2.0 * n + d) q += 1.0;
-        if (q * 2.0 * d > 2.0 * n + d) q -= 1.0;
-        return static_cast<float>(q);
-    }
-    __device__ float stored_value(double n, double d, uint32_t c) const {
-        if (linear_light(c)) return encode_srgb(n, d);
-        if (bytes()) return round_half_up(n, d);
-        const float f = static_cast<float>(n / d);
-        return kind == TVLM_BOX_FLOAT16 ? __half2float(__ushort_as_half(half_of(n, d))) : f;
-    }
-    // One texel of a 2:1 step, rows summed first like the reference.
-    __device__ float4 halve(float4 v00, float4 v10, float4 v01, float4 v11) const {
-        float4 out;
-        for (uint32_t c = 0; c < 4; ++c) {
-            const float a = component(v00, c), b = component(v10, c), e = component(v01, c), f = component(v11, c);
-            float r;
-            if (linear_light(c)) {
-                const uint32_t n = tables->linear[static_cast<uint32_t>(a)] + tables->linear[static_cast<uint32_t>(b)] +
-                                   tables->linear[static_cast<uint32_t>(e)] + tables->linear[static_cast<uint32_t>(f)];
-                r = encode_srgb(n, 4.0);
-            } else if (bytes()) {
-                r = floorf((a + b + e + f) * 0.25f + 0.5f);
-            } else {
-                const double n = (static_cast<double>(a) + b) + (static_cast<double>(e) + f);
-                r = stored_value(n, 4.0, c);
-            }
-            set_component(out, c, r);
-        }
-        return out;
-    }
-};
 
 template <SurfaceTexel T, bool kHalving>
 __device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {

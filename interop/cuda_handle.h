@@ -44,6 +44,7 @@ using ExternalMemory = CudaHandle<cudaExternalMemory_t, cudaDestroyExternalMemor
 using MipmappedArray = CudaHandle<cudaMipmappedArray_t, cudaFreeMipmappedArray>;
 using ExternalSemaphore = CudaHandle<cudaExternalSemaphore_t, cudaDestroyExternalSemaphore>;
 using CudaStream = CudaHandle<cudaStream_t, cudaStreamDestroy>;
+using CudaEvent = CudaHandle<cudaEvent_t, cudaEventDestroy>;
 using PinnedMemory = CudaHandle<void*, cudaFreeHost>;
 
 // A non-blocking stream: no implicit ordering with the legacy default stream.

@@ -51,8 +51,11 @@ suite mips_chart "$bin/tvlm" mips --out "$out/mips"
 suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta.json" --viz "$out/viz.png"
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  suite memcheck "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/test_cuda" \
-        --test-case-exclude='*5000 times*,*2000 frames*,*2000 times*,*8192*,*2000 textures*,*1000 textures*'
+  # Each tool over the suite less its long soak and size cases (they repeat what the rest covers).
+  for tool in memcheck racecheck synccheck initcheck; do
+    suite "$tool" "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" \
+          --test-case-exclude='*5000 times*,*2000 frames*,*2000 times*,*8192*,*2000 textures*,*1000 textures*'
+  done
 else
   summary+=("memcheck: compute-sanitizer not found on this machine")
 fi

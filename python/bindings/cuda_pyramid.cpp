@@ -1,6 +1,7 @@
 // The CUDA backend for CUDA tensors: CudaPyramid (interop/cuda_pyramid.h) driven with raw
 // device pointers and the caller's stream, so a call costs a few launches and no host
 // sync. The Python side checks shapes, dtypes and devices before it calls in.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -11,7 +12,9 @@
 #include "error.h"
 #ifdef TVLM_HAVE_CUDA
 #include "cuda_check.h"
+#include "cuda_handle.h"
 #include "cuda_pyramid.h"
+#include "cuda_tensor_mips.h"
 #include "device_buffer.h"
 #include "patch.h"
 #endif
@@ -124,6 +127,41 @@ private:
     CudaPyramid pyramid_;
 };
 
+// Levels 1.. of a tensor's box chain into tensors of its dtype and layout (`levels`: each
+// level's (data pointer, strides in elements (b, c, y, x))), no texture in between.
+void tensor_mipmaps(int device, uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
+                    uint32_t channels, uint32_t layers, uint32_t width, uint32_t height,
+                    const std::vector<std::pair<uintptr_t, std::vector<int64_t>>>& levels, uintptr_t stream) {
+    const DeviceGuard guard(device);
+    std::vector<TensorView> views;
+    for (const auto& [ptr, level_strides] : levels) views.push_back(tensor_view(ptr, dtype, level_strides, channels));
+    generate_tensor_mips(tensor_view(data, dtype, strides, channels), width, height, layers, views, stream_of(stream));
+}
+
+// A CUDA event for ordering work across streams without the host: record() after work on
+// one stream, wait() makes another stream's later work wait for it (the video ring).
+class CudaEventBinding {
+public:
+    explicit CudaEventBinding(int device) : device_(device) {
+        const DeviceGuard guard(device);
+        cudaEvent_t event = nullptr;
+        TVLM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+        event_ = CudaEvent(event);
+    }
+    void record(uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        TVLM_CUDA_CHECK(cudaEventRecord(event_.handle(), stream_of(stream)));
+    }
+    void wait(uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), event_.handle(), 0));
+    }
+
+private:
+    int device_;
+    CudaEvent event_;
+};
+
 // Device memory owned by Python, handed out through DLPack (nb::ndarray on the CUDA device).
 struct CudaBlock {
     DeviceBuffer<unsigned char> buffer;
@@ -192,6 +230,24 @@ void bind_cuda(nb::module_& m) {
              nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
+    m.def("tensor_mipmaps", &tensor_mipmaps, nb::arg("device"), nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),
+          nb::arg("channels"), nb::arg("layers"), nb::arg("width"), nb::arg("height"), nb::arg("levels"),
+          nb::arg("stream"),
+          "Levels 1.. of a CUDA tensor's box chain into CUDA tensors of its dtype: levels = [(pointer, strides)].");
+    nb::class_<CudaEventBinding>(m, "CudaEvent", "A CUDA event: record() on one stream, wait() on another.")
+        .def(nb::init<int>(), nb::arg("device"))
+        .def("record", &CudaEventBinding::record, nb::arg("stream"), "Marks the work enqueued so far on `stream`.")
+        .def("wait", &CudaEventBinding::wait, nb::arg("stream"),
+             "Later work on `stream` waits for the last record() (no host wait).");
+    m.def(
+        "cuda_synchronize",
+        [](int device, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            nb::gil_scoped_release unlocked;
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_of(stream)));
+        },
+        nb::arg("device"), nb::arg("stream"),
+        "Waits on the host for `stream`: for frameworks that take no stream with their arrays (JAX).");
     m.def("cuda_copy", &cuda_copy, nb::arg("device"), nb::arg("host"),
           "A copy of a host array in CUDA device memory: (DLPack array, data pointer).");
     m.def("cuda_empty", &cuda_empty, nb::arg("device"), nb::arg("shape"), nb::arg("dtype"),

@@ -28,6 +28,36 @@ def full_levels(width: int, height: int) -> int:
     return max(width, height).bit_length()
 
 
+def level_shape(spec: ImageSpec, level: int) -> Tuple[int, ...]:
+    """The shape of level `level` of an image like `spec` (its batch dimension and layout)."""
+    w, h = level_extent(spec.width, spec.height, level)
+    inner = (h, w, spec.channels) if spec.channels_last else (spec.channels, h, w)
+    return ((spec.batch,) if spec.batched else ()) + inner
+
+
+def bcyx_strides(strides: Sequence[int], channels_last: bool) -> List[int]:
+    """A tensor's strides in the engine's (b, c, y, x) order (b = 0 for an unbatched one)."""
+    if len(strides) == 3:
+        strides = (0,) + tuple(strides)
+    sb, s1, s2, s3 = strides
+    return [sb, s3, s1, s2] if channels_last else [sb, s1, s2, s3]
+
+
+def cuda_tensor_mips(spec: ImageSpec, levels: int, stream: int) -> List[Any]:
+    """Levels 1 .. levels-1 of a CUDA image's box chain as new tensors like it, computed
+    from the tensor itself with no texture in between (for dtypes that are their format's
+    own: uint8, float16, float32). Equal to the texture path's levels bit for bit."""
+    outs, views = [], []
+    for level in range(1, levels):
+        out = _tensors.empty(spec.framework, "cuda", spec.device_index, level_shape(spec, level), spec.dtype)
+        ptr, strides = _tensors.pointer_and_strides(out, spec.framework)
+        outs.append(out)
+        views.append((ptr, bcyx_strides(strides, spec.channels_last)))
+    _core.tensor_mipmaps(spec.device_index, spec.ptr, spec.dtype, list(spec.strides), spec.channels, spec.batch,
+                         spec.width, spec.height, views, stream)
+    return outs
+
+
 def convert_texels(texels: np.ndarray, format: str, dtype: str) -> np.ndarray:
     """Stored texel values as `dtype` values: bytes <-> [0, 1] floats as the engine converts."""
     byte_texels = format in BYTE_FORMATS
@@ -39,7 +69,22 @@ def convert_texels(texels: np.ndarray, format: str, dtype: str) -> np.ndarray:
     return values if dtype in ("float32", "bfloat16") else values.astype(np.float16)
 
 
-class CudaBackend:
+class _Backend:
+    """What every backend does with a new frame: level 0 (or rectangles of it), then the
+    mips that depend on it (`rects` None: the whole frame and every level)."""
+
+    def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
+        raise NotImplementedError
+
+    def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
+        raise NotImplementedError
+
+    def update(self, spec: ImageSpec, rects: Optional[Sequence[Rect]], stream: int, filter: str) -> None:
+        self.write(spec, rects or [(0, 0, spec.width, spec.height)], stream)
+        self.mips(rects, spec.batch, stream, filter)
+
+
+class CudaBackend(_Backend):
     name = "cuda"
 
     def __init__(self, device_index: int, width: int, height: int, layers: int, format: str, levels: int) -> None:
@@ -71,11 +116,7 @@ class CudaBackend:
     def read(self, level: int, out: Any, framework: str, dtype: str, channels: int, channels_last: bool,
              stream: int, layers: int) -> None:
         ptr, strides = _tensors.pointer_and_strides(out, framework)
-        if len(strides) == 3:
-            strides = (0,) + strides
-        sb, s1, s2, s3 = strides
-        ordered = (sb, s3, s1, s2) if channels_last else (sb, s1, s2, s3)
-        self.core.read(level, 0, layers, ptr, dtype, list(ordered), channels, stream)
+        self.core.read(level, 0, layers, ptr, dtype, bcyx_strides(strides, channels_last), channels, stream)
 
     def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> None:
         copy = layout.on_device(framework, self.device_index)
@@ -92,7 +133,70 @@ class CudaBackend:
                                    out_ptr, stream)
 
 
-class HostBackend:
+class CudaRing(_Backend):
+    """`slots` CUDA textures for video, so that writing frame f+1 overlaps sampling frame f:
+    each update() fills the next slot, reads use the newest. Ordering stays on the GPU,
+    per slot, with CUDA events: a slot's write waits for the last read of the frame it held,
+    a read waits for the write of its frame, whatever streams they run on. A partial update
+    writes into the slot every rectangle changed since that slot last held a frame, so
+    each slot equals a full rebuild of its frame."""
+
+    name = "cuda"
+
+    def __init__(self, device_index: int, width: int, height: int, layers: int, format: str, levels: int,
+                 slots: int) -> None:
+        self.device_index = device_index
+        self.width, self.height = width, height
+        self.slots = [CudaBackend(device_index, width, height, layers, format, levels) for _ in range(slots)]
+        self.written = [_core.CudaEvent(device_index) for _ in range(slots)]
+        self.released = [_core.CudaEvent(device_index) for _ in range(slots)]
+        # Rectangles each slot misses of the newest frame (None: all of it).
+        self.missing: List[Optional[List[Rect]]] = [None] * slots
+        self.current = slots - 1  # the first update fills slot 0
+
+    @property
+    def core(self) -> Any:
+        return self.slots[self.current].core
+
+    def update(self, spec: ImageSpec, rects: Optional[Sequence[Rect]], stream: int, filter: str) -> None:
+        slot = (self.current + 1) % len(self.slots)
+        missing = self.missing[slot]
+        todo = None if rects is None or missing is None else missing + list(rects)
+        self.released[slot].wait(stream)
+        self.slots[slot].update(spec, todo, stream, filter)
+        self.written[slot].record(stream)
+        for other in range(len(self.slots)):
+            if other != slot:
+                m = self.missing[other]
+                self.missing[other] = None if rects is None or m is None else m + list(rects)
+        self.missing[slot] = []
+        self.current = slot
+
+    def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
+        raise Error("a ring takes whole frames through update()")
+
+    def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
+        """Rebuilds the newest frame's levels in place (after every read of it so far)."""
+        self.written[self.current].wait(stream)
+        self.released[self.current].wait(stream)
+        self.slots[self.current].mips(rects, layers, stream, filter)
+        self.written[self.current].record(stream)
+
+    def _reading(self, stream: int) -> CudaBackend:
+        self.written[self.current].wait(stream)
+        return self.slots[self.current]
+
+    def read(self, level: int, out: Any, framework: str, dtype: str, channels: int, channels_last: bool,
+             stream: int, layers: int) -> None:
+        self._reading(stream).read(level, out, framework, dtype, channels, channels_last, stream, layers)
+        self.released[self.current].record(stream)
+
+    def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> None:
+        self._reading(stream).sample(layout, framework, out, channels, half, stream)
+        self.released[self.current].record(stream)
+
+
+class HostBackend(_Backend):
     """Vulkan compute (any Vulkan 1.3 device) or the CPU reference, fed from host arrays."""
 
     def __init__(self, name: str, width: int, height: int, layers: int, format: str, levels: int,

@@ -79,6 +79,8 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
         strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
         dev = list(x.devices())[0]
         device = "cuda" if dev.platform == "gpu" else "cpu"
+        if device == "cuda":
+            x.block_until_ready()  # JAX names no stream to order with: its writes land first
         index, ptr = dev.id, x.unsafe_buffer_pointer()
     if device not in ("cpu", "cuda"):
         raise Error(f"images on device '{device}' are not supported: use a CPU or CUDA tensor")
@@ -118,7 +120,7 @@ def host_layers(spec: ImageSpec) -> list:
             x = x.float()
         x = x.cpu().numpy()
     elif spec.framework == "jax":
-        x = np.asarray(x)
+        x = np.asarray(x.astype("float32") if spec.dtype == "bfloat16" else x)
     elif spec.framework == "cupy":
         raise Error("a CuPy array lives on the GPU: use backend='cuda' (or 'auto')")
     if not spec.batched:
@@ -145,6 +147,16 @@ def cuda_stream(framework: str, device_index: int, stream: Any = None) -> int:
         import cupy
         return cupy.cuda.get_current_stream().ptr
     return 0  # the legacy default stream: ordered with every blocking stream
+
+
+def hand_over(outputs: Any, framework: str, device_index: int, stream: int) -> Any:
+    """`outputs` as the caller may use them: JAX takes arrays without a stream to order on,
+    so for JAX CUDA outputs the host waits for `stream`; every other framework orders on the
+    stream the work was enqueued on (no wait)."""
+    if framework == "jax" and stream is not None:
+        from . import _core
+        _core.cuda_synchronize(device_index, stream)
+    return outputs
 
 
 _raw_stream: Any = None
@@ -209,11 +221,19 @@ def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:
     return x.ctypes.data, tuple(s // x.itemsize for s in x.strides)
 
 
-def from_host(array: np.ndarray, framework: str) -> Any:
-    """A host result in the caller's framework: torch CPU tensors share the NumPy memory."""
+def from_host(array: np.ndarray, framework: str, dtype: str = "") -> Any:
+    """A host result in the caller's framework: torch CPU tensors share the NumPy memory,
+    JAX arrays take it through DLPack. `dtype` 'bfloat16': float32 values converted (NumPy
+    has no bfloat16)."""
     if framework == "torch":
         import torch
-        return torch.from_numpy(array)
+        tensor = torch.from_numpy(array)
+        return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
+    if framework == "jax":
+        import jax.dlpack
+        import jax.numpy as jnp
+        result = jax.dlpack.from_dlpack(np.ascontiguousarray(array))
+        return result.astype(jnp.bfloat16) if dtype == "bfloat16" else result
     return array
 
 

@@ -8,7 +8,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _tensors, layouts
-from ._backends import DEFAULT_FORMAT, CudaBackend, full_levels
+from ._backends import DEFAULT_FORMAT, CudaBackend, cuda_tensor_mips, full_levels, level_shape
 from ._core import Error
 from ._tensors import ImageSpec
 from .pyramid import Patches, TexturePyramid, _check_format, _check_out, _out_dtype
@@ -77,21 +77,28 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     count = _check_levels(spec.width, spec.height, levels)
     first = 1 if stores_exactly(format, spec.dtype) else 0
     if spec.device == "cuda" and backend in ("auto", "cuda") and filter == "box":
-        texture = cuda_texture(spec, format, count)
         s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
-        texture.load_frame(spec, s)
-        return ([image] if first else []) + [read_level(texture, spec, l, s) for l in range(first, count)]
+        levels = cuda_levels(spec, format, count, first, s)
+        return _tensors.hand_over(([image] if first else []) + levels, spec.framework, spec.device_index, s)
     pyramid = TexturePyramid(image, format, count, backend, channels_last, filter, stream)
     return ([image] if first else []) + [pyramid.level(l) for l in range(first, count)]
 
 
+def cuda_levels(spec: ImageSpec, format: str, count: int, first: int, stream: int) -> List[Any]:
+    """Levels first .. count-1 of a CUDA image's box chain as tensors like it: computed over
+    the tensors themselves where the dtype is the format's own (first == 1), else through
+    a texture of `format` (bfloat16, sRGB, or a format other than the dtype's)."""
+    if first:
+        return cuda_tensor_mips(spec, count, stream)
+    texture = cuda_texture(spec, format, count)
+    texture.load_frame(spec, stream)
+    return [read_level(texture, spec, level, stream) for level in range(first, count)]
+
+
 def read_level(texture: CudaBackend, spec: ImageSpec, level: int, stream: int, out: Any = None) -> Any:
     """Level `level` of a CUDA texture as a new tensor shaped and typed like the input."""
-    w, h = max(1, spec.width >> level), max(1, spec.height >> level)
-    inner = (h, w, spec.channels) if spec.channels_last else (spec.channels, h, w)
-    shape = ((spec.batch,) if spec.batched else ()) + inner
     if out is None:
-        out = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, spec.dtype)
+        out = _tensors.empty(spec.framework, "cuda", spec.device_index, level_shape(spec, level), spec.dtype)
     texture.read(level, out, spec.framework, spec.dtype, spec.channels, spec.channels_last, stream, spec.batch)
     return out
 
@@ -131,10 +138,11 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
     else:
         _check_out(out, spec.framework, shape, out_dtype, spec.device_index)
         patches = out
-    texture.frame_to_patches(spec, layout, patches, half,
-                             _tensors.cuda_stream(spec.framework, spec.device_index, stream))
+    s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
+    texture.frame_to_patches(spec, layout, patches, half, s)
     copy = layout.on_device(spec.framework, spec.device_index)
-    return Patches(patches, copy.meta if spec.batched else copy.meta_one)
+    return _tensors.hand_over(Patches(patches, copy.meta if spec.batched else copy.meta_one), spec.framework,
+                              spec.device_index, s)
 
 
 def _compiling() -> bool:

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from . import _tensors
 from ._core import Error
-from .functional import cuda_texture, read_level
+from .functional import cuda_levels, cuda_texture
 
 
 def _spec(image: Tensor, channels_last: bool) -> _tensors.ImageSpec:
@@ -55,10 +55,7 @@ def image_shape(image: Tensor, channels_last: bool) -> tuple:
 @torch.library.custom_op("texturevlm::mipmaps", mutates_args=(), device_types="cuda")
 def mipmaps(image: Tensor, levels: int, format: str, channels_last: bool, first_level: int) -> List[Tensor]:
     spec = _spec(image, channels_last)
-    texture = cuda_texture(spec, format, levels)
-    stream = _tensors.torch_raw_stream()(spec.device_index)
-    texture.load_frame(spec, stream)
-    return [read_level(texture, spec, level, stream) for level in range(first_level, levels)]
+    return cuda_levels(spec, format, levels, first_level, _tensors.torch_raw_stream()(spec.device_index))
 
 
 def _level_shape(image: Tensor, level: int, channels_last: bool) -> List[object]:

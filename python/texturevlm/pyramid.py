@@ -10,8 +10,8 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _devices, _tensors, layouts
-from ._backends import (BYTE_FORMATS, DEFAULT_FORMAT, FORMATS, CudaBackend, HostBackend, Rect, full_levels,
-                        level_extent)
+from ._backends import (BYTE_FORMATS, DEFAULT_FORMAT, FORMATS, CudaBackend, CudaRing, HostBackend, Rect,
+                        full_levels, level_extent)
 from ._core import Error
 from ._tensors import ImageSpec
 
@@ -111,9 +111,17 @@ class TexturePyramid:
     @classmethod
     def create(cls, width: int, height: int, format: str = "rgba8", batch: int = 1, channels: int = 3,
                device: Any = "cpu", backend: str = "auto", levels: Optional[int] = None,
-               vulkan_device: str = "") -> "TexturePyramid":
+               vulkan_device: str = "", ring: int = 1) -> "TexturePyramid":
         """An empty pyramid for video: fill it frame after frame with update(). `device`
-        'cuda' / 'cuda:N' / a torch.device takes CUDA tensors; 'cpu' host arrays."""
+        'cuda' / 'cuda:N' / a torch.device takes CUDA tensors; 'cpu' host arrays.
+
+        `ring` > 1 (CUDA only) keeps that many textures, so that update() of frame f+1 (say
+        on a decode stream) overlaps sampling of frame f on another stream: each update
+        fills the next texture, sampling reads the newest, and CUDA events order each
+        texture's writes after its reads, on the GPU (no host waits). Host backends finish
+        each call before returning, so they take ring=1 only."""
+        if not isinstance(ring, int) or ring < 1:
+            raise Error(f"ring must be a positive number of textures, not {ring!r}")
         self = cls.__new__(cls)
         device = str(device)
         kind, _, index = device.partition(":")
@@ -122,21 +130,26 @@ class TexturePyramid:
         if channels not in (3, 4):
             raise Error(f"channels must be 3 or 4, not {channels}")
         self._setup(width, height, batch, channels, _check_format(format, "uint8"), levels, kind,
-                    int(index or 0), backend, vulkan_device)
+                    int(index or 0), backend, vulkan_device, ring)
         dtype = "uint8" if format in BYTE_FORMATS else "float32"
         self._like = ("torch" if kind == "cuda" else "numpy", dtype, batch > 1, False)
         self.filter = "box"
         return self
 
     def _setup(self, width: int, height: int, batch: int, channels: int, format: str, levels: Optional[int],
-               device: str, device_index: int, backend: str, vulkan_device: str) -> None:
+               device: str, device_index: int, backend: str, vulkan_device: str, ring: int = 1) -> None:
         self.backend, self.backend_reason = _choose_backend(device, backend)
         log.debug("texturevlm: backend %s (%s)", self.backend, self.backend_reason)
         self.width, self.height, self.batch, self.channels, self.format = width, height, batch, channels, format
         self.levels = levels if levels is not None else full_levels(width, height)
         self.device_index = device_index
-        if self.backend == "cuda":
-            self._impl: Any = CudaBackend(device_index, width, height, batch, format, levels or 0)
+        if ring > 1 and self.backend != "cuda":
+            raise Error(f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
+                        "it returns, so frames never overlap: use ring=1")
+        if ring > 1:
+            self._impl: Any = CudaRing(device_index, width, height, batch, format, levels or 0, ring)
+        elif self.backend == "cuda":
+            self._impl = CudaBackend(device_index, width, height, batch, format, levels or 0)
         else:
             self._impl = HostBackend(self.backend, width, height, batch, format, levels or 0, vulkan_device)
 
@@ -160,9 +173,7 @@ class TexturePyramid:
         spec = _tensors.image_spec(frame, self._like[3])
         self._check_frame(spec)
         rects = _rects(rect, self.width, self.height)
-        s = self._stream(spec.framework, stream)
-        self._impl.write(spec, rects or [(0, 0, self.width, self.height)], s)
-        self._impl.mips(rects, self.batch, s, self.filter)
+        self._impl.update(spec, rects, self._stream(spec.framework, stream), self.filter)
         self._like = (spec.framework, spec.dtype, spec.batched, self._like[3])
 
     def generate_mipmaps(self, filter: Optional[str] = None, stream: Any = None) -> None:
@@ -195,17 +206,12 @@ class TexturePyramid:
         shape = ((self.batch,) if batched else ()) + inner
         if self.backend == "cuda":
             out = _tensors.empty(framework, "cuda", self.device_index, shape, dtype)
-            self._impl.read(level, out, framework, dtype, self.channels, channels_last,
-                            self._stream(framework, stream), self.batch)
-            return out
+            s = self._stream(framework, stream)
+            self._impl.read(level, out, framework, dtype, self.channels, channels_last, s, self.batch)
+            return _tensors.hand_over(out, framework, self.device_index, s)
         layers = self._impl.level_arrays(level, self.batch, dtype, self.channels)
         array = np.stack([a if channels_last else np.moveaxis(a, -1, 0) for a in layers])
-        array = np.ascontiguousarray(array if batched else array[0])
-        if framework == "torch":
-            import torch
-            tensor = torch.from_numpy(array)
-            return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
-        return array
+        return _tensors.from_host(np.ascontiguousarray(array if batched else array[0]), framework, dtype)
 
     def sample(self, layout: "layouts.Layout", dtype: Any = "float32", out: Any = None, stream: Any = None,
                max_anisotropy: int = 16) -> Patches:
@@ -232,9 +238,11 @@ class TexturePyramid:
                 out = _tensors.empty(framework, "cuda", self.device_index, shape, out_dtype)
             else:
                 _check_out(out, framework, shape, out_dtype, self.device_index)
-            self._impl.sample(layout, framework, out, c, half, self._stream(framework, stream))
+            s = self._stream(framework, stream)
+            self._impl.sample(layout, framework, out, c, half, s)
             copy = layout.on_device(framework, self.device_index)
-            return Patches(out, copy.meta if batched else copy.meta_one)
+            return _tensors.hand_over(Patches(out, copy.meta if batched else copy.meta_one), framework,
+                                      self.device_index, s)
         else:
             values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
             meta = layout.metadata
@@ -281,6 +289,8 @@ class TexturePyramid:
 
 
 def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, device_index: Optional[int]) -> None:
+    if framework == "jax":
+        raise Error("JAX arrays are immutable: out= cannot be a JAX array; take the returned patches")
     got_shape = tuple(out.shape)
     got_dtype = str(out.dtype).replace("torch.", "")
     if got_shape != tuple(shape) or got_dtype != dtype:

@@ -210,6 +210,33 @@ def test_cupy_arrays_in_and_out(rng):
     assert np.all(err <= tolerance(False, False, want.patches))
 
 
+def _jax_gpu_reason() -> str:
+    try:
+        import jax
+        return "" if any(d.platform == "gpu" for d in jax.devices()) else "JAX has no GPU backend here"
+    except Exception as e:  # not installed, or its CUDA plugin does not load
+        return f"JAX with CUDA is unavailable: {e}"
+
+
+@pytest.mark.skipif(bool(_jax_gpu_reason()), reason=_jax_gpu_reason() or "JAX GPU present")
+def test_jax_cuda_arrays_in_and_out(rng):
+    import jax
+    import jax.numpy as jnp
+    host = random_image(rng, (2, 3, 96, 128))
+    image = jax.device_put(jnp.asarray(host), [d for d in jax.devices() if d.platform == "gpu"][0])
+    reference = tv.TexturePyramid(host, backend="cpu")
+    levels = tv.generate_mipmaps(image)
+    for level, got in enumerate(levels):
+        assert isinstance(got, jax.Array) and list(got.devices())[0].platform == "gpu"
+        np.testing.assert_array_equal(np.asarray(got), reference.level(level), err_msg=f"level {level}")
+    layout = tv.layouts.foveated(128, 96, (0.5, 0.5), num_patches=30, images=2)
+    got = tv.TexturePyramid(image).sample(layout)
+    assert isinstance(got.patches, jax.Array)
+    want = reference.sample(layout)
+    err = np.abs(np.asarray(got.patches).astype(np.float64) - want.patches)
+    assert np.all(err <= tolerance(False, False, want.patches))
+
+
 def test_bad_cuda_input(rng):
     import torch
     image = torch_image(rng, (3, 64, 64))
@@ -279,3 +306,74 @@ def test_bfloat16_and_float16_inputs(rng):
         assert levels[1].dtype == dtype
         reference = tv.generate_mipmaps(image.to(dtype).float())
         torch.testing.assert_close(levels[3].float(), reference[3], rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32"])
+@pytest.mark.parametrize("shape", [(2, 3, 64, 64), (3, 45, 97), (2, 4, 333, 600), (3, 1, 300), (3, 1030, 70)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_tensor_mips_equal_the_texture_path(rng, dtype, shape, channels_last):
+    """generate_mipmaps builds uint8/float16/float32 chains over the tensors themselves: each
+    level equals the texture path's (itself checked against the CPU reference) bit for bit."""
+    import torch
+    image = torch.from_numpy(random_image(rng, shape, np.uint8 if dtype == "uint8" else np.float32)).cuda()
+    image = image.to(getattr(torch, dtype))
+    if channels_last:
+        image = image.movedim(-3, -1)  # a strided view, read in place
+    torch.empty(64 << 20, dtype=torch.uint8, device="cuda").fill_(0xFF)  # poison the allocator's free blocks
+    levels = tv.generate_mipmaps(image, channels_last=channels_last)
+    pyramid = tv.TexturePyramid(image, channels_last=channels_last)
+    assert levels[0] is image and len(levels) == pyramid.levels
+    for level, tensor in enumerate(levels):
+        want = pyramid.level(level)
+        assert tensor.shape == want.shape and tensor.dtype == image.dtype, f"level {level}"
+        assert torch.equal(tensor, want), f"level {level}"
+    assert len(tv.generate_mipmaps(image, levels=3, channels_last=channels_last)) == 3
+
+
+def test_ring_frames_equal_fresh_pyramids(rng):
+    """Every frame of a ring of 3, updated whole or by rectangles, equals a pyramid built
+    from that frame alone: each slot catches up on what changed while it held older frames."""
+    import torch
+    w, h = 300, 180
+    video = tv.TexturePyramid.create(w, h, "rgba8", batch=2, device="cuda", ring=3)
+    layout = tv.layouts.foveated(w, h, (0.4, 0.6), num_patches=40, images=2)
+    frame = torch_image(rng, (2, 3, h, w))
+    for f in range(8):
+        rects = None
+        if f > 0:
+            frame = frame.clone()
+            rects = [(int(rng.integers(0, w - 40)), int(rng.integers(0, h - 30)), 40, 30) for _ in range(2)]
+            for x, y, rw, rh in rects:
+                frame[:, :, y:y + rh, x:x + rw] = torch_image(rng, (2, 3, rh, rw))
+        video.update(frame, rect=rects if f % 3 else None)
+        fresh = tv.TexturePyramid(frame)
+        for level in range(video.levels):
+            assert torch.equal(video.level(level), fresh.level(level)), f"frame {f} level {level}"
+        torch.testing.assert_close(video.sample(layout).patches, fresh.sample(layout).patches, rtol=0, atol=0)
+
+
+def test_ring_orders_writes_and_reads_across_streams(rng):
+    """Frames written on a decode stream, sampled on another: a read waits for its frame's
+    write (a slow writer is never overtaken), and a slot is not rewritten before the last
+    read of its frame ran (a slow reader still sees its own frame)."""
+    import torch
+    layout = tv.layouts.grid(256, 256, patch_size=16, level=0)
+    decode, model = torch.cuda.Stream(), torch.cuda.Stream()
+    video = tv.TexturePyramid.create(256, 256, "rgba8", device="cuda", ring=2)
+    frames = [torch.full((3, 256, 256), v, dtype=torch.uint8, device="cuda") for v in (10, 20, 30, 40)]
+    torch.cuda.synchronize()
+    outs = []
+    for f, frame in enumerate(frames):
+        with torch.cuda.stream(decode):
+            if f == 2:
+                torch.cuda._sleep(5_000_000)  # a slow write: the read of frame 2 must wait for it
+            video.update(frame)
+        with torch.cuda.stream(model):
+            if f == 1:
+                torch.cuda._sleep(5_000_000)  # a slow read: frame 3's write into its slot must wait
+            outs.append(video.sample(layout).patches)
+    torch.cuda.synchronize()
+    for f, patches in enumerate(outs):
+        assert torch.all(patches == (10 * (f + 1)) / 255).item(), f"frame {f}"
+    assert torch.equal(video.level(0), frames[-1])
+

@@ -45,6 +45,10 @@ def test_bad_arguments():
         tv.TexturePyramid.create(16, 16, channels=2)
     with pytest.raises(tv.Error, match="device must be"):
         tv.TexturePyramid.create(16, 16, device="tpu")
+    with pytest.raises(tv.Error, match="ring must be a positive number"):
+        tv.TexturePyramid.create(16, 16, ring=0)
+    with pytest.raises(tv.Error, match="ring=2 is for CUDA pyramids; the cpu backend"):
+        tv.TexturePyramid.create(16, 16, backend="cpu", ring=2)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

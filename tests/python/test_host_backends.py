@@ -3,6 +3,8 @@ level of every format, sampling of every layout within the engine's one toleranc
 updates, layouts of the data (channels last, batches), torch CPU tensors, and avg_pool2d."""
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -149,3 +151,26 @@ def test_torch_cpu_tensors_in_and_out(rng):
     assert isinstance(patches, torch.Tensor) and isinstance(meta, torch.Tensor)
     levels = tv.generate_mipmaps(image)
     torch.testing.assert_close(levels[3], F.avg_pool2d(image[None], 8)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed")
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("vulkan", marks=needs_vulkan)])
+def test_jax_arrays_in_and_out(rng, backend):
+    """JAX arrays in (read through DLPack) give JAX arrays out, equal to the NumPy path."""
+    import jax
+    import jax.numpy as jnp
+    array = random_image(rng, (2, 3, 40, 56))
+    image = jnp.asarray(array)
+    layout = tv.layouts.foveated(56, 40, (0.3, 0.7), num_patches=24, images=2)
+    got = tv.TexturePyramid(image, backend=backend).sample(layout)
+    want = tv.TexturePyramid(array, backend=backend).sample(layout)
+    assert isinstance(got.patches, jax.Array) and isinstance(got.meta, jax.Array)
+    np.testing.assert_array_equal(np.asarray(got.patches), want.patches)
+    np.testing.assert_array_equal(np.asarray(got.meta), want.meta)
+    levels = tv.generate_mipmaps(image.astype(jnp.bfloat16), backend=backend)
+    assert all(isinstance(level, jax.Array) and level.dtype == jnp.bfloat16 for level in levels)
+    reference = tv.generate_mipmaps(np.asarray(image.astype(jnp.bfloat16).astype(jnp.float32)), backend=backend)
+    for level, expected in zip(levels[1:], reference[1:]):
+        np.testing.assert_allclose(np.asarray(level.astype(jnp.float32)), expected, rtol=1e-2, atol=1e-2)
+    with pytest.raises(tv.Error, match="JAX arrays are immutable"):
+        tv.TexturePyramid(image, backend=backend).sample(layout, out=jnp.zeros((2, 24, 3, 16, 16)))

@@ -1,0 +1,153 @@
+// Box mips over strided tensors (tensor_mips.h): box_mips_kernel's tile scheme with one
+// channel per block, so every load and store is a plain coalesced global access (a warp
+// reads two rows of 64 elements and writes a row of 32).
+#include "tensor_mips.h"
+
+#include <cuda_fp16.h>
+
+#include <string>
+#include <type_traits>
+
+#include "box_arithmetic.cuh"
+#include "cuda_check.h"
+#include "error.h"
+
+namespace tvlm {
+
+namespace {
+
+using namespace box;
+constexpr uint32_t kTile = TVLM_BOX_TILE;
+
+// Elements as the average sees them (bytes 0..255, else floats) and back; stored values
+// are already rounded to the element type by Filter, so the casts are exact.
+template <class E> struct Element;
+template <> struct Element<uint8_t> {
+    __device__ static float load(const uint8_t* p) { return __ldg(p); }
+    __device__ static void store(uint8_t* p, float v) { *p = static_cast<uint8_t>(v); }
+};
+template <> struct Element<__half> {
+    __device__ static float load(const __half* p) { return __half2float(__ldg(p)); }
+    __device__ static void store(__half* p, float v) { *p = __float2half_rn(v); }
+};
+template <> struct Element<float> {
+    __device__ static float load(const float* p) { return __ldg(p); }
+    __device__ static void store(float* p, float v) { *p = v; }
+};
+
+// Plane (b, c) of a view, addressed by (x, y).
+template <class E>
+struct Plane {
+    E* base;
+    int64_t stride_x, stride_y;
+    __device__ Plane(const TensorView& v, uint32_t b, uint32_t c)
+        : base(static_cast<E*>(v.data) + b * v.stride_b + c * v.stride_c), stride_x(v.stride_x), stride_y(v.stride_y) {}
+    __device__ E* at(uint32_t x, uint32_t y) const { return base + y * stride_y + x * stride_x; }
+    __device__ float load(uint32_t x, uint32_t y) const { return Element<std::remove_const_t<E>>::load(at(x, y)); }
+    __device__ void store(uint32_t x, uint32_t y, float v) const { Element<E>::store(at(x, y), v); }
+};
+
+// The view of level a+step (a switch: indexing the parameter array with a run-time value
+// would copy the whole parameter block to local memory).
+__device__ const TensorView& level_view(const TensorMipsPass& p, uint32_t step) {
+    switch (step) {
+        case 2: return p.dst[1];
+        case 3: return p.dst[2];
+        case 4: return p.dst[3];
+        case 5: return p.dst[4];
+        case 6: return p.dst[5];
+        default: return p.dst[0];
+    }
+}
+
+// Texel (x, y) of level a+1 from its taps over level a (any ratio), as first_level_texel.
+template <class E>
+__device__ float box_value(const Filter& filter, const Plane<E>& src, uint32_t x, uint32_t y, uint32_t width,
+                           uint32_t height) {
+    const Taps tx = taps(x, width), ty = taps(y, height);
+    double n = 0;
+    for (uint32_t b = 0; b < ty.count; ++b) {
+        double row = 0;
+        for (uint32_t a = 0; a < tx.count; ++a)
+            row += static_cast<double>(tx.weight[a]) * filter.averaged(src.load(tx.first + a, ty.first + b), 0);
+        n += static_cast<double>(ty.weight[b]) * row;
+    }
+    return filter.stored_value(n, static_cast<double>(tx.sum) * ty.sum, 0);
+}
+
+template <class E, bool kHalving>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(TensorMipsPass p) {
+    __shared__ float tile_a[kTile * kTile];
+    __shared__ float tile_b[kTile * kTile / 4];
+    const uint32_t t = threadIdx.x;
+    const Filter filter{p.params.kind, nullptr};  // no sRGB: tables unused
+    const uint32_t b = blockIdx.z / p.src.channels, c = blockIdx.z % p.src.channels;
+    const uint32_t tile_x = blockIdx.x + p.params.tile_x, tile_y = blockIdx.y + p.params.tile_y;
+    const Plane<const E> src(p.src, b, c);
+    const Plane<E> first(p.dst[0], b, c);
+    uint32_t width = max(1u, p.params.src_width >> 1), height = max(1u, p.params.src_height >> 1);
+
+#pragma unroll
+    for (uint32_t r = 0; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
+        const uint32_t lx = t % kTile, ly = t / kTile + r * (TVLM_BOX_THREADS / kTile);
+        const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
+        float v = 0;
+        if (x < width && y < height) {
+            if (kHalving)
+                v = filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
+                                 src.load(2 * x + 1, 2 * y + 1), 0);
+            else
+                v = box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
+            first.store(x, y, v);
+        }
+        tile_a[ly * kTile + lx] = v;
+    }
+
+    uint32_t edge = kTile;
+#pragma unroll
+    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
+        if (step > p.params.levels) break;
+        __syncthreads();
+        width >>= 1;
+        height >>= 1;
+        const uint32_t half_edge = edge / 2;
+        if (t < half_edge * half_edge) {
+            const uint32_t lx = t % half_edge, ly = t / half_edge;
+            const uint32_t x = tile_x * half_edge + lx, y = tile_y * half_edge + ly;
+            const float* from = step % 2 == 0 ? tile_a : tile_b;
+            float* to = step % 2 == 0 ? tile_b : tile_a;
+            const uint32_t i = 2 * ly * edge + 2 * lx;
+            const float v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1], 0);
+            if (x < width && y < height) Plane<E>(level_view(p, step), b, c).store(x, y, v);
+            to[ly * half_edge + lx] = v;
+        }
+        edge = half_edge;
+    }
+}
+
+template <class E>
+void launch_for(const TensorMipsPass& p, dim3 grid, cudaStream_t stream) {
+    const bool halving = p.params.src_width % 2 == 0 && p.params.src_height % 2 == 0;
+    if (halving) tensor_mips_kernel<E, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
+    else tensor_mips_kernel<E, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
+}
+
+}  // namespace
+
+void launch_tensor_mips(const TensorMipsPass& pass, cudaStream_t stream) {
+    const uint64_t planes = uint64_t{pass.layers} * pass.src.channels;
+    if (planes == 0 || planes > 65535)
+        throw Error("box mips over tensors take 1..65535 images x channels per call, not " + std::to_string(planes) +
+                    ": split the batch");
+    const dim3 grid(pass.tiles_x, pass.tiles_y, static_cast<uint32_t>(planes));
+    switch (pass.src.dtype) {
+        case TensorDtype::u8: launch_for<uint8_t>(pass, grid, stream); break;
+        case TensorDtype::f16: launch_for<__half>(pass, grid, stream); break;
+        case TensorDtype::f32: launch_for<float>(pass, grid, stream); break;
+        case TensorDtype::bf16:
+            throw Error("bfloat16 has no box format of its own: build bfloat16 chains through a float32 texture");
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm

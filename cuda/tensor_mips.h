@@ -1,0 +1,29 @@
+#pragma once
+// The box mip chain of a strided tensor written straight into strided tensors, for tensors
+// whose dtype is their texture format's own (uint8 = rgba8, float16 = rgba16f, float32 =
+// rgba32f): the same passes and arithmetic as the surface kernels (box_arithmetic.cuh), so
+// the levels are bit-identical to CudaBoxMips', without copying the image into a CUDA
+// array and every level out of it again. One block per 32x32 tile of level a+1 and plane
+// (image b, channel c); stream-ordered, no host sync.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "shader_params.h"
+#include "tensor_texels.h"
+
+namespace tvlm {
+
+// One pass: level a (params.src_width x src_height) into levels a+1 .. a+params.levels.
+// Every view has the source's dtype and channels; element (b, c, y, x) as in TensorView.
+struct TensorMipsPass {
+    TensorView src;
+    TensorView dst[TVLM_BOX_MAX_LEVELS];
+    gpu::BoxMipsParams params{};  // kind: TVLM_BOX_UNORM8, _FLOAT16 or _FLOAT32; first_layer unused
+    uint32_t tiles_x = 0, tiles_y = 0, layers = 1;
+};
+
+// Throws Error, launching nothing, for a bfloat16 tensor or more than 65535 planes.
+void launch_tensor_mips(const TensorMipsPass& pass, cudaStream_t stream);
+
+}  // namespace tvlm
