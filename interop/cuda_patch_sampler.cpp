@@ -21,6 +21,9 @@ PyramidCopy PyramidCopy::copy(const CudaMipmaps& texture, cudaStream_t stream) {
     for (uint32_t l = 0; l < levels; ++l) {
         const Extent2D e = level_extent(desc.width, desc.height, l);
         copy.levels_.emplace_back(size_t{e.width} * e.height * desc.layers * texel);
+        // Zeroed first: compute-sanitizer's initcheck does not count a copy out of a CUDA
+        // array as a write, and reported every software sample (a benchmark/test path).
+        TVLM_CUDA_CHECK(cudaMemsetAsync(copy.levels_.back().data(), 0, copy.levels_.back().bytes(), stream));
         cudaMemcpy3DParms p{};
         p.srcArray = texture.level(l);
         p.dstPtr = cudaPitchedPtr{copy.levels_.back().data(), e.width * texel, e.width, e.height};

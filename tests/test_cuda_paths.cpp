@@ -185,6 +185,9 @@ TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's job) equal the 
     CudaBoxMips(texture).generate(stream.handle());
     const TextureObject object = texture.mipmaps().make_texture_object();
     const PyramidCopy pyramid = PyramidCopy::copy(texture, stream.handle());
+    // read_levels copies on the legacy stream, which does not wait for a non-blocking one
+    // (racecheck's slower kernels showed the stale levels).
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     const std::vector<MipLevels> levels = read_levels(texture);
     constexpr uint32_t kCount = 5000;  // not a multiple of the block
     DeviceBuffer<float4> out(kCount);

@@ -187,10 +187,27 @@ def empty(framework: str, device: str, device_index: int, shape: Sequence[int], 
             return cupy.empty(tuple(shape), dtype=dtype)
     from . import _core
     buffer, _ = _core.cuda_empty(device_index, list(shape), dtype)
-    if framework == "jax":
-        import jax.dlpack
-        return jax.dlpack.from_dlpack(buffer)
-    return buffer
+    return jax_from_capsule(buffer, device_index) if framework == "jax" else buffer
+
+
+class _CudaCapsule:
+    """A DLPack capsule of CUDA memory as the array protocol JAX takes (it refuses bare
+    capsules): consumed once, by the one from_dlpack that imports it."""
+
+    def __init__(self, capsule: Any, device_index: int) -> None:
+        self.capsule, self.device_index = capsule, device_index
+
+    def __dlpack__(self, **_: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return 2, self.device_index  # kDLCUDA
+
+
+def jax_from_capsule(capsule: Any, device_index: int) -> Any:
+    """A JAX array over the CUDA memory of a capsule from _core (no copy)."""
+    import jax.dlpack
+    return jax.dlpack.from_dlpack(_CudaCapsule(capsule, device_index))
 
 
 _torch_targets: dict = {}

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
+from . import _core, _tensors
 from ._core import Error
 
 Fixations = List[Tuple[float, float]]
@@ -87,8 +87,7 @@ class DeviceCopy:
                 import cupy
                 meta = cupy.from_dlpack(meta)
             elif framework == "jax":
-                import jax.dlpack
-                meta = jax.dlpack.from_dlpack(meta)
+                meta = _tensors.jax_from_capsule(meta, device_index)
             self.meta = meta
         self.meta_one = self.meta[0]
 

@@ -160,7 +160,7 @@ def test_jax_arrays_in_and_out(rng, backend):
     import jax
     import jax.numpy as jnp
     array = random_image(rng, (2, 3, 40, 56))
-    image = jnp.asarray(array)
+    image = jax.device_put(array, jax.devices("cpu")[0])  # host memory also where JAX has a GPU
     layout = tv.layouts.foveated(56, 40, (0.3, 0.7), num_patches=24, images=2)
     got = tv.TexturePyramid(image, backend=backend).sample(layout)
     want = tv.TexturePyramid(array, backend=backend).sample(layout)
