@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
+#include "image_files.h"
 
 namespace tvlm {
 

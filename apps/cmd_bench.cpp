@@ -79,7 +79,7 @@ int run_bench(int argc, char** argv) {
                   gpu.machine.upload_bandwidth * 1e-9, kRuns);
     print_rows(title, rows, kSuites);
     if (const auto path = args.option("json")) write_rows_json(*path, gpu.machine, rows);
-    if (const auto path = args.option("plot")) save_png(*path, stack_charts(charts));
+    if (const auto path = args.option("plot")) write_png(*path, stack_charts(charts));
     return 0;
 #else
     throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");

@@ -11,7 +11,7 @@
 #include "context.h"
 #include "error.h"
 #include "generate_mips.h"
-#include "image_io.h"
+#include "image_files.h"
 #include "test_chart.h"
 #include "texture.h"
 #include "transfer.h"
@@ -89,9 +89,9 @@ int run_mips(int argc, char** argv) {
     for (uint32_t l = 0; l < levels.size(); ++l) {
         char name[32];
         std::snprintf(name, sizeof name, "level_%02u.png", l);
-        save_png((out / name).string(), levels[l]);
+        write_png((out / name).string(), levels[l]);
     }
-    save_png((out / "sheet.png").string(), contact_sheet(levels));
+    write_png((out / "sheet.png").string(), contact_sheet(levels));
 
     std::printf("%s: %ux%u -> %s texture on %s\n", source.c_str(), input.width, input.height,
                 std::string(format_info(format).name).c_str(), context.device_info().name.c_str());

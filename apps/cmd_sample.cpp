@@ -206,7 +206,7 @@ int run_sample(int argc, char** argv) {
     write_npy(out, shape, result.values);
     write_text(meta, meta_json(layout, request, params, used, device, result));
     if (args.option("viz"))
-        save_png(*args.option("viz"), sample_visualisation(request.images[0], layout, result.values, request.output.channels,
+        write_png(*args.option("viz"), sample_visualisation(request.images[0], layout, result.values, request.output.channels,
                                                            0, format_info(request.format).srgb));
 
     std::printf("%s: %ux%u x %zu image(s), %s layout: %zu patches of %zux%zu per image\n",

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "context.h"
-#include "image_io.h"
+#include "image_files.h"
 #include "patch.h"
 #include "vulkan_patch_sampler.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "image.h"
-#include "image_io.h"
+#include "image_files.h"
 #include "patch.h"
 
 namespace tvlm {

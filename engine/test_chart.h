@@ -2,7 +2,7 @@
 // The embedded default input: a test chart generated in code that makes aliasing and
 // filtering visible (gradients, a zone plate, stripes of several frequencies and angles,
 // checkerboards, small text-like detail).
-#include "image_io.h"
+#include "rgba8_image.h"
 
 namespace tvlm {
 

@@ -52,7 +52,7 @@ TEST_CASE("--plot: a bar per row, longer for slower methods on a log scale, one 
     CHECK(blit - cuda == doctest::Approx(800.0 / 3.0).epsilon(0.05));  // scale 1 us .. 1000 us: 3 decades
     // The chart round-trips through PNG.
     const std::string path = (std::filesystem::temp_directory_path() / "tvlm_test_chart.png").string();
-    save_png(path, chart);
+    write_png(path, chart);
     CHECK(std::filesystem::file_size(path) > 1000);
     std::filesystem::remove(path);
 }

@@ -1,0 +1,23 @@
+#pragma once
+// The two decoders behind decode_image (image_files.h), each over a whole file in memory.
+// Both throw Error with the library's own message; limits are checked from the header,
+// before the pixels are allocated; rows are stored as they are decoded, so a file whose
+// data ends early costs memory for the rows it really has.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "image_files.h"
+
+namespace tvlm {
+
+bool is_png(const uint8_t* bytes, size_t size);
+bool is_jpeg(const uint8_t* bytes, size_t size);
+
+Rgba8Image decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits);
+Rgba8Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits);
+
+// Throws the size message when width x height is over the limits (or zero).
+void check_image_size(uint32_t width, uint32_t height, const std::string& name, const ImageLimits& limits);
+
+}  // namespace tvlm
