@@ -1,0 +1,21 @@
+// libFuzzer harness of the image decoders (decode_image: PNG and JPEG by signature, one
+// binary per format so each starts from its own corpus). Built with clang's
+// -fsanitize=fuzzer,address,undefined by tests/fuzz/CMakeLists.txt; .ci/fuzz runs it.
+#include <cstddef>
+#include <cstdint>
+
+#include "error.h"
+#include "image_files.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    // Limits small enough that every accepted header decodes quickly; the code paths are
+    // those of the full limits.
+    const tvlm::ImageLimits limits{2048, 1u << 20};
+    try {
+        const tvlm::Rgba8Image image = tvlm::decode_image(data, size, "fuzz input", limits);
+        if (image.texels.size() != size_t{image.width} * image.height * 4) __builtin_trap();  // a decoder lied
+    } catch (const tvlm::Error&) {
+        // Refusing is the expected outcome for almost every input.
+    }
+    return 0;
+}
