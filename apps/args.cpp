@@ -21,7 +21,8 @@ Args::Args(int argc, char** argv, int first, const std::set<std::string>& option
             value = name.substr(eq + 1);
             name = name.substr(0, eq);
         }
-        if (flags.count(name) && !inline_value) {
+        if (flags.count(name)) {
+            if (inline_value) throw Error("--" + name + " is a flag and takes no value: write --" + name);
             flags_.insert(name);
         } else if (options.count(name)) {
             if (!inline_value) {

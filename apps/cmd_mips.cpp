@@ -1,6 +1,9 @@
 // tvlm mips: upload an image (or the embedded test chart), build its mip chain on the GPU,
 // write every level and a contact sheet as PNG.
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +15,7 @@
 #include "error.h"
 #include "generate_mips.h"
 #include "image_files.h"
+#include "output_files.h"
 #include "test_chart.h"
 #include "texture.h"
 #include "transfer.h"
@@ -25,7 +29,8 @@ constexpr const char* kHelp =
     "                 [--device D] [--validation]\n"
     "Uploads IMAGE (PNG/JPEG; without it, the embedded test chart) into a GPU texture,\n"
     "generates its mip chain and writes DIR/level_00.png, level_01.png, ... and\n"
-    "DIR/sheet.png (all levels side by side).\n"
+    "DIR/sheet.png (the levels up to 2048 px wide side by side). DIR is replaced whole,\n"
+    "only when everything was written; an existing DIR may hold only an earlier run's files.\n"
     "  --format   rgba8 (default), rgba8_srgb, rgba16f, rgba32f, r32f\n"
     "  --filter   box (exact area average, single-pass compute; the default where the\n"
     "             device runs it) or blit (vkCmdBlitImage)\n"
@@ -33,7 +38,11 @@ constexpr const char* kHelp =
     "  --out      output folder (default: tvlm_mips), created if missing\n"
     "  --device   Vulkan device: index, name substring or UUID (see tvlm info)\n";
 
-// All levels side by side, top-aligned, 4 px apart, on dark grey.
+// Levels at most this wide go on the contact sheet (all of them for images up to 2048
+// wide); larger ones are only written, so the sheet stays small for any image.
+constexpr uint32_t kSheetMaxWidth = 2048;
+
+// The levels side by side, top-aligned, 4 px apart, on dark grey.
 ImageF contact_sheet(const std::vector<ImageF>& levels) {
     constexpr uint32_t gap = 4;
     uint32_t width = 0;
@@ -50,6 +59,28 @@ ImageF contact_sheet(const std::vector<ImageF>& levels) {
     return sheet;
 }
 
+// What an earlier run left in its folder (the only files a new run may replace).
+bool is_mips_output(const std::string& name) {
+    return name == "sheet.png" || (name.size() == 12 && name.starts_with("level_") && name.ends_with(".png") &&
+                                   std::isdigit(static_cast<unsigned char>(name[6])) &&
+                                   std::isdigit(static_cast<unsigned char>(name[7])));
+}
+
+// One level as PNG, converted a row at a time from the format's bytes: memory for the
+// level's bytes and one row, not a float copy of the level.
+void write_level_png(const std::string& path, const std::vector<uint8_t>& bytes, uint32_t width, uint32_t height,
+                     Format format) {
+    const FormatInfo& info = format_info(format);
+    const size_t row_bytes = size_t{width} * info.texel_bytes();
+    std::vector<uint8_t> row(size_t{width} * info.channels);
+    write_png(path, width, height, info.channels, [&](uint32_t y) {
+        const ImageF texels = decode_texels({bytes.data() + y * row_bytes, row_bytes}, width, 1, format);
+        for (size_t i = 0; i < row.size(); ++i)
+            row[i] = static_cast<uint8_t>(std::floor(std::clamp(texels.texels[i], 0.0f, 1.0f) * 255.0f + 0.5f));
+        return row.data();
+    });
+}
+
 }  // namespace
 
 int run_mips(int argc, char** argv) {
@@ -59,49 +90,53 @@ int run_mips(int argc, char** argv) {
     const Format format = parse_format(args.option_or("format", "rgba8"));
     const std::string filter_name = args.option_or("filter", "");
     if (!filter_name.empty()) parse_mip_filter(filter_name);  // a bad name fails before any work
-    const std::filesystem::path out = args.option_or("out", "tvlm_mips");
+    OutputFiles outputs;  // checked now, written under a temporary name, put in place at the end
+    const std::string out = args.option_or("out", "tvlm_mips");
+    const std::filesystem::path staging = outputs.folder(out, "--out", is_mips_output);
 
-    // Everything that can fail on input is checked before the output folder is touched.
+    // Input is read and checked before any work; the outputs land only at the end.
     const bool chart = args.positionals().empty();
-    const Rgba8Image input = chart ? make_test_chart() : load_image(args.positionals()[0]);
+    std::optional<Rgba8Image> input(chart ? make_test_chart() : load_image(args.positionals()[0]));
     const std::string source = chart ? "embedded test chart" : args.positionals()[0];
+    const uint32_t width = input->width, height = input->height;
 
     ContextDesc desc;
     desc.device = DeviceSelector::parse(args.option_or("device", ""));
     desc.validation = desc.validation || args.flag("validation");
     Context context(desc);
-    TextureDesc tdesc = TextureDesc::sampled_2d(input.width, input.height, format, args.uint_option("levels").value_or(0));
+    TextureDesc tdesc = TextureDesc::sampled_2d(width, height, format, args.uint_option("levels").value_or(0));
     if (args.option("levels") && tdesc.levels == 0) throw Error("--levels must be at least 1");
     Texture texture = Texture::create(context, tdesc);
     const MipFilter filter = filter_name.empty() ? default_mip_filter(context, format) : parse_mip_filter(filter_name);
 
     const auto start = std::chrono::steady_clock::now();
-    upload(context, texture, host_pixels(input.texels, input.width, input.height));
+    upload(context, texture, host_pixels(input->texels, width, height));
     context.queue().wait(generate_mips(context, texture, filter));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    input.reset();  // the texture holds it now
 
-    std::vector<ImageF> levels;
-    for (uint32_t l = 0; l < texture.levels(); ++l) levels.push_back(readback_image(context, texture, l));
-
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec) throw Error("cannot create output folder '" + out.string() + "': " + ec.message());
-    for (uint32_t l = 0; l < levels.size(); ++l) {
+    // One level at a time: read back, written as PNG row by row, freed.
+    std::vector<ImageF> sheet_levels;
+    for (uint32_t l = 0; l < texture.levels(); ++l) {
+        const std::vector<uint8_t> bytes = readback(context, texture, l);
+        const Extent2D e = texture.extent(l);
         char name[32];
         std::snprintf(name, sizeof name, "level_%02u.png", l);
-        write_png((out / name).string(), levels[l]);
+        write_level_png((staging / name).string(), bytes, e.width, e.height, format);
+        if (e.width <= kSheetMaxWidth) sheet_levels.push_back(decode_texels(bytes, e.width, e.height, format));
     }
-    write_png((out / "sheet.png").string(), contact_sheet(levels));
-
-    std::printf("%s: %ux%u -> %s texture on %s\n", source.c_str(), input.width, input.height,
-                std::string(format_info(format).name).c_str(), context.device_info().name.c_str());
-    std::printf("%s mip chain: %u levels (%ux%u .. %ux%u), upload + mips %.2f ms host time\n",
-                std::string(mip_filter_name(filter)).c_str(), texture.levels(), input.width, input.height,
-                levels.back().width, levels.back().height, ms);
-    std::printf("wrote %s/level_00.png .. level_%02u.png and %s/sheet.png\n", out.string().c_str(),
-                texture.levels() - 1, out.string().c_str());
+    write_png((staging / "sheet.png").string(), contact_sheet(sheet_levels));
     if (context.validation_log().count())
         throw Error(std::to_string(context.validation_log().count()) + " Vulkan validation message(s), see above");
+    outputs.commit();
+
+    std::printf("%s: %ux%u -> %s texture on %s\n", source.c_str(), width, height,
+                std::string(format_info(format).name).c_str(), context.device_info().name.c_str());
+    std::printf("%s mip chain: %u levels (%ux%u .. %ux%u), upload + mips %.2f ms host time\n",
+                std::string(mip_filter_name(filter)).c_str(), texture.levels(), width, height,
+                texture.extent(texture.levels() - 1).width, texture.extent(texture.levels() - 1).height, ms);
+    std::printf("wrote %s/level_00.png .. level_%02u.png and %s/sheet.png\n", out.c_str(), texture.levels() - 1,
+                out.c_str());
     return 0;
 }
 

@@ -142,6 +142,13 @@ int run_sample(int argc, char** argv) {
     if (backend != "auto" && backend != "cuda" && backend != "vulkan" && backend != "cpu")
         throw Error("unknown backend '" + backend + "': expected auto, cuda, vulkan or cpu");
 
+    // Outputs are checked first and written under temporary names; they land together at the
+    // end, or (on any failure) not at all.
+    OutputFiles outputs;
+    const std::string out = args.option_or("out", "patches.npy"), meta = args.option_or("meta", "meta.json");
+    const std::string out_file = outputs.file(out, "--out"), meta_file = outputs.file(meta, "--meta");
+    const std::string viz_file = args.option("viz") ? outputs.file(*args.option("viz"), "--viz") : "";
+
     // Everything that can fail on input is checked before anything is written.
     SampleRequest request;
     request.format = parse_format(args.option_or("format", "rgba8"));
@@ -174,8 +181,8 @@ int run_sample(int argc, char** argv) {
             context.emplace(desc);
             device = context->device_info().name;
         } catch (const Error& e) {
-            if (backend != "auto") throw;
-            std::fprintf(stderr, "tvlm sample: no Vulkan device (%s): using the CPU reference\n", e.what());
+            if (backend != "auto" || args.option("device")) throw;  // a device asked for by name must exist
+            std::fprintf(stderr, "note: no Vulkan device (%s): using the CPU reference\n", e.what());
         }
     }
     SampleResult result;
@@ -185,7 +192,7 @@ int run_sample(int argc, char** argv) {
             used = "cuda";
         } catch (const Error& e) {
             if (backend == "cuda") throw;
-            std::fprintf(stderr, "tvlm sample: CUDA unavailable (%s): using Vulkan compute\n", e.what());
+            std::fprintf(stderr, "note: CUDA unavailable (%s): using Vulkan compute\n", e.what());
         }
     }
     if (context && used != "cuda") {
@@ -202,12 +209,12 @@ int run_sample(int argc, char** argv) {
     const PatchLayout& layout = request.layout;
     const size_t b = layout.images, n = layout.patches_per_image, c = request.output.channels, p = layout.patch_size;
     const std::vector<size_t> shape = b > 1 ? std::vector<size_t>{b, n, c, p, p} : std::vector<size_t>{n, c, p, p};
-    const std::string out = args.option_or("out", "patches.npy"), meta = args.option_or("meta", "meta.json");
-    write_npy(out, shape, result.values);
-    write_text(meta, meta_json(layout, request, params, used, device, result));
-    if (args.option("viz"))
-        write_png(*args.option("viz"), sample_visualisation(request.images[0], layout, result.values, request.output.channels,
-                                                           0, format_info(request.format).srgb));
+    write_npy(out_file, shape, result.values);
+    write_text(meta_file, meta_json(layout, request, params, used, device, result));
+    if (!viz_file.empty())
+        write_png(viz_file, sample_visualisation(request.images[0], layout, result.values, request.output.channels, 0,
+                                                 format_info(request.format).srgb));
+    outputs.commit();
 
     std::printf("%s: %ux%u x %zu image(s), %s layout: %zu patches of %zux%zu per image\n",
                 sources.empty() ? "embedded test chart" : sources.front().c_str(), w, h, b,

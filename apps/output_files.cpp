@@ -1,30 +1,111 @@
 #include "output_files.h"
 
+#include <unistd.h>
+
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "error.h"
 
 namespace tvlm {
 
+namespace fs = std::filesystem;
+
 namespace {
 
-void write_atomically(const std::string& path, const std::string& header, const void* data, size_t bytes) {
-    const std::string partial = path + ".partial";
-    {
-        std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-        if (!out) throw Error("cannot write '" + path + "': check that its folder exists and is writable");
-        out.write(header.data(), std::streamsize(header.size()));
-        out.write(static_cast<const char*>(data), std::streamsize(bytes));
-        if (!out) throw Error("writing '" + path + "' failed (disk full?)");
-    }
+// Where `path` resolves to, for telling two outputs apart (a file need not exist).
+fs::path identity(const fs::path& path) {
     std::error_code ec;
-    std::filesystem::rename(partial, path, ec);
-    if (ec) throw Error("cannot write '" + path + "': " + ec.message());
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(path), ec);
+    return ec ? fs::absolute(path).lexically_normal() : resolved;
+}
+
+void write_whole(const std::string& path, const std::string& header, const void* data, size_t bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write '" + path + "': check that its folder exists and is writable");
+    out.write(header.data(), std::streamsize(header.size()));
+    out.write(static_cast<const char*>(data), std::streamsize(bytes));
+    out.close();
+    if (!out) throw Error("writing '" + path + "' failed (disk full?)");
 }
 
 }  // namespace
+
+OutputFiles::~OutputFiles() {
+    if (committed_) return;
+    std::error_code ec;  // nothing to report to: the failure that got us here is on its way
+    for (const Output& o : outputs_) fs::remove_all(o.temporary, ec);
+}
+
+fs::path OutputFiles::temporary_beside(const fs::path& target) const {
+    static unsigned serial = 0;
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    return folder / ("." + target.filename().string() + ".tvlm-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(serial++) + ".partial");
+}
+
+void OutputFiles::check_distinct(const fs::path& target, const std::string& what) const {
+    for (const Output& o : outputs_)
+        if (identity(o.target) == identity(target))
+            throw Error(what + " '" + target.string() + "' is also where another output goes: give each output its own path");
+}
+
+std::string OutputFiles::file(const std::string& path, const std::string& what) {
+    if (path.empty()) throw Error(what + " is an empty path: name a file");
+    const fs::path target(path);
+    std::error_code ec;
+    const fs::file_status status = fs::status(target, ec);
+    if (fs::exists(status) && !fs::is_regular_file(status))
+        throw Error(what + " '" + path + "' exists and is not a regular file (" +
+                    (fs::is_directory(status) ? "a folder" : "a device, pipe or socket") + "): name a file");
+    if (target.filename().empty()) throw Error(what + " '" + path + "' names a folder: name a file");
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (!fs::is_directory(folder, ec)) throw Error("the folder of " + what + " '" + path + "' does not exist: create it first");
+    check_distinct(target, what);
+    outputs_.push_back({target, temporary_beside(target), false});
+    return outputs_.back().temporary.string();
+}
+
+std::string OutputFiles::folder(const std::string& path, const std::string& what, bool (*is_ours)(const std::string&)) {
+    if (path.empty()) throw Error(what + " is an empty path: name a folder");
+    const fs::path target = fs::path(path).lexically_normal();
+    std::error_code ec;
+    const fs::file_status status = fs::status(target, ec);
+    if (fs::exists(status)) {
+        if (!fs::is_directory(status)) throw Error(what + " '" + path + "' exists and is not a folder: name a folder");
+        for (const auto& entry : fs::directory_iterator(target, ec))
+            if (!entry.is_regular_file() || !is_ours(entry.path().filename().string()))
+                throw Error(what + " '" + path + "' holds '" + entry.path().filename().string() +
+                            "', which tvlm did not write: name a new or empty folder");
+    }
+    check_distinct(target, what);
+    const fs::path temporary = temporary_beside(target.filename().empty() ? target.parent_path() : target);
+    fs::create_directories(temporary, ec);
+    if (ec) throw Error("cannot create " + what + " '" + path + "': " + ec.message());
+    outputs_.push_back({target, temporary, true});
+    return temporary.string();
+}
+
+void OutputFiles::commit() {
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+        Output& o = outputs_[i];
+        std::error_code ec;
+        fs::path replaced;
+        if (o.is_folder && fs::exists(o.target, ec)) {  // move the old run aside, then swap
+            replaced = temporary_beside(o.target);
+            fs::rename(o.target, replaced, ec);
+        }
+        if (!ec) fs::rename(o.temporary, o.target, ec);
+        if (ec) {
+            std::error_code ignored;
+            if (!replaced.empty() && !fs::exists(o.target, ignored)) fs::rename(replaced, o.target, ignored);
+            throw Error("cannot put '" + o.target.string() + "' in place: " + ec.message());
+        }
+        o.temporary.clear();  // in place: not ours to remove any more
+        if (!replaced.empty()) fs::remove_all(replaced, ec);
+    }
+    committed_ = true;
+}
 
 void write_npy(const std::string& path, const std::vector<size_t>& shape, const std::vector<float>& values) {
     std::string dims;
@@ -43,9 +124,9 @@ void write_npy(const std::string& path, const std::vector<size_t>& shape, const 
     file += char(length & 0xff);
     file += char(length >> 8);
     file += header;
-    write_atomically(path, file, values.data(), values.size() * sizeof(float));
+    write_whole(path, file, values.data(), values.size() * sizeof(float));
 }
 
-void write_text(const std::string& path, const std::string& text) { write_atomically(path, text, nullptr, 0); }
+void write_text(const std::string& path, const std::string& text) { write_whole(path, text, nullptr, 0); }
 
 }  // namespace tvlm

@@ -1,10 +1,45 @@
 #pragma once
-// Files `tvlm sample` writes. Each appears whole or not at all (temporary name, rename).
+// What the commands write, all or nothing. Outputs are registered (and checked) before any
+// work, written under temporary names in their target's folder, and renamed into place only
+// when every one of them was written; a failure anywhere removes the temporaries, so the
+// file system is left as it was.
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace tvlm {
+
+class OutputFiles {
+public:
+    OutputFiles() = default;
+    OutputFiles(const OutputFiles&) = delete;
+    OutputFiles& operator=(const OutputFiles&) = delete;
+    ~OutputFiles();  // removes whatever was not committed
+
+    // Registers a file output and returns the temporary path to write it to. Throws Error,
+    // having written nothing, for an empty path, a path that exists and is not a regular
+    // file (a folder, a device), a missing folder, or a file another output already names.
+    std::string file(const std::string& path, const std::string& what);
+    // Registers a folder output (tvlm mips) and returns the temporary folder to fill. An
+    // existing folder is replaced whole at commit(), so it never holds files of two runs;
+    // it must hold nothing but what `is_ours` accepts (an earlier run's files), else Error.
+    std::string folder(const std::string& path, const std::string& what, bool (*is_ours)(const std::string& name));
+
+    // Renames every output into place (a replaced folder is removed after its successor
+    // is in place). Throws Error if a rename fails; outputs not yet renamed are removed.
+    void commit();
+
+private:
+    struct Output {
+        std::filesystem::path target, temporary;
+        bool is_folder = false;
+    };
+    std::filesystem::path temporary_beside(const std::filesystem::path& target) const;
+    void check_distinct(const std::filesystem::path& target, const std::string& what) const;
+    std::vector<Output> outputs_;
+    bool committed_ = false;
+};
 
 // A NumPy .npy (format 1.0, little-endian float32, C order) of `shape`.
 void write_npy(const std::string& path, const std::vector<size_t>& shape, const std::vector<float>& values);

@@ -73,7 +73,8 @@ size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSelecto
     for (size_t i = 0; i < devices.size(); ++i) {
         const std::string why = rejection_reason(devices[i], selector);
         if (!why.empty()) {
-            rejected += "\n  [" + std::to_string(devices[i].index) + "] " + devices[i].name + " (" +
+            rejected += std::string(rejected.empty() ? " " : "; ") + "[" + std::to_string(devices[i].index) + "] " +
+                        devices[i].name + " (" +
                         devices[i].type + ", UUID " + devices[i].uuid.str() + "): " + why;
         } else if (!best || type_rank(devices[i].type) < type_rank(devices[*best].type)) {
             best = i;
@@ -81,7 +82,7 @@ size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSelecto
     }
     if (!best)
         throw Error("no Vulkan device fits " + selector.describe() + "; devices and why each was rejected:" +
-                    rejected + "\nChoose another with --device (index, name or UUID).");
+                    rejected + ". Choose another with --device (index, name or UUID).");
     return *best;
 }
 

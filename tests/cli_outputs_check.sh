@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Every failure of `tvlm mips` and `tvlm sample` leaves the file system as it was, and a
+# success replaces outputs whole (issue 14): each case snapshots the work folder (names,
+# sizes, checksums), runs a failing command, checks the exit status, the message and the
+# snapshot. Usage: cli_outputs_check.sh TVLM SOURCE_DIR WORK_DIR
+set -uo pipefail
+tvlm=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+failures=0
+snapshot() { find . -type f -exec md5sum {} + | sort; find . | sort; }
+fails() {  # expected message, command...: must exit non-zero, say it, and change nothing
+  local want=$1; shift
+  local before after out
+  before=$(snapshot)
+  out=$("$@" 2>&1); local rc=$?
+  after=$(snapshot)
+  if [ $rc -eq 0 ]; then echo "FAIL (exit 0): $*"; failures=$((failures + 1)); fi
+  if ! grep -qE -- "$want" <<<"$out"; then echo "FAIL (message): $* said: $out"; failures=$((failures + 1)); fi
+  if [ "$(grep -c 'error:' <<<"$out")" -ne 1 ] || tail -n 1 <<<"$out" | grep -qv 'error:'; then
+    echo "FAIL (one error line, last): $*: $out"; failures=$((failures + 1)); fi
+  if [ "$before" != "$after" ]; then echo "FAIL (files changed): $*"; diff <(echo "$before") <(echo "$after"); failures=$((failures + 1)); fi
+}
+# A first run's outputs, which every failure below must leave alone.
+"$tvlm" sample --backend cpu >/dev/null 2>&1 || { echo "FAIL: tvlm sample"; exit 1; }
+"$tvlm" mips --levels 5 --out levels >/dev/null 2>&1 || { echo "FAIL: tvlm mips"; exit 1; }
+mkdir folder
+
+fails "--out 'folder' exists and is not a regular file \(a folder\)" "$tvlm" sample --backend cpu --out folder
+fails "--out is an empty path" "$tvlm" sample --backend cpu --out ""
+fails "is not a regular file \(a device" "$tvlm" sample --backend cpu --out /dev/null
+fails "--meta 'patches.npy' is also where another output goes" "$tvlm" sample --backend cpu --meta patches.npy
+fails "--meta './meta.json' is also where another output goes" "$tvlm" sample --backend cpu --out meta.json --meta ./meta.json
+fails "the folder of --viz 'nowhere/v.png' does not exist" "$tvlm" sample --backend cpu --viz nowhere/v.png
+fails "is a directory, not an image" "$tvlm" sample --backend cpu folder
+fails "is a directory, not an image" "$tvlm" mips folder --out levels
+fails "--validation is a flag and takes no value" "$tvlm" mips --validation=1 --out levels
+fails "no Vulkan device fits name containing 'NoSuchGPU'" "$tvlm" sample --device NoSuchGPU --out p2.npy
+fails "premature end of data" "$tvlm" mips "$src/tests/fuzz/regressions/jpeg_16384x16384_header.jpg" --out levels
+fails "20000x20000: sides must be 1..16384" "$tvlm" sample "$src/tests/fuzz/regressions/png_20000x20000_header.png"
+fails "PNG and JPEG only" "$tvlm" mips "$src/tests/fuzz/regressions/gif_not_supported.gif" --out levels
+fails "cannot open image '/no/such.png'" "$tvlm" mips /no/such.png --out levels
+touch folder/mine.txt
+fails "holds 'mine.txt', which tvlm did not write" "$tvlm" mips --out folder
+fails "--out 'patches.npy' exists and is not a folder" "$tvlm" mips --out patches.npy
+
+# A shorter chain replaces the folder whole: no level of the first run is left behind.
+"$tvlm" mips --levels 2 --out levels >/dev/null 2>&1 || { echo "FAIL: tvlm mips --levels 2"; failures=$((failures + 1)); }
+got=$(ls -A levels | tr '\n' ' ')
+[ "$got" = "level_00.png level_01.png sheet.png " ] || { echo "FAIL: levels holds $got"; failures=$((failures + 1)); }
+leftovers=$(find . -name '*.partial*')
+[ -z "$leftovers" ] || { echo "FAIL: temporaries left: $leftovers"; failures=$((failures + 1)); }
+[ $failures -eq 0 ] && echo "cli outputs: every failure left the files as they were"
+exit $((failures > 0))
