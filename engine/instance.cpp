@@ -45,14 +45,22 @@ Instance::Instance(bool validation) : validation_(validation) {
                         "apt-get install vulkan-validationlayers, or unset TVLM_VALIDATION");
         layers.push_back(kValidationLayer);
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);  // the layer's own
     }
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "texturevlm";
     app.pEngineName = "texturevlm";
     app.apiVersion = VK_API_VERSION_1_3;
     VkDebugUtilsMessengerCreateInfoEXT messenger_info = log_->messenger_info();
+    // Synchronization validation too: a missing barrier between our own passes (mips, copies,
+    // sampling) is a hazard report, so a test fails on it like on any other message.
+    const VkValidationFeatureEnableEXT enabled[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.pNext = &messenger_info;  // the messenger also reports during create/destroy
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = enabled;
     VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    info.pNext = validation_ ? &messenger_info : nullptr;  // also reports during create/destroy
+    info.pNext = validation_ ? &features : nullptr;
     info.pApplicationInfo = &app;
     info.enabledLayerCount = static_cast<uint32_t>(layers.size());
     info.ppEnabledLayerNames = layers.data();
