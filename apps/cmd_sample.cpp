@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -66,10 +67,21 @@ std::vector<Fixation> parse_fixations(const std::string& text) {
     return fixations;
 }
 
+// Options of another layout would be silently ignored: refuse them.
+void reject_options(const Args& args, std::initializer_list<const char*> names, const std::string& mode) {
+    for (const char* name : names)
+        if (args.option(name) || args.flag(name))
+            throw Error("--" + std::string(name) + " does not apply to " + mode + " (see --help)");
+}
+
 PatchLayout make_layout(const Args& args, uint32_t w, uint32_t h, std::string& params_json) {
     const uint32_t patch = args.uint_option("patch").value_or(16);
     const int modes = (args.option("level") && !args.flag("anisotropic")) + args.flag("foveated") + args.flag("anisotropic");
     if (modes > 1) throw Error("choose one of --level L, --foveated and --anisotropic");
+    const auto foveated_only = {"fixation", "budget", "m0", "e0", "bias"};
+    if (args.flag("anisotropic")) reject_options(args, foveated_only, "--anisotropic patches");
+    else if (args.option("level")) reject_options(args, foveated_only, "--level (a grid)");
+    if (!args.flag("anisotropic")) reject_options(args, {"elongation", "vertical"}, "this layout: it is --anisotropic's");
     if (args.flag("anisotropic")) {
         const AnisotropicParams p{patch, args.uint_option("level").value_or(0), args.uint_option("elongation").value_or(4),
                                   args.flag("vertical")};
