@@ -15,6 +15,7 @@
 #include "error.h"
 #include "generate_mips.h"
 #include "image_files.h"
+#include "input_image.h"
 #include "output_files.h"
 #include "test_chart.h"
 #include "texture.h"
@@ -96,7 +97,7 @@ int run_mips(int argc, char** argv) {
 
     // Input is read and checked before any work; the outputs land only at the end.
     const bool chart = args.positionals().empty();
-    std::optional<Rgba8Image> input(chart ? make_test_chart() : load_image(args.positionals()[0]));
+    std::optional<InputImage> input(chart ? chart_input(format) : load_input(args.positionals()[0], format));
     const std::string source = chart ? "embedded test chart" : args.positionals()[0];
     const uint32_t width = input->width, height = input->height;
 
@@ -110,7 +111,7 @@ int run_mips(int argc, char** argv) {
     const MipFilter filter = filter_name.empty() ? default_mip_filter(context, format) : parse_mip_filter(filter_name);
 
     const auto start = std::chrono::steady_clock::now();
-    upload(context, texture, host_pixels(input->texels, width, height));
+    upload(context, texture, input->pixels());
     context.queue().wait(generate_mips(context, texture, filter));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     input.reset();  // the texture holds it now

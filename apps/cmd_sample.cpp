@@ -12,6 +12,7 @@
 #include "args.h"
 #include "commands.h"
 #include "error.h"
+#include "image_files.h"
 #include "json.h"
 #include "output_files.h"
 #include "patch_layouts.h"
@@ -169,10 +170,10 @@ int run_sample(int argc, char** argv) {
     if (request.output.channels != 3 && request.output.channels != 4)
         throw Error("--channels must be 3 or 4, not " + std::to_string(request.output.channels));
     std::vector<std::string> sources = args.positionals();
-    if (sources.empty()) request.images.push_back(make_test_chart());
+    if (sources.empty()) request.images.push_back(chart_input(request.format));
     for (const std::string& path : sources) {
-        request.images.push_back(load_image(path));
-        const Rgba8Image& a = request.images.front(), &b = request.images.back();
+        request.images.push_back(load_input(path, request.format));
+        const InputImage& a = request.images.front(), &b = request.images.back();
         if (a.width != b.width || a.height != b.height)
             throw Error("images of one batch must have one size: '" + sources.front() + "' is " + std::to_string(a.width) +
                         "x" + std::to_string(a.height) + ", '" + path + "' is " + std::to_string(b.width) + "x" +
@@ -224,8 +225,8 @@ int run_sample(int argc, char** argv) {
     write_npy(out_file, shape, result.values);
     write_text(meta_file, meta_json(layout, request, params, used, device, result));
     if (!viz_file.empty())
-        write_png(viz_file, sample_visualisation(request.images[0], layout, result.values, request.output.channels, 0,
-                                                 format_info(request.format).srgb));
+        write_png(viz_file, sample_visualisation(to_image(request.images[0].pixels(), 4), layout, result.values,
+                                                 request.output.channels, 0, format_info(request.format).srgb));
     outputs.commit();
 
     std::printf("%s: %ux%u x %zu image(s), %s layout: %zu patches of %zux%zu per image\n",

@@ -14,9 +14,8 @@ namespace tvlm {
 
 SampleResult sample_on_cpu(const SampleRequest& request) {
     std::vector<MipLevels> images;
-    for (const Rgba8Image& image : request.images) {
-        const ImageF base = to_image(host_pixels(image.texels, image.width, image.height),
-                                     format_info(request.format).channels);
+    for (const InputImage& image : request.images) {
+        const ImageF base = to_image(image.pixels(), format_info(request.format).channels);
         images.push_back(reference_mip_chain(base, request.format, MipFilter::box, full_mip_count(image.width, image.height)));
     }
     SampleResult result{reference_sample_patches(request.layout, images, request.format, request.output.channels),
@@ -27,14 +26,14 @@ SampleResult sample_on_cpu(const SampleRequest& request) {
 }
 
 SampleResult sample_on_vulkan(Context& context, const SampleRequest& request) {
-    const Rgba8Image& first = request.images.front();
+    const InputImage& first = request.images.front();
     Texture texture = Texture::create(context, {first.width, first.height, uint32_t(request.images.size()), 0,
                                                 request.format, false});
     VulkanPatchSampler sampler(context, request.layout, request.output);
     const size_t bytes = request.output.bytes(request.layout);
     sampler.check(texture, bytes);
     for (uint32_t l = 0; l < request.images.size(); ++l)
-        upload(context, texture, host_pixels(request.images[l].texels, first.width, first.height), {.layer = l});
+        upload(context, texture, request.images[l].pixels(), {.layer = l});
     generate_mips(context, texture, MipFilter::box);
     HostBuffer out(context.physical_device(), context.device(), bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     context.queue().wait(sampler.sample(texture, out.handle(), 0, bytes));

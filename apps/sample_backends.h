@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "context.h"
-#include "image_files.h"
+#include "input_image.h"
 #include "patch.h"
 #include "vulkan_patch_sampler.h"
 
 namespace tvlm {
 
 struct SampleRequest {
-    std::vector<Rgba8Image> images;  // one per layer, all the layout's size
+    std::vector<InputImage> images;  // one per layer, all the layout's size, in the format's precision
     Format format = Format::rgba8_unorm;
     PatchLayout layout;
     PatchOutput output;

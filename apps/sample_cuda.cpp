@@ -14,7 +14,7 @@ namespace tvlm {
 
 SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
     CudaLink link(context);  // selects the CUDA device that is this Vulkan device
-    const Rgba8Image& first = request.images.front();
+    const InputImage& first = request.images.front();
     CudaPatchSampler sampler(request.layout, request.output);
     ImportedTexture texture = ImportedTexture::create(
         context, {first.width, first.height, uint32_t(request.images.size()), 0, request.format, true},
@@ -22,7 +22,7 @@ SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
     const size_t bytes = request.output.bytes(request.layout);
     sampler.check(texture.vulkan.desc(), bytes);
     for (uint32_t l = 0; l < request.images.size(); ++l)
-        upload(context, texture.vulkan, host_pixels(request.images[l].texels, first.width, first.height), {.layer = l});
+        upload(context, texture.vulkan, request.images[l].pixels(), {.layer = l});
     const uint64_t ready = generate_mips(context, texture.vulkan, MipFilter::box);
 
     const CudaStream stream = make_stream();

@@ -19,7 +19,7 @@ std::array<float, 3> level_colour(float level, float max_level) {
 
 }  // namespace
 
-ImageF sample_visualisation(const Rgba8Image& image, const PatchLayout& layout, const std::vector<float>& samples,
+ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
                             uint32_t channels, uint32_t b, bool linear) {
     const double scale = std::min(1.0, double(kMaxPanel) / std::max(image.width, image.height));
     const auto pw = std::max(1u, uint32_t(image.width * scale)), ph = std::max(1u, uint32_t(image.height * scale));
@@ -28,8 +28,7 @@ ImageF sample_visualisation(const Rgba8Image& image, const PatchLayout& layout, 
     std::fill(viz.texels.begin(), viz.texels.end(), 0.1f);
     for (uint32_t y = 0; y < ph; ++y)
         for (uint32_t x = 0; x < pw; ++x) {
-            const size_t src = (size_t(y / scale) * image.width + size_t(x / scale)) * 4;
-            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = image.texels[src + c] / 255.0f;
+            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = image.at(uint32_t(x / scale), uint32_t(y / scale), c);
         }
 
     float max_level = 0;

@@ -5,14 +5,13 @@
 #include <vector>
 
 #include "image.h"
-#include "image_files.h"
 #include "patch.h"
 
 namespace tvlm {
 
 // `samples` is the output [B, N, C, P, P]; image `b` of the batch is drawn. `linear` says
 // the samples are linear light (sRGB textures) and must be encoded for display.
-ImageF sample_visualisation(const Rgba8Image& image, const PatchLayout& layout, const std::vector<float>& samples,
+ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
                             uint32_t channels, uint32_t b, bool linear);
 
 }  // namespace tvlm

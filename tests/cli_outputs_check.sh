@@ -43,6 +43,16 @@ touch folder/mine.txt
 fails "holds 'mine.txt', which tvlm did not write" "$tvlm" mips --out folder
 fails "--out 'patches.npy' exists and is not a folder" "$tvlm" mips --out patches.npy
 
+# A 16-bit PNG keeps its bits in a float texture: the grid samples of level 0 are its values.
+"$tvlm" sample "$src/tests/fuzz/corpus/png/grey16_fine.png" --format rgba32f --level 0 --patch 1 --backend cpu \
+  --out fine.npy --meta fine.json >/dev/null 2>&1 || { echo "FAIL: 16-bit sample"; failures=$((failures + 1)); }
+python3 - <<'PY' || failures=$((failures + 1))
+import struct
+data = open("fine.npy", "rb").read()
+values = struct.unpack("<%df" % 3, data[-13 * 7 * 3 * 4:][4 * 3 * 3:4 * 3 * 4])  # patch (x=3, y=0): 3 channels
+want = (3 * 4099) % 65536 / 65535
+assert all(abs(v - want) < 1e-6 for v in values), f"16-bit value lost: {values} != {want}"
+PY
 # A shorter chain replaces the folder whole: no level of the first run is left behind.
 "$tvlm" mips --levels 2 --out levels >/dev/null 2>&1 || { echo "FAIL: tvlm mips --levels 2"; failures=$((failures + 1)); }
 got=$(ls -A levels | tr '\n' ' ')

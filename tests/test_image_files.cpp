@@ -100,6 +100,22 @@ TEST_CASE("every kind of PNG the decoder takes arrives as RGBA8 with its values"
     CHECK(std::all_of(bilevel.texels.begin(), bilevel.texels.end(), [](uint8_t v) { return v == 0 || v == 255; }));
 }
 
+TEST_CASE("16-bit PNGs keep every bit for float formats; 8-bit images arrive as v / 255") {
+    const ImageF fine = load_image_float(std::string(TVLM_FUZZ_DIR) + "/corpus/png/grey16_fine.png");
+    REQUIRE(fine.width == 13);
+    REQUIRE(fine.height == 7);
+    REQUIRE(fine.channels == 4);
+    for (uint32_t y = 0; y < 7; ++y)
+        for (uint32_t x = 0; x < 13; ++x) {
+            const float want = float((x * 4099 + y * 977) % 65536) / 65535.0f;
+            for (uint32_t c = 0; c < 3; ++c) REQUIRE(fine.at(x, y, c) == want);
+            REQUIRE(fine.at(x, y, 3) == 1.0f);
+        }
+    const ImageF rgba = load_image_float(std::string(TVLM_FUZZ_DIR) + "/corpus/png/rgba.png");
+    const Rgba8Image bytes = seed("png/rgba.png");
+    for (size_t i = 0; i < bytes.texels.size(); ++i) REQUIRE(rgba.texels[i] == float(bytes.texels[i]) / 255.0f);
+}
+
 TEST_CASE("JPEGs decode to RGBA8 close to what was encoded; CMYK is refused") {
     for (const char* name : {"jpeg/baseline.jpg", "jpeg/progressive.jpg"}) {
         CAPTURE(name);

@@ -50,7 +50,7 @@ void on_progress(j_common_ptr c) {
     }
 }
 
-bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLimits* limits, Rgba8Image* out) {
+bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLimits* limits, DecodedPixels* out) {
     if (setjmp(state->jump)) return false;
     jpeg_create_decompress(&state->info);
     state->created = true;
@@ -69,8 +69,8 @@ bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLi
     out->height = height;
     while (state->info.output_scanline < state->info.output_height) {
         const size_t y = state->info.output_scanline;
-        out->texels.resize((y + 1) * row_bytes);
-        JSAMPROW row = out->texels.data() + y * row_bytes;
+        out->bytes.resize((y + 1) * row_bytes);
+        JSAMPROW row = out->bytes.data() + y * row_bytes;
         jpeg_read_scanlines(&state->info, &row, 1);
     }
     jpeg_finish_decompress(&state->info);
@@ -83,14 +83,14 @@ bool is_jpeg(const uint8_t* bytes, size_t size) {
     return size >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF;
 }
 
-Rgba8Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
     JpegState state;
     state.info.err = jpeg_std_error(&state.errors);
     state.errors.error_exit = on_error;
     state.errors.emit_message = on_message;
     state.progress.progress_monitor = on_progress;
     state.info.client_data = &state;
-    Rgba8Image image;
+    DecodedPixels image;
     if (run_jpeg(&state, bytes, size, &limits, &image)) return image;
     if (state.header_read && !state.message[0])
         check_image_size(state.info.image_width, state.info.image_height, name, limits);

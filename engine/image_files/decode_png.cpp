@@ -46,7 +46,7 @@ void on_warning(png_structp, png_const_charp) {}  // ancillary trouble (colour p
 
 // Decodes into `out` (sized row by row); false with state->message on an error, or with
 // state->header_read and the size set when the size is over the limits.
-bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, Rgba8Image* out,
+bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, bool keep_16_bits, DecodedPixels* out,
              std::vector<png_bytep>* interlaced_rows) {
     if (setjmp(png_jmpbuf(state->png))) return false;
     png_set_read_fn(state->png, in, read_bytes);
@@ -58,25 +58,28 @@ bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, Rgba8Imag
     if (state->width == 0 || state->height == 0 || state->width > limits->max_side ||
         state->height > limits->max_side || uint64_t{state->width} * state->height > limits->max_pixels)
         return false;
+    const bool sixteen = keep_16_bits && png_get_bit_depth(state->png, state->info) == 16;
     png_set_expand(state->png);  // palette -> RGB, grey < 8 bits -> 8, tRNS -> alpha
-    png_set_strip_16(state->png);
+    if (sixteen) png_set_swap(state->png);  // PNG stores big-endian samples; ours are native (x86, Arm)
+    else png_set_strip_16(state->png);
     png_set_gray_to_rgb(state->png);
-    png_set_add_alpha(state->png, 0xff, PNG_FILLER_AFTER);
+    png_set_add_alpha(state->png, 0xffff, PNG_FILLER_AFTER);  // opaque at either depth
     const int passes = png_set_interlace_handling(state->png);
     png_read_update_info(state->png, state->info);
-    const size_t row_bytes = size_t{state->width} * 4;
+    out->bits = sixteen ? 16 : 8;
+    const size_t row_bytes = size_t{state->width} * 4 * (out->bits / 8);
     if (png_get_rowbytes(state->png, state->info) != row_bytes) png_error(state->png, "unexpected row layout after conversion");
     out->width = state->width;
     out->height = state->height;
     if (passes == 1) {
         for (uint32_t y = 0; y < state->height; ++y) {
-            out->texels.resize((size_t{y} + 1) * row_bytes);
-            png_read_row(state->png, out->texels.data() + size_t{y} * row_bytes, nullptr);
+            out->bytes.resize((size_t{y} + 1) * row_bytes);
+            png_read_row(state->png, out->bytes.data() + size_t{y} * row_bytes, nullptr);
         }
     } else {  // Adam7 fills every row in each of seven passes: the whole image is needed
-        out->texels.resize(row_bytes * state->height);
+        out->bytes.resize(row_bytes * state->height);
         interlaced_rows->resize(state->height);
-        for (uint32_t y = 0; y < state->height; ++y) (*interlaced_rows)[y] = out->texels.data() + size_t{y} * row_bytes;
+        for (uint32_t y = 0; y < state->height; ++y) (*interlaced_rows)[y] = out->bytes.data() + size_t{y} * row_bytes;
         png_read_image(state->png, interlaced_rows->data());
     }
     png_read_end(state->png, nullptr);  // the chunks after the pixels, up to IEND: a cut file fails here
@@ -87,15 +90,16 @@ bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, Rgba8Imag
 
 bool is_png(const uint8_t* bytes, size_t size) { return size >= 8 && png_sig_cmp(bytes, 0, 8) == 0; }
 
-Rgba8Image decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+DecodedPixels decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits,
+                         bool keep_16_bits) {
     PngState state;
     state.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &state, on_error, on_warning);
     if (state.png) state.info = png_create_info_struct(state.png);
     if (!state.png || !state.info) throw Error("cannot decode PNG '" + name + "': out of memory");
     PngInput in{bytes, size, 0};
-    Rgba8Image image;
+    DecodedPixels image;
     std::vector<png_bytep> interlaced_rows;
-    if (run_png(&state, &in, &limits, &image, &interlaced_rows)) return image;
+    if (run_png(&state, &in, &limits, keep_16_bits, &image, &interlaced_rows)) return image;
     if (state.header_read && !state.message[0]) check_image_size(state.width, state.height, name, limits);
     throw Error("cannot decode PNG '" + name + "': " + state.message + " (the file is corrupt or truncated)");
 }

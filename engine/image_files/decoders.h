@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "image_files.h"
 
@@ -14,8 +15,16 @@ namespace tvlm {
 bool is_png(const uint8_t* bytes, size_t size);
 bool is_jpeg(const uint8_t* bytes, size_t size);
 
-Rgba8Image decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits);
-Rgba8Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits);
+// RGBA rows of 8-bit samples, or of 16-bit samples in native byte order (`bits` 16: PNGs of
+// 16 bits per sample whose caller keeps them).
+struct DecodedPixels {
+    uint32_t width = 0, height = 0, bits = 8;
+    std::vector<uint8_t> bytes;
+};
+
+DecodedPixels decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits,
+                         bool keep_16_bits);
+DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits);
 
 // Throws the size message when width x height is over the limits (or zero).
 void check_image_size(uint32_t width, uint32_t height, const std::string& name, const ImageLimits& limits);

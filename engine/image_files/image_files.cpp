@@ -32,14 +32,17 @@ void check_image_size(uint32_t width, uint32_t height, const std::string& name, 
                 " pixels in all (downscale it first)");
 }
 
-Rgba8Image decode_image(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
-    if (is_png(bytes, size)) return decode_png(bytes, size, name, limits);
+namespace {
+
+DecodedPixels decode_pixels(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits,
+                            bool keep_16_bits) {
+    if (is_png(bytes, size)) return decode_png(bytes, size, name, limits, keep_16_bits);
     if (is_jpeg(bytes, size)) return decode_jpeg(bytes, size, name, limits);
     throw Error("'" + name + "' is not a readable PNG/JPEG image: texturevlm reads PNG and JPEG only (convert other "
                 "formats first)");
 }
 
-Rgba8Image load_image(const std::string& path, const ImageLimits& limits) {
+std::vector<uint8_t> read_image_file(const std::string& path) {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (ec || !fs::exists(status)) throw Error("cannot open image '" + path + "': " + std::strerror(ENOENT));
@@ -55,7 +58,39 @@ Rgba8Image load_image(const std::string& path, const ImageLimits& limits) {
     std::vector<uint8_t> bytes(static_cast<size_t>(size));
     if (!file.read(reinterpret_cast<char*>(bytes.data()), size))
         throw Error("cannot read image '" + path + "': " + std::strerror(errno));
+    return bytes;
+}
+
+}  // namespace
+
+Rgba8Image decode_image(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+    DecodedPixels pixels = decode_pixels(bytes, size, name, limits, false);
+    return {pixels.width, pixels.height, std::move(pixels.bytes)};
+}
+
+ImageF decode_image_float(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+    const DecodedPixels pixels = decode_pixels(bytes, size, name, limits, true);
+    ImageF image(pixels.width, pixels.height, 4);
+    if (pixels.bits == 16) {
+        for (size_t i = 0; i < image.texels.size(); ++i) {
+            uint16_t v = 0;
+            std::memcpy(&v, pixels.bytes.data() + 2 * i, 2);
+            image.texels[i] = static_cast<float>(v) / 65535.0f;
+        }
+    } else {
+        for (size_t i = 0; i < image.texels.size(); ++i) image.texels[i] = static_cast<float>(pixels.bytes[i]) / 255.0f;
+    }
+    return image;
+}
+
+Rgba8Image load_image(const std::string& path, const ImageLimits& limits) {
+    const std::vector<uint8_t> bytes = read_image_file(path);
     return decode_image(bytes.data(), bytes.size(), path, limits);
+}
+
+ImageF load_image_float(const std::string& path, const ImageLimits& limits) {
+    const std::vector<uint8_t> bytes = read_image_file(path);
+    return decode_image_float(bytes.data(), bytes.size(), path, limits);
 }
 
 namespace {

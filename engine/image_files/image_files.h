@@ -20,10 +20,14 @@ struct ImageLimits {
 };
 
 // Decodes the PNG or JPEG in `bytes` (`name` for messages) to RGBA8: palettes, grey, 16-bit
-// and alpha-less images converted (16-bit rounded to 8). Throws Error, naming the file and
+// and alpha-less images converted (16-bit rounded to 8; decode_image_float keeps them). Throws Error, naming the file and
 // the reason, for anything else: an unknown signature, a corrupt or truncated stream
 // (libjpeg's "premature end of data" included), a CMYK JPEG, or a size over the limits.
 Rgba8Image decode_image(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits = {});
+
+// The same as float RGBA in [0, 1] (4 channels), 16-bit PNGs at their full precision (v /
+// 65535), 8-bit images as v / 255: what float texture formats are filled from.
+ImageF decode_image_float(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits = {});
 
 // decode_image of a file; also throws for a missing, unreadable or empty file, a directory,
 // or a file over 1 GiB.
@@ -31,6 +35,7 @@ Rgba8Image load_image(const std::string& path, const ImageLimits& limits = {});
 inline Rgba8Image load_image(const std::string& path, uint32_t max_side) {
     return load_image(path, ImageLimits{max_side, uint64_t{max_side} * max_side});
 }
+ImageF load_image_float(const std::string& path, const ImageLimits& limits = {});
 
 // Row y of an image being written: `width * channels` bytes, rows asked for in order, so a
 // caller can convert (or read back) one row at a time instead of the whole image.

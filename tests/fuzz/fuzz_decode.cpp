@@ -1,6 +1,7 @@
-// libFuzzer harness of the image decoders (decode_image: PNG and JPEG by signature, one
-// binary per format so each starts from its own corpus). Built with clang's
-// -fsanitize=fuzzer,address,undefined by tests/fuzz/CMakeLists.txt; .ci/fuzz runs it.
+// libFuzzer harness of the image decoders (decode_image and decode_image_float: PNG and
+// JPEG by signature, one binary per format so each starts from its own corpus). Built
+// with clang's -fsanitize=fuzzer,address,undefined by tests/fuzz/CMakeLists.txt; .ci/fuzz
+// runs it.
 #include <cstddef>
 #include <cstdint>
 
@@ -16,6 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (image.texels.size() != size_t{image.width} * image.height * 4) __builtin_trap();  // a decoder lied
     } catch (const tvlm::Error&) {
         // Refusing is the expected outcome for almost every input.
+    }
+    try {  // the 16-bit path of float formats
+        const tvlm::ImageF image = tvlm::decode_image_float(data, size, "fuzz input", limits);
+        if (image.texels.size() != size_t{image.width} * image.height * 4) __builtin_trap();
+    } catch (const tvlm::Error&) {
     }
     return 0;
 }

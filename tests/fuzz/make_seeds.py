@@ -31,6 +31,8 @@ png, jpeg, bad = here / "corpus" / "png", here / "corpus" / "jpeg", here / "regr
 save(Image.fromarray(pattern(37, 23, 4)), png / "rgba.png")
 save(Image.fromarray(pattern(37, 23, 3)), png / "rgb.png")
 save(Image.fromarray(pattern(19, 11, 1)[..., 0].astype(np.uint16) * 257), png / "grey16.png")
+fine = ((np.mgrid[0:7, 0:13][1] * 4099 + np.mgrid[0:7, 0:13][0] * 977) % 65536).astype(np.uint16)
+save(Image.fromarray(fine), png / "grey16_fine.png")  # values no 8-bit image holds: v = (x * 4099 + y * 977) % 65536
 palette = Image.fromarray(pattern(16, 16, 3)).convert("P", palette=Image.ADAPTIVE, colors=16)
 save(palette, png / "palette.png", transparency=3)
 save(Image.fromarray(pattern(9, 5, 1)[..., 0]).convert("1"), png / "bilevel.png")
