@@ -37,6 +37,24 @@ PatchLayout tile_level(uint32_t width, uint32_t height, uint32_t patch_size, uin
     return layout;
 }
 
+// Keeps the `count` patches nearest the fixation, nearest first (stable: ties row-major).
+void keep_nearest(PatchLayout& layout, const Fixation& f, uint32_t count) {
+    if (!(f.x >= 0 && f.x <= 1 && f.y >= 0 && f.y <= 1))  // also rejects NaN
+        throw Error("fixation (" + std::to_string(f.x) + ", " + std::to_string(f.y) +
+                    ") is outside the image: use normalized coordinates in [0,1]");
+    const size_t tiles = layout.patches.size();
+    if (count == 0 || count > tiles)
+        throw Error("num_patches " + std::to_string(count) + " is out of range: the level has " + std::to_string(tiles) +
+                    " anisotropic patches, ask for 1 to " + std::to_string(tiles));
+    const auto distance = [&](const Patch& q) {
+        return std::hypot((q.cu - f.x) * layout.width, (q.cv - f.y) * layout.height);
+    };
+    std::stable_sort(layout.patches.begin(), layout.patches.end(),
+                     [&](const Patch& a, const Patch& b) { return distance(a) < distance(b); });
+    layout.patches.resize(count);
+    layout.patches_per_image = count;
+}
+
 }  // namespace
 
 PatchLayout level_grid_layout(uint32_t width, uint32_t height, uint32_t patch_size, uint32_t level) {
@@ -54,6 +72,8 @@ PatchLayout anisotropic_layout(uint32_t width, uint32_t height, const Anisotropi
     const uint32_t p = params.patch_size, e = params.elongation;
     PatchLayout layout = params.vertical ? tile_level(width, height, p, params.level, p, e * p)
                                          : tile_level(width, height, p, params.level, e * p, p);
+    if (params.fixation) keep_nearest(layout, *params.fixation, params.count);
+    else if (params.count) throw Error("a patch count for an anisotropic layout needs a fixation to count from");
     layout.kind = "anisotropic";
     layout.mode = SamplingMode::gradients;
     double max_lod = 0;

@@ -4,6 +4,7 @@
 // a level the image does not have, a fixation that is NaN or outside [0,1]^2, or a budget
 // below the minimum the image needs.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -70,6 +71,11 @@ struct AnisotropicParams {
     uint32_t level = 0;
     uint32_t elongation = 4;
     bool vertical = false;
+    // With a fixation: only the `count` tiles whose centres lie nearest to it (distance in
+    // level-0 texels, ties in row-major order), nearest first: an elongated glimpse around
+    // the fixation. Without one (count 0): every tile, row-major.
+    std::optional<Fixation> fixation;
+    uint32_t count = 0;
 };
 PatchLayout anisotropic_layout(uint32_t width, uint32_t height, const AnisotropicParams& params);
 

@@ -1,5 +1,6 @@
 // Patch layouts for Python: the engine's PatchLayout, its records (the 32-byte patches every
 // sampler reads) as a NumPy view, and its metadata.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -65,11 +66,14 @@ void bind_layouts(nb::module_& m) {
         nb::arg("width"), nb::arg("height"), nb::arg("patch_size"), nb::arg("level"));
     m.def(
         "anisotropic_layout",
-        [](uint32_t width, uint32_t height, uint32_t patch_size, uint32_t level, uint32_t elongation, bool vertical) {
-            return anisotropic_layout(width, height, {patch_size, level, elongation, vertical});
+        [](uint32_t width, uint32_t height, uint32_t patch_size, uint32_t level, uint32_t elongation, bool vertical,
+           std::optional<std::pair<double, double>> fixation, uint32_t count) {
+            std::optional<Fixation> f;
+            if (fixation) f = Fixation{fixation->first, fixation->second};
+            return anisotropic_layout(width, height, {patch_size, level, elongation, vertical, f, count});
         },
         nb::arg("width"), nb::arg("height"), nb::arg("patch_size"), nb::arg("level"), nb::arg("elongation"),
-        nb::arg("vertical"));
+        nb::arg("vertical"), nb::arg("fixation").none() = nb::none(), nb::arg("count") = 0);
     m.def(
         "batch_layouts",
         [](const std::vector<const PatchLayout*>& per_image, uint32_t min_count) {

@@ -142,14 +142,37 @@ def grid(width: int, height: int, patch_size: int = 16, level: int = 0, images: 
 
 
 def anisotropic(width: int, height: int, patch_size: int = 16, level: int = 0, elongation: int = 4,
-                orientation: str = "horizontal", images: int = 1) -> Layout:
+                orientation: str = "horizontal", images: int = 1, fixation: Any = None,
+                num_patches: Any = None) -> Layout:
     """Patches `elongation` times wider than tall (orientation='vertical': taller) over
     level `level`, sampled with gradients so the texture unit filters each elongated
-    footprint anisotropically (up to 16 taps): text lines, tables."""
+    footprint anisotropically (up to 16 taps): text lines, tables.
+
+    Without a fixation the patches tile the whole level, row-major. With `fixation` (x, y)
+    in [0, 1]^2 (or [images, 2], one per image), only the `num_patches` tiles whose centres
+    lie nearest to it are kept, nearest first: an elongated glimpse around the fixation
+    (num_patches defaults to a quarter of the tiles)."""
     if orientation not in ("horizontal", "vertical"):
         raise Error(f"orientation is 'horizontal' or 'vertical', not {orientation!r}")
-    one = _core.anisotropic_layout(width, height, patch_size, level, elongation, orientation == "vertical")
-    return Layout(_core.batch_layouts([one] * images))
+    vertical = orientation == "vertical"
+    if fixation is None:
+        if num_patches is not None:
+            raise Error("num_patches counts patches around a fixation: pass fixation=(x, y) too, or leave it out")
+        one = _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical)
+        return Layout(_core.batch_layouts([one] * images))
+    points = _pairs(fixation)
+    if points.shape == (2,):
+        points = np.repeat(points[None], images, axis=0)
+    if points.shape != (images, 2):
+        raise Error(f"an anisotropic glimpse has one fixation per image: pass (x, y) or [{images}, 2], "
+                    f"got shape {list(points.shape)}")
+    if num_patches is None:
+        tiles = _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical).patches_per_image
+        num_patches = max(1, tiles // 4)
+    return Layout(_core.batch_layouts([
+        _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical, (float(x), float(y)),
+                                 int(num_patches))
+        for x, y in points]))
 
 
 def batch(layouts: Sequence[Layout], num_patches: int = 0) -> Layout:

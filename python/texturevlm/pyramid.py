@@ -278,13 +278,18 @@ class TexturePyramid:
                                                        m0, e0, bias, self.batch))
         return self.sample(layout, dtype, stream=stream)
 
-    def sample_anisotropic(self, level: int = 0, elongation: int = 4, orientation: str = "horizontal",
-                           patch_size: int = 16, dtype: Any = "float32", stream: Any = None) -> Patches:
-        """Patches `elongation` times wider than tall (or taller, orientation='vertical')
-        over the whole image at `level`, filtered anisotropically by the texture unit."""
-        key = ("anisotropic", self.width, self.height, patch_size, level, elongation, orientation, self.batch)
+    def sample_anisotropic(self, fixation: Any = None, level: int = 0, elongation: int = 4,
+                           orientation: str = "horizontal", patch_size: int = 16, num_patches: Optional[int] = None,
+                           dtype: Any = "float32", stream: Any = None) -> Patches:
+        """Patches `elongation` times wider than tall (or taller, orientation='vertical') at
+        `level`, filtered anisotropically by the texture unit: over the whole image, or,
+        with `fixation` ((x, y), or [B, 2] one per image), the `num_patches` nearest to it
+        (layouts.anisotropic says how they are chosen)."""
+        points = None if fixation is None else repr(layouts._pairs(fixation).tolist())
+        key = ("anisotropic", self.width, self.height, patch_size, level, elongation, orientation, self.batch,
+               points, num_patches)
         layout = _cached(key, lambda: layouts.anisotropic(self.width, self.height, patch_size, level, elongation,
-                                                          orientation, self.batch))
+                                                          orientation, self.batch, fixation, num_patches))
         return self.sample(layout, dtype, stream=stream)
 
 

@@ -43,18 +43,21 @@ def test_vulkan_mips_equal_the_reference(rng, format, size):
 
 @needs_vulkan
 @pytest.mark.parametrize("format", FORMATS)
-@pytest.mark.parametrize("kind", ["foveated", "grid", "anisotropic"])
+@pytest.mark.parametrize("kind", ["foveated", "grid", "anisotropic", "anisotropic_glimpse"])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_vulkan_sampling_matches_the_reference(rng, format, kind, dtype):
     image = random_image(rng, (2, 3, 90, 120), dtype_for(format))
-    if kind == "anisotropic":  # where the unit puts its taps along the axis is its own: constant along it
+    if kind.startswith("anisotropic"):  # where the unit puts its taps along the axis is its own: constant along it
         image = np.ascontiguousarray(np.broadcast_to(random_image(rng, (2, 3, 64, 1), dtype_for(format)), (2, 3, 64, 128)))
     if kind == "foveated":
         layout = tv.layouts.foveated(120, 90, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=30, patch_size=8, images=2)
     elif kind == "grid":
         layout = tv.layouts.grid(120, 90, patch_size=8, level=1, images=2)
-    else:
+    elif kind == "anisotropic":
         layout = tv.layouts.anisotropic(128, 64, patch_size=8, level=1, elongation=2, images=2)
+    else:
+        layout = tv.layouts.anisotropic(128, 64, patch_size=8, level=1, elongation=2, images=2,
+                                        fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5)
     vulkan = tv.TexturePyramid(image, format=format, backend="vulkan")
     cpu = tv.TexturePyramid(image, format=format, backend="cpu")
     got = vulkan.sample(layout, dtype=dtype)
@@ -174,3 +177,16 @@ def test_jax_arrays_in_and_out(rng, backend):
         np.testing.assert_allclose(np.asarray(level.astype(jnp.float32)), expected, rtol=1e-2, atol=1e-2)
     with pytest.raises(tv.Error, match="JAX arrays are immutable"):
         tv.TexturePyramid(image, backend=backend).sample(layout, out=jnp.zeros((2, 24, 3, 16, 16)))
+
+
+def test_sample_anisotropic_with_a_fixation(rng):
+    """pyramid.sample_anisotropic(fixation) samples the glimpse layout of that fixation."""
+    image = random_image(rng, (3, 64, 128))
+    pyramid = tv.TexturePyramid(image, backend="cpu")
+    got = pyramid.sample_anisotropic((0.7, 0.2), level=1, elongation=2, patch_size=8, num_patches=6)
+    layout = tv.layouts.anisotropic(128, 64, patch_size=8, level=1, elongation=2, fixation=(0.7, 0.2), num_patches=6)
+    assert got.patches.shape == (6, 3, 8, 8)
+    np.testing.assert_array_equal(got.meta, layout.metadata[0])
+    np.testing.assert_array_equal(got.patches, pyramid.sample(layout).patches)
+    whole = pyramid.sample_anisotropic(level=1, elongation=2, patch_size=8)
+    assert whole.patches.shape[0] == tv.layouts.anisotropic(128, 64, 8, 1, 2).num_patches

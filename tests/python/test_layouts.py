@@ -108,3 +108,33 @@ def test_bad_budgets_and_patch_sizes():
         tv.layouts.grid(256, 256, level=9)
     with pytest.raises(tv.Error, match="single-image"):
         tv.layouts.batch([tv.layouts.grid(64, 64, images=2)])
+
+
+def test_anisotropic_glimpse_keeps_the_tiles_nearest_the_fixation():
+    full = tv.layouts.anisotropic(300, 200, patch_size=8, level=0, elongation=4)
+    centres = full.metadata[0, :, :2] * [300, 200]
+    for fixation in [(0.5, 0.5), (0.0, 1.0), (0.93, 0.12)]:
+        glimpse = tv.layouts.anisotropic(300, 200, patch_size=8, level=0, elongation=4, fixation=fixation,
+                                         num_patches=17)
+        assert glimpse.num_patches == 17 and glimpse.gradients
+        distance = np.hypot(*(centres - np.multiply(fixation, [300, 200])).T)
+        order = np.argsort(distance, kind="stable")[:17]
+        np.testing.assert_array_equal(glimpse.metadata[0], full.metadata[0, order])
+    per_image = tv.layouts.anisotropic(300, 200, patch_size=8, fixation=[(0.1, 0.1), (0.9, 0.9)], num_patches=4,
+                                       images=2)
+    assert per_image.metadata[0, 0, 0] < 0.2 and per_image.metadata[1, 0, 0] > 0.8
+    default = tv.layouts.anisotropic(300, 200, patch_size=8, fixation=(0.5, 0.5))
+    assert default.num_patches == full.num_patches // 4
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(fixation=(float("nan"), 0.5), num_patches=4), "outside the image"),
+    (dict(fixation=(1.5, 0.5), num_patches=4), "outside the image"),
+    (dict(fixation=(0.5, 0.5), num_patches=0), "num_patches 0 is out of range"),
+    (dict(fixation=(0.5, 0.5), num_patches=10**6), "ask for 1 to"),
+    (dict(num_patches=4), "pass fixation"),
+    (dict(fixation=[(0.1, 0.1), (0.5, 0.5)], num_patches=4), "one fixation per image: pass \\(x, y\\) or \\[1, 2\\]"),
+])
+def test_bad_anisotropic_glimpses(kwargs, match):
+    with pytest.raises(tv.Error, match=match):
+        tv.layouts.anisotropic(300, 200, patch_size=8, **kwargs)
