@@ -48,7 +48,8 @@ void write_rows_json(const std::string& path, const BenchMachine& machine, const
              << ", \"median_us\": " << rows[i].median_us << ", \"min_us\": " << rows[i].min_us
              << ", \"floor_us\": " << rows[i].floor_us << "}";
     json << "\n]}\n";
-    if (!json) throw Error("cannot write '" + path + "'");
+    json.close();
+    if (!json) throw Error("cannot write '" + path + "' (disk full?)");
 }
 
 }  // namespace tvlm

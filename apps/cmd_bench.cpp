@@ -11,6 +11,7 @@
 #ifdef TVLM_HAVE_CUDA
 #include "bench_gpu.h"
 #include "bench_plot.h"
+#include "output_files.h"
 #include "bench_timing.h"
 #endif
 
@@ -58,6 +59,10 @@ int run_bench(int argc, char** argv) {
     }
     if (suites.empty())
         for (const auto& [suite, note] : kSuites) suites.push_back(suite);
+    // Checked before minutes of measuring; written under temporary names, put in place together.
+    OutputFiles outputs;
+    const std::string json_file = args.option("json") ? outputs.file(*args.option("json"), "--json") : "";
+    const std::string plot_file = args.option("plot") ? outputs.file(*args.option("plot"), "--plot") : "";
 #ifdef TVLM_HAVE_CUDA
     BenchGpu gpu(args);
     std::vector<Row> rows;
@@ -78,8 +83,9 @@ int run_bench(int argc, char** argv) {
                   gpu.machine.gpu.c_str(), gpu.machine.driver.c_str(), gpu.machine.copy_bandwidth * 1e-12,
                   gpu.machine.upload_bandwidth * 1e-9, kRuns);
     print_rows(title, rows, kSuites);
-    if (const auto path = args.option("json")) write_rows_json(*path, gpu.machine, rows);
-    if (const auto path = args.option("plot")) write_png(*path, stack_charts(charts));
+    if (!json_file.empty()) write_rows_json(json_file, gpu.machine, rows);
+    if (!plot_file.empty()) write_png(plot_file, stack_charts(charts));
+    outputs.commit();
     return 0;
 #else
     throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");
