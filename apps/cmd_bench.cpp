@@ -8,10 +8,10 @@
 #include "args.h"
 #include "commands.h"
 #include "error.h"
+#include "output_files.h"
 #ifdef TVLM_HAVE_CUDA
 #include "bench_gpu.h"
 #include "bench_plot.h"
-#include "output_files.h"
 #include "bench_timing.h"
 #endif
 
@@ -88,6 +88,8 @@ int run_bench(int argc, char** argv) {
     outputs.commit();
     return 0;
 #else
+    (void)json_file;
+    (void)plot_file;
     throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");
 #endif
 }
