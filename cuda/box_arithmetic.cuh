@@ -81,6 +81,8 @@ struct Filter {
         const double n = (static_cast<double>(a) + b) + (static_cast<double>(e) + f);
         return stored_value(n, 4.0, c);
     }
+    // One channel that is not sRGB colour (kernels over one-channel tensor planes).
+    __device__ float halve(float a, float b, float e, float f) const { return halve(a, b, e, f, 3); }
     __device__ float4 halve(float4 v00, float4 v10, float4 v01, float4 v11) const {
         float4 out;
         for (uint32_t c = 0; c < 4; ++c)
@@ -88,5 +90,55 @@ struct Filter {
         return out;
     }
 };
+
+// The tile scheme both per-texel kernels share (box_mips.cu over surfaces, tensor_mips.cu
+// over tensors): a block of TVLM_BOX_THREADS owns a 32x32 tile (tile_x, tile_y) of level
+// a+1, which is width x height. first_tile() computes it, texel(x, y) each, stores each
+// texel inside the level (store(1, x, y, v)) and keeps the tile in shared `tile_a`;
+// halve_tile_levels() then halves it down levels a+2 .. a+levels in shared memory, storing
+// as it goes (store(step, x, y, v)). V is float4 (surfaces) or float (one channel).
+template <class V, class Texel, class Store>
+__device__ void first_tile(V* tile_a, uint32_t tile_x, uint32_t tile_y, uint32_t width, uint32_t height,
+                           Texel texel, Store store) {
+    constexpr uint32_t tile = TVLM_BOX_TILE, threads = TVLM_BOX_THREADS;
+    const uint32_t t = threadIdx.x;
+#pragma unroll
+    for (uint32_t r = 0; r < tile * tile / threads; ++r) {
+        const uint32_t lx = t % tile, ly = t / tile + r * (threads / tile);
+        const uint32_t x = tile_x * tile + lx, y = tile_y * tile + ly;
+        V v{};
+        if (x < width && y < height) {
+            v = texel(x, y);
+            store(1, x, y, v);
+        }
+        tile_a[ly * tile + lx] = v;
+    }
+}
+
+template <class V, class Store>
+__device__ void halve_tile_levels(const Filter& filter, V* tile_a, V* tile_b, uint32_t levels, uint32_t tile_x,
+                                  uint32_t tile_y, uint32_t width, uint32_t height, Store store) {
+    const uint32_t t = threadIdx.x;
+    uint32_t edge = TVLM_BOX_TILE;
+#pragma unroll
+    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
+        if (step > levels) break;
+        __syncthreads();
+        width >>= 1;
+        height >>= 1;
+        const uint32_t half_edge = edge / 2;
+        if (t < half_edge * half_edge) {
+            const uint32_t lx = t % half_edge, ly = t / half_edge;
+            const uint32_t x = tile_x * half_edge + lx, y = tile_y * half_edge + ly;
+            const V* from = step % 2 == 0 ? tile_a : tile_b;
+            V* to = step % 2 == 0 ? tile_b : tile_a;
+            const uint32_t i = 2 * ly * edge + 2 * lx;
+            const V v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
+            if (x < width && y < height) store(step, x, y, v);
+            to[ly * half_edge + lx] = v;
+        }
+        edge = half_edge;
+    }
+}
 
 }  // namespace tvlm::box

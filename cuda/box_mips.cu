@@ -89,41 +89,14 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     const Filter filter{l.params.kind, &tables};
     const uint32_t layer = blockIdx.z + l.params.first_layer;
     const uint32_t tile_x = blockIdx.x + l.params.tile_x, tile_y = blockIdx.y + l.params.tile_y;
-    uint32_t width = max(1u, l.params.src_width >> 1), height = max(1u, l.params.src_height >> 1);
-
-    {
-        for (uint32_t r = 0; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
-            const uint32_t lx = t % kTile, ly = t / kTile + r * (TVLM_BOX_THREADS / kTile);
-            const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
-            float4 v = make_float4(0, 0, 0, 0);
-            if (x < width && y < height) {
-                v = first_level_texel<T, kHalving>(l, filter, x, y, layer);
-                store<T>(l.dst[0], x, y, layer, l.layered, v);
-            }
-            tile_a[ly * kTile + lx] = v;
-        }
-    }
-
-    uint32_t edge = kTile;
-#pragma unroll
-    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
-        if (step > l.params.levels) break;
-        __syncthreads();
-        width >>= 1;
-        height >>= 1;
-        const uint32_t half_edge = edge / 2;
-        if (t < half_edge * half_edge) {
-            const uint32_t lx = t % half_edge, ly = t / half_edge;
-            const uint32_t x = tile_x * half_edge + lx, y = tile_y * half_edge + ly;
-            const float4* from = step % 2 == 0 ? tile_a : tile_b;
-            float4* to = step % 2 == 0 ? tile_b : tile_a;
-            const uint32_t i = 2 * ly * edge + 2 * lx;
-            const float4 v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1]);
-            if (x < width && y < height) store<T>(level_surface(l.dst, step), x, y, layer, l.layered, v);
-            to[ly * half_edge + lx] = v;
-        }
-        edge = half_edge;
-    }
+    const uint32_t width = max(1u, l.params.src_width >> 1), height = max(1u, l.params.src_height >> 1);
+    const auto store_level = [&](uint32_t step, uint32_t x, uint32_t y, float4 v) {
+        store<T>(level_surface(l.dst, step), x, y, layer, l.layered, v);
+    };
+    first_tile(tile_a, tile_x, tile_y, width, height,
+               [&](uint32_t x, uint32_t y) { return first_level_texel<T, kHalving>(l, filter, x, y, layer); },
+               store_level);
+    halve_tile_levels(filter, tile_a, tile_b, l.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
 // Levels that halve, for the two formats video and images arrive in, with texels kept

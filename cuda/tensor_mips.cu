@@ -79,50 +79,21 @@ template <class E, bool kHalving>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(TensorMipsPass p) {
     __shared__ float tile_a[kTile * kTile];
     __shared__ float tile_b[kTile * kTile / 4];
-    const uint32_t t = threadIdx.x;
     const Filter filter{p.params.kind, nullptr};  // no sRGB: tables unused
     const uint32_t b = blockIdx.z / p.src.channels, c = blockIdx.z % p.src.channels;
     const uint32_t tile_x = blockIdx.x + p.params.tile_x, tile_y = blockIdx.y + p.params.tile_y;
     const Plane<const E> src(p.src, b, c);
-    const Plane<E> first(p.dst[0], b, c);
-    uint32_t width = max(1u, p.params.src_width >> 1), height = max(1u, p.params.src_height >> 1);
-
-#pragma unroll
-    for (uint32_t r = 0; r < kTile * kTile / TVLM_BOX_THREADS; ++r) {
-        const uint32_t lx = t % kTile, ly = t / kTile + r * (TVLM_BOX_THREADS / kTile);
-        const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
-        float v = 0;
-        if (x < width && y < height) {
-            if (kHalving)
-                v = filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
-                                 src.load(2 * x + 1, 2 * y + 1), 0);
-            else
-                v = box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
-            first.store(x, y, v);
-        }
-        tile_a[ly * kTile + lx] = v;
-    }
-
-    uint32_t edge = kTile;
-#pragma unroll
-    for (uint32_t step = 2; step <= TVLM_BOX_MAX_LEVELS; ++step) {
-        if (step > p.params.levels) break;
-        __syncthreads();
-        width >>= 1;
-        height >>= 1;
-        const uint32_t half_edge = edge / 2;
-        if (t < half_edge * half_edge) {
-            const uint32_t lx = t % half_edge, ly = t / half_edge;
-            const uint32_t x = tile_x * half_edge + lx, y = tile_y * half_edge + ly;
-            const float* from = step % 2 == 0 ? tile_a : tile_b;
-            float* to = step % 2 == 0 ? tile_b : tile_a;
-            const uint32_t i = 2 * ly * edge + 2 * lx;
-            const float v = filter.halve(from[i], from[i + 1], from[i + edge], from[i + edge + 1], 0);
-            if (x < width && y < height) Plane<E>(level_view(p, step), b, c).store(x, y, v);
-            to[ly * half_edge + lx] = v;
-        }
-        edge = half_edge;
-    }
+    const uint32_t width = max(1u, p.params.src_width >> 1), height = max(1u, p.params.src_height >> 1);
+    const auto store_level = [&](uint32_t step, uint32_t x, uint32_t y, float v) {
+        Plane<E>(level_view(p, step), b, c).store(x, y, v);
+    };
+    first_tile(tile_a, tile_x, tile_y, width, height, [&](uint32_t x, uint32_t y) {
+        if (kHalving)
+            return filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
+                                src.load(2 * x + 1, 2 * y + 1), 0);
+        return box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
+    }, store_level);
+    halve_tile_levels(filter, tile_a, tile_b, p.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
 template <class E>
