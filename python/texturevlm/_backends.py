@@ -118,19 +118,23 @@ class CudaBackend(_Backend):
         ptr, strides = _tensors.pointer_and_strides(out, framework)
         self.core.read(level, 0, layers, ptr, dtype, bcyx_strides(strides, channels_last), channels, stream)
 
-    def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> None:
+    def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> Any:
+        """Samples every patch into `out`; returns the layout's device copy (its metadata)."""
         copy = layout.on_device(framework, self.device_index)
         out_ptr = out.data_ptr() if framework == "torch" else _tensors.pointer_and_strides(out, framework)[0]
         self.core.sample(copy.records_ptr, layout.images * layout.num_patches, layout.patch_size, channels,
                          layout.gradients, half, layout.width, layout.height, out_ptr, stream)
+        return copy
 
-    def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> None:
-        """Level 0 from the whole frame, its box mips and the layout's patches: one call."""
+    def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> Any:
+        """Level 0 from the whole frame, its box mips and the layout's patches: one call.
+        Returns the layout's device copy (its metadata)."""
         copy = layout.on_device(spec.framework, self.device_index)
         out_ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
         self.core.frame_to_patches(spec.ptr, spec.dtype, spec.strides, spec.channels, copy.records_ptr,
                                    layout.images * layout.num_patches, layout.patch_size, layout.gradients, half,
                                    out_ptr, stream)
+        return copy
 
 
 class CudaRing(_Backend):
@@ -191,9 +195,10 @@ class CudaRing(_Backend):
         self._reading(stream).read(level, out, framework, dtype, channels, channels_last, stream, layers)
         self.released[self.current].record(stream)
 
-    def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> None:
-        self._reading(stream).sample(layout, framework, out, channels, half, stream)
+    def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> Any:
+        copy = self._reading(stream).sample(layout, framework, out, channels, half, stream)
         self.released[self.current].record(stream)
+        return copy
 
 
 class HostBackend(_Backend):

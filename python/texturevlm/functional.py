@@ -139,8 +139,7 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
         _check_out(out, spec.framework, shape, out_dtype, spec.device_index)
         patches = out
     s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
-    texture.frame_to_patches(spec, layout, patches, half, s)
-    copy = layout.on_device(spec.framework, spec.device_index)
+    copy = texture.frame_to_patches(spec, layout, patches, half, s)
     return _tensors.hand_over(Patches(patches, copy.meta if spec.batched else copy.meta_one), spec.framework,
                               spec.device_index, s)
 

@@ -239,8 +239,7 @@ class TexturePyramid:
             else:
                 _check_out(out, framework, shape, out_dtype, self.device_index)
             s = self._stream(framework, stream)
-            self._impl.sample(layout, framework, out, c, half, s)
-            copy = layout.on_device(framework, self.device_index)
+            copy = self._impl.sample(layout, framework, out, c, half, s)
             return _tensors.hand_over(Patches(out, copy.meta if batched else copy.meta_one), framework,
                                       self.device_index, s)
         else:
