@@ -137,8 +137,9 @@ struct SoftwareFilter {
             const float rx = hypotf(at.dudx * l.width, at.dvdx * l.height);
             const float ry = hypotf(at.dudy * l.width, at.dvdy * l.height);
             const float rmax = fmaxf(rx, ry), rmin = fminf(rx, ry);
-            const float ratio = rmin > 0.0f ? ceilf(rmax / rmin) : float(py.max_anisotropy);
-            const int taps = int(fminf(fmaxf(ratio, 1.0f), float(max(py.max_anisotropy, 1u))));
+            const float ratio = rmin > 0.0f ? ceilf(rmax / rmin - float(TVLM_RATIO_SLACK)) : float(py.max_anisotropy);
+            // Magnification is one bilinear tap (engine/patch.cpp gradient_footprint()).
+            const int taps = rmax <= 1.0f ? 1 : int(fminf(fmaxf(ratio, 1.0f), float(max(py.max_anisotropy, 1u))));
             const float lod = rmax > 0.0f ? log2f(rmax / taps) : 0.0f;
             const float du = rx >= ry ? at.dudx : at.dudy, dv = rx >= ry ? at.dvdx : at.dvdy;
             float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);

@@ -67,8 +67,11 @@ GradientFootprint gradient_footprint(const Gradients& g, uint32_t width, uint32_
     const double rho_x = std::hypot(g.dudx * width, g.dvdx * height);
     const double rho_y = std::hypot(g.dudy * width, g.dvdy * height);
     const double rho_max = std::max(rho_x, rho_y), rho_min = std::min(rho_x, rho_y);
-    const double ratio = rho_min > 0 ? std::ceil(rho_max / rho_min) : double(max_anisotropy);
-    const auto taps = static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
+    const double ratio = rho_min > 0 ? std::ceil(rho_max / rho_min - TVLM_RATIO_SLACK) : double(max_anisotropy);
+    // Magnification (no footprint wider than a texel) is one bilinear tap, as texture units
+    // filter it (the magnification filter has no anisotropy).
+    const auto taps = rho_max <= 1.0 ? 1u
+                                     : static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
     return {rho_max > 0 ? std::log2(rho_max / taps) : 0.0, taps, rho_x >= rho_y};
 }
 

@@ -75,7 +75,8 @@ Gradients patch_gradients(const Patch& patch, uint32_t patch_size, uint32_t widt
 
 // What a texture unit does with gradients, as the Vulkan spec defines it ("Scale Factor
 // Operation, Level-of-Detail Operation"): rho_x, rho_y = the gradients' lengths in level-0
-// texels; taps N = min(ceil(rho_max / rho_min), kMaxAnisotropy); lod = log2(rho_max / N);
+// texels; taps N = min(ceil(rho_max / rho_min - TVLM_RATIO_SLACK), kMaxAnisotropy), or 1 when
+// rho_max <= 1 (magnification); lod = log2(rho_max / N);
 // the N trilinear taps sit at (i / (N + 1) - 1/2), i = 1..N, along the longer gradient and
 // are averaged. Where the taps go is implementation-defined; this is the reference's rule.
 struct GradientFootprint {

@@ -79,6 +79,19 @@ struct AnisotropicParams {
 };
 PatchLayout anisotropic_layout(uint32_t width, uint32_t height, const AnisotropicParams& params);
 
+// An image resized to resized_width x resized_height (scaled, aspect ratio not kept) and
+// the window [x, x + width) x [y, y + height) of it, as P x P patches tiling the window
+// row-major (P divides both sides): sample (j, k) of patch (a, b) is output pixel
+// (a*P + j, b*P + k), sampled at its centre with one output pixel as the footprint
+// (gradients), so the texture unit picks the level and filters anisotropically when the
+// two scales differ. What the image processors sample (python/texturevlm/processors).
+struct ResizeWindow {
+    uint32_t resized_width = 0, resized_height = 0;
+    uint32_t x = 0, y = 0, width = 0, height = 0;
+    uint32_t patch_size = 16;
+};
+PatchLayout resize_layout(uint32_t width, uint32_t height, const ResizeWindow& window);
+
 // One layout per image of a batch (same image size, patch size and mode), image b on layer
 // b; N is the largest count (at least `min_patches_per_image`) and shorter layouts are
 // padded with slots of level -1, which samplers fill with zeros.

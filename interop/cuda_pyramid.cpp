@@ -50,4 +50,15 @@ void CudaPyramid::sample(const PatchLaunch& launch, cudaStream_t stream) const {
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
+void CudaPyramid::resize(const ResizeTarget& target, cudaStream_t stream) const {
+    if (uint64_t{target.first_layer} + target.images > desc().layers)
+        throw Error("a resize of layers " + std::to_string(target.first_layer) + ".." +
+                    std::to_string(uint64_t{target.first_layer} + target.images) + " from a texture of " +
+                    std::to_string(desc().layers) + " layers: ask for layers that exist");
+    // 8-bit texels read as [0, 1]; the processors work in the input's units (0..255).
+    const float texel_scale = format_info(desc().format).component == ComponentType::u8 ? 255.0f : 1.0f;
+    resize_from_texture(anisotropic_.handle(), desc().layers > 1, desc().width, desc().height, texel_scale, target,
+                        stream);
+}
+
 }  // namespace tvlm

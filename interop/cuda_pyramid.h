@@ -10,6 +10,7 @@
 
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
+#include "image_resize.h"
 #include "patch_sampling.h"
 #include "tensor_texels.h"
 
@@ -36,6 +37,10 @@ public:
     // 16x anisotropic with gradients. Throws Error, launching nothing, when the launch's
     // level-0 size is not the texture's.
     void sample(const PatchLaunch& launch, cudaStream_t stream) const;
+    // An image processor's output from layers [target.first_layer, + target.images): one
+    // anisotropic trilinear sample per output pixel (cuda/image_resize.h). Throws Error,
+    // launching nothing, for layers the texture does not have or a target it cannot write.
+    void resize(const ResizeTarget& target, cudaStream_t stream) const;
 
     const TextureDesc& desc() const { return texture_.desc(); }
 

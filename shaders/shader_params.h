@@ -34,6 +34,11 @@ struct BoxMipsParams {
     uint pad;
 };
 
+// Anisotropic taps = ceil(rho_max / rho_min - TVLM_RATIO_SLACK): patch records are float32,
+// so a ratio that is an integer in exact arithmetic lands within ~1e-7 of it and must not
+// round up to one tap more (a resize at scale 1 has ratio 1: one tap, exact texels).
+#define TVLM_RATIO_SLACK 1e-5
+
 // Workgroup of the patch samplers: one invocation per output sample.
 #define TVLM_SAMPLE_GROUP_SIZE 256
 

@@ -11,6 +11,7 @@
 #include "bindings.h"
 #include "error.h"
 #ifdef TVLM_HAVE_CUDA
+#include "cuda_calls.h"
 #include "cuda_check.h"
 #include "cuda_handle.h"
 #include "cuda_pyramid.h"
@@ -23,48 +24,6 @@ namespace tvlm::py {
 
 #ifdef TVLM_HAVE_CUDA
 namespace {
-
-// Makes `device` current for a call and restores the caller's device after it.
-class DeviceGuard {
-public:
-    explicit DeviceGuard(int device) {
-        TVLM_CUDA_CHECK(cudaGetDevice(&previous_));
-        if (previous_ != device) TVLM_CUDA_CHECK(cudaSetDevice(device));
-    }
-    ~DeviceGuard() {
-        int now = previous_;
-        cudaGetDevice(&now);
-        if (now != previous_) cudaSetDevice(previous_);
-    }
-    DeviceGuard(const DeviceGuard&) = delete;
-    DeviceGuard& operator=(const DeviceGuard&) = delete;
-
-private:
-    int previous_ = 0;
-};
-
-cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
-
-// A tensor as Python describes it: data pointer, dtype name, strides in elements (b, c, y, x).
-TensorView tensor_view(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
-                       uint32_t channels) {
-    TensorView t;
-    t.data = reinterpret_cast<void*>(data);
-    if (dtype == "uint8") t.dtype = TensorDtype::u8;
-    else if (dtype == "float16") t.dtype = TensorDtype::f16;
-    else if (dtype == "bfloat16") t.dtype = TensorDtype::bf16;
-    else if (dtype == "float32") t.dtype = TensorDtype::f32;
-    else throw Error("tensors must be uint8, float16, bfloat16 or float32, not " + dtype);
-    if (strides.size() != 4) throw Error("a tensor view needs four strides (b, c, y, x)");
-    if (channels != 3 && channels != 4) throw Error("tensors need 3 or 4 channels, not " + std::to_string(channels));
-    if (!t.data) throw Error("the tensor has no data (a null pointer)");
-    t.stride_b = strides[0];
-    t.stride_c = strides[1];
-    t.stride_y = strides[2];
-    t.stride_x = strides[3];
-    t.channels = channels;
-    return t;
-}
 
 class CudaPyramidBinding {
 public:
@@ -104,6 +63,11 @@ public:
         pyramid_.sample({reinterpret_cast<const gpu::PatchGpu*>(records), patch_count, patch_size, channels, gradients,
                          half, float(width), float(height), reinterpret_cast<void*>(out)},
                         stream_of(stream));
+    }
+    // An image processor's output from the texture (cuda/image_resize.h).
+    void resize(const ResizeTarget& target, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        pyramid_.resize(target, stream_of(stream));
     }
     // A whole frame in, its box mips, the layout's patches out: the per-frame work in one
     // call (one Python -> C++ crossing for three launches).
@@ -228,6 +192,8 @@ void bind_cuda(nb::module_& m) {
         .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("data"), nb::arg("dtype"),
              nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"),
              nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
+        .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("stream"),
+             "An image processor's output from the texture: one anisotropic trilinear sample per pixel.")
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
     m.def("tensor_mipmaps", &tensor_mipmaps, nb::arg("device"), nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),

@@ -75,6 +75,15 @@ void bind_layouts(nb::module_& m) {
         nb::arg("width"), nb::arg("height"), nb::arg("patch_size"), nb::arg("level"), nb::arg("elongation"),
         nb::arg("vertical"), nb::arg("fixation").none() = nb::none(), nb::arg("count") = 0);
     m.def(
+        "resize_layout",
+        [](uint32_t width, uint32_t height, uint32_t resized_width, uint32_t resized_height, uint32_t x, uint32_t y,
+           uint32_t window_width, uint32_t window_height, uint32_t patch_size) {
+            return resize_layout(width, height,
+                                 {resized_width, resized_height, x, y, window_width, window_height, patch_size});
+        },
+        nb::arg("width"), nb::arg("height"), nb::arg("resized_width"), nb::arg("resized_height"), nb::arg("x"),
+        nb::arg("y"), nb::arg("window_width"), nb::arg("window_height"), nb::arg("patch_size"));
+    m.def(
         "batch_layouts",
         [](const std::vector<const PatchLayout*>& per_image, uint32_t min_count) {
             std::vector<PatchLayout> copies;

@@ -11,5 +11,6 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_devices(m);
     tvlm::py::bind_cpu(m);
     tvlm::py::bind_vulkan(m);
+    tvlm::py::bind_resize(m);
     tvlm::py::bind_cuda(m);
 }

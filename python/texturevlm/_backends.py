@@ -4,7 +4,8 @@ level, sample a layout. CUDA works on CUDA tensors in place and in the caller's 
 Vulkan and the CPU reference work on host arrays."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -157,6 +158,7 @@ class CudaRing(_Backend):
         # Rectangles each slot misses of the newest frame (None: all of it).
         self.missing: List[Optional[List[Rect]]] = [None] * slots
         self.current = slots - 1  # the first update fills slot 0
+        self.frames = 0  # updates so far
 
     @property
     def core(self) -> Any:
@@ -175,6 +177,22 @@ class CudaRing(_Backend):
                 self.missing[other] = None if rects is None or m is None else m + list(rects)
         self.missing[slot] = []
         self.current = slot
+        self.frames += 1
+
+    @contextmanager
+    def recent(self, count: int, stream: int) -> Iterator[List[CudaBackend]]:
+        """The newest `count` frames' textures, oldest first, for reading on `stream`: the
+        reads wait for the frames' writes, and the slots' next writes wait for the reads."""
+        if not 1 <= count <= len(self.slots):
+            raise Error(f"{count} frames from a ring of {len(self.slots)}: make the ring at least that long")
+        if count > self.frames:
+            raise Error(f"{count} frames asked for, {self.frames} written: update() the ring with more frames first")
+        slots = [(self.current - k) % len(self.slots) for k in reversed(range(count))]
+        for slot in slots:
+            self.written[slot].wait(stream)
+        yield [self.slots[slot] for slot in slots]
+        for slot in slots:
+            self.released[slot].record(stream)
 
     def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
         raise Error("a ring takes whole frames through update()")

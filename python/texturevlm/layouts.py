@@ -23,7 +23,7 @@ class Layout:
     def __init__(self, core: "_core.Layout") -> None:
         self._core = core
         self._on_device: Dict[Tuple[str, int], DeviceCopy] = {}
-        #: 'grid', 'foveated', 'anisotropic' or 'mixed'
+        #: 'grid', 'foveated', 'anisotropic', 'resize' or 'mixed'
         self.kind: str = core.kind
         #: Level-0 size of the images, in texels.
         self.width: int = core.width
@@ -173,6 +173,18 @@ def anisotropic(width: int, height: int, patch_size: int = 16, level: int = 0, e
         _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical, (float(x), float(y)),
                                  int(num_patches))
         for x, y in points]))
+
+
+def resize(width: int, height: int, resized_width: int, resized_height: int, window: Any = None,
+           patch_size: int = 16, images: int = 1) -> Layout:
+    """The pixels of the image resized to resized_width x resized_height, as P x P patches
+    tiling `window` = (x, y, width, height) of the resized image (default: all of it), row
+    major; P must divide the window's sides. Each sample is one output pixel's centre with
+    one output pixel as its footprint (gradients): the texture unit picks the level and
+    filters anisotropically when the two scales differ. The image processors sample this."""
+    x, y, w, h = window if window is not None else (0, 0, resized_width, resized_height)
+    one = _core.resize_layout(width, height, resized_width, resized_height, x, y, w, h, patch_size)
+    return Layout(_core.batch_layouts([one] * images))
 
 
 def batch(layouts: Sequence[Layout], num_patches: int = 0) -> Layout:

@@ -1,0 +1,60 @@
+#pragma once
+// The image processors' one kernel (python/texturevlm/processors): resize, optional crop,
+// rescale + normalize, and the model's tensor layout, fused, so each output value is
+// written once. Two filters with one target:
+//  - the texture unit: one anisotropic trilinear sample of the box mip chain per output
+//    pixel, footprint = one output pixel (what texturevlm is for);
+//  - software: PyTorch's antialiased bicubic (torch.nn.functional.interpolate(mode="bicubic",
+//    antialias=True), which Hugging Face's torchvision processors call), read straight
+//    from the input tensor, for outputs that must match theirs to float rounding.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "tensor_texels.h"
+
+namespace tvlm {
+
+// Where output values go. `planar`: [images, 3, height, width] (CLIP / SigLIP
+// pixel_values). `merged_patches`: Qwen2-VL's [patches, 3 * T * P * P] with patches in its
+// order (merge_size x merge_size groups of P x P patches, row-major groups, row-major
+// inside a group) and values in (channel, time, y, x) order; an image fills time slots
+// [first_time, first_time + times) with the same pixels (T copies for a still image).
+enum class ResizeLayout : uint8_t { planar, merged_patches };
+
+struct ResizeTarget {
+    uint32_t images = 1;                             // consecutive layers of the source
+    uint32_t first_layer = 0;                        // source layer of image 0
+    uint32_t resized_width = 0, resized_height = 0;  // the image after resizing
+    uint32_t crop_x = 0, crop_y = 0;                 // window written, in resized pixels
+    uint32_t width = 0, height = 0;
+    ResizeLayout layout = ResizeLayout::planar;
+    uint32_t patch_size = 14, merge_size = 2, temporal_patch_size = 2;  // merged_patches
+    uint32_t first_time = 0, times = 1;
+    uint64_t image_stride = 0;                       // values from one image's output to the next
+    // value -> (value * multiply - subtract[c]) / divide[c], value in the input's units
+    // (0..255 for uint8 inputs): Hugging Face's rescale and normalize, in its order.
+    float multiply = 1.0f;
+    float subtract[3] = {0, 0, 0}, divide[3] = {1, 1, 1};
+    // Round the resized value to an integer in [0, 255] first: what resizing a uint8
+    // image to a uint8 image does (Hugging Face resizes uint8 inputs that way).
+    bool round_to_byte = false;
+    TensorDtype out_dtype = TensorDtype::f32;        // f32, f16 or bf16
+    void* out = nullptr;                             // device memory
+};
+
+// The texture holds the images at level 0 with their box mips; texels read as floats are
+// multiplied by `texel_scale` to give input units (255 for 8-bit textures, 1 for float).
+void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t source_width, uint32_t source_height,
+                         float texel_scale, const ResizeTarget& target, cudaStream_t stream);
+
+// The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
+// target.first_layer), with PyTorch's antialiased bicubic weights.
+void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height,
+                    const ResizeTarget& target, cudaStream_t stream);
+
+// Throws Error unless the target is one these kernels can write: a non-empty window inside
+// the resized image, patch-aligned for merged_patches, an output pointer, 1..T time slots.
+void check_resize_target(const ResizeTarget& target);
+
+}  // namespace tvlm

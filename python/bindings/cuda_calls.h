@@ -1,0 +1,58 @@
+#pragma once
+// What every CUDA binding does on the way in: make the caller's device current, take the
+// caller's stream, and describe a tensor Python handed over by pointer and strides.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda_check.h"
+#include "error.h"
+#include "tensor_texels.h"
+
+namespace tvlm::py {
+
+// Makes `device` current for a call and restores the caller's device after it.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device) {
+        TVLM_CUDA_CHECK(cudaGetDevice(&previous_));
+        if (previous_ != device) TVLM_CUDA_CHECK(cudaSetDevice(device));
+    }
+    ~DeviceGuard() {
+        int now = previous_;
+        cudaGetDevice(&now);
+        if (now != previous_) cudaSetDevice(previous_);
+    }
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = 0;
+};
+
+inline cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
+
+// A tensor as Python describes it: data pointer, dtype name, strides in elements (b, c, y, x).
+inline TensorView tensor_view(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
+                              uint32_t channels) {
+    TensorView t;
+    t.data = reinterpret_cast<void*>(data);
+    if (dtype == "uint8") t.dtype = TensorDtype::u8;
+    else if (dtype == "float16") t.dtype = TensorDtype::f16;
+    else if (dtype == "bfloat16") t.dtype = TensorDtype::bf16;
+    else if (dtype == "float32") t.dtype = TensorDtype::f32;
+    else throw Error("tensors must be uint8, float16, bfloat16 or float32, not " + dtype);
+    if (strides.size() != 4) throw Error("a tensor view needs four strides (b, c, y, x)");
+    if (channels != 3 && channels != 4) throw Error("tensors need 3 or 4 channels, not " + std::to_string(channels));
+    if (!t.data) throw Error("the tensor has no data (a null pointer)");
+    t.stride_b = strides[0];
+    t.stride_c = strides[1];
+    t.stride_y = strides[2];
+    t.stride_x = strides[3];
+    t.channels = channels;
+    return t;
+}
+
+}  // namespace tvlm::py

@@ -1,0 +1,140 @@
+"""What every processor shares: its output (a dict with attribute access, like HF's
+BatchFeature), its config (a dict or a preprocessor_config.json on disk, never the
+network), and running images through _resize in runs of one size."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .. import _tensors
+from .._tensors import ImageSpec
+from ._resize import FILTERS, OUT_DTYPES, Plan, write_cuda, write_host
+from ._rules import ProcessorInputError
+
+
+class BatchFeature(dict):
+    """The processor's outputs by key (pixel_values, image_grid_thw, ...), also readable as
+    attributes (`out.pixel_values`), as transformers' BatchFeature is."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to(self, *args: Any, **kwargs: Any) -> "BatchFeature":
+        """Every torch tensor moved with tensor.to(*args, **kwargs)."""
+        return BatchFeature({k: v.to(*args, **kwargs) if hasattr(v, "to") else v for k, v in self.items()})
+
+
+def load_config(path_or_dict: Any) -> Dict[str, Any]:
+    """A processor config: a dict, a preprocessor_config.json file, or a model folder
+    holding one (as transformers saves them; nothing is downloaded)."""
+    if isinstance(path_or_dict, dict):
+        return dict(path_or_dict)
+    path = os.fspath(path_or_dict)
+    if os.path.isdir(path):
+        for name in ("preprocessor_config.json", "video_preprocessor_config.json"):
+            if os.path.isfile(os.path.join(path, name)):
+                path = os.path.join(path, name)
+                break
+        else:
+            raise ProcessorInputError(f"{path} has no preprocessor_config.json: pass the model's folder as "
+                                      "transformers saved it, or the config file itself")
+    if not os.path.isfile(path):
+        raise ProcessorInputError(f"no processor config at {path}: texturevlm reads configs from disk only "
+                                  "(download the model's preprocessor_config.json first)")
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ProcessorInputError(f"{path} is not a readable JSON config: {e}") from None
+    if not isinstance(config, dict):
+        raise ProcessorInputError(f"{path} holds {type(config).__name__}, not a config object")
+    return config
+
+
+def check_choice(value: str, allowed: Tuple[str, ...], name: str) -> str:
+    if value not in allowed:
+        raise ProcessorInputError(f"{name} is one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def check_resample(resample: Any) -> None:
+    """The software filter is PyTorch's antialiased bicubic: the resample value every
+    supported model config uses (3, PIL's BICUBIC)."""
+    if resample not in (None, 3, "bicubic", "BICUBIC") and str(resample) not in ("3", "PILImageResampling.BICUBIC",
+                                                                                   "InterpolationMode.BICUBIC"):
+        raise ProcessorInputError(f"resample={resample!r}: texturevlm's processors resize as bicubic (3) does; "
+                                  "use a config with resample 3")
+
+
+class Runner:
+    """Images of one framework and device through plans, into one output tensor."""
+
+    def __init__(self, specs: List[ImageSpec], filter: str, backend: str, out_dtype: str) -> None:
+        self.specs = specs
+        self.filter = check_choice(filter, FILTERS, "filter")
+        self.out_dtype = check_choice(out_dtype, OUT_DTYPES, "dtype")
+        first = specs[0]
+        for s in specs:
+            if (s.framework, s.device, s.device_index) != (first.framework, first.device, first.device_index):
+                raise ProcessorInputError(
+                    f"images from {first.framework} on {first.device}:{first.device_index} and {s.framework} on "
+                    f"{s.device}:{s.device_index} in one call: pass images of one framework and device")
+        self.framework, self.device, self.index = first.framework, first.device, first.device_index
+        if self.device == "cuda" and backend not in ("auto", "cuda"):
+            raise ProcessorInputError(f"CUDA images run on backend 'cuda', not {backend!r}")
+        if self.device != "cuda" and backend == "cuda":
+            raise ProcessorInputError("backend 'cuda' takes CUDA tensors: move the images to the GPU first")
+        self.backend = backend if self.device != "cuda" else "cuda"
+        self.stream = (_tensors.cuda_stream(self.framework, self.index) if self.device == "cuda" else 0)
+
+    def run(self, plans: List[Plan], shape: Tuple[int, ...]) -> Any:
+        """Each spec i through plans[i], into one output of `shape`; consecutive specs of
+        one size and plan share a launch."""
+        if self.device == "cuda":
+            out = _tensors.empty(self.framework, "cuda", self.index, shape, self.out_dtype)
+            ptr = _tensors.pointer_and_strides(out, self.framework)[0]
+            itemsize = 4 if self.out_dtype == "float32" else 2
+            offset = 0
+            for run, plan in self._runs(plans):
+                write_cuda(run, plan, self.filter, ptr, itemsize, offset, self.stream, out_dtype=self.out_dtype)
+                offset += plan.values_per_image() * sum(s.batch for s in run)
+            return _tensors.hand_over(out, self.framework, self.index, self.stream)
+        parts = [write_host(run, plan, self.filter, self.backend) for run, plan in self._runs(plans)]
+        values = np.concatenate(parts, axis=0).reshape(shape)
+        return self.host_result(values)
+
+    def host_result(self, values: np.ndarray) -> Any:
+        if self.out_dtype == "float16":
+            values = values.astype(np.float16)
+        return _tensors.from_host(np.ascontiguousarray(values), self.framework, self.out_dtype)
+
+    def _runs(self, plans: List[Plan]) -> List[Tuple[List[ImageSpec], Plan]]:
+        runs: List[Tuple[List[ImageSpec], Plan]] = []
+        for spec, plan in zip(self.specs, plans):
+            if runs and runs[-1][1] == plan and _same_source(runs[-1][0][0], spec):
+                runs[-1][0].append(spec)
+            else:
+                runs.append(([spec], plan))
+        return runs
+
+    def grid(self, rows: List[List[int]]) -> Any:
+        return grid_table(self.framework, rows)
+
+
+def grid_table(framework: str, rows: List[List[int]]) -> Any:
+    """A grid_thw table as HF returns it: int64 [N, 3], on the host (no device work, no sync)."""
+    array = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    if framework == "torch":
+        import torch
+        return torch.from_numpy(array)
+    return array if framework in ("numpy", "cupy") else _tensors.from_host(array, framework)
+
+
+def _same_source(a: ImageSpec, b: ImageSpec) -> bool:
+    return (a.width, a.height, a.dtype) == (b.width, b.height, b.dtype)

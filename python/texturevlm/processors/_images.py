@@ -1,0 +1,118 @@
+"""Processor inputs as Hugging Face's processors take them: one image or a list (nested
+lists flattened) of [C, H, W] / [H, W, C] / [H, W] tensors or arrays, or [B, C, H, W]
+batches; torch, NumPy, CuPy, JAX or PIL images. Channels are found as HF finds them (a
+leading 1, 3 or 4 means channels first), grayscale is read as RGB through a zero-stride
+view (no copy) and RGBA is composited over white as HF's convert_to_rgb does."""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import numpy as np
+
+from .. import _tensors
+from .._tensors import ImageSpec
+from ._rules import ProcessorInputError
+
+CHANNEL_COUNTS = (1, 3, 4)
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def flat_images(images: Any) -> List[Any]:
+    """Every image of `images` in order: lists and tuples flattened, 4-D arrays split."""
+    if images is None:
+        raise ProcessorInputError("no images: pass an image tensor or a list of them")
+    if isinstance(images, (list, tuple)):
+        flat = [image for item in images for image in flat_images(item)] if images else []
+        if not flat:
+            raise ProcessorInputError("no images: the list is empty; pass at least one image")
+        return flat
+    if not _is_array(images):
+        if hasattr(images, "__array_interface__") or type(images).__module__.startswith("PIL"):
+            images = np.asarray(images)  # a PIL image: [H, W, C] or [H, W]
+        else:
+            raise ProcessorInputError(f"expected image tensors or arrays, got {type(images).__name__}")
+    if len(images.shape) == 4:
+        return [images[b] for b in range(images.shape[0])] if images.shape[0] else flat_images([])
+    if len(images.shape) not in (2, 3):
+        raise ProcessorInputError(f"an image is [C, H, W], [H, W, C] or [H, W], a batch [B, C, H, W]; "
+                                  f"got shape {list(images.shape)}")
+    return [images]
+
+
+def _channels_last(shape: tuple, input_data_format: Optional[str]) -> bool:
+    if input_data_format is not None:
+        if input_data_format not in ("channels_first", "channels_last"):
+            raise ProcessorInputError(f"input_data_format is 'channels_first' or 'channels_last', "
+                                      f"not {input_data_format!r}")
+        return input_data_format == "channels_last"
+    if shape[0] in CHANNEL_COUNTS:
+        return False
+    if shape[-1] in CHANNEL_COUNTS:
+        return True
+    raise ProcessorInputError(f"cannot find the channels of an image of shape {list(shape)}: images have 1, 3 or "
+                              "4 channels, first or last")
+
+
+def _over_white(x: Any, framework: str, dtype: str, channels_last: bool) -> Any:
+    """RGBA -> RGB over a white background, in the input's dtype, with torchvision's
+    conversions (uint8 -> float: * (1/255); float -> uint8: * 255.999, truncated)."""
+    if framework == "torch":
+        f = x.movedim(-1 if channels_last else 0, 0).float()
+        if dtype == "uint8":
+            f = f * (1.0 / 255)
+        rgb = f[:3] * f[3:] + (1 - f[3:])
+        rgb = (rgb * (256.0 - 1e-3)).to(x.dtype) if dtype == "uint8" else rgb.to(x.dtype)
+        return rgb.movedim(0, -1) if channels_last else rgb
+    if framework not in ("numpy", "cupy"):
+        x = np.asarray(x)
+    xp = np if isinstance(x, np.ndarray) else __import__("cupy")
+    f = xp.moveaxis(x, -1 if channels_last else 0, 0).astype(np.float32)
+    if dtype == "uint8":
+        f = f * np.float32(1.0 / 255)
+    rgb = f[:3] * f[3:] + (np.float32(1) - f[3:])
+    rgb = (rgb * np.float32(256.0 - 1e-3)).astype(np.uint8) if dtype == "uint8" else rgb.astype(x.dtype)
+    return xp.ascontiguousarray(xp.moveaxis(rgb, 0, -1) if channels_last else rgb)
+
+
+def _expand_gray(x: Any, framework: str, channels_last: bool) -> Any:
+    """[1, H, W] / [H, W, 1] read as three equal channels, as a view with stride 0."""
+    if framework == "torch":
+        return x.expand(*((x.shape[0], x.shape[1], 3) if channels_last else (3, x.shape[1], x.shape[2])))
+    xp = np if framework == "numpy" else __import__(framework if framework == "cupy" else "jax.numpy",
+                                                     fromlist=["broadcast_to"])
+    shape = (x.shape[0], x.shape[1], 3) if channels_last else (3, x.shape[1], x.shape[2])
+    return xp.broadcast_to(x, shape)
+
+
+def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> ImageSpec:
+    """One image as a 3-channel ImageSpec (the engine's view of a tensor), read in place
+    where it can be (RGB; grayscale through a stride-0 view) and composited where it must
+    be (RGBA)."""
+    framework = _tensors.framework_of(image)
+    if framework == "numpy" and not isinstance(image, np.ndarray):
+        image = np.from_dlpack(image)
+    shape = tuple(image.shape)
+    if len(shape) == 2:
+        image = image[None]
+        shape = (1,) + shape
+        channels_last = False
+    else:
+        channels_last = _channels_last(shape, input_data_format)
+    if 0 in shape:
+        raise ProcessorInputError(f"an image of shape {list(shape)} is empty")
+    channels = shape[-1] if channels_last else shape[0]
+    dtype = str(image.dtype).replace("torch.", "")
+    if dtype not in _tensors.DTYPES:
+        raise ProcessorInputError(f"images are uint8, float16, bfloat16 or float32, not {dtype}")
+    if channels not in CHANNEL_COUNTS:
+        raise ProcessorInputError(f"images have 1, 3 or 4 channels, not {channels} (shape {list(shape)})")
+    if channels != 3:
+        if not do_convert_rgb:
+            raise ProcessorInputError(f"a {channels}-channel image with do_convert_rgb=False: the models take RGB; "
+                                      "pass RGB images or leave do_convert_rgb on")
+        image = (_expand_gray(image, framework, channels_last) if channels == 1
+                 else _over_white(image, framework, dtype, channels_last))
+    return _tensors.image_spec(image, channels_last)

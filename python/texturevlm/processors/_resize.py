@@ -1,0 +1,232 @@
+"""The one operation every processor is made of: images of one size -> resized, cropped,
+rescaled + normalized pixels written once into the model's tensor layout.
+
+CUDA images: one fused kernel (cuda/image_resize.h) on the caller's stream, no host sync:
+  filter='texture'  the images go into a kept texture, their box mips are built, and the
+                    texture unit takes one anisotropic trilinear sample per output pixel;
+  filter='bicubic'  PyTorch's antialiased bicubic, straight from the tensor (what Hugging
+                    Face's processors compute, to float rounding).
+Host images: the same two filters through the engine's CPU/Vulkan samplers (layouts.resize)
+and NumPy, with the same arithmetic."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core, _tensors, layouts
+from .._backends import DEFAULT_FORMAT, full_levels
+from .._tensors import ImageSpec
+from ..pyramid import TexturePyramid
+from ._rules import ProcessorInputError
+
+FILTERS = ("texture", "bicubic")
+OUT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class Normalize:
+    """value -> (value * multiply - subtract[c]) / divide[c]: HF's rescale and normalize,
+    fused as its torchvision processors fuse them (mean and std divided by the rescale
+    factor, in float32)."""
+
+    multiply: float
+    subtract: Tuple[float, float, float]
+    divide: Tuple[float, float, float]
+
+    @staticmethod
+    def of(do_rescale: bool, rescale_factor: float, do_normalize: bool, mean: Sequence[float],
+           std: Sequence[float]) -> "Normalize":
+        f32 = np.float32
+        mean3, std3 = _three(mean, "image_mean"), _three(std, "image_std")
+        if do_normalize and do_rescale:
+            scale = f32(1.0 / rescale_factor)
+            return Normalize(1.0, tuple(float(f32(m) * scale) for m in mean3),
+                             tuple(float(f32(s) * scale) for s in std3))
+        if do_normalize:
+            return Normalize(1.0, tuple(float(f32(m)) for m in mean3), tuple(float(f32(s)) for s in std3))
+        return Normalize(float(f32(rescale_factor)) if do_rescale else 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+
+
+def _three(values: Any, name: str) -> Tuple[float, float, float]:
+    values = [values] * 3 if isinstance(values, (int, float)) else list(values)
+    if len(values) != 3:
+        raise ProcessorInputError(f"{name} has one value or three (RGB), not {len(values)}")
+    if any(not math.isfinite(v) for v in values) or (name == "image_std" and any(v == 0 for v in values)):
+        raise ProcessorInputError(f"{name} {values} must be finite{' and non-zero' if name == 'image_std' else ''}")
+    return float(values[0]), float(values[1]), float(values[2])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to write for images of one size: resize to `resized` (height, width), keep the
+    window (top, left, height, width) of it, normalize, and lay out planar [3, h, w] or as
+    merged patches (patch_size, merge_size, temporal_patch_size)."""
+
+    resized: Tuple[int, int]
+    window: Tuple[int, int, int, int]
+    normalize: Normalize
+    merged: Optional[Tuple[int, int, int]] = None
+
+    def values_per_image(self) -> int:
+        return 3 * self.window[2] * self.window[3] * (self.merged[2] if self.merged else 1)
+
+    def patches_per_image(self) -> int:
+        p = self.merged[0] if self.merged else 1
+        return self.window[2] * self.window[3] // (p * p)
+
+
+def levels_for(width: int, height: int, plan: Plan) -> int:
+    """Mip levels the texture path reads: up to the one just above the larger scale."""
+    scale = max(width / plan.resized[1], height / plan.resized[0])
+    needed = math.ceil(math.log2(scale)) + 1 if scale > 1 else 1
+    return min(needed, full_levels(width, height))
+
+
+# ---------------------------------------------------------------- CUDA
+
+_targets: "dict[Any, Any]" = {}
+
+
+def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte: bool, out_dtype: str) -> Any:
+    """The kernel's ResizeTarget for a plan, kept (setting ~20 fields costs more than a call)."""
+    key = (plan, images, first_time, times, round_to_byte, out_dtype)
+    t = _targets.get(key)
+    if t is None:
+        t = _core.ResizeTarget()
+        t.images = images
+        t.resized_height, t.resized_width = plan.resized
+        t.crop_y, t.crop_x, t.height, t.width = plan.window
+        if plan.merged:
+            t.merged_patches = True
+            t.patch_size, t.merge_size, t.temporal_patch_size = plan.merged
+            t.first_time, t.times = first_time, times
+        t.image_stride = plan.values_per_image()
+        t.multiply = plan.normalize.multiply
+        t.subtract = list(plan.normalize.subtract)
+        t.divide = list(plan.normalize.divide)
+        t.round_to_byte = round_to_byte
+        t.out_dtype = out_dtype
+        if len(_targets) > 256:
+            _targets.clear()
+        _targets[key] = t
+    return t
+
+
+def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, out_itemsize: int, offset: int,
+               stream: int, first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
+    """Writes the images' values at element `offset` of the output; one launch per image
+    tensor for 'bicubic', writes + mips + one launch for 'texture'."""
+    from ..functional import kept_texture
+    first = specs[0]
+    times = times if times is not None else (plan.merged[2] if plan.merged else 1)
+    round_to_byte = first.dtype == "uint8"
+    images = sum(s.batch for s in specs)
+    if filter == "bicubic":
+        done = 0
+        for s in specs:
+            t = _target(plan, s.batch, first_time, times, round_to_byte, out_dtype)
+            t.out = out_ptr + (offset + done * plan.values_per_image()) * out_itemsize
+            _core.resize_bicubic(s.device_index, s.ptr, s.dtype, list(s.strides), 3, s.width, s.height, t, stream)
+            done += s.batch
+        return
+    format = DEFAULT_FORMAT[first.dtype]
+    levels = levels_for(first.width, first.height, plan)
+    texture = kept_texture(first.device_index, first.width, first.height, images, format, levels)
+    layer = 0
+    for s in specs:
+        texture.core.write(s.ptr, s.dtype, list(s.strides), 3, 0, 0, s.width, s.height, layer, s.batch, stream)
+        layer += s.batch
+    if levels > 1:
+        texture.core.generate_mipmaps(stream)
+    t = _target(plan, images, first_time, times, round_to_byte, out_dtype)
+    t.out = out_ptr + offset * out_itemsize
+    texture.core.resize(t, stream)
+
+
+def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, out_itemsize: int, first_time: int,
+                      stream: int, out_dtype: str) -> None:
+    """One frame already in a texture (a video ring's) into time slot `first_time`."""
+    t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
+    t.out = out_ptr
+    texture.core.resize(t, stream)
+
+
+# ---------------------------------------------------------------- host
+
+def _patch_size(width: int, height: int) -> int:
+    """The largest patch size <= 64 that tiles the window (the layout's P)."""
+    g = math.gcd(width, height)
+    return max(p for p in range(1, min(g, 64) + 1) if g % p == 0)
+
+
+def _antialias_weights(out_size: int, in_size: int, first: int, count: int, bilinear: bool = False) -> np.ndarray:
+    """[count, in_size]: PyTorch's antialiased bicubic (or bilinear) weights of outputs
+    first .. first+count-1 of a resize from in_size to out_size, in float64."""
+    scale = in_size / out_size
+    support = (1.0 if bilinear else 2.0) * (scale if scale >= 1 else 1.0)
+    invscale = 1.0 / scale if scale >= 1 else 1.0
+    i = np.arange(first, first + count, dtype=np.float64)
+    centre = scale * (i + 0.5)
+    lo = np.maximum((centre - support + 0.5).astype(np.int64), 0)
+    hi = np.minimum((centre + support + 0.5).astype(np.int64), in_size)
+    j = np.arange(in_size, dtype=np.float64)[None, :]
+    x = np.abs((j - centre[:, None] + 0.5) * invscale)
+    if bilinear:
+        w = np.clip(1 - x, 0, None)
+    else:
+        a = -0.5
+        w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+    w = np.where((j >= lo[:, None]) & (j < hi[:, None]), w, 0.0)
+    total = w.sum(axis=1, keepdims=True)
+    return w / np.where(total == 0, 1, total)
+
+
+def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.ndarray:
+    """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8)."""
+    top, left, h, w = plan.window
+    rh, rw = plan.resized
+    if filter == "bicubic":
+        wy = _antialias_weights(rh, spec.height, top, h)
+        wx = _antialias_weights(rw, spec.width, left, w)
+        layers = np.stack(_tensors.host_layers(spec)).astype(np.float64)[..., :3]  # [B, H, W, 3]
+        out = np.einsum("yh,bhwc,xw->bcyx", wy, layers, wx, optimize=True)
+        return out.astype(np.float32)
+    p = _patch_size(w, h)
+    pyramid = TexturePyramid(spec.array, DEFAULT_FORMAT[spec.dtype], levels_for(spec.width, spec.height, plan),
+                             backend, spec.channels_last)
+    layout = layouts.resize(spec.width, spec.height, rw, rh, (left, top, w, h), p, spec.batch)
+    patches = np.asarray(pyramid._impl.sample_host(layout, 3, False, pyramid.max_anisotropy))
+    patches = patches.reshape(spec.batch, h // p, w // p, 3, p, p).transpose(0, 3, 1, 4, 2, 5).reshape(
+        spec.batch, 3, h, w)
+    return patches * np.float32(255) if spec.dtype == "uint8" else patches
+
+
+def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool = False) -> np.ndarray:
+    """Rounding, normalization and HF's layout on the host: [B, 3, h, w] -> [B, 3, h, w]
+    (planar) or [B * patches, 3 * T * P * P] (merged), float32. `frames`: the B images are
+    consecutive video frames (T of them per patch) rather than still images (each its own T
+    copies)."""
+    v = planar.astype(np.float32)
+    if round_to_byte:
+        v = np.rint(np.clip(v, 0, 255))
+    n = plan.normalize
+    v = (v * np.float32(n.multiply) - np.asarray(n.subtract, np.float32)[:, None, None]) / np.asarray(
+        n.divide, np.float32)[:, None, None]
+    if not plan.merged:
+        return v
+    p, m, t = plan.merged
+    if not frames:
+        v = np.repeat(v, t, axis=0)
+    f, c, h, w = v.shape
+    # HF's video patchify: (groups, t, c, gh/m, m, p, gw/m, m, p) -> (groups, gh/m, gw/m, m, m, c, t, p, p)
+    v = v.reshape(f // t, t, c, h // (p * m), m, p, w // (p * m), m, p).transpose(0, 3, 6, 4, 7, 2, 1, 5, 8)
+    return np.ascontiguousarray(v).reshape(f // t * (h // p) * (w // p), c * t * p * p)
+
+
+def write_host(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> np.ndarray:
+    """The images' values, concatenated in order (planar: [B, 3, h, w]; merged: rows)."""
+    parts = [finish_host(host_planar(s, plan, filter, backend), plan, s.dtype == "uint8") for s in specs]
+    return np.concatenate(parts, axis=0)

@@ -1,0 +1,112 @@
+"""CLIP- and SigLIP-style processors: every image resized (CLIP: shorter side to
+size['shortest_edge'], then a center crop; SigLIP: straight to size['height'] x
+size['width']), rescaled, normalized: pixel_values [B, 3, h, w]."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from ._common import BatchFeature, Runner, check_resample, load_config
+from ._images import flat_images, rgb_spec
+from ._resize import Normalize, Plan
+from ._rules import (IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
+                     ProcessorInputError, center_crop_box, resized_size)
+
+
+class FixedSizeImageProcessor:
+    """Resize (+ center crop) + rescale + normalize to one size for every image, built from
+    the same values as the Hugging Face processor's config (`from_pretrained` reads them
+    from disk), returning the same pixel_values.
+
+    `filter`: 'texture' (default) resizes with the box mip chain and one anisotropic
+    trilinear texture sample per output pixel; 'bicubic' computes PyTorch's antialiased
+    bicubic in software, matching Hugging Face to float rounding (docs/processors.md has the
+    differences measured for both). `dtype`: float32 (HF's), float16 or bfloat16, written
+    directly. `backend`: for host images, 'auto' (Vulkan where present, else the CPU
+    reference), 'vulkan' or 'cpu'; CUDA images run on CUDA on the current stream."""
+
+    defaults: Dict[str, Any] = {}
+
+    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
+                 **config: Any) -> None:
+        c = {**self.defaults, **config}
+        self.do_resize: bool = bool(c.get("do_resize", True))
+        size = c.get("size") or {}
+        if isinstance(size, int):  # as HF's get_size_dict reads a bare number for this model
+            size = {"shortest_edge": size} if "shortest_edge" in self.defaults.get("size", {}) else {
+                "height": size, "width": size}
+        self.size: Dict[str, int] = dict(size)
+        self.do_center_crop: bool = bool(c.get("do_center_crop", False))
+        crop = c.get("crop_size") or self.size
+        self.crop_size: Dict[str, int] = {"height": crop, "width": crop} if isinstance(crop, int) else dict(crop)
+        self.do_rescale: bool = bool(c.get("do_rescale", True))
+        self.rescale_factor: float = float(c.get("rescale_factor", 1 / 255))
+        self.do_normalize: bool = bool(c.get("do_normalize", True))
+        self.image_mean = c.get("image_mean", OPENAI_CLIP_MEAN)
+        self.image_std = c.get("image_std", OPENAI_CLIP_STD)
+        self.do_convert_rgb: bool = bool(c.get("do_convert_rgb", True))
+        self.resample = c.get("resample", 3)
+        if "shortest_edge" not in self.size and not (
+                "height" in self.size and "width" in self.size):
+            raise ProcessorInputError(f"size must have 'height' and 'width', or 'shortest_edge'; got {self.size}")
+        if self.do_center_crop and not ("height" in self.crop_size and "width" in self.crop_size):
+            raise ProcessorInputError(f"crop_size must have 'height' and 'width'; got {self.crop_size}")
+        check_resample(self.resample)
+        self.filter, self.dtype, self.backend = filter, dtype, backend
+        self._normalize = Normalize.of(self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean,
+                                       self.image_std)
+        self._plans: Dict[Any, Plan] = {}
+
+    @classmethod
+    def from_pretrained(cls, path: Any, **overrides: Any) -> "FixedSizeImageProcessor":
+        """From a model folder or preprocessor_config.json on disk (or a dict); keyword
+        arguments override config values and take filter / dtype / backend."""
+        return cls(**{**load_config(path), **overrides})
+
+    def plan(self, height: int, width: int) -> Plan:
+        """Where an image of height x width goes: resized size and crop window."""
+        plan = self._plans.get((height, width))
+        if plan is None:
+            rh, rw = resized_size(height, width, self.size) if self.do_resize else (height, width)
+            if self.do_center_crop:
+                ch, cw = int(self.crop_size["height"]), int(self.crop_size["width"])
+                top, left = center_crop_box(rh, rw, ch, cw)
+                window = (top, left, ch, cw)
+            else:
+                window = (0, 0, rh, rw)
+            if min(rh, rw) < 1:
+                raise ProcessorInputError(f"a {height}x{width} image resizes to {rh}x{rw}: nothing is left")
+            plan = Plan((rh, rw), window, self._normalize)
+            self._plans[(height, width)] = plan
+        return plan
+
+    def __call__(self, images: Any, input_data_format: Optional[str] = None, **_: Any) -> BatchFeature:
+        """pixel_values [B, 3, h, w] of `images` (one, a list, or a [B, C, H, W] batch), in
+        their framework on their device. Other keyword arguments HF takes (return_tensors,
+        ...) are accepted and ignored: outputs are always tensors like the inputs."""
+        specs = [rgb_spec(image, self.do_convert_rgb, input_data_format) for image in flat_images(images)]
+        runner = Runner(specs, self.filter, self.backend, self.dtype)
+        plans = [self.plan(s.height, s.width) for s in specs]
+        sizes = {p.window[2:] for p in plans}
+        if len(sizes) != 1:
+            raise ProcessorInputError(f"images resize to different sizes {sorted(sizes)}: a fixed-size processor "
+                                      "needs do_resize or a crop that gives every image one size")
+        h, w = sizes.pop()
+        return BatchFeature(pixel_values=runner.run(plans, (len(specs), 3, h, w)))
+
+    preprocess = __call__
+
+
+class CLIPImageProcessor(FixedSizeImageProcessor):
+    """transformers' CLIPImageProcessor: shorter side to 224 (bicubic), 224x224 center crop,
+    OpenAI CLIP mean and std."""
+
+    defaults = {"size": {"shortest_edge": 224}, "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
+                "image_mean": OPENAI_CLIP_MEAN, "image_std": OPENAI_CLIP_STD}
+
+
+class SiglipImageProcessor(FixedSizeImageProcessor):
+    """transformers' SiglipImageProcessor: straight to 224x224 (bicubic, aspect not kept),
+    mean and std 0.5."""
+
+    defaults = {"size": {"height": 224, "width": 224}, "do_center_crop": False,
+                "image_mean": IMAGENET_STANDARD_MEAN, "image_std": IMAGENET_STANDARD_STD}

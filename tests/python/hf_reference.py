@@ -1,0 +1,149 @@
+"""Hugging Face's image processor rules reimplemented in NumPy, written the way
+transformers 5 and PyTorch write them (not the way texturevlm does), for the tests: the
+size rules, torch's antialiased bicubic resize in float64 (a weight vector per output
+pixel, as aten's _compute_weights does), the uint8 rounding of a uint8 resize, the fused
+rescale + normalize, the center crop, and the image and video patchify with their permute
+orders."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
+CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
+
+
+def smart_resize(height, width, factor=28, min_pixels=56 * 56, max_pixels=14 * 14 * 4 * 1280):
+    if max(height, width) / min(height, width) > 200:
+        raise ValueError("absolute aspect ratio must be smaller than 200")
+    h_bar = round(height / factor) * factor
+    w_bar = round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def shortest_edge(height, width, size):
+    short, long = (width, height) if width <= height else (height, width)
+    new_short, new_long = size, int(size * long / short)
+    return (new_long, new_short) if width <= height else (new_short, new_long)
+
+
+def _cubic(x, a=-0.5):
+    x = abs(x)
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return (((x - 5) * x + 8) * x - 4) * a
+    return 0.0
+
+
+def _weights(out_size, in_size):
+    """Per output index: (xmin, weights) as aten's _compute_weights_span/_compute_weights."""
+    scale = in_size / out_size
+    support = 2.0 * scale if scale >= 1.0 else 2.0
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    table = []
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        xmin = max(int(center - support + 0.5), 0)
+        xsize = min(int(center + support + 0.5), in_size) - xmin
+        w = np.array([_cubic((j + xmin - center + 0.5) * invscale) for j in range(xsize)])
+        total = w.sum()
+        table.append((xmin, w / total if total != 0 else w))
+    return table
+
+
+def resize_bicubic_aa(image, height, width):
+    """[C, H, W] float64 -> [C, height, width]: horizontal pass, then vertical."""
+    c, h, w = image.shape
+    across = np.zeros((c, h, width))
+    for x, (xmin, wt) in enumerate(_weights(width, w)):
+        across[:, :, x] = image[:, :, xmin:xmin + len(wt)] @ wt
+    out = np.zeros((c, height, width))
+    for y, (ymin, wt) in enumerate(_weights(height, h)):
+        out[:, y, :] = np.einsum("k,ckx->cx", wt, across[:, ymin:ymin + len(wt), :])
+    return out
+
+
+def resize(image, height, width):
+    """HF's resize of a [C, H, W] image in its dtype: uint8 resizes to uint8 (clamped and
+    rounded half to even), floats stay floats."""
+    if image.shape[1:] == (height, width):
+        return image
+    out = resize_bicubic_aa(image.astype(np.float64), height, width)
+    if image.dtype == np.uint8:
+        return np.rint(np.clip(out, 0, 255)).astype(np.uint8)
+    return out.astype(np.float32)
+
+
+def normalize(image, mean, std, rescale=1 / 255):
+    mean = np.asarray(mean, np.float32) * np.float32(1.0 / rescale)
+    std = np.asarray(std, np.float32) * np.float32(1.0 / rescale)
+    return (image.astype(np.float32) - mean[:, None, None]) / std[:, None, None]
+
+
+def center_crop(image, ch, cw):
+    h, w = image.shape[1:]
+    top, left = int((h - ch) / 2.0), int((w - cw) / 2.0)
+    return image[:, top:top + ch, left:left + cw]
+
+
+def clip_pixel_values(images, size=224, crop=224, mean=CLIP_MEAN, std=CLIP_STD):
+    out = []
+    for image in images:
+        h, w = shortest_edge(image.shape[1], image.shape[2], size)
+        out.append(normalize(center_crop(resize(image, h, w), crop, crop), mean, std))
+    return np.stack(out)
+
+
+def siglip_pixel_values(images, size=224):
+    return np.stack([normalize(resize(image, size, size), (0.5,) * 3, (0.5,) * 3) for image in images])
+
+
+def qwen_patchify_image(image, patch=14, merge=2, temporal=2):
+    """HF 5's Qwen2VLImageProcessor.patchify for one [C, h, w] image: permute
+    (0, 2, 5, 3, 6, 1, 4, 7), then the time axis expanded after the channel."""
+    c, h, w = image.shape
+    gh, gw = h // patch, w // patch
+    p = image[None].reshape(1, c, gh // merge, merge, patch, gw // merge, merge, patch)
+    p = p.transpose(0, 2, 5, 3, 6, 1, 4, 7)
+    p = np.broadcast_to(p[:, :, :, :, :, :, None], p.shape[:6] + (temporal,) + p.shape[6:])
+    return p.reshape(gh * gw, c * temporal * patch * patch), (1, gh, gw)
+
+
+def qwen_patchify_video(frames, patch=14, merge=2, temporal=2):
+    """HF 5's Qwen2VLVideoProcessor.patchify for [T, C, h, w] frames (last repeated to a
+    multiple of `temporal`): permute (0, 1, 4, 7, 5, 8, 3, 2, 6, 9)."""
+    pad = -frames.shape[0] % temporal
+    if pad:
+        frames = np.concatenate([frames, np.repeat(frames[-1:], pad, axis=0)])
+    t, c, h, w = frames.shape
+    gt, gh, gw = t // temporal, h // patch, w // patch
+    v = frames[None].reshape(1, gt, temporal, c, gh // merge, merge, patch, gw // merge, merge, patch)
+    v = v.transpose(0, 1, 4, 7, 5, 8, 3, 2, 6, 9)
+    return v.reshape(gt * gh * gw, c * temporal * patch * patch), (gt, gh, gw)
+
+
+def qwen_pixel_values(images, min_pixels=56 * 56, max_pixels=28 * 28 * 1280, mean=CLIP_MEAN, std=CLIP_STD):
+    rows, grids = [], []
+    for image in images:
+        h, w = smart_resize(image.shape[1], image.shape[2], 28, min_pixels, max_pixels)
+        values, grid = qwen_patchify_image(normalize(resize(image, h, w), mean, std))
+        rows.append(values)
+        grids.append(grid)
+    return np.concatenate(rows), np.asarray(grids, np.int64)
+
+
+def qwen_video_values(frames, min_pixels=128 * 28 * 28, max_pixels=28 * 28 * 768, mean=CLIP_MEAN, std=CLIP_STD):
+    h, w = smart_resize(frames.shape[2], frames.shape[3], 28, min_pixels, max_pixels)
+    normalized = np.stack([normalize(resize(f, h, w), mean, std) for f in frames])
+    values, grid = qwen_patchify_video(normalized)
+    return values, np.asarray([grid], np.int64)

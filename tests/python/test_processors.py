@@ -1,0 +1,223 @@
+"""texturevlm.processors against a NumPy reimplementation of Hugging Face's rules
+(hf_reference.py) on host images: sizes, grid_thw, merge and time order, crop, rescale and
+normalize, for many sizes, tiny and extreme aspect ratios; inputs in every form HF takes;
+bad input refused as HF refuses it. The CUDA path and HF itself: test_processors_cuda.py."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import hf_reference as ref
+import texturevlm as tv
+from conftest import needs_vulkan, random_image
+from texturevlm.processors import (CLIPImageProcessor, ProcessorInputError, Qwen2VLImageProcessor,
+                                   Qwen2VLVideoProcessor, SiglipImageProcessor, from_pretrained, smart_resize)
+
+# One uint8 step after normalization: (1/255) / min(std). The software bicubic may differ
+# from the float64 reference by that where a value sits on a rounding tie.
+STEP = 1 / (255 * min(ref.CLIP_STD)) + 1e-4
+SIZES = [(1, 1), (3, 5), (28, 28), (56, 84), (100, 37), (224, 224), (300, 200), (17, 640), (1, 150), (1000, 999)]
+
+
+def assert_close_to_rounding(got: np.ndarray, want: np.ndarray, step: float = STEP) -> None:
+    assert got.shape == want.shape and got.dtype == np.float32
+    d = np.abs(got - want)
+    assert d.max() <= step, d.max()
+    assert (d > 1e-4).mean() <= 0.02  # ties only
+
+
+@pytest.mark.parametrize("height,width", SIZES + [(4096, 4096), (1024, 1024), (20, 3999), (28 * 40, 28 * 41)])
+def test_smart_resize_matches_hf_rule(height, width):
+    for budget in ((56 * 56, 28 * 28 * 1280), (128 * 28 * 28, 28 * 28 * 768), (3136, 12845056)):
+        got = smart_resize(height, width, 28, *budget)
+        assert got == ref.smart_resize(height, width, 28, *budget)
+        assert got[0] % 28 == 0 and got[1] % 28 == 0
+
+
+def test_aspect_ratio_over_200_is_refused_as_hf_does():
+    with pytest.raises(ValueError, match="aspect ratio"):
+        Qwen2VLImageProcessor()(np.zeros((3, 1, 201), np.uint8))
+    with pytest.raises(tv.Error):
+        smart_resize(1, 201)
+
+
+@pytest.mark.parametrize("filter", ["texture", "bicubic"])
+@pytest.mark.parametrize("height,width", [(56, 56), (56, 84), (224, 112), (28 * 7, 28 * 3)])
+def test_qwen_without_resampling_is_exact(rng, filter, height, width):
+    """Sides already multiples of 28 within the budget: no resampling, so every value must
+    equal HF's exactly: this pins the merge order, the time copies and the normalization."""
+    image = random_image(rng, (3, height, width))
+    want, grid = ref.qwen_pixel_values([image])
+    got = Qwen2VLImageProcessor(filter=filter, backend="cpu")(image)
+    assert set(got) == {"pixel_values", "image_grid_thw"}
+    np.testing.assert_array_equal(got.image_grid_thw, grid)
+    assert got.image_grid_thw.dtype == np.int64
+    np.testing.assert_allclose(got.pixel_values, want, rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize("height,width", SIZES)
+def test_qwen_bicubic_matches_hf_on_many_sizes(rng, height, width):
+    image = random_image(rng, (3, height, width))
+    want, grid = ref.qwen_pixel_values([image])
+    got = Qwen2VLImageProcessor(filter="bicubic", backend="cpu")(image)
+    np.testing.assert_array_equal(got.image_grid_thw, grid)
+    assert_close_to_rounding(got.pixel_values, want)
+
+
+@pytest.mark.parametrize("height,width", [(300, 200), (17, 640), (1, 150), (500, 500)])
+def test_clip_and_siglip_bicubic_match_hf(rng, height, width):
+    image = random_image(rng, (3, height, width))
+    assert_close_to_rounding(CLIPImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values,
+                             ref.clip_pixel_values([image]))
+    assert_close_to_rounding(SiglipImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values,
+                             ref.siglip_pixel_values([image]))
+
+
+def smooth_image(rng, height, width):
+    """Photo-like content: a smooth random field with a few hard edges."""
+    small = rng.integers(0, 256, (3, height // 16 + 2, width // 16 + 2)).astype(np.float64)
+    image = ref.resize_bicubic_aa(small, height, width)
+    image[:, height // 3:height // 3 + 4, :] = 255
+    image[:, :, width // 2:width // 2 + 3] = 0
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("height,width", [(500, 700), (1024, 768), (300, 1200)])
+def test_texture_filter_is_within_the_documented_bound(rng, height, width):
+    """Box mips + trilinear against HF's bicubic on photo-like images: the bound of
+    docs/processors.md (mean 0.02, max 0.75 in normalized units on such images)."""
+    image = smooth_image(rng, height, width)
+    for processor, want in ((Qwen2VLImageProcessor(backend="cpu"), ref.qwen_pixel_values([image])[0]),
+                            (CLIPImageProcessor(backend="cpu"), ref.clip_pixel_values([image])),
+                            (SiglipImageProcessor(backend="cpu"), ref.siglip_pixel_values([image]))):
+        got = processor(image)["pixel_values"]
+        d = np.abs(got - want)
+        assert got.shape == want.shape
+        assert d.mean() < 0.02 and d.max() < 0.75, (type(processor).__name__, d.mean(), d.max())
+
+
+@needs_vulkan
+def test_vulkan_texture_path_equals_cpu_reference_within_sampling_tolerance(rng):
+    image = smooth_image(rng, 300, 410)
+    cpu = Qwen2VLImageProcessor(backend="cpu")(image).pixel_values
+    vk = Qwen2VLImageProcessor(backend="vulkan")(image).pixel_values
+    # lavapipe filters with 8-bit weights: a few 1/255 of a texel range, over std ~0.27
+    assert np.abs(cpu - vk).max() < 0.1 and np.abs(cpu - vk).mean() < 0.01
+
+
+def test_mixed_sizes_concatenate_in_order(rng):
+    images = [random_image(rng, (3, 56, 84)), random_image(rng, (3, 56, 56)), random_image(rng, (3, 56, 84))]
+    want, grid = ref.qwen_pixel_values(images)
+    got = Qwen2VLImageProcessor(backend="cpu")(images)
+    np.testing.assert_array_equal(got.image_grid_thw, grid)
+    np.testing.assert_allclose(got.pixel_values, want, atol=2e-6)
+    clip = CLIPImageProcessor(filter="bicubic", backend="cpu")([random_image(rng, (3, 300, 200)), images[0]])
+    assert clip.pixel_values.shape == (2, 3, 224, 224)
+
+
+def test_batch_tensor_list_and_nested_list_agree(rng):
+    batch = random_image(rng, (3, 3, 56, 84))
+    p = Qwen2VLImageProcessor(backend="cpu")
+    a, b, c = p(batch), p(list(batch)), p([[batch[0]], [batch[1], batch[2]]])
+    for other in (b, c):
+        np.testing.assert_array_equal(a.pixel_values, other.pixel_values)
+        np.testing.assert_array_equal(a.image_grid_thw, other.image_grid_thw)
+    assert a.image_grid_thw.shape == (3, 3)
+
+
+def test_channels_last_grayscale_and_rgba_as_hf_reads_them(rng):
+    p = Qwen2VLImageProcessor(backend="cpu")
+    rgb = random_image(rng, (3, 56, 84))
+    np.testing.assert_array_equal(p(np.moveaxis(rgb, 0, -1)).pixel_values, p(rgb).pixel_values)
+    gray = random_image(rng, (56, 84))
+    as_rgb = np.repeat(gray[None], 3, axis=0)
+    for form in (gray, gray[None], gray[..., None]):
+        np.testing.assert_array_equal(p(form).pixel_values, p(as_rgb).pixel_values)
+    rgba = random_image(rng, (4, 56, 84))
+    f = rgba.astype(np.float32) * np.float32(1 / 255)
+    over_white = ((f[:3] * f[3:] + (1 - f[3:])) * np.float32(255.999)).astype(np.uint8)
+    np.testing.assert_array_equal(p(rgba).pixel_values, p(over_white).pixel_values)
+
+
+def test_float_inputs_are_rescaled_as_hf_does(rng):
+    image = random_image(rng, (3, 56, 84), np.float32)
+    want, _ = ref.qwen_pixel_values([image])  # HF multiplies by 1/255 whatever the dtype
+    np.testing.assert_allclose(Qwen2VLImageProcessor(backend="cpu")(image).pixel_values, want, atol=1e-6)
+
+
+def test_video_frames_pair_in_time_and_the_last_repeats(rng):
+    frames = random_image(rng, (5, 3, 112, 168))
+    want, grid = ref.qwen_video_values(frames)
+    got = Qwen2VLVideoProcessor(filter="bicubic", backend="cpu")(frames)
+    assert set(got) == {"pixel_values_videos", "video_grid_thw"}
+    np.testing.assert_array_equal(got.video_grid_thw, grid)
+    assert grid[0][0] == 3
+    assert_close_to_rounding(got.pixel_values_videos, want)
+    two = Qwen2VLVideoProcessor(filter="bicubic", backend="cpu")([frames[:2], frames[2:4]])
+    np.testing.assert_array_equal(two.video_grid_thw, [[1, grid[0][1], grid[0][2]]] * 2)
+
+
+def test_config_from_disk_equals_the_same_values_in_code(rng, tmp_path):
+    config = {"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 3136, "max_pixels": 28 * 28 * 64,
+              "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2, "image_mean": ref.CLIP_MEAN,
+              "image_std": ref.CLIP_STD, "resample": 3, "processor_class": "Qwen2VLProcessor"}
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(config))
+    image = random_image(rng, (3, 300, 200))
+    loaded = from_pretrained(tmp_path, backend="cpu")
+    assert isinstance(loaded, Qwen2VLImageProcessor) and loaded.max_pixels == 28 * 28 * 64
+    want, grid = ref.qwen_pixel_values([image], 3136, 28 * 28 * 64)
+    got = loaded(image)
+    np.testing.assert_array_equal(got.image_grid_thw, grid)
+    assert got.pixel_values.shape == want.shape
+    siglip = SiglipImageProcessor.from_pretrained({"size": {"height": 384, "width": 384}}, backend="cpu")
+    assert siglip(image).pixel_values.shape == (1, 3, 384, 384)
+
+
+def test_output_dtypes(rng):
+    image = random_image(rng, (3, 56, 84))
+    full = Qwen2VLImageProcessor(backend="cpu")(image).pixel_values
+    half = Qwen2VLImageProcessor(backend="cpu", dtype="float16")(image).pixel_values
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.astype(np.float32), full, atol=2e-3)
+
+
+@pytest.mark.parametrize("bad,match", [
+    ([], "no images"),
+    (np.zeros((2, 20, 20), np.uint8), "channels"),
+    (np.zeros((3, 0, 20), np.uint8), "empty"),
+    (np.zeros((3, 20, 20), np.int32), "uint8, float16"),
+    (np.zeros((1, 1, 3, 20, 20), np.uint8), "shape"),
+    ("image.png", "tensors or arrays"),
+])
+def test_bad_images_are_refused_with_a_reason(bad, match):
+    for processor in (Qwen2VLImageProcessor(backend="cpu"), CLIPImageProcessor(backend="cpu")):
+        with pytest.raises(ValueError, match=match):
+            processor(bad)
+
+
+def test_bad_configs_are_refused_with_a_reason(tmp_path):
+    with pytest.raises(ProcessorInputError, match="filter"):
+        Qwen2VLImageProcessor(filter="lanczos")(np.zeros((3, 28, 28), np.uint8))
+    with pytest.raises(ProcessorInputError, match="image_std"):
+        CLIPImageProcessor(image_std=[0.5, 0.0, 0.5])
+    with pytest.raises(ProcessorInputError, match="resample"):
+        SiglipImageProcessor(resample=1)
+    with pytest.raises(ProcessorInputError, match="no processor config"):
+        Qwen2VLImageProcessor.from_pretrained(tmp_path / "missing.json")
+    with pytest.raises(ProcessorInputError, match="preprocessor_config.json"):
+        from_pretrained(tmp_path)
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(ProcessorInputError, match="JSON"):
+        from_pretrained(tmp_path / "broken.json")
+    with pytest.raises(ProcessorInputError, match="multiples"):
+        Qwen2VLImageProcessor(do_resize=False, backend="cpu")(np.zeros((3, 30, 28), np.uint8))
+    with pytest.raises(ProcessorInputError, match="larger than"):
+        CLIPImageProcessor(crop_size={"height": 300, "width": 300}, backend="cpu")(np.zeros((3, 50, 50), np.uint8))
+    with pytest.raises(ProcessorInputError, match="do_convert_rgb"):
+        Qwen2VLImageProcessor(do_convert_rgb=False, backend="cpu")(np.zeros((1, 28, 28), np.uint8))
+    with pytest.raises(ProcessorInputError, match="different sizes"):
+        Qwen2VLVideoProcessor(backend="cpu")([np.zeros((3, 28, 28), np.uint8), np.zeros((3, 56, 28), np.uint8)])
+    with pytest.raises(ProcessorInputError, match="CUDA ring"):
+        Qwen2VLVideoProcessor().from_ring(tv.TexturePyramid(np.zeros((3, 28, 28), np.uint8), backend="cpu"))
