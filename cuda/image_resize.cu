@@ -123,19 +123,26 @@ __global__ void bicubic_kernel(TensorView source, uint32_t source_width, uint32_
     const Place at = place(t, i);
     const Span sx = span(t.crop_x + at.x, source_width, t.resized_width);
     const Span sy = span(t.crop_y + at.y, source_height, t.resized_height);
-    float value[3];
-    for (int c = 0; c < 3; ++c) {
-        const int64_t plane = int64_t(t.first_layer + image) * source.stride_b + int64_t(c) * source.stride_c;
-        // Rows first, then the column of row results: torch's order of accumulation.
-        float sum = 0.0f;
-        for (int r = 0; r < sy.count; ++r) {
-            const int64_t row = plane + int64_t(sy.first + r) * source.stride_y;
-            float across = 0.0f;
-            for (int j = 0; j < sx.count; ++j)
-                across += element(source, row + int64_t(sx.first + j) * source.stride_x) * sx.weight(j);
-            sum += across * sy.weight(r);
+    // The row weights once per pixel, where they fit (downscales up to ~15x); beyond that
+    // they are recomputed per row.
+    constexpr int kCached = 64;
+    float wx[kCached];
+    const bool cached = sx.count <= kCached;
+    if (cached)
+        for (int j = 0; j < sx.count; ++j) wx[j] = sx.weight(j);
+    float value[3] = {0.0f, 0.0f, 0.0f};
+    const int64_t image_base = int64_t(t.first_layer + image) * source.stride_b;
+    // Rows first, then the column of row results: torch's order of accumulation.
+    for (int r = 0; r < sy.count; ++r) {
+        const float wy = sy.weight(r);
+        const int64_t row = image_base + int64_t(sy.first + r) * source.stride_y;
+        float across[3] = {0.0f, 0.0f, 0.0f};
+        for (int j = 0; j < sx.count; ++j) {
+            const float w = cached ? wx[j] : sx.weight(j);
+            const int64_t at = row + int64_t(sx.first + j) * source.stride_x;
+            for (int c = 0; c < 3; ++c) across[c] += element(source, at + c * source.stride_c) * w;
         }
-        value[c] = sum;
+        for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
     }
     write_pixel(t, image, at, value);
 }

@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -6,7 +6,8 @@ here). Per-call rows are wall time per call from Python with calls pipelined (th
 waits once per run of calls): what a training or serving loop sees. With --tvlm-json (the
 output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
 
-Jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
+`processors`: Hugging Face's image processors against texturevlm.processors instead
+(bench_processors.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
 CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
 from __future__ import annotations
 
@@ -135,6 +136,8 @@ def profile() -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("jobs", nargs="?", default="patches", choices=("patches", "processors"),
+                        help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm")
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
     parser.add_argument("--profile", action="store_true", help="host time of each step of the per-frame path")
@@ -146,6 +149,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"texturevlm {tv.__version__} on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"device copy {bandwidth / 1e12:.2f} TB/s\n")
     table = Table(bandwidth)
+    if args.jobs == "processors":
+        from . import bench_processors
+        bench_processors.run(table, per_call_us)
+        _write_json(args.json, bandwidth, table)
+        return 0
     gen = torch.Generator(device="cuda").manual_seed(0)
 
     # 273 foveated patches from a 4096^2 texture, per call.
@@ -213,11 +221,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     if args.profile:
         profile()
-    if args.json:
-        with open(args.json, "w") as f:
+    _write_json(args.json, bandwidth, table)
+    return 0
+
+
+def _write_json(path: Optional[str], bandwidth: float, table: Table) -> None:
+    if path:
+        with open(path, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f,
                       indent=1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core, _tensors, layouts
-from .._backends import DEFAULT_FORMAT, full_levels
+from .._backends import DEFAULT_FORMAT, bcyx_strides, cuda_tensor_mips, full_levels, level_extent
 from .._tensors import ImageSpec
 from ..pyramid import TexturePyramid
 from ._rules import ProcessorInputError
@@ -91,27 +91,29 @@ _targets: "dict[Any, Any]" = {}
 
 
 def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte: bool, out_dtype: str) -> Any:
-    """The kernel's ResizeTarget for a plan, kept (setting ~20 fields costs more than a call)."""
-    key = (plan, images, first_time, times, round_to_byte, out_dtype)
-    t = _targets.get(key)
-    if t is None:
-        t = _core.ResizeTarget()
-        t.images = images
-        t.resized_height, t.resized_width = plan.resized
-        t.crop_y, t.crop_x, t.height, t.width = plan.window
-        if plan.merged:
-            t.merged_patches = True
-            t.patch_size, t.merge_size, t.temporal_patch_size = plan.merged
-            t.first_time, t.times = first_time, times
-        t.image_stride = plan.values_per_image()
-        t.multiply = plan.normalize.multiply
-        t.subtract = list(plan.normalize.subtract)
-        t.divide = list(plan.normalize.divide)
-        t.round_to_byte = round_to_byte
-        t.out_dtype = out_dtype
-        if len(_targets) > 256:
-            _targets.clear()
-        _targets[key] = t
+    """The kernel's ResizeTarget for a plan, kept (setting ~20 fields costs more than a
+    call). Keyed by the plan's identity (processors keep their plans), not its hash."""
+    key = (id(plan), images, first_time, times, round_to_byte, out_dtype)
+    entry = _targets.get(key)
+    if entry is not None and entry[0] is plan:
+        return entry[1]
+    t = _core.ResizeTarget()
+    t.images = images
+    t.resized_height, t.resized_width = plan.resized
+    t.crop_y, t.crop_x, t.height, t.width = plan.window
+    if plan.merged:
+        t.merged_patches = True
+        t.patch_size, t.merge_size, t.temporal_patch_size = plan.merged
+        t.first_time, t.times = first_time, times
+    t.image_stride = plan.values_per_image()
+    t.multiply = plan.normalize.multiply
+    t.subtract = list(plan.normalize.subtract)
+    t.divide = list(plan.normalize.divide)
+    t.round_to_byte = round_to_byte
+    t.out_dtype = out_dtype
+    if len(_targets) > 256:
+        _targets.clear()
+    _targets[key] = (plan, t)
     return t
 
 
@@ -133,17 +135,37 @@ def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, ou
             done += s.batch
         return
     format = DEFAULT_FORMAT[first.dtype]
-    levels = levels_for(first.width, first.height, plan)
-    texture = kept_texture(first.device_index, first.width, first.height, images, format, levels)
+    # Levels below the first one the sampler reads never need a texture: the box chain up
+    # to it is computed from the tensors themselves (bit-identical to the texture's levels),
+    # so a 4096^2 image shrunk to 980^2 puts only its 1024^2 level into the texture.
+    skip = skipped_levels(first, plan)
+    width, height = level_extent(first.width, first.height, skip)
+    levels = levels_for(first.width, first.height, plan) - skip
+    texture = kept_texture(first.device_index, width, height, images, format, levels)
     layer = 0
     for s in specs:
-        texture.core.write(s.ptr, s.dtype, list(s.strides), 3, 0, 0, s.width, s.height, layer, s.batch, stream)
+        if skip:
+            base = cuda_tensor_mips(s, skip + 1, stream)[-1]
+            ptr, strides = _tensors.pointer_and_strides(base, s.framework)
+            texture.core.write(ptr, s.dtype, bcyx_strides(strides, s.channels_last), 3, 0, 0, width, height,
+                               layer, s.batch, stream)
+        else:
+            texture.core.write(s.ptr, s.dtype, list(s.strides), 3, 0, 0, s.width, s.height, layer, s.batch, stream)
         layer += s.batch
     if levels > 1:
         texture.core.generate_mipmaps(stream)
     t = _target(plan, images, first_time, times, round_to_byte, out_dtype)
     t.out = out_ptr + offset * out_itemsize
     texture.core.resize(t, stream)
+
+
+def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
+    """Box levels computed from the tensor before the texture: all below the finest level
+    the sampler can read (the smaller scale's), for dtypes the tensor path takes."""
+    if spec.dtype == "bfloat16":
+        return 0
+    scale = min(spec.width / plan.resized[1], spec.height / plan.resized[0])
+    return max(0, math.floor(math.log2(scale))) if scale >= 2 else 0
 
 
 def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, out_itemsize: int, first_time: int,

@@ -1,0 +1,54 @@
+"""python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP and Qwen2-VL image
+processors against texturevlm.processors (texture and bicubic filters) in one run, on
+uint8 CUDA images of 1024^2 and 4096^2, one image and batches of 8: wall time per call
+(calls pipelined, as bench.py times everything), each next to its floor (input read once +
+output written once, over the device copy rate), and the outputs' differences from HF's."""
+from __future__ import annotations
+
+from typing import Any, List
+
+import torch
+
+from . import processors
+
+MODELS = (("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor),
+          ("SigLIP", "SiglipImageProcessor", processors.SiglipImageProcessor),
+          ("Qwen2-VL", "Qwen2VLImageProcessor", processors.Qwen2VLImageProcessor))
+
+
+def _difference(ours: Any, theirs: Any) -> str:
+    d = (ours["pixel_values"].float() - theirs["pixel_values"].float()).abs()
+    return f"vs HF: max {d.max().item():.4f}, mean {d.mean().item():.5f}"
+
+
+def run(table: Any, per_call_us: Any) -> List[dict]:
+    """Adds the rows to `table` (bench.Table); returns the fidelity rows."""
+    import transformers
+    print(f"transformers {transformers.__version__}\n")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    fidelity = []
+    for size in (1024, 4096):
+        for batch in (1, 8):
+            images = [torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
+                      for _ in range(batch)]
+            # Photo-like content for the differences: a smooth field (random noise is all edges).
+            smooth = torch.nn.functional.interpolate(
+                torch.rand((1, 3, 24, 24), device="cuda", generator=gen) * 255, size=(size, size), mode="bicubic",
+                align_corners=False).clamp(0, 255).round().to(torch.uint8)[0]
+            for model, hf_name, ours_cls in MODELS:
+                hf = getattr(transformers, hf_name)()
+                job = f"{model} processor, {batch} x [3, {size}, {size}] uint8 CUDA"
+                out = hf(images=images, return_tensors="pt")["pixel_values"]
+                floor_bytes = batch * 3 * size * size + out.numel() * out.element_size()
+                calls = 10 if size == 4096 else 20
+                t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
+                table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
+                hf_time = t[0]
+                for filter in ("texture", "bicubic"):
+                    ours = ours_cls(filter=filter)
+                    t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
+                    reference = hf(images=[smooth], return_tensors="pt")
+                    note = f"{hf_time / t[0]:5.1f}x HF; {_difference(ours([smooth]), reference)} (smooth image)"
+                    table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
+                    fidelity.append(dict(job=job, filter=filter, note=note))
+    return fidelity

@@ -1,0 +1,131 @@
+"""texturevlm.processors on CUDA tensors against Hugging Face's own processors (transformers,
+on the NVIDIA machine), the host path, and video rings. Skipped without an NVIDIA GPU,
+PyTorch or transformers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hf_reference as ref
+import texturevlm as tv
+from conftest import needs_cuda
+from test_processors import STEP, smooth_image
+from texturevlm.processors import (CLIPImageProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor,
+                                   SiglipImageProcessor)
+
+pytestmark = needs_cuda
+
+try:
+    import transformers
+except ImportError:  # the tests against HF skip; the others run
+    transformers = None
+needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
+
+OURS = {"clip": CLIPImageProcessor, "siglip": SiglipImageProcessor, "qwen2_vl": Qwen2VLImageProcessor}
+
+
+def hf_processor(name):
+    return {"clip": transformers.CLIPImageProcessor, "siglip": transformers.SiglipImageProcessor,
+            "qwen2_vl": transformers.Qwen2VLImageProcessor}[name]()
+
+
+def cuda(x):
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+
+
+def images(rng):
+    return {"chart": tv.test_chart(1536, 1024), "photo": smooth_image(rng, 1000, 700),
+            "wide": smooth_image(rng, 90, 1300), "small": smooth_image(rng, 40, 60)}
+
+
+@needs_hf
+@pytest.mark.parametrize("name", list(OURS))
+def test_same_keys_shapes_dtypes_and_values_as_hugging_face(rng, name):
+    hf = hf_processor(name)
+    for label, image in images(rng).items():
+        want = hf(images=[cuda(image)], return_tensors="pt")
+        for filter in ("bicubic", "texture"):
+            got = OURS[name](filter=filter)([cuda(image)])
+            assert set(got) == set(want.keys())
+            for key in want.keys():
+                assert tuple(got[key].shape) == tuple(want[key].shape), (key, label)
+                assert got[key].dtype == want[key].dtype and got[key].device == want[key].device, key
+            if "image_grid_thw" in want:
+                assert (got["image_grid_thw"] == want["image_grid_thw"]).all()
+            d = (got["pixel_values"] - want["pixel_values"]).abs()
+            if filter == "bicubic":  # HF's own filter: differences are rounding ties of the uint8 resize
+                assert d.max().item() <= STEP and (d > 1e-4).float().mean().item() <= 0.02, (label, d.max().item())
+            elif label != "chart":  # photo-like content: docs/processors.md's bound
+                assert d.mean().item() < 0.05 and d.max().item() < 1.2, (label, d.mean().item(), d.max().item())
+
+
+@needs_hf
+def test_qwen_batches_of_mixed_sizes_match_hugging_face(rng):
+    batch = [cuda(smooth_image(rng, h, w)) for h, w in ((500, 700), (300, 300), (500, 700), (64, 900))]
+    want = transformers.Qwen2VLImageProcessor()(images=batch, return_tensors="pt")
+    got = Qwen2VLImageProcessor(filter="bicubic")(batch)
+    assert (got.image_grid_thw == want["image_grid_thw"]).all()
+    d = (got.pixel_values - want["pixel_values"]).abs()
+    assert d.max().item() <= STEP
+
+
+@needs_hf
+def test_qwen_video_matches_hugging_face(rng):
+    import torch
+    frames = torch.stack([cuda(smooth_image(rng, 360, 640)) for _ in range(5)])
+    want = transformers.Qwen2VLVideoProcessor()(videos=[frames], return_tensors="pt")
+    got = Qwen2VLVideoProcessor(filter="bicubic")([frames])
+    assert (got.video_grid_thw == want["video_grid_thw"]).all()
+    d = (got.pixel_values_videos - want["pixel_values_videos"]).abs()
+    assert d.max().item() <= STEP
+
+
+@pytest.mark.parametrize("name", ["clip", "qwen2_vl"])
+def test_cuda_equals_host_path(rng, name):
+    image = smooth_image(rng, 700, 1000)
+    host = OURS[name](backend="cpu")(image)["pixel_values"]
+    device = OURS[name]()(cuda(image))["pixel_values"].cpu().numpy()
+    # the texture unit's 8-bit filter weights against the reference's float weights
+    assert np.abs(host - device).mean() < 0.005 and np.abs(host - device).max() < 0.1
+    host = OURS[name](backend="cpu", filter="bicubic")(image)["pixel_values"]
+    device = OURS[name](filter="bicubic")(cuda(image))["pixel_values"].cpu().numpy()
+    assert np.abs(host - device).max() <= STEP
+
+
+def test_reduced_precision_outputs(rng):
+    import torch
+    image = cuda(smooth_image(rng, 500, 700))
+    full = Qwen2VLImageProcessor()(image).pixel_values
+    for dtype, tol in (("float16", 4e-3), ("bfloat16", 2e-2)):
+        low = Qwen2VLImageProcessor(dtype=dtype)(image).pixel_values
+        assert low.dtype == getattr(torch, dtype)
+        assert (low.float() - full).abs().max().item() < tol
+
+
+def test_video_from_a_ring_equals_the_frames_processed(rng):
+    import torch
+    frames = [cuda(smooth_image(rng, 360, 640)) for _ in range(3)]
+    ring = tv.TexturePyramid.create(640, 360, device="cuda", ring=3)
+    processor = Qwen2VLVideoProcessor()
+    for f in frames:
+        ring.update(f)
+    got = processor.from_ring(ring)
+    want = processor([torch.stack(frames[1:])])
+    assert torch.equal(got.video_grid_thw, want.video_grid_thw)
+    assert (got.pixel_values_videos - want.pixel_values_videos).abs().max().item() < 1e-5
+    with pytest.raises(tv.Error, match="ring of 3"):
+        processor.from_ring(ring, frames=4)
+
+
+def test_processors_make_no_host_sync(rng):
+    """A call enqueues on the current stream: a long kernel before it is still running after."""
+    import torch
+    image = cuda(smooth_image(rng, 500, 700))
+    processor = Qwen2VLImageProcessor()
+    processor(image)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(200_000_000)
+    processor(image)
+    assert not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
