@@ -3,13 +3,11 @@
 // software bicubic), rescale + normalize each channel, store it in every time slot.
 #include "image_resize.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <string>
 
 #include "cuda_check.h"
 #include "error.h"
+#include "tensor_elements.cuh"
 
 namespace tvlm {
 
@@ -39,14 +37,6 @@ __device__ Place place(const ResizeTarget& t, uint32_t i) {
             uint64_t(t.temporal_patch_size) * area, area};
 }
 
-__device__ void store(void* out, TensorDtype dtype, uint64_t i, float v) {
-    switch (dtype) {
-        case TensorDtype::f16: static_cast<__half*>(out)[i] = __float2half_rn(v); break;
-        case TensorDtype::bf16: static_cast<__nv_bfloat16*>(out)[i] = __float2bfloat16_rn(v); break;
-        default: static_cast<float*>(out)[i] = v; break;
-    }
-}
-
 // Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
 __device__ void write_pixel(const ResizeTarget& t, uint32_t image, const Place& at, const float value[3]) {
     const uint64_t base = image * t.image_stride + at.offset + uint64_t(t.first_time) * at.time_stride;
@@ -55,7 +45,7 @@ __device__ void write_pixel(const ResizeTarget& t, uint32_t image, const Place& 
         if (t.round_to_byte) v = rintf(fminf(fmaxf(v, 0.0f), 255.0f));  // torch.round: half to even
         const float normalized = (v * t.multiply - t.subtract[c]) / t.divide[c];
         for (uint32_t k = 0; k < t.times; ++k)
-            store(t.out, t.out_dtype, base + c * at.channel_stride + k * at.time_stride, normalized);
+            store_element(t.out, t.out_dtype, int64_t(base + c * at.channel_stride + k * at.time_stride), normalized);
     }
 }
 
@@ -108,15 +98,6 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size) {
     return s;
 }
 
-__device__ float element(const TensorView& v, int64_t i) {
-    switch (v.dtype) {
-        case TensorDtype::u8: return static_cast<const unsigned char*>(v.data)[i];
-        case TensorDtype::f16: return __half2float(static_cast<const __half*>(v.data)[i]);
-        case TensorDtype::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(v.data)[i]);
-        default: return static_cast<const float*>(v.data)[i];
-    }
-}
-
 __global__ void bicubic_kernel(TensorView source, uint32_t source_width, uint32_t source_height, ResizeTarget t) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= t.width * t.height) return;
@@ -140,7 +121,7 @@ __global__ void bicubic_kernel(TensorView source, uint32_t source_width, uint32_
         for (int j = 0; j < sx.count; ++j) {
             const float w = cached ? wx[j] : sx.weight(j);
             const int64_t at = row + int64_t(sx.first + j) * source.stride_x;
-            for (int c = 0; c < 3; ++c) across[c] += element(source, at + c * source.stride_c) * w;
+            for (int c = 0; c < 3; ++c) across[c] += load_element(source.data, source.dtype, at + c * source.stride_c) * w;
         }
         for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
     }

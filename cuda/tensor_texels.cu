@@ -7,29 +7,11 @@
 #include "cuda_check.h"
 #include "error.h"
 #include "surface_texels.cuh"
+#include "tensor_elements.cuh"
 
 namespace tvlm {
 
 namespace {
-
-__device__ float load_element(const void* data, TensorDtype dtype, int64_t i) {
-    switch (dtype) {
-        case TensorDtype::u8: return static_cast<const unsigned char*>(data)[i];
-        case TensorDtype::f16: return __half2float(static_cast<const __half*>(data)[i]);
-        case TensorDtype::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
-        case TensorDtype::f32: return static_cast<const float*>(data)[i];
-    }
-    return 0.0f;
-}
-
-__device__ void store_element(void* data, TensorDtype dtype, int64_t i, float v) {
-    switch (dtype) {
-        case TensorDtype::u8: static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(v); break;
-        case TensorDtype::f16: static_cast<__half*>(data)[i] = __float2half_rn(v); break;
-        case TensorDtype::bf16: static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(v); break;
-        case TensorDtype::f32: static_cast<float*>(data)[i] = v; break;
-    }
-}
 
 // A float in [0, 1] as the byte the engine stores: clamp, then floor(v * 255 + 0.5).
 __device__ float unorm8(float v) { return floorf(fminf(fmaxf(v, 0.0f), 1.0f) * 255.0f + 0.5f); }
