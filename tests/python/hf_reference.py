@@ -1,12 +1,10 @@
 """Hugging Face's image processor rules reimplemented in NumPy, written the way
 transformers 5 and PyTorch write them (not the way texturevlm does), for the tests: the
-size rules, torch's antialiased bicubic resize in float64 (a weight vector per output
+size rules (smart_resize as a table of HF's outputs), torch's antialiased bicubic resize in float64 (a weight vector per output
 pixel, as aten's _compute_weights does), the uint8 rounding of a uint8 resize, the fused
 rescale + normalize, the center crop, and the image and video patchify with their permute
 orders."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -14,20 +12,44 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 
 
+# transformers 5.23's Qwen2-VL smart_resize(height, width, 28, min_pixels, max_pixels), run on
+# every (height, width, min_pixels, max_pixels) the tests use: HF's outputs, not a copy of its
+# code (texturevlm's copy is what these check).
+HF_SMART_RESIZE = {
+    (1, 1, 3136, 1003520): (56, 56), (1, 1, 3136, 12845056): (56, 56), (1, 1, 100352, 602112): (336, 336),
+    (1, 150, 3136, 1003520): (28, 700), (1, 150, 3136, 12845056): (28, 700), (1, 150, 100352, 602112): (28, 3892),
+    (3, 5, 3136, 1003520): (56, 84), (3, 5, 3136, 12845056): (56, 84), (3, 5, 100352, 602112): (252, 420),
+    (17, 640, 3136, 1003520): (28, 644), (17, 640, 3136, 12845056): (28, 644),
+    (17, 640, 100352, 602112): (56, 1960), (20, 3999, 3136, 1003520): (28, 4004),
+    (20, 3999, 3136, 12845056): (28, 4004), (20, 3999, 100352, 602112): (28, 4004),
+    (28, 28, 3136, 1003520): (56, 56), (28, 28, 3136, 12845056): (56, 56), (28, 28, 100352, 602112): (336, 336),
+    (56, 56, 3136, 1003520): (56, 56), (56, 84, 3136, 1003520): (56, 84), (56, 84, 3136, 12845056): (56, 84),
+    (56, 84, 100352, 602112): (280, 392), (100, 37, 3136, 1003520): (112, 28),
+    (100, 37, 3136, 12845056): (112, 28), (100, 37, 100352, 602112): (532, 196),
+    (112, 168, 100352, 602112): (280, 392), (196, 84, 3136, 1003520): (196, 84),
+    (224, 112, 3136, 1003520): (224, 112), (224, 224, 3136, 1003520): (224, 224),
+    (224, 224, 3136, 12845056): (224, 224), (224, 224, 100352, 602112): (336, 336),
+    (300, 200, 3136, 50176): (252, 168), (300, 200, 3136, 1003520): (308, 196),
+    (300, 200, 3136, 12845056): (308, 196), (300, 200, 100352, 602112): (392, 280),
+    (300, 1200, 3136, 1003520): (308, 1204), (500, 700, 3136, 1003520): (504, 700),
+    (1000, 999, 3136, 1003520): (980, 980), (1000, 999, 3136, 12845056): (1008, 1008),
+    (1000, 999, 100352, 602112): (756, 756), (1024, 768, 3136, 1003520): (1036, 756),
+    (1024, 1024, 3136, 1003520): (980, 980), (1024, 1024, 3136, 12845056): (1036, 1036),
+    (1024, 1024, 100352, 602112): (756, 756), (1120, 1148, 3136, 1003520): (980, 1008),
+    (1120, 1148, 3136, 12845056): (1120, 1148), (1120, 1148, 100352, 602112): (756, 784),
+    (4096, 4096, 3136, 1003520): (980, 980), (4096, 4096, 3136, 12845056): (3584, 3584),
+    (4096, 4096, 100352, 602112): (756, 756),
+}
+
+
 def smart_resize(height, width, factor=28, min_pixels=56 * 56, max_pixels=14 * 14 * 4 * 1280):
+    assert factor == 28
     if max(height, width) / min(height, width) > 200:
         raise ValueError("absolute aspect ratio must be smaller than 200")
-    h_bar = round(height / factor) * factor
-    w_bar = round(width / factor) * factor
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
+    key = (height, width, min_pixels, max_pixels)
+    if key not in HF_SMART_RESIZE:
+        raise KeyError(f"{key} is not in HF_SMART_RESIZE: add HF's smart_resize output for it")
+    return HF_SMART_RESIZE[key]
 
 
 def shortest_edge(height, width, size):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import hf_reference as ref
 import texturevlm as tv
 from conftest import needs_cuda
 from test_processors import STEP, smooth_image
