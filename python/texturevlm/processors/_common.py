@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _tensors
 from .._tensors import ImageSpec
-from ._resize import FILTERS, OUT_DTYPES, Plan, write_cuda, write_host
-from ._rules import ProcessorInputError
+from ._resize import FILTERS, OUT_DTYPES, Normalize, Plan, write_cuda, write_host
+from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError
 
 
 class BatchFeature(dict):
@@ -64,12 +64,40 @@ def check_choice(value: str, allowed: Tuple[str, ...], name: str) -> str:
 
 
 def check_resample(resample: Any) -> None:
-    """The software filter is PyTorch's antialiased bicubic: the resample value every
-    supported model config uses (3, PIL's BICUBIC)."""
-    if resample not in (None, 3, "bicubic", "BICUBIC") and str(resample) not in ("3", "PILImageResampling.BICUBIC",
-                                                                                   "InterpolationMode.BICUBIC"):
+    """Both filters stand in for bicubic: the resample every supported model config uses
+    (3: PIL's BICUBIC; torchvision's InterpolationMode.BICUBIC has the value 'bicubic')."""
+    value = getattr(resample, "value", resample)
+    if value != 3 and str(value).lower() != "bicubic":
         raise ProcessorInputError(f"resample={resample!r}: texturevlm's processors resize as bicubic (3) does; "
                                   "use a config with resample 3")
+
+
+class Processor:
+    """The config values every processor reads the same way (rescale, normalize, RGB
+    conversion, resample) and texturevlm's own choices (filter, dtype, backend); subclasses
+    read their size rules and compute a Plan per input size, kept in `_plans`."""
+
+    def __init__(self, config: Dict[str, Any], filter: str, dtype: str, backend: str) -> None:
+        c = config
+        self.do_resize: bool = bool(c.get("do_resize", True))
+        self.do_rescale: bool = bool(c.get("do_rescale", True))
+        self.rescale_factor: float = float(c.get("rescale_factor", 1 / 255))
+        self.do_normalize: bool = bool(c.get("do_normalize", True))
+        self.image_mean = c.get("image_mean", OPENAI_CLIP_MEAN)
+        self.image_std = c.get("image_std", OPENAI_CLIP_STD)
+        self.do_convert_rgb: bool = bool(c.get("do_convert_rgb", True))
+        self.resample = c.get("resample", 3)
+        check_resample(self.resample)
+        self.filter, self.dtype, self.backend = filter, dtype, backend
+        self._normalize = Normalize.of(self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean,
+                                       self.image_std)
+        self._plans: Dict[Any, Plan] = {}
+
+    @classmethod
+    def from_pretrained(cls, path: Any, **overrides: Any) -> Any:
+        """From a model folder or preprocessor_config.json on disk (or a dict); keyword
+        arguments override config values and take filter / dtype / backend."""
+        return cls(**{**load_config(path), **overrides})
 
 
 class Runner:

@@ -79,12 +79,16 @@ def _over_white(x: Any, framework: str, dtype: str, channels_last: bool) -> Any:
 
 def _expand_gray(x: Any, framework: str, channels_last: bool) -> Any:
     """[1, H, W] / [H, W, 1] read as three equal channels, as a view with stride 0."""
-    if framework == "torch":
-        return x.expand(*((x.shape[0], x.shape[1], 3) if channels_last else (3, x.shape[1], x.shape[2])))
-    xp = np if framework == "numpy" else __import__(framework if framework == "cupy" else "jax.numpy",
-                                                     fromlist=["broadcast_to"])
     shape = (x.shape[0], x.shape[1], 3) if channels_last else (3, x.shape[1], x.shape[2])
-    return xp.broadcast_to(x, shape)
+    if framework == "torch":
+        return x.expand(*shape)
+    if framework == "cupy":
+        import cupy
+        return cupy.broadcast_to(x, shape)
+    if framework == "jax":
+        import jax.numpy as jnp
+        return jnp.broadcast_to(x, shape)
+    return np.broadcast_to(x, shape)
 
 
 def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> ImageSpec:

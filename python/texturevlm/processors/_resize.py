@@ -168,8 +168,8 @@ def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
     return max(0, math.floor(math.log2(scale))) if scale >= 2 else 0
 
 
-def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, out_itemsize: int, first_time: int,
-                      stream: int, out_dtype: str) -> None:
+def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, first_time: int, stream: int,
+                      out_dtype: str) -> None:
     """One frame already in a texture (a video ring's) into time slot `first_time`."""
     t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
     t.out = out_ptr

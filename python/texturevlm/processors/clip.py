@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ._common import BatchFeature, Runner, check_resample, load_config
+from ._common import BatchFeature, Processor, Runner
 from ._images import flat_images, rgb_spec
-from ._resize import Normalize, Plan
+from ._resize import Plan
 from ._rules import (IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
                      ProcessorInputError, center_crop_box, resized_size)
 
 
-class FixedSizeImageProcessor:
+class FixedSizeImageProcessor(Processor):
     """Resize (+ center crop) + rescale + normalize to one size for every image, built from
     the same values as the Hugging Face processor's config (`from_pretrained` reads them
     from disk), returning the same pixel_values.
@@ -29,7 +29,6 @@ class FixedSizeImageProcessor:
     def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
                  **config: Any) -> None:
         c = {**self.defaults, **config}
-        self.do_resize: bool = bool(c.get("do_resize", True))
         size = c.get("size") or {}
         if isinstance(size, int):  # as HF's get_size_dict reads a bare number for this model
             size = {"shortest_edge": size} if "shortest_edge" in self.defaults.get("size", {}) else {
@@ -38,29 +37,11 @@ class FixedSizeImageProcessor:
         self.do_center_crop: bool = bool(c.get("do_center_crop", False))
         crop = c.get("crop_size") or self.size
         self.crop_size: Dict[str, int] = {"height": crop, "width": crop} if isinstance(crop, int) else dict(crop)
-        self.do_rescale: bool = bool(c.get("do_rescale", True))
-        self.rescale_factor: float = float(c.get("rescale_factor", 1 / 255))
-        self.do_normalize: bool = bool(c.get("do_normalize", True))
-        self.image_mean = c.get("image_mean", OPENAI_CLIP_MEAN)
-        self.image_std = c.get("image_std", OPENAI_CLIP_STD)
-        self.do_convert_rgb: bool = bool(c.get("do_convert_rgb", True))
-        self.resample = c.get("resample", 3)
-        if "shortest_edge" not in self.size and not (
-                "height" in self.size and "width" in self.size):
+        if "shortest_edge" not in self.size and not ("height" in self.size and "width" in self.size):
             raise ProcessorInputError(f"size must have 'height' and 'width', or 'shortest_edge'; got {self.size}")
         if self.do_center_crop and not ("height" in self.crop_size and "width" in self.crop_size):
             raise ProcessorInputError(f"crop_size must have 'height' and 'width'; got {self.crop_size}")
-        check_resample(self.resample)
-        self.filter, self.dtype, self.backend = filter, dtype, backend
-        self._normalize = Normalize.of(self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean,
-                                       self.image_std)
-        self._plans: Dict[Any, Plan] = {}
-
-    @classmethod
-    def from_pretrained(cls, path: Any, **overrides: Any) -> "FixedSizeImageProcessor":
-        """From a model folder or preprocessor_config.json on disk (or a dict); keyword
-        arguments override config values and take filter / dtype / backend."""
-        return cls(**{**load_config(path), **overrides})
+        super().__init__(c, filter, dtype, backend)
 
     def plan(self, height: int, width: int) -> Plan:
         """Where an image of height x width goes: resized size and crop window."""

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+import numpy as np
+
 from .. import _tensors
-from ._common import BatchFeature, Runner, check_resample, grid_table, load_config
+from ._common import BatchFeature, Processor, Runner, grid_table
 from ._images import flat_images, rgb_spec
-from ._resize import Normalize, Plan, host_planar, finish_host, levels_for, resize_ring_frame, write_cuda
-from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, smart_resize
+from ._resize import Plan, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
+from ._rules import ProcessorInputError, smart_resize
 
 
-class Qwen2VLImageProcessor:
+class Qwen2VLImageProcessor(Processor):
     """transformers' Qwen2VLImageProcessor, built from the same config values (min_pixels /
     max_pixels or size {'shortest_edge', 'longest_edge'}, patch_size, temporal_patch_size,
     merge_size, image_mean, image_std, ...), returning the same keys, shapes, dtypes and
@@ -22,7 +24,6 @@ class Qwen2VLImageProcessor:
 
     #: The pixel budget of transformers' defaults (the Qwen2-VL model configs set their own).
     default_size = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}
-    outputs = ("pixel_values", "image_grid_thw")
 
     def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
                  **config: Any) -> None:
@@ -41,24 +42,7 @@ class Qwen2VLImageProcessor:
         self.merge_size: int = int(c.get("merge_size", 2))
         if min(self.patch_size, self.temporal_patch_size, self.merge_size) < 1:
             raise ProcessorInputError("patch_size, temporal_patch_size and merge_size must be positive")
-        self.do_resize: bool = bool(c.get("do_resize", True))
-        self.do_rescale: bool = bool(c.get("do_rescale", True))
-        self.rescale_factor: float = float(c.get("rescale_factor", 1 / 255))
-        self.do_normalize: bool = bool(c.get("do_normalize", True))
-        self.image_mean = c.get("image_mean", OPENAI_CLIP_MEAN)
-        self.image_std = c.get("image_std", OPENAI_CLIP_STD)
-        self.do_convert_rgb: bool = bool(c.get("do_convert_rgb", True))
-        self.resample = c.get("resample", 3)
-        check_resample(self.resample)
-        self.filter, self.dtype, self.backend = filter, dtype, backend
-        self._normalize = Normalize.of(self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean,
-                                       self.image_std)
-        self._plans: Dict[Any, Plan] = {}
-
-    @classmethod
-    def from_pretrained(cls, path: Any, **overrides: Any) -> "Qwen2VLImageProcessor":
-        """From a model folder or preprocessor_config.json on disk (or a dict)."""
-        return cls(**{**load_config(path), **overrides})
+        super().__init__(c, filter, dtype, backend)
 
     @property
     def factor(self) -> int:
@@ -114,7 +98,6 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
     (TexturePyramid.create(..., ring=N)): frames already in textures are not uploaded again."""
 
     default_size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 28 * 28 * 768}
-    outputs = ("pixel_values_videos", "video_grid_thw")
 
     def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
                  **config: Any) -> None:
@@ -143,7 +126,6 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
             import torch
             values = torch.cat(pixel_rows, 0)
         else:
-            import numpy as np
             values = np.concatenate([np.asarray(v) for v in pixel_rows], 0)
         return BatchFeature(pixel_values_videos=values, video_grid_thw=runner.grid(grids))
 
@@ -152,7 +134,6 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         groups = len(frames) // t
         shape = (groups * plan.patches_per_image(), 3 * t * self.patch_size ** 2)
         if runner.device != "cuda":
-            import numpy as np
             planar = np.concatenate([host_planar(f, plan, runner.filter, runner.backend) for f in frames])
             return runner.host_result(finish_host(planar, plan, frames[0].dtype == "uint8", frames=True))
         out = _tensors.empty(runner.framework, "cuda", runner.index, shape, runner.out_dtype)
@@ -192,8 +173,8 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         with recent(frames, s) as textures:
             for i, texture in enumerate(textures):
                 g, k = divmod(i, t)
-                resize_ring_frame(texture, plan, byte_frames, ptr + g * plan.values_per_image() * itemsize, itemsize,
-                                  k, s, self.dtype)
+                resize_ring_frame(texture, plan, byte_frames, ptr + g * plan.values_per_image() * itemsize, k, s,
+                                  self.dtype)
         grid = grid_table(framework, [self.grid(plan, frames // t)])
         return BatchFeature(pixel_values_videos=_tensors.hand_over(out, framework, pyramid.device_index, s),
                             video_grid_thw=grid)
