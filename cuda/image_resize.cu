@@ -7,6 +7,7 @@
 
 #include "cuda_check.h"
 #include "error.h"
+#include "fast_divmod.h"
 #include "tensor_elements.cuh"
 
 namespace tvlm {
@@ -17,42 +18,77 @@ constexpr int kBlock = 256;
 
 // Output pixel i of an image: its (x, y) in the written window, and where its channel-0,
 // time-0 value goes (relative to the image's output), plus the channel and time strides.
+// Offsets inside one image are 32-bit (check_resize_target bounds them).
 struct Place {
     uint32_t x, y;
-    uint64_t offset;
-    uint64_t channel_stride, time_stride;
+    uint32_t offset;
+    uint32_t channel_stride, time_stride;
 };
 
-__device__ Place place(const ResizeTarget& t, uint32_t i) {
-    if (t.layout == ResizeLayout::planar) {
-        const uint64_t plane = uint64_t(t.width) * t.height;
-        return {i % t.width, i / t.width, i, plane, 0};
+// The target's sizes as fast divisors, built once on the host: every division of the
+// output order is by a run-time size.
+struct Order {
+    FastDivmod width;                // planar: rows
+    FastDivmod area, merge_area;     // merged: pixels per patch, patches per group
+    FastDivmod groups_wide, merge, patch;
+    uint32_t plane = 0;              // planar: width * height
+};
+
+Order order_of(const ResizeTarget& t) {
+    Order o;
+    o.width = FastDivmod(t.width);
+    o.plane = t.width * t.height;
+    if (t.layout == ResizeLayout::merged_patches) {
+        o.area = FastDivmod(t.patch_size * t.patch_size);
+        o.merge_area = FastDivmod(t.merge_size * t.merge_size);
+        o.groups_wide = FastDivmod(t.width / (t.patch_size * t.merge_size));
+        o.merge = FastDivmod(t.merge_size);
+        o.patch = FastDivmod(t.patch_size);
     }
-    const uint32_t p = t.patch_size, m = t.merge_size, area = p * p;
-    const uint32_t n = i / area, s = i % area;
-    const uint32_t group = n / (m * m), within = n % (m * m);
-    const uint32_t groups_wide = t.width / (p * m);
-    const uint32_t gx = (group % groups_wide) * m + within % m, gy = (group / groups_wide) * m + within / m;
-    return {gx * p + s % p, gy * p + s / p, uint64_t(n) * 3 * t.temporal_patch_size * area + s,
-            uint64_t(t.temporal_patch_size) * area, area};
+    return o;
 }
 
+__device__ Place place(const ResizeTarget& t, const Order& o, uint32_t i) {
+    if (t.layout == ResizeLayout::planar) {
+        uint32_t x;
+        const uint32_t y = o.width.divmod(i, x);
+        return {x, y, i, o.plane, 0};
+    }
+    const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
+    uint32_t s, within, group_x, within_x, sx;
+    const uint32_t n = o.area.divmod(i, s);
+    const uint32_t group = o.merge_area.divmod(n, within);
+    const uint32_t group_y = o.groups_wide.divmod(group, group_x);
+    const uint32_t within_y = o.merge.divmod(within, within_x);
+    const uint32_t sy = o.patch.divmod(s, sx);
+    return {(group_x * m + within_x) * p + sx, (group_y * m + within_y) * p + sy,
+            n * 3 * t.temporal_patch_size * area + s, t.temporal_patch_size * area, area};
+}
+
+template <class Out> __device__ Out to_output(float v);
+template <> __device__ float to_output<float>(float v) { return v; }
+template <> __device__ __half to_output<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
 // Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
+template <class Out>
 __device__ void write_pixel(const ResizeTarget& t, uint32_t image, const Place& at, const float value[3]) {
-    const uint64_t base = image * t.image_stride + at.offset + uint64_t(t.first_time) * at.time_stride;
+    Out* out = static_cast<Out*>(t.out) + image * t.image_stride + at.offset + t.first_time * at.time_stride;
+#pragma unroll
     for (int c = 0; c < 3; ++c) {
         float v = value[c];
         if (t.round_to_byte) v = rintf(fminf(fmaxf(v, 0.0f), 255.0f));  // torch.round: half to even
-        const float normalized = (v * t.multiply - t.subtract[c]) / t.divide[c];
-        for (uint32_t k = 0; k < t.times; ++k)
-            store_element(t.out, t.out_dtype, int64_t(base + c * at.channel_stride + k * at.time_stride), normalized);
+        const Out normalized = to_output<Out>((v * t.multiply - t.subtract[c]) / t.divide[c]);
+        for (uint32_t k = 0; k < t.times; ++k) out[c * at.channel_stride + k * at.time_stride] = normalized;
     }
 }
 
-__global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float texel_scale, ResizeTarget t) {
+template <class Out>
+__global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float texel_scale, ResizeTarget t,
+                               Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
-    if (i >= t.width * t.height) return;
-    const Place at = place(t, i);
+    if (i >= o.plane) return;
+    const Place at = place(t, o, i);
     // The output pixel's centre, and one output pixel as the footprint: the texture unit
     // picks the level (and the anisotropic taps when the two scales differ).
     const float du = 1.0f / float(t.resized_width), dv = 1.0f / float(t.resized_height);
@@ -61,7 +97,7 @@ __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float 
                                                         make_float2(du, 0.0f), make_float2(0.0f, dv))
                              : tex2DGrad<float4>(texture, u, v, make_float2(du, 0.0f), make_float2(0.0f, dv));
     const float value[3] = {s.x * texel_scale, s.y * texel_scale, s.z * texel_scale};
-    write_pixel(t, image, at, value);
+    write_pixel<Out>(t, image, at, value);
 }
 
 // ---- PyTorch's antialiased bicubic (aten/src/ATen/native/cuda/UpSample.cuh), in float ----
@@ -98,10 +134,12 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size) {
     return s;
 }
 
-__global__ void bicubic_kernel(TensorView source, uint32_t source_width, uint32_t source_height, ResizeTarget t) {
+template <class Out>
+__global__ void bicubic_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                               uint32_t source_height, ResizeTarget t, Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
-    if (i >= t.width * t.height) return;
-    const Place at = place(t, i);
+    if (i >= o.plane) return;
+    const Place at = place(t, o, i);
     const Span sx = span(t.crop_x + at.x, source_width, t.resized_width);
     const Span sy = span(t.crop_y + at.y, source_height, t.resized_height);
     // The row weights once per pixel, where they fit (downscales up to ~15x); beyond that
@@ -112,21 +150,40 @@ __global__ void bicubic_kernel(TensorView source, uint32_t source_width, uint32_
     if (cached)
         for (int j = 0; j < sx.count; ++j) wx[j] = sx.weight(j);
     float value[3] = {0.0f, 0.0f, 0.0f};
-    const int64_t image_base = int64_t(t.first_layer + image) * source.stride_b;
+    const void* data = image_data(source, sources, t.first_layer + image);
     // Rows first, then the column of row results: torch's order of accumulation.
     for (int r = 0; r < sy.count; ++r) {
         const float wy = sy.weight(r);
-        const int64_t row = image_base + int64_t(sy.first + r) * source.stride_y;
+        const int64_t row = int64_t(sy.first + r) * source.stride_y;
         float across[3] = {0.0f, 0.0f, 0.0f};
         for (int j = 0; j < sx.count; ++j) {
             const float w = cached ? wx[j] : sx.weight(j);
             const int64_t at = row + int64_t(sx.first + j) * source.stride_x;
-            for (int c = 0; c < 3; ++c) across[c] += load_element(source.data, source.dtype, at + c * source.stride_c) * w;
+            for (int c = 0; c < 3; ++c) across[c] += load_element(data, source.dtype, at + c * source.stride_c) * w;
         }
         for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
     }
-    write_pixel(t, image, at, value);
+    write_pixel<Out>(t, image, at, value);
 }
+
+// The kernel for the target's output dtype (a template each: the store is the hot path).
+template <template <class> class Kernel, class... Args>
+void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Args... args) {
+    switch (t.out_dtype) {
+        case TensorDtype::f32: Kernel<float>::launch(grid, stream, args...); break;
+        case TensorDtype::f16: Kernel<__half>::launch(grid, stream, args...); break;
+        case TensorDtype::bf16: Kernel<__nv_bfloat16>::launch(grid, stream, args...); break;
+        case TensorDtype::u8: throw Error("processor outputs are float32, float16 or bfloat16");
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class Out> struct TextureKernel {
+    template <class... Args> static void launch(dim3 g, cudaStream_t s, Args... a) { texture_kernel<Out><<<g, kBlock, 0, s>>>(a...); }
+};
+template <class Out> struct BicubicKernel {
+    template <class... Args> static void launch(dim3 g, cudaStream_t s, Args... a) { bicubic_kernel<Out><<<g, kBlock, 0, s>>>(a...); }
+};
 
 dim3 grid_of(const ResizeTarget& t) {
     return dim3(unsigned((uint64_t(t.width) * t.height + kBlock - 1) / kBlock), t.images);
@@ -153,6 +210,9 @@ void check_resize_target(const ResizeTarget& t) {
     } else if (t.times != 1 || t.first_time != 0) {
         throw Error("planar outputs have one time slot");
     }
+    const uint64_t slots = t.layout == ResizeLayout::merged_patches ? t.temporal_patch_size : 1;
+    if (uint64_t{3} * t.width * t.height * slots > UINT32_MAX)
+        throw Error("one image's output of " + size(t.width, t.height) + " exceeds 2^32 values: resize to less");
     if (t.out_dtype == TensorDtype::u8) throw Error("processor outputs are float32, float16 or bfloat16");
     if (!t.out) throw Error("the resize has no output buffer (a null pointer)");
 }
@@ -161,17 +221,21 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                          float texel_scale, const ResizeTarget& target, cudaStream_t stream) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0) throw Error("the source texture is empty");
-    texture_kernel<<<grid_of(target), kBlock, 0, stream>>>(texture, layered, texel_scale, target);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+    launch_for_dtype<TextureKernel>(target, grid_of(target), stream, texture, layered, texel_scale, target,
+                                    order_of(target));
 }
 
 void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                    const ResizeTarget& target, cudaStream_t stream) {
+                    const ResizeTarget& target, cudaStream_t stream, const ImageList& sources) {
     check_resize_target(target);
-    if (source_width == 0 || source_height == 0 || !source.data) throw Error("the source image is empty");
+    if (source_width == 0 || source_height == 0 || (!sources.count && !source.data))
+        throw Error("the source image is empty");
+    if (sources.count && uint64_t{target.first_layer} + target.images > sources.count)
+        throw Error("a resize of " + std::to_string(target.images) + " images from a list of " +
+                    std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
-    bicubic_kernel<<<grid_of(target), kBlock, 0, stream>>>(source, source_width, source_height, target);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+    launch_for_dtype<BicubicKernel>(target, grid_of(target), stream, source, sources, source_width, source_height,
+                                    target, order_of(target));
 }
 
 }  // namespace tvlm

@@ -49,9 +49,10 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                          float texel_scale, const ResizeTarget& target, cudaStream_t stream);
 
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
-// target.first_layer), with PyTorch's antialiased bicubic weights.
+// target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
+// antialiased bicubic weights.
 void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                    const ResizeTarget& target, cudaStream_t stream);
+                    const ResizeTarget& target, cudaStream_t stream, const ImageList& sources = {});
 
 // Throws Error unless the target is one these kernels can write: a non-empty window inside
 // the resized image, patch-aligned for merged_patches, an output pointer, 1..T time slots.

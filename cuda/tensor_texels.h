@@ -22,6 +22,16 @@ struct TensorView {
     uint32_t channels = 4;  // 3 or 4: a texture's alpha is 1 where the tensor has none
 };
 
+// Images of one shape, dtype and strides in separate allocations (a list of tensors), read
+// as the layers of one launch: layer b is images[b] where a view would use data + b *
+// stride_b. Kernels take it as a __grid_constant__ parameter, so a run-time index reads the
+// parameter bank, no copy. count 0: the view's own batch.
+constexpr uint32_t kMaxListedImages = 32;
+struct ImageList {
+    const void* images[kMaxListedImages] = {};
+    uint32_t count = 0;
+};
+
 // Texels [x, x + width) x [y, y + height) of layers [first_layer, first_layer + layers);
 // tensor element (b, c, y, x) is texel (x, y) of layer first_layer + b.
 struct TexelBlock {
@@ -33,8 +43,9 @@ struct TexelBlock {
 // float tensors are values in [0, 1] for 8-bit textures (clamped, rounded half up) and
 // stored as they are (float16: nearest even) in float textures; 8-bit texels read into
 // float tensors as byte / 255.
+// `sources` (count == block.layers) replaces the tensor's batch with a list of images.
 void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool layered, SurfaceTexel texel,
-                  const TexelBlock& block, cudaStream_t stream);
+                  const TexelBlock& block, cudaStream_t stream, const ImageList& sources = {});
 void read_texels(cudaSurfaceObject_t level, bool layered, SurfaceTexel texel, const TexelBlock& block,
                  const TensorView& tensor, cudaStream_t stream);
 

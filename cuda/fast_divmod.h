@@ -1,0 +1,35 @@
+#pragma once
+// Division by a run-time divisor as a multiply-high, an add and a shift (Hacker's Delight,
+// 10-9; the form CUTLASS's FastDivmod uses): kernels that map a flat index to a place by
+// sizes known only at launch (image_resize.cu's patch order) spent most of their
+// instructions in 32-bit divisions. The host builds it, the device divides.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace tvlm {
+
+struct FastDivmod {
+    uint32_t divisor = 1, multiplier = 1, shift = 0;
+
+    FastDivmod() = default;
+    // d >= 1. shift = ceil(log2 d), multiplier = floor(2^32 (2^shift - d) / d) + 1.
+    explicit FastDivmod(uint32_t d) : divisor(d) {
+        while ((uint64_t{1} << shift) < d) ++shift;
+        multiplier = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1);
+    }
+
+#ifdef __CUDACC__
+    __device__ uint32_t div(uint32_t n) const {
+        return static_cast<uint32_t>((uint64_t{__umulhi(n, multiplier)} + n) >> shift);
+    }
+    // Quotient, and n - quotient * divisor in `remainder`.
+    __device__ uint32_t divmod(uint32_t n, uint32_t& remainder) const {
+        const uint32_t q = div(n);
+        remainder = n - q * divisor;
+        return q;
+    }
+#endif
+};
+
+}  // namespace tvlm
