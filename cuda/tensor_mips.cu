@@ -11,6 +11,8 @@
 #include "box_arithmetic.cuh"
 #include "cuda_check.h"
 #include "error.h"
+#include "surface_texels.cuh"
+#include "tensor_elements.cuh"
 
 namespace tvlm {
 
@@ -22,18 +24,36 @@ constexpr uint32_t kTile = TVLM_BOX_TILE;
 // Elements as the average sees them (bytes 0..255, else floats) and back; stored values
 // are already rounded to the element type by Filter, so the casts are exact.
 template <class E> struct Element;
+// raw(): the bits a texel channel of the matching texture format holds; one: alpha 1.
 template <> struct Element<uint8_t> {
     __device__ static float load(const uint8_t* p) { return __ldg(p); }
     __device__ static void store(uint8_t* p, float v) { *p = static_cast<uint8_t>(v); }
+    __device__ static unsigned char raw(float v) { return static_cast<unsigned char>(v); }
+    static constexpr float one = 255.0f;
 };
 template <> struct Element<__half> {
     __device__ static float load(const __half* p) { return __half2float(__ldg(p)); }
     __device__ static void store(__half* p, float v) { *p = __float2half_rn(v); }
+    __device__ static unsigned short raw(float v) { return __half_as_ushort(__float2half_rn(v)); }
+    static constexpr float one = 1.0f;
 };
 template <> struct Element<float> {
     __device__ static float load(const float* p) { return __ldg(p); }
     __device__ static void store(float* p, float v) { *p = v; }
+    __device__ static float raw(float v) { return v; }
+    static constexpr float one = 1.0f;
 };
+
+// Channel c of texel (x, y) of image b in the surface of level a+step, if there is one.
+template <class E>
+__device__ void store_surface(const TensorMipsSurfaces& s, uint32_t step, uint32_t b, uint32_t c, uint32_t x,
+                              uint32_t y, float v) {
+    const cudaSurfaceObject_t surface = s.level[step];
+    if (!surface) return;
+    const uint32_t texel = x * 4 * sizeof(E), layer = s.first_layer + b;
+    write_word(surface, Element<E>::raw(v), texel + c * sizeof(E), y, layer, s.layered);
+    if (s.opaque_alpha && c == 2) write_word(surface, Element<E>::raw(Element<E>::one), texel + 3 * sizeof(E), y, layer, s.layered);
+}
 
 // Plane (b, c) of a view, addressed by (x, y).
 template <class E>
@@ -42,6 +62,8 @@ struct Plane {
     int64_t stride_x, stride_y;
     __device__ Plane(const TensorView& v, uint32_t b, uint32_t c)
         : base(static_cast<E*>(v.data) + b * v.stride_b + c * v.stride_c), stride_x(v.stride_x), stride_y(v.stride_y) {}
+    __device__ Plane(E* image, const TensorView& v, uint32_t c)
+        : base(image + c * v.stride_c), stride_x(v.stride_x), stride_y(v.stride_y) {}
     __device__ E* at(uint32_t x, uint32_t y) const { return base + y * stride_y + x * stride_x; }
     __device__ float load(uint32_t x, uint32_t y) const { return Element<std::remove_const_t<E>>::load(at(x, y)); }
     __device__ void store(uint32_t x, uint32_t y, float v) const { Element<E>::store(at(x, y), v); }
@@ -76,16 +98,18 @@ __device__ float box_value(const Filter& filter, const Plane<E>& src, uint32_t x
 }
 
 template <class E, bool kHalving>
-__global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(TensorMipsPass p) {
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __grid_constant__ TensorMipsPass p) {
     __shared__ float tile_a[kTile * kTile];
     __shared__ float tile_b[kTile * kTile / 4];
     const Filter filter{p.params.kind, nullptr};  // no sRGB: tables unused
     const uint32_t b = blockIdx.z / p.src.channels, c = blockIdx.z % p.src.channels;
     const uint32_t tile_x = blockIdx.x + p.params.tile_x, tile_y = blockIdx.y + p.params.tile_y;
-    const Plane<const E> src(p.src, b, c);
+    const Plane<const E> src(static_cast<const E*>(image_data(p.src, p.sources, b)), p.src, c);
     const uint32_t width = max(1u, p.params.src_width >> 1), height = max(1u, p.params.src_height >> 1);
     const auto store_level = [&](uint32_t step, uint32_t x, uint32_t y, float v) {
-        Plane<E>(level_view(p, step), b, c).store(x, y, v);
+        const TensorView& level = level_view(p, step);
+        if (level.data) Plane<E>(level, b, c).store(x, y, v);  // null: a level nobody reads
+        store_surface<E>(p.surfaces, step, b, c, x, y, v);
     };
     first_tile(tile_a, tile_x, tile_y, width, height, [&](uint32_t x, uint32_t y) {
         if (kHalving)
@@ -110,6 +134,9 @@ void launch_tensor_mips(const TensorMipsPass& pass, cudaStream_t stream) {
     if (planes == 0 || planes > 65535)
         throw Error("box mips over tensors take 1..65535 images x channels per call, not " + std::to_string(planes) +
                     ": split the batch");
+    if (pass.sources.count && pass.sources.count != pass.layers)
+        throw Error("box mips of " + std::to_string(pass.layers) + " layers from a list of " +
+                    std::to_string(pass.sources.count) + " images: one image per layer");
     const dim3 grid(pass.tiles_x, pass.tiles_y, static_cast<uint32_t>(planes));
     switch (pass.src.dtype) {
         case TensorDtype::u8: launch_for<uint8_t>(pass, grid, stream); break;

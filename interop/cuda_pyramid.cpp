@@ -20,10 +20,11 @@ CudaPyramid::CudaPyramid(const TextureDesc& desc) {
     anisotropic_ = texture_.mipmaps().make_texture_object(anisotropic);
 }
 
-void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream) const {
+void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream,
+                        const ImageList& sources) const {
     const TexelRect r = checked_dirty_rect(region, desc().width, desc().height, desc().layers);
     write_texels(tensor, surfaces_[0].handle(), desc().layers > 1, surface_texel(desc().format),
-                 {r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0, region.first_layer, region.layers}, stream);
+                 {r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0, region.first_layer, region.layers}, stream, sources);
 }
 
 void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,

@@ -26,8 +26,10 @@ public:
 
     // Copies `region` of level 0 (every texel: {0, 0, width, height, 0, layers}) from the
     // tensor's element (b, c, y, x) = texel (x, y) of layer first_layer + b. Mips are not
-    // rebuilt. Throws Error, launching nothing, for a region outside the texture.
-    void write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream) const;
+    // rebuilt. Throws Error, launching nothing, for a region outside the texture. `sources`
+    // (one image per layer of the region) replaces the tensor's batch with a list of images.
+    void write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream,
+               const ImageList& sources = {}) const;
     void generate_mips(cudaStream_t stream) const { mips_.generate(stream); }
     void update_mips(const DirtyRegion& region, cudaStream_t stream) const { mips_.update(region, stream); }
     // Every texel of `level` of layers [first_layer, first_layer + layers) into the tensor.
@@ -43,6 +45,8 @@ public:
     void resize(const ResizeTarget& target, cudaStream_t stream) const;
 
     const TextureDesc& desc() const { return texture_.desc(); }
+    // Level `level`'s surface, for kernels that fill levels themselves (cuda_image_resizer).
+    cudaSurfaceObject_t level_surface(uint32_t level) const { return surfaces_.at(level).handle(); }
 
 private:
     CudaArrayTexture texture_;

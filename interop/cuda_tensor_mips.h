@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tensor_texels.h"
 
@@ -18,7 +19,22 @@ namespace tvlm {
 // half up), float16 as rgba16f (nearest even), float32 as rgba32f. Stream-ordered. Throws
 // Error, launching nothing, for bfloat16, mismatched dtypes or channels, null pointers,
 // an empty image or more levels than the chain has.
+// A level with no data is not stored as a tensor, when the caller only wants some: allowed
+// for all but those tensor_mips_pass_sources() lists, and for the last where a texture
+// takes it. `sources` (count == layers) reads the layers from a list of images with the
+// image's strides. `texture`: levels also written into a texture's level surfaces as
+// they are computed, so a texture's chain is filled in the same launches.
+struct TextureLevels {
+    std::vector<cudaSurfaceObject_t> surfaces;  // by chain level (from 1; 0: none)
+    uint32_t first_layer = 0;                   // texture layer of image 0
+    bool layered = false;
+};
 void generate_tensor_mips(const TensorView& image, uint32_t width, uint32_t height, uint32_t layers,
-                          std::span<const TensorView> levels, cudaStream_t stream);
+                          std::span<const TensorView> levels, cudaStream_t stream, const ImageList& sources = {},
+                          const TextureLevels& texture = {});
+
+// The levels (>= 1) of a chain of `levels` that a later pass reads: they need storage even
+// when the caller does not want them.
+std::vector<uint32_t> tensor_mips_pass_sources(uint32_t width, uint32_t height, uint32_t levels);
 
 }  // namespace tvlm
