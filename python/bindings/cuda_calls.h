@@ -34,16 +34,20 @@ private:
 
 inline cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
 
+inline TensorDtype tensor_dtype(const std::string& dtype) {
+    if (dtype == "uint8") return TensorDtype::u8;
+    if (dtype == "float16") return TensorDtype::f16;
+    if (dtype == "bfloat16") return TensorDtype::bf16;
+    if (dtype == "float32") return TensorDtype::f32;
+    throw Error("tensors must be uint8, float16, bfloat16 or float32, not " + dtype);
+}
+
 // A tensor as Python describes it: data pointer, dtype name, strides in elements (b, c, y, x).
 inline TensorView tensor_view(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
                               uint32_t channels) {
     TensorView t;
     t.data = reinterpret_cast<void*>(data);
-    if (dtype == "uint8") t.dtype = TensorDtype::u8;
-    else if (dtype == "float16") t.dtype = TensorDtype::f16;
-    else if (dtype == "bfloat16") t.dtype = TensorDtype::bf16;
-    else if (dtype == "float32") t.dtype = TensorDtype::f32;
-    else throw Error("tensors must be uint8, float16, bfloat16 or float32, not " + dtype);
+    t.dtype = tensor_dtype(dtype);
     if (strides.size() != 4) throw Error("a tensor view needs four strides (b, c, y, x)");
     if (channels != 3 && channels != 4) throw Error("tensors need 3 or 4 channels, not " + std::to_string(channels));
     if (!t.data) throw Error("the tensor has no data (a null pointer)");

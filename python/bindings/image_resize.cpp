@@ -1,6 +1,7 @@
-// The image processors' CUDA kernel for Python (cuda/image_resize.h): the target of a
-// resize (what python/texturevlm/processors computes from a model's config) and the
-// software bicubic path straight from a tensor. The texture path is CudaPyramid.resize.
+// The image processors' CUDA work for Python: the target of a resize (cuda/image_resize.h;
+// what python/texturevlm/processors computes from a model's config) and the resizer that
+// runs a whole call's images of one size, either filter, in a few launches
+// (interop/cuda_image_resizer.h).
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -12,6 +13,7 @@
 #include "error.h"
 #ifdef TVLM_HAVE_CUDA
 #include "cuda_calls.h"
+#include "cuda_image_resizer.h"
 #include "image_resize.h"
 #endif
 
@@ -31,6 +33,40 @@ std::array<float, 3> three(const float (&v)[3]) { return {v[0], v[1], v[2]}; }
 void set_three(float (&v)[3], const std::array<float, 3>& from) {
     for (int c = 0; c < 3; ++c) v[c] = from[c];
 }
+
+// A resizer on its device: Python passes the images as pointers (a list of tensors or the
+// images of a batch) with the strides they share.
+class ResizerBinding {
+public:
+    ResizerBinding(int device, const std::string& filter, const std::string& dtype, uint32_t channels, uint32_t width,
+                   uint32_t height, uint32_t images, uint32_t skipped_levels, uint32_t texture_levels)
+        : device_(device), resizer_(make(device, {parse_filter(filter), tensor_dtype(dtype),
+                                                  channels, width, height, images, skipped_levels, texture_levels})) {}
+
+    void run(const std::vector<uintptr_t>& images, const std::string& dtype, const std::vector<int64_t>& strides,
+             const ResizeTarget& target, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (images.empty()) throw Error("a resizer run needs at least one image");
+        const TensorView view = tensor_view(images[0], dtype, strides, resizer_.shape().channels);
+        std::vector<const void*> pointers(images.size());
+        for (size_t i = 0; i < images.size(); ++i) pointers[i] = reinterpret_cast<const void*>(images[i]);
+        resizer_.run(view, pointers, target, stream_of(stream));
+    }
+
+private:
+    static ResizeFilter parse_filter(const std::string& name) {
+        if (name == "texture") return ResizeFilter::texture;
+        if (name == "bicubic") return ResizeFilter::bicubic;
+        throw Error("a resizer's filter is 'texture' or 'bicubic', not '" + name + "'");
+    }
+    static CudaImageResizer make(int device, const ResizerShape& shape) {
+        const DeviceGuard guard(device);
+        return CudaImageResizer(shape);
+    }
+
+    int device_;
+    CudaImageResizer resizer_;
+};
 
 }  // namespace
 
@@ -73,16 +109,16 @@ void bind_resize(nb::module_& m) {
         .def_prop_rw(
             "out", [](const ResizeTarget& t) { return reinterpret_cast<uintptr_t>(t.out); },
             [](ResizeTarget& t, uintptr_t out) { t.out = reinterpret_cast<void*>(out); });
-    m.def(
-        "resize_bicubic",
-        [](int device, uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
-           uint32_t channels, uint32_t width, uint32_t height, const ResizeTarget& target, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            resize_bicubic(tensor_view(data, dtype, strides, channels), width, height, target, stream_of(stream));
-        },
-        nb::arg("device"), nb::arg("data"), nb::arg("dtype"), nb::arg("strides"), nb::arg("channels"),
-        nb::arg("width"), nb::arg("height"), nb::arg("target"), nb::arg("stream"),
-        "A processor's output from a CUDA tensor with PyTorch's antialiased bicubic weights (strides: b, c, y, x).");
+    nb::class_<ResizerBinding>(m, "CudaImageResizer",
+                               "A processor's GPU work for images of one size and dtype, one call per batch "
+                               "(interop/cuda_image_resizer.h).")
+        .def(nb::init<int, const std::string&, const std::string&, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                      uint32_t>(),
+             nb::arg("device"), nb::arg("filter"), nb::arg("dtype"), nb::arg("channels"), nb::arg("width"),
+             nb::arg("height"), nb::arg("images"), nb::arg("skipped_levels"), nb::arg("texture_levels"))
+        .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("target"),
+             nb::arg("stream"),
+             "target.images images (device pointers sharing dtype and strides b, c, y, x) into target.out.");
 }
 
 #else

@@ -20,16 +20,11 @@ _textures: Dict[Tuple[int, int, int, int, str, int], CudaBackend] = {}
 def cuda_texture(spec: ImageSpec, format: str, levels: int) -> CudaBackend:
     """The texture kept for frames of this device, size, batch and format (8 kept; a texture
     of the first use is allocated then, never again)."""
-    return kept_texture(spec.device_index, spec.width, spec.height, spec.batch, format, levels)
-
-
-def kept_texture(device_index: int, width: int, height: int, layers: int, format: str, levels: int) -> CudaBackend:
-    """cuda_texture() by geometry: for callers that fill layers from several tensors."""
-    key = (device_index, width, height, layers, format, levels)
+    key = (spec.device_index, spec.width, spec.height, spec.batch, format, levels)
     with _lock:
         texture = _textures.pop(key, None)
         if texture is None:
-            texture = CudaBackend(device_index, width, height, layers, format, levels)
+            texture = CudaBackend(spec.device_index, spec.width, spec.height, spec.batch, format, levels)
         _textures[key] = texture
         while len(_textures) > 8:
             _textures.pop(next(iter(_textures)))

@@ -92,6 +92,32 @@ def test_cuda_equals_host_path(rng, name):
     assert np.abs(host - device).max() <= STEP
 
 
+@pytest.mark.parametrize("filter", ["texture", "bicubic"])
+def test_lists_batches_and_single_images_give_the_same_values(rng, filter):
+    # 40 images: more than one launch takes (32); a list is separate allocations, a batch one.
+    import torch
+    batch = torch.stack([cuda(smooth_image(rng, 90, 120)) for _ in range(40)])
+    processor = CLIPImageProcessor(filter=filter, size={"shortest_edge": 40}, crop_size=40)
+    as_batch = processor(batch).pixel_values
+    as_list = processor([image.clone() for image in batch]).pixel_values
+    one_by_one = torch.cat([processor(image).pixel_values for image in batch])
+    assert as_batch.shape == (40, 3, 40, 40)
+    assert torch.equal(as_batch, as_list) and torch.equal(as_batch, one_by_one)
+    channels_last = processor([image.permute(1, 2, 0).contiguous() for image in batch]).pixel_values
+    assert torch.equal(as_batch, channels_last)
+
+
+def test_deep_chains_keep_only_the_levels_they_read(rng):
+    # 2048^2 -> 16^2: seven box levels from the tensor in two passes; only the second pass's
+    # source is kept as a tensor, the last goes straight into the texture. Against the CPU
+    # reference's full chain.
+    image = smooth_image(rng, 2048, 2048)
+    config = dict(size={"shortest_edge": 16}, crop_size=16)
+    host = CLIPImageProcessor(backend="cpu", **config)(image)["pixel_values"]
+    device = CLIPImageProcessor(**config)(cuda(image))["pixel_values"].cpu().numpy()
+    assert np.abs(host - device).mean() < 0.005 and np.abs(host - device).max() < 0.1
+
+
 def test_reduced_precision_outputs(rng):
     import torch
     image = cuda(smooth_image(rng, 500, 700))

@@ -165,4 +165,6 @@ def grid_table(framework: str, rows: List[List[int]]) -> Any:
 
 
 def _same_source(a: ImageSpec, b: ImageSpec) -> bool:
-    return (a.width, a.height, a.dtype) == (b.width, b.height, b.dtype)
+    """Whether two images can share a launch: one size, dtype and layout (strides but the
+    batch's; an unbatched image's batch stride is 0)."""
+    return (a.width, a.height, a.dtype, a.strides[1:]) == (b.width, b.height, b.dtype, b.strides[1:])

@@ -2,8 +2,10 @@
 rescaled + normalized pixels written once into the model's tensor layout.
 
 CUDA images: one fused kernel (cuda/image_resize.h) on the caller's stream, no host sync:
-  filter='texture'  the images go into a kept texture, their box mips are built, and the
-                    texture unit takes one anisotropic trilinear sample per output pixel;
+  filter='texture'  one launch computes the images' box mips from the tensors and writes
+                    the levels the sampler reads into a kept texture (finer levels are
+                    dropped), then the texture unit takes one anisotropic trilinear sample
+                    per output pixel (interop/cuda_image_resizer.h);
   filter='bicubic'  PyTorch's antialiased bicubic, straight from the tensor (what Hugging
                     Face's processors compute, to float rounding).
 Host images: the same two filters through the engine's CPU/Vulkan samplers (layouts.resize)
@@ -17,7 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core, _tensors, layouts
-from .._backends import DEFAULT_FORMAT, bcyx_strides, cuda_tensor_mips, full_levels, level_extent
+from .._backends import DEFAULT_FORMAT, full_levels
 from .._tensors import ImageSpec
 from ..pyramid import TexturePyramid
 from ._rules import ProcessorInputError
@@ -117,51 +119,44 @@ def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte:
     return t
 
 
+_ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
+_resizers: "dict[Any, Any]" = {}
+
+
+def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
+    """The kept CudaImageResizer for images like `spec` through `plan` (its texture has
+    room for `images` rounded up to a power of two, so batch sizes share one)."""
+    skip = skipped_levels(spec, plan) if filter == "texture" else 0
+    levels = levels_for(spec.width, spec.height, plan) - skip if filter == "texture" else 1
+    room = 1 << (images - 1).bit_length()
+    key = (spec.device_index, filter, spec.dtype, spec.width, spec.height, room, skip, levels)
+    resizer = _resizers.pop(key, None)
+    if resizer is None:
+        resizer = _core.CudaImageResizer(spec.device_index, filter, spec.dtype, 3, spec.width, spec.height, room,
+                                         skip, levels)
+    _resizers[key] = resizer
+    while len(_resizers) > 8:
+        _resizers.pop(next(iter(_resizers)))
+    return resizer
+
+
 def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, out_itemsize: int, offset: int,
                stream: int, first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
-    """Writes the images' values at element `offset` of the output; one launch per image
-    tensor for 'bicubic', writes + mips + one launch for 'texture'."""
-    from ..functional import kept_texture
+    """Writes the images' values (specs of one size, dtype and strides) at element `offset`
+    of the output: one CudaImageResizer run, a few launches whatever the image count."""
     first = specs[0]
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
-    round_to_byte = first.dtype == "uint8"
-    images = sum(s.batch for s in specs)
-    if filter == "bicubic":
-        done = 0
-        for s in specs:
-            t = _target(plan, s.batch, first_time, times, round_to_byte, out_dtype)
-            t.out = out_ptr + (offset + done * plan.values_per_image()) * out_itemsize
-            _core.resize_bicubic(s.device_index, s.ptr, s.dtype, list(s.strides), 3, s.width, s.height, t, stream)
-            done += s.batch
-        return
-    format = DEFAULT_FORMAT[first.dtype]
-    # Levels below the first one the sampler reads never need a texture: the box chain up
-    # to it is computed from the tensors themselves (bit-identical to the texture's levels),
-    # so a 4096^2 image shrunk to 980^2 puts only its 1024^2 level into the texture.
-    skip = skipped_levels(first, plan)
-    width, height = level_extent(first.width, first.height, skip)
-    levels = levels_for(first.width, first.height, plan) - skip
-    texture = kept_texture(first.device_index, width, height, images, format, levels)
-    layer = 0
-    for s in specs:
-        if skip:
-            base = cuda_tensor_mips(s, skip + 1, stream)[-1]
-            ptr, strides = _tensors.pointer_and_strides(base, s.framework)
-            texture.core.write(ptr, s.dtype, bcyx_strides(strides, s.channels_last), 3, 0, 0, width, height,
-                               layer, s.batch, stream)
-        else:
-            texture.core.write(s.ptr, s.dtype, list(s.strides), 3, 0, 0, s.width, s.height, layer, s.batch, stream)
-        layer += s.batch
-    if levels > 1:
-        texture.core.generate_mipmaps(stream)
-    t = _target(plan, images, first_time, times, round_to_byte, out_dtype)
+    step = first.strides[0] * _ITEMSIZE[first.dtype]
+    images = [s.ptr + b * step for s in specs for b in range(s.batch)]
+    t = _target(plan, len(images), first_time, times, first.dtype == "uint8", out_dtype)
     t.out = out_ptr + offset * out_itemsize
-    texture.core.resize(t, stream)
+    _resizer(first, plan, filter, len(images)).run(images, first.dtype, list(first.strides), t, stream)
 
 
 def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
-    """Box levels computed from the tensor before the texture: all below the finest level
-    the sampler can read (the smaller scale's), for dtypes the tensor path takes."""
+    """Box levels computed from the tensors and not kept: all below the finest level the
+    sampler can read (the smaller scale's), for dtypes the tensor path takes. So a 4096^2
+    image shrunk to 980^2 puts only its 1024^2 and 512^2 levels into the texture."""
     if spec.dtype == "bfloat16":
         return 0
     scale = min(spec.width / plan.resized[1], spec.height / plan.resized[0])

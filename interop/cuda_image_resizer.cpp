@@ -1,0 +1,146 @@
+#include "cuda_image_resizer.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "cuda_tensor_mips.h"
+#include "error.h"
+#include "texture.h"
+
+namespace tvlm {
+
+namespace {
+
+size_t element_size(TensorDtype dtype) {
+    switch (dtype) {
+        case TensorDtype::u8: return 1;
+        case TensorDtype::f16:
+        case TensorDtype::bf16: return 2;
+        case TensorDtype::f32: return 4;
+    }
+    return 4;
+}
+
+// The texture format whose texels hold the dtype's values (what the Python package's
+// DEFAULT_FORMAT picks): bytes in rgba8, float16 in rgba16f, the rest in rgba32f.
+Format texture_format(TensorDtype dtype) {
+    switch (dtype) {
+        case TensorDtype::u8: return Format::rgba8_unorm;
+        case TensorDtype::f16: return Format::rgba16f;
+        default: return Format::rgba32f;
+    }
+}
+
+// The images [first, first + count) of a launch as a list.
+ImageList list_of(std::span<const void* const> images, size_t first, size_t count) {
+    ImageList list;
+    for (size_t i = 0; i < count; ++i) list.images[i] = images[first + i];
+    list.count = static_cast<uint32_t>(count);
+    return list;
+}
+
+// `view` moved on by `images` images of its batch.
+TensorView advanced(TensorView view, size_t images) {
+    view.data = static_cast<unsigned char*>(view.data) +
+                static_cast<int64_t>(images * element_size(view.dtype)) * view.stride_b;
+    return view;
+}
+
+}  // namespace
+
+CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
+    const ResizerShape& s = shape_;
+    if (s.width == 0 || s.height == 0 || s.images == 0)
+        throw Error("a resizer needs images of a positive size and a positive count");
+    if (s.channels != 3 && s.channels != 4) throw Error("a resizer takes images of 3 or 4 channels");
+    if (s.filter == ResizeFilter::bicubic) return;
+    const uint32_t chain = std::bit_width(std::max(s.width, s.height));
+    if (s.texture_levels == 0 || s.skipped_levels + s.texture_levels > chain)
+        throw Error("levels " + std::to_string(s.skipped_levels) + " + " + std::to_string(s.texture_levels) +
+                    " exceed the " + std::to_string(chain) + " of a " + std::to_string(s.width) + "x" +
+                    std::to_string(s.height) + " image");
+    if (s.skipped_levels && s.dtype == TensorDtype::bf16)
+        throw Error("bfloat16 images have no box format of their own: skip no levels");
+    const Extent2D base = level_extent(s.width, s.height, s.skipped_levels);
+    texture_.emplace(TextureDesc{base.width, base.height, s.images, s.texture_levels, texture_format(s.dtype), false});
+    const uint32_t levels = s.skipped_levels + s.texture_levels;
+    // With levels skipped, the tensor chain writes the texture's levels in its own launch;
+    // otherwise level 0 is copied in (write_texels) and the texture builds its mips.
+    chain_fills_texture_ = s.skipped_levels > 0;
+    if (!chain_fills_texture_) return;
+    // Tensors only for the levels a later pass reads; the rest go to the texture or nowhere.
+    const std::vector<uint32_t> read = tensor_mips_pass_sources(s.width, s.height, levels);
+    std::vector<size_t> offsets(levels, SIZE_MAX);
+    size_t bytes = 0;
+    for (uint32_t l : read) {
+        const Extent2D e = level_extent(s.width, s.height, l);
+        offsets[l] = bytes;
+        bytes += size_t{s.images} * s.channels * e.width * e.height * element_size(s.dtype);
+        bytes = (bytes + 255) / 256 * 256;  // each level aligned like an allocation
+    }
+    if (bytes) scratch_ = DeviceBuffer<unsigned char>(bytes);
+    for (uint32_t l = 1; l < levels; ++l) {
+        const Extent2D e = level_extent(s.width, s.height, l);
+        TensorView v;
+        v.dtype = s.dtype;
+        v.channels = s.channels;
+        v.stride_x = 1;
+        v.stride_y = e.width;
+        v.stride_c = int64_t{e.width} * e.height;
+        v.stride_b = v.stride_c * s.channels;
+        v.data = offsets[l] == SIZE_MAX ? nullptr : scratch_.data() + offsets[l];
+        levels_.push_back(v);
+    }
+}
+
+void CudaImageResizer::run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
+                           cudaStream_t stream) const {
+    check_resize_target(target);
+    if (images.size() != target.images || images.size() > shape_.images)
+        throw Error("a resizer run of " + std::to_string(images.size()) + " images for a target of " +
+                    std::to_string(target.images) + " (the resizer takes at most " + std::to_string(shape_.images) + ")");
+    if (target.first_layer != 0) throw Error("a resizer run writes from its first image: first_layer 0");
+    if (std::find(images.begin(), images.end(), nullptr) != images.end())
+        throw Error("an image has no data (a null pointer)");
+    if (view.dtype != shape_.dtype || view.channels != shape_.channels)
+        throw Error("the images' dtype or channels are not the resizer's");
+    if (shape_.filter == ResizeFilter::bicubic) {
+        const size_t out_size = target.out_dtype == TensorDtype::f32 ? 4 : 2;
+        for (size_t first = 0; first < images.size(); first += kMaxListedImages) {
+            const size_t count = std::min<size_t>(kMaxListedImages, images.size() - first);
+            ResizeTarget part = target;
+            part.images = static_cast<uint32_t>(count);
+            part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
+            resize_bicubic(view, shape_.width, shape_.height, part, stream, list_of(images, first, count));
+        }
+        return;
+    }
+    fill_texture(view, images, stream);
+    texture_->resize(target, stream);
+}
+
+void CudaImageResizer::fill_texture(const TensorView& view, std::span<const void* const> images,
+                                    cudaStream_t stream) const {
+    const ResizerShape& s = shape_;
+    TextureLevels texture;
+    texture.surfaces.assign(s.skipped_levels + s.texture_levels, 0);
+    for (uint32_t l = 0; l < s.texture_levels; ++l) texture.surfaces[s.skipped_levels + l] = texture_->level_surface(l);
+    texture.layered = s.images > 1;
+    for (size_t first = 0; first < images.size(); first += kMaxListedImages) {
+        const size_t count = std::min<size_t>(kMaxListedImages, images.size() - first);
+        const ImageList list = list_of(images, first, count);
+        if (!chain_fills_texture_) {
+            texture_->write(view, {0, 0, s.width, s.height, static_cast<uint32_t>(first), static_cast<uint32_t>(count)},
+                            stream, list);
+            continue;
+        }
+        std::vector<TensorView> levels;
+        for (const TensorView& level : levels_) levels.push_back(level.data ? advanced(level, first) : level);
+        texture.first_layer = static_cast<uint32_t>(first);
+        generate_tensor_mips(view, s.width, s.height, static_cast<uint32_t>(count), levels, stream, list, texture);
+    }
+    if (!chain_fills_texture_ && s.texture_levels > 1) texture_->generate_mips(stream);
+}
+
+}  // namespace tvlm

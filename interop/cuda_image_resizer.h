@@ -1,0 +1,70 @@
+#pragma once
+// An image processor's GPU work for images of one size and dtype (python/texturevlm/
+// processors) in one call, whatever the number of images:
+//  - texture filter: one box-mip launch over the tensors themselves (cuda_tensor_mips.h)
+//    writes the levels the sampler reads straight into a texture kept between calls (the
+//    finer levels are computed and dropped: a 4096^2 image shrunk to 224^2 puts 256^2 and
+//    128^2 into the texture), then the fused resize (cuda/image_resize.h) takes one
+//    texture sample per output pixel: two launches a call (three where nothing is
+//    skipped: level 0 is copied in and the texture builds its own mips);
+//  - bicubic filter: the fused resize straight from the tensors.
+// Images are device pointers sharing one view (dtype, strides, channels): the tensors of
+// a list or the images of a batch, 32 per launch (ImageList), so a list of 8 tensors costs
+// the launches of one batch. Allocates at construction only; runs are stream-ordered with
+// no host sync. Move-only.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cuda_pyramid.h"
+#include "device_buffer.h"
+#include "image_resize.h"
+#include "tensor_texels.h"
+
+namespace tvlm {
+
+enum class ResizeFilter : uint8_t { texture, bicubic };
+
+struct ResizerShape {
+    ResizeFilter filter = ResizeFilter::texture;
+    TensorDtype dtype = TensorDtype::u8;  // the images' (bfloat16: no skipped levels)
+    uint32_t channels = 3;
+    uint32_t width = 0, height = 0;       // the images'
+    uint32_t images = 1;                  // the most one run takes
+    uint32_t skipped_levels = 0;          // texture: box levels computed from the tensors
+    uint32_t texture_levels = 1;          // texture: its levels, from level skipped_levels on
+};
+
+class CudaImageResizer {
+public:
+    // On the current CUDA device. Throws Error for an empty shape, levels the chain does not
+    // have, or skipped levels of a bfloat16 image (no box format of its own).
+    explicit CudaImageResizer(const ResizerShape& shape);
+    CudaImageResizer(CudaImageResizer&&) noexcept = default;
+    CudaImageResizer& operator=(CudaImageResizer&&) noexcept = default;
+
+    // target.images images (image i at images[i], read through `view`'s dtype, strides and
+    // channels; view.data unused) resized into `target` from its first_layer 0. Throws
+    // Error, launching nothing, for a count that is not target.images or exceeds the
+    // shape's, a null image, a view unlike the shape, or a target check_resize_target refuses.
+    void run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
+             cudaStream_t stream) const;
+
+    const ResizerShape& shape() const { return shape_; }
+
+private:
+    void fill_texture(const TensorView& view, std::span<const void* const> images, cudaStream_t stream) const;
+
+    ResizerShape shape_;
+    std::optional<CudaPyramid> texture_;
+    // Whether the tensor chain writes the texture's levels (levels skipped); if not, level
+    // 0 is copied in and the texture builds its mips.
+    bool chain_fills_texture_ = false;
+    DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
+    std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
+};
+
+}  // namespace tvlm
