@@ -23,14 +23,7 @@ __device__ inline float load_element(const void* data, TensorDtype dtype, int64_
 // Element 0 of image b: the list's image where there is one, else the view's batch.
 __device__ inline const void* image_data(const TensorView& view, const ImageList& list, uint32_t b) {
     if (list.count) return list.images[b];
-    const int64_t offset = int64_t(b) * view.stride_b;
-    switch (view.dtype) {
-        case TensorDtype::u8: return static_cast<const unsigned char*>(view.data) + offset;
-        case TensorDtype::f16:
-        case TensorDtype::bf16: return static_cast<const __half*>(view.data) + offset;
-        case TensorDtype::f32: return static_cast<const float*>(view.data) + offset;
-    }
-    return view.data;
+    return static_cast<const unsigned char*>(view.data) + int64_t(b) * view.stride_b * element_bytes(view.dtype);
 }
 
 // Floats convert to float16 / bfloat16 to nearest even; to uint8 by truncation (callers round).

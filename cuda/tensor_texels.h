@@ -13,6 +13,14 @@ namespace tvlm {
 
 enum class TensorDtype : uint8_t { u8, f16, bf16, f32 };
 
+// Bytes of one element, on the host and in kernels.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+constexpr uint32_t element_bytes(TensorDtype dtype) {
+    return dtype == TensorDtype::u8 ? 1 : dtype == TensorDtype::f32 ? 4 : 2;
+}
+
 // Element (b, c, y, x) of a tensor sits at data + b*stride_b + c*stride_c + y*stride_y +
 // x*stride_x elements: [B, C, H, W] and [B, H, W, C] are only different strides.
 struct TensorView {

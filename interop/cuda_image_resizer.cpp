@@ -12,16 +12,6 @@ namespace tvlm {
 
 namespace {
 
-size_t element_size(TensorDtype dtype) {
-    switch (dtype) {
-        case TensorDtype::u8: return 1;
-        case TensorDtype::f16:
-        case TensorDtype::bf16: return 2;
-        case TensorDtype::f32: return 4;
-    }
-    return 4;
-}
-
 // The texture format whose texels hold the dtype's values (what the Python package's
 // DEFAULT_FORMAT picks): bytes in rgba8, float16 in rgba16f, the rest in rgba32f.
 Format texture_format(TensorDtype dtype) {
@@ -43,7 +33,7 @@ ImageList list_of(std::span<const void* const> images, size_t first, size_t coun
 // `view` moved on by `images` images of its batch.
 TensorView advanced(TensorView view, size_t images) {
     view.data = static_cast<unsigned char*>(view.data) +
-                static_cast<int64_t>(images * element_size(view.dtype)) * view.stride_b;
+                static_cast<int64_t>(images * element_bytes(view.dtype)) * view.stride_b;
     return view;
 }
 
@@ -76,10 +66,12 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     for (uint32_t l : read) {
         const Extent2D e = level_extent(s.width, s.height, l);
         offsets[l] = bytes;
-        bytes += size_t{s.images} * s.channels * e.width * e.height * element_size(s.dtype);
+        bytes += size_t{s.images} * s.channels * e.width * e.height * element_bytes(s.dtype);
         bytes = (bytes + 255) / 256 * 256;  // each level aligned like an allocation
     }
     if (bytes) scratch_ = DeviceBuffer<unsigned char>(bytes);
+    surfaces_.assign(levels, 0);
+    for (uint32_t l = 0; l < s.texture_levels; ++l) surfaces_[s.skipped_levels + l] = texture_->level_surface(l);
     for (uint32_t l = 1; l < levels; ++l) {
         const Extent2D e = level_extent(s.width, s.height, l);
         TensorView v;
@@ -106,7 +98,7 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
     if (shape_.filter == ResizeFilter::bicubic) {
-        const size_t out_size = target.out_dtype == TensorDtype::f32 ? 4 : 2;
+        const size_t out_size = element_bytes(target.out_dtype);
         for (size_t first = 0; first < images.size(); first += kMaxListedImages) {
             const size_t count = std::min<size_t>(kMaxListedImages, images.size() - first);
             ResizeTarget part = target;
@@ -123,10 +115,6 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
 void CudaImageResizer::fill_texture(const TensorView& view, std::span<const void* const> images,
                                     cudaStream_t stream) const {
     const ResizerShape& s = shape_;
-    TextureLevels texture;
-    texture.surfaces.assign(s.skipped_levels + s.texture_levels, 0);
-    for (uint32_t l = 0; l < s.texture_levels; ++l) texture.surfaces[s.skipped_levels + l] = texture_->level_surface(l);
-    texture.layered = s.images > 1;
     for (size_t first = 0; first < images.size(); first += kMaxListedImages) {
         const size_t count = std::min<size_t>(kMaxListedImages, images.size() - first);
         const ImageList list = list_of(images, first, count);
@@ -137,8 +125,8 @@ void CudaImageResizer::fill_texture(const TensorView& view, std::span<const void
         }
         std::vector<TensorView> levels;
         for (const TensorView& level : levels_) levels.push_back(level.data ? advanced(level, first) : level);
-        texture.first_layer = static_cast<uint32_t>(first);
-        generate_tensor_mips(view, s.width, s.height, static_cast<uint32_t>(count), levels, stream, list, texture);
+        generate_tensor_mips(view, s.width, s.height, static_cast<uint32_t>(count), levels, stream, list,
+                             {surfaces_, static_cast<uint32_t>(first), s.images > 1});
     }
     if (!chain_fills_texture_ && s.texture_levels > 1) texture_->generate_mips(stream);
 }

@@ -65,6 +65,7 @@ private:
     bool chain_fills_texture_ = false;
     DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
     std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
+    std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
 };
 
 }  // namespace tvlm

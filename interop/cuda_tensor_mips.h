@@ -25,7 +25,7 @@ namespace tvlm {
 // image's strides. `texture`: levels also written into a texture's level surfaces as
 // they are computed, so a texture's chain is filled in the same launches.
 struct TextureLevels {
-    std::vector<cudaSurfaceObject_t> surfaces;  // by chain level (from 1; 0: none)
+    std::span<const cudaSurfaceObject_t> surfaces;  // by chain level (from 1; 0: none)
     uint32_t first_layer = 0;                   // texture layer of image 0
     bool layered = false;
 };

@@ -127,10 +127,9 @@ class Runner:
         if self.device == "cuda":
             out = _tensors.empty(self.framework, "cuda", self.index, shape, self.out_dtype)
             ptr = _tensors.pointer_and_strides(out, self.framework)[0]
-            itemsize = 4 if self.out_dtype == "float32" else 2
             offset = 0
             for run, plan in self._runs(plans):
-                write_cuda(run, plan, self.filter, ptr, itemsize, offset, self.stream, out_dtype=self.out_dtype)
+                write_cuda(run, plan, self.filter, ptr, offset, self.stream, out_dtype=self.out_dtype)
                 offset += plan.values_per_image() * sum(s.batch for s in run)
             return _tensors.hand_over(out, self.framework, self.index, self.stream)
         parts = [write_host(run, plan, self.filter, self.backend) for run, plan in self._runs(plans)]

@@ -140,8 +140,8 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     return resizer
 
 
-def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, out_itemsize: int, offset: int,
-               stream: int, first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
+def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, offset: int, stream: int,
+               first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
     """Writes the images' values (specs of one size, dtype and strides) at element `offset`
     of the output: one CudaImageResizer run, a few launches whatever the image count."""
     first = specs[0]
@@ -149,7 +149,7 @@ def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, ou
     step = first.strides[0] * _ITEMSIZE[first.dtype]
     images = [s.ptr + b * step for s in specs for b in range(s.batch)]
     t = _target(plan, len(images), first_time, times, first.dtype == "uint8", out_dtype)
-    t.out = out_ptr + offset * out_itemsize
+    t.out = out_ptr + offset * _ITEMSIZE[out_dtype]
     _resizer(first, plan, filter, len(images)).run(images, first.dtype, list(first.strides), t, stream)
 
 
@@ -163,11 +163,12 @@ def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
     return max(0, math.floor(math.log2(scale))) if scale >= 2 else 0
 
 
-def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, first_time: int, stream: int,
-                      out_dtype: str) -> None:
-    """One frame already in a texture (a video ring's) into time slot `first_time`."""
+def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, offset: int, first_time: int,
+                      stream: int, out_dtype: str) -> None:
+    """One frame already in a texture (a video ring's) into time slot `first_time`, at
+    element `offset` of the output."""
     t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
-    t.out = out_ptr
+    t.out = out_ptr + offset * _ITEMSIZE[out_dtype]
     texture.core.resize(t, stream)
 
 

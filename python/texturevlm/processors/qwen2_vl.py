@@ -138,10 +138,9 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
             return runner.host_result(finish_host(planar, plan, frames[0].dtype == "uint8", frames=True))
         out = _tensors.empty(runner.framework, "cuda", runner.index, shape, runner.out_dtype)
         ptr = _tensors.pointer_and_strides(out, runner.framework)[0]
-        itemsize = 4 if runner.out_dtype == "float32" else 2
         for g in range(groups):
             for k in range(t):
-                write_cuda([frames[g * t + k]], plan, runner.filter, ptr, itemsize, g * plan.values_per_image(),
+                write_cuda([frames[g * t + k]], plan, runner.filter, ptr, g * plan.values_per_image(),
                            runner.stream, first_time=k, times=1, out_dtype=runner.out_dtype)
         return _tensors.hand_over(out, runner.framework, runner.index, runner.stream)
 
@@ -168,12 +167,11 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         shape = (frames // t * plan.patches_per_image(), 3 * t * self.patch_size ** 2)
         out = _tensors.empty(framework, "cuda", pyramid.device_index, shape, self.dtype)
         ptr = _tensors.pointer_and_strides(out, framework)[0]
-        itemsize = 4 if self.dtype == "float32" else 2
         byte_frames = "uint8" if pyramid.format == "rgba8" else "float32"
         with recent(frames, s) as textures:
             for i, texture in enumerate(textures):
                 g, k = divmod(i, t)
-                resize_ring_frame(texture, plan, byte_frames, ptr + g * plan.values_per_image() * itemsize, k, s,
+                resize_ring_frame(texture, plan, byte_frames, ptr, g * plan.values_per_image(), k, s,
                                   self.dtype)
         grid = grid_table(framework, [self.grid(plan, frames // t)])
         return BatchFeature(pixel_values_videos=_tensors.hand_over(out, framework, pyramid.device_index, s),
