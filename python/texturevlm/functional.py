@@ -4,6 +4,7 @@ torch custom ops of texturevlm.ops for torch tensors, so torch.compile traces th
 CUDA graphs capture them."""
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -32,9 +33,12 @@ def cuda_texture(spec: ImageSpec, format: str, levels: int) -> CudaBackend:
 
 
 def clear_cache() -> None:
-    """Frees the textures kept for the functional API."""
+    """Frees the textures kept for the functional API and for the processors."""
     with _lock:
         _textures.clear()
+    processors = sys.modules.get(__package__ + ".processors._resize")
+    if processors is not None:
+        processors.clear_cache()
 
 
 def stores_exactly(format: str, dtype: str) -> bool:

@@ -154,3 +154,11 @@ def test_processors_make_no_host_sync(rng):
     processor(image)
     assert not torch.cuda.current_stream().query()
     torch.cuda.synchronize()
+
+
+def test_clear_cache_frees_the_processors_textures(rng):
+    from texturevlm.processors import _resize
+    CLIPImageProcessor()(cuda(smooth_image(rng, 300, 400)))
+    assert _resize._resizers and _resize._targets
+    tv.clear_cache()
+    assert not _resize._resizers and not _resize._targets

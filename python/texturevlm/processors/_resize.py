@@ -140,6 +140,13 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     return resizer
 
 
+def clear_cache() -> None:
+    """Frees the kept resizers (their textures) and targets: texturevlm.clear_cache() and
+    interpreter exit call it, so nothing is left for nanobind to report."""
+    _resizers.clear()
+    _targets.clear()
+
+
 def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, offset: int, stream: int,
                first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
     """Writes the images' values (specs of one size, dtype and strides) at element `offset`
