@@ -97,7 +97,49 @@ __device__ float box_value(const Filter& filter, const Plane<E>& src, uint32_t x
     return filter.stored_value(n, static_cast<double>(tx.sum) * ty.sum, 0);
 }
 
-template <class E, bool kHalving>
+// Byte k of the eight in `w`.
+__device__ inline float byte_of(uint2 w, uint32_t k) {
+    return static_cast<float>(((k < 4 ? w.x : w.y) >> (8 * (k % 4))) & 0xFFu);
+}
+
+// first_tile for 2:1 steps over uint8 planes whose rows are 8-byte aligned with stride_x 1:
+// a thread reads 8 bytes of each of its two source rows and makes four adjacent texels, so
+// a warp load moves 256 bytes. (One-byte loads moved 64 and held the kernel at 0.7 TB/s.)
+template <class Store>
+__device__ void first_tile_of_bytes(const Filter& filter, float* tile_a, const Plane<const uint8_t>& src,
+                                    uint32_t tile_x, uint32_t tile_y, uint32_t width, uint32_t height, Store store) {
+    constexpr uint32_t kRun = 4, kRunsPerRow = kTile / kRun;
+    static_assert(kTile * kTile == TVLM_BOX_THREADS * kRun, "one run of four texels per thread covers the tile");
+    const uint32_t lx = threadIdx.x % kRunsPerRow * kRun, ly = threadIdx.x / kRunsPerRow;
+    const uint32_t x = tile_x * kTile + lx, y = tile_y * kTile + ly;
+    float v[kRun] = {};
+    if (x < width && y < height) {
+        if (x + kRun <= width) {
+            const uint2 top = __ldg(reinterpret_cast<const uint2*>(src.at(2 * x, 2 * y)));
+            const uint2 bottom = __ldg(reinterpret_cast<const uint2*>(src.at(2 * x, 2 * y + 1)));
+#pragma unroll
+            for (uint32_t k = 0; k < kRun; ++k)
+                v[k] = filter.halve(byte_of(top, 2 * k), byte_of(top, 2 * k + 1), byte_of(bottom, 2 * k),
+                                    byte_of(bottom, 2 * k + 1));
+        } else {  // the row's last texels: a full 8-byte load would pass its end
+            for (uint32_t k = 0; x + k < width; ++k) {
+                const uint32_t sx = 2 * (x + k);
+                v[k] = filter.halve(src.load(sx, 2 * y), src.load(sx + 1, 2 * y), src.load(sx, 2 * y + 1),
+                                    src.load(sx + 1, 2 * y + 1));
+            }
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < kRun; ++k)
+            if (x + k < width) store(1, x + k, y, v[k]);
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < kRun; ++k) tile_a[ly * kTile + lx + k] = v[k];
+}
+
+// kStep: halving (2:1 in both axes), odd (any ratio), or halving bytes with aligned rows.
+enum class Step { halving, odd, aligned_bytes };
+
+template <class E, Step kStep>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __grid_constant__ TensorMipsPass p) {
     __shared__ float tile_a[kTile * kTile];
     __shared__ float tile_b[kTile * kTile / 4];
@@ -111,8 +153,10 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __g
         if (level.data) Plane<E>(level, b, c).store(x, y, v);  // null: a level nobody reads
         store_surface<E>(p.surfaces, step, b, c, x, y, v);
     };
-    first_tile(tile_a, tile_x, tile_y, width, height, [&](uint32_t x, uint32_t y) {
-        if (kHalving)
+    if constexpr (kStep == Step::aligned_bytes)
+        first_tile_of_bytes(filter, tile_a, src, tile_x, tile_y, width, height, store_level);
+    else first_tile(tile_a, tile_x, tile_y, width, height, [&](uint32_t x, uint32_t y) {
+        if (kStep == Step::halving)
             return filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
                                 src.load(2 * x + 1, 2 * y + 1), 0);
         return box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
@@ -120,11 +164,30 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __g
     halve_tile_levels(filter, tile_a, tile_b, p.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
+// Whether every row of every plane the pass reads starts on an 8-byte boundary, with
+// bytes adjacent in x (first_tile_of_bytes's loads).
+bool rows_aligned_to_8(const TensorMipsPass& p) {
+    const TensorView& v = p.src;
+    if (v.stride_x != 1 || v.stride_y % 8 || v.stride_c % 8 || (p.layers > 1 && !p.sources.count && v.stride_b % 8))
+        return false;
+    const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 8 == 0; };
+    if (!p.sources.count) return aligned(v.data);
+    for (uint32_t i = 0; i < p.sources.count; ++i)
+        if (!aligned(p.sources.images[i])) return false;
+    return true;
+}
+
 template <class E>
 void launch_for(const TensorMipsPass& p, dim3 grid, cudaStream_t stream) {
     const bool halving = p.params.src_width % 2 == 0 && p.params.src_height % 2 == 0;
-    if (halving) tensor_mips_kernel<E, true><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
-    else tensor_mips_kernel<E, false><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
+    if constexpr (std::is_same_v<E, uint8_t>) {
+        if (halving && rows_aligned_to_8(p)) {
+            tensor_mips_kernel<E, Step::aligned_bytes><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
+            return;
+        }
+    }
+    if (halving) tensor_mips_kernel<E, Step::halving><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
+    else tensor_mips_kernel<E, Step::odd><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
 }
 
 }  // namespace

@@ -59,15 +59,48 @@ __device__ bool thread_texel(const Copy& c, uint32_t& x, uint32_t& y, uint32_t& 
 // access strided and was 3x slower still), and a thread has four loads in flight.
 constexpr uint32_t kWriteRun = 4;
 
-template <SurfaceTexel T>
+// A warp's run of 4 x 32 texels from a uint8 tensor whose rows are 4-byte aligned with
+// stride_x 1: each lane loads one 32-bit word per channel (4 adjacent texels; a warp load
+// moves 128 bytes, where one-byte loads moved 32 and held the copy at 0.4 TB/s), then the
+// words are passed around the warp so that store k of lane i is still texel k * 32 + i and
+// each store instruction stays one contiguous run.
+__device__ void load_byte_run(const Copy& c, const unsigned char* row, uint32_t x_first, float4 v[kWriteRun]) {
+    const TensorView& t = c.tensor;
+    const uint32_t lane = threadIdx.x;  // blockDim.x is one warp
+    uint32_t words[4];
+#pragma unroll
+    for (uint32_t ch = 0; ch < 4; ++ch)
+        words[ch] = ch < t.channels ? __ldg(reinterpret_cast<const uint32_t*>(row + ch * t.stride_c + x_first) + lane)
+                                    : 0xFFFFFFFFu;  // 3 channels: opaque alpha
+#pragma unroll
+    for (uint32_t k = 0; k < kWriteRun; ++k) {
+        float value[4];
+#pragma unroll
+        for (uint32_t ch = 0; ch < 4; ++ch)
+            value[ch] = float((__shfl_sync(0xFFFFFFFFu, words[ch], 8 * k + lane / 4) >> (8 * (lane % 4))) & 0xFFu);
+        v[k] = make_float4(value[0], value[1], value[2], value[3]);
+    }
+}
+
+template <SurfaceTexel T, bool kAlignedBytes>
 __global__ void write_kernel(const __grid_constant__ Copy c) {
-    const uint32_t x0 = c.block.x + blockIdx.x * blockDim.x * kWriteRun + threadIdx.x;
+    const uint32_t x_first = c.block.x + blockIdx.x * blockDim.x * kWriteRun;
+    const uint32_t x0 = x_first + threadIdx.x;
     const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y, b = blockIdx.z;
     const uint32_t x_end = c.block.x + c.block.width;
-    if (y >= c.block.y + c.block.height) return;
+    if (y >= c.block.y + c.block.height) return;  // whole warps: a warp is one row
     const TensorView& t = c.tensor;
     const void* data = image_data(t, c.sources, b);
     const bool byte_tensor = t.dtype == TensorDtype::u8;
+    if (kAlignedBytes && x_first + kWriteRun * blockDim.x <= x_end) {
+        float4 v[kWriteRun];
+        load_byte_run(c, static_cast<const unsigned char*>(data) + int64_t(y) * t.stride_y, x_first, v);
+#pragma unroll
+        for (uint32_t k = 0; k < kWriteRun; ++k)
+            store<T>(c.level, x0 + k * blockDim.x, y, c.block.first_layer + b, c.layered,
+                     to_texel(v[k], T == SurfaceTexel::uchar4, true));
+        return;
+    }
     const float alpha = byte_tensor ? 255.0f : 1.0f;
     float4 v[kWriteRun];
 #pragma unroll
@@ -88,6 +121,72 @@ __global__ void write_kernel(const __grid_constant__ Copy c) {
     }
 }
 
+// Byte k (0..3) of a word, as a float.
+__device__ inline float byte_of(uint32_t word, uint32_t k) { return float((word >> (8 * k)) & 0xFFu); }
+
+// write_kernel for a uint8 RGB(A) image into RGBA8 level 0 that also stores level 1 (its
+// 2:1 box, both sides even) from the same loads, so the texture's own mip pass for a
+// two-level chain is not needed: a warp takes a row pair. Level-1 bytes are the engine's
+// box arithmetic for bytes, floor(sum / 4 + 1/2).
+__global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurfaceObject_t next, bool aligned) {
+    const uint32_t lane = threadIdx.x, x_first = blockIdx.x * blockDim.x * kWriteRun;
+    const uint32_t y_next = blockIdx.y * blockDim.y + threadIdx.y, b = blockIdx.z;
+    if (2 * y_next >= c.block.height) return;  // whole warps: a warp is one row pair
+    const TensorView& t = c.tensor;
+    const auto* data = static_cast<const unsigned char*>(image_data(t, c.sources, b));
+    const unsigned char* rows[2] = {data + int64_t(2 * y_next) * t.stride_y, data + int64_t(2 * y_next + 1) * t.stride_y};
+    const uint32_t layer = c.block.first_layer + b;
+    const auto byte_at = [&](uint32_t r, uint32_t ch, uint32_t x) {
+        return ch < t.channels ? float(rows[r][ch * t.stride_c + int64_t(x) * t.stride_x]) : 255.0f;
+    };
+    if (aligned && x_first + kWriteRun * blockDim.x <= c.block.width) {
+        uint32_t words[2][4];
+#pragma unroll
+        for (uint32_t r = 0; r < 2; ++r)
+#pragma unroll
+            for (uint32_t ch = 0; ch < 4; ++ch)
+                words[r][ch] = ch < t.channels
+                                   ? __ldg(reinterpret_cast<const uint32_t*>(rows[r] + ch * t.stride_c + x_first) + lane)
+                                   : 0xFFFFFFFFu;
+#pragma unroll
+        for (uint32_t r = 0; r < 2; ++r)
+#pragma unroll
+            for (uint32_t k = 0; k < kWriteRun; ++k) {  // texel k * 32 + lane of the run, as write_kernel
+                float v[4];
+#pragma unroll
+                for (uint32_t ch = 0; ch < 4; ++ch) v[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[r][ch], 8 * k + lane / 4), lane % 4);
+                store<SurfaceTexel::uchar4>(c.level, x_first + k * blockDim.x + lane, 2 * y_next + r, layer, c.layered,
+                                            make_float4(v[0], v[1], v[2], v[3]));
+            }
+#pragma unroll
+        for (uint32_t j = 0; j < 2; ++j) {  // this lane's four columns make level-1 texels 2 * lane + j of the run
+            float v[4];
+#pragma unroll
+            for (uint32_t ch = 0; ch < 4; ++ch)
+                v[ch] = floorf((byte_of(words[0][ch], 2 * j) + byte_of(words[0][ch], 2 * j + 1) +
+                                byte_of(words[1][ch], 2 * j) + byte_of(words[1][ch], 2 * j + 1)) * 0.25f + 0.5f);
+            store<SurfaceTexel::uchar4>(next, x_first / 2 + 2 * lane + j, y_next, layer, c.layered,
+                                        make_float4(v[0], v[1], v[2], v[3]));
+        }
+        return;
+    }
+    for (uint32_t k = 0; k < kWriteRun; ++k) {  // the row's tail (or unaligned rows), a byte at a time
+        const uint32_t x = x_first + k * blockDim.x + lane;
+        if (x < c.block.width)
+            for (uint32_t r = 0; r < 2; ++r)
+                store<SurfaceTexel::uchar4>(c.level, x, 2 * y_next + r, layer, c.layered,
+                                            make_float4(byte_at(r, 0, x), byte_at(r, 1, x), byte_at(r, 2, x), byte_at(r, 3, x)));
+        const uint32_t x_next = x_first / 2 + k * blockDim.x + lane;
+        if (k < kWriteRun / 2 && 2 * x_next < c.block.width) {
+            float v[4];
+            for (uint32_t ch = 0; ch < 4; ++ch)
+                v[ch] = floorf((byte_at(0, ch, 2 * x_next) + byte_at(0, ch, 2 * x_next + 1) + byte_at(1, ch, 2 * x_next) +
+                                byte_at(1, ch, 2 * x_next + 1)) * 0.25f + 0.5f);
+            store<SurfaceTexel::uchar4>(next, x_next, y_next, layer, c.layered, make_float4(v[0], v[1], v[2], v[3]));
+        }
+    }
+}
+
 template <SurfaceTexel T>
 __global__ void read_kernel(Copy c) {
     uint32_t x, y, b;
@@ -100,6 +199,20 @@ __global__ void read_kernel(Copy c) {
     store_element(t.data, t.dtype, e + t.stride_c, v.y);
     store_element(t.data, t.dtype, e + 2 * t.stride_c, v.z);
     if (t.channels == 4) store_element(t.data, t.dtype, e + 3 * t.stride_c, v.w);
+}
+
+// Whether a write may take load_byte_run: uint8 RGB or RGBA, adjacent in x, every row of every plane
+// and the block's first column on a 4-byte boundary.
+bool rows_aligned_to_4(const Copy& c) {
+    const TensorView& t = c.tensor;
+    if (t.dtype != TensorDtype::u8 || t.channels < 3 || t.stride_x != 1 || t.stride_y % 4 || t.stride_c % 4 || c.block.x % 4 ||
+        (!c.sources.count && t.stride_b % 4))
+        return false;
+    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
+    if (!c.sources.count) return aligned(t.data);
+    for (uint32_t i = 0; i < c.sources.count; ++i)
+        if (!aligned(c.sources.images[i])) return false;
+    return true;
 }
 
 template <template <SurfaceTexel> class Kernel>
@@ -118,7 +231,10 @@ void launch(const Copy& c, SurfaceTexel texel, cudaStream_t stream, uint32_t tex
 }
 
 template <SurfaceTexel T> struct Write {
-    static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) { write_kernel<T><<<g, t, 0, s>>>(c); }
+    static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) {
+        if (rows_aligned_to_4(c)) write_kernel<T, true><<<g, t, 0, s>>>(c);
+        else write_kernel<T, false><<<g, t, 0, s>>>(c);
+    }
 };
 template <SurfaceTexel T> struct Read {
     static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) { read_kernel<T><<<g, t, 0, s>>>(c); }
@@ -133,6 +249,28 @@ void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool laye
                     std::to_string(sources.count) + " images: one image per layer");
     if (block.layers > 65535) throw Error("a write covers at most 65535 layers per call: split the batch");
     launch<Write>({tensor, level, layered, block, sources}, texel, stream, kWriteRun);
+}
+
+bool writes_with_next_level(const TensorView& tensor, SurfaceTexel texel, const TexelBlock& block) {
+    return tensor.dtype == TensorDtype::u8 && tensor.channels >= 3 && texel == SurfaceTexel::uchar4 && block.x == 0 &&
+           block.y == 0 && block.width % 2 == 0 && block.height % 2 == 0 && block.width && block.height;
+}
+
+void write_texels_and_next_level(const TensorView& tensor, cudaSurfaceObject_t level, cudaSurfaceObject_t next_level,
+                                 bool layered, SurfaceTexel texel, const TexelBlock& block, cudaStream_t stream,
+                                 const ImageList& sources) {
+    if (!writes_with_next_level(tensor, texel, block))
+        throw Error("a write with level 1 takes a whole uint8 RGB(A) image of even sides into an RGBA8 texture");
+    if (sources.count && sources.count != block.layers)
+        throw Error("a write of " + std::to_string(block.layers) + " layers from a list of " +
+                    std::to_string(sources.count) + " images: one image per layer");
+    if (block.layers > 65535) throw Error("a write covers at most 65535 layers per call: split the batch");
+    const Copy c{tensor, level, layered, block, sources};
+    const dim3 threads(32, 8);
+    const dim3 grid((block.width + threads.x * kWriteRun - 1) / (threads.x * kWriteRun),
+                    (block.height / 2 + threads.y - 1) / threads.y, block.layers);
+    write_halving_kernel<<<grid, threads, 0, stream>>>(c, next_level, rows_aligned_to_4(c));
+    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 void read_texels(cudaSurfaceObject_t level, bool layered, SurfaceTexel texel, const TexelBlock& block,

@@ -54,6 +54,14 @@ struct TexelBlock {
 // `sources` (count == block.layers) replaces the tensor's batch with a list of images.
 void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool layered, SurfaceTexel texel,
                   const TexelBlock& block, cudaStream_t stream, const ImageList& sources = {});
+// write_texels of a whole image that also stores its level 1 (the 2:1 box of engine/
+// box_filter.h) into `next_level` from the same loads: a texture whose chain is two levels
+// needs no mip pass. For uint8 RGB(A) tensors into RGBA8 textures, block at (0, 0) with even
+// sides (writes_with_next_level); throws Error, launching nothing, otherwise.
+bool writes_with_next_level(const TensorView& tensor, SurfaceTexel texel, const TexelBlock& block);
+void write_texels_and_next_level(const TensorView& tensor, cudaSurfaceObject_t level, cudaSurfaceObject_t next_level,
+                                 bool layered, SurfaceTexel texel, const TexelBlock& block, cudaStream_t stream,
+                                 const ImageList& sources = {});
 void read_texels(cudaSurfaceObject_t level, bool layered, SurfaceTexel texel, const TexelBlock& block,
                  const TensorView& tensor, cudaStream_t stream);
 

@@ -6,7 +6,8 @@
 //    finer levels are computed and dropped: a 4096^2 image shrunk to 224^2 puts 256^2 and
 //    128^2 into the texture), then the fused resize (cuda/image_resize.h) takes one
 //    texture sample per output pixel: two launches a call (three where nothing is
-//    skipped: level 0 is copied in and the texture builds its own mips);
+//    skipped: level 0 is copied in and the texture builds its own mips; two again for a
+//    two-level chain of uint8 images of even sides, whose copy writes level 1 too);
 //  - bicubic filter: the fused resize straight from the tensors.
 // Images are device pointers sharing one view (dtype, strides, channels): the tensors of
 // a list or the images of a batch, 32 per launch (ImageList), so a list of 8 tensors costs
@@ -63,6 +64,8 @@ private:
     // Whether the tensor chain writes the texture's levels (levels skipped); if not, level
     // 0 is copied in and the texture builds its mips.
     bool chain_fills_texture_ = false;
+    // Whether the level-0 copy also writes level 1 (uint8 images of even sides, two levels).
+    bool writes_level_1_ = false;
     DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
     std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it

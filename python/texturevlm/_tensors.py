@@ -6,7 +6,7 @@ Nothing here copies an input: CUDA tensors are read in place through their strid
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -52,6 +52,19 @@ class ImageSpec:
     batched: bool               # the input had a batch dimension
     channels_last: bool
     array: Any                  # the input itself (kept alive while in use)
+    #: CUDA images of one layout from separate tensors: image b's element 0 (else
+    #: ptr + b * strides[0]).
+    pointers: Optional[List[int]] = None
+
+    def image_pointers(self) -> List[int]:
+        """Element 0 of each image, in order."""
+        if self.pointers is not None:
+            return self.pointers
+        step = self.strides[0] * _ITEMSIZE[self.dtype]
+        return [self.ptr + b * step for b in range(self.batch)]
+
+
+_ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:

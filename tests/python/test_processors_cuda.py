@@ -107,6 +107,27 @@ def test_lists_batches_and_single_images_give_the_same_values(rng, filter):
     assert torch.equal(as_batch, channels_last)
 
 
+@pytest.mark.parametrize("name", ["clip", "qwen2_vl"])
+def test_word_reads_and_byte_reads_give_the_same_values(rng, name):
+    # Aligned uint8 rows are read a word at a time (tensor mips: 8 bytes, level-0 copy: 4);
+    # a view one byte off its allocation's alignment takes the byte-wise path. CLIP shrinks
+    # 720 x 1004 (a view of 1024-wide rows: its 502-texel level 1 ends inside a word) by 3.2
+    # (tensor mips); Qwen takes 370 x 508 to 364 x 504 (level 0 copied into the texture, level
+    # 1 made from the same loads; 508 columns end inside a warp's 128-texel run).
+    import torch
+    image = cuda(smooth_image(rng, 720, 1024))[:, :, :1004] if name == "clip" else cuda(smooth_image(rng, 370, 508))
+    shifted = torch.empty((3, image.shape[1], image.shape[2] + 1), dtype=torch.uint8, device="cuda")
+    unaligned = shifted[:, :, 1:]
+    unaligned.copy_(image)
+    assert unaligned.data_ptr() % 4 and image.data_ptr() % 8 == 0
+    processor = OURS[name]()
+    aligned_values = processor(image).pixel_values
+    assert torch.equal(aligned_values, processor(unaligned).pixel_values)
+    # A list whose last image has other strides: not one launch's list, the same values.
+    mixed = processor([image, image, unaligned]).pixel_values
+    assert torch.equal(mixed, torch.cat([aligned_values] * 3))
+
+
 def test_deep_chains_keep_only_the_levels_they_read(rng):
     # 2048^2 -> 16^2: seven box levels from the tensor in two passes; only the second pass's
     # source is kept as a tensor, the last goes straight into the texture. Against the CPU
@@ -128,10 +149,14 @@ def test_reduced_precision_outputs(rng):
         assert (low.float() - full).abs().max().item() < tol
 
 
-def test_video_from_a_ring_equals_the_frames_processed(rng):
+@pytest.mark.parametrize("height, width", [(360, 640), (370, 650)])
+def test_video_from_a_ring_equals_the_frames_processed(rng, height, width):
+    # 360 x 640 grows to 364 x 644 (level 0 only); 370 x 650 shrinks to 364 x 644, a
+    # two-level chain whose level 1 the processor's level-0 copy writes from its own loads,
+    # the ring's by the texture's mip pass: any byte apart shows here.
     import torch
-    frames = [cuda(smooth_image(rng, 360, 640)) for _ in range(3)]
-    ring = tv.TexturePyramid.create(640, 360, device="cuda", ring=3)
+    frames = [cuda(smooth_image(rng, height, width)) for _ in range(3)]
+    ring = tv.TexturePyramid.create(width, height, device="cuda", ring=3)
     processor = Qwen2VLVideoProcessor()
     for f in frames:
         ring.update(f)

@@ -126,7 +126,7 @@ class Runner:
         one size and plan share a launch."""
         if self.device == "cuda":
             out = _tensors.empty(self.framework, "cuda", self.index, shape, self.out_dtype)
-            ptr = _tensors.pointer_and_strides(out, self.framework)[0]
+            ptr = out.data_ptr() if self.framework == "torch" else _tensors.pointer_and_strides(out, self.framework)[0]
             offset = 0
             for run, plan in self._runs(plans):
                 write_cuda(run, plan, self.filter, ptr, offset, self.stream, out_dtype=self.out_dtype)

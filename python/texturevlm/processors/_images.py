@@ -117,6 +117,44 @@ def _torch_rgb_spec(image: Any) -> Optional[ImageSpec]:
                      image.data_ptr(), False, False, image)
 
 
+def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> List[ImageSpec]:
+    """The specs of every image of `images` (as flat_images finds them). A list of torch
+    CUDA [3, H, W] tensors of one shape, dtype, device and strides, or a [B, 3, H, W] CUDA
+    batch, is one spec of B images: its checks and pointers cost ~0.5 us an image, where a
+    spec each costs several (a list of 8 paid ~25 us a call)."""
+    if input_data_format is None:
+        spec = _torch_cuda_batch_spec(images)
+        if spec is not None:
+            return [spec]
+    return [rgb_spec(image, do_convert_rgb, input_data_format) for image in flat_images(images)]
+
+
+def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
+    if isinstance(images, (list, tuple)):
+        if not images:
+            return None
+        first = _torch_rgb_spec(images[0])
+        if first is None or first.device != "cuda" or len(images) == 1:
+            return first if first is not None and first.device == "cuda" else None
+        head = images[0]
+        shape, dtype, device, strides, kind = head.shape, head.dtype, head.device, head.stride(), type(head)
+        pointers = [first.ptr]
+        for image in images[1:]:
+            if (type(image) is not kind or image.shape != shape or image.dtype is not dtype
+                    or image.stride() != strides or image.device != device):
+                return None
+            pointers.append(image.data_ptr())
+        return ImageSpec("torch", "cuda", first.device_index, first.dtype, len(pointers), 3, first.height, first.width,
+                         first.strides, first.ptr, False, False, images, pointers)
+    if type(images).__module__ != "torch" or images.ndim != 4 or images.shape[1] != 3 or not images.is_cuda:
+        return None
+    first = _torch_rgb_spec(images[0]) if images.shape[0] else None
+    if first is None:
+        return None
+    return ImageSpec("torch", "cuda", first.device_index, first.dtype, images.shape[0], 3, first.height, first.width,
+                     (images.stride(0),) + first.strides[1:], first.ptr, True, False, images)
+
+
 def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> ImageSpec:
     """One image as a 3-channel ImageSpec (the engine's view of a tensor), read in place
     where it can be (RGB; grayscale through a stride-0 view) and composited where it must

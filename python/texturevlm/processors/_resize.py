@@ -123,9 +123,19 @@ _ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 _resizers: "dict[Any, Any]" = {}
 
 
+_shape_of_call: "dict[Any, Any]" = {}
+
+
 def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     """The kept CudaImageResizer for images like `spec` through `plan` (its texture has
-    room for `images` rounded up to a power of two, so batch sizes share one)."""
+    room for `images` rounded up to a power of two, so batch sizes share one). A call's
+    own key finds the shape's key (working it out costs microseconds a call)."""
+    call = (id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images)
+    entry = _shape_of_call.get(call)
+    if entry is not None and entry[0] is plan:
+        resizer = _resizers.get(entry[1])
+        if resizer is not None:
+            return resizer
     skip = skipped_levels(spec, plan) if filter == "texture" else 0
     levels = levels_for(spec.width, spec.height, plan) - skip if filter == "texture" else 1
     room = 1 << (images - 1).bit_length()
@@ -137,6 +147,9 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     _resizers[key] = resizer
     while len(_resizers) > 8:
         _resizers.pop(next(iter(_resizers)))
+    if len(_shape_of_call) > 256:
+        _shape_of_call.clear()
+    _shape_of_call[call] = (plan, key)
     return resizer
 
 
@@ -144,6 +157,7 @@ def clear_cache() -> None:
     """Frees the kept resizers (their textures) and targets: texturevlm.clear_cache() and
     interpreter exit call it, so nothing is left for nanobind to report."""
     _resizers.clear()
+    _shape_of_call.clear()
     _targets.clear()
 
 
@@ -153,8 +167,7 @@ def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, of
     of the output: one CudaImageResizer run, a few launches whatever the image count."""
     first = specs[0]
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
-    step = first.strides[0] * _ITEMSIZE[first.dtype]
-    images = [s.ptr + b * step for s in specs for b in range(s.batch)]
+    images = specs[0].image_pointers() if len(specs) == 1 else [p for s in specs for p in s.image_pointers()]
     t = _target(plan, len(images), first_time, times, first.dtype == "uint8", out_dtype)
     t.out = out_ptr + offset * _ITEMSIZE[out_dtype]
     _resizer(first, plan, filter, len(images)).run(images, first.dtype, list(first.strides), t, stream)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, grid_table
-from ._images import flat_images, rgb_spec
+from ._images import flat_images, image_specs, rgb_spec
 from ._resize import Plan, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
 from ._rules import ProcessorInputError, smart_resize
 
@@ -78,13 +78,14 @@ class Qwen2VLImageProcessor(Processor):
         """pixel_values and image_grid_thw of `images` (one, a list of any sizes, or a
         [B, C, H, W] batch), in their framework on their device; image_grid_thw on the host
         as HF makes it. Other HF keyword arguments are accepted and ignored."""
-        specs = [rgb_spec(image, self.do_convert_rgb, input_data_format) for image in flat_images(images)]
+        specs = image_specs(images, self.do_convert_rgb, input_data_format)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
-        rows = sum(p.patches_per_image() for p in plans)
+        rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
         width = 3 * self.temporal_patch_size * self.patch_size ** 2
         pixel_values = runner.run(plans, (rows, width))
-        return BatchFeature(pixel_values=pixel_values, image_grid_thw=runner.grid([self.grid(p) for p in plans]))
+        grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
+        return BatchFeature(pixel_values=pixel_values, image_grid_thw=runner.grid(grids))
 
     preprocess = __call__
 
