@@ -11,6 +11,7 @@ void bind_layouts(nb::module_& m);
 void bind_devices(nb::module_& m);
 void bind_cpu(nb::module_& m);
 void bind_vulkan(nb::module_& m);
+void bind_differentiable(nb::module_& m);  // sample_points: CPU reference; CUDA kernels where built
 void bind_resize(nb::module_& m);  // processors' CUDA resize; nothing without CUDA
 void bind_cuda(nb::module_& m);  // without a CUDA build: cuda_built() is False, nothing else
 

@@ -12,5 +12,6 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_cpu(m);
     tvlm::py::bind_vulkan(m);
     tvlm::py::bind_resize(m);
+    tvlm::py::bind_differentiable(m);
     tvlm::py::bind_cuda(m);
 }

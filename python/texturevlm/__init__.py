@@ -16,9 +16,10 @@ from .layouts import Layout
 from .pyramid import Patches, TexturePyramid
 from . import layouts
 from .chart import test_chart
+from .differentiable import sample_points
 
 __all__ = ["Error", "Device", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built", "devices",
-           "generate_mipmaps", "layouts", "sample_patches", "test_chart", "unavailable"]
+           "generate_mipmaps", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable"]
 __version__ = "0.1.0"
 
 

@@ -1,0 +1,155 @@
+// Differentiable point sampling for Python (texturevlm.sample_points): the double CPU
+// reference over NumPy arrays (host tensors and the CI), and the CUDA kernels over device
+// pointers on the caller's stream (cuda/point_sampling_grad.h).
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arrays.h"
+#include "bindings.h"
+#include "differentiable/feature_chain.h"
+#include "differentiable/point_sampling.h"
+#include "error.h"
+#ifdef TVLM_HAVE_CUDA
+#include "cuda_calls.h"
+#include "point_sampling_grad.h"
+#endif
+
+namespace tvlm::py {
+
+namespace {
+
+using Doubles = nb::ndarray<double, nb::device::cpu, nb::c_contig, nb::ro>;
+using Layers = nb::ndarray<int32_t, nb::device::cpu, nb::c_contig, nb::ro>;
+
+std::span<const double> values_of(const Doubles& a) { return {a.data(), a.size()}; }
+
+// image [layers, channels, height, width] and the points, as the reference reads them.
+struct HostJob {
+    FeatureChain chain;
+    std::vector<uint32_t> layer;
+    std::span<const double> uv, lod;
+
+    HostJob(const Doubles& image, uint32_t levels, const Doubles& uv_, const Doubles& lod_,
+            const std::optional<Layers>& layer_) {
+        if (image.ndim() != 4) throw Error("the image is [layers, channels, height, width]");
+        chain = box_chain(values_of(image), uint32_t(image.shape(0)), uint32_t(image.shape(1)), uint32_t(image.shape(3)),
+                          uint32_t(image.shape(2)), levels);
+        uv = values_of(uv_);
+        lod = values_of(lod_);
+        if (layer_) {
+            if (layer_->size() != lod.size()) throw Error("one layer per point");
+            for (size_t i = 0; i < layer_->size(); ++i) {
+                if (layer_->data()[i] < 0) throw Error("point " + std::to_string(i) + " has a negative layer");
+                layer.push_back(uint32_t(layer_->data()[i]));
+            }
+        }
+    }
+    PointQuery query() const { return {uv, lod, layer}; }
+};
+
+NumpyArray reference_forward(const Doubles& image, uint32_t levels, const Doubles& uv, const Doubles& lod,
+                             const std::optional<Layers>& layer) {
+    const HostJob job(image, levels, uv, lod, layer);
+    return owned_array(sample_points(job.chain, job.query()), {job.lod.size(), job.chain.channels},
+                       nb::dtype<double>());
+}
+
+nb::tuple reference_backward(const Doubles& image, uint32_t levels, const Doubles& uv, const Doubles& lod,
+                             const std::optional<Layers>& layer, const Doubles& grad_out) {
+    const HostJob job(image, levels, uv, lod, layer);
+    PointGradients g = sample_points_backward(job.chain, job.query(), values_of(grad_out));
+    std::vector<double> image_grad = box_chain_adjoint(job.chain, std::move(g.levels));
+    const FeatureChain& c = job.chain;
+    return nb::make_tuple(owned_array(std::move(image_grad), {c.layers, c.channels, c.height, c.width}, nb::dtype<double>()),
+                          owned_array(std::move(g.uv), {job.lod.size(), 2}, nb::dtype<double>()),
+                          owned_array(std::move(g.lod), {job.lod.size()}, nb::dtype<double>()));
+}
+
+#ifdef TVLM_HAVE_CUDA
+// The chain's shape and value type from Python's description.
+struct CudaJob {
+    FeatureChainShape shape;
+    bool doubles;
+    CudaJob(const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height, uint32_t levels)
+        : shape{layers, channels, width, height, levels}, doubles(dtype == "float64") {
+        if (dtype != "float32" && dtype != "float64")
+            throw Error("differentiable sampling runs in float32 or float64, not " + dtype);
+        check_feature_chain(shape);
+    }
+};
+
+template <class T> PointBatch<T> batch(uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count) {
+    return {reinterpret_cast<const T*>(uv), reinterpret_cast<const T*>(lod), reinterpret_cast<const int32_t*>(layer),
+            count};
+}
+
+template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+#endif
+
+}  // namespace
+
+void bind_differentiable(nb::module_& m) {
+    m.def("reference_sample_points", &reference_forward, nb::arg("image"), nb::arg("levels"), nb::arg("uv"),
+          nb::arg("lod"), nb::arg("layer").none(),
+          "Trilinear samples [N, C] of the box chain of image [L, C, H, W] (float64) at uv [N, 2], lod [N] "
+          "(engine/differentiable/point_sampling.h).");
+    m.def("reference_sample_points_backward", &reference_backward, nb::arg("image"), nb::arg("levels"), nb::arg("uv"),
+          nb::arg("lod"), nb::arg("layer").none(), nb::arg("grad_out"),
+          "(d loss / d image, d loss / d uv, d loss / d lod) for d loss / d samples = grad_out [N, C].");
+#ifdef TVLM_HAVE_CUDA
+    m.def(
+        "cuda_feature_chain",
+        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+           uint32_t levels, uintptr_t chain, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            const CudaJob job(dtype, layers, channels, width, height, levels);
+            if (job.doubles) build_feature_chain<double>(job.shape, ptr<double>(chain), stream_of(stream));
+            else build_feature_chain<float>(job.shape, ptr<float>(chain), stream_of(stream));
+        },
+        "Levels 1.. of a chain buffer whose level 0 is filled (cuda/point_sampling_grad.h).");
+    m.def(
+        "cuda_sample_points",
+        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+           uint32_t levels, uintptr_t chain, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count, uintptr_t out,
+           uintptr_t stream) {
+            const DeviceGuard guard(device);
+            const CudaJob job(dtype, layers, channels, width, height, levels);
+            if (job.doubles)
+                sample_points_forward<double>(job.shape, ptr<double>(chain), batch<double>(uv, lod, layer, count),
+                                              ptr<double>(out), stream_of(stream));
+            else
+                sample_points_forward<float>(job.shape, ptr<float>(chain), batch<float>(uv, lod, layer, count),
+                                             ptr<float>(out), stream_of(stream));
+        },
+        "Samples [count, channels] of a chain buffer.");
+    m.def(
+        "cuda_sample_points_backward",
+        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+           uint32_t levels, uintptr_t chain, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
+           uintptr_t grad_out, uintptr_t grad_chain, uintptr_t grad_uv, uintptr_t grad_lod, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            const CudaJob job(dtype, layers, channels, width, height, levels);
+            if (job.doubles) {
+                sample_points_backward<double>(job.shape, ptr<double>(chain), batch<double>(uv, lod, layer, count),
+                                               ptr<double>(grad_out), ptr<double>(grad_chain), ptr<double>(grad_uv),
+                                               ptr<double>(grad_lod), stream_of(stream));
+                fold_chain_gradient<double>(job.shape, ptr<double>(grad_chain), stream_of(stream));
+            } else {
+                sample_points_backward<float>(job.shape, ptr<float>(chain), batch<float>(uv, lod, layer, count),
+                                              ptr<float>(grad_out), ptr<float>(grad_chain), ptr<float>(grad_uv),
+                                              ptr<float>(grad_lod), stream_of(stream));
+                fold_chain_gradient<float>(job.shape, ptr<float>(grad_chain), stream_of(stream));
+            }
+        },
+        "Gradients to the chain (folded into its level 0), uv and lod (0 pointers: not wanted).");
+#endif
+}
+
+}  // namespace tvlm::py

@@ -1,0 +1,231 @@
+"""Differentiable sampling: `sample_points(image, uv, lod)`, trilinear samples of the
+image's box mip chain at explicit positions and levels (like nvdiffrast's `texture` op
+with an explicit LOD), with gradients to the image, to uv and to lod.
+
+Images are [C, H, W] or [B, C, H, W] feature maps of 1 to 64 channels (float32 or
+float64; float16 and bfloat16 are converted to float32). The chain is the engine's exact
+box (odd sizes included), so d loss / d image folds every level's gradient back through
+the box's adjoint. Filtering is done in software in the image's precision, not by the
+texture unit, whose 8-bit blend weights would make the forward disagree with the exact
+backward (docs/differentiable.md).
+
+torch tensors run as the custom op `torch.ops.texturevlm.sample_points` (registered with
+torch.library, so autograd and torch.compile see one op): CUDA tensors on the current
+stream with no host sync, CPU tensors through the double-precision CPU reference. NumPy
+arrays take the reference forward (float64)."""
+# No `from __future__ import annotations`: torch.library reads the ops' schemas from their
+# annotations, which must be types, not strings.
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+from ._backends import full_levels
+from ._core import Error
+
+MAX_CHANNELS = 64
+
+
+def sample_points(image: Any, uv: Any, lod: Any, layer: Any = None, levels: Optional[int] = None) -> Any:
+    """Samples [..., C] of `image` at `uv` [..., 2] (texture coordinates: (0, 0) is the
+    top-left corner, texel centres at (i + 0.5) / size), `lod` [...] (0 = level 0; clamped
+    to the chain, where its gradient is 0) and `layer` [...] (integer, the batch image;
+    default 0). `levels`: the chain's length (default: the full chain). Bilinear within a
+    level with clamp-to-edge addressing, linear between levels.
+
+    CUDA: a `layer` outside [0, B) is clamped and non-finite uv or lod give NaN samples
+    (checking device values would need a host sync); host inputs are checked."""
+    if type(image).__module__.startswith("torch"):
+        return _torch_sample_points(image, uv, lod, layer, levels)
+    return _numpy_sample_points(image, uv, lod, layer, levels)
+
+
+def _chain_levels(height: int, width: int, levels: Optional[int]) -> int:
+    full = full_levels(width, height)
+    if levels is None:
+        return full
+    if not 1 <= levels <= full:
+        raise Error(f"a {width}x{height} image has 1..{full} levels, not {levels}")
+    return int(levels)
+
+
+def _check_shapes(image_shape: Tuple[int, ...], uv_shape: Tuple[int, ...], lod_shape: Tuple[int, ...],
+                  layer_shape: Optional[Tuple[int, ...]]) -> None:
+    if len(image_shape) not in (3, 4):
+        raise Error(f"the image is [C, H, W] or [B, C, H, W], not of shape {list(image_shape)}")
+    channels = image_shape[-3]
+    if not 1 <= channels <= MAX_CHANNELS or 0 in image_shape:
+        raise Error(f"images have 1..{MAX_CHANNELS} channels and positive sizes; got shape {list(image_shape)}")
+    if not uv_shape or uv_shape[-1] != 2 or tuple(uv_shape[:-1]) != tuple(lod_shape):
+        raise Error(f"uv is [..., 2] and lod [...] with the same leading shape; got {list(uv_shape)} and "
+                    f"{list(lod_shape)}")
+    if layer_shape is not None and tuple(layer_shape) != tuple(lod_shape):
+        raise Error(f"layer has lod's shape {list(lod_shape)}, not {list(layer_shape)}")
+
+
+# ---------------------------------------------------------------- NumPy (reference)
+
+def _numpy_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Optional[int]) -> np.ndarray:
+    image, uv, lod = (np.asarray(a) for a in (image, uv, lod))
+    layer = None if layer is None else np.asarray(layer)
+    _check_shapes(image.shape, uv.shape, lod.shape, None if layer is None else layer.shape)
+    if image.dtype.kind != "f":
+        raise Error(f"sample_points takes float images (feature maps), not {image.dtype}")
+    batch = image.reshape((-1,) + image.shape[-3:]).astype(np.float64)
+    n = _chain_levels(batch.shape[2], batch.shape[3], levels)
+    out = _core.reference_sample_points(np.ascontiguousarray(batch), n, _flat(uv, 2), _flat(lod, 1),
+                                        None if layer is None else _flat_layer(layer))
+    return out.reshape(tuple(lod.shape) + (batch.shape[1],))
+
+
+def _flat(a: np.ndarray, width: int) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(a, np.float64).reshape(-1, width) if width > 1 else
+                                np.asarray(a, np.float64).reshape(-1))
+
+
+def _flat_layer(layer: np.ndarray) -> np.ndarray:
+    if layer.dtype.kind not in "iu":
+        raise Error(f"layer holds integers, not {layer.dtype}")
+    return np.ascontiguousarray(layer.reshape(-1).astype(np.int32))
+
+
+# ---------------------------------------------------------------- torch
+
+_ops: Any = None
+
+
+def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Optional[int]) -> Any:
+    import torch
+    ops = _torch_ops()
+    _check_shapes(tuple(image.shape), tuple(uv.shape), tuple(lod.shape), None if layer is None else tuple(layer.shape))
+    if not image.is_floating_point():
+        raise Error(f"sample_points takes float images (feature maps), not {image.dtype}: gradients need values that "
+                    "can change; convert with image.float() (and scale bytes by 1/255 if you want [0, 1])")
+    if not (uv.is_floating_point() and lod.is_floating_point()):
+        raise Error("uv and lod are float tensors")
+    if layer is not None and (layer.is_floating_point() or layer.is_complex()):
+        raise Error(f"layer holds integers, not {layer.dtype}")
+    for name, t in (("uv", uv), ("lod", lod), ("layer", layer)):
+        if t is not None and t.device != image.device:
+            raise Error(f"{name} is on {t.device} and the image on {image.device}: put them on one device")
+    if image.dtype not in (torch.float32, torch.float64):
+        image = image.float()  # float16 / bfloat16 features: filtered and differentiated in float32
+    batch = image if image.dim() == 4 else image.unsqueeze(0)
+    n = _chain_levels(batch.shape[2], batch.shape[3], levels)
+    lead = tuple(lod.shape)
+    flat_layer = None if layer is None else layer.reshape(-1).to(torch.int32).contiguous()
+    out, _ = ops.sample_points(batch.contiguous(), uv.reshape(-1, 2).to(batch.dtype).contiguous(),
+                               lod.reshape(-1).to(batch.dtype).contiguous(), flat_layer, n)
+    return out.reshape(lead + (batch.shape[1],))
+
+
+def _torch_ops() -> Any:
+    """torch.ops.texturevlm, with sample_points and its backward registered once."""
+    global _ops
+    if _ops is None:
+        _register_torch_ops()
+        import torch
+        _ops = torch.ops.texturevlm
+    return _ops
+
+
+def _register_torch_ops() -> None:
+    import torch
+    from torch import Tensor
+
+    def cuda_job(image: Tensor) -> Tuple[int, str, int, int]:
+        from ._tensors import torch_raw_stream
+        index = image.device.index or 0
+        return index, str(image.dtype).replace("torch.", ""), torch_raw_stream()(index), image.numel()
+
+    def shape_args(image: Tensor, levels: int) -> Tuple[int, int, int, int, int]:
+        b, c, h, w = image.shape
+        return b, c, w, h, levels
+
+    def chain_values(image: Tensor, levels: int) -> int:
+        b, c, w, h, n = shape_args(image, levels)
+        return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(n))
+
+    def chain_of(image: Tensor, levels: int) -> Tensor:
+        """The image's box chain in one buffer (level 0 first), built on the GPU."""
+        index, dtype, stream, values = cuda_job(image)
+        b, c, w, h, n = shape_args(image, levels)
+        chain = torch.empty(chain_values(image, levels), dtype=image.dtype, device=image.device)
+        chain[:values].view_as(image).copy_(image)
+        _core.cuda_feature_chain(index, dtype, b, c, w, h, n, chain.data_ptr(), stream)
+        return chain
+
+    def host_args(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor]) -> Tuple[Any, ...]:
+        to64 = lambda t: np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))  # noqa: E731
+        return (to64(image), to64(uv), to64(lod),
+                None if layer is None else np.ascontiguousarray(layer.cpu().numpy().astype(np.int32)))
+
+    def check_host_layers(image: Tensor, layer: Optional[Tensor]) -> None:
+        if layer is not None and layer.numel() and (int(layer.min()) < 0 or int(layer.max()) >= image.shape[0]):
+            raise Error(f"layer values are 0..{image.shape[0] - 1} (the batch's images)")
+
+    # The op returns the samples and, on CUDA, the chain it built, which the backward reads
+    # (building it again cost a copy of the image and a box pass).
+    @torch.library.custom_op("texturevlm::sample_points", mutates_args=())
+    def sample_points_op(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
+                         levels: int) -> Tuple[Tensor, Tensor]:
+        count, channels = lod.shape[0], image.shape[1]
+        if image.device.type == "cuda":
+            out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
+            chain = chain_of(image, levels)
+            index, dtype, stream, _ = cuda_job(image)
+            _core.cuda_sample_points(index, dtype, *shape_args(image, levels), chain.data_ptr(), uv.data_ptr(),
+                                     lod.data_ptr(), 0 if layer is None else layer.data_ptr(), count,
+                                     out.data_ptr(), stream)
+            return out, chain
+        check_host_layers(image, layer)
+        i, u, lo, la = host_args(image, uv, lod, layer)
+        return torch.from_numpy(_core.reference_sample_points(i, levels, u, lo, la)).to(image.dtype), image.new_empty(0)
+
+    @sample_points_op.register_fake
+    def _(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int) -> Tuple[Tensor, Tensor]:
+        chain = chain_values(image, levels) if image.device.type == "cuda" else 0
+        return image.new_empty((lod.shape[0], image.shape[1])), image.new_empty(chain)
+
+    @torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())
+    def backward_op(image: Tensor, chain: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
+                    grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        count = lod.shape[0]
+        grad_out = grad_out.to(image.dtype).contiguous()
+        if image.device.type == "cuda":
+            grad_chain = torch.empty_like(chain)
+            grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
+            index, dtype, stream, values = cuda_job(image)
+            _core.cuda_sample_points_backward(index, dtype, *shape_args(image, levels), chain.data_ptr(),
+                                              uv.data_ptr(), lod.data_ptr(), 0 if layer is None else layer.data_ptr(),
+                                              count, grad_out.data_ptr(), grad_chain.data_ptr(), grad_uv.data_ptr(),
+                                              grad_lod.data_ptr(), stream)
+            return grad_chain[:values].view_as(image), grad_uv, grad_lod
+        if not bool(torch.isfinite(grad_out).all()):
+            raise Error("the gradient reaching sample_points has non-finite values: find where the loss overflows")
+        check_host_layers(image, layer)
+        i, u, lo, la = host_args(image, uv, lod, layer)
+        g = _core.reference_sample_points_backward(i, levels, u, lo, la,
+                                                   np.ascontiguousarray(grad_out.numpy().astype(np.float64)))
+        return tuple(torch.from_numpy(a).to(image.dtype) for a in g)  # type: ignore[return-value]
+
+    @backward_op.register_fake
+    def _(image: Tensor, chain: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
+          grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        return torch.empty_like(image), torch.empty_like(uv), torch.empty_like(lod)
+
+    def setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
+        image, uv, lod, layer, levels = inputs
+        ctx.save_for_backward(image, output[1], uv, lod, layer)
+        ctx.levels = levels
+        ctx.mark_non_differentiable(output[1])
+        ctx.set_materialize_grads(False)  # no zeros for the chain's gradient (a 1.3x-image fill)
+
+    def backward(ctx: Any, grad: Optional[Tensor], _chain_grad: Any) -> Tuple[Any, ...]:
+        if grad is None:
+            return None, None, None, None, None
+        image, chain, uv, lod, layer = ctx.saved_tensors
+        grad_image, grad_uv, grad_lod = backward_op(image, chain, uv, lod, layer, ctx.levels, grad)
+        return grad_image, grad_uv, grad_lod, None, None
+
+    sample_points_op.register_autograd(backward, setup_context=setup_context)
