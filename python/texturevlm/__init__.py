@@ -17,9 +17,10 @@ from .pyramid import Patches, TexturePyramid
 from . import layouts
 from .chart import test_chart
 from .differentiable import sample_points
+from . import glimpse
 
 __all__ = ["Error", "Device", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built", "devices",
-           "generate_mipmaps", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable"]
+           "generate_mipmaps", "glimpse", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable"]
 __version__ = "0.1.0"
 
 

@@ -1,0 +1,80 @@
+"""Patches whose positions, sizes and levels are differentiable (torch): sample_patches with
+gradients to each patch's (cu, cv, su, sv, lod), and a retina-like glimpse layout that is a
+smooth function of a fixation and a scale, so a model can learn where to look.
+
+Both are compositions of torch operations with `texturevlm.sample_points`, so autograd
+carries d loss / d fixation through the layout to the samples and into the image. The
+quadtree-style foveated layout (`layouts.foveated`) stays as it is: its patch set changes
+in discrete steps as the fixation moves, so it has no gradient to the fixation."""
+from __future__ import annotations
+
+import math
+from typing import Any, Union
+
+from ._core import Error
+from .differentiable import sample_points
+
+
+def sample_patches(image: Any, metadata: Any, patch_size: int = 16) -> Any:
+    """Patches [B, N, C, P, P] of `image` ([C, H, W] or [B, C, H, W] torch tensor) for
+    `metadata` [B, N, 5] (or [N, 5] for one image): rows (cu, cv, su, sv, lod) as the
+    layouts' metadata gives them, sample (j, k) at u = cu + ((j + 0.5) / P - 0.5) * su,
+    v = cv + ((k + 0.5) / P - 0.5) * sv, at level lod. Differentiable in the image and in
+    all five values of every row (lod is a free input here)."""
+    import torch
+    if patch_size < 1:
+        raise Error(f"patch_size is at least 1, not {patch_size}")
+    meta = metadata if metadata.dim() == 3 else metadata.unsqueeze(0)
+    batch = image if image.dim() == 4 else image.unsqueeze(0)
+    if meta.shape[-1] != 5 or meta.shape[0] != batch.shape[0]:
+        raise Error(f"metadata is [B, N, 5] for a batch of {batch.shape[0]}; got {list(metadata.shape)}")
+    steps = (torch.arange(patch_size, device=meta.device, dtype=meta.dtype) + 0.5) / patch_size - 0.5
+    cu, cv, su, sv, lod = (meta[..., i, None, None] for i in range(5))     # [B, N, 1, 1]
+    u = cu + steps[None, None, None, :] * su                                 # [B, N, 1, P]: along j
+    v = cv + steps[None, None, :, None] * sv                                 # [B, N, P, 1]: along k
+    u, v = torch.broadcast_tensors(u, v)
+    uv = torch.stack([u, v], dim=-1)                                         # [B, N, P, P, 2]
+    layer = torch.arange(meta.shape[0], device=meta.device)[:, None, None, None].expand(uv.shape[:-1])
+    samples = sample_points(batch, uv, lod.expand(uv.shape[:-1]), layer)    # [B, N, P, P, C]
+    return samples.permute(0, 1, 4, 2, 3)
+
+
+def retina_glimpse(fixation: Any, width: int, height: int, rings: int = 3, sectors: int = 8,
+                   scale: Union[float, Any] = 0.08, growth: float = 1.8, patch_size: int = 16) -> Any:
+    """Metadata [B, 1 + rings * sectors, 5] of a retina-like glimpse around `fixation`
+    ([B, 2] or [2], normalized u, v) in a width x height image: a foveal patch of side
+    `scale` (a fraction of the shorter side; a float or a tensor, differentiable), then
+    `rings` rings of `sectors` patches each, every ring's patches `growth` times the side of
+    the one inside it and touching it, alternate rings turned by half a sector. Each
+    patch's lod is log2(texels per sample) of its side, so outer patches read coarser
+    levels. Positions, sizes and levels are smooth functions of the fixation and the
+    scale: sample_patches(image, retina_glimpse(...)) has gradients to both."""
+    import torch
+    if rings < 0 or sectors < 1 or growth <= 0 or patch_size < 1:
+        raise Error("rings >= 0, sectors >= 1, growth > 0 and patch_size >= 1")
+    fix = fixation if fixation.dim() == 2 else fixation.unsqueeze(0)
+    short = float(min(width, height))
+    scale = torch.as_tensor(scale, dtype=fix.dtype, device=fix.device)
+    sides, radii, angles = [scale], [scale * 0], [torch.zeros((), dtype=fix.dtype, device=fix.device)]
+    edge = scale / 2  # outer radius of what is placed so far
+    for k in range(1, rings + 1):
+        side = scale * growth ** k
+        radius = edge + side / 2
+        for s in range(sectors):
+            sides.append(side)
+            radii.append(radius)
+            angles.append(torch.tensor(2 * math.pi * (s + 0.5 * (k % 2)) / sectors, dtype=fix.dtype,
+                                       device=fix.device))
+        edge = radius + side / 2
+    side, radius, angle = (torch.stack(torch.broadcast_tensors(*t)) for t in (sides, radii, angles))  # [N]
+    cu = fix[:, 0:1] + radius * torch.cos(angle) * short / width
+    cv = fix[:, 1:2] + radius * torch.sin(angle) * short / height
+    su = (side * short / width).expand_as(cu)
+    sv = (side * short / height).expand_as(cu)
+    lod = torch.log2(side * short / patch_size).expand_as(cu)
+    return torch.stack([cu, cv, su, sv, lod], dim=-1)
+
+
+def glimpse_patch_count(rings: int = 3, sectors: int = 8) -> int:
+    """Patches per image of retina_glimpse."""
+    return 1 + rings * sectors
