@@ -57,12 +57,20 @@ struct Level {
 
 // Grids of (column blocks, rows, planes): no 64-bit division per thread (the flat index
 // version spent most of its time dividing).
-template <class T>
+// kHalving: both source sides even, every texel the 2x2 average (the general taps cost
+// more instructions than the memory traffic allows; multiplying by 1/4 is exactly /4).
+template <class T, bool kHalving>
 __global__ void box_level_kernel(T* chain, Level src, Level dst) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, plane = blockIdx.z;
     if (x >= dst.width) return;
-    const Taps tx = taps(x, src.width), ty = taps(y, src.height);
     const T* in = chain + src.offset + size_t(plane) * src.width * src.height;
+    T* out = chain + dst.offset + (size_t(plane) * dst.height + y) * dst.width + x;
+    if (kHalving) {
+        const T* row = in + size_t(2 * y) * src.width + 2 * x;
+        *out = ((row[0] + row[1]) + (row[src.width] + row[src.width + 1])) * T(0.25);
+        return;
+    }
+    const Taps tx = taps(x, src.width), ty = taps(y, src.height);
     T n = 0;
 #pragma unroll
     for (uint32_t b = 0; b < 3; ++b)  // fixed trip counts: the tap arrays stay in registers
@@ -70,13 +78,18 @@ __global__ void box_level_kernel(T* chain, Level src, Level dst) {
         for (uint32_t a = 0; a < 3; ++a)
             if (b < ty.count && a < tx.count)
                 n += T(tx.weight[a]) * T(ty.weight[b]) * in[size_t(ty.first + b) * src.width + tx.first + a];
-    chain[dst.offset + (size_t(plane) * dst.height + y) * dst.width + x] = n / (T(tx.sum) * T(ty.sum));
+    *out = n / (T(tx.sum) * T(ty.sum));
 }
 
-template <class T>
+template <class T, bool kHalving>
 __global__ void fold_level_kernel(T* grad, Level fine, Level coarse) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, plane = blockIdx.z;
     if (x >= fine.width) return;
+    if (kHalving) {  // one dependent, weight 1/4
+        grad[fine.offset + (size_t(plane) * fine.height + y) * fine.width + x] +=
+            grad[coarse.offset + (size_t(plane) * coarse.height + y / 2) * coarse.width + x / 2] * T(0.25);
+        return;
+    }
     const Dependents dx = dependents(x, fine.width), dy = dependents(y, fine.height);
     const T* g = grad + coarse.offset + size_t(plane) * coarse.width * coarse.height;
     T sum = 0;
@@ -237,6 +250,9 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, const T*
 
 unsigned blocks_for(size_t threads) { return unsigned((threads + kBlock - 1) / kBlock); }
 
+// Whether the next level of `level` is its 2x2 box in both axes.
+bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
+
 dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
     return dim3((level.width + kBlock - 1) / kBlock, level.height, shape.layers * shape.channels);
 }
@@ -260,7 +276,9 @@ template <class T> void build_feature_chain(const FeatureChainShape& shape, T* c
     check_feature_chain(shape);
     const Shape<T> d = device_shape<T>(shape);
     for (uint32_t l = 1; l < shape.levels; ++l) {
-        box_level_kernel<T><<<level_grid(d.level[l], shape), kBlock, 0, stream>>>(chain, d.level[l - 1], d.level[l]);
+        const dim3 grid = level_grid(d.level[l], shape);
+        if (halves(d.level[l - 1])) box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(chain, d.level[l - 1], d.level[l]);
+        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(chain, d.level[l - 1], d.level[l]);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
 }
@@ -303,8 +321,10 @@ template <class T> void fold_chain_gradient(const FeatureChainShape& shape, T* g
     check_feature_chain(shape);
     const Shape<T> d = device_shape<T>(shape);
     for (uint32_t l = shape.levels - 1; l >= 1; --l) {
-        fold_level_kernel<T><<<level_grid(d.level[l - 1], shape), kBlock, 0, stream>>>(grad_chain, d.level[l - 1],
-                                                                                         d.level[l]);
+        const dim3 grid = level_grid(d.level[l - 1], shape);
+        if (halves(d.level[l - 1]))
+            fold_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(grad_chain, d.level[l - 1], d.level[l]);
+        else fold_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(grad_chain, d.level[l - 1], d.level[l]);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
 }
