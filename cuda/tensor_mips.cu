@@ -164,24 +164,11 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __g
     halve_tile_levels(filter, tile_a, tile_b, p.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
-// Whether every row of every plane the pass reads starts on an 8-byte boundary, with
-// bytes adjacent in x (first_tile_of_bytes's loads).
-bool rows_aligned_to_8(const TensorMipsPass& p) {
-    const TensorView& v = p.src;
-    if (v.stride_x != 1 || v.stride_y % 8 || v.stride_c % 8 || (p.layers > 1 && !p.sources.count && v.stride_b % 8))
-        return false;
-    const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 8 == 0; };
-    if (!p.sources.count) return aligned(v.data);
-    for (uint32_t i = 0; i < p.sources.count; ++i)
-        if (!aligned(p.sources.images[i])) return false;
-    return true;
-}
-
 template <class E>
 void launch_for(const TensorMipsPass& p, dim3 grid, cudaStream_t stream) {
     const bool halving = p.params.src_width % 2 == 0 && p.params.src_height % 2 == 0;
     if constexpr (std::is_same_v<E, uint8_t>) {
-        if (halving && rows_aligned_to_8(p)) {
+        if (halving && rows_aligned(p.src, p.sources, p.layers, 8)) {  // first_tile_of_bytes
             tensor_mips_kernel<E, Step::aligned_bytes><<<grid, TVLM_BOX_THREADS, 0, stream>>>(p);
             return;
         }

@@ -59,27 +59,29 @@ __device__ bool thread_texel(const Copy& c, uint32_t& x, uint32_t& y, uint32_t& 
 // access strided and was 3x slower still), and a thread has four loads in flight.
 constexpr uint32_t kWriteRun = 4;
 
-// A warp's run of 4 x 32 texels from a uint8 tensor whose rows are 4-byte aligned with
-// stride_x 1: each lane loads one 32-bit word per channel (4 adjacent texels; a warp load
-// moves 128 bytes, where one-byte loads moved 32 and held the copy at 0.4 TB/s), then the
-// words are passed around the warp so that store k of lane i is still texel k * 32 + i and
-// each store instruction stays one contiguous run.
-__device__ void load_byte_run(const Copy& c, const unsigned char* row, uint32_t x_first, float4 v[kWriteRun]) {
-    const TensorView& t = c.tensor;
+// Byte k (0..3) of a word, as a float.
+__device__ inline float byte_of(uint32_t word, uint32_t k) { return float((word >> (8 * k)) & 0xFFu); }
+
+// A warp's run of 4 x 32 texels of one row of a uint8 tensor whose rows are 4-byte aligned
+// with stride_x 1: each lane loads one 32-bit word per channel (4 adjacent texels; a warp
+// load moves 128 bytes, where one-byte loads moved 32 and held the copy at 0.4 TB/s). A
+// 3-channel tensor's alpha word is opaque.
+__device__ void load_row_words(const TensorView& t, const unsigned char* row, uint32_t x_first, uint32_t words[4]) {
     const uint32_t lane = threadIdx.x;  // blockDim.x is one warp
-    uint32_t words[4];
 #pragma unroll
     for (uint32_t ch = 0; ch < 4; ++ch)
         words[ch] = ch < t.channels ? __ldg(reinterpret_cast<const uint32_t*>(row + ch * t.stride_c + x_first) + lane)
-                                    : 0xFFFFFFFFu;  // 3 channels: opaque alpha
+                                    : 0xFFFFFFFFu;
+}
+
+// Texel k * 32 + lane of that run: the words are passed around the warp, so store k of
+// every lane is still one contiguous run.
+__device__ float4 run_texel(const uint32_t words[4], uint32_t k) {
+    const uint32_t lane = threadIdx.x;
+    float value[4];
 #pragma unroll
-    for (uint32_t k = 0; k < kWriteRun; ++k) {
-        float value[4];
-#pragma unroll
-        for (uint32_t ch = 0; ch < 4; ++ch)
-            value[ch] = float((__shfl_sync(0xFFFFFFFFu, words[ch], 8 * k + lane / 4) >> (8 * (lane % 4))) & 0xFFu);
-        v[k] = make_float4(value[0], value[1], value[2], value[3]);
-    }
+    for (uint32_t ch = 0; ch < 4; ++ch) value[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[ch], 8 * k + lane / 4), lane % 4);
+    return make_float4(value[0], value[1], value[2], value[3]);
 }
 
 template <SurfaceTexel T, bool kAlignedBytes>
@@ -93,12 +95,12 @@ __global__ void write_kernel(const __grid_constant__ Copy c) {
     const void* data = image_data(t, c.sources, b);
     const bool byte_tensor = t.dtype == TensorDtype::u8;
     if (kAlignedBytes && x_first + kWriteRun * blockDim.x <= x_end) {
-        float4 v[kWriteRun];
-        load_byte_run(c, static_cast<const unsigned char*>(data) + int64_t(y) * t.stride_y, x_first, v);
+        uint32_t words[4];
+        load_row_words(t, static_cast<const unsigned char*>(data) + int64_t(y) * t.stride_y, x_first, words);
 #pragma unroll
         for (uint32_t k = 0; k < kWriteRun; ++k)
             store<T>(c.level, x0 + k * blockDim.x, y, c.block.first_layer + b, c.layered,
-                     to_texel(v[k], T == SurfaceTexel::uchar4, true));
+                     to_texel(run_texel(words, k), T == SurfaceTexel::uchar4, true));
         return;
     }
     const float alpha = byte_tensor ? 255.0f : 1.0f;
@@ -121,9 +123,6 @@ __global__ void write_kernel(const __grid_constant__ Copy c) {
     }
 }
 
-// Byte k (0..3) of a word, as a float.
-__device__ inline float byte_of(uint32_t word, uint32_t k) { return float((word >> (8 * k)) & 0xFFu); }
-
 // write_kernel for a uint8 RGB(A) image into RGBA8 level 0 that also stores level 1 (its
 // 2:1 box, both sides even) from the same loads, so the texture's own mip pass for a
 // two-level chain is not needed: a warp takes a row pair. Level-1 bytes are the engine's
@@ -142,22 +141,13 @@ __global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurface
     if (aligned && x_first + kWriteRun * blockDim.x <= c.block.width) {
         uint32_t words[2][4];
 #pragma unroll
-        for (uint32_t r = 0; r < 2; ++r)
+        for (uint32_t r = 0; r < 2; ++r) {
+            load_row_words(t, rows[r], x_first, words[r]);
 #pragma unroll
-            for (uint32_t ch = 0; ch < 4; ++ch)
-                words[r][ch] = ch < t.channels
-                                   ? __ldg(reinterpret_cast<const uint32_t*>(rows[r] + ch * t.stride_c + x_first) + lane)
-                                   : 0xFFFFFFFFu;
-#pragma unroll
-        for (uint32_t r = 0; r < 2; ++r)
-#pragma unroll
-            for (uint32_t k = 0; k < kWriteRun; ++k) {  // texel k * 32 + lane of the run, as write_kernel
-                float v[4];
-#pragma unroll
-                for (uint32_t ch = 0; ch < 4; ++ch) v[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[r][ch], 8 * k + lane / 4), lane % 4);
+            for (uint32_t k = 0; k < kWriteRun; ++k)  // level 0 as write_kernel stores it
                 store<SurfaceTexel::uchar4>(c.level, x_first + k * blockDim.x + lane, 2 * y_next + r, layer, c.layered,
-                                            make_float4(v[0], v[1], v[2], v[3]));
-            }
+                                            run_texel(words[r], k));
+        }
 #pragma unroll
         for (uint32_t j = 0; j < 2; ++j) {  // this lane's four columns make level-1 texels 2 * lane + j of the run
             float v[4];
@@ -201,18 +191,12 @@ __global__ void read_kernel(Copy c) {
     if (t.channels == 4) store_element(t.data, t.dtype, e + 3 * t.stride_c, v.w);
 }
 
-// Whether a write may take load_byte_run: uint8 RGB or RGBA, adjacent in x, every row of every plane
-// and the block's first column on a 4-byte boundary.
-bool rows_aligned_to_4(const Copy& c) {
+// Whether a write may take load_row_words: uint8 RGB or RGBA and the block's first column
+// on a word boundary of rows that are.
+bool word_rows(const Copy& c) {
     const TensorView& t = c.tensor;
-    if (t.dtype != TensorDtype::u8 || t.channels < 3 || t.stride_x != 1 || t.stride_y % 4 || t.stride_c % 4 || c.block.x % 4 ||
-        (!c.sources.count && t.stride_b % 4))
-        return false;
-    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
-    if (!c.sources.count) return aligned(t.data);
-    for (uint32_t i = 0; i < c.sources.count; ++i)
-        if (!aligned(c.sources.images[i])) return false;
-    return true;
+    return t.dtype == TensorDtype::u8 && t.channels >= 3 && c.block.x % 4 == 0 &&
+           rows_aligned(t, c.sources, c.block.layers, 4);
 }
 
 template <template <SurfaceTexel> class Kernel>
@@ -232,7 +216,7 @@ void launch(const Copy& c, SurfaceTexel texel, cudaStream_t stream, uint32_t tex
 
 template <SurfaceTexel T> struct Write {
     static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) {
-        if (rows_aligned_to_4(c)) write_kernel<T, true><<<g, t, 0, s>>>(c);
+        if (word_rows(c)) write_kernel<T, true><<<g, t, 0, s>>>(c);
         else write_kernel<T, false><<<g, t, 0, s>>>(c);
     }
 };
@@ -249,6 +233,18 @@ void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool laye
                     std::to_string(sources.count) + " images: one image per layer");
     if (block.layers > 65535) throw Error("a write covers at most 65535 layers per call: split the batch");
     launch<Write>({tensor, level, layered, block, sources}, texel, stream, kWriteRun);
+}
+
+bool rows_aligned(const TensorView& view, const ImageList& sources, uint32_t layers, uint32_t bytes) {
+    const auto aligned = [&](int64_t elements) { return elements * element_bytes(view.dtype) % bytes == 0; };
+    if (view.stride_x != 1 || !aligned(view.stride_y) || !aligned(view.stride_c) ||
+        (layers > 1 && !sources.count && !aligned(view.stride_b)))
+        return false;
+    const auto at_boundary = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
+    if (!sources.count) return at_boundary(view.data);
+    for (uint32_t i = 0; i < sources.count; ++i)
+        if (!at_boundary(sources.images[i])) return false;
+    return true;
 }
 
 bool writes_with_next_level(const TensorView& tensor, SurfaceTexel texel, const TexelBlock& block) {
@@ -269,7 +265,7 @@ void write_texels_and_next_level(const TensorView& tensor, cudaSurfaceObject_t l
     const dim3 threads(32, 8);
     const dim3 grid((block.width + threads.x * kWriteRun - 1) / (threads.x * kWriteRun),
                     (block.height / 2 + threads.y - 1) / threads.y, block.layers);
-    write_halving_kernel<<<grid, threads, 0, stream>>>(c, next_level, rows_aligned_to_4(c));
+    write_halving_kernel<<<grid, threads, 0, stream>>>(c, next_level, word_rows(c));
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -54,6 +54,10 @@ struct TexelBlock {
 // `sources` (count == block.layers) replaces the tensor's batch with a list of images.
 void write_texels(const TensorView& tensor, cudaSurfaceObject_t level, bool layered, SurfaceTexel texel,
                   const TexelBlock& block, cudaStream_t stream, const ImageList& sources = {});
+// Whether every row of every plane of `layers` images (the view's batch, or `sources`)
+// starts on a `bytes` boundary with elements adjacent in x: what word-wide loads need.
+bool rows_aligned(const TensorView& view, const ImageList& sources, uint32_t layers, uint32_t bytes);
+
 // write_texels of a whole image that also stores its level 1 (the 2:1 box of engine/
 // box_filter.h) into `next_level` from the same loads: a texture whose chain is two levels
 // needs no mip pass. For uint8 RGB(A) tensors into RGBA8 textures, block at (0, 0) with even

@@ -60,11 +60,12 @@ class ImageSpec:
         """Element 0 of each image, in order."""
         if self.pointers is not None:
             return self.pointers
-        step = self.strides[0] * _ITEMSIZE[self.dtype]
+        step = self.strides[0] * ITEMSIZE[self.dtype]
         return [self.ptr + b * step for b in range(self.batch)]
 
 
-_ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
+#: Bytes per element of each dtype name.
+ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:

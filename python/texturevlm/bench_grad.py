@@ -7,25 +7,19 @@ of every point on every level weighted by its trilinear weight), and grid_sample
 the gradient chain zeroed and read, the image's gradient written, the image read."""
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 import texturevlm as tv
 
-
-def _torch_pyramid(image: torch.Tensor) -> List[torch.Tensor]:
-    levels = [image]
-    while tuple(levels[-1].shape[-2:]) != (1, 1):
-        h, w = levels[-1].shape[-2:]
-        levels.append(F.avg_pool2d(levels[-1], (2 if h > 1 else 1, 2 if w > 1 else 1)))
-    return levels
+from .bench import torch_pyramid
 
 
 def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -> torch.Tensor:
     """[N, C] samples: every level sampled at every point, weighted (no host sync)."""
-    levels = _torch_pyramid(image)
+    levels = torch_pyramid(image)
     grid = (uv * 2 - 1).view(1, 1, -1, 2)
     clamped = lod.clamp(0, len(levels) - 1)
     out = 0

@@ -134,8 +134,10 @@ def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
         if not images:
             return None
         first = _torch_rgb_spec(images[0])
-        if first is None or first.device != "cuda" or len(images) == 1:
-            return first if first is not None and first.device == "cuda" else None
+        if first is None or first.device != "cuda":
+            return None
+        if len(images) == 1:
+            return first
         head = images[0]
         shape, dtype, device, strides, kind = head.shape, head.dtype, head.device, head.stride(), type(head)
         pointers = [first.ptr]

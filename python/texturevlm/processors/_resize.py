@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _core, _tensors, layouts
 from .._backends import DEFAULT_FORMAT, full_levels
-from .._tensors import ImageSpec
+from .._tensors import ITEMSIZE, ImageSpec
 from ..pyramid import TexturePyramid
 from ._rules import ProcessorInputError
 
@@ -119,10 +119,7 @@ def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte:
     return t
 
 
-_ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 _resizers: "dict[Any, Any]" = {}
-
-
 _shape_of_call: "dict[Any, Any]" = {}
 
 
@@ -169,7 +166,7 @@ def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, of
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
     images = specs[0].image_pointers() if len(specs) == 1 else [p for s in specs for p in s.image_pointers()]
     t = _target(plan, len(images), first_time, times, first.dtype == "uint8", out_dtype)
-    t.out = out_ptr + offset * _ITEMSIZE[out_dtype]
+    t.out = out_ptr + offset * ITEMSIZE[out_dtype]
     _resizer(first, plan, filter, len(images)).run(images, first.dtype, list(first.strides), t, stream)
 
 
@@ -188,7 +185,7 @@ def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, offset
     """One frame already in a texture (a video ring's) into time slot `first_time`, at
     element `offset` of the output."""
     t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
-    t.out = out_ptr + offset * _ITEMSIZE[out_dtype]
+    t.out = out_ptr + offset * ITEMSIZE[out_dtype]
     texture.core.resize(t, stream)
 
 
