@@ -64,10 +64,13 @@ public:
                          half, float(width), float(height), reinterpret_cast<void*>(out)},
                         stream_of(stream));
     }
-    // An image processor's output from the texture (cuda/image_resize.h).
-    void resize(const ResizeTarget& target, uintptr_t stream) const {
+    // An image processor's output from the texture (cuda/image_resize.h) into `out` (a
+    // copy of the target is written to, so one kept target serves every call and thread).
+    void resize(const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        pyramid_.resize(target, stream_of(stream));
+        ResizeTarget into = target;
+        into.out = reinterpret_cast<void*>(out);
+        pyramid_.resize(into, stream_of(stream));
     }
     // A whole frame in, its box mips, the layout's patches out: the per-frame work in one
     // call (one Python -> C++ crossing for three launches).
@@ -192,8 +195,9 @@ void bind_cuda(nb::module_& m) {
         .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("data"), nb::arg("dtype"),
              nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"),
              nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
-        .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("stream"),
-             "An image processor's output from the texture: one anisotropic trilinear sample per pixel.")
+        .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("out"), nb::arg("stream"),
+             "An image processor's output from the texture into `out` (the target's own out is not read): one "
+             "anisotropic trilinear sample per pixel.")
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
     m.def("tensor_mipmaps", &tensor_mipmaps, nb::arg("device"), nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),

@@ -43,14 +43,18 @@ public:
         : device_(device), resizer_(make(device, {parse_filter(filter), tensor_dtype(dtype),
                                                   channels, width, height, images, skipped_levels, texture_levels})) {}
 
+    // `out` is passed apart from the target (a copy of which is written to) so that one
+    // kept target serves every call, from any thread.
     void run(const std::vector<uintptr_t>& images, const std::string& dtype, const std::vector<int64_t>& strides,
-             const ResizeTarget& target, uintptr_t stream) const {
+             const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
         if (images.empty()) throw Error("a resizer run needs at least one image");
         const TensorView view = tensor_view(images[0], dtype, strides, resizer_.shape().channels);
         std::vector<const void*> pointers(images.size());
         for (size_t i = 0; i < images.size(); ++i) pointers[i] = reinterpret_cast<const void*>(images[i]);
-        resizer_.run(view, pointers, target, stream_of(stream));
+        ResizeTarget into = target;
+        into.out = reinterpret_cast<void*>(out);
+        resizer_.run(view, pointers, into, stream_of(stream));
     }
 
 private:
@@ -71,7 +75,9 @@ private:
 }  // namespace
 
 void bind_resize(nb::module_& m) {
-    nb::class_<ResizeTarget>(m, "ResizeTarget", "Where a processor's resized, normalized pixels go (cuda/image_resize.h).")
+    nb::class_<ResizeTarget>(m, "ResizeTarget",
+                             "Where a processor's resized, normalized pixels go (cuda/image_resize.h); the output "
+                             "pointer is given to each run.")
         .def(nb::init<>())
         .def_rw("images", &ResizeTarget::images)
         .def_rw("first_layer", &ResizeTarget::first_layer)
@@ -105,10 +111,7 @@ void bind_resize(nb::module_& m) {
                                    : t.out_dtype == TensorDtype::bf16 ? "bfloat16"
                                                                       : "float32");
             },
-            [](ResizeTarget& t, const std::string& name) { t.out_dtype = output_dtype(name); })
-        .def_prop_rw(
-            "out", [](const ResizeTarget& t) { return reinterpret_cast<uintptr_t>(t.out); },
-            [](ResizeTarget& t, uintptr_t out) { t.out = reinterpret_cast<void*>(out); });
+            [](ResizeTarget& t, const std::string& name) { t.out_dtype = output_dtype(name); });
     nb::class_<ResizerBinding>(m, "CudaImageResizer",
                                "A processor's GPU work for images of one size and dtype, one call per batch "
                                "(interop/cuda_image_resizer.h).")
@@ -117,8 +120,9 @@ void bind_resize(nb::module_& m) {
              nb::arg("device"), nb::arg("filter"), nb::arg("dtype"), nb::arg("channels"), nb::arg("width"),
              nb::arg("height"), nb::arg("images"), nb::arg("skipped_levels"), nb::arg("texture_levels"))
         .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("target"),
-             nb::arg("stream"),
-             "target.images images (device pointers sharing dtype and strides b, c, y, x) into target.out.");
+             nb::arg("out"), nb::arg("stream"),
+             "target.images images (device pointers sharing dtype and strides b, c, y, x) into `out` (the "
+             "target's own out is not read).");
 }
 
 #else

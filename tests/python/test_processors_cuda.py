@@ -187,3 +187,49 @@ def test_clear_cache_frees_the_processors_textures(rng):
     assert _resize._resizers and _resize._targets
     tv.clear_cache()
     assert not _resize._resizers and not _resize._targets
+
+
+def test_remembered_calls_read_each_calls_own_images(rng):
+    # A processor remembers a call's work by its images' layout; the next call of that layout
+    # only allocates and launches. Each kind of input, called twice with new images, must give
+    # what a processor that never saw the layout gives, and the processor keeps no image alive.
+    import gc
+    import weakref
+
+    import torch
+
+    def rgba(h, w):
+        alpha = rng.integers(0, 256, (1, h, w), dtype=np.uint8)
+        return cuda(np.concatenate([smooth_image(rng, h, w), alpha]))
+
+    kinds = {
+        "one image": lambda: cuda(smooth_image(rng, 300, 400)),
+        "list of 3": lambda: [cuda(smooth_image(rng, 300, 400)) for _ in range(3)],
+        "batch": lambda: torch.stack([cuda(smooth_image(rng, 300, 400)) for _ in range(2)]),
+        "channels last": lambda: [cuda(np.ascontiguousarray(smooth_image(rng, 300, 400).transpose(1, 2, 0)))],
+        "gray": lambda: [cuda(smooth_image(rng, 300, 400)[:1])],
+        "rgba (composited copy)": lambda: [rgba(300, 400)],
+        "float32": lambda: [cuda(smooth_image(rng, 300, 400)).float()],
+    }
+    for name in ("clip", "qwen2_vl"):
+        processor = OURS[name]()
+        for kind, make in kinds.items():
+            processor(make())
+            images = make()
+            got = processor(images)
+            want = OURS[name]()(images)
+            assert set(got) == set(want)
+            for key in want:
+                assert torch.equal(got[key], want[key]), (name, kind, key)
+            if "image_grid_thw" in got:  # a fresh table each call, not a shared one
+                got["image_grid_thw"][0, 0] = 99
+                assert processor(images)["image_grid_thw"][0, 0] == 1
+            probe = weakref.ref(images[0] if isinstance(images, list) else images)
+            del images, got, want
+            gc.collect()
+            assert probe() is None, (name, kind)
+    # A new layout (other size) after remembered ones takes the full path.
+    processor = OURS["clip"]()
+    processor(cuda(smooth_image(rng, 300, 400)))
+    other = cuda(smooth_image(rng, 500, 300))
+    assert torch.equal(processor(other).pixel_values, OURS["clip"]()(other).pixel_values)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .. import _tensors
 from .._tensors import ImageSpec
-from ._resize import FILTERS, OUT_DTYPES, Normalize, Plan, write_cuda, write_host
+from ._resize import FILTERS, OUT_DTYPES, CudaCall, Normalize, Plan, cuda_launch, remember_call, write_host
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError
 
 
@@ -93,6 +93,26 @@ class Processor:
                                        self.image_std)
         self._plans: Dict[Any, Plan] = {}
 
+    def _outputs(self, runner: "Runner", plans: List[Plan], shape: Tuple[int, ...], pending: Any,
+                 grids: Optional[List[List[int]]] = None) -> BatchFeature:
+        """pixel_values (and image_grid_thw where `grids` are given) of the runner's images.
+        A CUDA call is remembered (remember_call) for later calls of the images' layout,
+        keeping neither the images nor the runner."""
+        framework = runner.framework
+
+        def outputs(values: Any) -> BatchFeature:
+            out = BatchFeature(pixel_values=values)
+            if grids is not None:
+                out["image_grid_thw"] = grid_table(framework, grids)
+            return out
+
+        if runner.device != "cuda":
+            return outputs(runner.run(plans, shape))
+        call = runner.cuda_call(plans, shape)
+        pointers = runner.pointers()
+        remember_call(self, pending, pointers, lambda images: outputs(call(images)))
+        return outputs(call(pointers))
+
     @classmethod
     def from_pretrained(cls, path: Any, **overrides: Any) -> Any:
         """From a model folder or preprocessor_config.json on disk (or a dict); keyword
@@ -125,16 +145,26 @@ class Runner:
         """Each spec i through plans[i], into one output of `shape`; consecutive specs of
         one size and plan share a launch."""
         if self.device == "cuda":
-            out = _tensors.empty(self.framework, "cuda", self.index, shape, self.out_dtype)
-            ptr = out.data_ptr() if self.framework == "torch" else _tensors.pointer_and_strides(out, self.framework)[0]
-            offset = 0
-            for run, plan in self._runs(plans):
-                write_cuda(run, plan, self.filter, ptr, offset, self.stream, out_dtype=self.out_dtype)
-                offset += plan.values_per_image() * sum(s.batch for s in run)
-            return _tensors.hand_over(out, self.framework, self.index, self.stream)
+            return self.cuda_call(plans, shape)(self.pointers())
         parts = [write_host(run, plan, self.filter, self.backend) for run, plan in self._runs(plans)]
         values = np.concatenate(parts, axis=0).reshape(shape)
         return self.host_result(values)
+
+    def cuda_call(self, plans: List[Plan], shape: Tuple[int, ...]) -> "CudaCall":
+        """The call's CUDA work, as a CudaCall that later calls with images of the same
+        layout (other pointers) can repeat."""
+        launches, first, offset = [], 0, 0
+        for run, plan in self._runs(plans):
+            count = sum(s.batch for s in run)
+            launches.append((cuda_launch(run[0], plan, self.filter, count, offset, out_dtype=self.out_dtype), first,
+                             first + count))
+            first += count
+            offset += plan.values_per_image() * count
+        return CudaCall(self.framework, self.index, shape, self.out_dtype, launches)
+
+    def pointers(self) -> List[int]:
+        """Element 0 of every image, in order."""
+        return [p for s in self.specs for p in s.image_pointers()]
 
     def host_result(self, values: np.ndarray) -> Any:
         if self.out_dtype == "float16":
@@ -167,3 +197,4 @@ def _same_source(a: ImageSpec, b: ImageSpec) -> bool:
     """Whether two images can share a launch: one size, dtype and layout (strides but the
     batch's; an unbatched image's batch stride is 0)."""
     return (a.width, a.height, a.dtype, a.strides[1:]) == (b.width, b.height, b.dtype, b.strides[1:])
+

@@ -5,7 +5,7 @@ leading 1, 3 or 4 means channels first), grayscale is read as RGB through a zero
 view (no copy) and RGBA is composited over white as HF's convert_to_rgb does."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -129,25 +129,47 @@ def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Opt
     return [rgb_spec(image, do_convert_rgb, input_data_format) for image in flat_images(images)]
 
 
-def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
+def torch_cuda_layout(images: Any) -> Optional[Tuple[Any, List[int]]]:
+    """(layout, pointers) of torch CUDA images: a list of tensors of one type, shape, dtype,
+    device and strides, or one tensor (an image or a [B, ...] batch). The layout (count,
+    shape, dtype, device, strides) is all a call's work depends on; the pointers are each
+    image's element 0. None for anything else. Costs ~0.5 us an image. (Count 0: one
+    tensor, whose shape says how many images it holds.)"""
     if isinstance(images, (list, tuple)):
         if not images:
             return None
-        first = _torch_rgb_spec(images[0])
-        if first is None or first.device != "cuda":
-            return None
-        if len(images) == 1:
-            return first
         head = images[0]
-        shape, dtype, device, strides, kind = head.shape, head.dtype, head.device, head.stride(), type(head)
-        pointers = [first.ptr]
+        kind = type(head)
+        if kind.__module__ != "torch":
+            return None
+        shape, dtype, device, strides = head.shape, head.dtype, head.device, head.stride()
+        if device.type != "cuda":
+            return None
+        pointers = [head.data_ptr()]
         for image in images[1:]:
             if (type(image) is not kind or image.shape != shape or image.dtype is not dtype
                     or image.stride() != strides or image.device != device):
                 return None
             pointers.append(image.data_ptr())
-        return ImageSpec("torch", "cuda", first.device_index, first.dtype, len(pointers), 3, first.height, first.width,
-                         first.strides, first.ptr, False, False, images, pointers)
+        return (len(pointers), shape, dtype, device, strides), pointers
+    if type(images).__module__ != "torch" or not images.is_cuda:
+        return None
+    shape, strides = images.shape, images.stride()
+    ptr = images.data_ptr()
+    if len(shape) != 4:
+        return (0, shape, images.dtype, images.device, strides), [ptr]
+    step = strides[0] * images.element_size()
+    return (0, shape, images.dtype, images.device, strides), [ptr + b * step for b in range(shape[0])]
+
+
+def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
+    if isinstance(images, (list, tuple)):
+        layout = torch_cuda_layout(images)
+        first = _torch_rgb_spec(images[0]) if layout is not None else None
+        if first is None or len(images) == 1:
+            return first
+        return ImageSpec("torch", "cuda", first.device_index, first.dtype, len(images), 3, first.height, first.width,
+                         first.strides, first.ptr, False, False, images, layout[1])
     if type(images).__module__ != "torch" or images.ndim != 4 or images.shape[1] != 3 or not images.is_cuda:
         return None
     first = _torch_rgb_spec(images[0]) if images.shape[0] else None

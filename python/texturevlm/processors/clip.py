@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from ._common import BatchFeature, Processor, Runner
 from ._images import image_specs
-from ._resize import Plan
+from ._resize import Plan, cached_call
 from ._rules import (IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
                      ProcessorInputError, center_crop_box, resized_size)
 
@@ -64,6 +64,9 @@ class FixedSizeImageProcessor(Processor):
         """pixel_values [B, 3, h, w] of `images` (one, a list, or a [B, C, H, W] batch), in
         their framework on their device. Other keyword arguments HF takes (return_tensors,
         ...) are accepted and ignored: outputs are always tensors like the inputs."""
+        outputs, pending = cached_call(self, images, input_data_format)
+        if outputs is not None:
+            return outputs
         specs = image_specs(images, self.do_convert_rgb, input_data_format)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
@@ -72,7 +75,7 @@ class FixedSizeImageProcessor(Processor):
             raise ProcessorInputError(f"images resize to different sizes {sorted(sizes)}: a fixed-size processor "
                                       "needs do_resize or a crop that gives every image one size")
         h, w = sizes.pop()
-        return BatchFeature(pixel_values=runner.run(plans, (sum(s.batch for s in specs), 3, h, w)))
+        return self._outputs(runner, plans, (sum(s.batch for s in specs), 3, h, w), pending)
 
     preprocess = __call__
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, grid_table
 from ._images import flat_images, image_specs, rgb_spec
-from ._resize import Plan, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
+from ._resize import Plan, cached_call, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
 from ._rules import ProcessorInputError, smart_resize
 
 
@@ -78,14 +78,16 @@ class Qwen2VLImageProcessor(Processor):
         """pixel_values and image_grid_thw of `images` (one, a list of any sizes, or a
         [B, C, H, W] batch), in their framework on their device; image_grid_thw on the host
         as HF makes it. Other HF keyword arguments are accepted and ignored."""
+        outputs, pending = cached_call(self, images, input_data_format)
+        if outputs is not None:
+            return outputs
         specs = image_specs(images, self.do_convert_rgb, input_data_format)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
         rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
         width = 3 * self.temporal_patch_size * self.patch_size ** 2
-        pixel_values = runner.run(plans, (rows, width))
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
-        return BatchFeature(pixel_values=pixel_values, image_grid_thw=runner.grid(grids))
+        return self._outputs(runner, plans, (rows, width), pending, grids)
 
     preprocess = __call__
 
