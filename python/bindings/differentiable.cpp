@@ -6,6 +6,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <algorithm>
+#include <bit>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,6 +74,42 @@ nb::tuple reference_backward(const Doubles& image, uint32_t levels, const Double
                           owned_array(std::move(g.lod), {job.lod.size()}, nb::dtype<double>()));
 }
 
+// The packed chain (level 0 first, each [layers, channels, h_l, w_l]) of image [L, C, H, W].
+NumpyArray reference_chain(const Doubles& image, uint32_t levels) {
+    if (image.ndim() != 4) throw Error("the image is [layers, channels, height, width]");
+    FeatureChain chain = box_chain(values_of(image), uint32_t(image.shape(0)), uint32_t(image.shape(1)),
+                                   uint32_t(image.shape(3)), uint32_t(image.shape(2)), levels);
+    std::vector<double> packed;
+    for (const std::vector<double>& level : chain.levels) packed.insert(packed.end(), level.begin(), level.end());
+    const size_t size = packed.size();
+    return owned_array(std::move(packed), {size}, nb::dtype<double>());
+}
+
+// d loss / d image [L, C, H, W] from d loss / d each level of the packed chain.
+NumpyArray reference_chain_adjoint(const Doubles& grad_chain, uint32_t layers, uint32_t channels, uint32_t width,
+                                   uint32_t height, uint32_t levels) {
+    if (!layers || !channels || !width || !height || !levels || levels > std::bit_width(std::max(width, height)))
+        throw Error("a chain of " + std::to_string(levels) + " levels of " + std::to_string(layers) + " x " +
+                    std::to_string(channels) + " x " + std::to_string(width) + "x" + std::to_string(height) +
+                    " images does not exist");
+    FeatureChain shape{layers, channels, width, height, {}};
+    std::vector<std::vector<double>> grads;
+    size_t at = 0;
+    for (uint32_t l = 0; l < levels; ++l) {
+        const size_t n = size_t{layers} * channels * shape.level_width(l) * shape.level_height(l);
+        if (at + n > grad_chain.size()) break;
+        grads.emplace_back(grad_chain.data() + at, grad_chain.data() + at + n);
+        shape.levels.emplace_back(n);
+        at += n;
+    }
+    if (grads.size() != levels || at != grad_chain.size())
+        throw Error("the chain's gradient has " + std::to_string(grad_chain.size()) + " values, not the " +
+                    std::to_string(levels) + " levels of a " + std::to_string(width) + "x" + std::to_string(height) +
+                    " chain");
+    return owned_array(box_chain_adjoint(shape, std::move(grads)), {layers, channels, height, width},
+                       nb::dtype<double>());
+}
+
 #ifdef TVLM_HAVE_CUDA
 // The chain's shape and value type from Python's description.
 struct CudaJob {
@@ -103,6 +141,12 @@ void bind_differentiable(nb::module_& m) {
     m.def("reference_sample_points_backward", &reference_backward, nb::arg("image"), nb::arg("levels"), nb::arg("uv"),
           nb::arg("lod"), nb::arg("layer").none(), nb::arg("grad_out"),
           "(d loss / d image, d loss / d uv, d loss / d lod) for d loss / d samples = grad_out [N, C].");
+    m.def("reference_box_chain", &reference_chain, nb::arg("image"), nb::arg("levels"),
+          "The box chain of image [L, C, H, W] (float64) packed level 0 first "
+          "(engine/differentiable/feature_chain.h).");
+    m.def("reference_box_chain_adjoint", &reference_chain_adjoint, nb::arg("grad_chain"), nb::arg("layers"),
+          nb::arg("channels"), nb::arg("width"), nb::arg("height"), nb::arg("levels"),
+          "d loss / d image [L, C, H, W] from d loss / d every level of the packed chain (the box's adjoint).");
 #ifdef TVLM_HAVE_CUDA
     m.def(
         "cuda_feature_chain",
@@ -114,6 +158,16 @@ void bind_differentiable(nb::module_& m) {
             else build_feature_chain<float>(job.shape, ptr<float>(chain), stream_of(stream));
         },
         "Levels 1.. of a chain buffer whose level 0 is filled (cuda/point_sampling_grad.h).");
+    m.def(
+        "cuda_fold_chain_gradient",
+        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+           uint32_t levels, uintptr_t grad_chain, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            const CudaJob job(dtype, layers, channels, width, height, levels);
+            if (job.doubles) fold_chain_gradient<double>(job.shape, ptr<double>(grad_chain), stream_of(stream));
+            else fold_chain_gradient<float>(job.shape, ptr<float>(grad_chain), stream_of(stream));
+        },
+        "Folds a packed chain gradient's levels into its level 0, in place (the box chain's adjoint).");
     m.def(
         "cuda_sample_points",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,

@@ -15,7 +15,7 @@ stream with no host sync, CPU tensors through the double-precision CPU reference
 arrays take the reference forward (float64)."""
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations, which must be types, not strings.
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -38,6 +38,38 @@ def sample_points(image: Any, uv: Any, lod: Any, layer: Any = None, levels: Opti
     if type(image).__module__.startswith("torch"):
         return _torch_sample_points(image, uv, lod, layer, levels)
     return _numpy_sample_points(image, uv, lod, layer, levels)
+
+
+def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = False) -> List[Any]:
+    """The exact box mip chain of a torch float `image` ([C, H, W] or [B, C, H, W]; [H, W, C]
+    / [B, H, W, C] with channels_last), level 0 first, with gradients: d loss / d every
+    level folds back into d loss / d image through the box's adjoint (exact for odd sizes).
+    Level 0 is `image` itself; level l is max(1, W >> l) x max(1, H >> l). 1..64 channels;
+    float16 and bfloat16 are filtered in float32 and returned in their own dtype. What
+    generate_mipmaps returns where the image requires grad."""
+    import torch
+    ops = _torch_ops()
+    if not image.is_floating_point():
+        raise Error(f"gradients need a float image, not {image.dtype}: convert with image.float()")
+    if image.dim() not in (3, 4) or 0 in image.shape:
+        raise Error(f"the image is [C, H, W] or [B, C, H, W] with positive sizes, not {list(image.shape)}")
+    first = image.movedim(-1, -3) if channels_last else image
+    batch = first if first.dim() == 4 else first.unsqueeze(0)
+    b, c, h, w = batch.shape
+    if not 1 <= c <= MAX_CHANNELS:
+        raise Error(f"images have 1..{MAX_CHANNELS} channels, not {c}")
+    n = _chain_levels(h, w, levels)
+    work = batch if batch.dtype in (torch.float32, torch.float64) else batch.float()
+    chain = ops.box_chain(work.contiguous(), n)
+    out = [image]
+    at = b * c * h * w
+    for level in range(1, n):
+        lw, lh = max(1, w >> level), max(1, h >> level)
+        values = chain[at:at + b * c * lh * lw].view(b, c, lh, lw).to(image.dtype)
+        at += b * c * lh * lw
+        values = values if image.dim() == 4 else values[0]
+        out.append(values.movedim(-3, -1) if channels_last else values)
+    return out
 
 
 def _chain_levels(height: int, width: int, levels: Optional[int]) -> int:
@@ -213,6 +245,46 @@ def _register_torch_ops() -> None:
     def _(image: Tensor, chain: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
           grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         return torch.empty_like(image), torch.empty_like(uv), torch.empty_like(lod)
+
+    # The box chain alone (generate_mipmaps with gradients): packed levels, level 0 first.
+    @torch.library.custom_op("texturevlm::box_chain", mutates_args=())
+    def box_chain_op(image: Tensor, levels: int) -> Tensor:
+        if image.device.type == "cuda":
+            return chain_of(image, levels)
+        packed = _core.reference_box_chain(np.ascontiguousarray(image.detach().numpy().astype(np.float64)), levels)
+        return torch.from_numpy(packed).to(image.dtype)
+
+    @box_chain_op.register_fake
+    def _(image: Tensor, levels: int) -> Tensor:
+        return image.new_empty(chain_values(image, levels))
+
+    @torch.library.custom_op("texturevlm::box_chain_backward", mutates_args=())
+    def box_chain_backward_op(grad_chain: Tensor, layers: int, channels: int, width: int, height: int,
+                              levels: int) -> Tensor:
+        values = layers * channels * width * height
+        if grad_chain.device.type == "cuda":
+            folded = grad_chain.contiguous().clone()  # folded in place; the incoming gradient stays as it was
+            index, dtype, stream, _ = cuda_job(folded)
+            _core.cuda_fold_chain_gradient(index, dtype, layers, channels, width, height, levels, folded.data_ptr(),
+                                           stream)
+            return folded[:values].view(layers, channels, height, width)
+        if not bool(torch.isfinite(grad_chain).all()):
+            raise Error("the gradient reaching the box chain has non-finite values: find where the loss overflows")
+        g = _core.reference_box_chain_adjoint(np.ascontiguousarray(grad_chain.numpy().astype(np.float64)), layers,
+                                              channels, width, height, levels)
+        return torch.from_numpy(g).to(grad_chain.dtype)
+
+    @box_chain_backward_op.register_fake
+    def _(grad_chain: Tensor, layers: int, channels: int, width: int, height: int, levels: int) -> Tensor:
+        return grad_chain.new_empty((layers, channels, height, width))
+
+    def chain_setup(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
+        ctx.shape_args = shape_args(*inputs)
+
+    def chain_backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
+        return box_chain_backward_op(grad, *ctx.shape_args), None
+
+    box_chain_op.register_autograd(chain_backward, setup_context=chain_setup)
 
     def setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
         image, uv, lod, layer, levels = inputs

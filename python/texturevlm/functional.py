@@ -57,6 +57,18 @@ def _is_torch_cuda(image: Any) -> bool:
     return type(image).__module__.startswith("torch") and image.is_cuda
 
 
+def _wants_grad(image: Any) -> bool:
+    """Whether `image` is a torch tensor autograd is recording for."""
+    if not type(image).__module__.startswith("torch"):
+        return False
+    import torch
+    return image.requires_grad and torch.is_grad_enabled()
+
+
+def _default_format(image: Any) -> str:
+    return DEFAULT_FORMAT.get(str(image.dtype).replace("torch.", ""), "")
+
+
 def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = None, format: Optional[str] = None,
                      backend: str = "auto", channels_last: bool = False, stream: Any = None) -> List[Any]:
     """The mip chain of `image` ([C, H, W] or [B, C, H, W]) as a list of tensors, level 0
@@ -64,7 +76,18 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     max(1, H >> l). 'box' is the exact area average: for even sizes a chain of
     avg_pool2d(x, 2) (within float rounding; uint8 rounds half up), for odd sizes every
     source texel weighted by its overlap (README, "Mip filters"). Level 0 is the input
-    itself (no copy) where the format stores it exactly (the default format does)."""
+    itself (no copy) where the format stores it exactly (the default format does).
+
+    A torch float image that requires grad gets levels with gradients (autograd folds
+    every level's gradient back into the image through the box's adjoint): the box filter
+    in the default format, of 1..64 channels, on its own device (differentiable.box_levels)."""
+    if _wants_grad(image):
+        if filter != "box" or format not in (None, _default_format(image)):
+            raise Error("gradients flow through the box filter in the image's own format: leave filter and format "
+                        "at their defaults, or detach the image")
+        from .differentiable import box_levels
+        with _tensors.torch_stream(stream):
+            return box_levels(image, levels, channels_last)
     if _is_torch_cuda(image) and backend in ("auto", "cuda") and filter == "box" and _compiling():
         # Only what torch.compile can trace here: the op checks the rest when it runs.
         from . import ops

@@ -143,6 +143,7 @@ class TexturePyramid:
         self.width, self.height, self.batch, self.channels, self.format = width, height, batch, channels, format
         self.levels = levels if levels is not None else full_levels(width, height)
         self.device_index = device_index
+        self._grad_source: Any = None  # the last frame, where autograd records for it (update)
         if ring > 1 and self.backend != "cuda":
             raise Error(f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
                         "it returns, so frames never overlap: use ring=1")
@@ -173,6 +174,7 @@ class TexturePyramid:
         spec = _tensors.image_spec(frame, self._like[3])
         self._check_frame(spec)
         rects = _rects(rect, self.width, self.height)
+        self._grad_source = _grad_source(frame, rect, self.format, self._like[3])
         self._impl.update(spec, rects, self._stream(spec.framework, stream), self.filter)
         self._like = (spec.framework, spec.dtype, spec.batched, self._like[3])
 
@@ -219,7 +221,13 @@ class TexturePyramid:
         trilinear at each patch's level, or anisotropic for gradient layouts. `out`, if
         given, is written in place ([B, N, C, P, P] or [N, C, P, P], contiguous).
         `max_anisotropy` is the CPU reference's (GPU samplers use 16 where they can; compare
-        with a Vulkan device that cannot by passing its `max_anisotropy`)."""
+        with a Vulkan device that cannot by passing its `max_anisotropy`).
+
+        Where the pyramid's last frame is a torch float tensor that requires grad, level
+        layouts (grid, foveated: sample_at_level, sample_foveated) are sampled in software
+        from that frame with autograd, so d loss / d frame flows back through every level
+        (docs/differentiable.md); anisotropic layouts then raise Error (the texture unit's
+        footprint has no backward)."""
         half = _out_dtype(dtype) == "float16"
         if (layout.width, layout.height) != (self.width, self.height):
             raise Error(f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
@@ -233,6 +241,10 @@ class TexturePyramid:
         p, n, c = layout.patch_size, layout.num_patches, self.channels
         shape = ((self.batch,) if batched else ()) + (n, c, p, p)
         out_dtype = "float16" if half else "float32"
+        if self._grad_source is not None and _grad_enabled():
+            if out is not None:
+                raise Error("out= is written outside autograd: leave it out when the image requires grad")
+            return _sample_with_grad(self._grad_source, layout, out_dtype, batched)
         if self.backend == "cuda":
             if out is None:
                 out = _tensors.empty(framework, "cuda", self.device_index, shape, out_dtype)
@@ -290,6 +302,42 @@ class TexturePyramid:
         layout = _cached(key, lambda: layouts.anisotropic(self.width, self.height, patch_size, level, elongation,
                                                           orientation, self.batch, fixation, num_patches))
         return self.sample(layout, dtype, stream=stream)
+
+
+def _grad_enabled() -> bool:
+    import torch
+    return torch.is_grad_enabled()
+
+
+def _grad_source(frame: Any, rect: Any, format: str, channels_last: bool) -> Any:
+    """The frame as [B, C, H, W] where autograd records for it (sampling then runs the
+    differentiable software path from it), else None."""
+    if not type(frame).__module__.startswith("torch") or not frame.requires_grad or not _grad_enabled():
+        return None
+    if rect is not None:
+        raise Error("a partial update carries no gradients: update the whole frame, or detach it")
+    if format in BYTE_FORMATS:
+        raise Error(f"format {format!r} stores bytes, which have no gradient: use the float format the image's "
+                    "dtype defaults to, or detach the image")
+    source = frame.movedim(-1, -3) if channels_last else frame
+    return source if source.dim() == 4 else source.unsqueeze(0)
+
+
+def _sample_with_grad(source: Any, layout: "layouts.Layout", out_dtype: str, batched: bool) -> Patches:
+    """sample() for an image autograd records for: trilinear at each patch's level in
+    software (texturevlm.glimpse.sample_patches), the forward whose backward is exact
+    (docs/differentiable.md says why the texture unit's is not); padding slots are zeros."""
+    import torch
+
+    from .glimpse import sample_patches
+    if layout.gradients:
+        raise Error(f"{layout.kind} layouts are filtered anisotropically by the texture unit, which has no "
+                    "backward: sample a level layout (grid, foveated), or detach the image")
+    meta = torch.from_numpy(np.ascontiguousarray(layout.metadata)).to(source.device)
+    work = source if source.dtype in (torch.float32, torch.float64) else source.float()
+    patches = sample_patches(work, meta.to(work.dtype), layout.patch_size)
+    patches = (patches * (meta[..., 4] >= 0).to(patches.dtype)[..., None, None, None]).to(getattr(torch, out_dtype))
+    return Patches(patches, meta) if batched else Patches(patches[0], meta[0])
 
 
 def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, device_index: Optional[int]) -> None:

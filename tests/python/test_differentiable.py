@@ -239,3 +239,131 @@ def test_a_learned_fixation_moves_to_the_target():
         losses.append(loss.item())
     assert losses[-1] < losses[0] - 0.3
     assert torch.allclose(fixation.detach().cpu(), torch.tensor([0.72, 0.31]), atol=0.03)
+
+
+# ---------------------------------------------------------------- box chain with gradients
+
+def numpy_box_chain(image: np.ndarray, levels: int) -> list:
+    """The exact box (README, "Mip filters") by its definition: level l's texel averages
+    the source area it covers, each source texel weighted by its overlap."""
+    def shrink(a: np.ndarray, axis: int) -> np.ndarray:
+        n = a.shape[axis]
+        m = max(1, n // 2)
+        w = np.zeros((m, n))
+        for i in range(m):  # output i covers [i * n / m, (i + 1) * n / m) of the source
+            lo, hi = i * n / m, (i + 1) * n / m
+            for j in range(n):
+                w[i, j] = max(0.0, min(hi, j + 1) - max(lo, j))
+        w /= w.sum(axis=1, keepdims=True)
+        return np.moveaxis(np.tensordot(w, np.moveaxis(a, axis, 0), axes=1), 0, axis)
+
+    out = [image]
+    for _ in range(levels - 1):
+        out.append(shrink(shrink(out[-1], -1), -2))
+    return out
+
+
+def test_reference_box_chain_and_its_adjoint(rng):
+    # Odd and even sides, layers and many channels: the packed chain equals the definition,
+    # and the adjoint is the chain's transpose: <chain(x), g> = <x, adjoint(g)>.
+    for layers, channels, height, width in ((1, 1, 8, 8), (2, 3, 7, 5), (1, 40, 9, 6), (3, 4, 1, 11)):
+        image = rng.random((layers, channels, height, width))
+        levels = int(max(width, height)).bit_length()
+        packed = tv._core.reference_box_chain(image, levels)
+        want = numpy_box_chain(image, levels)
+        assert packed.size == sum(a.size for a in want)
+        np.testing.assert_allclose(packed, np.concatenate([a.ravel() for a in want]), rtol=0, atol=1e-13)
+        grad = rng.standard_normal(packed.size)
+        folded = tv._core.reference_box_chain_adjoint(grad, layers, channels, width, height, levels)
+        assert folded.shape == image.shape
+        np.testing.assert_allclose(np.dot(packed, grad), np.sum(image * folded), rtol=1e-12)
+    with pytest.raises(tv.Error, match="levels"):
+        tv._core.reference_box_chain_adjoint(np.zeros(10), 1, 1, 4, 4, 2)
+    with pytest.raises(tv.Error, match="does not exist"):
+        tv._core.reference_box_chain_adjoint(np.zeros(16), 1, 1, 4, 4, 4)
+
+
+@needs_torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_generate_mipmaps_has_gradients(device, rng):
+    import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    # gradcheck in float64 through every level of odd and even chains, batched, channels last.
+    for shape, channels_last in (((3, 7, 5), False), ((2, 4, 6, 8), False), ((5, 9, 2), True)):
+        image = torch.rand(shape, dtype=torch.float64, device=device, requires_grad=True)
+        def levels(x):
+            return tuple(tv.generate_mipmaps(x, channels_last=channels_last)[1:])
+        assert torch.autograd.gradcheck(levels, (image,))
+    # Values: those of the forward-only path; level 0 is the image itself.
+    image = torch.rand((2, 40, 33, 20), device=device)
+    plain = tv.generate_mipmaps(image[:, :4].contiguous())
+    grad_levels = tv.generate_mipmaps(image.requires_grad_())
+    assert grad_levels[0] is image and len(grad_levels) == len(plain) == 6
+    for a, b in zip(plain[1:], grad_levels[1:]):
+        assert a.shape[-2:] == b.shape[-2:] and b.shape[1] == 40
+        torch.testing.assert_close(a, b[:, :4].detach(), rtol=0, atol=2e-6)
+    # The gradient of a weighted sum over every level: the double CPU reference's.
+    weights = [torch.randn(level.shape, device=device) for level in grad_levels]
+    sum((w * level).sum() for w, level in zip(weights, grad_levels)).backward()
+    reference = image.detach().cpu().double().requires_grad_()
+    sum((w.cpu().double() * level).sum() for w, level in zip(weights, tv.generate_mipmaps(reference))).backward()
+    torch.testing.assert_close(image.grad.cpu().double(), reference.grad, rtol=0, atol=1e-5)
+    # float16 images come back in float16, with float32 gradients cast to float16.
+    half = torch.rand((3, 16, 16), device=device).half().requires_grad_()
+    out = tv.generate_mipmaps(half)
+    assert all(level.dtype == torch.float16 for level in out)
+    out[-1].sum().backward()
+    torch.testing.assert_close(half.grad.float(), torch.full((3, 16, 16), 1 / 256, device=device))
+    # Gradients go through the default format only.
+    with pytest.raises(tv.Error, match="box filter in the image's own format"):
+        tv.generate_mipmaps(torch.rand((3, 8, 8), device=device, requires_grad=True), format="rgba16f")
+
+
+@needs_cuda
+def test_generate_mipmaps_with_gradients_compiles():
+    import torch
+    image = torch.rand((1, 3, 64, 48), device="cuda", requires_grad=True)
+
+    def loss(x):
+        return sum(level.square().mean() for level in tv.generate_mipmaps(x))
+
+    eager = torch.autograd.grad(loss(image), image)[0]
+    compiled = torch.autograd.grad(torch.compile(loss, fullgraph=True)(image), image)[0]
+    torch.testing.assert_close(eager, compiled, rtol=1e-5, atol=1e-7)
+
+
+@needs_torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_texture_pyramid_sampling_has_gradients(device, rng):
+    import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    image = torch.rand((2, 3, 48, 64), device=device)
+    plain = tv.TexturePyramid(image)
+    pyramid = tv.TexturePyramid(image.clone().requires_grad_())
+    source = pyramid._grad_source
+    for name, call in (("grid", lambda p: p.sample_at_level(1, patch_size=8)),
+                       ("foveated", lambda p: p.sample_foveated((0.3, 0.6), num_patches=20, patch_size=8))):
+        want, got = call(plain), call(pyramid)
+        assert got.patches.requires_grad and got.patches.shape == want.patches.shape
+        # The software forward against the texture path: the texture unit's 8-bit weights.
+        assert (got.patches.detach() - torch.as_tensor(want.patches, device=device)).abs().max() < 3 / 256 + 1e-6
+        # Patches are linear in the image, so sum(w * patches) = <image, d/d image>: the
+        # gradient is right only if every sample's weights land on the texels it read.
+        weights = torch.randn(got.patches.shape, device=device)
+        value = (weights * got.patches).sum()
+        grad, = torch.autograd.grad(value, source)
+        torch.testing.assert_close((grad * source.detach()).sum(), value.detach(), rtol=1e-4, atol=1e-3)
+        assert grad.abs().sum() > 0, name
+    # Padding slots stay zero; anisotropic layouts, partial updates and bytes are refused.
+    padded = pyramid.sample_foveated((0.5, 0.5), num_patches=400, patch_size=8)
+    assert (padded.patches[~(padded.meta[..., 4] >= 0)] == 0).all()
+    with pytest.raises(tv.Error, match="no backward"):
+        pyramid.sample_anisotropic(level=1, patch_size=8)
+    with pytest.raises(tv.Error, match="partial update"):
+        pyramid.update(image.clone().requires_grad_(), rect=(0, 0, 8, 8))
+    with pytest.raises(tv.Error, match="bytes"):
+        tv.TexturePyramid(image.clone().requires_grad_(), format="rgba8")
+    with torch.no_grad():  # no recording: the texture path
+        assert not pyramid.sample_at_level(1, patch_size=8).patches.requires_grad
