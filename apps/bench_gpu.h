@@ -31,5 +31,6 @@ std::vector<Row> bench_mips(BenchGpu& gpu);
 std::vector<Row> bench_handover(BenchGpu& gpu);
 std::vector<Row> bench_sample(BenchGpu& gpu);
 std::vector<Row> bench_video(BenchGpu& gpu);
+std::vector<Row> bench_grad(BenchGpu& gpu);
 
 }  // namespace tvlm

@@ -20,7 +20,7 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "usage: tvlm bench [all | mips handover sample video grad ...] [--json FILE] [--plot FILE.png] [--device D]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
@@ -28,14 +28,18 @@ constexpr const char* kHelp =
     "  sample    patch sampling GPU time: CUDA texture unit vs software filtering vs Vulkan compute\n"
     "  video     frame -> mips -> 273 foveated patches per image, wall time per frame, from host or CUDA\n"
     "            memory, Vulkan / OpenGL / CUDA-only; 1024^2..4096^2, RGBA8/RGBA16F, batch 1 and 32\n"
+    "  grad      differentiable sampling, each step of forward + backward and the whole: 1M samples at\n"
+    "            per-sample LOD (4096^2 RGBA, 1024^2 x 40 channels, float32), 273 foveated patches x 1 and 32\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
-    "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way.\n";
+    "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
+    "(python -m texturevlm.bench grad for the grad jobs).\n";
 
 const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"mips", "GPU time per chain (50 back to back; blit and GL 10)"},
     {"handover", "wall time per frame, 400 frames a run"},
     {"sample", "GPU time per launch (50 back to back)"},
     {"video", "wall time per frame, frames pipelined, host waits only at the end of a run"},
+    {"grad", "GPU time per step (5 back to back)"},
 };
 
 }  // namespace
@@ -54,7 +58,7 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample or video");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video or grad");
         suites.push_back(name);
     }
     if (suites.empty())
@@ -71,6 +75,7 @@ int run_bench(int argc, char** argv) {
         std::vector<Row> suite_rows = suite == "mips"       ? bench_mips(gpu)
                                       : suite == "handover" ? bench_handover(gpu)
                                       : suite == "sample"   ? bench_sample(gpu)
+                                      : suite == "grad"     ? bench_grad(gpu)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

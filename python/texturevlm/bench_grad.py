@@ -1,10 +1,12 @@
 """python -m texturevlm.bench grad: differentiable sampling, forward + backward, against
-PyTorch in the same run. The issue's job: 1M trilinear samples at per-sample LOD from a
-4096^2 RGBA float32 texture, gradients to the texture (every level folded into level 0)
-and to uv. Beside it: the PyTorch way of the same job (an avg_pool2d pyramid, grid_sample
-of every point on every level weighted by its trilinear weight), and grid_sample on level
-0 alone (no LOD: a lower bound for any PyTorch version). Each figure next to its floor:
-the gradient chain zeroed and read, the image's gradient written, the image read."""
+PyTorch in the same run. Jobs: 1M trilinear samples at per-sample LOD from a 4096^2 RGBA
+float32 texture with gradients to the texture (every level folded into level 0) and to uv
+(the issue's job), the same from a 40-channel 1024^2 texture, and 273 foveated 16x16
+patches per image from one and from 32 RGBA 1024^2 images, gradients to the texture.
+Beside each: the PyTorch way of the same job (an avg_pool2d pyramid, grid_sample of every
+point on every level weighted by its trilinear weight), and for the first, grid_sample on
+level 0 alone (no LOD: a lower bound for any PyTorch version). Each figure next to its
+floor: the gradient chain zeroed and read, the image's gradient written, the image read."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,56 +20,96 @@ from .bench import torch_pyramid
 
 
 def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -> torch.Tensor:
-    """[N, C] samples: every level sampled at every point, weighted (no host sync)."""
+    """[B, M, C] samples of image [B, C, H, W] at uv [B, M, 2], lod [B, M]: every level
+    sampled at every point, weighted (no host sync)."""
     levels = torch_pyramid(image)
-    grid = (uv * 2 - 1).view(1, 1, -1, 2)
+    grid = (uv * 2 - 1).unsqueeze(1)                                   # [B, 1, M, 2]
     clamped = lod.clamp(0, len(levels) - 1)
     out = 0
     for l, level in enumerate(levels):
-        weight = (1 - (clamped - l).abs()).clamp(min=0)
-        s = F.grid_sample(level, grid, mode="bilinear", padding_mode="border", align_corners=False)  # [1, C, 1, N]
-        out = out + s[0, :, 0, :].t() * weight[:, None]
+        weight = (1 - (clamped - l).abs()).clamp(min=0)                # [B, M]
+        s = F.grid_sample(level, grid, mode="bilinear", padding_mode="border", align_corners=False)  # [B, C, 1, M]
+        out = out + s[:, :, 0, :].transpose(1, 2) * weight[..., None]
     return out
+
+
+def _patch_points(meta: torch.Tensor, patch: int) -> tuple:
+    """uv [B, N * P * P, 2] and lod [B, N * P * P] of the patches of metadata [B, N, 5]
+    (glimpse.sample_patches's placement), for the PyTorch way of the patch jobs."""
+    steps = (torch.arange(patch, device=meta.device) + 0.5) / patch - 0.5
+    u = meta[..., 0, None, None] + steps[None, None, None, :] * meta[..., 2, None, None]
+    v = meta[..., 1, None, None] + steps[None, None, :, None] * meta[..., 3, None, None]
+    u, v = torch.broadcast_tensors(u, v)
+    b = meta.shape[0]
+    lod = meta[..., 4, None, None].expand(u.shape)
+    return torch.stack([u, v], -1).reshape(b, -1, 2), lod.reshape(b, -1)
+
+
+def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any, theirs: Any, grad: torch.Tensor,
+         extra: Any = None) -> None:
+    """Rows of one job: texturevlm, the PyTorch way, and `extra` (name, function) if given;
+    gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default)."""
+    chain_bytes = image.numel() * 4 * 4 / 3
+    floor_bytes = image.numel() * 4 * 2 + 2 * chain_bytes  # image read, its gradient written; chain zeroed + read
+    leaves = [image] + [t for t in getattr(ours, "leaves", ())]
+
+    def timed(fn: Any) -> Any:
+        def step() -> None:
+            for t in leaves:
+                t.grad = None
+            torch.autograd.backward(fn(), grad)
+        return step
+
+    t = per_call_us(timed(ours), calls=10, runs=5)
+    table.add(job, "texturevlm (software trilinear, atomics + adjoint fold)", t, floor_bytes)
+    base = t[0]
+    t = per_call_us(timed(theirs), calls=3, runs=3)
+    table.add(job, "PyTorch avg_pool2d pyramid + grid_sample per level", t, floor_bytes,
+              f"texturevlm {t[0] / base:.1f}x faster")
+    if extra is not None:
+        t = per_call_us(timed(extra[1]), calls=10, runs=5)
+        table.add(job, extra[0], t, floor_bytes, f"texturevlm {t[0] / base:.2f}x this")
+    for leaf in leaves:
+        leaf.grad = None
 
 
 def run(table: Any, per_call_us: Any) -> None:
     gen = torch.Generator(device="cuda").manual_seed(0)
-    size, points, channels = 4096, 1 << 20, 4
-    image = torch.rand((1, channels, size, size), device="cuda", generator=gen).requires_grad_()
-    uv = torch.rand((points, 2), device="cuda", generator=gen).requires_grad_()
-    lod = torch.rand(points, device="cuda", generator=gen) * 12
-    grad = torch.rand((points, channels), device="cuda", generator=gen)
-    chain_bytes = image.numel() * 4 * 4 / 3
-    floor_bytes = image.numel() * 4 * 2 + 2 * chain_bytes  # image read, its gradient written; chain zeroed + read
-    job = f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, fwd + bwd"
+    points = 1 << 20
+    # 1M points at per-sample LOD: RGBA 4096^2 (the issue's job) and 40 channels at 1024^2.
+    for channels, size in ((4, 4096), (40, 1024)):
+        image = torch.rand((1, channels, size, size), device="cuda", generator=gen).requires_grad_()
+        uv = torch.rand((points, 2), device="cuda", generator=gen).requires_grad_()
+        lod = torch.rand(points, device="cuda", generator=gen) * (size.bit_length() - 1)
+        grad = torch.rand((points, channels), device="cuda", generator=gen)
 
-    # Gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default).
-    def ours() -> None:
-        image.grad = uv.grad = None
-        torch.autograd.backward(tv.sample_points(image, uv, lod), grad)
+        def ours() -> torch.Tensor:
+            return tv.sample_points(image, uv, lod)
+        ours.leaves = (uv,)  # type: ignore[attr-defined]
 
-    def theirs() -> None:
-        image.grad = uv.grad = None
-        torch.autograd.backward(_torch_trilinear(image, uv, lod), grad)
+        def level0() -> torch.Tensor:
+            s = F.grid_sample(image, (uv * 2 - 1).view(1, 1, -1, 2), mode="bilinear", padding_mode="border",
+                              align_corners=False)
+            return s[0, :, 0, :].t()
 
-    def level0() -> None:
-        image.grad = uv.grad = None
-        s = F.grid_sample(image, (uv * 2 - 1).view(1, 1, -1, 2), mode="bilinear", padding_mode="border",
-                          align_corners=False)
-        torch.autograd.backward(s[0, :, 0, :].t(), grad)
-
-    t = per_call_us(ours, calls=10, runs=5)
-    table.add(job, "texturevlm sample_points (software trilinear, atomics + adjoint fold)", t, floor_bytes)
-    ratio_base = t[0]
-    t = per_call_us(theirs, calls=3, runs=3)
-    table.add(job, "PyTorch avg_pool2d pyramid + grid_sample per level", t, floor_bytes,
-              f"texturevlm {t[0] / ratio_base:.1f}x faster")
-    t = per_call_us(level0, calls=10, runs=5)
-    table.add(job, "PyTorch grid_sample on level 0 only (no LOD; a lower bound)", t, floor_bytes,
-              f"texturevlm {t[0] / ratio_base:.2f}x this")
-    image.grad = uv.grad = None
+        extra = ("PyTorch grid_sample on level 0 only (no LOD; a lower bound)", level0) if channels == 4 else None
+        _job(table, per_call_us, f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
+             "fwd + bwd (grads: texture, uv)", image, ours, lambda: _torch_trilinear(image, uv[None], lod[None])[0],
+             grad, extra)
+        del image, uv, lod, grad
+    # 273 foveated 16x16 patches per image, gradients to the texture: one image and 32.
+    for batch in (1, 32):
+        image = torch.rand((batch, 4, 1024, 1024), device="cuda", generator=gen).requires_grad_()
+        layout = tv.layouts.foveated(1024, 1024, (0.4, 0.6), 273, 16, images=batch)
+        meta = torch.from_numpy(layout.metadata).cuda()
+        uv, lod = _patch_points(meta, 16)
+        grad = torch.rand((batch, 273, 4, 16, 16), device="cuda", generator=gen)
+        _job(table, per_call_us, f"273 foveated 16x16 patches, {batch} x [4, 1024, 1024] float32, fwd + bwd "
+             "(grad: texture)", image, lambda: tv.glimpse.sample_patches(image, meta, 16),
+             lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3), grad)
+        del image, grad
     # The values agree (the PyTorch pyramid is the same box for power-of-two sizes).
-    small = torch.rand((1, channels, 256, 256), device="cuda", generator=gen)
-    u, l = uv.detach()[:4096], lod[:4096] * 0.7
-    d = (tv.sample_points(small, u, l) - _torch_trilinear(small, u, l)).abs().max().item()
+    small = torch.rand((1, 4, 256, 256), device="cuda", generator=gen)
+    u, l = torch.rand((4096, 2), device="cuda", generator=gen), torch.rand(4096, device="cuda", generator=gen) * 6
+    d = (tv.sample_points(small, u, l) - _torch_trilinear(small, u[None], l[None])[0]).abs().max().item()
     print(f"  values vs the PyTorch way (256^2, 4096 points): max difference {d:.2e}")

@@ -1,0 +1,145 @@
+// tvlm bench grad: differentiable sampling on CUDA (cuda/point_sampling_grad.h), GPU time of
+// each step of a training step and of the whole, next to its floor. The jobs: 1M trilinear
+// samples at per-sample LOD from a 4096^2 RGBA float32 texture and from a 40-channel 1024^2
+// one, and 273 foveated 16x16 patches per image from one and from 32 RGBA 1024^2 images.
+// PyTorch's way of the same jobs is timed in the same run by `python -m texturevlm.bench grad`.
+#include <cmath>
+#include <cstdio>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "bench_gpu.h"
+#include "bench_timing.h"
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "mip_filter.h"
+#include "patch.h"
+#include "patch_layouts.h"
+#include "point_sampling_grad.h"
+
+namespace tvlm {
+
+namespace {
+
+// Points on the host: u, v interleaved, lod, layer.
+struct HostPoints {
+    std::vector<float> uv, lod;
+    std::vector<int32_t> layer;
+    void add(double u, double v, double level, uint32_t in_layer) {
+        uv.push_back(float(u));
+        uv.push_back(float(v));
+        lod.push_back(float(level));
+        layer.push_back(int32_t(in_layer));
+    }
+};
+
+HostPoints random_points(size_t count, uint32_t size) {
+    HostPoints points;
+    uint32_t h = 12345;
+    const auto next = [&] { h = h * 1664525u + 1013904223u; return double(h >> 8) * (1.0 / 16777216.0); };
+    const double top = double(full_mip_count(size, size) - 1);
+    for (size_t i = 0; i < count; ++i) {
+        const double u = next(), v = next();
+        points.add(u, v, next() * top, 0);
+    }
+    return points;
+}
+
+// Every sample of every real patch of `layout` (trilinear at the patch's level).
+HostPoints patch_points(const PatchLayout& layout) {
+    HostPoints points;
+    const uint32_t p = layout.patch_size;
+    for (const Patch& patch : layout.patches) {
+        if (patch.level < 0) continue;
+        for (uint32_t k = 0; k < p; ++k)
+            for (uint32_t j = 0; j < p; ++j) {
+                const SamplePosition s = sample_position(patch, j, k, p, layout.width, layout.height);
+                points.add(s.u, s.v, patch.level, patch.layer);
+            }
+    }
+    return points;
+}
+
+template <class T> DeviceBuffer<T> on_device(const std::vector<T>& values) {
+    DeviceBuffer<T> buffer(values.size());
+    TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return buffer;
+}
+
+// The rows of one job: each step alone and the whole step, GPU time per step.
+void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& shape, const HostPoints& host,
+              std::vector<Row>& rows) {
+    const cudaStream_t stream = gpu.stream;
+    const double bandwidth = gpu.machine.copy_bandwidth;
+    const size_t count = host.lod.size(), image_values = shape.level_values(0), chain_values = shape.values();
+    DeviceBuffer<float> chain(chain_values), grad_chain(chain_values), out(count * shape.channels),
+        grad_out(count * shape.channels), grad_uv(2 * count), grad_lod(count);
+    const DeviceBuffer<float> uv = on_device(host.uv), lod = on_device(host.lod);
+    const DeviceBuffer<int32_t> layer = on_device(host.layer);
+    TVLM_CUDA_CHECK(cudaMemsetAsync(chain.data(), 0, image_values * sizeof(float), stream));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(grad_out.data(), 0, grad_out.bytes(), stream));
+    const PointBatch<float> points{uv.data(), lod.data(), layer.data(), count};
+    const double b = sizeof(float), image = double(image_values) * b, coarse = double(chain_values - image_values) * b;
+    const double samples_out = double(count) * shape.channels * b;
+    const auto us = [&](double bytes) { return bytes / bandwidth * 1e6; };
+    const auto add = [&](const std::string& method, const Timing& t, double floor_bytes) {
+        rows.push_back({job, method, t.median_us, t.min_us, us(floor_bytes)});
+    };
+    constexpr int kSteps = 5;  // each step is 0.1-2 ms: fewer launches per timed run
+    // Floors: the bytes each step must move (points and sparse texel reads not counted).
+    add("chain: box levels 1.. from level 0", time_cuda(stream, [&] {
+            build_feature_chain(shape, chain.data(), stream);
+        }, kSteps), image + coarse);
+    add("forward: trilinear samples", time_cuda(stream, [&] {
+            sample_points_forward(shape, chain.data(), points, out.data(), stream);
+        }, kSteps), samples_out);
+    add("backward: zero the gradient chain, texel atomics, uv and lod", time_cuda(stream, [&] {
+            sample_points_backward(shape, chain.data(), points, grad_out.data(), grad_chain.data(), grad_uv.data(),
+                                   grad_lod.data(), stream);
+        }, kSteps), image + coarse + samples_out);
+    add("fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
+            fold_chain_gradient(shape, grad_chain.data(), stream);
+        }, kSteps), 2 * image + coarse);
+    add("whole step: chain + forward + backward + fold", time_cuda(stream, [&] {
+            build_feature_chain(shape, chain.data(), stream);
+            sample_points_forward(shape, chain.data(), points, out.data(), stream);
+            sample_points_backward(shape, chain.data(), points, grad_out.data(), grad_chain.data(), grad_uv.data(),
+                                   grad_lod.data(), stream);
+            fold_chain_gradient(shape, grad_chain.data(), stream);
+        }, kSteps), 2 * image + 2 * (image + coarse));  // image read, its gradient written; chain zeroed + read
+}
+
+}  // namespace
+
+std::vector<Row> bench_grad(BenchGpu& gpu) {
+    std::vector<Row> rows;
+    constexpr size_t kPoints = size_t{1} << 20;
+    for (const auto& [channels, size] : {std::pair{4u, 4096u}, std::pair{40u, 1024u}}) {
+        const FeatureChainShape shape{1, channels, size, size, full_mip_count(size, size)};
+        time_job(gpu,
+                 "1M trilinear samples, per-sample LOD, [" + std::to_string(channels) + ", " + std::to_string(size) +
+                     ", " + std::to_string(size) + "] float32, fwd + bwd",
+                 shape, random_points(kPoints, size), rows);
+        std::fprintf(stderr, "grad: %u channels measured\n", channels);
+    }
+    for (const uint32_t images : {1u, 32u}) {
+        std::vector<PatchLayout> per_image;
+        for (uint32_t b = 0; b < images; ++b) {
+            FoveatedParams p;
+            p.fill_budget = true;
+            p.fixations = {{(b % 8 + 0.5) / 8.0, (b / 8 + 0.5) / 4.0}};
+            per_image.push_back(foveated_layout(1024, 1024, p).layout);
+        }
+        const PatchLayout layout = batch_layouts(per_image);
+        const FeatureChainShape shape{images, 4, 1024, 1024, full_mip_count(1024, 1024)};
+        time_job(gpu,
+                 std::to_string(layout.patches_per_image) + " foveated 16x16 patches x " + std::to_string(images) +
+                     " image(s), [4, 1024, 1024] float32 each, fwd + bwd",
+                 shape, patch_points(layout), rows);
+        std::fprintf(stderr, "grad: %u image(s) of patches measured\n", images);
+    }
+    return rows;
+}
+
+}  // namespace tvlm
