@@ -72,15 +72,18 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
               std::vector<Row>& rows) {
     const cudaStream_t stream = gpu.stream;
     const double bandwidth = gpu.machine.copy_bandwidth;
-    const size_t count = host.lod.size(), image_values = shape.level_values(0), chain_values = shape.values();
-    DeviceBuffer<float> chain(chain_values), grad_chain(chain_values), out(count * shape.channels),
-        grad_out(count * shape.channels), grad_uv(2 * count), grad_lod(count);
+    const size_t count = host.lod.size(), image_values = shape.level_values(0), coarse_values = shape.coarse_values();
+    DeviceBuffer<float> level0(image_values), coarse(coarse_values), grad_level0(image_values),
+        grad_coarse(coarse_values), out(count * shape.channels), grad_out(count * shape.channels), grad_uv(2 * count),
+        grad_lod(count);
     const DeviceBuffer<float> uv = on_device(host.uv), lod = on_device(host.lod);
     const DeviceBuffer<int32_t> layer = on_device(host.layer);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(chain.data(), 0, image_values * sizeof(float), stream));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(level0.data(), 0, level0.bytes(), stream));
     TVLM_CUDA_CHECK(cudaMemsetAsync(grad_out.data(), 0, grad_out.bytes(), stream));
     const PointBatch<float> points{uv.data(), lod.data(), layer.data(), count};
-    const double b = sizeof(float), image = double(image_values) * b, coarse = double(chain_values - image_values) * b;
+    const ChainLevels<const float> chain{level0.data(), coarse.data()};
+    const ChainLevels<float> grad{grad_level0.data(), grad_coarse.data()};
+    const double b = sizeof(float), image = double(image_values) * b, rest = double(coarse_values) * b;
     const double samples_out = double(count) * shape.channels * b;
     const auto us = [&](double bytes) { return bytes / bandwidth * 1e6; };
     const auto add = [&](const std::string& method, const Timing& t, double floor_bytes) {
@@ -89,25 +92,23 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     constexpr int kSteps = 5;  // each step is 0.1-2 ms: fewer launches per timed run
     // Floors: the bytes each step must move (points and sparse texel reads not counted).
     add("chain: box levels 1.. from level 0", time_cuda(stream, [&] {
-            build_feature_chain(shape, chain.data(), stream);
-        }, kSteps), image + coarse);
+            build_feature_chain(shape, level0.data(), coarse.data(), stream);
+        }, kSteps), image + rest);
     add("forward: trilinear samples", time_cuda(stream, [&] {
-            sample_points_forward(shape, chain.data(), points, out.data(), stream);
+            sample_points_forward(shape, chain, points, out.data(), stream);
         }, kSteps), samples_out);
     add("backward: zero the gradient chain, texel atomics, uv and lod", time_cuda(stream, [&] {
-            sample_points_backward(shape, chain.data(), points, grad_out.data(), grad_chain.data(), grad_uv.data(),
-                                   grad_lod.data(), stream);
-        }, kSteps), image + coarse + samples_out);
+            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
+        }, kSteps), image + rest + samples_out);
     add("fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
-            fold_chain_gradient(shape, grad_chain.data(), stream);
-        }, kSteps), 2 * image + coarse);
+            fold_chain_gradient(shape, grad, stream);
+        }, kSteps), 2 * image + rest);
     add("whole step: chain + forward + backward + fold", time_cuda(stream, [&] {
-            build_feature_chain(shape, chain.data(), stream);
-            sample_points_forward(shape, chain.data(), points, out.data(), stream);
-            sample_points_backward(shape, chain.data(), points, grad_out.data(), grad_chain.data(), grad_uv.data(),
-                                   grad_lod.data(), stream);
-            fold_chain_gradient(shape, grad_chain.data(), stream);
-        }, kSteps), 2 * image + 2 * (image + coarse));  // image read, its gradient written; chain zeroed + read
+            build_feature_chain(shape, level0.data(), coarse.data(), stream);
+            sample_points_forward(shape, chain, points, out.data(), stream);
+            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
+            fold_chain_gradient(shape, grad, stream);
+        }, kSteps), 2 * image + 2 * (image + rest));  // image read, its gradient written; chain zeroed + read
 }
 
 }  // namespace

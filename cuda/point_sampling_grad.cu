@@ -1,5 +1,5 @@
-// One thread per point (forward, backward) or per texel (chain, adjoint); the arithmetic
-// of engine/differentiable/ in T. The backward scatters texel gradients with atomicAdd
+// One thread per point (forward, backward) or per texel channel (chain, adjoint); the
+// arithmetic of engine/differentiable/ in T, on channels-last levels. The backward scatters texel gradients with atomicAdd
 // (points land anywhere); the adjoint gathers, so it needs none.
 #include "point_sampling_grad.h"
 
@@ -50,73 +50,112 @@ __device__ Dependents dependents(uint32_t j, uint32_t s) {
     return d;
 }
 
+// A level: its size, where it starts in the chain's one index space (which picks the
+// levels the backward sums in shared memory), and its element strides: element (layer, x,
+// y, c) at layer * layer_stride + (y * width + x) * texel + c * channel.
 struct Level {
     uint32_t width, height;
     size_t offset;
+    size_t texel, channel, layer_stride;
+    __host__ __device__ size_t element(uint32_t layer, size_t texel_index, uint32_t c) const {
+        return layer * layer_stride + texel_index * texel + c * channel;
+    }
 };
 
-// Grids of (column blocks, rows, planes): no 64-bit division per thread (the flat index
-// version spent most of its time dividing).
+// Grids are (element blocks of a row, rows, layers), a row's elements in (x, c) order,
+// channels fastest: no 64-bit division per thread (the flat index version spent most of
+// its time dividing); one 32-bit division splits the element into (x, c).
 // kHalving: both source sides even, every texel the 2x2 average (the general taps cost
 // more instructions than the memory traffic allows; multiplying by 1/4 is exactly /4).
 template <class T, bool kHalving>
-__global__ void box_level_kernel(T* chain, Level src, Level dst) {
-    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, plane = blockIdx.z;
-    if (x >= dst.width) return;
-    const T* in = chain + src.offset + size_t(plane) * src.width * src.height;
-    T* out = chain + dst.offset + (size_t(plane) * dst.height + y) * dst.width + x;
+__global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_t channels) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
+    if (e >= d.width * channels) return;
+    const uint32_t x = e / channels, c = e - x * channels;
+    const T* in = src + s.element(layer, 0, c);
+    T* out = dst + d.element(layer, size_t(y) * d.width + x, c);
     if (kHalving) {
-        const T* row = in + size_t(2 * y) * src.width + 2 * x;
-        *out = ((row[0] + row[1]) + (row[src.width] + row[src.width + 1])) * T(0.25);
+        const T* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
+        const size_t row = size_t(s.width) * s.texel;
+        *out = ((r[0] + r[s.texel]) + (r[row] + r[row + s.texel])) * T(0.25);
         return;
     }
-    const Taps tx = taps(x, src.width), ty = taps(y, src.height);
+    const Taps tx = taps(x, s.width), ty = taps(y, s.height);
     T n = 0;
 #pragma unroll
     for (uint32_t b = 0; b < 3; ++b)  // fixed trip counts: the tap arrays stay in registers
 #pragma unroll
         for (uint32_t a = 0; a < 3; ++a)
             if (b < ty.count && a < tx.count)
-                n += T(tx.weight[a]) * T(ty.weight[b]) * in[size_t(ty.first + b) * src.width + tx.first + a];
+                n += T(tx.weight[a]) * T(ty.weight[b]) * in[(size_t(ty.first + b) * s.width + tx.first + a) * s.texel];
     *out = n / (T(tx.sum) * T(ty.sum));
 }
 
+// Adds to each fine element what the coarse level's gradient sends back to it (a gather:
+// no atomics).
 template <class T, bool kHalving>
-__global__ void fold_level_kernel(T* grad, Level fine, Level coarse) {
-    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, plane = blockIdx.z;
-    if (x >= fine.width) return;
+__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
+    if (e >= fine.width * channels) return;
+    const uint32_t x = e / channels, c = e - x * channels;
+    T* out = fine_grad + fine.element(layer, size_t(y) * fine.width + x, c);
+    const T* g = coarse_grad + coarse.element(layer, 0, c);
     if (kHalving) {  // one dependent, weight 1/4
-        grad[fine.offset + (size_t(plane) * fine.height + y) * fine.width + x] +=
-            grad[coarse.offset + (size_t(plane) * coarse.height + y / 2) * coarse.width + x / 2] * T(0.25);
+        *out += g[(size_t(y / 2) * coarse.width + x / 2) * coarse.texel] * T(0.25);
         return;
     }
     const Dependents dx = dependents(x, fine.width), dy = dependents(y, fine.height);
-    const T* g = grad + coarse.offset + size_t(plane) * coarse.width * coarse.height;
     T sum = 0;
 #pragma unroll
     for (uint32_t b = 0; b < 2; ++b)  // fixed trip counts: the arrays stay in registers
 #pragma unroll
         for (uint32_t a = 0; a < 2; ++a)
             if (b < dy.count && a < dx.count)
-                sum += g[size_t(dy.index[b]) * coarse.width + dx.index[a]] * T(dx.weight_num[a]) * T(dy.weight_num[b]);
-    grad[fine.offset + (size_t(plane) * fine.height + y) * fine.width + x] += sum / (T(dx.sum) * T(dy.sum));
+                sum += g[(size_t(dy.index[b]) * coarse.width + dx.index[a]) * coarse.texel] * T(dx.weight_num[a]) *
+                       T(dy.weight_num[b]);
+    *out += sum / (T(dx.sum) * T(dy.sum));
+}
+
+// Lanes per point in the sampling kernels: a power of two >= channels (at most a warp), so
+// a point's channels are read as one contiguous run of its texels (channels last) by
+// neighbouring lanes, and its uv / lod gradients are summed with shuffles.
+uint32_t lanes_for(uint32_t channels) {
+    uint32_t lanes = 1;
+    while (lanes < channels && lanes < 32) lanes *= 2;
+    return lanes;
 }
 
 template <class T> struct Shape {
-    uint32_t layers, channels, levels;
+    uint32_t layers, channels, levels, lanes, lane_bits;
+    size_t level0_values;
     Level level[16];
 };
 
 template <class T>
 Shape<T> device_shape(const FeatureChainShape& s) {
-    Shape<T> d{s.layers, s.channels, s.levels, {}};
-    for (uint32_t l = 0; l < s.levels; ++l) d.level[l] = {s.level_width(l), s.level_height(l), s.offset(l)};
+    const uint32_t lanes = lanes_for(s.channels);
+    uint32_t bits = 0;
+    while ((1u << bits) < lanes) ++bits;
+    Shape<T> d{s.layers, s.channels, s.levels, lanes, bits, s.level_values(0), {}};
+    for (uint32_t l = 0; l < s.levels; ++l) {
+        const size_t texels = size_t{s.level_width(l)} * s.level_height(l);
+        const bool planar = l == 0 && s.planar_level0;
+        d.level[l] = {s.level_width(l), s.level_height(l), s.offset(l), planar ? 1 : size_t{s.channels},
+                      planar ? texels : 1, texels * s.channels};
+    }
     return d;
 }
 
-// A bilinear sample's texels and weights in one level (clamp to edge).
+// Level l's first element (host or device).
+template <class T, class P>
+__host__ __device__ P* level_base(const Shape<T>& shape, ChainLevels<P> chain, uint32_t l) {
+    return l == 0 ? chain.level0 : chain.coarse + (shape.level[l].offset - shape.level0_values);
+}
+
+// A bilinear sample's texels (indices in a layer's plane of texels) and weights in one
+// level, clamp to edge.
 template <class T> struct Bilinear {
-    size_t i00, i10, i01, i11;  // offsets in the plane
+    size_t i00, i10, i01, i11;
     T a, b, width, height;
 };
 
@@ -157,17 +196,18 @@ __device__ LodPair<T> lod_pair(uint32_t levels, T lod) {
     return p;
 }
 
+// The four texels of a bilinear sample in channel c; `plane` is (layer, c)'s element 0.
+template <class T> struct Quad {
+    T t00, t10, t01, t11;
+};
 template <class T>
-__device__ T bilinear_value(const T* plane, const Bilinear<T>& s) {
-    return (1 - s.b) * ((1 - s.a) * plane[s.i00] + s.a * plane[s.i10]) +
-           s.b * ((1 - s.a) * plane[s.i01] + s.a * plane[s.i11]);
+__device__ Quad<T> quad_at(const T* plane, const Level& level, const Bilinear<T>& s) {
+    return {plane[s.i00 * level.texel], plane[s.i10 * level.texel], plane[s.i01 * level.texel],
+            plane[s.i11 * level.texel]};
 }
-
-// Plane (layer, c) of level l.
 template <class T>
-__device__ size_t plane_offset(const Shape<T>& shape, uint32_t l, uint32_t layer, uint32_t c) {
-    const Level& level = shape.level[l];
-    return level.offset + (size_t(layer) * shape.channels + c) * level.width * level.height;
+__device__ T blend_quad(const Quad<T>& q, const Bilinear<T>& s) {
+    return (1 - s.b) * ((1 - s.a) * q.t00 + s.a * q.t10) + s.b * ((1 - s.a) * q.t01 + s.a * q.t11);
 }
 
 template <class T>
@@ -176,19 +216,24 @@ __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint32_t lay
     return uint32_t(min(max(points.layer[i], 0), int32_t(layers) - 1));
 }
 
+// Thread t serves point t / lanes, channels (t % lanes) + k * lanes.
 template <class T>
-__global__ void forward_kernel(const __grid_constant__ Shape<T> shape, const T* chain, PointBatch<T> points, T* out) {
-    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+__global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain, PointBatch<T> points,
+                               T* out) {
+    const size_t t = size_t(blockIdx.x) * blockDim.x + threadIdx.x, i = t >> shape.lane_bits;
     if (i >= points.count) return;
+    const uint32_t lane = uint32_t(t & (shape.lanes - 1));
     const T u = points.uv[2 * i], v = points.uv[2 * i + 1];
     const LodPair<T> p = lod_pair(shape.levels, points.lod[i]);
-    const uint32_t layer = layer_of(points, i, shape.layers);
-    const Bilinear<T> lo = bilinear_at(shape.level[p.base], u, v);
-    const bool blend = p.blend > T(0);
-    const Bilinear<T> hi = bilinear_at(shape.level[blend ? p.base + 1 : p.base], u, v);
-    for (uint32_t c = 0; c < shape.channels; ++c) {
-        T value = bilinear_value(chain + plane_offset(shape, p.base, layer, c), lo);
-        if (blend) value = (1 - p.blend) * value + p.blend * bilinear_value(chain + plane_offset(shape, p.base + 1, layer, c), hi);
+    const uint32_t layer = layer_of(points, i, shape.layers), next = p.blend > T(0) ? p.base + 1 : p.base;
+    const Level &lo_level = shape.level[p.base], &hi_level = shape.level[next];
+    const Bilinear<T> lo = bilinear_at(lo_level, u, v), hi = bilinear_at(hi_level, u, v);
+    const T* lo_texels = level_base(shape, chain, p.base);
+    const T* hi_texels = level_base(shape, chain, next);
+    for (uint32_t c = lane; c < shape.channels; c += shape.lanes) {
+        T value = blend_quad(quad_at(lo_texels + lo_level.element(layer, 0, c), lo_level, lo), lo);
+        if (next != p.base)
+            value = (1 - p.blend) * value + p.blend * blend_quad(quad_at(hi_texels + hi_level.element(layer, 0, c), hi_level, hi), hi);
         out[i * shape.channels + c] = value;
     }
 }
@@ -201,51 +246,73 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, const T* 
 constexpr size_t kSharedBytes = 32 * 1024;
 
 template <class T>
-__global__ void backward_kernel(const __grid_constant__ Shape<T> shape, const T* chain, PointBatch<T> points,
-                                const T* grad_out, T* grad_chain, T* grad_uv, T* grad_lod, size_t shared_base,
-                                uint32_t shared_values) {
+__global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
+                                PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
+                                size_t shared_base, uint32_t shared_values) {
     extern __shared__ unsigned char shared_bytes[];
     T* sums = reinterpret_cast<T*>(shared_bytes);
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) sums[k] = 0;
     __syncthreads();
-    const auto add = [&](size_t index, T value) {
-        if (index >= shared_base) atomicAdd(sums + (index - shared_base), value);
-        else atomicAdd(grad_chain + index, value);
-    };
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < points.count; i += size_t(gridDim.x) * blockDim.x) {
-        const T u = points.uv[2 * i], v = points.uv[2 * i + 1];
-        const LodPair<T> p = lod_pair(shape.levels, points.lod[i]);
-        const uint32_t layer = layer_of(points, i, shape.layers);
+    const uint32_t channels = shape.channels, lanes = shape.lanes, lane = threadIdx.x & (lanes - 1);
+    const size_t per_block = blockDim.x >> shape.lane_bits, step = size_t(gridDim.x) * per_block;
+    // The loop's bound is the same for a whole warp (points are whole lane groups of one
+    // warp), so every lane reaches the shuffles.
+    for (size_t first = size_t(blockIdx.x) * per_block; first < points.count; first += step) {
+        const size_t i = first + (threadIdx.x >> shape.lane_bits);
+        const bool real = i < points.count;
         T gu = 0, gv = 0, gl = 0;
-        for (uint32_t k = 0; k < (p.has_next ? 2u : 1u); ++k) {
-            const uint32_t l = p.base + k;
-            const T weight = k == 0 ? 1 - p.blend : p.blend;
-            const Bilinear<T> s = bilinear_at(shape.level[l], u, v);
-            for (uint32_t c = 0; c < shape.channels; ++c) {
-                const T go = grad_out[i * shape.channels + c];
-                const size_t plane = plane_offset(shape, l, layer, c);
-                const T* t = chain + plane;
-                const T gw = go * weight;
-                if (gw != T(0)) {
-                    add(plane + s.i00, gw * (1 - s.a) * (1 - s.b));
-                    add(plane + s.i10, gw * s.a * (1 - s.b));
-                    add(plane + s.i01, gw * (1 - s.a) * s.b);
-                    add(plane + s.i11, gw * s.a * s.b);
+        if (real) {
+            const T u = points.uv[2 * i], v = points.uv[2 * i + 1];
+            const LodPair<T> p = lod_pair(shape.levels, points.lod[i]);
+            const uint32_t layer = layer_of(points, i, shape.layers);
+            for (uint32_t k = 0; k < (p.has_next ? 2u : 1u); ++k) {
+                const uint32_t l = p.base + k;
+                const Level& level = shape.level[l];
+                const T weight = k == 0 ? 1 - p.blend : p.blend;
+                const Bilinear<T> s = bilinear_at(level, u, v);
+                const T* t = level_base(shape, chain, l);
+                T* g = level_base(shape, grad, l);
+                const auto add = [&](size_t element, T value) {
+                    if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
+                    else atomicAdd(g + element, value);
+                };
+                for (uint32_t c = lane; c < channels; c += lanes) {
+                    const T go = grad_out[i * channels + c];
+                    const T gw = go * weight;
+                    const size_t plane = level.element(layer, 0, c);
+                    const Quad<T> q = quad_at(t + plane, level, s);
+                    if (gw != T(0)) {
+                        add(plane + s.i00 * level.texel, gw * (1 - s.a) * (1 - s.b));
+                        add(plane + s.i10 * level.texel, gw * s.a * (1 - s.b));
+                        add(plane + s.i01 * level.texel, gw * (1 - s.a) * s.b);
+                        add(plane + s.i11 * level.texel, gw * s.a * s.b);
+                    }
+                    gu += gw * s.width * ((1 - s.b) * (q.t10 - q.t00) + s.b * (q.t11 - q.t01));
+                    gv += gw * s.height * ((1 - s.a) * (q.t01 - q.t00) + s.a * (q.t11 - q.t10));
+                    if (p.free) gl += go * (k == 0 ? T(-1) : T(1)) * blend_quad(q, s);
                 }
-                gu += gw * s.width * ((1 - s.b) * (t[s.i10] - t[s.i00]) + s.b * (t[s.i11] - t[s.i01]));
-                gv += gw * s.height * ((1 - s.a) * (t[s.i01] - t[s.i00]) + s.a * (t[s.i11] - t[s.i10]));
-                if (p.free) gl += go * (k == 0 ? T(-1) : T(1)) * bilinear_value(t, s);
             }
         }
-        if (grad_uv) {
-            grad_uv[2 * i] = gu;
-            grad_uv[2 * i + 1] = gv;
+        for (uint32_t offset = lanes / 2; offset > 0; offset /= 2) {  // the point's lanes' sums
+            gu += __shfl_xor_sync(0xffffffffu, gu, offset);
+            gv += __shfl_xor_sync(0xffffffffu, gv, offset);
+            gl += __shfl_xor_sync(0xffffffffu, gl, offset);
         }
-        if (grad_lod) grad_lod[i] = gl;
+        if (real && lane == 0) {
+            if (grad_uv) {
+                grad_uv[2 * i] = gu;
+                grad_uv[2 * i + 1] = gv;
+            }
+            if (grad_lod) grad_lod[i] = gl;
+        }
     }
     __syncthreads();
-    for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x)
-        if (sums[k] != T(0)) atomicAdd(grad_chain + shared_base + k, sums[k]);
+    for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) {
+        if (sums[k] == T(0)) continue;
+        const size_t index = shared_base + k;
+        T* at = index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
+        atomicAdd(at, sums[k]);
+    }
 }
 
 unsigned blocks_for(size_t threads) { return unsigned((threads + kBlock - 1) / kBlock); }
@@ -253,8 +320,9 @@ unsigned blocks_for(size_t threads) { return unsigned((threads + kBlock - 1) / k
 // Whether the next level of `level` is its 2x2 box in both axes.
 bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
 
+// (element blocks of a row of `level`, its rows, layers).
 dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
-    return dim3((level.width + kBlock - 1) / kBlock, level.height, shape.layers * shape.channels);
+    return dim3(unsigned((size_t(level.width) * shape.channels + kBlock - 1) / kBlock), level.height, shape.layers);
 }
 
 }  // namespace
@@ -263,8 +331,8 @@ void check_feature_chain(const FeatureChainShape& s) {
     if (s.layers == 0 || s.channels == 0 || s.width == 0 || s.height == 0)
         throw Error("a feature texture needs positive layers, channels, width and height");
     if (s.channels > 64) throw Error("feature textures hold 1..64 channels, not " + std::to_string(s.channels));
-    if (s.height > 65535 || uint64_t{s.layers} * s.channels > 65535)
-        throw Error("feature textures are at most 65535 texels high with at most 65535 layers x channels");
+    if (s.height > 65535 || s.layers > 65535)
+        throw Error("feature textures are at most 65535 texels high with at most 65535 layers");
     uint32_t full = 0;  // bit_width (this file is C++17)
     for (uint32_t size = std::max(s.width, s.height); size; size >>= 1) ++full;
     if (s.levels == 0 || s.levels > full || s.levels > 16)
@@ -272,37 +340,48 @@ void check_feature_chain(const FeatureChainShape& s) {
                     std::to_string(std::min(full, 16u)) + " levels, not " + std::to_string(s.levels));
 }
 
-template <class T> void build_feature_chain(const FeatureChainShape& shape, T* chain, cudaStream_t stream) {
+template <class T>
+void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coarse, cudaStream_t stream) {
     check_feature_chain(shape);
+    if (!level0 || (shape.levels > 1 && !coarse)) throw Error("a chain needs its level 0 and a buffer for the rest");
     const Shape<T> d = device_shape<T>(shape);
+    const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
     for (uint32_t l = 1; l < shape.levels; ++l) {
         const dim3 grid = level_grid(d.level[l], shape);
-        if (halves(d.level[l - 1])) box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(chain, d.level[l - 1], d.level[l]);
-        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(chain, d.level[l - 1], d.level[l]);
+        const T* src = level_base(d, chain, l - 1);
+        T* dst = level_base(d, chain, l);
+        if (halves(d.level[l - 1]))
+            box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
+        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
 }
 
 template <class T>
-void sample_points_forward(const FeatureChainShape& shape, const T* chain, const PointBatch<T>& points, T* out,
-                           cudaStream_t stream) {
+void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
+                           T* out, cudaStream_t stream) {
     check_feature_chain(shape);
     if (points.count == 0) return;
-    if (!chain || !points.uv || !points.lod || !out) throw Error("point sampling needs a chain, uv, lod and an output");
-    forward_kernel<T><<<blocks_for(points.count), kBlock, 0, stream>>>(device_shape<T>(shape), chain, points, out);
+    if (!chain.level0 || (shape.levels > 1 && !chain.coarse) || !points.uv || !points.lod || !out)
+        throw Error("point sampling needs a chain, uv, lod and an output");
+    const Shape<T> d = device_shape<T>(shape);
+    forward_kernel<T><<<blocks_for(points.count * d.lanes), kBlock, 0, stream>>>(d, chain, points, out);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class T>
-void sample_points_backward(const FeatureChainShape& shape, const T* chain, const PointBatch<T>& points,
-                            const T* grad_out, T* grad_chain, T* grad_uv, T* grad_lod, cudaStream_t stream) {
+void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
+                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream) {
     check_feature_chain(shape);
-    if (!chain || !grad_out || !grad_chain || (points.count && (!points.uv || !points.lod)))
+    const bool coarse = shape.levels > 1;
+    if (!chain.level0 || (coarse && !chain.coarse) || !grad_out || !grad.level0 || (coarse && !grad.coarse) ||
+        (points.count && (!points.uv || !points.lod)))
         throw Error("the backward needs the chain, the points, the output gradient and a chain gradient buffer");
-    TVLM_CUDA_CHECK(cudaMemsetAsync(grad_chain, 0, shape.values() * sizeof(T), stream));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(grad.level0, 0, shape.level_values(0) * sizeof(T), stream));
+    if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
     if (points.count == 0) return;
-    // The coarsest levels that fit in shared memory together (the chain's tail: levels are
-    // stored finest first).
+    // The coarsest levels that fit in shared memory together (the index space's tail:
+    // levels are counted finest first).
     uint32_t first_shared = shape.levels;
     while (first_shared > 0 && (shape.values() - shape.offset(first_shared - 1)) * sizeof(T) <= kSharedBytes)
         --first_shared;
@@ -311,30 +390,35 @@ void sample_points_backward(const FeatureChainShape& shape, const T* chain, cons
     int device = 0, processors = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
     TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
-    const unsigned blocks = std::min(blocks_for(points.count), unsigned(4 * processors));
-    backward_kernel<T><<<blocks, kBlock, shared_values * sizeof(T), stream>>>(
-        device_shape<T>(shape), chain, points, grad_out, grad_chain, grad_uv, grad_lod, shared_base, shared_values);
+    const Shape<T> d = device_shape<T>(shape);
+    const unsigned blocks = std::min(blocks_for(points.count * d.lanes), unsigned(4 * processors));
+    backward_kernel<T><<<blocks, kBlock, shared_values * sizeof(T), stream>>>(d, chain, points, grad_out, grad, grad_uv,
+                                                                              grad_lod, shared_base, shared_values);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class T> void fold_chain_gradient(const FeatureChainShape& shape, T* grad_chain, cudaStream_t stream) {
+template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream) {
     check_feature_chain(shape);
+    if (!grad.level0 || (shape.levels > 1 && !grad.coarse)) throw Error("the fold needs the gradient's two parts");
     const Shape<T> d = device_shape<T>(shape);
     for (uint32_t l = shape.levels - 1; l >= 1; --l) {
         const dim3 grid = level_grid(d.level[l - 1], shape);
+        T* fine = level_base(d, grad, l - 1);
+        const T* coarse = level_base(d, grad, l);
         if (halves(d.level[l - 1]))
-            fold_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(grad_chain, d.level[l - 1], d.level[l]);
-        else fold_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(grad_chain, d.level[l - 1], d.level[l]);
+            fold_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
+        else fold_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
 }
 
-#define TVLM_POINT_SAMPLING(T)                                                                                       \
-    template void build_feature_chain<T>(const FeatureChainShape&, T*, cudaStream_t);                                \
-    template void sample_points_forward<T>(const FeatureChainShape&, const T*, const PointBatch<T>&, T*, cudaStream_t); \
-    template void sample_points_backward<T>(const FeatureChainShape&, const T*, const PointBatch<T>&, const T*, T*, T*, \
-                                            T*, cudaStream_t);                                                       \
-    template void fold_chain_gradient<T>(const FeatureChainShape&, T*, cudaStream_t);
+#define TVLM_POINT_SAMPLING(T)                                                                                  \
+    template void build_feature_chain<T>(const FeatureChainShape&, const T*, T*, cudaStream_t);                 \
+    template void sample_points_forward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
+                                           T*, cudaStream_t);                                                    \
+    template void sample_points_backward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
+                                            const T*, ChainLevels<T>, T*, T*, cudaStream_t);                      \
+    template void fold_chain_gradient<T>(const FeatureChainShape&, ChainLevels<T>, cudaStream_t);
 TVLM_POINT_SAMPLING(float)
 TVLM_POINT_SAMPLING(double)
 

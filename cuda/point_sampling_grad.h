@@ -14,9 +14,16 @@
 
 namespace tvlm {
 
-// Level l of every layer lies at chain + offset(l): [layers, channels, h_l, w_l].
+// A chain's levels 1.. are [layers, height_l, width_l, channels]: channels last, so that a
+// texel's channels are one contiguous read and one run of atomics (planar channels cost a
+// cache line per channel: 40-channel samples ran at 37x their floor). Level 0 lives apart
+// and is the caller's image in place, planar ([layers, channels, height, width], torch's
+// default) or channels last; the gradient's level 0 has the same layout, so it is the
+// image's gradient as the caller holds the image (no copy in, none out). Levels are
+// counted in one index space, level l from offset(l).
 struct FeatureChainShape {
     uint32_t layers = 1, channels = 1, width = 0, height = 0, levels = 1;
+    bool planar_level0 = false;  // level 0 (and its gradient) planar rather than channels last
 
     uint32_t level_width(uint32_t l) const { return width >> l ? width >> l : 1; }
     uint32_t level_height(uint32_t l) const { return height >> l ? height >> l : 1; }
@@ -27,6 +34,14 @@ struct FeatureChainShape {
         return at;
     }
     size_t values() const { return offset(levels); }
+    // Levels 1.. lie packed at ChainLevels::coarse: level l at offset(l) - level_values(0).
+    size_t coarse_values() const { return values() - level_values(0); }
+};
+
+// Where a chain (or its gradient) lives: level 0 and the packed coarser levels.
+template <class T> struct ChainLevels {
+    T* level0 = nullptr;
+    T* coarse = nullptr;  // may be null for a one-level chain
 };
 
 // Throws Error for empty sizes, more than 64 channels or more levels than the image has.
@@ -40,23 +55,24 @@ template <class T> struct PointBatch {
     size_t count = 0;
 };
 
-// Levels 1.. of `chain` from its level 0 (exact box of engine/box_filter.h, in T).
-template <class T> void build_feature_chain(const FeatureChainShape& shape, T* chain, cudaStream_t stream);
+// Levels 1.. of the chain into `coarse` from level 0 (exact box of engine/box_filter.h, in T).
+template <class T>
+void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coarse, cudaStream_t stream);
 
 // out[i * channels + c]. A layer outside [0, layers) is clamped into it (checking indices
 // that live on the device would need a host sync).
 template <class T>
-void sample_points_forward(const FeatureChainShape& shape, const T* chain, const PointBatch<T>& points, T* out,
-                           cudaStream_t stream);
+void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
+                           T* out, cudaStream_t stream);
 
-// grad_chain (shape.values(), zeroed here) receives d loss / d every level; grad_uv
-// [2 * count] and grad_lod [count] are written (either may be null: not wanted).
+// grad (zeroed here, both parts) receives d loss / d every level; grad_uv [2 * count] and
+// grad_lod [count] are written (either may be null: not wanted).
 template <class T>
-void sample_points_backward(const FeatureChainShape& shape, const T* chain, const PointBatch<T>& points,
-                            const T* grad_out, T* grad_chain, T* grad_uv, T* grad_lod, cudaStream_t stream);
+void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
+                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream);
 
-// Folds grad_chain's levels into its level 0 (the box chain's adjoint, coarsest first):
-// afterwards grad_chain[0 .. level_values(0)) is d loss / d the image.
-template <class T> void fold_chain_gradient(const FeatureChainShape& shape, T* grad_chain, cudaStream_t stream);
+// Folds the gradient's coarse levels into its level 0 (the box chain's adjoint, coarsest
+// first; the coarse part is changed on the way): afterwards grad.level0 is d loss / d image.
+template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream);
 
 }  // namespace tvlm

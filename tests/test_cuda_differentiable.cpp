@@ -33,6 +33,18 @@ std::vector<double> download(const T* data, size_t count) {
     return {host.begin(), host.end()};
 }
 
+// [layers, channels, height, width] (the reference's planes) as [layers, height, width,
+// channels] (the kernels' channels-last levels).
+std::vector<double> channels_last(const std::vector<double>& planes, uint32_t layers, uint32_t channels, uint32_t width,
+                                  uint32_t height) {
+    std::vector<double> out(planes.size());
+    for (uint32_t b = 0; b < layers; ++b)
+        for (uint32_t c = 0; c < channels; ++c)
+            for (size_t t = 0; t < size_t{width} * height; ++t)
+                out[(size_t{b} * width * height + t) * channels + c] = planes[(size_t{b} * channels + c) * width * height + t];
+    return out;
+}
+
 void check_close(const std::vector<double>& got, const std::vector<double>& want, double tolerance, const char* what) {
     REQUIRE(got.size() == want.size());
     double worst = 0;
@@ -43,8 +55,9 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
 
 template <class T>
 void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width, uint32_t height, uint32_t levels,
-                             size_t count, double tolerance) {
+                             size_t count, double tolerance, bool planar_level0 = false) {
     CAPTURE(channels);
+    CAPTURE(planar_level0);
     std::mt19937 rng(channels * 31 + width);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     std::vector<double> image(size_t{layers} * channels * width * height), uv, lod, grad_out(count * channels);
@@ -65,26 +78,35 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     const std::vector<double> want = sample_points(chain, query);
     PointGradients want_grad = sample_points_backward(chain, query, grad_out);
     const std::vector<double> want_image_grad = box_chain_adjoint(chain, std::move(want_grad.levels));
-    // CUDA, in T.
-    const FeatureChainShape shape{layers, channels, width, height, levels};
-    DeviceBuffer<T> d_chain = upload<T>(image, shape.values());
+    // CUDA, in T: level 0 (planar or channels last) and the coarse levels (channels last) apart.
+    const FeatureChainShape shape{layers, channels, width, height, levels, planar_level0};
+    const auto last = [&](const std::vector<double>& planes, uint32_t l) {
+        return l == 0 && planar_level0 ? planes
+                                       : channels_last(planes, layers, channels, shape.level_width(l), shape.level_height(l));
+    };
+    DeviceBuffer<T> d_image = upload<T>(last(image, 0));
+    DeviceBuffer<T> d_coarse(std::max<size_t>(shape.coarse_values(), 1)), d_grad_coarse(std::max<size_t>(shape.coarse_values(), 1));
     DeviceBuffer<T> d_uv = upload<T>(uv), d_lod = upload<T>(lod), d_grad_out = upload<T>(grad_out);
     DeviceBuffer<int32_t> d_layer(count);
     TVLM_CUDA_CHECK(cudaMemcpy(d_layer.data(), device_layer.data(), count * sizeof(int32_t), cudaMemcpyHostToDevice));
-    DeviceBuffer<T> d_out(count * channels), d_grad_chain(shape.values()), d_grad_uv(2 * count), d_grad_lod(count);
+    DeviceBuffer<T> d_out(count * channels), d_grad_image(shape.level_values(0)), d_grad_uv(2 * count), d_grad_lod(count);
     TVLM_CUDA_CHECK(cudaMemset(d_out.data(), 0xFF, d_out.bytes()));  // poison: NaN
-    build_feature_chain<T>(shape, d_chain.data(), nullptr);
+    TVLM_CUDA_CHECK(cudaMemset(d_grad_image.data(), 0xFF, d_grad_image.bytes()));
+    build_feature_chain<T>(shape, d_image.data(), d_coarse.data(), nullptr);
     const PointBatch<T> points{d_uv.data(), d_lod.data(), d_layer.data(), count};
-    sample_points_forward<T>(shape, d_chain.data(), points, d_out.data(), nullptr);
-    sample_points_backward<T>(shape, d_chain.data(), points, d_grad_out.data(), d_grad_chain.data(), d_grad_uv.data(),
+    const ChainLevels<const T> chain_levels{d_image.data(), d_coarse.data()};
+    const ChainLevels<T> grad_levels{d_grad_image.data(), d_grad_coarse.data()};
+    sample_points_forward<T>(shape, chain_levels, points, d_out.data(), nullptr);
+    sample_points_backward<T>(shape, chain_levels, points, d_grad_out.data(), grad_levels, d_grad_uv.data(),
                               d_grad_lod.data(), nullptr);
-    fold_chain_gradient<T>(shape, d_grad_chain.data(), nullptr);
+    fold_chain_gradient<T>(shape, grad_levels, nullptr);
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
-    for (uint32_t l = 0; l < levels; ++l)
-        check_close(download(d_chain.data() + shape.offset(l), shape.level_values(l)), chain.levels[l], tolerance,
-                    "chain level");
+    for (uint32_t l = 1; l < levels; ++l)
+        check_close(download(d_coarse.data() + shape.offset(l) - shape.level_values(0), shape.level_values(l)),
+                    last(chain.levels[l], l), tolerance, "chain level");
     check_close(download(d_out.data(), count * channels), want, tolerance, "samples");
-    check_close(download(d_grad_chain.data(), shape.level_values(0)), want_image_grad, tolerance, "d loss / d image");
+    check_close(download(d_grad_image.data(), shape.level_values(0)), last(want_image_grad, 0), tolerance,
+                "d loss / d image");
     // uv gradients scale with the level's size: compare relative to it.
     check_close(download(d_grad_uv.data(), 2 * count), want_grad.uv, tolerance * width * channels, "d loss / d uv");
     check_close(download(d_grad_lod.data(), count), want_grad.lod, tolerance * channels, "d loss / d lod");
@@ -94,21 +116,32 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
 
 TEST_CASE("CUDA differentiable point samples equal the double reference: values, image, uv and lod gradients") {
     for (uint32_t channels : {1u, 3u, 4u, 40u}) {
-        check_against_reference<double>(2, channels, 37, 21, 6, 500, 1e-10);  // odd sizes, layers, the full chain
-        check_against_reference<float>(2, channels, 37, 21, 6, 500, 2e-5);
+        for (bool planar : {false, true}) {  // level 0 as the caller's image is laid out
+            check_against_reference<double>(2, channels, 37, 21, 6, 500, 1e-10, planar);  // odd sizes, layers, full chain
+            check_against_reference<float>(2, channels, 37, 21, 6, 500, 2e-5, planar);
+        }
     }
+    check_against_reference<double>(3, 5, 64, 48, 7, 3000, 1e-10, true);  // even sides: the 2:1 paths
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order
 }
 
 TEST_CASE("CUDA differentiable sampling refuses bad shapes before launching") {
-    DeviceBuffer<float> buffer(16);
-    CHECK_THROWS_WITH_AS(build_feature_chain<float>({1, 65, 4, 4, 1}, buffer.data(), nullptr),
+    DeviceBuffer<float> buffer(16), coarse(16);
+    CHECK_THROWS_WITH_AS(build_feature_chain<float>({1, 65, 4, 4, 1}, buffer.data(), coarse.data(), nullptr),
                          doctest::Contains("1..64 channels"), Error);
-    CHECK_THROWS_WITH_AS(build_feature_chain<float>({1, 1, 4, 4, 4}, buffer.data(), nullptr),
+    CHECK_THROWS_WITH_AS(build_feature_chain<float>({1, 1, 4, 4, 4}, buffer.data(), coarse.data(), nullptr),
                          doctest::Contains("1..3 levels"), Error);
-    CHECK_THROWS_AS(build_feature_chain<float>({1, 1, 0, 4, 1}, buffer.data(), nullptr), Error);
-    CHECK_THROWS_WITH_AS(sample_points_forward<float>({1, 1, 4, 4, 1}, buffer.data(), {nullptr, nullptr, nullptr, 3},
-                                                      buffer.data(), nullptr),
+    CHECK_THROWS_AS(build_feature_chain<float>({1, 1, 0, 4, 1}, buffer.data(), coarse.data(), nullptr), Error);
+    CHECK_THROWS_WITH_AS(build_feature_chain<float>({1, 1, 4, 4, 3}, buffer.data(), nullptr, nullptr),
+                         doctest::Contains("a buffer for the rest"), Error);
+    CHECK_THROWS_WITH_AS(sample_points_forward<float>({1, 1, 4, 4, 1}, {buffer.data(), nullptr},
+                                                      {nullptr, nullptr, nullptr, 3}, buffer.data(), nullptr),
                          doctest::Contains("needs a chain, uv, lod"), Error);
+}
+
+TEST_CASE("A one-level chain needs no coarse buffer") {
+    // Level 0 only (levels = 1): sampling is bilinear in the image, the gradient lands on it.
+    check_against_reference<double>(1, 3, 9, 7, 1, 200, 1e-10);
+    check_against_reference<double>(1, 3, 9, 7, 1, 200, 1e-10, true);
 }

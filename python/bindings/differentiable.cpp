@@ -115,8 +115,9 @@ NumpyArray reference_chain_adjoint(const Doubles& grad_chain, uint32_t layers, u
 struct CudaJob {
     FeatureChainShape shape;
     bool doubles;
-    CudaJob(const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height, uint32_t levels)
-        : shape{layers, channels, width, height, levels}, doubles(dtype == "float64") {
+    CudaJob(const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height, uint32_t levels,
+            bool planar_level0)
+        : shape{layers, channels, width, height, levels, planar_level0}, doubles(dtype == "float64") {
         if (dtype != "float32" && dtype != "float64")
             throw Error("differentiable sampling runs in float32 or float64, not " + dtype);
         check_feature_chain(shape);
@@ -129,6 +130,7 @@ template <class T> PointBatch<T> batch(uintptr_t uv, uintptr_t lod, uintptr_t la
 }
 
 template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+template <class T> ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) { return {ptr<T>(level0), ptr<T>(coarse)}; }
 #endif
 
 }  // namespace
@@ -151,58 +153,65 @@ void bind_differentiable(nb::module_& m) {
     m.def(
         "cuda_feature_chain",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, uintptr_t chain, uintptr_t stream) {
+           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t stream) {
             const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels);
-            if (job.doubles) build_feature_chain<double>(job.shape, ptr<double>(chain), stream_of(stream));
-            else build_feature_chain<float>(job.shape, ptr<float>(chain), stream_of(stream));
+            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
+            if (job.doubles) build_feature_chain<double>(job.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
+            else build_feature_chain<float>(job.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
         },
-        "Levels 1.. of a chain buffer whose level 0 is filled (cuda/point_sampling_grad.h).");
+        "Levels 1.. of a chain into `coarse` (channels last) from its level 0 (planar or channels last) "
+        "(cuda/point_sampling_grad.h).");
     m.def(
         "cuda_fold_chain_gradient",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, uintptr_t grad_chain, uintptr_t stream) {
+           uint32_t levels, bool planar_level0, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t stream) {
             const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels);
-            if (job.doubles) fold_chain_gradient<double>(job.shape, ptr<double>(grad_chain), stream_of(stream));
-            else fold_chain_gradient<float>(job.shape, ptr<float>(grad_chain), stream_of(stream));
+            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
+            if (job.doubles) fold_chain_gradient<double>(job.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream));
+            else fold_chain_gradient<float>(job.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream));
         },
-        "Folds a packed chain gradient's levels into its level 0, in place (the box chain's adjoint).");
+        "Folds a chain gradient's coarse levels into its level 0, in place (the box chain's adjoint).");
     m.def(
         "cuda_sample_points",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, uintptr_t chain, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count, uintptr_t out,
-           uintptr_t stream) {
+           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
+           uintptr_t layer,
+           size_t count, uintptr_t out, uintptr_t stream) {
             const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels);
+            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
             if (job.doubles)
-                sample_points_forward<double>(job.shape, ptr<double>(chain), batch<double>(uv, lod, layer, count),
-                                              ptr<double>(out), stream_of(stream));
+                sample_points_forward<double>(job.shape, levels_of<const double>(level0, coarse),
+                                              batch<double>(uv, lod, layer, count), ptr<double>(out), stream_of(stream));
             else
-                sample_points_forward<float>(job.shape, ptr<float>(chain), batch<float>(uv, lod, layer, count),
-                                             ptr<float>(out), stream_of(stream));
+                sample_points_forward<float>(job.shape, levels_of<const float>(level0, coarse),
+                                             batch<float>(uv, lod, layer, count), ptr<float>(out), stream_of(stream));
         },
-        "Samples [count, channels] of a chain buffer.");
+        "Samples [count, channels] of a chain (level 0 and coarse levels, channels last).");
     m.def(
         "cuda_sample_points_backward",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, uintptr_t chain, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
-           uintptr_t grad_out, uintptr_t grad_chain, uintptr_t grad_uv, uintptr_t grad_lod, uintptr_t stream) {
+           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
+           uintptr_t layer,
+           size_t count, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_uv,
+           uintptr_t grad_lod, uintptr_t stream) {
             const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels);
+            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
             if (job.doubles) {
-                sample_points_backward<double>(job.shape, ptr<double>(chain), batch<double>(uv, lod, layer, count),
-                                               ptr<double>(grad_out), ptr<double>(grad_chain), ptr<double>(grad_uv),
-                                               ptr<double>(grad_lod), stream_of(stream));
-                fold_chain_gradient<double>(job.shape, ptr<double>(grad_chain), stream_of(stream));
+                const ChainLevels<double> grad = levels_of<double>(grad_level0, grad_coarse);
+                sample_points_backward<double>(job.shape, levels_of<const double>(level0, coarse),
+                                               batch<double>(uv, lod, layer, count), ptr<double>(grad_out), grad,
+                                               ptr<double>(grad_uv), ptr<double>(grad_lod), stream_of(stream));
+                fold_chain_gradient<double>(job.shape, grad, stream_of(stream));
             } else {
-                sample_points_backward<float>(job.shape, ptr<float>(chain), batch<float>(uv, lod, layer, count),
-                                              ptr<float>(grad_out), ptr<float>(grad_chain), ptr<float>(grad_uv),
-                                              ptr<float>(grad_lod), stream_of(stream));
-                fold_chain_gradient<float>(job.shape, ptr<float>(grad_chain), stream_of(stream));
+                const ChainLevels<float> grad = levels_of<float>(grad_level0, grad_coarse);
+                sample_points_backward<float>(job.shape, levels_of<const float>(level0, coarse),
+                                              batch<float>(uv, lod, layer, count), ptr<float>(grad_out), grad,
+                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream));
+                fold_chain_gradient<float>(job.shape, grad, stream_of(stream));
             }
         },
-        "Gradients to the chain (folded into its level 0), uv and lod (0 pointers: not wanted).");
+        "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "
+        "(0 pointers: not wanted).");
 #endif
 }
 

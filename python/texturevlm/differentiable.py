@@ -45,8 +45,9 @@ def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = F
     / [B, H, W, C] with channels_last), level 0 first, with gradients: d loss / d every
     level folds back into d loss / d image through the box's adjoint (exact for odd sizes).
     Level 0 is `image` itself; level l is max(1, W >> l) x max(1, H >> l). 1..64 channels;
-    float16 and bfloat16 are filtered in float32 and returned in their own dtype. What
-    generate_mipmaps returns where the image requires grad."""
+    float16 and bfloat16 are filtered in float32 and returned in their own dtype. Levels
+    1.. are channels last in memory (torch.channels_last strides; what the kernels write).
+    What generate_mipmaps returns where the image requires grad."""
     import torch
     ops = _torch_ops()
     if not image.is_floating_point():
@@ -60,12 +61,12 @@ def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = F
         raise Error(f"images have 1..{MAX_CHANNELS} channels, not {c}")
     n = _chain_levels(h, w, levels)
     work = batch if batch.dtype in (torch.float32, torch.float64) else batch.float()
-    chain = ops.box_chain(work.contiguous(), n)
+    coarse = ops.box_chain(work, n)  # levels 1.., channels last
     out = [image]
-    at = b * c * h * w
+    at = 0
     for level in range(1, n):
         lw, lh = max(1, w >> level), max(1, h >> level)
-        values = chain[at:at + b * c * lh * lw].view(b, c, lh, lw).to(image.dtype)
+        values = coarse[at:at + b * c * lh * lw].view(b, lh, lw, c).permute(0, 3, 1, 2).to(image.dtype)
         at += b * c * lh * lw
         values = values if image.dim() == 4 else values[0]
         out.append(values.movedim(-3, -1) if channels_last else values)
@@ -146,8 +147,9 @@ def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Opti
     n = _chain_levels(batch.shape[2], batch.shape[3], levels)
     lead = tuple(lod.shape)
     flat_layer = None if layer is None else layer.reshape(-1).to(torch.int32).contiguous()
-    out, _ = ops.sample_points(batch.contiguous(), uv.reshape(-1, 2).to(batch.dtype).contiguous(),
-                               lod.reshape(-1).to(batch.dtype).contiguous(), flat_layer, n)
+    # The image as it is: a channels-last one is the chain's level 0 in place.
+    out, _, _ = ops.sample_points(batch, uv.reshape(-1, 2).to(batch.dtype).contiguous(),
+                                  lod.reshape(-1).to(batch.dtype).contiguous(), flat_layer, n)
     return out.reshape(lead + (batch.shape[1],))
 
 
@@ -159,6 +161,20 @@ def _torch_ops() -> Any:
         import torch
         _ops = torch.ops.texturevlm
     return _ops
+
+
+def _levels_last(packed: np.ndarray, b: int, c: int, w: int, h: int, levels: range, to_last: bool) -> np.ndarray:
+    """Levels `levels` of a packed chain, each [b, c, h_l, w_l] (the reference's planes) to
+    [b, h_l, w_l, c] (the CUDA kernels' channels last), or back."""
+    parts, at = [], 0
+    for l in levels:
+        lw, lh = max(1, w >> l), max(1, h >> l)
+        n = b * c * lh * lw
+        part = packed[at:at + n]
+        parts.append((part.reshape(b, c, lh, lw).transpose(0, 2, 3, 1) if to_last
+                      else part.reshape(b, lh, lw, c).transpose(0, 3, 1, 2)).ravel())
+        at += n
+    return np.concatenate(parts) if parts else packed[:0]
 
 
 def _register_torch_ops() -> None:
@@ -174,18 +190,34 @@ def _register_torch_ops() -> None:
         b, c, h, w = image.shape
         return b, c, w, h, levels
 
-    def chain_values(image: Tensor, levels: int) -> int:
+    def coarse_values(image: Tensor, levels: int) -> int:
         b, c, w, h, n = shape_args(image, levels)
-        return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(n))
+        return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(1, n))
 
-    def chain_of(image: Tensor, levels: int) -> Tensor:
-        """The image's box chain in one buffer (level 0 first), built on the GPU."""
-        index, dtype, stream, values = cuda_job(image)
-        b, c, w, h, n = shape_args(image, levels)
-        chain = torch.empty(chain_values(image, levels), dtype=image.dtype, device=image.device)
-        chain[:values].view_as(image).copy_(image)
-        _core.cuda_feature_chain(index, dtype, b, c, w, h, n, chain.data_ptr(), stream)
-        return chain
+    def last(image: Tensor) -> Tensor:
+        """[B, C, H, W] as [B, H, W, C] (a view)."""
+        return image.permute(0, 2, 3, 1)
+
+    def planar(image: Tensor) -> bool:
+        """How the kernels read the image as level 0, in place: channels last where it is so
+        in memory, else planar (copied first where it is neither)."""
+        return not last(image).is_contiguous()
+
+    def chain_of(image: Tensor, levels: int) -> Tuple[Tensor, Tensor]:
+        """Level 0 (the image itself, or a planar copy where it is neither planar nor
+        channels last in memory) and levels 1.. of its box chain (packed, channels last),
+        built on the GPU."""
+        index, dtype, stream, _ = cuda_job(image)
+        level0 = image.contiguous() if planar(image) else image
+        coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+        _core.cuda_feature_chain(index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(),
+                                 coarse.data_ptr(), stream)
+        return level0, coarse
+
+    def grad_like(image: Tensor) -> Tensor:
+        """An uninitialised gradient of the image laid out as the kernels read it."""
+        b, c, h, w = image.shape
+        return image.new_empty((b, c, h, w)) if planar(image) else image.new_empty((b, h, w, c)).permute(0, 3, 1, 2)
 
     def host_args(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor]) -> Tuple[Any, ...]:
         to64 = lambda t: np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))  # noqa: E731
@@ -197,42 +229,51 @@ def _register_torch_ops() -> None:
             raise Error(f"layer values are 0..{image.shape[0] - 1} (the batch's images)")
 
     # The op returns the samples and, on CUDA, the chain it built, which the backward reads
-    # (building it again cost a copy of the image and a box pass).
+    # (building it again cost a box pass): level 0 where it is a copy (an empty tensor where
+    # the image itself is level 0: outputs may not alias inputs), and the coarse levels.
     @torch.library.custom_op("texturevlm::sample_points", mutates_args=())
     def sample_points_op(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
-                         levels: int) -> Tuple[Tensor, Tensor]:
+                         levels: int) -> Tuple[Tensor, Tensor, Tensor]:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
             out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
-            chain = chain_of(image, levels)
+            level0, coarse = chain_of(image, levels)
             index, dtype, stream, _ = cuda_job(image)
-            _core.cuda_sample_points(index, dtype, *shape_args(image, levels), chain.data_ptr(), uv.data_ptr(),
-                                     lod.data_ptr(), 0 if layer is None else layer.data_ptr(), count,
-                                     out.data_ptr(), stream)
-            return out, chain
+            _core.cuda_sample_points(index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(),
+                                     coarse.data_ptr(), uv.data_ptr(), lod.data_ptr(),
+                                     0 if layer is None else layer.data_ptr(), count, out.data_ptr(), stream)
+            return out, (level0 if level0.data_ptr() != image.data_ptr() else image.new_empty(0)), coarse
         check_host_layers(image, layer)
         i, u, lo, la = host_args(image, uv, lod, layer)
-        return torch.from_numpy(_core.reference_sample_points(i, levels, u, lo, la)).to(image.dtype), image.new_empty(0)
+        out = torch.from_numpy(_core.reference_sample_points(i, levels, u, lo, la)).to(image.dtype)
+        return out, image.new_empty(0), image.new_empty(0)
 
     @sample_points_op.register_fake
-    def _(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int) -> Tuple[Tensor, Tensor]:
-        chain = chain_values(image, levels) if image.device.type == "cuda" else 0
-        return image.new_empty((lod.shape[0], image.shape[1])), image.new_empty(chain)
+    def _(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
+          levels: int) -> Tuple[Tensor, Tensor, Tensor]:
+        out = image.new_empty((lod.shape[0], image.shape[1]))
+        if image.device.type != "cuda":
+            return out, image.new_empty(0), image.new_empty(0)
+        copied = planar(image) and not image.is_contiguous()
+        level0 = image.new_empty(image.shape) if copied else image.new_empty(0)
+        return out, level0, image.new_empty(coarse_values(image, levels))
 
     @torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())
-    def backward_op(image: Tensor, chain: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
-                    grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    def backward_op(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
+                    levels: int, grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         count = lod.shape[0]
         grad_out = grad_out.to(image.dtype).contiguous()
         if image.device.type == "cuda":
-            grad_chain = torch.empty_like(chain)
+            chain0 = level0 if level0.numel() else image
+            grad_image, grad_coarse = grad_like(image), torch.empty_like(coarse)
             grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
-            index, dtype, stream, values = cuda_job(image)
-            _core.cuda_sample_points_backward(index, dtype, *shape_args(image, levels), chain.data_ptr(),
-                                              uv.data_ptr(), lod.data_ptr(), 0 if layer is None else layer.data_ptr(),
-                                              count, grad_out.data_ptr(), grad_chain.data_ptr(), grad_uv.data_ptr(),
+            index, dtype, stream, _ = cuda_job(image)
+            _core.cuda_sample_points_backward(index, dtype, *shape_args(image, levels), planar(image),
+                                              chain0.data_ptr(), coarse.data_ptr(), uv.data_ptr(), lod.data_ptr(),
+                                              0 if layer is None else layer.data_ptr(), count, grad_out.data_ptr(),
+                                              grad_image.data_ptr(), grad_coarse.data_ptr(), grad_uv.data_ptr(),
                                               grad_lod.data_ptr(), stream)
-            return grad_chain[:values].view_as(image), grad_uv, grad_lod
+            return grad_image, grad_uv, grad_lod
         if not bool(torch.isfinite(grad_out).all()):
             raise Error("the gradient reaching sample_points has non-finite values: find where the loss overflows")
         check_host_layers(image, layer)
@@ -242,62 +283,70 @@ def _register_torch_ops() -> None:
         return tuple(torch.from_numpy(a).to(image.dtype) for a in g)  # type: ignore[return-value]
 
     @backward_op.register_fake
-    def _(image: Tensor, chain: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
+    def _(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
           grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-        return torch.empty_like(image), torch.empty_like(uv), torch.empty_like(lod)
+        grad_image = grad_like(image) if image.device.type == "cuda" else \
+            torch.empty_like(image, memory_format=torch.contiguous_format)
+        return grad_image, torch.empty_like(uv), torch.empty_like(lod)
 
-    # The box chain alone (generate_mipmaps with gradients): packed levels, level 0 first.
+    # The box chain alone (generate_mipmaps with gradients): levels 1.., channels last, packed.
     @torch.library.custom_op("texturevlm::box_chain", mutates_args=())
     def box_chain_op(image: Tensor, levels: int) -> Tensor:
         if image.device.type == "cuda":
-            return chain_of(image, levels)
+            return chain_of(image, levels)[1]
+        b, c, w, h, n = shape_args(image, levels)
         packed = _core.reference_box_chain(np.ascontiguousarray(image.detach().numpy().astype(np.float64)), levels)
-        return torch.from_numpy(packed).to(image.dtype)
+        coarse = _levels_last(packed[b * c * h * w:], b, c, w, h, range(1, n), to_last=True)
+        return torch.from_numpy(coarse).to(image.dtype)
 
     @box_chain_op.register_fake
     def _(image: Tensor, levels: int) -> Tensor:
-        return image.new_empty(chain_values(image, levels))
+        return image.new_empty(coarse_values(image, levels))
 
     @torch.library.custom_op("texturevlm::box_chain_backward", mutates_args=())
-    def box_chain_backward_op(grad_chain: Tensor, layers: int, channels: int, width: int, height: int,
-                              levels: int) -> Tensor:
-        values = layers * channels * width * height
-        if grad_chain.device.type == "cuda":
-            folded = grad_chain.contiguous().clone()  # folded in place; the incoming gradient stays as it was
+    def box_chain_backward_op(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:
+        b, c, w, h, _ = shape_args(image, levels)
+        if grad_coarse.device.type == "cuda":
+            folded = grad_coarse.contiguous().clone()  # folded in place; the incoming gradient stays as it was
+            grad_image = grad_like(image).zero_()
             index, dtype, stream, _ = cuda_job(folded)
-            _core.cuda_fold_chain_gradient(index, dtype, layers, channels, width, height, levels, folded.data_ptr(),
-                                           stream)
-            return folded[:values].view(layers, channels, height, width)
-        if not bool(torch.isfinite(grad_chain).all()):
+            _core.cuda_fold_chain_gradient(index, dtype, b, c, w, h, levels, planar(image), grad_image.data_ptr(),
+                                           folded.data_ptr(), stream)
+            return grad_image
+        if not bool(torch.isfinite(grad_coarse).all()):
             raise Error("the gradient reaching the box chain has non-finite values: find where the loss overflows")
-        g = _core.reference_box_chain_adjoint(np.ascontiguousarray(grad_chain.numpy().astype(np.float64)), layers,
-                                              channels, width, height, levels)
-        return torch.from_numpy(g).to(grad_chain.dtype)
+        planes = _levels_last(grad_coarse.numpy().astype(np.float64), b, c, w, h, range(1, levels), to_last=False)
+        packed = np.concatenate([np.zeros(b * c * w * h), planes])
+        g = _core.reference_box_chain_adjoint(packed, b, c, w, h, levels)
+        return torch.from_numpy(g).to(grad_coarse.dtype)
 
     @box_chain_backward_op.register_fake
-    def _(grad_chain: Tensor, layers: int, channels: int, width: int, height: int, levels: int) -> Tensor:
-        return grad_chain.new_empty((layers, channels, height, width))
+    def _(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:
+        if grad_coarse.device.type == "cuda":
+            return grad_like(image)
+        return torch.empty_like(image, memory_format=torch.contiguous_format)
 
     def chain_setup(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
-        ctx.shape_args = shape_args(*inputs)
+        ctx.save_for_backward(inputs[0])  # for its shape and layout; its values are not read
+        ctx.levels = inputs[1]
 
     def chain_backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
-        return box_chain_backward_op(grad, *ctx.shape_args), None
+        return box_chain_backward_op(ctx.saved_tensors[0], grad, ctx.levels), None
 
     box_chain_op.register_autograd(chain_backward, setup_context=chain_setup)
 
     def setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
         image, uv, lod, layer, levels = inputs
-        ctx.save_for_backward(image, output[1], uv, lod, layer)
+        ctx.save_for_backward(image, output[1], output[2], uv, lod, layer)
         ctx.levels = levels
-        ctx.mark_non_differentiable(output[1])
+        ctx.mark_non_differentiable(output[1], output[2])
         ctx.set_materialize_grads(False)  # no zeros for the chain's gradient (a 1.3x-image fill)
 
-    def backward(ctx: Any, grad: Optional[Tensor], _chain_grad: Any) -> Tuple[Any, ...]:
+    def backward(ctx: Any, grad: Optional[Tensor], _level0_grad: Any, _coarse_grad: Any) -> Tuple[Any, ...]:
         if grad is None:
             return None, None, None, None, None
-        image, chain, uv, lod, layer = ctx.saved_tensors
-        grad_image, grad_uv, grad_lod = backward_op(image, chain, uv, lod, layer, ctx.levels, grad)
+        image, level0, coarse, uv, lod, layer = ctx.saved_tensors
+        grad_image, grad_uv, grad_lod = backward_op(image, level0, coarse, uv, lod, layer, ctx.levels, grad)
         return grad_image, grad_uv, grad_lod, None, None
 
     sample_points_op.register_autograd(backward, setup_context=setup_context)

@@ -367,3 +367,23 @@ def test_texture_pyramid_sampling_has_gradients(device, rng):
         tv.TexturePyramid(image.clone().requires_grad_(), format="rgba8")
     with torch.no_grad():  # no recording: the texture path
         assert not pyramid.sample_at_level(1, patch_size=8).patches.requires_grad
+
+
+@needs_cuda
+def test_channels_last_images_are_read_in_place():
+    # The kernels' levels are channels last: such an image is level 0 as it is, an NCHW one
+    # is copied; both give the same samples and gradients (atomics add in any order).
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.rand((2, 40, 33, 20), device="cuda", generator=g)
+    planar = x.clone().requires_grad_()
+    last = x.clone().to(memory_format=torch.channels_last).requires_grad_()
+    uv = torch.rand((500, 2), device="cuda", generator=g)
+    lod = torch.rand(500, device="cuda", generator=g) * 5
+    layer = torch.randint(0, 2, (500,), device="cuda", generator=g)
+    a, b = tv.sample_points(planar, uv, lod, layer), tv.sample_points(last, uv, lod, layer)
+    assert torch.equal(a, b)
+    weights = torch.randn(a.shape, device="cuda", generator=g)
+    (a * weights).sum().backward()
+    (b * weights).sum().backward()
+    torch.testing.assert_close(planar.grad, last.grad, rtol=1e-5, atol=1e-6)
