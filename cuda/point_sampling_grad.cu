@@ -116,12 +116,13 @@ __global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine
     *out += sum / (T(dx.sum) * T(dy.sum));
 }
 
-// Lanes per point in the sampling kernels: a power of two >= channels (at most a warp), so
-// a point's channels are read as one contiguous run of its texels (channels last) by
-// neighbouring lanes, and its uv / lod gradients are summed with shuffles.
+// Lanes per point in the sampling kernels: a power of two, about one per 4 channels (at
+// most a warp), so a point's channels are read as one contiguous run of its texels
+// (channels last) by neighbouring lanes, and its uv / lod gradients are summed with
+// shuffles. Up to 4 channels one thread reads a texel's channels alone (they share a sector).
 uint32_t lanes_for(uint32_t channels) {
     uint32_t lanes = 1;
-    while (lanes < channels && lanes < 32) lanes *= 2;
+    while (lanes * 4 < channels && lanes < 32) lanes *= 2;
     return lanes;
 }
 
