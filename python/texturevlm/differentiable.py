@@ -61,7 +61,8 @@ def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = F
         raise Error(f"images have 1..{MAX_CHANNELS} channels, not {c}")
     n = _chain_levels(h, w, levels)
     work = batch if batch.dtype in (torch.float32, torch.float64) else batch.float()
-    coarse = ops.box_chain(work, n)  # levels 1.., channels last
+    box_chain = ops.box_chain if torch.compiler.is_compiling() else _eager["box_chain"]
+    coarse = box_chain(work, n)  # levels 1.., channels last
     out = [image]
     at = 0
     for level in range(1, n):
@@ -125,6 +126,7 @@ def _flat_layer(layer: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- torch
 
 _ops: Any = None
+_eager: "dict[str, Any]" = {}  # name -> eager autograd.Function.apply (_register_torch_ops)
 
 
 def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Optional[int]) -> Any:
@@ -148,8 +150,12 @@ def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Opti
     lead = tuple(lod.shape)
     flat_layer = None if layer is None else layer.reshape(-1).to(torch.int32).contiguous()
     # The image as it is: a channels-last one is the chain's level 0 in place.
-    out, _, _ = ops.sample_points(batch, uv.reshape(-1, 2).to(batch.dtype).contiguous(),
-                                  lod.reshape(-1).to(batch.dtype).contiguous(), flat_layer, n)
+    flat_uv = uv.reshape(-1, 2).to(batch.dtype).contiguous()
+    flat_lod = lod.reshape(-1).to(batch.dtype).contiguous()
+    if torch.compiler.is_compiling():
+        out = ops.sample_points(batch, flat_uv, flat_lod, flat_layer, n)[0]
+    else:
+        out = _eager["sample_points"](batch, flat_uv, flat_lod, flat_layer, n)
     return out.reshape(lead + (batch.shape[1],))
 
 
@@ -231,8 +237,7 @@ def _register_torch_ops() -> None:
     # The op returns the samples and, on CUDA, the chain it built, which the backward reads
     # (building it again cost a box pass): level 0 where it is a copy (an empty tensor where
     # the image itself is level 0: outputs may not alias inputs), and the coarse levels.
-    @torch.library.custom_op("texturevlm::sample_points", mutates_args=())
-    def sample_points_op(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
+    def sample_forward(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
                          levels: int) -> Tuple[Tensor, Tensor, Tensor]:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
@@ -248,6 +253,8 @@ def _register_torch_ops() -> None:
         out = torch.from_numpy(_core.reference_sample_points(i, levels, u, lo, la)).to(image.dtype)
         return out, image.new_empty(0), image.new_empty(0)
 
+    sample_points_op = torch.library.custom_op("texturevlm::sample_points", mutates_args=())(sample_forward)
+
     @sample_points_op.register_fake
     def _(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
           levels: int) -> Tuple[Tensor, Tensor, Tensor]:
@@ -258,8 +265,7 @@ def _register_torch_ops() -> None:
         level0 = image.new_empty(image.shape) if copied else image.new_empty(0)
         return out, level0, image.new_empty(coarse_values(image, levels))
 
-    @torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())
-    def backward_op(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
+    def sample_backward(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
                     levels: int, grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         count = lod.shape[0]
         grad_out = grad_out.to(image.dtype).contiguous()
@@ -282,6 +288,8 @@ def _register_torch_ops() -> None:
                                                    np.ascontiguousarray(grad_out.numpy().astype(np.float64)))
         return tuple(torch.from_numpy(a).to(image.dtype) for a in g)  # type: ignore[return-value]
 
+    backward_op = torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())(sample_backward)
+
     @backward_op.register_fake
     def _(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
           grad_out: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -290,8 +298,7 @@ def _register_torch_ops() -> None:
         return grad_image, torch.empty_like(uv), torch.empty_like(lod)
 
     # The box chain alone (generate_mipmaps with gradients): levels 1.., channels last, packed.
-    @torch.library.custom_op("texturevlm::box_chain", mutates_args=())
-    def box_chain_op(image: Tensor, levels: int) -> Tensor:
+    def chain_forward(image: Tensor, levels: int) -> Tensor:
         if image.device.type == "cuda":
             return chain_of(image, levels)[1]
         b, c, w, h, n = shape_args(image, levels)
@@ -299,12 +306,13 @@ def _register_torch_ops() -> None:
         coarse = _levels_last(packed[b * c * h * w:], b, c, w, h, range(1, n), to_last=True)
         return torch.from_numpy(coarse).to(image.dtype)
 
+    box_chain_op = torch.library.custom_op("texturevlm::box_chain", mutates_args=())(chain_forward)
+
     @box_chain_op.register_fake
     def _(image: Tensor, levels: int) -> Tensor:
         return image.new_empty(coarse_values(image, levels))
 
-    @torch.library.custom_op("texturevlm::box_chain_backward", mutates_args=())
-    def box_chain_backward_op(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:
+    def chain_backward_impl(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:
         b, c, w, h, _ = shape_args(image, levels)
         if grad_coarse.device.type == "cuda":
             folded = grad_coarse.contiguous().clone()  # folded in place; the incoming gradient stays as it was
@@ -319,6 +327,9 @@ def _register_torch_ops() -> None:
         packed = np.concatenate([np.zeros(b * c * w * h), planes])
         g = _core.reference_box_chain_adjoint(packed, b, c, w, h, levels)
         return torch.from_numpy(g).to(grad_coarse.dtype)
+
+    box_chain_backward_op = torch.library.custom_op("texturevlm::box_chain_backward",
+                                                    mutates_args=())(chain_backward_impl)
 
     @box_chain_backward_op.register_fake
     def _(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:
@@ -350,3 +361,35 @@ def _register_torch_ops() -> None:
         return grad_image, grad_uv, grad_lod, None, None
 
     sample_points_op.register_autograd(backward, setup_context=setup_context)
+
+    # Eager calls take autograd.Functions over the same implementations: the custom ops'
+    # dispatch costs ~0.2 ms a call on the host, more than a small job's GPU time; inside
+    # torch.compile the ops above keep texturevlm in the graph.
+    class SamplePoints(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int) -> Tensor:
+            out, level0, coarse = sample_forward(image, uv, lod, layer, levels)
+            ctx.save_for_backward(image, level0, coarse, uv, lod, layer)
+            ctx.levels = levels
+            return out
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
+            image, level0, coarse, uv, lod, layer = ctx.saved_tensors
+            grads = sample_backward(image, level0, coarse, uv, lod, layer, ctx.levels, grad)
+            return grads[0], grads[1], grads[2], None, None
+
+    class BoxChain(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, image: Tensor, levels: int) -> Tensor:
+            ctx.save_for_backward(image)
+            ctx.levels = levels
+            return chain_forward(image, levels)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
+            return chain_backward_impl(ctx.saved_tensors[0], grad, ctx.levels), None
+
+    _eager.update(sample_points=SamplePoints.apply, box_chain=BoxChain.apply)
