@@ -14,13 +14,14 @@ from ._devices import Device, devices, unavailable
 from .functional import clear_cache, generate_mipmaps, sample_patches
 from .layouts import Layout
 from .pyramid import Patches, TexturePyramid
+from .features import FeaturePyramid
 from . import layouts
 from .chart import test_chart
 from .differentiable import sample_points
 from . import glimpse
 
-__all__ = ["Error", "Device", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built", "devices",
-           "generate_mipmaps", "glimpse", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable"]
+__all__ = ["Error", "Device", "FeaturePyramid", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
+           "devices", "generate_mipmaps", "glimpse", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable"]
 __version__ = "0.1.0"
 
 

@@ -269,9 +269,7 @@ class TexturePyramid:
                         stream: Any = None) -> Patches:
         """Level `level` cut into patch_size x patch_size patches of its texels (a ViT
         patchify of the downsampled image)."""
-        layout = _cached(("grid", self.width, self.height, patch_size, level, self.batch),
-                         lambda: layouts.grid(self.width, self.height, patch_size, level, self.batch))
-        return self.sample(layout, dtype, stream=stream)
+        return self.sample(grid_layout(self.width, self.height, self.batch, patch_size, level), dtype, stream=stream)
 
     def sample_foveated(self, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
                         m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, dtype: Any = "float32",
@@ -280,13 +278,7 @@ class TexturePyramid:
         from them (see layouts.foveated for what decides each patch and the padding).
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
         Layouts are cached by their arguments, so a repeated fixation costs no layout work."""
-        if type(fixation) is tuple and len(fixation) == 2 and all(type(v) in (float, int) for v in fixation):
-            points: Any = fixation  # the common case, keyed as it is (no array work per call)
-        else:
-            points = repr(layouts.fixations_per_image(fixation, self.batch))
-        key = ("foveated", self.width, self.height, points, num_patches, patch_size, m0, e0, bias, self.batch)
-        layout = _cached(key, lambda: layouts.foveated(self.width, self.height, fixation, num_patches, patch_size,
-                                                       m0, e0, bias, self.batch))
+        layout = foveated_layout(self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias)
         return self.sample(layout, dtype, stream=stream)
 
     def sample_anisotropic(self, fixation: Any = None, level: int = 0, elongation: int = 4,
@@ -354,6 +346,24 @@ def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, dev
             raise Error(f"out is on {out.device}, the pyramid on cuda:{device_index}")
         if device_index is None and out.device.type != "cpu":
             raise Error(f"out is on {out.device}; host backends write host memory")
+
+
+def grid_layout(width: int, height: int, batch: int, patch_size: int, level: int) -> "layouts.Layout":
+    """layouts.grid, cached by its arguments."""
+    return _cached(("grid", width, height, patch_size, level, batch),
+                   lambda: layouts.grid(width, height, patch_size, level, batch))
+
+
+def foveated_layout(width: int, height: int, batch: int, fixation: Any, num_patches: int, patch_size: int,
+                    m0: float, e0: float, bias: float) -> "layouts.Layout":
+    """layouts.foveated, cached by its arguments."""
+    if type(fixation) is tuple and len(fixation) == 2 and all(type(v) in (float, int) for v in fixation):
+        points: Any = fixation  # the common case, keyed as it is (no array work per call)
+    else:
+        points = repr(layouts.fixations_per_image(fixation, batch))
+    key = ("foveated", width, height, points, num_patches, patch_size, m0, e0, bias, batch)
+    return _cached(key, lambda: layouts.foveated(width, height, fixation, num_patches, patch_size, m0, e0, bias,
+                                                 batch))
 
 
 _layout_cache: "dict[Any, layouts.Layout]" = {}
