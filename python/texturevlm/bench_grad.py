@@ -2,7 +2,9 @@
 PyTorch in the same run. Jobs: 1M trilinear samples at per-sample LOD from a 4096^2 RGBA
 float32 texture with gradients to the texture (every level folded into level 0) and to uv
 (the issue's job), the same from a 40-channel 1024^2 texture, and 273 foveated 16x16
-patches per image from one and from 32 RGBA 1024^2 images, gradients to the texture.
+patches per image from one and from 32 RGBA 1024^2 images, gradients to the texture; and,
+forward only, 273 patches of a 40-channel 1024^2 feature map through the texture unit
+(FeaturePyramid) against the software path.
 Beside each: the PyTorch way of the same job (an avg_pool2d pyramid, grid_sample of every
 point on every level weighted by its trilinear weight), and for the first, grid_sample on
 level 0 alone (no LOD: a lower bound for any PyTorch version). Each figure next to its
@@ -108,6 +110,30 @@ def run(table: Any, per_call_us: Any) -> None:
              "(grad: texture)", image, lambda: tv.glimpse.sample_patches(image, meta, 16),
              lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3), grad)
         del image, grad
+    # Forward only, a 40-channel 1024^2 feature map -> 273 foveated patches: the texture
+    # unit (FeaturePyramid: 10 RGBA textures) against the software path and PyTorch.
+    features = torch.rand((1, 40, 1024, 1024), device="cuda", generator=gen)
+    pyramid = tv.FeaturePyramid(features)
+    layout = tv.layouts.foveated(1024, 1024, (0.4, 0.6), 273, 16)
+    meta = torch.from_numpy(layout.metadata).cuda()
+    uv, lod = _patch_points(meta, 16)
+    job = "[40, 1024, 1024] float32 features -> 273 foveated 16x16 patches, forward (mips + sampling)"
+    floor_bytes = features.numel() * 4 + 273 * 40 * 256 * 4
+
+    def texture_unit() -> None:
+        pyramid.update(features)
+        pyramid.sample(layout)
+
+    t = per_call_us(texture_unit, calls=20, runs=5)
+    table.add(job, "texturevlm FeaturePyramid (texture unit, 10 RGBA textures)", t, floor_bytes)
+    base = t[0]
+    t = per_call_us(lambda: tv.glimpse.sample_patches(features, meta, 16), calls=20, runs=5)
+    table.add(job, "texturevlm glimpse.sample_patches (software trilinear)", t, floor_bytes,
+              f"{t[0] / base:.2f}x the texture unit's time")
+    t = per_call_us(lambda: _torch_trilinear(features, uv, lod), calls=5, runs=3)
+    table.add(job, "PyTorch avg_pool2d pyramid + grid_sample per level", t, floor_bytes,
+              f"{t[0] / base:.2f}x the texture unit's time")
+    del features, pyramid
     # The values agree (the PyTorch pyramid is the same box for power-of-two sizes).
     small = torch.rand((1, 4, 256, 256), device="cuda", generator=gen)
     u, l = torch.rand((4096, 2), device="cuda", generator=gen), torch.rand(4096, device="cuda", generator=gen) * 6
