@@ -6,7 +6,7 @@ A texture texel holds at most 4 channels, so the channels are kept in groups of 
 RGBA TexturePyramid per group (the last group of 1 or 2 channels padded with zeros to 4, of
 3 kept as RGB), all updated, mipped and sampled together; levels and patches come back
 with the channels together, [B, C, h, w] and [B, N, C, P, P]. Where the features are a
-torch float tensor that requires grad, level layouts sample in software with gradients
+torch float tensor that requires grad, layouts sample in software with gradients
 (TexturePyramid.sample; docs/differentiable.md)."""
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ in discrete steps as the fixation moves, so it has no gradient to the fixation."
 from __future__ import annotations
 
 import math
-from typing import Any, Union
+from typing import Any, Optional, Union
+
+import numpy as np
 
 from ._core import Error
 from .differentiable import sample_points
@@ -37,6 +39,61 @@ def sample_patches(image: Any, metadata: Any, patch_size: int = 16) -> Any:
     layer = torch.arange(meta.shape[0], device=meta.device)[:, None, None, None].expand(uv.shape[:-1])
     samples = sample_points(batch, uv, lod.expand(uv.shape[:-1]), layer)    # [B, N, P, P, C]
     return samples.permute(0, 1, 4, 2, 3)
+
+
+#: The engine's 32-byte patch record (shaders/shader_params.h, PatchGpu).
+_RECORD = np.dtype([(name, "<f4") for name in ("cu", "cv", "su", "sv", "level", "axis_x", "axis_y")] +
+                   [("layer", "<u4")])
+_RATIO_SLACK = 1e-5  # TVLM_RATIO_SLACK: a footprint ratio this close above an integer takes that many taps
+
+
+def sample_layout(image: Any, layout: Any, max_anisotropy: int = 16, levels: Optional[int] = None) -> Any:
+    """Patches [B, N, C, P, P] of any engine layout (`texturevlm.layouts`) from a torch image
+    ([C, H, W] or [B, C, H, W]) in software, differentiable in the image, with the engine's
+    reference filtering (engine/reference_sampling.cpp): level layouts trilinear at each
+    patch's level; gradient (anisotropic) layouts with `taps` samples along the footprint's
+    longer axis at lod log2(rho_max / taps), averaged (engine/patch.cpp, gradient_footprint).
+    Padding slots are zeros. `levels`: the chain's length (default: the full chain)."""
+    import torch
+    rec = np.frombuffer(np.ascontiguousarray(layout.records).tobytes(), dtype=_RECORD)
+    rec = rec.reshape(layout.images, layout.num_patches)
+    p, w, h = layout.patch_size, float(layout.width), float(layout.height)
+    f = {name: rec[name].astype(np.float64)[..., None, None] for name in _RECORD.names[:7]}  # [B, N, 1, 1]
+    steps = (np.arange(p) + 0.5) / p - 0.5
+    a = steps[None, None, None, :] * f["su"] * w  # pixels along the axis (j)
+    b = steps[None, None, :, None] * f["sv"] * h  # pixels across it (k)
+    ax, ay = f["axis_x"], f["axis_y"]
+    u = f["cu"] + (a * ax - b * ay) / w           # [B, N, P, P]
+    v = f["cv"] + (a * ay + b * ax) / h
+    real = (f["level"] >= 0).astype(np.float64)
+    if layout.gradients:
+        along, across = f["su"] * w / p, f["sv"] * h / p  # footprint lengths along j and k, in pixels
+        rho_max, rho_min = np.maximum(along, across), np.minimum(along, across)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(rho_min > 0, np.ceil(rho_max / np.where(rho_min > 0, rho_min, 1) - _RATIO_SLACK),
+                             max_anisotropy)
+            taps = np.where(rho_max <= 1, 1, np.clip(ratio, 1, max(max_anisotropy, 1))).astype(np.int64)
+            lod = np.where(rho_max > 0, np.log2(np.where(rho_max > 0, rho_max, 1) / taps), 0.0)
+        major_x = along >= across
+        du = np.where(major_x, along * ax / w, -across * ay / w)
+        dv = np.where(major_x, along * ay / h, across * ax / h)
+        i = np.arange(1, int(taps.max()) + 1)                 # [T]
+        t = i / (taps[..., None] + 1) - 0.5                   # [B, N, 1, 1, T]
+        weight = (i <= taps[..., None]) / taps[..., None] * real[..., None]
+        u, v = u[..., None] + t * du[..., None], v[..., None] + t * dv[..., None]
+        lod = np.broadcast_to(lod[..., None], u.shape)
+    else:
+        u, v, lod = u[..., None], v[..., None], np.broadcast_to(f["level"][..., None], u[..., None].shape)
+        weight = real[..., None]
+    batch = image if image.dim() == 4 else image.unsqueeze(0)
+    shape = u.shape                                           # [B, N, P, P, T]
+    layer = np.broadcast_to(rec["layer"].astype(np.int64)[:, :, None, None, None], shape)
+    dev, dtype = batch.device, batch.dtype if batch.dtype in (torch.float32, torch.float64) else torch.float32
+    uv = torch.from_numpy(np.stack([u, v], -1)).to(dev, dtype)
+    samples = sample_points(batch, uv, torch.from_numpy(np.ascontiguousarray(lod)).to(dev, dtype),
+                            torch.from_numpy(np.ascontiguousarray(layer)).to(dev), levels)  # [B, N, P, P, T, C]
+    weights = torch.from_numpy(np.broadcast_to(weight[..., None], shape + (1,)).copy()).to(dev, samples.dtype)
+    return (samples * weights).sum(-2).permute(0, 1, 4, 2, 3)
 
 
 def retina_glimpse(fixation: Any, width: int, height: int, rings: int = 3, sectors: int = 8,

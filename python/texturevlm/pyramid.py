@@ -223,11 +223,10 @@ class TexturePyramid:
         `max_anisotropy` is the CPU reference's (GPU samplers use 16 where they can; compare
         with a Vulkan device that cannot by passing its `max_anisotropy`).
 
-        Where the pyramid's last frame is a torch float tensor that requires grad, level
-        layouts (grid, foveated: sample_at_level, sample_foveated) are sampled in software
-        from that frame with autograd, so d loss / d frame flows back through every level
-        (docs/differentiable.md); anisotropic layouts then raise Error (the texture unit's
-        footprint has no backward)."""
+        Where the pyramid's last frame is a torch float tensor that requires grad, every
+        layout is sampled in software from that frame with autograd, with the engine's
+        reference filtering (trilinear at the patch's level, or the anisotropic footprint's
+        taps), so d loss / d frame flows back through every level (docs/differentiable.md)."""
         half = _out_dtype(dtype) == "float16"
         if (layout.width, layout.height) != (self.width, self.height):
             raise Error(f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
@@ -244,7 +243,8 @@ class TexturePyramid:
         if self._grad_source is not None and _grad_enabled():
             if out is not None:
                 raise Error("out= is written outside autograd: leave it out when the image requires grad")
-            return _sample_with_grad(self._grad_source, layout, out_dtype, batched)
+            anisotropy = max_anisotropy if self.backend == "cpu" else self.max_anisotropy
+            return _sample_with_grad(self._grad_source, layout, out_dtype, batched, anisotropy, self.levels)
         if self.backend == "cuda":
             if out is None:
                 out = _tensors.empty(framework, "cuda", self.device_index, shape, out_dtype)
@@ -315,20 +315,17 @@ def _grad_source(frame: Any, rect: Any, format: str, channels_last: bool) -> Any
     return source if source.dim() == 4 else source.unsqueeze(0)
 
 
-def _sample_with_grad(source: Any, layout: "layouts.Layout", out_dtype: str, batched: bool) -> Patches:
-    """sample() for an image autograd records for: trilinear at each patch's level in
-    software (texturevlm.glimpse.sample_patches), the forward whose backward is exact
-    (docs/differentiable.md says why the texture unit's is not); padding slots are zeros."""
+def _sample_with_grad(source: Any, layout: "layouts.Layout", out_dtype: str, batched: bool, max_anisotropy: int,
+                      levels: int) -> Patches:
+    """sample() for an image autograd records for: the engine's reference filtering in
+    software from that image (texturevlm.glimpse.sample_layout), the forward whose backward
+    is exact (docs/differentiable.md says why the texture unit's is not); padding slots are
+    zeros."""
     import torch
 
-    from .glimpse import sample_patches
-    if layout.gradients:
-        raise Error(f"{layout.kind} layouts are filtered anisotropically by the texture unit, which has no "
-                    "backward: sample a level layout (grid, foveated), or detach the image")
+    from .glimpse import sample_layout
     meta = torch.from_numpy(np.ascontiguousarray(layout.metadata)).to(source.device)
-    work = source if source.dtype in (torch.float32, torch.float64) else source.float()
-    patches = sample_patches(work, meta.to(work.dtype), layout.patch_size)
-    patches = (patches * (meta[..., 4] >= 0).to(patches.dtype)[..., None, None, None]).to(getattr(torch, out_dtype))
+    patches = sample_layout(source, layout, max_anisotropy, levels).to(getattr(torch, out_dtype))
     return Patches(patches, meta) if batched else Patches(patches[0], meta[0])
 
 

@@ -359,8 +359,6 @@ def test_texture_pyramid_sampling_has_gradients(device, rng):
     # Padding slots stay zero; anisotropic layouts, partial updates and bytes are refused.
     padded = pyramid.sample_foveated((0.5, 0.5), num_patches=400, patch_size=8)
     assert (padded.patches[~(padded.meta[..., 4] >= 0)] == 0).all()
-    with pytest.raises(tv.Error, match="no backward"):
-        pyramid.sample_anisotropic(level=1, patch_size=8)
     with pytest.raises(tv.Error, match="partial update"):
         pyramid.update(image.clone().requires_grad_(), rect=(0, 0, 8, 8))
     with pytest.raises(tv.Error, match="bytes"):
@@ -387,3 +385,35 @@ def test_channels_last_images_are_read_in_place():
     (a * weights).sum().backward()
     (b * weights).sum().backward()
     torch.testing.assert_close(planar.grad, last.grad, rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_every_layout_with_gradients_equals_the_reference_filter(device, rng):
+    # With grad, a pyramid samples in software with the engine's reference filtering: the
+    # CPU reference pyramid (double) of the same float image is the oracle, for level and
+    # anisotropic layouts (axis-aligned and along a fixation's direction), odd sizes, a batch.
+    import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    image = rng.random((2, 4, 61, 97)).astype(np.float32)
+    reference = tv.TexturePyramid(image, backend="cpu")
+    source = torch.from_numpy(image).to(device).requires_grad_()
+    pyramid = tv.TexturePyramid(source)
+    layouts = {
+        "grid": tv.layouts.grid(97, 61, patch_size=8, level=1, images=2),
+        "foveated": tv.layouts.foveated(97, 61, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=20, patch_size=8, images=2),
+        "anisotropic": tv.layouts.anisotropic(97, 61, patch_size=8, level=1, elongation=3, images=2),
+        "anisotropic, fixation": tv.layouts.anisotropic(97, 61, patch_size=8, level=1, elongation=2, images=2,
+                                                        fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5),
+    }
+    for name, layout in layouts.items():
+        got = pyramid.sample(layout)
+        want = reference.sample(layout, max_anisotropy=16)
+        assert got.patches.requires_grad, name
+        np.testing.assert_allclose(got.patches.detach().cpu().numpy(), want.patches, rtol=0, atol=2e-5,
+                                   err_msg=name)
+        weights = torch.randn(got.patches.shape, device=device)
+        value = (weights * got.patches).sum()
+        grad, = torch.autograd.grad(value, source)
+        torch.testing.assert_close((grad * source.detach()).sum(), value.detach(), rtol=1e-4, atol=1e-3)
