@@ -1,8 +1,10 @@
 """Patches whose positions, sizes and levels are differentiable (torch): sample_patches with
 gradients to each patch's (cu, cv, su, sv, lod), and a retina-like glimpse layout that is a
-smooth function of a fixation and a scale, so a model can learn where to look.
+smooth function of a fixation and a scale, so a model can learn where to look; and
+sample_layout, the patches of any engine layout (anisotropic ones included) with the
+engine's reference filter, differentiable in the image.
 
-Both are compositions of torch operations with `texturevlm.sample_points`, so autograd
+All are compositions of torch operations with `texturevlm.sample_points`, so autograd
 carries d loss / d fixation through the layout to the samples and into the image. The
 quadtree-style foveated layout (`layouts.foveated`) stays as it is: its patch set changes
 in discrete steps as the fixation moves, so it has no gradient to the fixation."""
