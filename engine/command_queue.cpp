@@ -7,9 +7,9 @@
 
 namespace tvlm {
 
-CommandQueue::CommandQueue(VkDevice device, uint32_t family, bool exportable_timeline)
+CommandQueue::CommandQueue(VkDevice device, uint32_t family, bool exportable_timeline, uint32_t index)
     : device_(device), family_(family), timeline_(device, 0, exportable_timeline) {
-    vkGetDeviceQueue(device_, family_, 0, &queue_);
+    vkGetDeviceQueue(device_, family_, index, &queue_);
     VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
     info.queueFamilyIndex = family_;

@@ -24,7 +24,7 @@ struct TimelineWait {
 
 class CommandQueue {
 public:
-    CommandQueue(VkDevice device, uint32_t family, bool exportable_timeline);
+    CommandQueue(VkDevice device, uint32_t family, bool exportable_timeline, uint32_t index = 0);
     CommandQueue(const CommandQueue&) = delete;
     CommandQueue& operator=(const CommandQueue&) = delete;
     ~CommandQueue();  // waits for in-flight work, then frees everything

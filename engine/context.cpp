@@ -1,5 +1,7 @@
 #include "context.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "barriers.h"
@@ -54,8 +56,52 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
     info.ppEnabledExtensionNames = extensions.data();
     check_vk(vkCreateDevice(info_.handle, &info, nullptr, &device_), "vkCreateDevice");
+    finish_setup(info_.semaphore_fd_export, 0);
+}
+
+Context::Context(const HostVulkan& host) : instance_(host.instance, host.get_instance_proc_addr) {
+    owns_device_ = false;
+    device_ = host.device;
+    if (!device_ || !host.physical_device) throw Error("no VkDevice / VkPhysicalDevice to adopt");
+    const auto it = std::find_if(instance_.devices().begin(), instance_.devices().end(),
+                                 [&](const DeviceInfo& d) { return d.handle == host.physical_device; });
+    if (it == instance_.devices().end())
+        throw Error("the physical device is not one of the instance's: pass the VkPhysicalDevice the device was "
+                    "created from");
+    info_ = *it;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(info_.handle, &props);
+    limits_ = props.limits;
+    std::vector<std::string> missing;
+    if (props.apiVersion < VK_API_VERSION_1_3)
+        missing.push_back("Vulkan 1.3: the device offers " + api_version_string(props.apiVersion));
+    uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(info_.handle, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> family(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(info_.handle, &families, family.data());
+    if (host.queue_family >= families || !(family[host.queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) ||
+        host.queue_index >= family[host.queue_family].queueCount)
+        missing.push_back("a compute queue: queue " + std::to_string(host.queue_index) + " of family " +
+                          std::to_string(host.queue_family) + " is not one the device has with compute");
+    const HostFeatures f = host_features(host);
+    for (std::string& m : missing_requirements(f)) missing.push_back(std::move(m));
+    if (!missing.empty()) {
+        std::string text = "the application's Vulkan device lacks what texturevlm needs; enable at vkCreateDevice:";
+        for (const std::string& m : missing) text += "\n  - " + m;
+        throw Error(text);
+    }
+    half_storage_ = f.storage_16bit;
+    anisotropy_ = f.anisotropy && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;  // lavapipe: see above
+    float64_ = f.float64;
+    info_.memory_fd_export = info_.memory_fd_export && f.memory_fd;
+    info_.semaphore_fd_export = info_.semaphore_fd_export && f.semaphore_fd;
+    info_.queue_family = host.queue_family;
+    finish_setup(info_.semaphore_fd_export, host.queue_index);
+}
+
+void Context::finish_setup(bool exportable_timeline, uint32_t queue_index) {
     try {
-        queue_ = std::make_unique<CommandQueue>(device_, info_.queue_family, info_.semaphore_fd_export);
+        queue_ = std::make_unique<CommandQueue>(device_, info_.queue_family, exportable_timeline, queue_index);
         VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
         sampler.magFilter = sampler.minFilter = VK_FILTER_NEAREST;
         sampler.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
@@ -63,7 +109,7 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
         check_vk(vkCreateSampler(device_, &sampler, nullptr, &point_sampler_), "vkCreateSampler");
     } catch (...) {
         queue_.reset();
-        vkDestroyDevice(device_, nullptr);
+        if (owns_device_) vkDestroyDevice(device_, nullptr);
         throw;
     }
 }
@@ -73,7 +119,7 @@ Context::~Context() {
     pipelines_.clear();
     constants_.clear();
     vkDestroySampler(device_, point_sampler_, nullptr);
-    vkDestroyDevice(device_, nullptr);
+    if (owns_device_) vkDestroyDevice(device_, nullptr);
 }
 
 const ComputePipeline& Context::pipeline(const std::string& key, const ComputePipelineDesc& desc) {

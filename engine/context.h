@@ -11,6 +11,7 @@
 #include "compute_pipeline.h"
 #include "device_choice.h"
 #include "gpu_buffer.h"
+#include "host_vulkan.h"
 #include "instance.h"
 
 namespace tvlm {
@@ -23,6 +24,10 @@ struct ContextDesc {
 class Context {
 public:
     explicit Context(const ContextDesc& desc = {});
+    // Adopts an application's instance, device and queue (host_vulkan.h says what the
+    // device needs): throws Error listing every missing extension or feature and how to
+    // enable it. Destroys only what it created (its queue's pool, semaphore, pipelines).
+    explicit Context(const HostVulkan& host);
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     ~Context();
@@ -50,6 +55,8 @@ public:
     VkSampler point_sampler() const { return point_sampler_; }
 
 private:
+    void finish_setup(bool exportable_timeline, uint32_t queue_index);  // queue and sampler
+
     Instance instance_;
     DeviceInfo info_;
     VkPhysicalDeviceLimits limits_{};
@@ -61,6 +68,7 @@ private:
     bool half_storage_ = false;
     bool anisotropy_ = false;
     bool float64_ = false;
+    bool owns_device_ = true;
 };
 
 }  // namespace tvlm

@@ -93,15 +93,25 @@ Instance::Instance(bool validation) : validation_(validation) {
     }
 }
 
+Instance::Instance(VkInstance adopted, PFN_vkGetInstanceProcAddr get_instance_proc_addr) : adopted_(true) {
+    if (!adopted) throw Error("no VkInstance to adopt: pass the application's instance");
+    if (get_instance_proc_addr) volkInitializeCustom(get_instance_proc_addr);
+    else load_vulkan_loader();
+    api_version_ = volkGetInstanceVersion();
+    instance_ = adopted;
+    volkLoadInstance(instance_);  // device functions through the loader's trampolines, as for our own
+    devices_ = enumerate_devices(instance_);
+}
+
 Instance::Instance(Instance&& other) noexcept
     : instance_(std::exchange(other.instance_, VK_NULL_HANDLE)),
       messenger_(std::exchange(other.messenger_, VK_NULL_HANDLE)),
       destroy_messenger_(std::exchange(other.destroy_messenger_, nullptr)),
-      log_(std::move(other.log_)), validation_(other.validation_),
+      log_(std::move(other.log_)), validation_(other.validation_), adopted_(other.adopted_),
       api_version_(other.api_version_), devices_(std::move(other.devices_)) {}
 
 Instance::~Instance() {
-    if (!instance_) return;
+    if (!instance_ || adopted_) return;
     if (messenger_) destroy_messenger_(instance_, messenger_, nullptr);
     vkDestroyInstance(instance_, nullptr);
 }

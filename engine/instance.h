@@ -18,6 +18,9 @@ public:
     // Throws Error naming the package when the loader, a driver or the validation layer
     // is missing.
     explicit Instance(bool validation);
+    // Adopts an application's instance (loaded through `get_instance_proc_addr`, null: the
+    // system loader): never destroyed here; no validation messenger of ours.
+    Instance(VkInstance adopted, PFN_vkGetInstanceProcAddr get_instance_proc_addr);
     Instance(Instance&& other) noexcept;
     Instance& operator=(Instance&&) = delete;
     Instance(const Instance&) = delete;
@@ -38,6 +41,7 @@ private:
     PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
     std::unique_ptr<ValidationLog> log_ = std::make_unique<ValidationLog>();
     bool validation_ = false;
+    bool adopted_ = false;
     uint32_t api_version_ = 0;
     std::vector<DeviceInfo> devices_;
 };
