@@ -13,6 +13,7 @@ namespace tvlm {
 namespace {
 
 void check_blit(const Context& context, const Texture& texture) {
+    texture.require_usage(VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT, "blit mips");
     const FormatInfo& format = format_info(texture.desc().format);
     VkFormatProperties props;
     vkGetPhysicalDeviceFormatProperties(context.physical_device(), format.vk_format, &props);

@@ -43,6 +43,7 @@ MipFilter default_mip_filter(const Context& context, Format format) {
 namespace {
 
 void check_box(const Context& context, const Texture& texture) {
+    texture.require_usage(VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT, "box mips (compute)");
     if (const std::string why = box_unsupported(context, texture.desc().format); !why.empty())
         throw Error(why + ": use the blit filter");
 }

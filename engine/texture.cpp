@@ -178,10 +178,46 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     return t;
 }
 
+Texture Texture::wrap(Context& context, const ApplicationImage& a) {
+    if (!a.image) throw Error("no VkImage to wrap: pass the application's image");
+    if (a.desc.exportable)
+        throw Error("an application's image is not exportable by texturevlm: allocate it exportable yourself, or "
+                    "copy it into a texturevlm texture for CUDA");
+    validate(context, a.desc);
+    if (format_info(a.desc.format).srgb && !(a.flags & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT) &&
+        (a.usage & VK_IMAGE_USAGE_STORAGE_BIT))
+        throw Error("an sRGB image written by compute needs VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT (and "
+                    "VK_IMAGE_CREATE_EXTENDED_USAGE_BIT): its levels are stored through a UNORM view");
+    Texture t;
+    t.device_ = context.device();
+    t.queue_ = &context.queue();
+    t.desc_ = a.desc;
+    t.image_ = a.image;
+    t.usage_ = a.usage;
+    t.flags_ = a.flags;
+    t.layout_ = a.layout;
+    t.owns_image_ = false;
+    return t;
+}
+
+void Texture::require_usage(VkImageUsageFlags needed, const char* step) const {
+    static constexpr std::pair<VkImageUsageFlags, const char*> kBits[] = {
+        {VK_IMAGE_USAGE_SAMPLED_BIT, "VK_IMAGE_USAGE_SAMPLED_BIT"},
+        {VK_IMAGE_USAGE_STORAGE_BIT, "VK_IMAGE_USAGE_STORAGE_BIT"},
+        {VK_IMAGE_USAGE_TRANSFER_SRC_BIT, "VK_IMAGE_USAGE_TRANSFER_SRC_BIT"},
+        {VK_IMAGE_USAGE_TRANSFER_DST_BIT, "VK_IMAGE_USAGE_TRANSFER_DST_BIT"}};
+    std::string missing;
+    for (const auto& [bit, name] : kBits)
+        if ((needed & bit) && !(usage_ & bit)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    if (!missing.empty())
+        throw Error(std::string(step) + " needs an image created with " + missing +
+                    " in VkImageCreateInfo::usage; this one lacks it (nothing was recorded)");
+}
+
 Texture::Texture(Texture&& o) noexcept
     : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
       desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), queue_(o.queue_),
-      last_use_(o.last_use_), views_(std::move(o.views_)) {}
+      last_use_(o.last_use_), views_(std::move(o.views_)), owns_image_(o.owns_image_) {}
 
 Texture& Texture::operator=(Texture&& o) noexcept {
     if (this != &o) {
@@ -196,6 +232,7 @@ Texture& Texture::operator=(Texture&& o) noexcept {
         queue_ = o.queue_;
         last_use_ = o.last_use_;
         views_ = std::move(o.views_);
+        owns_image_ = o.owns_image_;
     }
     return *this;
 }
@@ -214,7 +251,7 @@ void Texture::destroy() {
     for (VkImageView view : views_)
         if (view) vkDestroyImageView(device_, view, nullptr);
     views_.clear();
-    if (image_) vkDestroyImage(device_, image_, nullptr);
+    if (image_ && owns_image_) vkDestroyImage(device_, image_, nullptr);
     image_ = VK_NULL_HANDLE;
     memory_ = DeviceMemory();
 }

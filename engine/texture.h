@@ -46,6 +46,16 @@ struct TextureLimits {
 // and layers at least 1 and within `limits`, levels within the full chain. Throws Error.
 void check_texture_desc(const TextureDesc& desc, const TextureLimits& limits);
 
+// An image the application created and owns (its memory too), described as it was created
+// and in the layout it is in now; `levels` 0 means the full chain.
+struct ApplicationImage {
+    VkImage image = VK_NULL_HANDLE;
+    TextureDesc desc;                     // extent, layers, levels, format (exportable: false)
+    VkImageUsageFlags usage = 0;          // as created
+    VkImageCreateFlags flags = 0;         // as created
+    VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;  // now (UNDEFINED: content not kept)
+};
+
 class Texture {
 public:
     // Throws Error for zero or oversize extents, too many layers or levels, and formats
@@ -56,6 +66,16 @@ public:
     // the fd is closed by `fd`'s destructor. The content is acquired in SHADER_READ_ONLY.
     static Texture import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
                                  VkDeviceSize allocation_size);
+
+    // The application's image as a texture, in place: mips and Vulkan-compute sampling
+    // write and read it directly, each step checking the usage bits it needs first
+    // (require_usage). The texture never destroys the image; its own views are destroyed
+    // with it. After each step layout() is the layout the image was left in.
+    static Texture wrap(Context& context, const ApplicationImage& image);
+
+    // Throws Error, naming each missing usage bit and `step`, unless the image was created
+    // with every bit of `needed` (textures texturevlm creates have them all).
+    void require_usage(VkImageUsageFlags needed, const char* step) const;
 
     // Bytes of the dedicated allocation an image of `desc` needs on this device (what an
     // exporter of such an image must have allocated). Throws Error like create().
@@ -111,6 +131,7 @@ private:
     CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
     std::vector<VkImageView> views_;  // [level * 2 + write], then the sampled view; null until used
+    bool owns_image_ = true;
 };
 
 }  // namespace tvlm

@@ -44,6 +44,7 @@ void record_copy_to_level(VkCommandBuffer cmd, Texture& t, VkBuffer buffer, Texe
 
 uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, TexelRegion r) {
     check_subresource(texture, r.level, r.layer);
+    texture.require_usage(VK_IMAGE_USAGE_TRANSFER_DST_BIT, "an upload");
     const Extent2D e = texture.extent(r.level);
     if (!pixels.data || pixels.width == 0 || pixels.height == 0)
         throw Error("upload of an empty image: pixels must have data and a non-zero size");
@@ -93,6 +94,7 @@ std::span<std::byte> FrameUploader::next_staging() {
 }
 
 void FrameUploader::check(const Texture& texture) const {
+    texture.require_usage(VK_IMAGE_USAGE_TRANSFER_DST_BIT, "a frame upload");
     const TextureDesc& d = texture.desc();
     if (d.width != desc_.width || d.height != desc_.height || d.layers != desc_.layers || d.format != desc_.format)
         throw Error("frame upload into a texture of another size, layer count or format than the FrameUploader's");
@@ -115,6 +117,7 @@ uint64_t FrameUploader::upload_staged(Texture& texture) {
 
 std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level, uint32_t layer) {
     check_subresource(texture, level, layer);
+    texture.require_usage(VK_IMAGE_USAGE_TRANSFER_SRC_BIT, "a readback");
     const Extent2D e = texture.extent(level);
     const size_t size = size_t{e.width} * e.height * format_info(texture.desc().format).texel_bytes();
     HostBuffer staging(context.physical_device(), context.device(), size, VK_BUFFER_USAGE_TRANSFER_DST_BIT);

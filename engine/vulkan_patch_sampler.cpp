@@ -58,6 +58,7 @@ VulkanPatchSampler::~VulkanPatchSampler() {
 }
 
 void VulkanPatchSampler::check(const Texture& texture, VkDeviceSize output_bytes) const {
+    texture.require_usage(VK_IMAGE_USAGE_SAMPLED_BIT, "patch sampling");
     const TextureDesc& desc = texture.desc();
     check_patch_target(layout_, output_, desc.width, desc.height, texture.levels(), desc.layers, output_bytes);
     check_linear_filtering(context_, desc.format);

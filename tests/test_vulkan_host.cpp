@@ -6,11 +6,18 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "context.h"
+#include "device_memory.h"
 #include "error.h"
+#include "host_buffer.h"
+#include "patch_layouts.h"
+#include "reference_sampling.h"
+#include "sampling_check.h"
+#include "vulkan_patch_sampler.h"
 #include "generate_mips.h"
 #include "loader.h"
 #include "reference_mips.h"
@@ -96,6 +103,7 @@ public:
         return host;
     }
     VkDevice device() const { return device_; }
+    VkPhysicalDevice physical_device() const { return physical_; }
     ValidationLog& log() { return log_; }
 
 private:
@@ -126,6 +134,48 @@ double chain_difference(Context& context) {
     for (size_t i = 0; i < got.texels.size(); ++i) worst = std::max(worst, double(std::abs(got.texels[i] - want.texels[i])));
     return worst;
 }
+
+// An image the application creates and owns (with its memory): RGBA32F, the full chain.
+class OwnImage {
+public:
+    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage)
+        : device_(host.device()), usage_(usage), width_(width), height_(height) {
+        VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+        info.imageType = VK_IMAGE_TYPE_2D;
+        info.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+        info.extent = {width, height, 1};
+        info.mipLevels = full_mip_count(width, height);
+        info.arrayLayers = 1;
+        info.samples = VK_SAMPLE_COUNT_1_BIT;
+        info.tiling = VK_IMAGE_TILING_OPTIMAL;
+        info.usage = usage;
+        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        check_vk(vkCreateImage(device_, &info, nullptr, &image_), "vkCreateImage");
+        VkMemoryRequirements req;
+        vkGetImageMemoryRequirements(device_, image_, &req);
+        memory_ = allocate_memory(device_, req.size,
+                                  find_memory_type(host.physical_device(), req.memoryTypeBits,
+                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT), nullptr);
+        check_vk(vkBindImageMemory(device_, image_, memory_.handle(), 0), "vkBindImageMemory");
+    }
+    OwnImage(const OwnImage&) = delete;
+    OwnImage& operator=(const OwnImage&) = delete;
+    ~OwnImage() { vkDestroyImage(device_, image_, nullptr); }  // the memory after it (member order)
+
+    ApplicationImage described() const {
+        return {image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0, VK_IMAGE_LAYOUT_UNDEFINED};
+    }
+
+private:
+    VkDevice device_;
+    DeviceMemory memory_;
+    VkImage image_ = VK_NULL_HANDLE;
+    VkImageUsageFlags usage_;
+    uint32_t width_, height_;
+};
+
+constexpr VkImageUsageFlags kAllUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                                        VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
 
 }  // namespace
 
@@ -174,5 +224,67 @@ TEST_CASE("A device without what texturevlm needs is refused, every missing item
     HostVulkan no_device = host.objects();
     no_device.device = VK_NULL_HANDLE;
     CHECK_THROWS_AS(Context{no_device}, Error);
+    CHECK(host.log().messages().empty());
+}
+
+TEST_CASE("The application's own image: mips and patch sampling in place, its image kept; missing usage refused") {
+    HostRenderer host(true);
+    Context context(host.objects());
+    OwnImage image(host, 64, 40, kAllUsage);
+    ImageF base(64, 40, 4);
+    for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = float((i * 7919) % 1000) / 1000.0f;
+    {
+        Texture texture = Texture::wrap(context, image.described());
+        upload(context, texture, host_pixels(base));
+        generate_mips(context, texture, MipFilter::box);
+        const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
+        MipLevels levels;
+        for (uint32_t l = 0; l < texture.levels(); ++l) {
+            levels.push_back(readback_image(context, texture, l));
+            double worst = 0;
+            for (size_t i = 0; i < want[l].texels.size(); ++i)
+                worst = std::max(worst, double(std::abs(levels[l].texels[i] - want[l].texels[i])));
+            CHECK_MESSAGE(worst <= 1e-6, "level " << l);
+        }
+        FoveatedParams fovea;
+        fovea.fixations = {{0.3, 0.6}};
+        fovea.budget = 20;
+        fovea.patch_size = 8;
+        const PatchLayout layout = foveated_layout(64, 40, fovea).layout;
+        VulkanPatchSampler sampler(context, layout, {.channels = 4});
+        HostBuffer out(context.physical_device(), context.device(), PatchOutput{.channels = 4}.bytes(layout),
+                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        std::memset(out.data(), 0xff, out.size());  // NaN poison
+        context.queue().wait(sampler.sample(texture, out.handle(), 0, out.size()));
+        const std::vector<float> got = test::output_values(out.data(), layout.output_values(4), false);
+        const std::vector<MipLevels> images{levels};
+        CHECK(test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
+                                      got, false, false) == 0);
+        CHECK(texture.layout() == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);  // where the steps left it
+    }
+    // The texture is gone, the image is not: the application can still use (and destroy) it.
+    {
+        Texture again = Texture::wrap(context, {image.described().image, image.described().desc, kAllUsage, 0,
+                                                VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+        const ImageF level0 = readback_image(context, again, 0);
+        CHECK(level0.texels == base.texels);
+    }
+    // Each step names the usage bits it lacks, before recording anything.
+    OwnImage sampled_only(host, 32, 32, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+    Texture limited = Texture::wrap(context, sampled_only.described());
+    const uint64_t before = context.queue().last_submitted();
+    CHECK_THROWS_WITH_AS(generate_mips(context, limited, MipFilter::box), doctest::Contains("VK_IMAGE_USAGE_STORAGE_BIT"),
+                         Error);
+    CHECK_THROWS_WITH_AS(generate_mips(context, limited, MipFilter::blit),
+                         doctest::Contains("VK_IMAGE_USAGE_TRANSFER_SRC_BIT"), Error);
+    CHECK_THROWS_WITH_AS(readback(context, limited, 0, 0), doctest::Contains("VK_IMAGE_USAGE_TRANSFER_SRC_BIT"), Error);
+    CHECK(context.queue().last_submitted() == before);  // nothing submitted
+    ApplicationImage exportable = sampled_only.described();
+    exportable.desc.exportable = true;
+    CHECK_THROWS_WITH_AS(Texture::wrap(context, exportable), doctest::Contains("not exportable"), Error);
+    ApplicationImage none = sampled_only.described();
+    none.image = VK_NULL_HANDLE;
+    CHECK_THROWS_AS(Texture::wrap(context, none), Error);
+    for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
     CHECK(host.log().messages().empty());
 }
