@@ -11,114 +11,23 @@
 #include <vector>
 
 #include "context.h"
-#include "device_memory.h"
 #include "error.h"
+#include "generate_mips.h"
 #include "host_buffer.h"
+#include "host_renderer.h"
 #include "patch_layouts.h"
+#include "reference_mips.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
-#include "vulkan_patch_sampler.h"
-#include "generate_mips.h"
-#include "loader.h"
-#include "reference_mips.h"
 #include "texture.h"
 #include "transfer.h"
-#include "validation.h"
-#include "vk_check.h"
 #include "vulkan_fixture.h"
+#include "vulkan_patch_sampler.h"
 
 using namespace tvlm;
+using namespace tvlm::test;
 
 namespace {
-
-// What an application does before it ever hears of texturevlm: its own instance (with
-// validation), a device with the features it chose, a queue.
-class HostRenderer {
-public:
-    explicit HostRenderer(bool with_requirements) {
-        load_vulkan_loader();
-        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-        app.apiVersion = VK_API_VERSION_1_3;
-        const char* layers[] = {"VK_LAYER_KHRONOS_validation"};
-        const char* instance_extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-        VkDebugUtilsMessengerCreateInfoEXT messenger_info = log_.messenger_info();
-        VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, &messenger_info};
-        info.pApplicationInfo = &app;
-        info.enabledLayerCount = 1;
-        info.ppEnabledLayerNames = layers;
-        info.enabledExtensionCount = 1;
-        info.ppEnabledExtensionNames = instance_extensions;
-        check_vk(vkCreateInstance(&info, nullptr, &instance_), "vkCreateInstance");
-        volkLoadInstance(instance_);
-        check_vk(vkCreateDebugUtilsMessengerEXT(instance_, &messenger_info, nullptr, &messenger_),
-                 "vkCreateDebugUtilsMessengerEXT");
-        uint32_t count = 1;
-        vkEnumeratePhysicalDevices(instance_, &count, &physical_);
-        REQUIRE(physical_ != VK_NULL_HANDLE);
-        uint32_t families = 0;
-        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &families, nullptr);
-        std::vector<VkQueueFamilyProperties> props(families);
-        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &families, props.data());
-        while (family_ < families && !(props[family_].queueFlags & VK_QUEUE_COMPUTE_BIT)) ++family_;
-        REQUIRE(family_ < families);
-
-        VkPhysicalDeviceFeatures supported;
-        vkGetPhysicalDeviceFeatures(physical_, &supported);
-        f13_.synchronization2 = f13_.maintenance4 = with_requirements;
-        f12_.timelineSemaphore = with_requirements;
-        f12_.pNext = &f13_;
-        f11_.pNext = &f12_;
-        features_.pNext = &f11_;
-        features_.features.shaderStorageImageWriteWithoutFormat = with_requirements;
-        features_.features.shaderFloat64 = supported.shaderFloat64;
-        if (with_requirements) extensions_.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-        const float priority = 1.0f;
-        VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-        queue.queueFamilyIndex = family_;
-        queue.queueCount = 1;
-        queue.pQueuePriorities = &priority;
-        VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features_};
-        device_info.queueCreateInfoCount = 1;
-        device_info.pQueueCreateInfos = &queue;
-        device_info.enabledExtensionCount = static_cast<uint32_t>(extensions_.size());
-        device_info.ppEnabledExtensionNames = extensions_.data();
-        check_vk(vkCreateDevice(physical_, &device_info, nullptr, &device_), "vkCreateDevice");
-    }
-    HostRenderer(const HostRenderer&) = delete;
-    HostRenderer& operator=(const HostRenderer&) = delete;
-    ~HostRenderer() {
-        vkDestroyDevice(device_, nullptr);
-        vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-        vkDestroyInstance(instance_, nullptr);
-    }
-
-    HostVulkan objects() const {
-        HostVulkan host;
-        host.instance = instance_;
-        host.physical_device = physical_;
-        host.device = device_;
-        host.queue_family = family_;
-        host.enabled_features = &features_;
-        for (const char* e : extensions_) host.enabled_extensions.emplace_back(e);
-        return host;
-    }
-    VkDevice device() const { return device_; }
-    VkPhysicalDevice physical_device() const { return physical_; }
-    ValidationLog& log() { return log_; }
-
-private:
-    ValidationLog log_;
-    VkInstance instance_ = VK_NULL_HANDLE;
-    VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-    VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-    VkDevice device_ = VK_NULL_HANDLE;
-    uint32_t family_ = 0;
-    VkPhysicalDeviceVulkan13Features f13_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceVulkan12Features f12_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceVulkan11Features f11_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-    VkPhysicalDeviceFeatures2 features_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    std::vector<const char*> extensions_;
-};
 
 // A box chain on `context`'s device, level 2 against the reference.
 double chain_difference(Context& context) {
@@ -134,45 +43,6 @@ double chain_difference(Context& context) {
     for (size_t i = 0; i < got.texels.size(); ++i) worst = std::max(worst, double(std::abs(got.texels[i] - want.texels[i])));
     return worst;
 }
-
-// An image the application creates and owns (with its memory): RGBA32F, the full chain.
-class OwnImage {
-public:
-    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage)
-        : device_(host.device()), usage_(usage), width_(width), height_(height) {
-        VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-        info.imageType = VK_IMAGE_TYPE_2D;
-        info.format = VK_FORMAT_R32G32B32A32_SFLOAT;
-        info.extent = {width, height, 1};
-        info.mipLevels = full_mip_count(width, height);
-        info.arrayLayers = 1;
-        info.samples = VK_SAMPLE_COUNT_1_BIT;
-        info.tiling = VK_IMAGE_TILING_OPTIMAL;
-        info.usage = usage;
-        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        check_vk(vkCreateImage(device_, &info, nullptr, &image_), "vkCreateImage");
-        VkMemoryRequirements req;
-        vkGetImageMemoryRequirements(device_, image_, &req);
-        memory_ = allocate_memory(device_, req.size,
-                                  find_memory_type(host.physical_device(), req.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT), nullptr);
-        check_vk(vkBindImageMemory(device_, image_, memory_.handle(), 0), "vkBindImageMemory");
-    }
-    OwnImage(const OwnImage&) = delete;
-    OwnImage& operator=(const OwnImage&) = delete;
-    ~OwnImage() { vkDestroyImage(device_, image_, nullptr); }  // the memory after it (member order)
-
-    ApplicationImage described() const {
-        return {image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0, VK_IMAGE_LAYOUT_UNDEFINED};
-    }
-
-private:
-    VkDevice device_;
-    DeviceMemory memory_;
-    VkImage image_ = VK_NULL_HANDLE;
-    VkImageUsageFlags usage_;
-    uint32_t width_, height_;
-};
 
 constexpr VkImageUsageFlags kAllUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
                                         VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "device_memory.h"
 #include "generate_mips.h"
+#include "host_renderer.h"
 #include "instance.h"
 #include "open_fds.h"
 #include "random_image.h"
@@ -70,4 +71,37 @@ TEST_CASE("a context with validation outlives later instances and contexts witho
     CHECK(validated->validation_log().count() == 0);
     validated.reset();
     CHECK(plain_context.device() != VK_NULL_HANDLE);
+}
+
+TEST_CASE("300 adopted contexts and 1000 wrapped application images leak no fds or memory") {
+    HostRenderer host(true);
+    OwnImage image(host, 32, 32, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
+                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+    const ImageF pixels = random_image(32, 32, Format::rgba32f, 4);
+    const auto cycle = [&](bool work) {
+        Context context(host.objects());
+        if (!work) return;
+        Texture t = Texture::wrap(context, image.described());
+        upload(context, t, host_pixels(pixels));
+        generate_mips(context, t, MipFilter::box);
+        context.queue().wait_all();
+    };
+    cycle(true);  // warm up: driver state made on first use
+    const std::set<std::string> fds = open_fds();
+    const int64_t memory = DeviceMemory::live_count();
+    for (int i = 0; i < 300; ++i) cycle(i % 10 == 0);
+    CHECK(new_fds(fds, open_fds()) == "");
+    CHECK(DeviceMemory::live_count() == memory);
+    {
+        Context context(host.objects());
+        const std::set<std::string> with_context = open_fds();
+        for (int i = 0; i < 1000; ++i) {
+            Texture t = Texture::wrap(context, image.described());
+            if (i % 100 == 0) generate_mips(context, t, MipFilter::box);
+        }
+        context.queue().wait_all();
+        CHECK(new_fds(with_context, open_fds()) == "");
+    }
+    CHECK(vkDeviceWaitIdle(host.device()) == VK_SUCCESS);
+    CHECK(host.log().messages().empty());
 }
