@@ -71,6 +71,22 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     return done;
 }
 
+void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& staging, TexelRegion r, uint32_t width,
+                   uint32_t height) {
+    check_subresource(texture, r.level, r.layer);
+    texture.require_usage(VK_IMAGE_USAGE_TRANSFER_DST_BIT, "an upload");
+    const Extent2D e = texture.extent(r.level);
+    if (width == 0 || height == 0 || uint64_t{r.x} + width > e.width || uint64_t{r.y} + height > e.height)
+        throw Error("upload rectangle " + std::to_string(width) + "x" + std::to_string(height) + " at (" +
+                    std::to_string(r.x) + "," + std::to_string(r.y) + ") is empty or does not fit level " +
+                    std::to_string(r.level) + " of " + std::to_string(e.width) + "x" + std::to_string(e.height));
+    const size_t size = size_t{width} * height * format_info(texture.desc().format).texel_bytes();
+    if (!staging.handle() || staging.size() < size)
+        throw Error("the staging buffer holds " + std::to_string(staging.size()) + " bytes; the rectangle needs " +
+                    std::to_string(size) + " (tight rows in the texture's format)");
+    record_copy_to_level(cmd, texture, staging.handle(), r, width, height, 1);
+}
+
 FrameUploader::FrameUploader(Context& context, const TextureDesc& desc, uint32_t buffers)
     : context_(context), desc_(desc), done_(buffers, 0) {
     if (buffers == 0) throw Error("a FrameUploader needs at least one staging buffer");

@@ -88,6 +88,36 @@ public:
         for (const char* e : extensions_) host.enabled_extensions.emplace_back(e);
         return host;
     }
+    // Records `record` into a command buffer of the application's own pool and submits it
+    // on its queue with its own fence, then waits: what a renderer's frame does.
+    template <class F> void submit(F record) {
+        VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pool_info.queueFamilyIndex = family_;
+        VkCommandPool pool = VK_NULL_HANDLE;
+        check_vk(vkCreateCommandPool(device_, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        alloc.commandPool = pool;
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        alloc.commandBufferCount = 1;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        check_vk(vkAllocateCommandBuffers(device_, &alloc, &cmd), "vkAllocateCommandBuffers");
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        check_vk(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+        record(cmd);
+        check_vk(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+        VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence fence = VK_NULL_HANDLE;
+        check_vk(vkCreateFence(device_, &fence_info, nullptr, &fence), "vkCreateFence");
+        VkQueue queue = VK_NULL_HANDLE;
+        vkGetDeviceQueue(device_, family_, 0, &queue);
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &cmd;
+        check_vk(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+        check_vk(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+        vkDestroyFence(device_, fence, nullptr);
+        vkDestroyCommandPool(device_, pool, nullptr);
+    }
     VkDevice device() const { return device_; }
     VkPhysicalDevice physical_device() const { return physical_; }
     ValidationLog& log() { return log_; }

@@ -16,6 +16,7 @@
 #include "host_buffer.h"
 #include "host_renderer.h"
 #include "patch_layouts.h"
+#include "record.h"
 #include "reference_mips.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
@@ -155,6 +156,61 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
     ApplicationImage none = sampled_only.described();
     none.image = VK_NULL_HANDLE;
     CHECK_THROWS_AS(Texture::wrap(context, none), Error);
+    for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
+    CHECK(host.log().messages().empty());
+}
+
+TEST_CASE("Recorded into the application's command buffer: upload, mips and patches in its own submission") {
+    HostRenderer host(true);
+    Context context(host.objects());
+    {  // set-up: the box filter's table is uploaded once per context, on texturevlm's queue
+        Texture warm = Texture::create(context, TextureDesc::sampled_2d(4, 4, Format::rgba32f));
+        generate_mips(context, warm, MipFilter::box);
+        context.queue().wait_all();
+    }
+    OwnImage image(host, 64, 40, kAllUsage);
+    Texture texture = Texture::wrap(context, image.described());
+    ImageF base(64, 40, 4);
+    for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = float((i * 4241) % 997) / 997.0f;
+    const size_t bytes = base.texels.size() * sizeof(float);
+    HostBuffer staging(context.physical_device(), context.device(), bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    convert_host_pixels(host_pixels(base), Format::rgba32f, {reinterpret_cast<uint8_t*>(staging.data()), bytes});
+    FoveatedParams fovea;
+    fovea.fixations = {{0.6, 0.4}};
+    fovea.budget = 20;
+    fovea.patch_size = 8;
+    const PatchLayout layout = foveated_layout(64, 40, fovea).layout;
+    VulkanPatchSampler sampler(context, layout, {.channels = 4});
+    HostBuffer out(context.physical_device(), context.device(), PatchOutput{.channels = 4}.bytes(layout),
+                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memset(out.data(), 0xff, out.size());  // NaN poison
+    const uint64_t before = context.queue().last_submitted();
+    host.submit([&](VkCommandBuffer cmd) {
+        record_upload(cmd, texture, staging, {}, 64, 40);
+        record_mip_chain(context, cmd, texture, MipFilter::box);
+        record_patch_sampling(cmd, sampler, texture, out.handle(), 0, out.size());
+    });
+    CHECK(context.queue().last_submitted() == before);  // everything went in the application's submission
+    const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
+    MipLevels levels;
+    for (uint32_t l = 0; l < texture.levels(); ++l) {
+        levels.push_back(readback_image(context, texture, l));
+        double worst = 0;
+        for (size_t i = 0; i < want[l].texels.size(); ++i)
+            worst = std::max(worst, double(std::abs(levels[l].texels[i] - want[l].texels[i])));
+        CHECK_MESSAGE(worst <= 1e-6, "level " << l);
+    }
+    const std::vector<MipLevels> images{levels};
+    CHECK(test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
+                                  test::output_values(out.data(), layout.output_values(4), false), false, false) == 0);
+    // Bad input is refused before anything is recorded.
+    HostBuffer small(context.physical_device(), context.device(), 16, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    host.submit([&](VkCommandBuffer cmd) {
+        CHECK_THROWS_WITH_AS(record_upload(cmd, texture, small, {}, 64, 40), doctest::Contains("staging buffer"), Error);
+        CHECK_THROWS_WITH_AS(record_upload(cmd, texture, staging, {.x = 1}, 64, 40), doctest::Contains("does not fit"),
+                             Error);
+        CHECK_THROWS_AS(record_patch_sampling(cmd, sampler, texture, out.handle(), 0, out.size() - 4), Error);
+    });
     for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
     CHECK(host.log().messages().empty());
 }
