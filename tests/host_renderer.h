@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device_memory.h"
@@ -21,7 +22,8 @@ namespace tvlm::test {
 // validation), a device with the features it chose, a queue.
 class HostRenderer {
 public:
-    explicit HostRenderer(bool with_requirements) {
+    // `with_requirements`: what texturevlm needs enabled; `extra`: more device extensions.
+    explicit HostRenderer(bool with_requirements, std::vector<const char*> extra = {}) : extensions_(std::move(extra)) {
         load_vulkan_loader();
         VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
         app.apiVersion = VK_API_VERSION_1_3;
@@ -117,6 +119,15 @@ public:
         check_vk(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
         vkDestroyFence(device_, fence, nullptr);
         vkDestroyCommandPool(device_, pool, nullptr);
+    }
+    // An empty submission on the application's queue that signals the binary `semaphore`.
+    void submit_signal(VkSemaphore semaphore) {
+        VkQueue queue = VK_NULL_HANDLE;
+        vkGetDeviceQueue(device_, family_, 0, &queue);
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        submit.signalSemaphoreCount = 1;
+        submit.pSignalSemaphores = &semaphore;
+        check_vk(vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
     }
     VkDevice device() const { return device_; }
     VkPhysicalDevice physical_device() const { return physical_; }
