@@ -142,6 +142,8 @@ TEST_CASE("hostile and broken files are refused with the reason, before their cl
     CHECK_THROWS_WITH_AS(load_image(bad + "png_cut_in_half.png"), doctest::Contains("corrupt or truncated"), Error);
     CHECK_THROWS_WITH_AS(load_image(bad + "png_idat_short.png"), doctest::Contains("corrupt or truncated"), Error);
     CHECK_THROWS_WITH_AS(load_image(bad + "gif_not_supported.gif"), doctest::Contains("PNG and JPEG only"), Error);
+    CHECK_THROWS_WITH_AS(load_image(bad + "png_splt_claims_gigabytes.png"),
+                         doctest::Contains("sPLT chunk claims 1811939376 bytes"), Error);
     // Every file ever kept as a regression is refused cleanly (the sanitizer build runs this too).
     for (const auto& entry : fs::directory_iterator(bad)) {
         CAPTURE(entry.path().string());
