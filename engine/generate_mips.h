@@ -23,8 +23,15 @@ uint64_t generate_mips(Context& context, Texture& texture, MipFilter filter);
 uint64_t generate_mips_blit(Context& context, Texture& texture);
 uint64_t generate_mips_box(Context& context, Texture& texture);
 
-// The same work recorded into `cmd`, for callers that batch it (benchmarks): the checks
-// come first, so a throw records nothing. The caller submits and marks the texture used.
+// The same work recorded into `cmd`: a renderer's own command buffer (docs/embedding.md) or
+// a benchmark's batch. The checks come first (box: SAMPLED + STORAGE usage, blit:
+// TRANSFER_SRC + TRANSFER_DST), so a throw records nothing. The caller submits, on a queue of
+// the context's device, and keeps the texture alive until the work completes.
+// Before: nothing; the first barrier waits for all earlier commands' writes (srcStage
+// ALL_COMMANDS, srcAccess MEMORY_WRITE) and moves the image from texture.layout(), which is
+// updated as commands are recorded (record in execution order). After: every level in
+// SHADER_READ_ONLY_OPTIMAL, its writes available to every later command. The first box chain
+// of a context uploads the filter's 8 KiB sRGB table through texturevlm's own queue, once.
 void record_mips(Context& context, VkCommandBuffer cmd, Texture& texture, MipFilter filter);
 void record_mips_blit(Context& context, VkCommandBuffer cmd, Texture& texture);
 void record_mips_box(Context& context, VkCommandBuffer cmd, Texture& texture);

@@ -52,14 +52,14 @@ private:
     bool staged_ = false;  // next_staging() handed out the buffer of frame_
 };
 
-// Recorded into the application's command buffer (record.h says what recording means):
-// A copy of `staging` into `region` (one level and layer; width x height texels from
+// Recorded into `cmd` (a renderer's own command buffer: docs/embedding.md): a copy of `staging` into `region` (one level and layer; width x height texels from
 // region.x, region.y) of the texture. `staging` holds tight rows in the texture's format
 // (convert_host_pixels, image.h), written by the host before the submission (host writes
 // to host-coherent memory are visible to a later submission).
 // Needs TRANSFER_DST usage. Before: nothing. Layouts: texture.layout() -> TRANSFER_DST_OPTIMAL
 // -> SHADER_READ_ONLY_OPTIMAL. After: the copy's writes available to every later command.
-// Mips are not rebuilt: record_mip_chain after it.
+// Mips are not rebuilt: record_mips after it. The caller submits and keeps `staging` and the
+// texture alive until the work completes.
 void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& staging, TexelRegion region,
                    uint32_t width, uint32_t height);
 

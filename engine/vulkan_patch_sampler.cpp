@@ -66,6 +66,17 @@ void VulkanPatchSampler::check(const Texture& texture, VkDeviceSize output_bytes
 
 void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset,
                                 VkDeviceSize bytes) {
+    check(texture, bytes);
+    record_checked(cmd, texture, output, offset, bytes);
+}
+
+void VulkanPatchSampler::record_checked(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset,
+                                        VkDeviceSize bytes) {
+    if (texture.layout() != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+        record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
+                             .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+        texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    }
     const ComputePipeline& pipeline = context_.pipeline(
         output_.half ? "sample_patches_f16" : "sample_patches_f32",
         {.spirv = output_.half ? shaders::sample_patches_f16() : shaders::sample_patches_f32(),
@@ -90,7 +101,8 @@ void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer 
 
 uint64_t VulkanPatchSampler::sample(Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes) {
     check(texture, bytes);
-    const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) { record(cmd, texture, output, offset, bytes); });
+    const uint64_t done =
+        context_.queue().submit([&](VkCommandBuffer cmd) { record_checked(cmd, texture, output, offset, bytes); });
     texture.mark_used(done);
     last_use_ = done;
     return done;

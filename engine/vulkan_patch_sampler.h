@@ -32,9 +32,12 @@ public:
     // levels or layers the layout needs or cannot be filtered linearly, or when
     // `output_bytes` is not the output's exact size.
     void check(const Texture& texture, VkDeviceSize output_bytes) const;
-    // Records the dispatch and the barriers around `output` into `cmd` (for callers who
-    // batch work); the texture must be in SHADER_READ_ONLY_OPTIMAL, as the engine leaves it,
-    // and the caller keeps the sampler alive until that work completes.
+    // Records the sampling into `cmd` (a renderer's own command buffer, docs/embedding.md, or
+    // a batch): check() first, so a throw records nothing. The caller submits and keeps the
+    // sampler, texture and output alive until the work completes.
+    // Before: nothing; where texture.layout() is not SHADER_READ_ONLY_OPTIMAL, a barrier after
+    // all earlier commands moves it there; earlier reads and writes of `output` are waited
+    // for. After: the output's writes available to every later command and to the host.
     void record(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes);
     // Checks, records and submits. Returns the timeline value after which `output` holds
     // the samples (host-visible buffers included).
@@ -47,6 +50,7 @@ public:
     uint32_t max_anisotropy() const { return max_anisotropy_; }
 
 private:
+    void record_checked(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes);
     Context& context_;
     PatchLayout layout_;
     PatchOutput output_;

@@ -16,7 +16,6 @@
 #include "host_buffer.h"
 #include "host_renderer.h"
 #include "patch_layouts.h"
-#include "record.h"
 #include "reference_mips.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
@@ -187,8 +186,8 @@ TEST_CASE("Recorded into the application's command buffer: upload, mips and patc
     const uint64_t before = context.queue().last_submitted();
     host.submit([&](VkCommandBuffer cmd) {
         record_upload(cmd, texture, staging, {}, 64, 40);
-        record_mip_chain(context, cmd, texture, MipFilter::box);
-        record_patch_sampling(cmd, sampler, texture, out.handle(), 0, out.size());
+        record_mips(context, cmd, texture, MipFilter::box);
+        sampler.record(cmd, texture, out.handle(), 0, out.size());
     });
     CHECK(context.queue().last_submitted() == before);  // everything went in the application's submission
     const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
@@ -209,7 +208,7 @@ TEST_CASE("Recorded into the application's command buffer: upload, mips and patc
         CHECK_THROWS_WITH_AS(record_upload(cmd, texture, small, {}, 64, 40), doctest::Contains("staging buffer"), Error);
         CHECK_THROWS_WITH_AS(record_upload(cmd, texture, staging, {.x = 1}, 64, 40), doctest::Contains("does not fit"),
                              Error);
-        CHECK_THROWS_AS(record_patch_sampling(cmd, sampler, texture, out.handle(), 0, out.size() - 4), Error);
+        CHECK_THROWS_AS(sampler.record(cmd, texture, out.handle(), 0, out.size() - 4), Error);
     });
     for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
     CHECK(host.log().messages().empty());

@@ -19,12 +19,12 @@
 #include "context.h"
 #include "device_memory.h"
 #include "error.h"
+#include "generate_mips.h"
 #include "host_buffer.h"
 #include "image_files.h"
 #include "instance.h"
 #include "loader.h"
 #include "patch_layouts.h"
-#include "record.h"
 #include "reference_mips.h"
 #include "reference_sampling.h"
 #include "barriers.h"
@@ -334,8 +334,8 @@ int run(int frames, const std::string& out_dir) {
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         check_vk(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
         renderer.draw(cmd, frame, 0.4f * float(f));
-        record_mip_chain(context, cmd, frame, MipFilter::box);
-        record_patch_sampling(cmd, sampler, frame, patches.handle(), 0, patches.size());
+        record_mips(context, cmd, frame, MipFilter::box);
+        sampler.record(cmd, frame, patches.handle(), 0, patches.size());
         check_vk(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
         VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
         submit.commandBufferCount = 1;
