@@ -69,11 +69,16 @@ UniqueFd TimelineSemaphore::export_fd() const {
     if (!exportable_)
         throw Error("this timeline semaphore was not created exportable: the device has no "
                     "VK_KHR_external_semaphore_fd (lavapipe has none; use an NVIDIA GPU)");
+    return export_semaphore_fd(device_, semaphore_);
+}
+
+UniqueFd export_semaphore_fd(VkDevice device, VkSemaphore semaphore) {
     VkSemaphoreGetFdInfoKHR info{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
-    info.semaphore = semaphore_;
+    info.semaphore = semaphore;
     info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
     int fd = -1;
-    check_vk(vkGetSemaphoreFdKHR(device_, &info, &fd), "vkGetSemaphoreFdKHR");
+    check_vk(vkGetSemaphoreFdKHR(device, &info, &fd),
+             "vkGetSemaphoreFdKHR (was the semaphore created with VkExportSemaphoreCreateInfo, OPAQUE_FD?)");
     return UniqueFd(fd);
 }
 

@@ -8,6 +8,10 @@
 
 namespace tvlm {
 
+// A new opaque fd for `semaphore` (created exportable as one); the caller owns it until an
+// import takes it. Throws Error naming what the semaphore was created without.
+UniqueFd export_semaphore_fd(VkDevice device, VkSemaphore semaphore);
+
 class TimelineSemaphore {
 public:
     TimelineSemaphore() = default;

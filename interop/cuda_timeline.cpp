@@ -1,29 +1,37 @@
 #include "cuda_timeline.h"
 
+#include <utility>
+
 #include "cuda_check.h"
 #include "error.h"
 
 namespace tvlm {
 
-CudaTimeline CudaTimeline::import(UniqueFd fd) {
-    if (!fd.valid()) throw Error("cannot import a timeline semaphore into CUDA: the fd is not valid");
+ExternalSemaphore import_cuda_semaphore(UniqueFd fd, bool timeline) {
+    if (!fd.valid()) throw Error("cannot import a semaphore into CUDA: the fd is not valid");
     cudaExternalSemaphoreHandleDesc desc{};
-    desc.type = cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd;
+    desc.type = timeline ? cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd : cudaExternalSemaphoreHandleTypeOpaqueFd;
     desc.handle.fd = fd.get();
     cudaExternalSemaphore_t semaphore = nullptr;
     TVLM_CUDA_CHECK(cudaImportExternalSemaphore(&semaphore, &desc));
     fd.release();  // CUDA owns the fd now
+    return ExternalSemaphore(semaphore);
+}
+
+void wait_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value) {
+    cudaExternalSemaphoreWaitParams params{};
+    params.params.fence.value = value;  // ignored for binary semaphores
+    const cudaExternalSemaphore_t handle = semaphore.handle();
+    TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&handle, &params, 1, stream));
+}
+
+CudaTimeline CudaTimeline::import(UniqueFd fd) {
     CudaTimeline t;
-    t.semaphore_ = ExternalSemaphore(semaphore);
+    t.semaphore_ = import_cuda_semaphore(std::move(fd), true);
     return t;
 }
 
-void CudaTimeline::wait(cudaStream_t stream, uint64_t value) const {
-    cudaExternalSemaphoreWaitParams params{};
-    params.params.fence.value = value;
-    const cudaExternalSemaphore_t semaphore = semaphore_.handle();
-    TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&semaphore, &params, 1, stream));
-}
+void CudaTimeline::wait(cudaStream_t stream, uint64_t value) const { wait_cuda_semaphore(semaphore_, stream, value); }
 
 void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const {
     cudaExternalSemaphoreSignalParams params{};

@@ -9,6 +9,13 @@
 
 namespace tvlm {
 
+// A semaphore's fd imported into CUDA (`timeline`: a timeline semaphore, else binary);
+// the import takes the fd on success, on failure `fd` closes it.
+ExternalSemaphore import_cuda_semaphore(UniqueFd fd, bool timeline);
+// Later work in `stream` waits for the semaphore: a timeline until `value`; a binary one
+// until its next signal (value unused).
+void wait_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value);
+
 class CudaTimeline {
 public:
     // Importing takes ownership of the fd on success; on failure `fd` closes it.
