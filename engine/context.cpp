@@ -15,46 +15,25 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     vkGetPhysicalDeviceProperties(info_.handle, &props);
     limits_ = props.limits;
 
-    std::vector<const char*> extensions{VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-    if (info_.memory_fd_export) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
-    if (info_.semaphore_fd_export) extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-
-    VkPhysicalDeviceFeatures supported;
-    vkGetPhysicalDeviceFeatures(info_.handle, &supported);
-    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    f13.synchronization2 = VK_TRUE;
-    f13.maintenance4 = VK_TRUE;  // required by Vulkan 1.3; glslc emits LocalSizeId for 1.3 targets
-    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13};
-    f12.timelineSemaphore = VK_TRUE;
-    // float16 patch output from compute shaders, where the device can store 16-bit values.
-    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported11};
-    vkGetPhysicalDeviceFeatures2(info_.handle, &query);
-    half_storage_ = supported11.storageBuffer16BitAccess == VK_TRUE;
+    const DeviceRequirements wanted(info_.handle, info_.memory_fd_export, info_.semaphore_fd_export);
+    half_storage_ = wanted.v11.storageBuffer16BitAccess == VK_TRUE;
     // lavapipe (Mesa 22.3) advertises anisotropy, but its anisotropic sampler returns wrong
     // values for textureLod and textureGrad in compute shaders (seen in our tests: even
     // isotropic gradients came back blurred by several levels), so CPU devices sample
     // isotropically.
-    anisotropy_ = supported.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
-    f11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
-    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
-    features.features.samplerAnisotropy = supported.samplerAnisotropy;  // used by anisotropic sampling
-    features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;   // one shader for every format
-    // The box filter's exact arithmetic (box_filter.h) needs doubles in shaders.
-    float64_ = supported.shaderFloat64 == VK_TRUE;
-    features.features.shaderFloat64 = supported.shaderFloat64;
+    anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    float64_ = wanted.features.features.shaderFloat64 == VK_TRUE;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     queue_info.queueFamilyIndex = info_.queue_family;
     queue_info.queueCount = 1;
     queue_info.pQueuePriorities = &priority;
-    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &wanted.features};
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue_info;
-    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-    info.ppEnabledExtensionNames = extensions.data();
+    info.enabledExtensionCount = static_cast<uint32_t>(wanted.extensions.size());
+    info.ppEnabledExtensionNames = wanted.extensions.data();
     check_vk(vkCreateDevice(info_.handle, &info, nullptr, &device_), "vkCreateDevice");
     finish_setup(info_.semaphore_fd_export, 0);
 }

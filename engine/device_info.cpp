@@ -52,16 +52,6 @@ const char* type_name(VkPhysicalDeviceType type) {
     }
 }
 
-bool has_extension(VkPhysicalDevice device, const char* name) {
-    uint32_t count = 0;
-    vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
-    std::vector<VkExtensionProperties> extensions(count);
-    vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data());
-    for (const auto& e : extensions)
-        if (std::strcmp(e.extensionName, name) == 0) return true;
-    return false;
-}
-
 bool image_exportable(VkPhysicalDevice device) {
     VkPhysicalDeviceExternalImageFormatInfo external{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
     external.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -88,6 +78,16 @@ bool timeline_exportable(VkPhysicalDevice device) {
 }
 
 }  // namespace
+
+bool has_extension(VkPhysicalDevice device, const char* name) {
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> extensions(count);
+    vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data());
+    for (const auto& e : extensions)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
 
 std::vector<DeviceInfo> enumerate_devices(VkInstance instance) {
     uint32_t count = 0;

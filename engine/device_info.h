@@ -39,6 +39,9 @@ struct DeviceInfo {
 };
 
 std::vector<DeviceInfo> enumerate_devices(VkInstance instance);
+
+// Whether the device offers the extension `name`.
+bool has_extension(VkPhysicalDevice device, const char* name);
 std::string api_version_string(uint32_t version);
 
 }  // namespace tvlm

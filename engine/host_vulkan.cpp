@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "device_info.h"
+
 namespace tvlm {
 
 namespace {
@@ -55,6 +57,38 @@ std::vector<std::string> missing_requirements(const HostFeatures& f) {
     if (!f.storage_without_format)
         missing.push_back("shaderStorageImageWriteWithoutFormat: set it in VkPhysicalDeviceFeatures2::features");
     return missing;
+}
+
+DeviceRequirements::DeviceRequirements(VkPhysicalDevice physical, bool export_memory, bool export_semaphores) {
+    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported11};
+    vkGetPhysicalDeviceFeatures2(physical, &supported);
+    v13.synchronization2 = VK_TRUE;
+    v13.maintenance4 = VK_TRUE;  // required by Vulkan 1.3; glslc emits LocalSizeId for 1.3 targets
+    v12.timelineSemaphore = VK_TRUE;
+    features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;  // one shader for every format
+    // Used where the device has them: float16 patch output, anisotropic sampling, and the
+    // box filter's exact arithmetic (box_filter.h), which needs doubles in shaders.
+    v11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
+    features.features.samplerAnisotropy = supported.features.samplerAnisotropy;
+    features.features.shaderFloat64 = supported.features.shaderFloat64;
+    extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    if (export_memory && has_extension(physical, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+        extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    if (export_semaphores && has_extension(physical, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
+        extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+}
+
+HostVulkan DeviceRequirements::host(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                    uint32_t queue_family) const {
+    HostVulkan h;
+    h.instance = instance;
+    h.physical_device = physical;
+    h.device = device;
+    h.queue_family = queue_family;
+    h.enabled_features = &features;
+    for (const char* e : extensions) h.enabled_extensions.emplace_back(e);
+    return h;
 }
 
 }  // namespace tvlm

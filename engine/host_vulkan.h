@@ -51,4 +51,27 @@ HostFeatures host_features(const HostVulkan& host);
 // Each missing requirement with how to enable it at device creation; empty when none is.
 std::vector<std::string> missing_requirements(const HostFeatures& features);
 
+// What texturevlm needs enabled at vkCreateDevice, plus what it uses where the device has
+// it, ready to pass: `features` heads a pNext chain (VkPhysicalDeviceFeatures2 -> Vulkan
+// 1.1 -> 1.2 -> 1.3 features) for VkDeviceCreateInfo::pNext and `extensions` lists the
+// device extensions. An application sets its own features in the same structs and
+// appends its own extensions before creating the device; texturevlm's own Context creates
+// its device from one too. The chain points into the object: it is neither copied nor moved.
+struct DeviceRequirements {
+    // `export_memory` / `export_semaphores`: also VK_KHR_external_memory_fd /
+    // VK_KHR_external_semaphore_fd (CUDA import), where the device offers them.
+    DeviceRequirements(VkPhysicalDevice physical, bool export_memory, bool export_semaphores);
+    DeviceRequirements(const DeviceRequirements&) = delete;
+    DeviceRequirements& operator=(const DeviceRequirements&) = delete;
+
+    // The objects for a Context that adopts the device created from this chain.
+    HostVulkan host(VkInstance instance, VkPhysicalDevice physical, VkDevice device, uint32_t queue_family) const;
+
+    VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &v13};
+    VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &v12};
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v11};
+    std::vector<const char*> extensions;
+};
+
 }  // namespace tvlm
