@@ -181,9 +181,21 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
 Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     if (!a.image) throw Error("no VkImage to wrap: pass the application's image");
     if (a.desc.exportable)
-        throw Error("an application's image is not exportable by texturevlm: allocate it exportable yourself, or "
-                    "copy it into a texturevlm texture for CUDA");
+        throw Error("texturevlm cannot make an application's image exportable: allocate its memory exportable "
+                    "yourself and pass it as ApplicationImage::exportable_memory, or copy the image into an "
+                    "exportable texturevlm texture for CUDA (record_copy)");
     validate(context, a.desc);
+    if (a.exportable_memory) {
+        if (!context.memory_export())
+            throw Error("the application's image memory cannot be exported: enable VK_KHR_external_memory_fd at "
+                        "device creation (HostVulkan::enabled_extensions)");
+        VkMemoryRequirements req;
+        vkGetImageMemoryRequirements(context.device(), a.image, &req);
+        if (a.memory_size < req.size)
+            throw Error("ApplicationImage::memory_size is " + std::to_string(a.memory_size) + " bytes but the image "
+                        "needs " + std::to_string(req.size) + ": pass the VkMemoryAllocateInfo::allocationSize of "
+                        "its dedicated allocation");
+    }
     if (format_info(a.desc.format).srgb && !(a.flags & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT) &&
         (a.usage & VK_IMAGE_USAGE_STORAGE_BIT))
         throw Error("an sRGB image written by compute needs VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT (and "
@@ -197,6 +209,9 @@ Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     t.flags_ = a.flags;
     t.layout_ = a.layout;
     t.owns_image_ = false;
+    t.application_memory_ = a.exportable_memory;
+    t.application_memory_size_ = a.memory_size;
+    t.desc_.exportable = a.exportable_memory != VK_NULL_HANDLE;
     return t;
 }
 
@@ -217,7 +232,8 @@ void Texture::require_usage(VkImageUsageFlags needed, const char* step) const {
 Texture::Texture(Texture&& o) noexcept
     : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
       desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), queue_(o.queue_),
-      last_use_(o.last_use_), views_(std::move(o.views_)), owns_image_(o.owns_image_) {}
+      last_use_(o.last_use_), views_(std::move(o.views_)), owns_image_(o.owns_image_),
+      application_memory_(o.application_memory_), application_memory_size_(o.application_memory_size_) {}
 
 Texture& Texture::operator=(Texture&& o) noexcept {
     if (this != &o) {
@@ -233,6 +249,8 @@ Texture& Texture::operator=(Texture&& o) noexcept {
         last_use_ = o.last_use_;
         views_ = std::move(o.views_);
         owns_image_ = o.owns_image_;
+        application_memory_ = o.application_memory_;
+        application_memory_size_ = o.application_memory_size_;
     }
     return *this;
 }
@@ -288,9 +306,10 @@ VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImag
 
 UniqueFd Texture::export_memory_fd() const {
     if (!desc_.exportable)
-        throw Error("this texture was not created exportable: set TextureDesc::exportable");
+        throw Error("this texture was not created exportable: set TextureDesc::exportable (or, for an "
+                    "application's image, ApplicationImage::exportable_memory)");
     VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
-    info.memory = memory_.handle();
+    info.memory = memory();
     info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     int fd = -1;
     check_vk(vkGetMemoryFdKHR(device_, &info, &fd), "vkGetMemoryFdKHR");

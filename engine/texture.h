@@ -54,6 +54,14 @@ struct ApplicationImage {
     VkImageUsageFlags usage = 0;          // as created
     VkImageCreateFlags flags = 0;         // as created
     VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;  // now (UNDEFINED: content not kept)
+    // Set only where the application allocated the image's memory for export (CUDA then
+    // maps it zero-copy: CudaTexture::import): the image created with
+    // VkExternalMemoryImageCreateInfo, and bound at offset 0 to this allocation, made with
+    // VkMemoryDedicatedAllocateInfo and VkExportMemoryAllocateInfo, both OPAQUE_FD, on a
+    // device with VK_KHR_external_memory_fd (docs/embedding.md). `memory_size` is the
+    // VkMemoryAllocateInfo::allocationSize it was made with.
+    VkDeviceMemory exportable_memory = VK_NULL_HANDLE;
+    VkDeviceSize memory_size = 0;
 };
 
 class Texture {
@@ -69,8 +77,11 @@ public:
 
     // The application's image as a texture, in place: mips and Vulkan-compute sampling
     // write and read it directly, each step checking the usage bits it needs first
-    // (require_usage). The texture never destroys the image; its own views are destroyed
-    // with it. After each step layout() is the layout the image was left in.
+    // (require_usage). The texture never destroys the image or its memory; its own views
+    // are destroyed with it. After each step layout() is the layout the image was left in.
+    // With `exportable_memory` the texture is exportable (desc().exportable) and CUDA can
+    // import it; Throws Error when that memory is smaller than the image needs or the
+    // device cannot export memory.
     static Texture wrap(Context& context, const ApplicationImage& image);
 
     // Throws Error, naming each missing usage bit and `step`, unless the image was created
@@ -95,8 +106,9 @@ public:
     const TextureDesc& desc() const { return desc_; }
     uint32_t levels() const { return desc_.mip_levels(); }
     Extent2D extent(uint32_t level) const { return level_extent(desc_.width, desc_.height, level); }
-    VkDeviceSize allocation_size() const { return memory_.size(); }
-    VkDeviceMemory memory() const { return memory_.handle(); }
+    // The dedicated allocation: texturevlm's own, or the application's exportable one.
+    VkDeviceSize allocation_size() const { return owns_image_ ? memory_.size() : application_memory_size_; }
+    VkDeviceMemory memory() const { return owns_image_ ? memory_.handle() : application_memory_; }
     VkImageUsageFlags usage() const { return usage_; }
     VkImageCreateFlags flags() const { return flags_; }
     bool valid() const { return image_ != VK_NULL_HANDLE; }
@@ -132,6 +144,8 @@ private:
     uint64_t last_use_ = 0;
     std::vector<VkImageView> views_;  // [level * 2 + write], then the sampled view; null until used
     bool owns_image_ = true;
+    VkDeviceMemory application_memory_ = VK_NULL_HANDLE;  // wrapped images: the application's, if exportable
+    VkDeviceSize application_memory_size_ = 0;
 };
 
 }  // namespace tvlm

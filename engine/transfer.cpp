@@ -87,6 +87,27 @@ void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& stag
     record_copy_to_level(cmd, texture, staging.handle(), r, width, height, 1);
 }
 
+void record_copy(VkCommandBuffer cmd, Texture& from, Texture& to) {
+    const TextureDesc &a = from.desc(), &b = to.desc();
+    if (a.width != b.width || a.height != b.height || a.layers != b.layers || a.format != b.format)
+        throw Error("cannot copy a " + std::to_string(a.width) + "x" + std::to_string(a.height) + "x" +
+                    std::to_string(a.layers) + " " + std::string(format_info(a.format).name) + " image into a " +
+                    std::to_string(b.width) + "x" + std::to_string(b.height) + "x" + std::to_string(b.layers) + " " +
+                    std::string(format_info(b.format).name) + " texture: make the texture with the image's extent, layers and "
+                    "format");
+    from.require_usage(VK_IMAGE_USAGE_TRANSFER_SRC_BIT, "copying from the image");
+    to.require_usage(VK_IMAGE_USAGE_TRANSFER_DST_BIT, "copying into the texture");
+    transition(cmd, from, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    transition(cmd, to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+    VkImageCopy copy{};
+    copy.srcSubresource = copy.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, a.layers};
+    copy.extent = {a.width, a.height, 1};
+    vkCmdCopyImage(cmd, from.image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to.image(),
+                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+    transition(cmd, from, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    transition(cmd, to, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+}
+
 FrameUploader::FrameUploader(Context& context, const TextureDesc& desc, uint32_t buffers)
     : context_(context), desc_(desc), done_(buffers, 0) {
     if (buffers == 0) throw Error("a FrameUploader needs at least one staging buffer");

@@ -63,6 +63,16 @@ private:
 void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& staging, TexelRegion region,
                    uint32_t width, uint32_t height);
 
+// Recorded into `cmd`: level 0 of every layer of `from` copied into `to`, texel for texel
+// (same extent, layer count and format): an application's image that CUDA cannot import
+// copied into an exportable texturevlm texture (docs/embedding.md). Needs TRANSFER_SRC on
+// `from` and TRANSFER_DST on `to`. Before: nothing (the barriers wait for all earlier
+// commands' writes). Layouts: from.layout() -> TRANSFER_SRC_OPTIMAL and to.layout() ->
+// TRANSFER_DST_OPTIMAL, both -> SHADER_READ_ONLY_OPTIMAL after. After: the copy's writes
+// available to every later command. Mips of `to` are not rebuilt. Throws Error, recording
+// nothing, for textures that differ or lack the usage.
+void record_copy(VkCommandBuffer cmd, Texture& from, Texture& to);
+
 // Reads one level of one layer as the format's bytes (waits on the host: for tools and
 // tests). Throws Error if the level or layer does not exist.
 std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level = 0, uint32_t layer = 0);

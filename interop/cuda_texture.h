@@ -16,8 +16,11 @@ namespace tvlm {
 class CudaTexture {
 public:
     CudaTexture() = default;
-    // Imports an exportable texture into the current CUDA device (select_cuda_device()).
-    // Throws Error for textures that are destroyed, not exportable, or refused by CUDA.
+    // Imports an exportable texture into the current CUDA device (select_cuda_device()):
+    // one texturevlm created, or an application's image wrapped with its exportable memory
+    // (ApplicationImage::exportable_memory), zero-copy either way. CUDA writes (box mips,
+    // surfaces) need the image's STORAGE usage. Throws Error for textures that are
+    // destroyed, not exportable, or refused by CUDA.
     static CudaTexture import(const Texture& texture);
     // Imports memory exported by another Vulkan user (a renderer's own image), described by
     // `desc`, with the allocation size the exporter used. CUDA does not check the size, so
@@ -40,7 +43,7 @@ public:
     bool valid() const { return array_.handle() != nullptr; }
 
 private:
-    static CudaTexture import_checked(const TextureDesc& desc, UniqueFd fd, size_t size);
+    static CudaTexture import_checked(const TextureDesc& desc, UniqueFd fd, size_t size, VkImageUsageFlags usage);
     TextureDesc desc_;
     ExternalMemory memory_;  // declared first: destroyed last
     MipmappedArray array_;

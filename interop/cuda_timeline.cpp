@@ -25,6 +25,13 @@ void wait_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream
     TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&handle, &params, 1, stream));
 }
 
+void signal_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value) {
+    cudaExternalSemaphoreSignalParams params{};
+    params.params.fence.value = value;  // ignored for binary semaphores
+    const cudaExternalSemaphore_t handle = semaphore.handle();
+    TVLM_CUDA_CHECK(cudaSignalExternalSemaphoresAsync(&handle, &params, 1, stream));
+}
+
 CudaTimeline CudaTimeline::import(UniqueFd fd) {
     CudaTimeline t;
     t.semaphore_ = import_cuda_semaphore(std::move(fd), true);
@@ -33,11 +40,6 @@ CudaTimeline CudaTimeline::import(UniqueFd fd) {
 
 void CudaTimeline::wait(cudaStream_t stream, uint64_t value) const { wait_cuda_semaphore(semaphore_, stream, value); }
 
-void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const {
-    cudaExternalSemaphoreSignalParams params{};
-    params.params.fence.value = value;
-    const cudaExternalSemaphore_t semaphore = semaphore_.handle();
-    TVLM_CUDA_CHECK(cudaSignalExternalSemaphoresAsync(&semaphore, &params, 1, stream));
-}
+void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const { signal_cuda_semaphore(semaphore_, stream, value); }
 
 }  // namespace tvlm

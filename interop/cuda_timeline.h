@@ -15,6 +15,8 @@ ExternalSemaphore import_cuda_semaphore(UniqueFd fd, bool timeline);
 // Later work in `stream` waits for the semaphore: a timeline until `value`; a binary one
 // until its next signal (value unused).
 void wait_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value);
+// Once earlier work in `stream` is done: a timeline set to `value`; a binary one signalled.
+void signal_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value);
 
 class CudaTimeline {
 public:

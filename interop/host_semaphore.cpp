@@ -21,4 +21,8 @@ void HostSemaphore::wait(cudaStream_t stream, uint64_t value) const {
     wait_cuda_semaphore(semaphore_, stream, kind_ == Kind::timeline ? value : 0);
 }
 
+void HostSemaphore::signal(cudaStream_t stream, uint64_t value) const {
+    signal_cuda_semaphore(semaphore_, stream, kind_ == Kind::timeline ? value : 0);
+}
+
 }  // namespace tvlm

@@ -1,7 +1,8 @@
 #pragma once
-// The hand-off from an application's frame to CUDA: a semaphore the application signals
-// from its own submissions (or the host), imported into CUDA, so that work in a stream
-// waits for the frame on the GPU, with no host wait.
+// The hand-off between an application's frames and CUDA: a semaphore the application
+// signals from its own submissions (or the host), imported into CUDA, so that work in a
+// stream waits for the frame on the GPU, with no host wait; and, the other way, CUDA
+// signals it when done with the frame, for the application's next submission to wait on.
 //
 // The application creates the semaphore exportable, VkExportSemaphoreCreateInfo with
 // handleTypes VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT (a timeline one with
@@ -29,6 +30,9 @@ public:
     // a binary semaphore until its next signal (`value` unused), which the wait consumes, as
     // a Vulkan wait does: one wait per signal.
     void wait(cudaStream_t stream, uint64_t value = 0) const;
+    // Once earlier work in `stream` is done: a timeline set to `value` (above every value
+    // it has had), a binary semaphore signalled (`value` unused) for one Vulkan wait.
+    void signal(cudaStream_t stream, uint64_t value = 0) const;
 
     Kind kind() const { return kind_; }
 

@@ -4,6 +4,7 @@
 // it creates and owns. Raw Vulkan, as a renderer would write it.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,22 +51,19 @@ public:
         while (family_ < families && !(props[family_].queueFlags & VK_QUEUE_COMPUTE_BIT)) ++family_;
         REQUIRE(family_ < families);
 
-        VkPhysicalDeviceFeatures supported;
-        vkGetPhysicalDeviceFeatures(physical_, &supported);
-        f13_.synchronization2 = f13_.maintenance4 = with_requirements;
-        f12_.timelineSemaphore = with_requirements;
-        f12_.pNext = &f13_;
-        f11_.pNext = &f12_;
-        features_.pNext = &f11_;
-        features_.features.shaderStorageImageWriteWithoutFormat = with_requirements;
-        features_.features.shaderFloat64 = supported.shaderFloat64;
-        if (with_requirements) extensions_.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        // texturevlm's requirements (without the export extensions: tests ask for those), or none.
+        const void* chain = &no_features_;
+        if (with_requirements) {
+            requirements_.emplace(physical_, false, false);
+            chain = &requirements_->features;
+            extensions_.insert(extensions_.end(), requirements_->extensions.begin(), requirements_->extensions.end());
+        }
         const float priority = 1.0f;
         VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
         queue.queueFamilyIndex = family_;
         queue.queueCount = 1;
         queue.pQueuePriorities = &priority;
-        VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features_};
+        VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, chain};
         device_info.queueCreateInfoCount = 1;
         device_info.pQueueCreateInfos = &queue;
         device_info.enabledExtensionCount = static_cast<uint32_t>(extensions_.size());
@@ -86,7 +84,7 @@ public:
         host.physical_device = physical_;
         host.device = device_;
         host.queue_family = family_;
-        host.enabled_features = &features_;
+        host.enabled_features = requirements_ ? static_cast<const void*>(&requirements_->features) : &no_features_;
         for (const char* e : extensions_) host.enabled_extensions.emplace_back(e);
         return host;
     }
@@ -140,19 +138,21 @@ private:
     VkPhysicalDevice physical_ = VK_NULL_HANDLE;
     VkDevice device_ = VK_NULL_HANDLE;
     uint32_t family_ = 0;
-    VkPhysicalDeviceVulkan13Features f13_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceVulkan12Features f12_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceVulkan11Features f11_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-    VkPhysicalDeviceFeatures2 features_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    std::optional<DeviceRequirements> requirements_;
+    VkPhysicalDeviceFeatures2 no_features_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     std::vector<const char*> extensions_;
 };
 
 // An image the application creates and owns (with its memory): RGBA32F, the full chain.
+// `exportable`: its memory one dedicated allocation made for export as an opaque fd, as
+// docs/embedding.md tells applications to allocate images CUDA maps zero-copy.
 class OwnImage {
 public:
-    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage)
+    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage, bool exportable = false)
         : device_(host.device()), usage_(usage), width_(width), height_(height) {
-        VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+        VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+        external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+        VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, exportable ? &external : nullptr};
         info.imageType = VK_IMAGE_TYPE_2D;
         info.format = VK_FORMAT_R32G32B32A32_SFLOAT;
         info.extent = {width, height, 1};
@@ -165,17 +165,29 @@ public:
         check_vk(vkCreateImage(device_, &info, nullptr, &image_), "vkCreateImage");
         VkMemoryRequirements req;
         vkGetImageMemoryRequirements(device_, image_, &req);
+        VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+        dedicated.image = image_;
+        VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
+        export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
         memory_ = allocate_memory(device_, req.size,
                                   find_memory_type(host.physical_device(), req.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT), nullptr);
+                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+                                  exportable ? &export_info : nullptr);
         check_vk(vkBindImageMemory(device_, image_, memory_.handle(), 0), "vkBindImageMemory");
+        exportable_ = exportable;
     }
     OwnImage(const OwnImage&) = delete;
     OwnImage& operator=(const OwnImage&) = delete;
     ~OwnImage() { vkDestroyImage(device_, image_, nullptr); }  // the memory after it (member order)
 
     ApplicationImage described() const {
-        return {image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0, VK_IMAGE_LAYOUT_UNDEFINED};
+        ApplicationImage a{image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0,
+                           VK_IMAGE_LAYOUT_UNDEFINED};
+        if (exportable_) {
+            a.exportable_memory = memory_.handle();
+            a.memory_size = memory_.size();
+        }
+        return a;
     }
 
 private:
@@ -184,6 +196,7 @@ private:
     VkImage image_ = VK_NULL_HANDLE;
     VkImageUsageFlags usage_;
     uint32_t width_, height_;
+    bool exportable_ = false;
 };
 
 }  // namespace tvlm::test

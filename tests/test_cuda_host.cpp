@@ -1,19 +1,28 @@
 // The hand-off from an application's frame to CUDA (interop/host_semaphore.h): a stream
 // waits on the GPU for a semaphore the application signals, timeline or binary, and runs
-// only after the signal. The application is tests/host_renderer.h's raw-Vulkan renderer.
+// only after the signal; CUDA maps the application's exportable image zero-copy, builds its
+// mips there and signals the application back. The application is tests/host_renderer.h's
+// raw-Vulkan renderer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <thread>
 
 #include "context.h"
+#include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_device.h"
+#include "cuda_texture.h"
 #include "cuda_handle.h"
 #include "device_buffer.h"
 #include "error.h"
 #include "host_renderer.h"
 #include "host_semaphore.h"
+#include "reference_mips.h"
+#include "transfer.h"
 
 using namespace tvlm;
 using namespace tvlm::test;
@@ -90,4 +99,53 @@ TEST_CASE("A device without semaphore export is refused, and a null semaphore") 
                                                HostSemaphore::Kind::timeline),
                          doctest::Contains("VK_KHR_external_semaphore_fd"), Error);
     CHECK_THROWS_AS(HostSemaphore::import(context, VK_NULL_HANDLE, HostSemaphore::Kind::binary), Error);
+}
+
+TEST_CASE("CUDA maps the application's exportable image zero-copy, builds its mips there, signals the application") {
+    HostRenderer host(true, {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME});
+    Context context(host.objects());
+    REQUIRE(context.memory_export());
+    REQUIRE(context.semaphore_export());
+    select_cuda_device(context.device_info());
+    // Rendered to as well: CUDA is told (cudaArrayColorAttachment) how the image is used.
+    OwnImage image(host, 64, 40,
+                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                       VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
+                   true);
+    Texture texture = Texture::wrap(context, image.described());
+    ImageF base(64, 40, 4);
+    for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = float((i * 7919) % 1000) / 1000.0f;
+    upload(context, texture, host_pixels(base));
+    context.queue().wait_all();
+
+    const CudaTexture cuda = CudaTexture::import(texture);
+    CudaStream stream = [] {
+        cudaStream_t s = nullptr;
+        TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        return CudaStream(s);
+    }();
+    CudaBoxMips(cuda).generate(stream.handle());
+    const VkSemaphore timeline = exportable_semaphore(host.device(), true);
+    const HostSemaphore done = HostSemaphore::import(context, timeline, HostSemaphore::Kind::timeline);
+    done.signal(stream.handle(), 3);  // CUDA tells the application it is done with the image
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    const uint64_t value = 3;
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &timeline;
+    wait.pValues = &value;
+    CHECK(vkWaitSemaphores(host.device(), &wait, 10'000'000'000ull) == VK_SUCCESS);
+
+    // The mips CUDA wrote are in the application's image, as Vulkan reads it.
+    const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
+    for (uint32_t l = 0; l < texture.levels(); ++l) {
+        const ImageF got = readback_image(context, texture, l);
+        double worst = 0;
+        for (size_t i = 0; i < want[l].texels.size(); ++i)
+            worst = std::max(worst, double(std::abs(got.texels[i] - want[l].texels[i])));
+        CHECK_MESSAGE(worst <= 1e-6, "level " << l);
+    }
+    vkDeviceWaitIdle(host.device());
+    vkDestroySemaphore(host.device(), timeline, nullptr);
+    for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
+    CHECK(host.log().messages().empty());
 }

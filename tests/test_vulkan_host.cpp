@@ -151,7 +151,7 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
     CHECK(context.queue().last_submitted() == before);  // nothing submitted
     ApplicationImage exportable = sampled_only.described();
     exportable.desc.exportable = true;
-    CHECK_THROWS_WITH_AS(Texture::wrap(context, exportable), doctest::Contains("not exportable"), Error);
+    CHECK_THROWS_WITH_AS(Texture::wrap(context, exportable), doctest::Contains("exportable_memory"), Error);
     ApplicationImage none = sampled_only.described();
     none.image = VK_NULL_HANDLE;
     CHECK_THROWS_AS(Texture::wrap(context, none), Error);
@@ -212,4 +212,67 @@ TEST_CASE("Recorded into the application's command buffer: upload, mips and patc
     });
     for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
     CHECK(host.log().messages().empty());
+}
+
+TEST_CASE("The application's image allocated exportable is exported as it is; an image that is not is copied") {
+    HostRenderer host(true, {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME});
+    Context context(host.objects());
+    REQUIRE(context.memory_export());
+    ImageF base(64, 40, 4);
+    for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = float((i * 6007) % 1009) / 1009.0f;
+
+    // Exportable memory: the fd texturevlm exports is the application's image itself (a
+    // texture imported from it reads what was uploaded into the application's image).
+    OwnImage shared(host, 64, 40, kAllUsage, true);
+    Texture wrapped = Texture::wrap(context, shared.described());
+    CHECK(wrapped.desc().exportable);
+    CHECK(wrapped.allocation_size() == shared.described().memory_size);
+    upload(context, wrapped, host_pixels(base));
+    context.queue().wait_all();
+    {
+        Texture imported = Texture::import_memory(context, wrapped.desc(), wrapped.export_memory_fd(),
+                                                  wrapped.allocation_size());
+        CHECK(readback_image(context, imported, 0).texels == base.texels);
+    }
+    ApplicationImage short_memory = shared.described();
+    short_memory.memory_size -= 1;
+    CHECK_THROWS_WITH_AS(Texture::wrap(context, short_memory), doctest::Contains("memory_size"), Error);
+
+    // Not exportable: copied, in the application's submission, into an exportable texture.
+    OwnImage own(host, 64, 40, kAllUsage);
+    Texture frame = Texture::wrap(context, own.described());
+    upload(context, frame, host_pixels(base));
+    context.queue().wait_all();
+    TextureDesc desc = frame.desc();
+    desc.exportable = true;
+    Texture copy = Texture::create(context, desc);
+    host.submit([&](VkCommandBuffer cmd) { record_copy(cmd, frame, copy); });
+    CHECK(readback_image(context, copy, 0).texels == base.texels);
+    CHECK(copy.layout() == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    CHECK(frame.layout() == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    // Bad input: nothing recorded.
+    Texture other = Texture::create(context, TextureDesc::sampled_2d(64, 41, Format::rgba32f));
+    OwnImage no_source(host, 64, 40, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+    Texture unreadable = Texture::wrap(context, no_source.described());
+    host.submit([&](VkCommandBuffer cmd) {
+        CHECK_THROWS_WITH_AS(record_copy(cmd, frame, other), doctest::Contains("with the image's extent"), Error);
+        CHECK_THROWS_WITH_AS(record_copy(cmd, unreadable, copy), doctest::Contains("VK_IMAGE_USAGE_TRANSFER_SRC_BIT"),
+                             Error);
+    });
+    CHECK(readback_image(context, copy, 0).texels == base.texels);
+    for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
+    CHECK(host.log().messages().empty());
+}
+
+TEST_CASE("Exportable application memory needs a device that can export it") {
+    HostRenderer host(true);  // no VK_KHR_external_memory_fd
+    Context context(host.objects());
+    CHECK_FALSE(context.memory_export());
+    OwnImage image(host, 16, 16, kAllUsage);
+    ApplicationImage claimed = image.described();
+    claimed.exportable_memory = reinterpret_cast<VkDeviceMemory>(uintptr_t{1});
+    claimed.memory_size = 1 << 20;
+    CHECK_THROWS_WITH_AS(Texture::wrap(context, claimed), doctest::Contains("VK_KHR_external_memory_fd"), Error);
+    Texture plain = Texture::wrap(context, image.described());
+    CHECK_THROWS_WITH_AS(plain.export_memory_fd(), doctest::Contains("exportable_memory"), Error);
 }
