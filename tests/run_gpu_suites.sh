@@ -52,6 +52,8 @@ suite test_vulkan_leaks "$bin/test_vulkan_leaks"
 [ -x "$bin/test_gl" ] && suite test_gl "$bin/test_gl"
 suite mips_chart "$bin/tvlm" mips --out "$out/mips"
 suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta.json" --viz "$out/viz.png"
+# The embedding example: a renderer's frames through Vulkan compute and CUDA (zero-copy and copied).
+[ -x "$bin/host_renderer" ] && suite host_renderer "$bin/host_renderer" --frames 2 --out "$out/host_renderer"
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   # Each tool over the suite less its long soak and size cases (they repeat what the rest covers).
@@ -65,6 +67,8 @@ fi
 unset TVLM_VALIDATION
 if [ -z "${SKIP_BENCH:-}" ]; then  # SKIP_BENCH=1: the suites only (kernels unchanged since the last full run)
   SUITE_TIMEOUT=420 suite bench "$bin/tvlm" bench --json "$out/bench.json" --plot "$out/bench.png"
+  [ -x "$bin/host_renderer" ] && suite host_renderer_bench "$bin/host_renderer" --frames 1 --size 1024 --bench 1000 \
+    --out "$out/host_renderer_bench"
   # The PyTorch way of the same jobs, with the ratios against tvlm's rows (python3 with torch).
   SUITE_TIMEOUT=300 suite torch python3 bench/torch_baseline.py --image "$out/mips/level_00.png" --meta "$out/meta.json" \
     --patches "$out/patches.npy" --tvlm-json "$out/bench.json"
@@ -74,6 +78,7 @@ grep -A3 "Vulkan -> CUDA" "$out/info.log" | head -4
 grep -A3 "^backend\|layout:" "$out/sample_chart.log" | head -4
 grep -h "filters like" "$out/test_gl.log"
 grep -A200 "^tvlm bench on" "$out/bench.log"
+[ -e "$out/host_renderer_bench.log" ] && grep -A8 "^per frame" "$out/host_renderer_bench.log"
 grep -B3 -A80 "^PyTorch" "$out/torch.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
   [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
