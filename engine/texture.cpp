@@ -180,6 +180,11 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
 
 Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     if (!a.image) throw Error("no VkImage to wrap: pass the application's image");
+    // Vulkan cannot be asked which device made an image, so the caller says; using an image
+    // with another device's commands is undefined behaviour, refused here.
+    if (a.device != context.device())
+        throw Error("the image was created on another VkDevice than the context's: wrap it with a Context that "
+                    "adopts that device (ApplicationImage::device names the image's device)");
     if (a.desc.exportable)
         throw Error("texturevlm cannot make an application's image exportable: allocate its memory exportable "
                     "yourself and pass it as ApplicationImage::exportable_memory, or copy the image into an "

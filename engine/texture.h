@@ -49,6 +49,7 @@ void check_texture_desc(const TextureDesc& desc, const TextureLimits& limits);
 // An image the application created and owns (its memory too), described as it was created
 // and in the layout it is in now; `levels` 0 means the full chain.
 struct ApplicationImage {
+    VkDevice device = VK_NULL_HANDLE;     // the device that created it: the context's
     VkImage image = VK_NULL_HANDLE;
     TextureDesc desc;                     // extent, layers, levels, format (exportable: false)
     VkImageUsageFlags usage = 0;          // as created

@@ -181,7 +181,7 @@ public:
     ~OwnImage() { vkDestroyImage(device_, image_, nullptr); }  // the memory after it (member order)
 
     ApplicationImage described() const {
-        ApplicationImage a{image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0,
+        ApplicationImage a{device_, image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0,
                            VK_IMAGE_LAYOUT_UNDEFINED};
         if (exportable_) {
             a.exportable_memory = memory_.handle();

@@ -134,7 +134,7 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
     }
     // The texture is gone, the image is not: the application can still use (and destroy) it.
     {
-        Texture again = Texture::wrap(context, {image.described().image, image.described().desc, kAllUsage, 0,
+        Texture again = Texture::wrap(context, {host.device(), image.described().image, image.described().desc, kAllUsage, 0,
                                                 VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
         const ImageF level0 = readback_image(context, again, 0);
         CHECK(level0.texels == base.texels);
@@ -275,4 +275,23 @@ TEST_CASE("Exportable application memory needs a device that can export it") {
     CHECK_THROWS_WITH_AS(Texture::wrap(context, claimed), doctest::Contains("VK_KHR_external_memory_fd"), Error);
     Texture plain = Texture::wrap(context, image.described());
     CHECK_THROWS_WITH_AS(plain.export_memory_fd(), doctest::Contains("exportable_memory"), Error);
+}
+
+TEST_CASE("An image of another device is refused; a layout that is not the image's is reported by validation") {
+    HostRenderer host(true), other(true);
+    Context context(host.objects());
+    OwnImage foreign(other, 16, 16, kAllUsage);
+    CHECK_THROWS_WITH_AS(Texture::wrap(context, foreign.described()), doctest::Contains("another VkDevice"), Error);
+
+    // Vulkan cannot be asked an image's layout: texturevlm trusts ApplicationImage::layout.
+    // A wrong one is a Vulkan usage error, which the validation layers name at submission.
+    OwnImage image(host, 16, 16, kAllUsage);  // new: UNDEFINED
+    ApplicationImage claimed = image.described();
+    claimed.layout = VK_IMAGE_LAYOUT_GENERAL;
+    Texture texture = Texture::wrap(context, claimed);
+    host.submit([&](VkCommandBuffer cmd) { record_mips(context, cmd, texture, MipFilter::box); });
+    const std::vector<std::string> messages = host.log().messages();
+    REQUIRE_FALSE(messages.empty());
+    CHECK(messages.front().find("layout") != std::string::npos);
+    host.log().clear();
 }

@@ -218,7 +218,7 @@ void Renderer::make_pipeline() {
 HostVulkan Renderer::objects() const { return wanted_->host(instance_, physical_, device_, family_); }
 
 ApplicationImage Renderer::image() const {
-    ApplicationImage a{image_, TextureDesc::sampled_2d(size_, size_, Format::rgba8_unorm), kUsage, 0,
+    ApplicationImage a{device_, image_, TextureDesc::sampled_2d(size_, size_, Format::rgba8_unorm), kUsage, 0,
                        VK_IMAGE_LAYOUT_UNDEFINED};
     if (exportable_) {
         a.exportable_memory = memory_.handle();
