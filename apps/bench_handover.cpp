@@ -1,7 +1,9 @@
 // tvlm bench handover: what handing a frame to CUDA costs per frame on each path, wall
 // time, the producer's work empty and the CUDA work one sample, so only the hand-over
 // shows. The floor is the same CUDA kernel launched per frame with nothing to hand over.
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <exception>
 #include <optional>
 #include <string>
@@ -16,6 +18,7 @@
 #include "egl_context.h"
 #include "frame_ring.h"
 #include "gl_texture.h"
+#include "imported_texture.h"
 #include "texture_reads.h"
 
 namespace tvlm {
@@ -39,10 +42,11 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
     const Timing floor = time_frames([&](uint64_t f) { one_sample(own_object.handle(), f); }, sync_cuda, kFrames);
     rows.push_back({job, "CUDA only: nothing to hand over", floor.median_us, floor.min_us, floor.median_us});
 
-    // Vulkan: an empty submission signals the frame; CUDA waits for it in-stream and
-    // releases the slot for Vulkan's next write the same way.
+    // Vulkan: an empty submission signals the frame; CUDA reads it and releases the slot
+    // for Vulkan's next write, every wait on the GPU. Rings of several depths: the GPU
+    // switches between the Vulkan and CUDA contexts at ~300 us a switch (the latency rows
+    // below), and a deeper ring lets it run more frames per switch.
     {
-        FrameRing ring(gpu.link, desc, 2), deep(gpu.link, desc, 4);
         const auto ring_frames = [&](FrameRing& r, bool host_waits) {
             return time_frames(
                 [&](uint64_t f) {
@@ -56,28 +60,89 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 },
                 [&] { sync_cuda(); context.queue().wait_all(); }, kFrames);
         };
-        Timing t = ring_frames(ring, false);
-        rows.push_back({job, "Vulkan, timeline semaphores in-stream", t.median_us, t.min_us, floor.median_us});
-        // A deeper ring: Vulkan's submission waits for CUDA's release of an older frame.
-        t = ring_frames(deep, false);
-        rows.push_back({job, "Vulkan, timeline semaphores in-stream, 4-slot ring", t.median_us, t.min_us,
-                        floor.median_us});
-        t = ring_frames(ring, true);
-        rows.push_back({job, "Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", t.median_us, t.min_us,
-                        floor.median_us});
+        const auto row = [&](const std::string& method, const Timing& t) {
+            rows.push_back({job, method, t.median_us, t.min_us, floor.median_us});
+        };
+        for (uint32_t slots : {2u, 4u, 8u, 16u, 32u, 64u, 128u}) {
+            FrameRing ring(gpu.link, desc, slots);
+            row("Vulkan, timeline semaphores in-stream, " + std::to_string(slots) + "-slot ring", ring_frames(ring, false));
+        }
+        {
+            FrameRing elastic(gpu.link, desc, 2, {}, 128);
+            const Timing t = ring_frames(elastic, false);
+            row("Vulkan, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
+        }
+        FrameRing ring(gpu.link, desc, 2);
+        row("Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", ring_frames(ring, true));
         // Where the time goes: the submission alone, and the Vulkan -> CUDA direction alone
         // (no release back to Vulkan).
-        t = time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
-                               [&] { context.queue().wait_all(); }, kFrames);
-        rows.push_back({job, "Vulkan part: an empty vkQueueSubmit alone", t.median_us, t.min_us, floor.median_us});
-        const cudaTextureObject_t object = ring.begin_read(0, stream);
-        t = time_frames(
-            [&](uint64_t f) {
+        row("Vulkan part: an empty vkQueueSubmit alone",
+            time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
+                        [&] { context.queue().wait_all(); }, kFrames));
+        const ImportedTexture imported = ImportedTexture::create(context, desc);
+        const cudaTextureObject_t object = imported.object.handle();
+        row("Vulkan, one way: submit + CUDA in-stream wait",
+            time_frames(
+                [&](uint64_t f) {
+                    gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
+                    one_sample(object, f);
+                },
+                [&] { sync_cuda(); context.queue().wait_all(); }, kFrames));
+    }
+    // Where the time goes: the latency of one step, from idle, seen by the host spinning on
+    // non-blocking reads (docs/benchmarks.md, "Hand-over"). Signals and waits are quick;
+    // GPU work of one context right after GPU work of the other is not: the GPU switches
+    // contexts. Floor: a CUDA event alone.
+    {
+        const std::string latency = "latency of one step from idle, seen by the host";
+        cudaEvent_t raw = nullptr;
+        TVLM_CUDA_CHECK(cudaEventCreateWithFlags(&raw, cudaEventDisableTiming));
+        const CudaEvent event(raw);
+        const auto record_and_spin = [&] {
+            TVLM_CUDA_CHECK(cudaEventRecord(event.handle(), stream));
+            while (cudaEventQuery(event.handle()) == cudaErrorNotReady) {}
+        };
+        const TimelineSemaphore& vulkan = context.queue().timeline();
+        const auto vulkan_submit_and_spin = [&] {
+            const uint64_t v = context.queue().submit([](VkCommandBuffer) {});
+            while (vulkan.value() < v) {}
+        };
+        const auto cuda_kernel_and_spin = [&] {
+            one_sample(own_object.handle(), 0);
+            record_and_spin();
+        };
+        const auto idle = [&] { sync_cuda(); context.queue().wait_all(); };
+        const auto then = [](std::function<void()> a, std::function<void()> b) {
+            return [a = std::move(a), b = std::move(b)] { a(); b(); };
+        };
+        const auto after_a_millisecond = [] {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+            while (std::chrono::steady_clock::now() < until) {}
+        };
+        const Timing event_alone = time_latency(record_and_spin, idle);
+        const auto row = [&](const std::string& method, const Timing& t) {
+            rows.push_back({latency, method, t.median_us, t.min_us, event_alone.median_us});
+        };
+        row("CUDA event", event_alone);
+        row("CUDA kernel, after CUDA work", time_latency(cuda_kernel_and_spin, then(cuda_kernel_and_spin, [] {})));
+        row("Vulkan empty submission, after Vulkan work", time_latency(vulkan_submit_and_spin, idle));
+        row("CUDA signals Vulkan's semaphore", time_latency([&] {
+                const uint64_t r = gpu.link.cuda_signal(stream);
+                while (!gpu.link.released_reached(r)) {}
+            }, idle));
+        row("Vulkan empty submission, after a CUDA event", time_latency(vulkan_submit_and_spin, then(idle, record_and_spin)));
+        row("Vulkan empty submission, after a CUDA kernel", time_latency(vulkan_submit_and_spin, then(idle, cuda_kernel_and_spin)));
+        row("Vulkan empty submission, 1 ms after a CUDA kernel",
+            time_latency(vulkan_submit_and_spin, then(then(idle, cuda_kernel_and_spin), after_a_millisecond)));
+        row("CUDA kernel, after a Vulkan submission", time_latency(cuda_kernel_and_spin, then(idle, vulkan_submit_and_spin)));
+        row("Vulkan submission -> CUDA in-stream wait -> CUDA event", time_latency([&] {
                 gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
-                one_sample(object, f);
-            },
-            [&] { sync_cuda(); context.queue().wait_all(); }, kFrames);
-        rows.push_back({job, "Vulkan, one way: submit + CUDA in-stream wait", t.median_us, t.min_us, floor.median_us});
+                record_and_spin();
+            }, idle));
+        row("CUDA signal -> Vulkan submission waiting on it", time_latency([&] {
+                gpu.link.vulkan_wait(gpu.link.cuda_signal(stream));
+                vulkan_submit_and_spin();
+            }, idle));
     }
     std::fprintf(stderr, "handover [1/2] Vulkan measured\n");
 

@@ -38,6 +38,19 @@ Timing time_frames(const std::function<void(uint64_t)>& frame, const std::functi
     return per_launch(t, frames);
 }
 
+Timing time_latency(const std::function<void()>& once, const std::function<void()>& idle) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> t;
+    for (int i = 0; i < 220; ++i) {
+        idle();
+        const auto start = Clock::now();
+        once();
+        if (i >= 20) t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2], t.front()};
+}
+
 Timing time_gl(const EglContext& context, const std::function<void()>& issue, int launches) {
     const GlTimer timer(context);
     std::vector<double> t;

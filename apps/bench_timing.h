@@ -46,6 +46,11 @@ Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
 Timing time_frames(const std::function<void(uint64_t)>& frame, const std::function<void()>& finish, int frames,
                    int runs = kRuns, int warm_up = 3);
 
+// Wall time of one `once()` started from idle (`idle()` waits for everything first), 200
+// times after 20 warm-ups: the latency of a signal or wait, where time_frames gives the
+// throughput of a stream.
+Timing time_latency(const std::function<void()>& once, const std::function<void()>& idle);
+
 // GPU time per launch of what `record` records, recorded `launches` times into one
 // submission between two timestamps.
 Timing time_vulkan(Context& context, const std::function<void(VkCommandBuffer)>& record, int launches = kLaunches);

@@ -32,6 +32,8 @@ public:
     uint64_t cuda_signal(cudaStream_t stream);
     // The next Vulkan submission waits until CUDA signalled `released_value`.
     void vulkan_wait(uint64_t released_value);
+    // Non-blocking: whether CUDA's signal of `released_value` has happened.
+    bool released_reached(uint64_t released_value) const { return released_vulkan_.value() >= released_value; }
 
 private:
     Context& context_;

@@ -1,12 +1,19 @@
 #pragma once
-// A ring of imported textures for video: Vulkan writes frame f into slot f % slots while
-// CUDA reads earlier frames. All ordering is on the GPU through the CudaLink's timelines:
-// CUDA waits until frame f is ready; Vulkan's first submission for frame f waits until
-// CUDA released frame f - slots. No host waits.
+// A ring of imported textures for video: Vulkan writes frame f into a slot while CUDA
+// reads earlier frames. All ordering is on the GPU through the CudaLink's timelines: CUDA
+// waits until frame f is ready; Vulkan's first submission for frame f waits until CUDA
+// released the frame that used the slot before. No host waits.
+//
+// Elastic: where the slot to be rewritten is not released yet (a non-blocking counter
+// read), the ring adds a slot instead of making Vulkan wait, up to `max_slots`. Why: the
+// GPU switches between the Vulkan and CUDA contexts at about 150 us a switch (H100,
+// docs/benchmarks.md, "Hand-over"), and a ring of n slots lets it run up to n frames of one
+// side per switch. A 2-slot ring pays two switches every two frames (171 us a frame); one
+// that grew to 128 slots, 17 us. Slots cost a texture each, so the growth is bounded.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <vector>
+#include <deque>
 
 #include "cuda_link.h"
 #include "imported_texture.h"
@@ -15,10 +22,15 @@ namespace tvlm {
 
 class FrameRing {
 public:
-    FrameRing(CudaLink& link, const TextureDesc& desc, uint32_t slots, const CudaSamplerDesc& sampler = {});
+    // Starts with `slots` textures of `desc`; `max_slots` 0: fixed at `slots`. Throws Error
+    // for 0 slots or a maximum below `slots`.
+    FrameRing(CudaLink& link, const TextureDesc& desc, uint32_t slots, const CudaSamplerDesc& sampler = {},
+              uint32_t max_slots = 0);
 
-    // Vulkan side of frame f: the texture to write. The next Vulkan submission (the upload)
-    // waits until CUDA released the frame that used the slot before.
+    // Vulkan side of frame f (frames written in increasing order): the texture to write. The
+    // next Vulkan submission (the upload) waits until CUDA released the frame that used the
+    // slot before, unless the ring could grow instead. Throws Error when every slot holds a
+    // frame CUDA has not read yet (end_read) and the ring cannot grow.
     Texture& begin_write(uint64_t frame);
     // After the frame's upload and mips: `ready` is the timeline value that completes them.
     void end_write(uint64_t frame, uint64_t ready);
@@ -27,19 +39,29 @@ public:
     // After the kernels that read the frame: its slot may be rewritten.
     void end_read(uint64_t frame, cudaStream_t stream);
 
-    // Frame f's slot (for its CUDA view: size, layers, array).
-    const ImportedTexture& texture(uint64_t frame) const { return slots_[frame % slots_.size()].texture; }
+    // Frame f's slot (for its CUDA view: size, layers, array). Throws Error for a frame
+    // the ring does not hold.
+    const ImportedTexture& texture(uint64_t frame) const;
     uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }
+    uint32_t max_slots() const { return max_slots_; }
 
 private:
     struct Slot {
         ImportedTexture texture;
-        uint64_t ready = 0;     // Vulkan timeline value at which the slot's frame is complete
-        uint64_t released = 0;  // CUDA "released" value after the slot's last read
+        uint64_t frame = UINT64_MAX;  // the frame it holds
+        uint64_t ready = 0;           // Vulkan timeline value at which that frame is complete
+        uint64_t released = 0;        // CUDA "released" value after its last read
+        bool read = true;             // end_read was called for the frame it holds
     };
-    Slot& slot(uint64_t frame) { return slots_[frame % slots_.size()]; }
+    Slot& add_slot();
+    Slot& holding(uint64_t frame);
+    const Slot& holding(uint64_t frame) const;
     CudaLink& link_;
-    std::vector<Slot> slots_;
+    TextureDesc desc_;
+    CudaSamplerDesc sampler_;
+    uint32_t max_slots_;
+    std::deque<Slot> slots_;      // a deque: growing keeps references to slots valid
+    std::deque<Slot*> by_write_;  // every slot, least recently written first
 };
 
 }  // namespace tvlm

@@ -117,7 +117,10 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     Interop interop;
     CudaLink& link = interop.link();
     const CudaStream stream = make_stream();
-    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point());
+    uint32_t max_slots = 0;  // fixed
+    SUBCASE("a fixed ring of 3 slots") {}
+    SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point(), max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
     std::vector<uint8_t> pixels(64 * 64 * 4);
@@ -145,6 +148,32 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     CHECK(counts[0] == 0);
     CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
+    context.queue().wait_all();
+    MESSAGE("ring slots at the end: ", ring.slots());
+    CHECK(ring.slots() >= 3);
+    CHECK(ring.slots() <= (max_slots ? max_slots : 3));
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA has not read, and unknown frames") {
+    Interop interop;
+    CudaLink& link = interop.link();
+    const CudaStream stream = make_stream();
+    CHECK_THROWS_AS(FrameRing(link, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm), 0), Error);
+    CHECK_THROWS_WITH_AS(FrameRing(link, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm), 3, {}, 2),
+                         doctest::Contains("max_slots"), Error);
+    FrameRing ring(link, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm), 1, {}, 2);
+    ring.begin_write(0);
+    ring.end_write(0, context.queue().last_submitted());
+    ring.begin_write(1);  // frame 0 not read: the ring grows to its second slot
+    CHECK(ring.slots() == 2);
+    CHECK_THROWS_WITH_AS(ring.begin_write(2), doctest::Contains("not read yet"), Error);
+    CHECK_THROWS_WITH_AS(ring.texture(7), doctest::Contains("no frame 7"), Error);
+    ring.begin_read(0, stream.handle());
+    ring.end_read(0, stream.handle());
+    Texture& rewritten = ring.begin_write(2);  // frame 0's slot, after its release
+    CHECK(&rewritten == &ring.texture(2).vulkan);
+    CHECK(ring.slots() == 2);
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     context.queue().wait_all();
 }
 
