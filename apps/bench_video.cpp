@@ -18,6 +18,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_frame_graph.h"
 #include "cuda_gl_texture.h"
 #include "cuda_patch_sampler.h"
 #include "device_buffer.h"
@@ -27,6 +28,7 @@
 #include "gl_texture.h"
 #include "imported_texture.h"
 #include "patch_layouts.h"
+#include "tensor_texels.h"
 #include "test_chart.h"
 #include "transfer.h"
 
@@ -162,6 +164,41 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
                 device_floor);
+            // Where a small frame's time goes: each step's GPU time alone, back to back.
+            if (j.size == 1024 && j.layers == 1) {
+                const std::string step_job = "CUDA frame " + what + ", one step (GPU time)";
+                add(step_job, "copy into level 0", time_cuda(stream, [&] {
+                        copy_to_level0(texture, device_frame.data(), row_bytes, 0, 1, stream);
+                    }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
+                {  // generate_from's copy: tensor_texels' kernel through the level-0 surface
+                    const SurfaceObject level0 = texture.mipmaps().make_surface(0);
+                    const bool half = j.format == Format::rgba16f;
+                    const int64_t row_elements = int64_t(row_bytes / (half ? 2 : 1));
+                    const TensorView view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
+                                          row_elements * j.size, 1, row_elements, 4, 4};
+                    add(step_job, "copy into level 0 by a kernel (generate_from's)", time_cuda(stream, [&] {
+                            write_texels(view, level0.handle(), false, surface_texel(j.format),
+                                         {0, 0, j.size, j.size, 0, 1}, stream);
+                        }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
+                }
+                add(step_job, "box mips", time_cuda(stream, [&] { mips.generate(stream); }),
+                    frame_bytes * (1.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
+                add(step_job, "patches", time_cuda(stream, [&] {
+                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                    }), double(out.bytes()) / m.copy_bandwidth * 1e6);
+            }
+            // The copy by a kernel (generate_from), then the same steps captured once as a CUDA
+            // graph and relaunched per frame.
+            add(device_job, "CUDA only: kernel copy + box mips + patches (generate_from)", time([&](uint64_t) {
+                    mips.generate_from(device_frame.data(), row_bytes, stream);
+                    sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                }, sync_cuda), device_floor);
+            {
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(), row_bytes,
+                                      out.data(), out.bytes()});
+                add(device_job, "CUDA only, one CUDA graph: kernel copy + box mips + patches",
+                    time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
+            }
             // The same on a Vulkan texture imported in CUDA: nothing on the Vulkan side per frame.
             ImportedTexture imported = ImportedTexture::create(context, exportable, sampler.sampler_desc());
             const CudaBoxMips imported_mips(imported.cuda);

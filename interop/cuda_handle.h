@@ -46,6 +46,8 @@ using ExternalSemaphore = CudaHandle<cudaExternalSemaphore_t, cudaDestroyExterna
 using CudaStream = CudaHandle<cudaStream_t, cudaStreamDestroy>;
 using CudaEvent = CudaHandle<cudaEvent_t, cudaEventDestroy>;
 using PinnedMemory = CudaHandle<void*, cudaFreeHost>;
+using CudaGraph = CudaHandle<cudaGraph_t, cudaGraphDestroy>;
+using CudaGraphExec = CudaHandle<cudaGraphExec_t, cudaGraphExecDestroy>;
 
 // A non-blocking stream: no implicit ordering with the legacy default stream.
 inline CudaStream make_stream() {

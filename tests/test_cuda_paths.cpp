@@ -13,6 +13,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_frame_graph.h"
 #include "cuda_handle.h"
 #include "cuda_gl_texture.h"
 #include "cuda_patch_sampler.h"
@@ -172,6 +173,83 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
             }
             if (format != Format::r32f) check_sampling(texture, stream.handle(), layers == 3);
         }
+}
+
+TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames, equals the steps launched one by one") {
+    const CudaStream stream = make_stream();
+    for (Format format : {Format::rgba8_unorm, Format::rgba16f})
+        for (uint32_t layers : {1u, 3u}) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(layers);
+            const TextureDesc desc{256, 160, layers, 0, format, false};
+            const size_t row_bytes = 256 * format_info(format).texel_bytes();
+            std::vector<PatchLayout> per_image;
+            for (uint32_t l = 0; l < layers; ++l) {
+                FoveatedParams p;
+                p.fixations = {{0.3 + 0.2 * l, 0.6}};
+                p.budget = 60;
+                per_image.push_back(foveated_layout(256, 160, p).layout);
+            }
+            const PatchLayout layout = layers > 1 ? batch_layouts(per_image) : per_image[0];
+            const CudaPatchSampler sampler(layout, {.channels = 3});
+            const size_t out_bytes = PatchOutput{.channels = 3}.bytes(layout);
+            // The graph's texture and output, and the same steps on their own texture.
+            const CudaArrayTexture graph_texture = CudaArrayTexture::create(desc), eager_texture = CudaArrayTexture::create(desc);
+            const CudaBoxMips graph_mips(graph_texture), eager_mips(eager_texture);
+            const TextureObject graph_object = graph_texture.mipmaps().make_texture_object(sampler.sampler_desc());
+            const TextureObject eager_object = eager_texture.mipmaps().make_texture_object(sampler.sampler_desc());
+            DeviceBuffer<unsigned char> graph_out(out_bytes), eager_out(out_bytes);
+            // Three frames: two buffers, the first rewritten in place for the third.
+            DeviceBuffer<uint8_t> a(level_bytes(desc, 0)), b(level_bytes(desc, 0));
+            const auto fill = [&](DeviceBuffer<uint8_t>& buffer, uint32_t seed) {
+                const std::vector<uint8_t> frame = random_frame(desc, seed);
+                TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
+            };
+            fill(a, 1);
+            CudaFrameGraph graph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(), a.data(),
+                                  row_bytes, graph_out.data(), out_bytes});
+            for (int frame = 0; frame < 3; ++frame) {
+                CAPTURE(frame);
+                DeviceBuffer<uint8_t>& source = frame == 1 ? b : a;
+                fill(source, 10 + uint32_t(frame));
+                TVLM_CUDA_CHECK(cudaMemsetAsync(graph_out.data(), 0xff, out_bytes, stream.handle()));
+                poison_levels(graph_texture.mipmaps());
+                graph.launch(stream.handle(), source.data());
+                copy_to_level0(eager_texture, source.data(), row_bytes, 0, layers, stream.handle());
+                eager_mips.generate(stream.handle());
+                sampler.sample(eager_texture, eager_object.handle(), eager_out.data(), out_bytes, stream.handle());
+                std::vector<unsigned char> got(out_bytes), want(out_bytes);
+                TVLM_CUDA_CHECK(cudaMemcpyAsync(got.data(), graph_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream.handle()));
+                TVLM_CUDA_CHECK(cudaMemcpyAsync(want.data(), eager_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream.handle()));
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                CHECK(got == want);  // the same kernels on the same frame: the same bytes
+                const std::vector<MipLevels> graph_levels = read_levels(graph_texture.mipmaps());
+                const std::vector<MipLevels> eager_levels = read_levels(eager_texture.mipmaps());
+                for (uint32_t l = 0; l < layers; ++l)
+                    for (uint32_t level = 0; level < desc.mip_levels(); ++level)
+                        CHECK(graph_levels[l][level].texels == eager_levels[l][level].texels);
+            }
+            CHECK(graph.kept() == 2);  // one graph per frame address
+            // generate_from reads CUDA memory only, with whole rows.
+            const std::vector<uint8_t> host_frame = random_frame(desc, 3);
+            CHECK_THROWS_WITH_AS(graph_mips.generate_from(host_frame.data(), row_bytes, stream.handle()),
+                                 doctest::Contains("CUDA device memory"), Error);
+            CHECK_THROWS_WITH_AS(graph_mips.generate_from(a.data(), row_bytes - 1, stream.handle()),
+                                 doctest::Contains("rows"), Error);
+            CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                                            a.data(), row_bytes, graph_out.data(), out_bytes - 4}),
+                            Error);
+            CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                                            nullptr, row_bytes, graph_out.data(), out_bytes}),
+                            Error);
+        }
+}
+
+TEST_CASE("generate_from refuses 1-channel textures: their frames go in by copy_to_level0") {
+    const CudaArrayTexture texture = CudaArrayTexture::create({64, 64, 1, 0, Format::r32f, false});
+    DeviceBuffer<float> frame(64 * 64);
+    CHECK_THROWS_WITH_AS(CudaBoxMips(texture).generate_from(frame.data(), 64 * 4, nullptr),
+                         doctest::Contains("copy_to_level0"), Error);
 }
 
 TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's job) equal the reference: texture unit, grouped "
