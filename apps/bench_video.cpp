@@ -28,6 +28,7 @@
 #include "gl_texture.h"
 #include "imported_texture.h"
 #include "patch_layouts.h"
+#include "pinned_staging.h"
 #include "tensor_texels.h"
 #include "test_chart.h"
 #include "transfer.h"
@@ -162,6 +163,19 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             }
             DeviceBuffer<uint8_t> device_frame(host_frame.size());
             TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
+            // The pageable frame staged through pinned buffers by several host threads
+            // (PinnedStaging), then the kernel copy into level 0.
+            {
+                DeviceBuffer<uint8_t> staged(host_frame.size());
+                PinnedStaging staging;
+                add(host_job, "CUDA only, pageable frame staged by " + std::to_string(staging.threads()) +
+                                  " threads: copy + box mips + patches",
+                    time([&](uint64_t) {
+                        staging.copy(staged.data(), host_frame.data(), host_frame.size(), stream);
+                        mips.generate_from(staged.data(), row_bytes, stream);
+                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                    }, sync_cuda), host_floor);
+            }
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
                 device_floor);
             // Where a small frame's time goes: each step's GPU time alone, back to back.

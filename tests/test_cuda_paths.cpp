@@ -5,7 +5,9 @@
 // thousands of creations and registrations with device memory and fds flat.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "open_fds.h"
 #include "patch_layouts.h"
 #include "patch_sampling.h"
+#include "pinned_staging.h"
 #include "random_image.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
@@ -243,6 +246,50 @@ TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames
                                             nullptr, row_bytes, graph_out.data(), out_bytes}),
                             Error);
         }
+}
+
+TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by chunk, on several threads") {
+    const CudaStream stream = make_stream();
+    PinnedStaging staging(size_t{1} << 20, 3, 3);
+    CHECK(staging.threads() == 3);
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{1000}, (size_t{1} << 20) - 1, size_t{1} << 20,
+                         (size_t{20} << 20) + 13}) {
+        CAPTURE(bytes);
+        std::vector<uint8_t> frame(bytes);
+        for (size_t i = 0; i < bytes; ++i) frame[i] = uint8_t((i * 2654435761u) >> 24);
+        DeviceBuffer<uint8_t> device(bytes + 64);
+        TVLM_CUDA_CHECK(cudaMemset(device.data(), 0xab, bytes + 64));  // poison, and a guard after the end
+        staging.copy(device.data(), frame.data(), bytes, stream.handle());
+        std::fill(frame.begin(), frame.end(), uint8_t{0});  // the source may be reused once copy() returns...
+        std::vector<uint8_t> back(bytes + 64);
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        TVLM_CUDA_CHECK(cudaMemcpy(back.data(), device.data(), bytes + 64, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes; ++i) bad += back[i] != uint8_t((i * 2654435761u) >> 24);  // ...the copy has it
+        CHECK(bad == 0);
+        CHECK(std::all_of(back.begin() + std::ptrdiff_t(bytes), back.end(), [](uint8_t b) { return b == 0xab; }));
+    }
+    CHECK_THROWS_AS(staging.copy(nullptr, &staging, 4, stream.handle()), Error);
+    CHECK_THROWS_AS(PinnedStaging(0), Error);
+}
+
+TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned and device memory flat") {
+    const CudaStream stream = make_stream();
+    DeviceBuffer<uint8_t> device(size_t{3} << 20);
+    const std::vector<uint8_t> frame(size_t{3} << 20, 7);
+    { PinnedStaging warm(size_t{1} << 20, 2, 2); }
+    const auto threads = [] {
+        return std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator());
+    };
+    const auto threads_before = threads();
+    const size_t used = device_memory_used();
+    for (int i = 0; i < 200; ++i) {
+        PinnedStaging staging(size_t{1} << 20, 2, 2);
+        staging.copy(device.data(), frame.data(), frame.size(), stream.handle());
+    }
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    CHECK(device_memory_used() <= used + (size_t{4} << 20));
+    CHECK(threads() == threads_before);
 }
 
 TEST_CASE("generate_from refuses 1-channel textures: their frames go in by copy_to_level0") {
