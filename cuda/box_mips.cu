@@ -6,6 +6,8 @@
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
+
 #include "cuda_check.h"
 #include "box_arithmetic.cuh"
 #include "surface_texels.cuh"
@@ -99,15 +101,17 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     halve_tile_levels(filter, tile_a, tile_b, l.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
-// Levels that halve, for the two formats video and images arrive in, with texels kept
-// packed in words (no per-channel conversions, 16-byte surface reads and writes):
+// Levels that halve, for the formats video and images arrive in, with texels kept packed
+// in words (no per-channel conversions, 16-byte surface reads and writes):
 //  - RGBA8: all four channels average at once, bytes 0 and 2 (then 1 and 3) summed in two
 //    16-bit lanes (four bytes sum to at most 1020), rounded half up as (sum + 2) >> 2;
+//  - sRGB8: below (Srgb8Words);
 //  - RGBA16F: each channel summed in double and rounded to float, then to binary16 (nearest
 //    even), the arithmetic of the per-texel kernel and of Vulkan.
-// Both are the exact box of engine/box_filter.h.
+// All are the exact box of engine/box_filter.h.
 struct Rgba8Words {
     using Word = uint32_t;
+    __device__ static void prepare() {}
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
         constexpr uint32_t m = 0x00ff00ffu;
         const uint32_t even = (a & m) + (b & m) + (c & m) + (d & m);
@@ -115,8 +119,62 @@ struct Rgba8Words {
         return (((even + 0x00020002u) >> 2) & m) | ((((odd + 0x00020002u) >> 2) & m) << 8);
     }
 };
+// sRGB8: colour channels averaged in 24-bit linear light (tables of srgb8_tables.h) and
+// encoded back exactly, #{k : average >= THRESHOLD[k]}, with two table reads instead of a
+// pow and a search: a bucket table indexed by the sum's top bits gives the thresholds
+// below the bucket, and one comparison settles the one threshold a bucket can hold. Alpha
+// averages as bytes. Tables live in shared memory, filled by prepare().
+struct SrgbBuckets {
+    uint8_t below[4097];  // bucket i = sums [i << 14, (i + 1) << 14): thresholds (x4) below it
+};
+constexpr uint32_t kSrgbThresholds[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
+constexpr SrgbBuckets make_srgb_buckets() {
+    SrgbBuckets out{};
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < 4097; ++i) {
+        while (k < 255 && 4 * kSrgbThresholds[k] <= (i << 14)) ++k;
+        out.below[i] = static_cast<uint8_t>(k);
+    }
+    return out;
+}
+constexpr bool at_most_one_threshold_per_bucket() {
+    for (uint32_t k = 1; k < 255; ++k)
+        if (4 * (kSrgbThresholds[k] - kSrgbThresholds[k - 1]) < (1u << 14)) return false;
+    return true;
+}
+static_assert(at_most_one_threshold_per_bucket(), "an sRGB bucket of 2^14 sums holds at most one threshold");
+__device__ const SrgbBuckets kSrgbBucketTable = make_srgb_buckets();
+__device__ const uint32_t kSrgbLinearTable[256] = {TVLM_SRGB8_LINEAR_VALUES};
+__device__ const uint32_t kSrgbThresholdTable[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
+__shared__ uint32_t srgb_linear[256];
+__shared__ uint32_t srgb_threshold[255];
+__shared__ uint8_t srgb_below[4097];
+
+struct Srgb8Words {
+    using Word = uint32_t;
+    __device__ static void prepare() {
+        const uint32_t t = threadIdx.x;
+        srgb_linear[t] = kSrgbLinearTable[t];
+        if (t < 255) srgb_threshold[t] = kSrgbThresholdTable[t];
+        for (uint32_t i = t; i < 4097; i += TVLM_BOX_THREADS) srgb_below[i] = kSrgbBucketTable.below[i];
+        __syncthreads();
+    }
+    __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {
+        const auto linear = [&](Word w) { return srgb_linear[(w >> shift) & 0xffu]; };
+        const uint32_t n = linear(a) + linear(b) + linear(c) + linear(d);  // 4 x the average, below 2^27
+        uint32_t byte = srgb_below[n >> 14];
+        if (byte < 255 && n >= 4 * srgb_threshold[byte]) ++byte;
+        return byte << shift;
+    }
+    __device__ static Word average4(Word a, Word b, Word c, Word d) {
+        const uint32_t alpha = (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2) >> 2) << 24;
+        return channel(a, b, c, d, 0) | channel(a, b, c, d, 8) | channel(a, b, c, d, 16) | alpha;
+    }
+};
+
 struct Rgba16fWords {
     using Word = uint2;  // four binary16 channels
+    __device__ static void prepare() {}
     __device__ static double channel(uint32_t w, uint32_t upper) {
         return __half2float(__ushort_as_half(static_cast<unsigned short>(upper ? w >> 16 : w & 0xffff)));
     }
@@ -260,7 +318,7 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
     return l6;
 }
 
-// Levels that halve, for the two formats video and images arrive in (see halve_tile). A
+// Levels that halve, for the formats video and images arrive in (see halve_tile). A
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
@@ -271,6 +329,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     __shared__ Word level4[16];
     __shared__ bool last_block;
     await_previous_pass();
+    Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
     TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
                   blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, layer, l.layered};
@@ -316,6 +375,7 @@ template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_kernel<Srgb8Words>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
@@ -327,16 +387,20 @@ uint32_t packed_blocks_at_once(SurfaceTexel texel) {
     int device = 0, sms = 0, per_sm = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
     TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    if (texel == SurfaceTexel::half4)
+    if (texel == SurfaceTexel::half4) {
         TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords>, TVLM_BOX_THREADS, 0));
-    else
+    } else {  // RGBA8 and sRGB8 share the texel; the sRGB kernel's tables may fit fewer blocks
+        int srgb = 0;
         TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words>, TVLM_BOX_THREADS, 0));
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&srgb, box_packed_kernel<Srgb8Words>, TVLM_BOX_THREADS, 0));
+        per_sm = std::min(per_sm, srgb);
+    }
     return static_cast<uint32_t>(sms * per_sm);
 }
 
 bool runs_packed(const BoxMipsLaunch& l) {
     return l.packed && l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0 &&
-           (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_FLOAT16);
+           (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_SRGB8 || l.params.kind == TVLM_BOX_FLOAT16);
 }
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {

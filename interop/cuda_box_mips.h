@@ -18,7 +18,7 @@ namespace tvlm {
 // Which kernels run (the benchmark and the tests compare them; the default is the fastest).
 enum class CudaBoxKernels : uint8_t {
     per_texel,  // one kernel for every format: one texel's taps per thread and level
-    packed,     // RGBA8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
+    packed,     // RGBA8, sRGB8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
 };
 
 class CudaBoxMips {
