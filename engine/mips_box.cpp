@@ -60,15 +60,20 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0, VK_WHOLE_SIZE};
     const ComputePipeline& general = context.pipeline("box_mips", {
         .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
-    // RGBA8 levels that halve: texels packed in words (box_mips_rgba8.comp), several times
-    // faster than the general shader's per-channel arithmetic.
+    // RGBA8 levels that halve: texels packed in words (box_mips_rgba8.comp), read four at a
+    // time by textureGather through R32_UINT views. Where the texture allows no such views
+    // (an application's RGBA8 image made without MUTABLE_FORMAT) the general shader runs.
     const ComputePipeline& packed = context.pipeline("box_mips_rgba8", {
         .spirv = shaders::box_mips_rgba8(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     const uint32_t kind = box_kind(texture.desc().format);
+    const bool words = kind == TVLM_BOX_UNORM8 && texture.words_allowed();
     // Views are made before recording: they live as long as the texture.
-    std::vector<std::array<VkImageView, 2>> views(levels);
-    for (uint32_t l = 0; l < levels; ++l)
+    std::vector<std::array<VkImageView, 2>> views(levels), word_views(words ? levels : 0);
+    for (uint32_t l = 0; l < levels; ++l) {
         views[l] = {texture.level_view(l, LevelAccess::read), texture.level_view(l, LevelAccess::write)};
+        if (words)
+            word_views[l] = {texture.level_view(l, LevelAccess::read_words), texture.level_view(l, LevelAccess::write_words)};
+    }
 
     {
         // GENERAL: levels are written as storage images, then read by the next pass.
@@ -80,19 +85,20 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
             const Extent2D src = texture.extent(pass.src_level);
             const gpu::BoxMipsParams params{src.width, src.height, pass.levels, kind,
                                             pass.tile_x, pass.tile_y, first_layer, 0};
+            const bool packs = words && src.width % 2 == 0 && src.height % 2 == 0;
+            const auto& pass_views = packs ? word_views : views;
             std::array<VkDescriptorImageInfo, 1 + TVLM_BOX_MAX_LEVELS> infos{};
-            infos[0] = {context.point_sampler(), views[pass.src_level][0], VK_IMAGE_LAYOUT_GENERAL};
+            infos[0] = {context.point_sampler(), pass_views[pass.src_level][0], VK_IMAGE_LAYOUT_GENERAL};
             for (uint32_t j = 1; j <= TVLM_BOX_MAX_LEVELS; ++j) {
                 // Slots past this pass's levels are never written; they repeat its first level.
                 const uint32_t level = pass.src_level + (j <= pass.levels ? j : 1);
-                infos[j] = {VK_NULL_HANDLE, views[level][1], VK_IMAGE_LAYOUT_GENERAL};
+                infos[j] = {VK_NULL_HANDLE, pass_views[level][1], VK_IMAGE_LAYOUT_GENERAL};
             }
             std::array<VkWriteDescriptorSet, 2 + TVLM_BOX_MAX_LEVELS> writes{};
             for (uint32_t b = 0; b < writes.size(); ++b)
                 writes[b] = b < infos.size() ? descriptor_write(b, bindings[b], &infos[b], nullptr)
                                              : descriptor_write(b, bindings[b], nullptr, &tables);
-            const bool halves = src.width % 2 == 0 && src.height % 2 == 0;
-            (kind == TVLM_BOX_UNORM8 && halves ? packed : general).bind(cmd, writes, &params);
+            (packs ? packed : general).bind(cmd, writes, &params);
             vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);
             // This pass's writes become the next pass's reads.
             record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,

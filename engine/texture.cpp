@@ -17,8 +17,11 @@ namespace {
 constexpr VkImageUsageFlags kUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
                                      VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
 
+// RGBA8 textures are mutable too, so the packed box shader reads and writes their texels
+// as R32_UINT words (four texels per textureGather: box_mips_rgba8.comp).
 VkImageCreateFlags create_flags(Format format) {
-    return format_info(format).srgb ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT | VK_IMAGE_CREATE_EXTENDED_USAGE_BIT : 0;
+    if (format_info(format).srgb) return VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT | VK_IMAGE_CREATE_EXTENDED_USAGE_BIT;
+    return format == Format::rgba8_unorm ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT : 0;
 }
 
 std::string describe(const TextureDesc& d) {
@@ -279,30 +282,40 @@ void Texture::destroy() {
     memory_ = DeviceMemory();
 }
 
+bool Texture::words_allowed() const {
+    return desc_.format == Format::rgba8_unorm && (flags_ & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT);
+}
+
 VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
-    if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
-    const bool write = access == LevelAccess::write;
-    VkImageView& view = views_[size_t{level} * 2 + (write ? 1 : 0)];
-    if (!view) view = make_view(level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, true);
+    constexpr size_t kAccesses = 4;
+    if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
+    const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
+    if (words && !words_allowed())
+        throw Error("word views need an RGBA8 texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
+    const bool write = access == LevelAccess::write || access == LevelAccess::write_words;
+    VkImageView& view = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
+    const FormatInfo& info = format_info(desc_.format);
+    // sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
+    const VkFormat format = words ? VK_FORMAT_R32_UINT : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    if (!view) view = make_view(level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, format);
     return view;
 }
 
 VkImageView Texture::sampled_view() {
-    if (views_.empty()) views_.assign(size_t{levels()} * 2 + 1, VK_NULL_HANDLE);
+    if (views_.empty()) views_.assign(size_t{levels()} * 4 + 1, VK_NULL_HANDLE);
     VkImageView& view = views_.back();
-    if (!view) view = make_view(0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, false);
+    if (!view) view = make_view(0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, format_info(desc_.format).vk_format);
     return view;
 }
 
-// raw: sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
-VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage_bits, bool raw) const {
-    const FormatInfo& info = format_info(desc_.format);
+VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage_bits,
+                               VkFormat format) const {
     VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
     usage.usage = usage_bits;
     VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, &usage};
     view_info.image = image_;
     view_info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
-    view_info.format = raw && info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    view_info.format = format;
     view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, base_level, level_count, 0, desc_.layers};
     VkImageView view = VK_NULL_HANDLE;
     check_vk(vkCreateImageView(device_, &view_info, nullptr, &view), "vkCreateImageView");

@@ -16,7 +16,10 @@ namespace tvlm {
 class Context;
 class CommandQueue;
 
-enum class LevelAccess : uint8_t { read, write };
+// How a level view is read or written: in the stored encoding (read: texelFetch, write:
+// imageStore), or, for RGBA8 textures that allow it (words_allowed()), as one R32_UINT
+// word per texel (read_words: textureGather of four texels at once, write_words).
+enum class LevelAccess : uint8_t { read, write, read_words, write_words };
 
 struct TextureDesc {
     uint32_t width = 0, height = 0;
@@ -116,8 +119,13 @@ public:
 
     // A view of one level, all layers, as a 2D array, in the stored encoding (sRGB textures
     // through UNORM: compute shaders see the bytes): `read` for texelFetch, `write` for
-    // imageStore. Created on first use, kept.
+    // imageStore; the *_words accesses view RGBA8 texels as R32_UINT words. Created on
+    // first use, kept. Throws Error for word views of a texture that does not allow them.
     VkImageView level_view(uint32_t level, LevelAccess access);
+    // Whether RGBA8 texels can be viewed as R32_UINT words: RGBA8 textures texturevlm
+    // creates are (VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT); an application's image only if it
+    // was created so.
+    bool words_allowed() const;
     // A view of every level and layer as a 2D array, in the texture's format (sRGB decodes):
     // what samplers read. Created on first use, kept.
     VkImageView sampled_view();
@@ -133,7 +141,7 @@ private:
     // Validates `desc`, checks the format and creates the image, not yet bound to memory.
     static Texture unbound(Context& context, const TextureDesc& desc);
     void destroy();
-    VkImageView make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage, bool raw) const;
+    VkImageView make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage, VkFormat format) const;
     VkDevice device_ = VK_NULL_HANDLE;
     VkImage image_ = VK_NULL_HANDLE;
     DeviceMemory memory_;
@@ -143,7 +151,7 @@ private:
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
     CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
-    std::vector<VkImageView> views_;  // [level * 2 + write], then the sampled view; null until used
+    std::vector<VkImageView> views_;  // [level * 4 + access], then the sampled view; null until used
     bool owns_image_ = true;
     VkDeviceMemory application_memory_ = VK_NULL_HANDLE;  // wrapped images: the application's, if exportable
     VkDeviceSize application_memory_size_ = 0;
