@@ -17,11 +17,11 @@ namespace {
 constexpr VkImageUsageFlags kUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
                                      VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
 
-// RGBA8 textures are mutable too, so the packed box shader reads and writes their texels
-// as R32_UINT words (four texels per textureGather: box_mips_rgba8.comp).
+// RGBA8 and RGBA16F textures are mutable too, so the packed box shaders read and write
+// their texels as words (2x2 texels per textureGather: box_mips_words.glsl).
 VkImageCreateFlags create_flags(Format format) {
     if (format_info(format).srgb) return VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT | VK_IMAGE_CREATE_EXTENDED_USAGE_BIT;
-    return format == Format::rgba8_unorm ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT : 0;
+    return format == Format::rgba8_unorm || format == Format::rgba16f ? VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT : 0;
 }
 
 std::string describe(const TextureDesc& d) {
@@ -283,7 +283,8 @@ void Texture::destroy() {
 }
 
 bool Texture::words_allowed() const {
-    return desc_.format == Format::rgba8_unorm && (flags_ & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT);
+    return (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f) &&
+           (flags_ & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT);
 }
 
 VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
@@ -291,12 +292,13 @@ VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
     if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
     const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
     if (words && !words_allowed())
-        throw Error("word views need an RGBA8 texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
+        throw Error("word views need an RGBA8 or RGBA16F texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
     const bool write = access == LevelAccess::write || access == LevelAccess::write_words;
     VkImageView& view = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
     const FormatInfo& info = format_info(desc_.format);
     // sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
-    const VkFormat format = words ? VK_FORMAT_R32_UINT : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    const VkFormat word_format = info.texel_bytes() == 8 ? VK_FORMAT_R32G32_UINT : VK_FORMAT_R32_UINT;
+    const VkFormat format = words ? word_format : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
     if (!view) view = make_view(level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, format);
     return view;
 }

@@ -17,8 +17,9 @@ class Context;
 class CommandQueue;
 
 // How a level view is read or written: in the stored encoding (read: texelFetch, write:
-// imageStore), or, for RGBA8 textures that allow it (words_allowed()), as one R32_UINT
-// word per texel (read_words: textureGather of four texels at once, write_words).
+// imageStore), or, for RGBA8 and RGBA16F textures that allow it (words_allowed()), as one
+// R32_UINT (R32G32_UINT) word per texel (read_words: textureGather of 2x2 texels at once,
+// write_words).
 enum class LevelAccess : uint8_t { read, write, read_words, write_words };
 
 struct TextureDesc {
@@ -119,12 +120,13 @@ public:
 
     // A view of one level, all layers, as a 2D array, in the stored encoding (sRGB textures
     // through UNORM: compute shaders see the bytes): `read` for texelFetch, `write` for
-    // imageStore; the *_words accesses view RGBA8 texels as R32_UINT words. Created on
+    // imageStore; the *_words accesses view texels as words (RGBA8: R32_UINT, RGBA16F:
+    // R32G32_UINT). Created on
     // first use, kept. Throws Error for word views of a texture that does not allow them.
     VkImageView level_view(uint32_t level, LevelAccess access);
-    // Whether RGBA8 texels can be viewed as R32_UINT words: RGBA8 textures texturevlm
-    // creates are (VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT); an application's image only if it
-    // was created so.
+    // Whether texels can be viewed as words: RGBA8 and RGBA16F textures texturevlm creates
+    // can (VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT); an application's image only if it was
+    // created so.
     bool words_allowed() const;
     // A view of every level and layer as a 2D array, in the texture's format (sRGB decodes):
     // what samplers read. Created on first use, kept.
