@@ -5,7 +5,8 @@
 // Here the frame is cut into chunks; for each chunk, several host threads copy their
 // stripes into a pinned buffer, and the GPU copies it to the device while the threads fill
 // the next buffer. Only the host copy is waited for: copy() returns when `src` may be
-// reused; the device copies are ordered in the caller's stream.
+// reused; the device copies are ordered in the caller's stream. One caller at a time: the
+// buffers and threads belong to one copy while it runs.
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
