@@ -81,4 +81,18 @@ BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDe
     }
 }
 
+DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, VkImage image, bool exportable) {
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(device, image, &req);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.image = image;
+    VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
+    export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    DeviceMemory memory = allocate_memory(
+        device, req.size, find_memory_type(physical, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+        exportable ? static_cast<const void*>(&export_info) : static_cast<const void*>(&dedicated));
+    check_vk(vkBindImageMemory(device, image, memory.handle(), 0), "vkBindImageMemory");
+    return memory;
+}
+
 }  // namespace tvlm

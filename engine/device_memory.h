@@ -38,6 +38,12 @@ uint32_t find_memory_type(VkPhysicalDevice physical, uint32_t type_bits, VkMemor
 // vkAllocateMemory with `next` chained (dedicated / export / import infos).
 DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const void* next);
 
+// One dedicated device-local allocation for `image`, bound to it at offset 0; `exportable`:
+// exportable as an opaque fd (the image created with VkExternalMemoryImageCreateInfo), as
+// CUDA imports images: whole, at offset 0. What texturevlm's textures do, and what an
+// application that wants its images mapped by CUDA does (docs/embedding.md).
+DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, VkImage image, bool exportable);
+
 // A new buffer bound to its own memory of the first type with `properties`: the step
 // HostBuffer and GpuBuffer share. The caller owns `buffer` (vkDestroyBuffer) and `memory`;
 // on failure nothing is left behind.

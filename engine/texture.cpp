@@ -119,18 +119,7 @@ Texture Texture::unbound(Context& context, const TextureDesc& desc) {
 
 Texture Texture::create(Context& context, const TextureDesc& desc) {
     Texture t = unbound(context, desc);
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(t.device_, t.image_, &req);
-    // One dedicated allocation per image: CUDA imports it whole, at offset 0.
-    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.image = t.image_;
-    VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
-    export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    const uint32_t type = find_memory_type(context.physical_device(), req.memoryTypeBits,
-                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    t.memory_ = allocate_memory(t.device_, req.size, type, desc.exportable ? static_cast<const void*>(&export_info)
-                                                                            : static_cast<const void*>(&dedicated));
-    check_vk(vkBindImageMemory(t.device_, t.image_, t.memory_.handle(), 0), "vkBindImageMemory");
+    t.memory_ = allocate_image_memory(context.physical_device(), t.device_, t.image_, desc.exportable);
     return t;
 }
 
@@ -287,8 +276,11 @@ bool Texture::words_allowed() const {
            (flags_ & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT);
 }
 
+namespace {
+constexpr size_t kAccesses = 4;  // LevelAccess values: views_ holds levels * kAccesses, then the sampled view
+}  // namespace
+
 VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
-    constexpr size_t kAccesses = 4;
     if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
     const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
     if (words && !words_allowed())
@@ -304,7 +296,7 @@ VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
 }
 
 VkImageView Texture::sampled_view() {
-    if (views_.empty()) views_.assign(size_t{levels()} * 4 + 1, VK_NULL_HANDLE);
+    if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
     VkImageView& view = views_.back();
     if (!view) view = make_view(0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, format_info(desc_.format).vk_format);
     return view;

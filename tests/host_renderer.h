@@ -108,30 +108,31 @@ public:
         VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VkFence fence = VK_NULL_HANDLE;
         check_vk(vkCreateFence(device_, &fence_info, nullptr, &fence), "vkCreateFence");
-        VkQueue queue = VK_NULL_HANDLE;
-        vkGetDeviceQueue(device_, family_, 0, &queue);
         VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
         submit.commandBufferCount = 1;
         submit.pCommandBuffers = &cmd;
-        check_vk(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+        queue_submit(submit, fence);
         check_vk(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
         vkDestroyFence(device_, fence, nullptr);
         vkDestroyCommandPool(device_, pool, nullptr);
     }
     // An empty submission on the application's queue that signals the binary `semaphore`.
     void submit_signal(VkSemaphore semaphore) {
-        VkQueue queue = VK_NULL_HANDLE;
-        vkGetDeviceQueue(device_, family_, 0, &queue);
         VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
         submit.signalSemaphoreCount = 1;
         submit.pSignalSemaphores = &semaphore;
-        check_vk(vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+        queue_submit(submit, VK_NULL_HANDLE);
     }
     VkDevice device() const { return device_; }
     VkPhysicalDevice physical_device() const { return physical_; }
     ValidationLog& log() { return log_; }
 
 private:
+    void queue_submit(const VkSubmitInfo& submit, VkFence fence) const {
+        VkQueue queue = VK_NULL_HANDLE;
+        vkGetDeviceQueue(device_, family_, 0, &queue);
+        check_vk(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+    }
     ValidationLog log_;
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
@@ -163,17 +164,7 @@ public:
         info.usage = usage;
         info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
         check_vk(vkCreateImage(device_, &info, nullptr, &image_), "vkCreateImage");
-        VkMemoryRequirements req;
-        vkGetImageMemoryRequirements(device_, image_, &req);
-        VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-        dedicated.image = image_;
-        VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
-        export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-        memory_ = allocate_memory(device_, req.size,
-                                  find_memory_type(host.physical_device(), req.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
-                                  exportable ? &export_info : nullptr);
-        check_vk(vkBindImageMemory(device_, image_, memory_.handle(), 0), "vkBindImageMemory");
+        memory_ = allocate_image_memory(host.physical_device(), device_, image_, exportable);
         exportable_ = exportable;
     }
     OwnImage(const OwnImage&) = delete;

@@ -20,6 +20,7 @@
 #include "reference_sampling.h"
 #include "sampling_check.h"
 #include "texture.h"
+#include "texture_compare.h"
 #include "transfer.h"
 #include "vulkan_fixture.h"
 #include "vulkan_patch_sampler.h"
@@ -37,11 +38,7 @@ double chain_difference(Context& context) {
     upload(context, texture, host_pixels(base));
     generate_mips(context, texture, MipFilter::box);
     const ImageF got = readback_image(context, texture, 2);
-    const ImageF want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, 3)[2];
-    REQUIRE(got.texels.size() == want.texels.size());
-    double worst = 0;
-    for (size_t i = 0; i < got.texels.size(); ++i) worst = std::max(worst, double(std::abs(got.texels[i] - want.texels[i])));
-    return worst;
+    return largest_difference(reference_mip_chain(base, Format::rgba32f, MipFilter::box, 3)[2], got);
 }
 
 constexpr VkImageUsageFlags kAllUsage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
@@ -107,15 +104,8 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
         Texture texture = Texture::wrap(context, image.described());
         upload(context, texture, host_pixels(base));
         generate_mips(context, texture, MipFilter::box);
-        const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
-        MipLevels levels;
-        for (uint32_t l = 0; l < texture.levels(); ++l) {
-            levels.push_back(readback_image(context, texture, l));
-            double worst = 0;
-            for (size_t i = 0; i < want[l].texels.size(); ++i)
-                worst = std::max(worst, double(std::abs(levels[l].texels[i] - want[l].texels[i])));
-            CHECK_MESSAGE(worst <= 1e-6, "level " << l);
-        }
+        const MipLevels levels = check_rgba32f_box_chain(
+            [&](uint32_t l) { return readback_image(context, texture, l); }, base, texture.levels());
         FoveatedParams fovea;
         fovea.fixations = {{0.3, 0.6}};
         fovea.budget = 20;
@@ -190,15 +180,8 @@ TEST_CASE("Recorded into the application's command buffer: upload, mips and patc
         sampler.record(cmd, texture, out.handle(), 0, out.size());
     });
     CHECK(context.queue().last_submitted() == before);  // everything went in the application's submission
-    const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, texture.levels());
-    MipLevels levels;
-    for (uint32_t l = 0; l < texture.levels(); ++l) {
-        levels.push_back(readback_image(context, texture, l));
-        double worst = 0;
-        for (size_t i = 0; i < want[l].texels.size(); ++i)
-            worst = std::max(worst, double(std::abs(levels[l].texels[i] - want[l].texels[i])));
-        CHECK_MESSAGE(worst <= 1e-6, "level " << l);
-    }
+    const MipLevels levels = check_rgba32f_box_chain(
+        [&](uint32_t l) { return readback_image(context, texture, l); }, base, texture.levels());
     const std::vector<MipLevels> images{levels};
     CHECK(test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
                                   test::output_values(out.data(), layout.output_values(4), false), false, false) == 0);

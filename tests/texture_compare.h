@@ -2,11 +2,14 @@
 // Compares GPU mip levels with the CPU reference, one level at a time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "half.h"
 #include "image.h"
@@ -14,6 +17,29 @@
 #include "tolerance.h"
 
 namespace tvlm::test {
+
+// The largest |expected - actual| over every value of two images of one size.
+inline double largest_difference(const ImageF& expected, const ImageF& actual) {
+    REQUIRE(expected.texels.size() == actual.texels.size());
+    double largest = 0;
+    for (size_t i = 0; i < expected.texels.size(); ++i)
+        largest = std::max(largest, double(std::abs(expected.texels[i] - actual.texels[i])));
+    return largest;
+}
+
+// Levels 0 .. levels-1 of an RGBA32F box chain, read by `read(level)`, each within 1e-6 of
+// the reference chain of `base` (float32 averages; the reference is exact). Returns the
+// levels read.
+inline std::vector<ImageF> check_rgba32f_box_chain(const std::function<ImageF(uint32_t)>& read, const ImageF& base,
+                                                   uint32_t levels) {
+    const std::vector<ImageF> want = reference_mip_chain(base, Format::rgba32f, MipFilter::box, levels);
+    std::vector<ImageF> got;
+    for (uint32_t l = 0; l < levels; ++l) {
+        got.push_back(read(l));
+        CHECK_MESSAGE(largest_difference(want[l], got.back()) <= 1e-6, "level " << l);
+    }
+    return got;
+}
 
 // A level transition with an exact 2:1 (or 1:1) ratio on both axes: weights are 0.5 or 1.
 inline bool exact_ratio(Extent2D src, Extent2D dst) {

@@ -132,16 +132,7 @@ void Renderer::make_image() {
     info.tiling = VK_IMAGE_TILING_OPTIMAL;
     info.usage = kUsage;
     check_vk(vkCreateImage(device_, &info, nullptr, &image_), "vkCreateImage");
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(device_, image_, &req);
-    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.image = image_;
-    VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
-    export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    memory_ = allocate_memory(device_, req.size,
-                              find_memory_type(physical_, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
-                              exportable_ ? static_cast<const void*>(&export_info) : nullptr);
-    check_vk(vkBindImageMemory(device_, image_, memory_.handle(), 0), "vkBindImageMemory");
+    memory_ = allocate_image_memory(physical_, device_, image_, exportable_);
     VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
     view.image = image_;
     view.viewType = VK_IMAGE_VIEW_TYPE_2D;
