@@ -11,31 +11,35 @@
 
 #include "round_to_half.glsl"
 
-// binary16 bits <-> float, exactly, subnormals included: unpackHalf2x16 and packHalf2x16
-// may flush them (the GLSL spec allows it), where the texture keeps them.
-float half_value(uint h) {
-    const uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    float v = e == 0u ? float(m) * (1.0 / 16777216.0)
-            : e == 31u ? uintBitsToFloat(m == 0u ? 0x7f800000u : 0x7fc00000u)
-                       : uintBitsToFloat(((e + 112u) << 23) | (m << 13));
-    return (h & 0x8000u) != 0u ? -v : v;
-}
-// `f` is a binary16 value already (round_to_half), an infinity or NaN.
-uint half_bits(float f) {
-    const uint u = floatBitsToUint(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-    if (a >= 0x7f800000u) return sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u);
-    if (a < 0x38800000u) return sign | uint(uintBitsToFloat(a) * 16777216.0);  // subnormal: a multiple of 2^-24
-    return sign | ((a - 0x38000000u) >> 13);
+// The non-finite kind (round_to_half.glsl) of binary16 bits, by bit tests.
+uint half_kind(uint h) {
+    if ((h & 0x7c00u) != 0x7c00u) return 0u;
+    if ((h & 0x3ffu) != 0u) return kNotANumber;
+    return (h & 0x8000u) != 0u ? kMinusInfinity : kPlusInfinity;
 }
 
-// Two channels (the halves of one 32-bit word) of texels (a, b) of one row and (c, d) of the next.
+// Two channels (the halves of one 32-bit word) of texels (a, b) of one row and (c, d) of
+// the next. unpackHalf2x16 reads and packHalf2x16 writes binary16 exactly here: every value
+// packed is one already (round_to_half), and the special-values test checks subnormals.
+// n * 0.25 is n / 4 exactly, without a double division (which GPUs run as a sequence).
 uint average_pair(uint a, uint b, uint c, uint d) {
-    uint out_word = 0u;
+    const dvec2 n = (dvec2(unpackHalf2x16(a)) + dvec2(unpackHalf2x16(b))) +
+                    (dvec2(unpackHalf2x16(c)) + dvec2(unpackHalf2x16(d)));
+    const vec2 average = vec2(n * 0.25);
+    uint out_word = packHalf2x16(vec2(round_to_half(average.x), round_to_half(average.y)));
+    // Infinities and NaNs: their average's bits replace what the arithmetic made of them.
+    // One test first: an exponent field of 0x7c00 is the only one that carries into bit 15.
+    const uint exponents = 0x7c007c00u, carry = 0x04000400u;
+    if (((((a & exponents) + carry) | ((b & exponents) + carry) | ((c & exponents) + carry) |
+          ((d & exponents) + carry)) & 0x80008000u) == 0u)
+        return out_word;
     for (uint k = 0u; k < 2u; ++k) {
         const uint shift = 16u * k;
-        double n = (double(half_value(a >> shift)) + double(half_value(b >> shift))) +
-                   (double(half_value(c >> shift)) + double(half_value(d >> shift)));
-        out_word |= half_bits(round_to_half(float(n / 4.0))) << shift;
+        const uint kinds = half_kind(a >> shift) | half_kind(b >> shift) | half_kind(c >> shift) | half_kind(d >> shift);
+        if (kinds == 0u) continue;
+        const uint bits = floatBitsToUint(non_finite_average(kinds));  // NaN, +inf or -inf as a float
+        const uint half_bits = ((bits >> 16) & 0x8000u) | 0x7c00u | ((bits & 0x7fffffu) != 0u ? 0x200u : 0u);
+        out_word = (out_word & (0xffff0000u >> shift)) | (half_bits << shift);
     }
     return out_word;
 }
