@@ -69,7 +69,26 @@ struct PatchSampleParams {
     uint pad1;
 };
 
+// Frame differencing (shaders/frame_changes.comp): a workgroup of TVLM_CHANGE_THREADS
+// compares one TVLM_CHANGE_TILE x TVLM_CHANGE_TILE tile of a new RGBA8 frame with level 0
+// of the texture and writes 1 for the tile where some channel of some texel differs by
+// more than the threshold, else 0 (engine/frame_changes/changed_tiles.h has the rule).
+#define TVLM_CHANGE_TILE 32
+#define TVLM_CHANGE_THREADS 256
+
+struct FrameChangeParams {
+    uint width;      // level-0 extent in texels
+    uint height;
+    uint tiles_x;    // ceil(width / TVLM_CHANGE_TILE)
+    uint tiles_y;
+    uint threshold;  // the largest difference of a byte that still counts as unchanged
+    uint pad0;
+    uint pad1;
+    uint pad2;
+};
+
 #ifdef __cplusplus
+static_assert(sizeof(FrameChangeParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(BoxMipsParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(PatchGpu) == 32, "std430 layout must match GLSL");
 static_assert(sizeof(PatchSampleParams) == 32, "push constant layout must match GLSL");

@@ -11,5 +11,6 @@ std::span<const uint32_t> box_mips_rgba16f();
 std::span<const uint32_t> sample_patches_f32();
 std::span<const uint32_t> sample_patches_f16();
 std::span<const uint32_t> sample_points();
+std::span<const uint32_t> frame_changes();
 
 }  // namespace tvlm::shaders

@@ -1,0 +1,35 @@
+#pragma once
+// What changed between two frames, tile by tile, and the few rectangles that cover it.
+// The GPU finds the changed tiles (shaders/frame_changes.comp; reference_changed_tiles()
+// is its reference); the host merges them into rectangles (merge_changed_tiles()), which
+// are then copied and their mips updated (VideoTexture).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "box_filter.h"
+
+namespace tvlm {
+
+// Tiles of TVLM_CHANGE_TILE (32) texels a side cover a width x height frame.
+struct TileGrid {
+    uint32_t width = 0, height = 0, layers = 1;
+    uint32_t tiles_x() const;
+    uint32_t tiles_y() const;
+    size_t tile_count() const { return size_t{tiles_x()} * tiles_y() * layers; }
+};
+
+// One word per tile (layer-major, then row-major): 1 where some channel of some texel of
+// `after` differs from `before` by more than `threshold`, else 0. Frames are RGBA8, tight
+// rows, layer after layer. What the GPU computes.
+std::vector<uint32_t> reference_changed_tiles(std::span<const uint8_t> before, std::span<const uint8_t> after,
+                                              const TileGrid& grid, uint32_t threshold);
+
+// Rectangles of level-0 texels (one layer each) that together cover every changed tile,
+// clipped to the frame: runs of changed tiles along each tile row, runs with the same
+// span in consecutive rows joined, then pairs merged greedily where their bounding box
+// adds few unchanged tiles (at most half the tiles the two cover). No two overlap.
+// Deterministic.
+std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid);
+
+}  // namespace tvlm

@@ -1,0 +1,116 @@
+// The host half of frame differencing: the reference of the GPU's changed tiles and the
+// merge of tiles into few rectangles (engine/frame_changes/changed_tiles.h).
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "error.h"
+#include "frame_changes/changed_tiles.h"
+#include "shader_params.h"
+
+namespace tvlm {
+namespace {
+
+constexpr uint32_t kTile = TVLM_CHANGE_TILE;
+
+// Whether tile (x, y) of `layer` lies in some region, and in how many.
+size_t covering(const std::vector<DirtyRegion>& regions, uint32_t layer, uint32_t x, uint32_t y) {
+    size_t n = 0;
+    for (const DirtyRegion& r : regions)
+        n += r.first_layer == layer && x * kTile >= r.x && x * kTile < r.x + r.width && y * kTile >= r.y &&
+             y * kTile < r.y + r.height;
+    return n;
+}
+
+TEST_CASE("changed tiles: one byte over the threshold marks exactly its tile, edge tiles included") {
+    const TileGrid grid{100, 70, 2};  // 4 x 3 tiles, the last column and row partial
+    CHECK(grid.tiles_x() == 4);
+    CHECK(grid.tiles_y() == 3);
+    std::vector<uint8_t> before(100 * 70 * 2 * 4, 100), after = before;
+    after[((1 * 70 + 69) * 100 + 99) * 4 + 3] = 105;  // layer 1, the last texel, alpha
+    after[((0 * 70 + 40) * 100 + 10) * 4 + 0] = 104;  // layer 0, tile (0, 1), within a threshold of 4
+    const std::vector<uint32_t> at4 = reference_changed_tiles(before, after, grid, 4);
+    std::vector<uint32_t> expected(grid.tile_count(), 0);
+    expected[12 + 2 * 4 + 3] = 1;
+    CHECK(at4 == expected);
+    const std::vector<uint32_t> at3 = reference_changed_tiles(before, after, grid, 3);
+    expected[1 * 4 + 0] = 1;
+    CHECK(at3 == expected);
+    CHECK_THROWS_AS(reference_changed_tiles(before, std::vector<uint8_t>(10), grid, 0), Error);
+}
+
+TEST_CASE("merged rectangles: a block is one rectangle, far tiles stay apart, edges are clipped") {
+    const TileGrid grid{200, 150, 1};  // 7 x 5 tiles
+    std::vector<uint32_t> changed(grid.tile_count(), 0);
+    for (uint32_t y = 1; y < 3; ++y)
+        for (uint32_t x = 2; x < 5; ++x) changed[y * 7 + x] = 1;
+    changed[4 * 7 + 6] = 1;  // the bottom-right corner tile: 8 x 22 texels
+    const std::vector<DirtyRegion> regions = merge_changed_tiles(changed, grid);
+    REQUIRE(regions.size() == 2);
+    CHECK(regions[0].x == 64);
+    CHECK(regions[0].y == 32);
+    CHECK(regions[0].width == 96);
+    CHECK(regions[0].height == 64);
+    CHECK(regions[1].x == 192);
+    CHECK(regions[1].y == 128);
+    CHECK(regions[1].width == 8);
+    CHECK(regions[1].height == 22);
+    CHECK(merge_changed_tiles(std::vector<uint32_t>(grid.tile_count(), 0), grid).empty());
+    CHECK_THROWS_AS(merge_changed_tiles(std::vector<uint32_t>(3, 0), grid), Error);
+}
+
+TEST_CASE("merged rectangles of a disc: few, no overlap, every changed tile covered, little waste") {
+    const TileGrid grid{1024, 768, 1};
+    std::vector<uint32_t> changed(grid.tile_count(), 0);
+    size_t count = 0;
+    for (uint32_t y = 0; y < grid.tiles_y(); ++y)
+        for (uint32_t x = 0; x < grid.tiles_x(); ++x)
+            if ((x - 12.0) * (x - 12.0) + (y - 9.0) * (y - 9.0) <= 36.0) changed[y * grid.tiles_x() + x] = 1, ++count;
+    const std::vector<DirtyRegion> regions = merge_changed_tiles(changed, grid);
+    size_t covered_tiles = 0;
+    for (uint32_t y = 0; y < grid.tiles_y(); ++y)
+        for (uint32_t x = 0; x < grid.tiles_x(); ++x) {
+            const size_t n = covering(regions, 0, x, y);
+            CHECK(n <= 1);
+            if (changed[y * grid.tiles_x() + x]) CHECK(n == 1);
+            covered_tiles += n;
+        }
+    MESSAGE("disc of " << count << " tiles: " << regions.size() << " rectangles covering " << covered_tiles
+                       << " tiles");
+    CHECK(regions.size() <= 7);
+    CHECK(double(covered_tiles) <= 1.5 * double(count));
+}
+
+TEST_CASE("merged rectangles of random tiles over layers cover each changed tile exactly once") {
+    const TileGrid grid{300, 200, 3};
+    std::mt19937 random(11);
+    for (int round = 0; round < 20; ++round) {
+        std::vector<uint32_t> changed(grid.tile_count());
+        for (uint32_t& c : changed) c = random() % 4 == 0;
+        const std::vector<DirtyRegion> regions = merge_changed_tiles(changed, grid);
+        for (const DirtyRegion& r : regions) {
+            CHECK(r.width > 0);
+            CHECK(r.height > 0);
+            CHECK(r.x + r.width <= grid.width);
+            CHECK(r.y + r.height <= grid.height);
+            CHECK(r.layers == 1);
+        }
+        size_t changed_count = 0, covered = 0;
+        for (uint32_t layer = 0; layer < grid.layers; ++layer)
+            for (uint32_t y = 0; y < grid.tiles_y(); ++y)
+                for (uint32_t x = 0; x < grid.tiles_x(); ++x) {
+                    const size_t n = covering(regions, layer, x, y);
+                    CHECK(n <= 1);
+                    const bool was_changed = changed[(layer * grid.tiles_y() + y) * grid.tiles_x() + x] != 0;
+                    if (was_changed) CHECK(n == 1);
+                    changed_count += was_changed;
+                    covered += n;
+                }
+        // Each merge adds at most half the changed tiles it joins.
+        CHECK(double(covered) <= 1.5 * double(changed_count) + 1e-9);
+    }
+}
+
+}  // namespace
+}  // namespace tvlm
