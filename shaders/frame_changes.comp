@@ -1,7 +1,7 @@
 #version 460
 // Which tiles of a new RGBA8 frame differ from level 0 of the texture (the frame it holds):
 // one workgroup per tile and layer, each invocation comparing four texels byte by byte.
-// engine/frame_changes/changed_tiles.cpp reference_changed_tiles() is the reference.
+// engine/video/changed_tiles.cpp reference_changed_tiles() is the reference.
 #extension GL_GOOGLE_include_directive : require
 #include "shader_params.h"
 

@@ -72,7 +72,7 @@ struct PatchSampleParams {
 // Frame differencing (shaders/frame_changes.comp): a workgroup of TVLM_CHANGE_THREADS
 // compares one TVLM_CHANGE_TILE x TVLM_CHANGE_TILE tile of a new RGBA8 frame with level 0
 // of the texture and writes 1 for the tile where some channel of some texel differs by
-// more than the threshold, else 0 (engine/frame_changes/changed_tiles.h has the rule).
+// more than the threshold, else 0 (engine/video/changed_tiles.h has the rule).
 #define TVLM_CHANGE_TILE 32
 #define TVLM_CHANGE_THREADS 256
 

@@ -1,12 +1,12 @@
 // The host half of frame differencing: the reference of the GPU's changed tiles and the
-// merge of tiles into few rectangles (engine/frame_changes/changed_tiles.h).
+// merge of tiles into few rectangles (engine/video/changed_tiles.h).
 #include <doctest/doctest.h>
 
 #include <random>
 #include <vector>
 
 #include "error.h"
-#include "frame_changes/changed_tiles.h"
+#include "video/changed_tiles.h"
 #include "shader_params.h"
 
 namespace tvlm {

@@ -15,10 +15,9 @@
 
 #include "error.h"
 #include "video_decoder.h"
-#include "video_writer.h"
+#include "video_encoder.h"
 
 using namespace tvlm;
-using namespace tvlm::test;
 
 namespace {
 
@@ -52,7 +51,7 @@ std::vector<uint8_t> scene_frame(uint32_t w, uint32_t h, uint32_t f) {
 
 std::filesystem::path make_video(const std::string& name, const char* codec, uint32_t w, uint32_t h, uint32_t frames) {
     const auto path = scratch(name);
-    TestVideoWriter writer(path.string(), codec, w, h);
+    VideoEncoder writer(path.string(), w, h, {.codec = codec});
     for (uint32_t f = 0; f < frames; ++f) writer.write(scene_frame(w, h, f));
     writer.finish();
     return path;
@@ -172,3 +171,22 @@ TEST_CASE("Decoders opened and closed 300 times leave fds and memory flat") {
     CHECK(rss_kib() < rss_before + 8 * 1024);  // 8 MiB of slack for allocator caches
 #endif
 }
+
+TEST_CASE("the encoder refuses what it cannot write, leaving no file, and says why") {
+    const auto path = scratch("refused.mp4");
+    std::filesystem::remove(path);
+    CHECK_THROWS_WITH_AS(VideoEncoder(scratch("x.notacontainer").string(), 64, 64), doctest::Contains("container"), Error);
+    CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 64, 64, {.codec = "no_such_codec"}),
+                         doctest::Contains("no encoder 'no_such_codec'"), Error);
+    CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 0, 64), doctest::Contains("[1, 16384]"), Error);
+    CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 63, 64, {.codec = "mpeg4"}), doctest::Contains("even sides"), Error);
+    CHECK(!std::filesystem::exists(path));
+    VideoEncoder encoder(path.string(), 64, 64, {.codec = "mpeg4"});
+    CHECK_THROWS_WITH_AS(encoder.write(std::vector<uint8_t>(10)), doctest::Contains("64x64 RGBA8 is 16384"), Error);
+    encoder.write(std::vector<uint8_t>(64 * 64 * 4, 128));
+    encoder.finish();
+    CHECK_THROWS_WITH_AS(encoder.write(std::vector<uint8_t>(64 * 64 * 4)), doctest::Contains("after finish()"), Error);
+    VideoDecoder decoder(path.string());
+    CHECK(decoder.info().codec == "mpeg4");
+}
+

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "error.h"
-#include "frame_changes/video_texture.h"
+#include "video/video_texture.h"
 #include "generate_mips.h"
 #include "patch_layouts.h"
 #include "reference_mips.h"

@@ -12,32 +12,16 @@ extern "C" {
 #include <string>
 
 #include "error.h"
+#include "ffmpeg_owners.h"
 
 namespace tvlm {
 
 namespace {
 
-std::string av_error(int code) {
-    char text[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(code, text, sizeof text);
-    return text;
-}
-
 struct FormatCloser {
     void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
 };
-struct CodecFreer {
-    void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameFreer {
-    void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketFreer {
-    void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct ScalerFreer {
-    void operator()(SwsContext* s) const { sws_freeContext(s); }
-};
+using ffmpeg::error_text;
 
 }  // namespace
 
@@ -45,10 +29,10 @@ struct VideoDecoder::State {
     std::string name;
     VideoInfo info;
     std::unique_ptr<AVFormatContext, FormatCloser> format;
-    std::unique_ptr<AVCodecContext, CodecFreer> codec;
-    std::unique_ptr<AVFrame, FrameFreer> frame{av_frame_alloc()};
-    std::unique_ptr<AVPacket, PacketFreer> packet{av_packet_alloc()};
-    std::unique_ptr<SwsContext, ScalerFreer> scaler;
+    ffmpeg::Codec codec;
+    ffmpeg::Frame frame{av_frame_alloc()};
+    ffmpeg::Packet packet{av_packet_alloc()};
+    ffmpeg::Scaler scaler;
     int stream = -1;
     bool flushed = false;  // the end of the file reached and the decoder told so
     int64_t decoded = 0;
@@ -62,7 +46,7 @@ struct VideoDecoder::State {
             if (got == 0) return true;
             if (got == AVERROR_EOF) return false;
             if (got != AVERROR(EAGAIN))
-                fail("frame " + std::to_string(decoded) + " cannot be decoded (" + av_error(got) +
+                fail("frame " + std::to_string(decoded) + " cannot be decoded (" + error_text(got) +
                      "): the stream is damaged or truncated");
             if (flushed) return false;
             const int read = av_read_frame(format.get(), packet.get());
@@ -72,13 +56,13 @@ struct VideoDecoder::State {
                 continue;
             }
             if (read < 0)
-                fail("reading after frame " + std::to_string(decoded) + " failed (" + av_error(read) +
+                fail("reading after frame " + std::to_string(decoded) + " failed (" + error_text(read) +
                      "): the file is damaged or truncated");
             if (packet->stream_index == stream) {
                 const int sent = avcodec_send_packet(codec.get(), packet.get());
                 av_packet_unref(packet.get());
                 if (sent < 0)
-                    fail("frame " + std::to_string(decoded) + " cannot be decoded (" + av_error(sent) +
+                    fail("frame " + std::to_string(decoded) + " cannot be decoded (" + error_text(sent) +
                          "): the stream is damaged or truncated");
             } else {
                 av_packet_unref(packet.get());
@@ -94,10 +78,10 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads) : state_
     if (!s.frame || !s.packet) s.fail("out of memory");
     AVFormatContext* format = nullptr;
     if (const int r = avformat_open_input(&format, path_or_url.c_str(), nullptr, nullptr); r < 0)
-        s.fail("cannot be opened (" + av_error(r) + ")");
+        s.fail("cannot be opened (" + error_text(r) + ")");
     s.format.reset(format);
     if (const int r = avformat_find_stream_info(format, nullptr); r < 0)
-        s.fail("is not a media file FFmpeg can read (" + av_error(r) + ")");
+        s.fail("is not a media file FFmpeg can read (" + error_text(r) + ")");
     const AVCodec* decoder = nullptr;
     s.stream = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
     if (s.stream == AVERROR_STREAM_NOT_FOUND) s.fail("has no video stream");
@@ -106,7 +90,7 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads) : state_
         const char* codec = any >= 0 ? avcodec_get_name(format->streams[any]->codecpar->codec_id) : "unknown";
         s.fail("no decoder for its video codec '" + std::string(codec) + "' in this FFmpeg build");
     }
-    if (s.stream < 0) s.fail("no usable video stream (" + av_error(s.stream) + ")");
+    if (s.stream < 0) s.fail("no usable video stream (" + error_text(s.stream) + ")");
     const AVStream* stream = format->streams[s.stream];
     const AVCodecParameters* parameters = stream->codecpar;
     if (parameters->width <= 0 || parameters->height <= 0 || parameters->width > int(kMaxVideoDimension) ||
@@ -116,10 +100,10 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads) : state_
     s.codec.reset(avcodec_alloc_context3(decoder));
     if (!s.codec) s.fail("out of memory");
     if (const int r = avcodec_parameters_to_context(s.codec.get(), parameters); r < 0)
-        s.fail("its codec parameters are invalid (" + av_error(r) + ")");
+        s.fail("its codec parameters are invalid (" + error_text(r) + ")");
     s.codec->thread_count = threads;
     if (const int r = avcodec_open2(s.codec.get(), decoder, nullptr); r < 0)
-        s.fail("the " + std::string(decoder->name) + " decoder cannot open its stream (" + av_error(r) + ")");
+        s.fail("the " + std::string(decoder->name) + " decoder cannot open its stream (" + error_text(r) + ")");
     s.info.width = uint32_t(parameters->width);
     s.info.height = uint32_t(parameters->height);
     s.info.frames_per_second = stream->avg_frame_rate.den ? av_q2d(stream->avg_frame_rate) : 0.0;

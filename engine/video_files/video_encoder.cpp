@@ -1,0 +1,146 @@
+#include "video_encoder.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/error.h>
+#include <libswscale/swscale.h>
+}
+
+#include <string>
+
+#include "error.h"
+#include "ffmpeg_owners.h"
+#include "video_decoder.h"
+
+namespace tvlm {
+
+struct VideoEncoder::State {
+    std::string path, codec_name;
+    int width = 0, height = 0;
+    int64_t frames = 0;
+    bool finished = false;
+    AVFormatContext* format = nullptr;  // freed by the destructor (output contexts have no closer)
+    ffmpeg::Codec codec;
+    ffmpeg::Frame frame{av_frame_alloc()};
+    ffmpeg::Packet packet{av_packet_alloc()};
+    ffmpeg::Scaler scaler;
+
+    [[noreturn]] void fail(const std::string& what) const { throw Error("video '" + path + "': " + what); }
+
+    ~State() {
+        if (format) {
+            if (format->pb) avio_closep(&format->pb);
+            avformat_free_context(format);
+        }
+    }
+
+    void send(const AVFrame* f) {
+        const int sent = avcodec_send_frame(codec.get(), f);
+        if (sent < 0) fail("the " + codec_name + " encoder refused frame " + std::to_string(frames) + " (" +
+                           ffmpeg::error_text(sent) + ")");
+        while (avcodec_receive_packet(codec.get(), packet.get()) == 0) {
+            av_packet_rescale_ts(packet.get(), codec->time_base, format->streams[0]->time_base);
+            packet->stream_index = 0;
+            const int written = av_interleaved_write_frame(format, packet.get());
+            if (written < 0) fail("writing failed (" + ffmpeg::error_text(written) + ")");
+        }
+    }
+};
+
+namespace {
+
+const AVCodec* choose_encoder(const std::string& asked, const AVOutputFormat* container) {
+    if (!asked.empty()) return avcodec_find_encoder_by_name(asked.c_str());
+    if (container->video_codec == AV_CODEC_ID_H264)
+        if (const AVCodec* h264 = avcodec_find_encoder(AV_CODEC_ID_H264)) return h264;
+    return avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+}
+
+}  // namespace
+
+VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t height, const VideoEncoding& encoding)
+    : state_(std::make_unique<State>()) {
+    State& s = *state_;
+    s.path = path;
+    if (width == 0 || height == 0 || width > kMaxVideoDimension || height > kMaxVideoDimension)
+        s.fail("frames of " + std::to_string(width) + "x" + std::to_string(height) + " cannot be encoded: sides must lie in [1, " +
+               std::to_string(kMaxVideoDimension) + "]");
+    if (encoding.frames_per_second <= 0) s.fail("the frame rate must be positive");
+    s.width = int(width);
+    s.height = int(height);
+    int r = avformat_alloc_output_context2(&s.format, nullptr, nullptr, path.c_str());
+    if (r < 0 || !s.format)
+        s.fail("FFmpeg knows no container for this file name (" + ffmpeg::error_text(r) + "): use .mp4, .mkv or .avi");
+    const AVCodec* encoder = choose_encoder(encoding.codec, s.format->oformat);
+    if (!encoder) s.fail("this FFmpeg has no encoder '" + encoding.codec + "'");
+    s.codec_name = encoder->name;
+    s.codec.reset(avcodec_alloc_context3(encoder));
+    AVCodecContext& c = *s.codec;
+    c.width = s.width;
+    c.height = s.height;
+    c.time_base = AVRational{1, encoding.frames_per_second};
+    c.framerate = AVRational{encoding.frames_per_second, 1};
+    c.gop_size = encoding.keyframe_interval;
+    const bool lossless = s.codec_name == "ffv1";
+    c.pix_fmt = lossless ? AV_PIX_FMT_BGR0 : AV_PIX_FMT_YUV420P;
+    if (!lossless && (width % 2 || height % 2))
+        s.fail("the " + s.codec_name + " encoder stores colour at half resolution (4:2:0): give even sides, not " +
+               std::to_string(width) + "x" + std::to_string(height));
+    if (s.format->oformat->flags & AVFMT_GLOBALHEADER) c.flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if ((r = avcodec_open2(&c, encoder, nullptr)) < 0)
+        s.fail("the " + s.codec_name + " encoder cannot start (" + ffmpeg::error_text(r) + ")");
+    AVStream* stream = avformat_new_stream(s.format, nullptr);
+    if (!stream || avcodec_parameters_from_context(stream->codecpar, &c) < 0) s.fail("cannot add a video stream");
+    stream->time_base = c.time_base;
+    if ((r = avio_open(&s.format->pb, path.c_str(), AVIO_FLAG_WRITE)) < 0)
+        s.fail("cannot be created (" + ffmpeg::error_text(r) + ")");
+    if ((r = avformat_write_header(s.format, nullptr)) < 0) s.fail("its header cannot be written (" + ffmpeg::error_text(r) + ")");
+    s.frame->format = c.pix_fmt;
+    s.frame->width = s.width;
+    s.frame->height = s.height;
+    if (av_frame_get_buffer(s.frame.get(), 0) < 0) s.fail("out of memory for a frame");
+    s.scaler.reset(sws_getContext(s.width, s.height, AV_PIX_FMT_RGBA, s.width, s.height, c.pix_fmt,
+                                  SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
+    if (!s.scaler) s.fail("no colour conversion from RGBA to the encoder's format");
+}
+
+VideoEncoder::VideoEncoder(VideoEncoder&&) noexcept = default;
+VideoEncoder& VideoEncoder::operator=(VideoEncoder&&) noexcept = default;
+
+VideoEncoder::~VideoEncoder() {
+    if (state_ && !state_->finished) {
+        try {
+            finish();
+        } catch (...) {  // a destructor cannot report it; call finish() to see errors
+        }
+    }
+}
+
+const std::string& VideoEncoder::codec() const { return state_->codec_name; }
+
+void VideoEncoder::write(std::span<const uint8_t> rgba) {
+    State& s = *state_;
+    if (s.finished) s.fail("written after finish()");
+    const size_t expected = size_t(s.width) * size_t(s.height) * 4;
+    if (rgba.size() != expected)
+        s.fail("a frame of " + std::to_string(rgba.size()) + " bytes; " + std::to_string(s.width) + "x" +
+               std::to_string(s.height) + " RGBA8 is " + std::to_string(expected));
+    if (av_frame_make_writable(s.frame.get()) < 0) s.fail("out of memory for a frame");
+    const uint8_t* planes[4] = {rgba.data(), nullptr, nullptr, nullptr};
+    const int strides[4] = {s.width * 4, 0, 0, 0};
+    sws_scale(s.scaler.get(), planes, strides, 0, s.height, s.frame->data, s.frame->linesize);
+    s.frame->pts = s.frames++;
+    s.send(s.frame.get());
+}
+
+void VideoEncoder::finish() {
+    State& s = *state_;
+    if (s.finished) return;
+    s.finished = true;  // once, even when it fails
+    s.send(nullptr);
+    const int r = av_write_trailer(s.format);
+    if (r < 0) s.fail("its trailer cannot be written (" + ffmpeg::error_text(r) + ")");
+}
+
+}  // namespace tvlm
