@@ -1,6 +1,8 @@
 #include "args.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
 
 #include "error.h"
 
@@ -58,6 +60,25 @@ std::optional<uint32_t> Args::uint_option(const std::string& name) const {
     if (used != text->size() || text->empty() || (*text)[0] == '-' || value > UINT32_MAX)
         throw Error("--" + name + " expects a non-negative integer, not '" + *text + "'");
     return static_cast<uint32_t>(value);
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') throw Error(what + " expects a number, got '" + text + "'");
+    return v;
+}
+
+std::vector<Fixation> parse_fixations(const std::string& text, const std::string& what) {
+    std::vector<Fixation> fixations;
+    std::stringstream list(text);
+    for (std::string item; std::getline(list, item, ';');) {
+        const size_t comma = item.find(',');
+        if (comma == std::string::npos) throw Error(what + " expects x,y pairs separated by ';', got '" + item + "'");
+        fixations.push_back({parse_number(item.substr(0, comma), what), parse_number(item.substr(comma + 1), what)});
+    }
+    if (fixations.empty()) throw Error(what + " expects at least one x,y pair");
+    return fixations;
 }
 
 }  // namespace tvlm

@@ -6,7 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "patch_layouts.h"
+
 namespace tvlm {
+
+// `text` as a number; throws Error naming `what` (the option) otherwise.
+double parse_number(const std::string& text, const std::string& what);
+// "x,y" pairs separated by ';' (normalized coordinates), at least one; Error otherwise.
+std::vector<Fixation> parse_fixations(const std::string& text, const std::string& what = "--fixation");
 
 class Args {
 public:

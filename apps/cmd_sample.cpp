@@ -48,26 +48,6 @@ constexpr const char* kHelp =
     "                 back (default: not written)\n"
     "  --device       Vulkan device: index, name substring or UUID (see tvlm info)\n";
 
-double parse_number(const std::string& text, const std::string& what) {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') throw Error(what + " expects a number, got '" + text + "'");
-    return v;
-}
-
-std::vector<Fixation> parse_fixations(const std::string& text) {
-    std::vector<Fixation> fixations;
-    std::stringstream list(text);
-    for (std::string item; std::getline(list, item, ';');) {
-        const size_t comma = item.find(',');
-        if (comma == std::string::npos) throw Error("--fixation expects x,y pairs separated by ';', got '" + item + "'");
-        fixations.push_back({parse_number(item.substr(0, comma), "--fixation"),
-                             parse_number(item.substr(comma + 1), "--fixation")});
-    }
-    if (fixations.empty()) throw Error("--fixation expects at least one x,y pair");
-    return fixations;
-}
-
 // Options of another layout would be silently ignored: refuse them.
 void reject_options(const Args& args, std::initializer_list<const char*> names, const std::string& mode) {
     for (const char* name : names)

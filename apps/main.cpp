@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  info     Vulkan version, devices, their UUIDs, fd export support, CUDA match\n"
     "  mips     build a mip chain on the GPU and write every level as PNG\n"
     "  sample   patches (level grid, foveated, anisotropic) as a NumPy tensor + metadata\n"
+    "  video    a video file or stream to foveated patches per frame, updating what changed\n"
     "  bench    benchmarks (mips, handover, sample, video): each figure next to its floor\n"
     "\n"
     "environment:\n"
@@ -38,7 +39,15 @@ int main(int argc, char** argv) {
         if (command == "mips") return tvlm::run_mips(argc, argv);
         if (command == "bench") return tvlm::run_bench(argc, argv);
         if (command == "sample") return tvlm::run_sample(argc, argv);
-        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info, mips, sample or bench; see tvlm --help)\n", command.c_str());
+        if (command == "video") {
+#ifdef TVLM_HAVE_VIDEO_FILES
+            return tvlm::run_video(argc, argv);
+#else
+            throw tvlm::Error("this tvlm was built without FFmpeg's libraries: install libavformat-dev, "
+                              "libavcodec-dev and libswscale-dev and rebuild");
+#endif
+        }
+        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info, mips, sample, video or bench; see tvlm --help)\n", command.c_str());
         return 2;
     } catch (const tvlm::Error& e) {
         std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 
 #include "color.h"
 
@@ -17,7 +19,59 @@ std::array<float, 3> level_colour(float level, float max_level) {
     return {t, 1.0f - std::fabs(2.0f * t - 1.0f), 1.0f - t};  // blue -> green -> red
 }
 
+// A patch's footprint in the pixels of a w x h picture, clipped (axis-aligned; rotated
+// patches are drawn unrotated): [x0, x1) x [y0, y1), and the unclipped edges.
+struct Footprint {
+    double fx0, fx1, fy0, fy1;
+    uint32_t x0, x1, y0, y1;
+};
+Footprint footprint(const Patch& p, uint32_t w, uint32_t h) {
+    Footprint f{(double(p.cu) - p.su / 2.0) * w, (double(p.cu) + p.su / 2.0) * w, (double(p.cv) - p.sv / 2.0) * h,
+                (double(p.cv) + p.sv / 2.0) * h, 0, 0, 0, 0};
+    f.x0 = uint32_t(std::clamp(std::floor(f.fx0), 0.0, double(w)));
+    f.x1 = uint32_t(std::clamp(std::ceil(f.fx1), 0.0, double(w)));
+    f.y0 = uint32_t(std::clamp(std::floor(f.fy0), 0.0, double(h)));
+    f.y1 = uint32_t(std::clamp(std::ceil(f.fy1), 0.0, double(h)));
+    return f;
+}
+
+// Calls paint(x, y) for every pixel of the footprint's one-pixel outline.
+template <typename Paint>
+void outline(const Footprint& f, Paint paint) {
+    for (uint32_t x = f.x0; x < f.x1; ++x)
+        for (uint32_t y : {f.y0, std::max(f.y0, f.y1 - 1)}) paint(x, y);
+    for (uint32_t y = f.y0; y < f.y1; ++y)
+        for (uint32_t x : {f.x0, std::max(f.x0, f.x1 - 1)}) paint(x, y);
+}
+
+float max_level_of(const PatchLayout& layout) {
+    float max_level = 0;
+    for (const Patch& p : layout.patches) max_level = std::max(max_level, p.level);
+    return max_level;
+}
+
 }  // namespace
+
+void draw_patch_outlines(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const PatchLayout& layout,
+                         uint32_t b, std::span<const Fixation> fixations) {
+    const float max_level = max_level_of(layout);
+    const size_t first = size_t{b} * layout.patches_per_image;
+    for (size_t n = first; n < first + layout.patches_per_image; ++n) {
+        const Patch& p = layout.patches[n];
+        if (p.level < 0) continue;
+        const std::array<float, 3> colour = level_colour(p.level, max_level);
+        outline(footprint(p, width, height), [&](uint32_t x, uint32_t y) {
+            for (uint32_t c = 0; c < 3; ++c) rgba[(size_t{y} * width + x) * 4 + c] = uint8_t(colour[c] * 255.0f + 0.5f);
+        });
+    }
+    for (const Fixation& f : fixations) {  // a white cross, 9 pixels a side
+        const auto cx = int64_t(f.x * width), cy = int64_t(f.y * height);
+        for (int64_t d = -9; d <= 9; ++d)
+            for (auto [x, y] : {std::pair{cx + d, cy}, std::pair{cx, cy + d}})
+                if (x >= 0 && y >= 0 && x < int64_t(width) && y < int64_t(height))
+                    for (size_t c = 0; c < 3; ++c) rgba[(size_t(y) * width + size_t(x)) * 4 + c] = 255;
+    }
+}
 
 ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
                             uint32_t channels, uint32_t b, bool linear) {
@@ -31,34 +85,26 @@ ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, cons
             for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = image.at(uint32_t(x / scale), uint32_t(y / scale), c);
         }
 
-    float max_level = 0;
-    for (const Patch& p : layout.patches) max_level = std::max(max_level, p.level);
+    const float max_level = max_level_of(layout);
     const uint32_t P = layout.patch_size, per_patch = P * P;
     const size_t first = size_t{b} * layout.patches_per_image;
     for (size_t n = first; n < first + layout.patches_per_image; ++n) {
         const Patch& p = layout.patches[n];
         if (p.level < 0) continue;
-        // The footprint in panel pixels (axis-aligned; rotated patches are drawn unrotated).
-        const double x0 = (double(p.cu) - p.su / 2.0) * pw, x1 = (double(p.cu) + p.su / 2.0) * pw;
-        const double y0 = (double(p.cv) - p.sv / 2.0) * ph, y1 = (double(p.cv) + p.sv / 2.0) * ph;
-        const auto ix0 = uint32_t(std::clamp(std::floor(x0), 0.0, double(pw))), ix1 = uint32_t(std::clamp(std::ceil(x1), 0.0, double(pw)));
-        const auto iy0 = uint32_t(std::clamp(std::floor(y0), 0.0, double(ph))), iy1 = uint32_t(std::clamp(std::ceil(y1), 0.0, double(ph)));
-        for (uint32_t y = iy0; y < iy1; ++y)
-            for (uint32_t x = ix0; x < ix1; ++x) {
-                const auto j = uint32_t(std::clamp((x + 0.5 - x0) / (x1 - x0) * P, 0.0, P - 1.0));
-                const auto k = uint32_t(std::clamp((y + 0.5 - y0) / (y1 - y0) * P, 0.0, P - 1.0));
+        const Footprint f = footprint(p, pw, ph);
+        for (uint32_t y = f.y0; y < f.y1; ++y)
+            for (uint32_t x = f.x0; x < f.x1; ++x) {
+                const auto j = uint32_t(std::clamp((x + 0.5 - f.fx0) / (f.fx1 - f.fx0) * P, 0.0, P - 1.0));
+                const auto k = uint32_t(std::clamp((y + 0.5 - f.fy0) / (f.fy1 - f.fy0) * P, 0.0, P - 1.0));
                 for (uint32_t c = 0; c < 3; ++c) {
                     const float v = samples[(n * channels + c) * per_patch + k * P + j];
                     viz.at(pw + gap + x, y, c) = linear ? float(linear_to_srgb(std::clamp(double(v), 0.0, 1.0))) : v;
                 }
             }
         const std::array<float, 3> colour = level_colour(p.level, max_level);
-        for (uint32_t x = ix0; x < ix1; ++x)
-            for (uint32_t y : {iy0, std::max(iy0, iy1 - 1)})
-                for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = colour[c];
-        for (uint32_t y = iy0; y < iy1; ++y)
-            for (uint32_t x : {ix0, std::max(ix0, ix1 - 1)})
-                for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = colour[c];
+        outline(f, [&](uint32_t x, uint32_t y) {
+            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = colour[c];
+        });
     }
     return viz;
 }

@@ -2,10 +2,13 @@
 // viz.png of `tvlm sample`: on the left the image with every patch outlined in a colour
 // for its level (blue = finest .. red = coarsest); on the right what the model sees, each
 // patch's P x P samples painted back over its footprint.
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "image.h"
 #include "patch.h"
+#include "patch_layouts.h"
 
 namespace tvlm {
 
@@ -13,5 +16,10 @@ namespace tvlm {
 // the samples are linear light (sRGB textures) and must be encoded for display.
 ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
                             uint32_t channels, uint32_t b, bool linear);
+
+// tvlm video --viz-video: image `b`'s patch outlines (colours as above) and a white cross
+// at each fixation drawn over an RGBA8 frame of width x height, in place.
+void draw_patch_outlines(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const PatchLayout& layout,
+                         uint32_t b, std::span<const Fixation> fixations);
 
 }  // namespace tvlm

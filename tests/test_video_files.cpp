@@ -14,10 +14,16 @@
 #include <vector>
 
 #include "error.h"
+#include "generate_mips.h"
+#include "test_clip.h"
+#include "transfer.h"
+#include "video/video_texture.h"
+#include "vulkan_fixture.h"
 #include "video_decoder.h"
 #include "video_encoder.h"
 
 using namespace tvlm;
+using tvlm::test::VulkanFixture;
 
 namespace {
 
@@ -190,3 +196,55 @@ TEST_CASE("the encoder refuses what it cannot write, leaving no file, and says w
     CHECK(decoder.info().codec == "mpeg4");
 }
 
+
+// The whole path on real decoded frames, decoded straight into a VideoTexture: after every
+// frame its levels equal a full upload and regeneration of the decoded frame. Lossless FFV1:
+// only the square's tiles change, the first frame and the cut are replaced whole. Lossy
+// MPEG-4: codec noise changes tiles everywhere a block was re-encoded (reported).
+struct ClipRun {
+    uint32_t frames = 0, whole = 0;
+    double copied = 0;
+};
+
+ClipRun run_clip(Context& context, const char* codec, const std::string& name) {
+    const TestClip clip{.width = 320, .height = 224, .frames = 24, .cut = 16};
+    const auto path = scratch(name);
+    {
+        VideoEncoder encoder(path.string(), clip.width, clip.height, {.codec = codec});
+        for (uint32_t f = 0; f < clip.frames; ++f) encoder.write(test_clip_frame(clip, f));
+        encoder.finish();
+    }
+    VideoDecoder decoder(path.string());
+    VideoTexture texture(context, clip.width, clip.height);
+    Texture full = Texture::create(context, TextureDesc::sampled_2d(clip.width, clip.height, Format::rgba8_unorm));
+    ClipRun run;
+    for (;;) {
+        std::span<std::byte> staging = texture.next_frame();
+        if (!decoder.next({reinterpret_cast<uint8_t*>(staging.data()), staging.size()})) break;
+        CAPTURE(run.frames);
+        const std::vector<uint8_t> decoded(reinterpret_cast<const uint8_t*>(staging.data()),
+                                           reinterpret_cast<const uint8_t*>(staging.data()) + staging.size());
+        const FrameUpdate update = texture.update();
+        run.whole += update.whole_frame;
+        run.copied += update.copied_fraction;
+        upload(context, full, host_pixels(decoded, clip.width, clip.height));
+        generate_mips(context, full, MipFilter::box);
+        for (uint32_t level = 0; level < full.levels(); ++level) {
+            CAPTURE(level);
+            CHECK(readback(context, texture.texture(), level) == readback(context, full, level));
+        }
+        ++run.frames;
+    }
+    CHECK(run.frames == clip.frames);
+    MESSAGE(std::string(codec) << " clip: " << run.whole << " of " << run.frames << " frames replaced whole, "
+                  << 100.0 * run.copied / run.frames << "% of texels copied per frame");
+    return run;
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "decoded frames through a video texture equal full regenerations, frame by frame") {
+    const ClipRun lossless = run_clip(context, "ffv1", "clip.mkv");
+    CHECK(lossless.whole == 2);  // the first frame and the cut
+    CHECK(lossless.copied / lossless.frames < 0.25);
+    const ClipRun lossy = run_clip(context, "mpeg4", "clip.avi");
+    CHECK(lossy.whole >= 2);
+}

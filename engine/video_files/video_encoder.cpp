@@ -69,7 +69,8 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
     if (encoding.frames_per_second <= 0) s.fail("the frame rate must be positive");
     s.width = int(width);
     s.height = int(height);
-    int r = avformat_alloc_output_context2(&s.format, nullptr, nullptr, path.c_str());
+    const std::string& named = encoding.container_from.empty() ? path : encoding.container_from;
+    int r = avformat_alloc_output_context2(&s.format, nullptr, nullptr, named.c_str());
     if (r < 0 || !s.format)
         s.fail("FFmpeg knows no container for this file name (" + ffmpeg::error_text(r) + "): use .mp4, .mkv or .avi");
     const AVCodec* encoder = choose_encoder(encoding.codec, s.format->oformat);

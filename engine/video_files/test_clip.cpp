@@ -1,0 +1,38 @@
+#include "test_clip.h"
+
+#include <algorithm>
+
+#include "test_chart.h"
+#include "video_encoder.h"
+
+namespace tvlm {
+
+std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
+    const Rgba8Image chart = make_test_chart(clip.width, clip.height);
+    std::vector<uint8_t> frame(chart.texels.size());
+    const bool mirrored = index >= clip.cut;
+    for (uint32_t y = 0; y < clip.height; ++y)
+        for (uint32_t x = 0; x < clip.width; ++x) {
+            const uint32_t from = mirrored ? clip.width - 1 - x : x;
+            std::copy_n(&chart.texels[(size_t{y} * clip.width + from) * 4], 4, &frame[(size_t{y} * clip.width + x) * 4]);
+        }
+    // A 48-texel square moving right and down by 9 and 4 texels a frame.
+    const uint32_t side = 48, x0 = (16 + 9 * index) % (clip.width - side), y0 = (40 + 4 * index) % (clip.height - side);
+    for (uint32_t y = y0; y < y0 + side; ++y)
+        for (uint32_t x = x0; x < x0 + side; ++x) {
+            uint8_t* texel = &frame[(size_t{y} * clip.width + x) * 4];
+            texel[0] = 250;
+            texel[1] = 240;
+            texel[2] = uint8_t(60 + 4 * index);
+            texel[3] = 255;
+        }
+    return frame;
+}
+
+void write_test_clip(const std::string& path, const TestClip& clip) {
+    VideoEncoder encoder(path, clip.width, clip.height, {.codec = "ffv1"});
+    for (uint32_t f = 0; f < clip.frames; ++f) encoder.write(test_clip_frame(clip, f));
+    encoder.finish();
+}
+
+}  // namespace tvlm
