@@ -13,6 +13,7 @@ void bind_cpu(nb::module_& m);
 void bind_vulkan(nb::module_& m);
 void bind_differentiable(nb::module_& m);  // sample_points: CPU reference; CUDA kernels where built
 void bind_resize(nb::module_& m);  // processors' CUDA resize; nothing without CUDA
-void bind_cuda(nb::module_& m);  // without a CUDA build: cuda_built() is False, nothing else
+void bind_cuda(nb::module_& m);
+void bind_video(nb::module_& m);  // where FFmpeg was found (TVLM_HAVE_VIDEO_FILES)  // without a CUDA build: cuda_built() is False, nothing else
 
 }  // namespace tvlm::py

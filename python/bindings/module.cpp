@@ -14,4 +14,9 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_resize(m);
     tvlm::py::bind_differentiable(m);
     tvlm::py::bind_cuda(m);
+#ifdef TVLM_HAVE_VIDEO_FILES
+    tvlm::py::bind_video(m);
+#else
+    m.def("video_built", [] { return false; }, "Whether this build reads video files (FFmpeg was found).");
+#endif
 }

@@ -10,6 +10,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "vulkan_device.h"
 #include "context.h"
 #include "error.h"
 #include "generate_mips.h"
@@ -19,27 +20,6 @@
 namespace tvlm::py {
 
 namespace {
-
-// The engine's Context; textures and outputs keep the Python object alive (keep_alive).
-class VulkanDevice {
-public:
-    VulkanDevice(const std::string& selector, bool validation)
-        : context_(ContextDesc{DeviceSelector::parse(selector), validation}) {}
-    Context& context() { return context_; }
-    std::vector<std::string> validation_messages() const {
-        return const_cast<Context&>(context_).validation_log().messages();
-    }
-
-private:
-    Context context_;
-};
-
-// Memory a NumPy output lives in: the sampler's host-visible buffer, and the device that
-// owns it (freed after the array, never before).
-struct HostBlock {
-    nb::object device;  // declared first: released after the buffer is destroyed
-    HostBuffer buffer;
-};
 
 class VulkanPyramid {
 public:

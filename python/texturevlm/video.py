@@ -1,0 +1,163 @@
+"""Video in, patch tensors out, frame by frame.
+
+    import texturevlm as tv
+    for frame in tv.video.frames("talk.mp4", follow_changes=4, num_patches=273):
+        tokens = encoder(frame.patches)          # [N, C, P, P]; frame.meta [N, 5]
+
+FFmpeg decodes the file or stream on the CPU straight into a staging buffer; the GPU
+compares each frame with the one its texture holds, tile by tile, and only the changed
+rectangles are copied and their mips updated (with threshold 0 the texture equals every
+frame exactly); foveated patches are then sampled with Vulkan compute where the fixation
+schedule says to look: fixed, a timeline, following the changes, or following a saliency
+signal you compute per frame."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core, _devices, layouts
+from ._core import Error
+
+Fixations = List[Tuple[float, float]]
+#: saliency(index, time, change) -> a 2D array over the frame (any resolution, >= 0), or None
+SaliencyFn = Callable[[int, float, Any], Any]
+
+
+class VideoFrame(NamedTuple):
+    """One sampled frame."""
+
+    index: int                #: the frame's number in the stream, from 0
+    time: float               #: seconds from the start (frame number / frame rate)
+    patches: Any              #: [N, C, P, P] float32 (or float16), zeros in padding slots
+    meta: Any                 #: [N, 5] (cu, cv, su, sv, level); level -1 marks padding
+    changed_fraction: float   #: texels copied into the texture for this frame / all texels
+    whole_frame: bool         #: the first frame or a scene cut: the texture was replaced whole
+    fixations: Fixations      #: where the layout looked, normalized (x, y)
+
+
+def write_test_clip(path: str, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32) -> None:
+    """Writes the embedded test clip (what `tvlm video` runs on without a file): the test
+    chart with a bright square moving across it and a scene cut at frame `cut` to the chart
+    mirrored, lossless (FFV1; `path` should end in .mkv), so decoded frames equal
+    test_clip_frame()."""
+    _require_video()
+    _core.write_test_clip(path, width, height, frames, cut)
+
+
+def test_clip_frame(index: int, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32) -> np.ndarray:
+    """Frame `index` of the test clip as uint8 [height, width, 4] (RGBA)."""
+    _require_video()
+    return _core.test_clip_frame(width, height, frames, cut, index)
+
+
+def _require_video() -> None:
+    if not _core.video_built():
+        raise Error("this texturevlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev "
+                    "and libswscale-dev (Debian/Ubuntu) and reinstall it (pip install .)")
+
+
+def change_saliency(change: Any, tiles: Tuple[int, int]) -> Optional[np.ndarray]:
+    """The changed tiles of a frame (first layer) as saliency: each cell counts the changed
+    tiles in its 3x3 neighbourhood, so the middle of a moving object outweighs its edges.
+    None for whole frames (a cut says nothing about where to look)."""
+    if change.whole_frame:
+        return None
+    tiles_x, tiles_y = tiles
+    grid = change.changed_tiles[: tiles_x * tiles_y].reshape(tiles_y, tiles_x).astype(np.float32)
+    padded = np.pad(grid, 1)
+    return sum(padded[dy:dy + tiles_y, dx:dx + tiles_x] for dy in range(3) for dx in range(3)).astype(np.float32)
+
+
+def _schedule(fixation: Any, timeline: Optional[Sequence[Tuple[float, Any]]], follow_changes: Optional[float],
+              saliency: Optional[SaliencyFn], saliency_rate: float) -> Any:
+    chosen = [name for name, given in (("timeline", timeline is not None), ("follow_changes", follow_changes is not None),
+                                       ("saliency", saliency is not None)) if given]
+    if len(chosen) > 1:
+        raise Error(f"choose one of timeline, follow_changes and saliency, not {' and '.join(chosen)}")
+    start = layouts.fixations_per_image(fixation, 1)[0]
+    if timeline is not None:
+        return _core.FixationSchedule.timeline([(float(t), layouts.fixations_per_image(f, 1)[0]) for t, f in timeline])
+    if follow_changes is not None:
+        return _core.FixationSchedule.following(float(follow_changes), 1, 0.2, start)
+    if saliency is not None:
+        return _core.FixationSchedule.following(float(saliency_rate), 1, 0.2, start)
+    return _core.FixationSchedule.fixed(start)
+
+
+def _to_device(array: np.ndarray, device: Any) -> Any:
+    if device is None or str(device) == "numpy":
+        return array
+    import torch
+    tensor = torch.from_numpy(array)
+    return tensor if str(device) == "cpu" else tensor.to(device)
+
+
+def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequence[Tuple[float, Any]]] = None,
+           follow_changes: Optional[float] = None, saliency: Optional[SaliencyFn] = None,
+           saliency_rate: float = 4.0, num_patches: int = 273, patch_size: int = 16, every: int = 1,
+           max_frames: Optional[int] = None, threshold: int = 0, channels: int = 3, dtype: str = "float32",
+           format: str = "rgba8", device: Any = None, vulkan_device: str = "",
+           threads: int = 0) -> Iterator[VideoFrame]:
+    """Yields a VideoFrame for every `every`-th frame of `source` (a file or any URL FFmpeg
+    opens), up to `max_frames` decoded frames.
+
+    Where to look: `fixation` ((x, y) or [K, 2]) fixed; or `timeline` [(seconds, fixation),
+    ...] each held until the next; or `follow_changes=R`: at most R moves a second to where
+    the frame changed most since the last move; or `saliency(index, time, change)` returning
+    a 2D map (or None for no signal) followed at `saliency_rate` moves a second (`change` has
+    `changed_tiles`, `whole_frame`, `copied_fraction`, `rectangles`).
+
+    `threshold` (0-255): a channel differing by at most this counts as unchanged (0: the
+    texture equals every frame). `device`: None or 'numpy' gives NumPy arrays (in the
+    sampler's host-visible memory, no copy); 'cpu' torch CPU tensors sharing it; 'cuda[:N]'
+    or a torch.device copies them there (the sampling runs in Vulkan compute, whose outputs
+    are host memory). Raises Error for missing, damaged or unsupported files and bad
+    arguments, before the first frame."""
+    _require_video()
+    if not isinstance(every, int) or every < 1:
+        raise Error(f"every must be a positive number of frames, not {every!r}")
+    if max_frames is not None and (not isinstance(max_frames, int) or max_frames < 1):
+        raise Error(f"max_frames must be a positive number of frames or None, not {max_frames!r}")
+    if channels not in (3, 4):
+        raise Error(f"channels must be 3 or 4, not {channels}")
+    if dtype not in ("float32", "float16"):
+        raise Error(f"dtype must be 'float32' or 'float16', not {dtype!r}")
+    schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate)
+    stream = _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads)
+    fps = stream.frames_per_second or 25.0
+    # Checks num_patches and patch_size against the frame before any frame is decoded.
+    layouts.foveated(stream.width, stream.height, start_fixations(schedule), num_patches, patch_size)
+    return _frames(stream, schedule, fps, saliency, follow_changes is not None, num_patches, patch_size, every,
+                   max_frames, channels, dtype == "float16", device)
+
+
+def start_fixations(schedule: Any) -> Fixations:
+    """Where a schedule looks first (without moving it): for checks before decoding."""
+    return [(0.5, 0.5)] if schedule.needs_saliency else schedule.at(0.0)
+
+
+def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyFn], follow_changes: bool,
+            num_patches: int, patch_size: int, every: int, max_frames: Optional[int], channels: int, half: bool,
+            device: Any) -> Iterator[VideoFrame]:
+    layout = None
+    index = 0
+    while max_frames is None or index < max_frames:
+        change = stream.next()
+        if change is None:
+            return
+        time = index / fps
+        signal = None
+        if follow_changes:
+            signal = change_saliency(change, stream.tiles)
+        elif saliency is not None:
+            given = saliency(index, time, change)
+            signal = None if given is None else np.ascontiguousarray(np.asarray(given, dtype=np.float32))
+        fixations = schedule.at(time, signal)
+        if layout is None or schedule.moved:
+            layout = layouts.foveated(stream.width, stream.height, fixations, num_patches, patch_size)
+        if index % every == 0:
+            patches = stream.sample(layout._core, channels, half)
+            yield VideoFrame(index, time, _to_device(patches, device), _to_device(layout.metadata[0], device),
+                             change.copied_fraction, change.whole_frame, list(fixations))
+        index += 1

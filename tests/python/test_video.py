@@ -1,0 +1,115 @@
+"""texturevlm.video: files decoded into a texture that follows them, patches per frame
+(NumPy on lavapipe here; the test clip made by the engine's own FFmpeg encoder)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import texturevlm as tv
+from texturevlm import _core
+
+from conftest import needs_vulkan
+
+needs_video = pytest.mark.skipif(not _core.video_built(), reason="texturevlm was built without FFmpeg")
+W, H, FRAMES, CUT = 320, 224, 20, 12
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> str:
+    if not _core.video_built():
+        pytest.skip("texturevlm was built without FFmpeg")
+    path = str(tmp_path_factory.mktemp("video") / "clip.mkv")
+    tv.video.write_test_clip(path, W, H, FRAMES, CUT)
+    return path
+
+
+@needs_video
+@needs_vulkan
+def test_every_frame_equals_sampling_the_decoded_frame_whole(clip: str) -> None:
+    seen = 0
+    for frame in tv.video.frames(clip, fixation=(0.3, 0.6), num_patches=40, patch_size=8, channels=4):
+        image = tv.video.test_clip_frame(frame.index, W, H, FRAMES, CUT)  # FFV1: decoded exactly
+        pyramid = tv.TexturePyramid(np.ascontiguousarray(np.moveaxis(image, -1, 0)), backend="vulkan")
+        expected = pyramid.sample_foveated((0.3, 0.6), num_patches=40, patch_size=8)
+        assert frame.patches.shape == (40, 4, 8, 8)
+        np.testing.assert_array_equal(frame.patches, expected.patches)
+        np.testing.assert_array_equal(frame.meta, expected.meta)
+        assert frame.whole_frame == (frame.index in (0, CUT))
+        if not frame.whole_frame:
+            assert 0 < frame.changed_fraction < 0.3  # the moving square's tiles only
+        assert frame.time == pytest.approx(frame.index / 25.0)
+        seen += 1
+    assert seen == FRAMES
+
+
+@needs_video
+@needs_vulkan
+def test_every_k_max_frames_and_following_the_changes(clip: str) -> None:
+    frames = list(tv.video.frames(clip, follow_changes=5, every=3, max_frames=10, num_patches=30, patch_size=8))
+    assert [f.index for f in frames] == [0, 3, 6, 9]
+    assert frames[0].fixations == [(0.5, 0.5)]
+    # The square starts near (16 + 48/2, 40 + 48/2) texels and moves right and down.
+    x, y = frames[-1].fixations[0]
+    square_x, square_y = (16 + 9 * 9 + 24) / W, (40 + 4 * 9 + 24) / H
+    assert abs(x - square_x) < 0.2 and abs(y - square_y) < 0.25, (x, y)
+
+
+@needs_video
+@needs_vulkan
+def test_a_saliency_callback_and_a_timeline_move_the_fixation(clip: str) -> None:
+    def right_edge(index: int, time: float, change: object) -> np.ndarray:
+        saliency = np.zeros((4, 8), np.float32)
+        saliency[2, 7] = 1.0
+        return saliency
+
+    frames = list(tv.video.frames(clip, saliency=right_edge, max_frames=3, num_patches=30, patch_size=8))
+    assert frames[0].fixations == [(0.9375, 0.625)]
+    timeline = [(0.0, (0.1, 0.1)), (0.1, [(0.8, 0.2), (0.2, 0.8)])]
+    frames = list(tv.video.frames(clip, timeline=timeline, max_frames=4, num_patches=30, patch_size=8))
+    assert [len(f.fixations) for f in frames] == [1, 1, 1, 2]  # frame 3 is at 0.12 s
+
+
+@needs_video
+@needs_vulkan
+def test_bad_input_is_refused_before_any_frame(clip: str, tmp_path: object) -> None:
+    with pytest.raises(tv.Error, match="cannot be opened"):
+        tv.video.frames("/no/such/video.mp4")
+    with pytest.raises(tv.Error, match="every must be a positive"):
+        tv.video.frames(clip, every=0)
+    with pytest.raises(tv.Error, match="choose one of"):
+        tv.video.frames(clip, follow_changes=4, timeline=[(0.0, (0.5, 0.5))])
+    with pytest.raises(tv.Error, match="above 255"):
+        tv.video.frames(clip, threshold=300)
+    with pytest.raises(tv.Error, match="NaN or outside"):
+        tv.video.frames(clip, fixation=(float("nan"), 0.5))
+    with pytest.raises(tv.Error, match="budget 1 is below"):
+        tv.video.frames(clip, num_patches=1)
+    with pytest.raises(tv.Error, match="positive, finite"):
+        tv.video.frames(clip, follow_changes=0)
+    not_video = os.path.join(str(tmp_path), "text.mp4")
+    with open(not_video, "w") as f:
+        f.write("not a video")
+    with pytest.raises(tv.Error, match="cannot be opened \\(Invalid data"):
+        tv.video.frames(not_video)
+
+
+@needs_video
+@needs_vulkan
+def test_streams_opened_and_closed_many_times_leave_fds_and_memory_flat(clip: str) -> None:
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    for _ in range(5):  # warm-up: pipelines, FFmpeg's tables
+        next(tv.video.frames(clip, max_frames=1, num_patches=30, patch_size=8))
+    fds, rss = open_fds(), rss_mb()
+    for _ in range(200):
+        frame = next(tv.video.frames(clip, max_frames=1, num_patches=30, patch_size=8))
+        del frame
+    assert open_fds() == fds
+    assert rss_mb() - rss < 30, f"host memory grew by {rss_mb() - rss:.1f} MB"
