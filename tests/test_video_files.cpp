@@ -248,3 +248,24 @@ TEST_CASE_FIXTURE(VulkanFixture, "decoded frames through a video texture equal f
     const ClipRun lossy = run_clip(context, "mpeg4", "clip.avi");
     CHECK(lossy.whole >= 2);
 }
+
+TEST_CASE("NVDEC is refused with the reason where it cannot run, and each decoder reads its own kind of frame") {
+    const auto lossless = make_video("nvdec_ffv1.mkv", "ffv1", 64, 48, 3);
+    // FFV1 has no NVDEC decoder on any machine.
+    CHECK_THROWS_WITH_AS(VideoDecoder(lossless.string(), VideoDecoderOptions{.decode = VideoDecode::nvdec}),
+                         doctest::Contains("cannot decode on NVDEC"), Error);
+    const auto lossy = make_video("nvdec_mpeg4.avi", "mpeg4", 64, 48, 3);
+    try {
+        VideoDecoder decoder(lossy.string(), VideoDecoderOptions{.decode = VideoDecode::nvdec});
+        CHECK(decoder.info().decoder.starts_with("NVDEC"));  // an NVIDIA machine
+        std::vector<uint8_t> rgba(64 * 48 * 4);
+        CHECK_THROWS_WITH_AS(decoder.next(rgba), doctest::Contains("next(DeviceFrame&)"), Error);
+    } catch (const Error& e) {
+        MESSAGE("NVDEC here: " << std::string(e.what()));
+        CHECK(std::string(e.what()).find("NVDEC cannot start on CUDA device 0") != std::string::npos);
+    }
+    VideoDecoder cpu(lossy.string());
+    CHECK(cpu.info().decoder == "CPU");
+    DeviceFrame frame;
+    CHECK_THROWS_WITH_AS(cpu.next(frame), doctest::Contains("next(span)"), Error);
+}

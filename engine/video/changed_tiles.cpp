@@ -122,4 +122,29 @@ std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, 
     return regions;
 }
 
+ChangeDetection checked(const ChangeDetection& detection) {
+    if (detection.threshold > 255)
+        throw Error("a change threshold of " + std::to_string(detection.threshold) +
+                    " is above 255, the largest byte difference: give 0 to 255");
+    if (!(detection.whole_frame_above >= 0.0 && detection.whole_frame_above <= 1.0))
+        throw Error("the scene-cut fraction must lie in [0, 1], not " + std::to_string(detection.whole_frame_above));
+    return detection;
+}
+
+FrameChanges plan_frame_changes(std::vector<uint32_t> changed, const TileGrid& grid, const ChangeDetection& detection) {
+    FrameChanges plan;
+    plan.whole_frame = changed.empty();
+    if (!plan.whole_frame) {
+        plan.tiles_changed = size_t(std::count(changed.begin(), changed.end(), 1u));
+        plan.whole_frame = double(plan.tiles_changed) > detection.whole_frame_above * double(grid.tile_count());
+        if (!plan.whole_frame) plan.regions = merge_changed_tiles(changed, grid);
+        plan.changed_tiles = std::move(changed);
+    }
+    if (plan.whole_frame) plan.regions = {DirtyRegion{0, 0, grid.width, grid.height, 0, grid.layers}};
+    size_t copied = 0;
+    for (const DirtyRegion& r : plan.regions) copied += size_t{r.width} * r.height * r.layers;
+    plan.copied_fraction = double(copied) / (double(grid.width) * grid.height * grid.layers);
+    return plan;
+}
+
 }  // namespace tvlm

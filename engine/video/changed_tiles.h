@@ -32,4 +32,25 @@ std::vector<uint32_t> reference_changed_tiles(std::span<const uint8_t> before, s
 // Deterministic.
 std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid);
 
+struct ChangeDetection {
+    uint32_t threshold = 0;           // bytes: a channel differing by at most this is unchanged
+    double whole_frame_above = 0.5;   // a scene cut: more than this fraction of tiles changed
+};
+// Throws Error for a threshold above 255 or a scene-cut fraction outside [0, 1].
+ChangeDetection checked(const ChangeDetection& detection);
+
+// What a frame replaces in a texture that follows a video (VideoTexture on Vulkan,
+// CudaVideoTexture on CUDA).
+struct FrameChanges {
+    std::vector<DirtyRegion> regions;     // the rectangles to copy (whole frames: one per grid)
+    bool whole_frame = false;             // the first frame, or a scene cut
+    std::vector<uint32_t> changed_tiles;  // per tile as found (empty for the first frame)
+    size_t tiles_changed = 0;
+    double copied_fraction = 0;           // texels copied over texels of the frame
+};
+// The plan for a frame whose changed tiles are `changed` (empty: the first frame, replaced
+// whole): the whole frame where more than detection.whole_frame_above of the tiles
+// changed, else merge_changed_tiles().
+FrameChanges plan_frame_changes(std::vector<uint32_t> changed, const TileGrid& grid, const ChangeDetection& detection);
+
 }  // namespace tvlm

@@ -24,15 +24,6 @@ Format checked_format(Format format) {
     return format;
 }
 
-ChangeDetection checked(ChangeDetection detection) {
-    if (detection.threshold > 255)
-        throw Error("a change threshold of " + std::to_string(detection.threshold) +
-                    " is above 255, the largest byte difference: give 0 to 255");
-    if (!(detection.whole_frame_above >= 0.0 && detection.whole_frame_above <= 1.0))
-        throw Error("the scene-cut fraction must lie in [0, 1], not " + std::to_string(detection.whole_frame_above));
-    return detection;
-}
-
 HostBuffer frame_buffer(Context& context, VkDeviceSize bytes) {
     // The shader indexes frame words with 32 bits.
     if (bytes / 4 > UINT32_MAX) throw Error("a video frame of " + std::to_string(bytes) + " bytes is above 16 GiB");
@@ -140,19 +131,8 @@ FrameUpdate VideoTexture::update() {
     if (!staged_) throw Error("no new frame: write one into next_frame() before update()");
     const size_t k = frames_ % 2;
     FrameUpdate result;
-    result.whole_frame = frames_ == 0;
-    if (!result.whole_frame) {
-        result.changed_tiles = find_changes(staging_[k]);
-        result.tiles_changed = size_t(std::count(result.changed_tiles.begin(), result.changed_tiles.end(), 1u));
-        result.whole_frame =
-            double(result.tiles_changed) > detection_.whole_frame_above * double(grid_.tile_count());
-        if (!result.whole_frame) result.regions = merge_changed_tiles(result.changed_tiles, grid_);
-    }
-    if (result.whole_frame)
-        result.regions = {DirtyRegion{0, 0, grid_.width, grid_.height, 0, grid_.layers}};
-    size_t copied = 0;
-    for (const DirtyRegion& r : result.regions) copied += size_t{r.width} * r.height * r.layers;
-    result.copied_fraction = double(copied) / (double(grid_.width) * grid_.height * grid_.layers);
+    static_cast<FrameChanges&>(result) =
+        plan_frame_changes(frames_ == 0 ? std::vector<uint32_t>{} : find_changes(staging_[k]), grid_, detection_);
     result.done = result.regions.empty() ? context_.queue().last_submitted()
                                          : copy(staging_[k], result.regions, result.whole_frame);
     staging_done_[k] = std::max(result.done, context_.queue().last_submitted());

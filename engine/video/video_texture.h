@@ -21,18 +21,9 @@ namespace tvlm {
 
 class Context;
 
-struct ChangeDetection {
-    uint32_t threshold = 0;           // bytes: a channel differing by at most this is unchanged
-    double whole_frame_above = 0.5;   // a scene cut: more than this fraction of tiles changed
-};
-
-struct FrameUpdate {
-    std::vector<DirtyRegion> regions;     // the rectangles copied (whole frames: one per layer)
-    bool whole_frame = false;             // the first frame, or a scene cut
-    std::vector<uint32_t> changed_tiles;  // per tile as the GPU found them (empty for the first frame)
-    size_t tiles_changed = 0;
-    double copied_fraction = 0;           // texels copied over texels of the frame
-    uint64_t done = 0;                    // timeline value: the texture holds the frame and its mips
+// What was copied, and when the texture holds the frame and its mips.
+struct FrameUpdate : FrameChanges {
+    uint64_t done = 0;  // timeline value
 };
 
 class VideoTexture {

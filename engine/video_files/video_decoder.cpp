@@ -4,6 +4,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
@@ -21,7 +22,33 @@ namespace {
 struct FormatCloser {
     void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
 };
+struct BufferUnref {
+    void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+};
 using ffmpeg::error_text;
+
+// NVDEC was asked for: only CUDA frames, never a silent fall back to the CPU.
+AVPixelFormat cuda_format(AVCodecContext*, const AVPixelFormat* formats) {
+    for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f)
+        if (*f == AV_PIX_FMT_CUDA) return *f;
+    return AV_PIX_FMT_NONE;
+}
+
+YuvMatrix matrix_of(const AVFrame& f) {
+    switch (f.colorspace) {
+        case AVCOL_SPC_BT709: return YuvMatrix::bt709;
+        case AVCOL_SPC_BT2020_NCL:
+        case AVCOL_SPC_BT2020_CL: return YuvMatrix::bt2020;
+        case AVCOL_SPC_BT470BG:
+        case AVCOL_SPC_SMPTE170M:
+        case AVCOL_SPC_FCC: return YuvMatrix::bt601;
+        default: return f.height >= 720 ? YuvMatrix::bt709 : YuvMatrix::bt601;  // unstated: what players assume
+    }
+}
+
+int sws_matrix(YuvMatrix m) {
+    return m == YuvMatrix::bt709 ? SWS_CS_ITU709 : m == YuvMatrix::bt2020 ? SWS_CS_BT2020 : SWS_CS_ITU601;
+}
 
 }  // namespace
 
@@ -33,6 +60,8 @@ struct VideoDecoder::State {
     ffmpeg::Frame frame{av_frame_alloc()};
     ffmpeg::Packet packet{av_packet_alloc()};
     ffmpeg::Scaler scaler;
+    std::unique_ptr<AVBufferRef, BufferUnref> cuda_device;  // NVDEC only
+    VideoDecoderOptions options;
     int stream = -1;
     bool flushed = false;  // the end of the file reached and the decoder told so
     int64_t decoded = 0;
@@ -47,7 +76,9 @@ struct VideoDecoder::State {
             if (got == AVERROR_EOF) return false;
             if (got != AVERROR(EAGAIN))
                 fail("frame " + std::to_string(decoded) + " cannot be decoded (" + error_text(got) +
-                     "): the stream is damaged or truncated");
+                     (options.decode == VideoDecode::nvdec
+                          ? "): NVDEC may not decode this codec or profile on this GPU, or the stream is damaged"
+                          : "): the stream is damaged or truncated"));
             if (flushed) return false;
             const int read = av_read_frame(format.get(), packet.get());
             if (read == AVERROR_EOF) {
@@ -71,9 +102,14 @@ struct VideoDecoder::State {
     }
 };
 
-VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads) : state_(std::make_unique<State>()) {
+VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads)
+    : VideoDecoder(path_or_url, VideoDecoderOptions{.threads = threads}) {}
+
+VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOptions& options)
+    : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.name = path_or_url;
+    s.options = options;
     av_log_set_level(AV_LOG_FATAL);  // errors come back as Error, not as lines on stderr
     if (!s.frame || !s.packet) s.fail("out of memory");
     AVFormatContext* format = nullptr;
@@ -101,7 +137,28 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, int threads) : state_
     if (!s.codec) s.fail("out of memory");
     if (const int r = avcodec_parameters_to_context(s.codec.get(), parameters); r < 0)
         s.fail("its codec parameters are invalid (" + error_text(r) + ")");
-    s.codec->thread_count = threads;
+    s.codec->thread_count = options.threads;
+    s.info.decoder = "CPU";
+    if (options.decode == VideoDecode::nvdec) {
+        bool cuda = false;
+        for (int i = 0; const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i); ++i)
+            cuda |= (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == AV_HWDEVICE_TYPE_CUDA;
+        if (!cuda) s.fail("the " + std::string(decoder->name) + " decoder of this FFmpeg build cannot decode on NVDEC");
+        AVDictionary* device_options = nullptr;
+        av_dict_set(&device_options, "primary_ctx", "1", 0);  // the CUDA runtime's context: pointers usable there
+        AVBufferRef* device = nullptr;
+        const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, std::to_string(options.cuda_device).c_str(),
+                                             device_options, 0);
+        av_dict_free(&device_options);
+        if (r < 0)
+            s.fail("NVDEC cannot start on CUDA device " + std::to_string(options.cuda_device) + " (" + error_text(r) +
+                   "): it needs an NVIDIA GPU and driver (libcuda.so.1, libnvcuvid.so.1; in containers "
+                   "NVIDIA_DRIVER_CAPABILITIES must include 'video')");
+        s.cuda_device.reset(device);
+        s.codec->hw_device_ctx = av_buffer_ref(device);
+        s.codec->get_format = cuda_format;
+        s.info.decoder = "NVDEC (CUDA device " + std::to_string(options.cuda_device) + ")";
+    }
     if (const int r = avcodec_open2(s.codec.get(), decoder, nullptr); r < 0)
         s.fail("the " + std::string(decoder->name) + " decoder cannot open its stream (" + error_text(r) + ")");
     s.info.width = uint32_t(parameters->width);
@@ -120,6 +177,7 @@ int64_t VideoDecoder::frames_decoded() const { return state_->decoded; }
 
 bool VideoDecoder::next(std::span<uint8_t> rgba) {
     State& s = *state_;
+    if (s.options.decode != VideoDecode::cpu) s.fail("NVDEC frames stay in CUDA memory: read them with next(DeviceFrame&)");
     const size_t bytes = size_t{s.info.width} * s.info.height * 4;
     if (rgba.size() != bytes)
         s.fail("a frame takes " + std::to_string(bytes) + " bytes of RGBA8 (" + std::to_string(s.info.width) + "x" +
@@ -142,10 +200,41 @@ bool VideoDecoder::next(std::span<uint8_t> rgba) {
                                         nullptr));
     if (!s.scaler) s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
                           "' cannot be converted to RGBA");
+    // YUV through the frame's own matrix and range (the NVDEC path's conversion uses the same).
+    if (!(av_pix_fmt_desc_get(AVPixelFormat(f.format))->flags & AV_PIX_FMT_FLAG_RGB)) {
+        const int* coefficients = sws_getCoefficients(sws_matrix(matrix_of(f)));
+        sws_setColorspaceDetails(s.scaler.get(), coefficients, f.color_range == AVCOL_RANGE_JPEG, coefficients, 1, 0,
+                                 1 << 16, 1 << 16);
+    }
     uint8_t* planes[4] = {rgba.data(), nullptr, nullptr, nullptr};
     const int strides[4] = {int(s.info.width * 4), 0, 0, 0};
     sws_scale(s.scaler.get(), f.data, f.linesize, 0, f.height, planes, strides);
     av_frame_unref(s.frame.get());
+    ++s.decoded;
+    return true;
+}
+
+bool VideoDecoder::next(DeviceFrame& out) {
+    State& s = *state_;
+    if (s.options.decode != VideoDecode::nvdec) s.fail("CPU-decoded frames are RGBA8 rows: read them with next(span)");
+    if (!s.receive()) {
+        if (s.info.frames > 0 && s.decoded < s.info.frames)
+            s.fail("ends after " + std::to_string(s.decoded) + " of the " + std::to_string(s.info.frames) +
+                   " frames its container announces: the file is truncated");
+        return false;
+    }
+    const AVFrame& f = *s.frame;  // kept until the next receive (which unreferences it)
+    if (f.format != AV_PIX_FMT_CUDA || !f.hw_frames_ctx) s.fail("NVDEC returned a frame that is not in CUDA memory");
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f.hw_frames_ctx->data);
+    if (frames->sw_format != AV_PIX_FMT_NV12)
+        s.fail("NVDEC gives " + std::string(av_get_pix_fmt_name(frames->sw_format)) +
+               " frames; the CUDA path converts 8-bit 4:2:0 (NV12) only: decode this video on the CPU");
+    if (f.width != int(s.info.width) || f.height != int(s.info.height))
+        s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
+               ", the stream " + std::to_string(s.info.width) + "x" + std::to_string(s.info.height) +
+               ": size changes within a stream are not supported");
+    out = {f.data[0], f.data[1], size_t(f.linesize[0]), size_t(f.linesize[1]), s.info.width, s.info.height,
+           matrix_of(f), f.color_range == AVCOL_RANGE_JPEG};
     ++s.decoded;
     return true;
 }

@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 
+#include "yuv.h"
+
 namespace tvlm {
 
 inline constexpr uint32_t kMaxVideoDimension = 16384;
@@ -18,6 +20,35 @@ struct VideoInfo {
     double frames_per_second = 0;  // the stream's average rate; 0 where the container has none
     int64_t frames = -1;           // as the container says; -1 where it does not
     std::string codec;             // the decoder's name, e.g. "h264", "ffv1"
+    std::string decoder;           // which decoder runs: "CPU" or "NVDEC (CUDA device N)"
+};
+
+// Where frames are decoded. NVDEC is the NVIDIA GPU's video decoder, through FFmpeg's CUDA
+// hardware decoding: frames stay in CUDA memory (next(DeviceFrame&)).
+enum class VideoDecode : uint8_t {
+    cpu,    // every platform; frames as RGBA8 rows in host memory (next(span))
+    nvdec,  // an Error where the driver, the FFmpeg build or the codec does not allow it
+};
+
+struct VideoDecoderOptions {
+    VideoDecode decode = VideoDecode::cpu;
+    int threads = 0;      // CPU decoding threads (0: FFmpeg's choice)
+    int cuda_device = 0;  // NVDEC: the CUDA device (its primary context is shared with the runtime)
+};
+
+// An NVDEC frame in CUDA memory: 8-bit 4:2:0, a luma plane and an interleaved CbCr plane
+// (NV12), valid until the next call of next(). Decoded on FFmpeg's CUDA stream, which is
+// the legacy default stream: work on a stream created without cudaStreamNonBlocking is
+// ordered after it.
+struct DeviceFrame {
+    const uint8_t* luma = nullptr;
+    const uint8_t* chroma = nullptr;
+    size_t luma_pitch = 0, chroma_pitch = 0;
+    uint32_t width = 0, height = 0;
+    // The frame's own colour description; an unstated matrix is BT.709 from 720 lines up,
+    // else BT.601, as players assume (CPU decoding converts the same way).
+    YuvMatrix matrix = YuvMatrix::bt709;
+    bool full_range = false;
 };
 
 class VideoDecoder {
@@ -26,6 +57,8 @@ public:
     // CPU decoder on `threads` threads (0: FFmpeg's choice). Throws Error, naming the file
     // and the reason.
     explicit VideoDecoder(const std::string& path_or_url, int threads = 0);
+    // The same with a choice of decoder; NVDEC throws Error, naming why, where it cannot run.
+    VideoDecoder(const std::string& path_or_url, const VideoDecoderOptions& options);
     VideoDecoder(VideoDecoder&&) noexcept;
     VideoDecoder& operator=(VideoDecoder&&) noexcept;
     ~VideoDecoder();
@@ -35,7 +68,10 @@ public:
     // the end of the stream. Throws Error for a wrong buffer size, a stream the decoder
     // rejects (damaged), or an end before the frame count the container states (truncated;
     // containers that state none, like Matroska, end where the data ends).
+    // CPU decoding only (Error for NVDEC).
     bool next(std::span<uint8_t> rgba);
+    // NVDEC only (Error for CPU decoding): the next frame in CUDA memory; false at the end.
+    bool next(DeviceFrame& frame);
     int64_t frames_decoded() const;
 
 private:

@@ -89,6 +89,14 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
         s.fail("the " + s.codec_name + " encoder stores colour at half resolution (4:2:0): give even sides, not " +
                std::to_string(width) + "x" + std::to_string(height));
     if (s.format->oformat->flags & AVFMT_GLOBALHEADER) c.flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    // YUV described as players read it (BT.709 from 720 lines up, else BT.601), limited range.
+    const bool hd = s.height >= 720;
+    if (!lossless) {
+        c.colorspace = hd ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
+        c.color_primaries = hd ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M;
+        c.color_trc = hd ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M;
+        c.color_range = AVCOL_RANGE_MPEG;
+    }
     if ((r = avcodec_open2(&c, encoder, nullptr)) < 0)
         s.fail("the " + s.codec_name + " encoder cannot start (" + ffmpeg::error_text(r) + ")");
     AVStream* stream = avformat_new_stream(s.format, nullptr);
@@ -104,6 +112,10 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
     s.scaler.reset(sws_getContext(s.width, s.height, AV_PIX_FMT_RGBA, s.width, s.height, c.pix_fmt,
                                   SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
     if (!s.scaler) s.fail("no colour conversion from RGBA to the encoder's format");
+    if (!lossless) {
+        const int* coefficients = sws_getCoefficients(hd ? SWS_CS_ITU709 : SWS_CS_ITU601);
+        sws_setColorspaceDetails(s.scaler.get(), coefficients, 1, coefficients, 0, 0, 1 << 16, 1 << 16);
+    }
 }
 
 VideoEncoder::VideoEncoder(VideoEncoder&&) noexcept = default;

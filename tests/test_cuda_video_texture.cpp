@@ -1,0 +1,134 @@
+// The CUDA video path without a decoder: NV12 -> RGBA8 against a double-precision version
+// of the same rule, and CudaVideoTexture against a full copy and regeneration after every
+// frame (frames made here: a moving square on a random background, then a cut).
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "cuda_array_texture.h"
+#include "cuda_box_mips.h"
+#include "cuda_check.h"
+#include "cuda_video_texture.h"
+#include "device_buffer.h"
+#include "error.h"
+#include "video/changed_tiles.h"
+#include "video_frames.h"
+
+namespace tvlm {
+namespace {
+
+std::vector<uint8_t> level_bytes(const CudaMipmaps& t, uint32_t level) {
+    const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
+    std::vector<uint8_t> bytes(size_t{e.width} * e.height * 4);
+    TVLM_CUDA_CHECK(cudaMemcpy2DFromArray(bytes.data(), size_t{e.width} * 4, t.level(level), 0, 0, size_t{e.width} * 4,
+                                          e.height, cudaMemcpyDeviceToHost));
+    return bytes;
+}
+
+std::vector<uint8_t> square_frame(uint32_t w, uint32_t h, uint32_t index, uint32_t cut) {
+    std::mt19937 random(index >= cut ? 9 : 8);
+    std::vector<uint8_t> frame(size_t{w} * h * 4);
+    for (uint8_t& v : frame) v = uint8_t(random());
+    const uint32_t x0 = 10 + 11 * index, y0 = 7 + 5 * index;
+    for (uint32_t y = y0; y < std::min(h, y0 + 30); ++y)
+        for (uint32_t x = x0; x < std::min(w, x0 + 40); ++x)
+            for (uint32_t c = 0; c < 4; ++c) frame[(size_t{y} * w + x) * 4 + c] = uint8_t(200 + index + c);
+    return frame;
+}
+
+TEST_CASE("a CUDA video texture equals a full copy and regeneration after every frame") {
+    constexpr uint32_t kW = 301, kH = 190, kCut = 9;
+    CudaVideoTexture video(kW, kH);
+    CudaArrayTexture full = CudaArrayTexture::create(TextureDesc::sampled_2d(kW, kH, Format::rgba8_unorm));
+    const CudaBoxMips full_mips(full.mipmaps());
+    DeviceBuffer<uint8_t> frame(size_t{kW} * kH * 4);
+    std::vector<uint8_t> held;
+    for (uint32_t index = 0; index < 14; ++index) {
+        CAPTURE(index);
+        const std::vector<uint8_t> host = square_frame(kW, kH, index, kCut);
+        TVLM_CUDA_CHECK(cudaMemcpy(video.frame(), host.data(), host.size(), cudaMemcpyHostToDevice));
+        const FrameChanges changes = video.update(nullptr);
+        CHECK(changes.whole_frame == (index == 0 || index == kCut));
+        if (index > 0) CHECK(changes.changed_tiles == reference_changed_tiles(held, host, video.grid(), 0));
+        if (index > 0 && !changes.whole_frame) CHECK(changes.copied_fraction < 0.35);
+        held = host;
+        TVLM_CUDA_CHECK(cudaMemcpy(frame.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
+        full_mips.generate_from(frame.data(), size_t{kW} * 4, nullptr);
+        TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+        for (uint32_t level = 0; level < full.desc().mip_levels(); ++level) {
+            CAPTURE(level);
+            CHECK(level_bytes(video.mipmaps(), level) == level_bytes(full.mipmaps(), level));
+        }
+    }
+    CHECK_THROWS_AS(CudaVideoTexture(0, 10), Error);
+    CHECK_THROWS_WITH_AS(CudaVideoTexture(10, 10, {.threshold = 300}), doctest::Contains("above 255"), Error);
+}
+
+// The rule in double: chroma co-sited with even columns, between rows, bilinear.
+std::vector<uint8_t> nv12_reference(const std::vector<uint8_t>& luma, const std::vector<uint8_t>& chroma, uint32_t w,
+                                    uint32_t h, YuvMatrix matrix, bool full) {
+    const YuvCoefficients k = yuv_coefficients(matrix);
+    const double kr = k.kr, kb = k.kb, kg = 1 - kr - kb;
+    const uint32_t cw = (w + 1) / 2, ch = (h + 1) / 2;
+    std::vector<uint8_t> rgba(size_t{w} * h * 4);
+    auto byte = [](double v) { return uint8_t(std::floor(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5)); };
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x) {
+            const double cy = std::max((y - 0.5) * 0.5, 0.0), cx = x * 0.5;
+            const uint32_t r0 = std::min(uint32_t(cy), ch - 1), r1 = std::min(r0 + 1, ch - 1);
+            const uint32_t c0 = std::min(uint32_t(cx), cw - 1), c1 = std::min(c0 + 1, cw - 1);
+            const double wy = cy - r0, wx = cx - c0;
+            auto at = [&](uint32_t r, uint32_t c, uint32_t comp) { return double(chroma[(size_t{r} * cw + c) * 2 + comp]); };
+            auto sample = [&](uint32_t comp) {
+                const double top = at(r0, c0, comp) * (1 - wx) + at(r0, c1, comp) * wx;
+                const double bottom = at(r1, c0, comp) * (1 - wx) + at(r1, c1, comp) * wx;
+                return (top * (1 - wy) + bottom * wy - 128.0) / (full ? 255.0 : 224.0);
+            };
+            const double u = sample(0), v = sample(1);
+            const double yy = (luma[size_t{y} * w + x] - (full ? 0.0 : 16.0)) / (full ? 255.0 : 219.0);
+            uint8_t* out = &rgba[(size_t{y} * w + x) * 4];
+            out[0] = byte(yy + 2 * (1 - kr) * v);
+            out[1] = byte(yy - (2 * kb * (1 - kb) * u + 2 * kr * (1 - kr) * v) / kg);
+            out[2] = byte(yy + 2 * (1 - kb) * u);
+            out[3] = 255;
+        }
+    return rgba;
+}
+
+TEST_CASE("NV12 frames convert to RGBA8 as the double-precision rule says, every matrix and range") {
+    constexpr uint32_t kW = 67, kH = 45;  // odd: the last chroma column and row clamp
+    const uint32_t cw = (kW + 1) / 2, ch = (kH + 1) / 2;
+    std::mt19937 random(3);
+    std::vector<uint8_t> luma(size_t{kW} * kH), chroma(size_t{cw} * ch * 2);
+    for (uint8_t& v : luma) v = uint8_t(random());
+    for (uint8_t& v : chroma) v = uint8_t(random());
+    // Pitched as NVDEC's frames are: rows padded to 128 bytes.
+    const size_t pitch = 128, out_pitch = 4 * kW + 12;
+    DeviceBuffer<uint8_t> dluma(pitch * kH), dchroma(pitch * ch), out(out_pitch * kH);
+    TVLM_CUDA_CHECK(cudaMemcpy2D(dluma.data(), pitch, luma.data(), kW, kW, kH, cudaMemcpyHostToDevice));
+    TVLM_CUDA_CHECK(cudaMemcpy2D(dchroma.data(), pitch, chroma.data(), 2 * cw, 2 * cw, ch, cudaMemcpyHostToDevice));
+    for (YuvMatrix matrix : {YuvMatrix::bt601, YuvMatrix::bt709, YuvMatrix::bt2020})
+        for (bool full : {false, true}) {
+            CAPTURE(int(matrix));
+            CAPTURE(full);
+            TVLM_CUDA_CHECK(cudaMemset(out.data(), 0x5a, out.bytes()));  // poison
+            nv12_to_rgba8({dluma.data(), dchroma.data(), pitch, pitch, kW, kH, matrix, full}, out.data(), out_pitch,
+                          nullptr);
+            std::vector<uint8_t> got(size_t{kW} * kH * 4);
+            TVLM_CUDA_CHECK(cudaMemcpy2D(got.data(), 4 * kW, out.data(), out_pitch, 4 * kW, kH, cudaMemcpyDeviceToHost));
+            const std::vector<uint8_t> expected = nv12_reference(luma, chroma, kW, kH, matrix, full);
+            int worst = 0;
+            for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(int{got[i]} - int{expected[i]}));
+            CHECK(worst <= 1);  // float32 against double, at rounding boundaries
+        }
+    CHECK_THROWS_WITH_AS(nv12_to_rgba8({dluma.data(), dchroma.data(), 10, pitch, kW, kH}, out.data(), out_pitch, nullptr),
+                         doctest::Contains("short"), Error);
+}
+
+}  // namespace
+}  // namespace tvlm
