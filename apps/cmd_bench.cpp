@@ -20,7 +20,7 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file ...] [--json FILE] [--plot FILE.png] [--device D]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
@@ -30,6 +30,8 @@ constexpr const char* kHelp =
     "            memory, Vulkan / OpenGL / CUDA-only; 1024^2..4096^2, RGBA8/RGBA16F, batch 1 and 32\n"
     "  grad      differentiable sampling, each step of forward + backward and the whole: 1M samples at\n"
     "            per-sample LOD (4096^2 RGBA, 1024^2 x 40 channels, float32), 273 foveated patches x 1 and 32\n"
+    "  video-file  an H.264 file (1080p, 4K; made with libx264) decoded on the CPU and on NVDEC, then\n"
+    "            the engine's full and partial (changed tiles only) pipelines to 273 patches per frame\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
@@ -40,7 +42,25 @@ const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"sample", "GPU time per launch (50 back to back)"},
     {"video", "wall time per frame, frames pipelined, host waits only at the end of a run"},
     {"grad", "GPU time per step (5 back to back)"},
+    {"video-file", "wall time per frame, each run decoding the whole file from its start"},
 };
+
+#ifdef TVLM_HAVE_CUDA
+// video-file needs FFmpeg's libraries: an error where asked for by name, a note in `all`.
+std::vector<Row> video_file_rows(BenchGpu& gpu, bool asked) {
+#ifdef TVLM_HAVE_VIDEO_FILES
+    (void)asked;
+    return bench_video_file(gpu);
+#else
+    (void)gpu;
+    if (asked)
+        throw Error("tvlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev and "
+                    "libswscale-dev and rebuild for video-file");
+    std::printf("video-file: left out (tvlm was built without FFmpeg's libraries)\n");
+    return {};
+#endif
+}
+#endif
 
 }  // namespace
 
@@ -51,6 +71,7 @@ int run_bench(int argc, char** argv) {
         return 0;
     }
     std::vector<std::string> suites;
+    bool named = false;
     for (const std::string& name : args.positionals()) {
         if (name == "all") {
             suites.clear();
@@ -58,8 +79,9 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video or grad");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad or video-file");
         suites.push_back(name);
+        named = true;
     }
     if (suites.empty())
         for (const auto& [suite, note] : kSuites) suites.push_back(suite);
@@ -76,6 +98,7 @@ int run_bench(int argc, char** argv) {
                                       : suite == "handover" ? bench_handover(gpu)
                                       : suite == "sample"   ? bench_sample(gpu)
                                       : suite == "grad"     ? bench_grad(gpu)
+                                      : suite == "video-file" ? video_file_rows(gpu, named)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

@@ -7,8 +7,9 @@
 
 namespace tvlm {
 
-std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
-    const Rgba8Image chart = make_test_chart(clip.width, clip.height);
+namespace {
+
+std::vector<uint8_t> clip_frame(const Rgba8Image& chart, const TestClip& clip, uint32_t index) {
     std::vector<uint8_t> frame(chart.texels.size());
     const bool mirrored = index >= clip.cut;
     for (uint32_t y = 0; y < clip.height; ++y)
@@ -16,8 +17,9 @@ std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
             const uint32_t from = mirrored ? clip.width - 1 - x : x;
             std::copy_n(&chart.texels[(size_t{y} * clip.width + from) * 4], 4, &frame[(size_t{y} * clip.width + x) * 4]);
         }
-    // A 48-texel square moving right and down by 9 and 4 texels a frame.
-    const uint32_t side = 48, x0 = (16 + 9 * index) % (clip.width - side), y0 = (40 + 4 * index) % (clip.height - side);
+    // A square moving right and down by 9 and 4 texels a frame.
+    const uint32_t side = std::min({clip.square, clip.width - 1, clip.height - 1});
+    const uint32_t x0 = (16 + 9 * index) % (clip.width - side), y0 = (40 + 4 * index) % (clip.height - side);
     for (uint32_t y = y0; y < y0 + side; ++y)
         for (uint32_t x = x0; x < x0 + side; ++x) {
             uint8_t* texel = &frame[(size_t{y} * clip.width + x) * 4];
@@ -29,9 +31,16 @@ std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
     return frame;
 }
 
-void write_test_clip(const std::string& path, const TestClip& clip) {
-    VideoEncoder encoder(path, clip.width, clip.height, {.codec = "ffv1"});
-    for (uint32_t f = 0; f < clip.frames; ++f) encoder.write(test_clip_frame(clip, f));
+}  // namespace
+
+std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
+    return clip_frame(make_test_chart(clip.width, clip.height), clip, index);
+}
+
+void write_test_clip(const std::string& path, const TestClip& clip, const std::string& codec) {
+    const Rgba8Image chart = make_test_chart(clip.width, clip.height);
+    VideoEncoder encoder(path, clip.width, clip.height, {.codec = codec});
+    for (uint32_t f = 0; f < clip.frames; ++f) encoder.write(clip_frame(chart, clip, f));
     encoder.finish();
 }
 

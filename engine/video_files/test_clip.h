@@ -11,11 +11,13 @@ namespace tvlm {
 
 struct TestClip {
     uint32_t width = 640, height = 432, frames = 48, cut = 32;
+    uint32_t square = 48;  // side of the moving square, in texels
 };
 
 // Frame `index` of the clip as RGBA8, tight rows.
 std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index);
-// Writes the clip to `path` (.mkv). Throws Error if it cannot be written.
-void write_test_clip(const std::string& path, const TestClip& clip = {});
+// Writes the clip to `path`, losslessly (FFV1, .mkv) or with the encoder `codec` (e.g.
+// "libx264" into .mp4, for benchmarks of real decoders). Throws Error if it cannot be written.
+void write_test_clip(const std::string& path, const TestClip& clip = {}, const std::string& codec = "ffv1");
 
 }  // namespace tvlm
