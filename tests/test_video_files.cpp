@@ -269,3 +269,14 @@ TEST_CASE("NVDEC is refused with the reason where it cannot run, and each decode
     DeviceFrame frame;
     CHECK_THROWS_WITH_AS(cpu.next(frame), doctest::Contains("next(span)"), Error);
 }
+
+TEST_CASE("H.264 with B-frames in MP4 decodes every frame written") {
+    // The muxer's edit list once cost the last frame (29 of 30): VideoEncoder writes none.
+    const auto path = make_video("bframes.mp4", "libx264", 96, 64, 30);
+    VideoDecoder decoder(path.string());
+    CHECK(decoder.info().frames == 30);
+    std::vector<uint8_t> rgba(96 * 64 * 4);
+    int frames = 0;
+    while (decoder.next(rgba)) ++frames;
+    CHECK(frames == 30);
+}

@@ -12,6 +12,14 @@ extern "C" {
 
 #include <string>
 
+#if TVLM_NVDEC_SHARED_CONTEXT
+#include <cuda.h>
+#include <dlfcn.h>
+extern "C" {
+#include <libavutil/hwcontext_cuda.h>
+}
+#endif
+
 #include "error.h"
 #include "ffmpeg_owners.h"
 
@@ -26,6 +34,51 @@ struct BufferUnref {
     void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
 };
 using ffmpeg::error_text;
+
+#if TVLM_NVDEC_SHARED_CONTEXT
+// The CUDA runtime's primary context of one device, retained through the driver API for
+// as long as NVDEC uses it. FFmpeg's own primary_ctx option refuses a context the runtime
+// already made with other scheduling flags ("incompatible flags"), which every CUDA
+// application has done before it decodes; handing FFmpeg the context skips that check,
+// and its frames are then valid in the runtime's kernels.
+class PrimaryContext {
+public:
+    PrimaryContext() = default;
+    explicit PrimaryContext(int ordinal) {
+        library_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!library_) throw Error("the NVIDIA driver's libcuda.so.1 cannot be loaded (no NVIDIA driver here)");
+        const auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(library_, "cuInit"));
+        const auto get = reinterpret_cast<CUresult (*)(CUdevice*, int)>(dlsym(library_, "cuDeviceGet"));
+        const auto retain = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(dlsym(library_, "cuDevicePrimaryCtxRetain"));
+        release_ = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(library_, "cuDevicePrimaryCtxRelease_v2"));
+        if (!init || !get || !retain || !release_) throw Error("this libcuda.so.1 lacks the driver API NVDEC needs");
+        CUresult r = init(0);
+        if (r == CUDA_SUCCESS) r = get(&device_, ordinal);
+        if (r == CUDA_SUCCESS) r = retain(&context_, device_);
+        if (r != CUDA_SUCCESS)
+            throw Error("the driver refused the device (CUDA driver error " + std::to_string(int(r)) + ")");
+    }
+    PrimaryContext(PrimaryContext&& o) noexcept { *this = std::move(o); }
+    PrimaryContext& operator=(PrimaryContext&& o) noexcept {
+        std::swap(library_, o.library_);
+        std::swap(release_, o.release_);
+        std::swap(device_, o.device_);
+        std::swap(context_, o.context_);
+        return *this;
+    }
+    ~PrimaryContext() {
+        if (context_) release_(device_);
+        if (library_) dlclose(library_);
+    }
+    CUcontext context() const { return context_; }
+
+private:
+    void* library_ = nullptr;
+    CUresult (*release_)(CUdevice) = nullptr;
+    CUdevice device_ = 0;
+    CUcontext context_ = nullptr;
+};
+#endif
 
 // NVDEC was asked for: only CUDA frames, never a silent fall back to the CPU.
 AVPixelFormat cuda_format(AVCodecContext*, const AVPixelFormat* formats) {
@@ -53,6 +106,9 @@ int sws_matrix(YuvMatrix m) {
 }  // namespace
 
 struct VideoDecoder::State {
+#if TVLM_NVDEC_SHARED_CONTEXT
+    PrimaryContext primary;  // first: released after everything FFmpeg holds of it
+#endif
     std::string name;
     VideoInfo info;
     std::unique_ptr<AVFormatContext, FormatCloser> format;
@@ -144,12 +200,28 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
         for (int i = 0; const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i); ++i)
             cuda |= (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == AV_HWDEVICE_TYPE_CUDA;
         if (!cuda) s.fail("the " + std::string(decoder->name) + " decoder of this FFmpeg build cannot decode on NVDEC");
+        AVBufferRef* device = nullptr;
+#if TVLM_NVDEC_SHARED_CONTEXT
+        try {
+            s.primary = PrimaryContext(options.cuda_device);
+        } catch (const Error& e) {
+            s.fail("NVDEC cannot start on CUDA device " + std::to_string(options.cuda_device) + ": " + e.what());
+        }
+        device = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+        if (!device) s.fail("out of memory");
+        auto* shared = static_cast<AVCUDADeviceContext*>(reinterpret_cast<AVHWDeviceContext*>(device->data)->hwctx);
+        shared->cuda_ctx = s.primary.context();  // the stream stays NULL: the legacy default stream
+        int r = av_hwdevice_ctx_init(device);
+        if (r < 0) av_buffer_unref(&device);
+#else
+        // Without CUDA's headers: FFmpeg retains the primary context itself, which it refuses
+        // once the runtime made it with other flags (the decoder must come first then).
         AVDictionary* device_options = nullptr;
         av_dict_set(&device_options, "primary_ctx", "1", 0);  // the CUDA runtime's context: pointers usable there
-        AVBufferRef* device = nullptr;
         const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, std::to_string(options.cuda_device).c_str(),
                                              device_options, 0);
         av_dict_free(&device_options);
+#endif
         if (r < 0)
             s.fail("NVDEC cannot start on CUDA device " + std::to_string(options.cuda_device) + " (" + error_text(r) +
                    "): it needs an NVIDIA GPU and driver (libcuda.so.1, libnvcuvid.so.1; in containers "
@@ -157,6 +229,9 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
         s.cuda_device.reset(device);
         s.codec->hw_device_ctx = av_buffer_ref(device);
         s.codec->get_format = cuda_format;
+        // Frame threads only parse here (NVDEC decodes), and with them the last frame of an
+        // H.264 stream with B-frames was lost at the end (FFmpeg 5.1): one thread.
+        s.codec->thread_count = 1;
         s.info.decoder = "NVDEC (CUDA device " + std::to_string(options.cuda_device) + ")";
     }
     if (const int r = avcodec_open2(s.codec.get(), decoder, nullptr); r < 0)
@@ -196,8 +271,10 @@ bool VideoDecoder::next(std::span<uint8_t> rgba) {
                ", the stream " + std::to_string(s.info.width) + "x" + std::to_string(s.info.height) +
                ": size changes within a stream are not supported");
     s.scaler.reset(sws_getCachedContext(s.scaler.release(), f.width, f.height, AVPixelFormat(f.format), f.width,
-                                        f.height, AV_PIX_FMT_RGBA, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr,
-                                        nullptr));
+                                        f.height, AV_PIX_FMT_RGBA,
+                                        // Full chroma interpolation: nearer the bilinear rule of the CUDA conversion
+                                        // (cuda/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
+                                        SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
     if (!s.scaler) s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
                           "' cannot be converted to RGBA");
     // YUV through the frame's own matrix and range (the NVDEC path's conversion uses the same).

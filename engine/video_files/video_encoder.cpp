@@ -4,6 +4,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
+#include <libavutil/log.h>
 #include <libswscale/swscale.h>
 }
 
@@ -63,6 +64,7 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
     : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.path = path;
+    av_log_set_level(AV_LOG_FATAL);  // failures come back as Error; encoders' statistics are not wanted
     if (width == 0 || height == 0 || width > kMaxVideoDimension || height > kMaxVideoDimension)
         s.fail("frames of " + std::to_string(width) + "x" + std::to_string(height) + " cannot be encoded: sides must lie in [1, " +
                std::to_string(kMaxVideoDimension) + "]");
@@ -104,7 +106,13 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
     stream->time_base = c.time_base;
     if ((r = avio_open(&s.format->pb, path.c_str(), AVIO_FLAG_WRITE)) < 0)
         s.fail("cannot be created (" + ffmpeg::error_text(r) + ")");
-    if ((r = avformat_write_header(s.format, nullptr)) < 0) s.fail("its header cannot be written (" + ffmpeg::error_text(r) + ")");
+    // MP4/MOV: no edit list. With B-frames the muxer's edit list made FFmpeg 5.1's demuxer
+    // drop a frame (29 of 30 decoded); without it every frame decodes, in order.
+    AVDictionary* muxer_options = nullptr;
+    av_dict_set(&muxer_options, "use_editlist", "0", 0);
+    r = avformat_write_header(s.format, &muxer_options);
+    av_dict_free(&muxer_options);
+    if (r < 0) s.fail("its header cannot be written (" + ffmpeg::error_text(r) + ")");
     s.frame->format = c.pix_fmt;
     s.frame->width = s.width;
     s.frame->height = s.height;
