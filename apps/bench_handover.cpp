@@ -95,9 +95,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
     // contexts. Floor: a CUDA event alone.
     {
         const std::string latency = "latency of one step from idle, seen by the host";
-        cudaEvent_t raw = nullptr;
-        TVLM_CUDA_CHECK(cudaEventCreateWithFlags(&raw, cudaEventDisableTiming));
-        const CudaEvent event(raw);
+        const CudaEvent event = make_event();
         const auto record_and_spin = [&] {
             TVLM_CUDA_CHECK(cudaEventRecord(event.handle(), stream));
             while (cudaEventQuery(event.handle()) == cudaErrorNotReady) {}

@@ -76,6 +76,21 @@ __device__ cudaSurfaceObject_t level_surface(const cudaSurfaceObject_t (&dst)[TV
 // One destination texel per thread and level from its taps (kHalving: level a halves
 // exactly; else any ratio), stored as soon as computed: the simple form, kept for odd
 // ratios and as the benchmark's per-texel comparison.
+// Whether this block's tile of level 1 depends on no changed tile of level 0 (a launch
+// driven by changed tiles): its source is level-0 texels [64 x, 64 x + 65) (2:1 and the
+// three taps of odd sizes), rows alike. Uniform over the block.
+__device__ bool unchanged_block(const BoxMipsLaunch& l, uint32_t tile_x, uint32_t tile_y) {
+    if (!l.changed_tiles) return false;
+    constexpr uint32_t kSpan = 2 * TVLM_BOX_TILE;
+    const uint32_t x0 = tile_x * kSpan / TVLM_CHANGE_TILE, y0 = tile_y * kSpan / TVLM_CHANGE_TILE;
+    const uint32_t x1 = min((tile_x * kSpan + kSpan) / TVLM_CHANGE_TILE, l.changed_tiles_x - 1);
+    const uint32_t y1 = min((tile_y * kSpan + kSpan) / TVLM_CHANGE_TILE, l.changed_tiles_y - 1);
+    for (uint32_t y = y0; y <= y1; ++y)
+        for (uint32_t x = x0; x <= x1; ++x)
+            if (l.changed_tiles[y * l.changed_tiles_x + x]) return false;
+    return true;
+}
+
 template <SurfaceTexel T, bool kHalving>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunch l) {
     __shared__ Tables tables;
@@ -83,6 +98,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     __shared__ float4 tile_b[kTile * kTile / 4];
     const uint32_t t = threadIdx.x;
     await_previous_pass();
+    if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     if (l.params.kind == TVLM_BOX_SRGB8) {
         tables.linear[t] = kSrgbTables[t];
         if (t < 255) tables.threshold[t] = kSrgbTables[256 + t];
@@ -329,6 +345,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     __shared__ Word level4[16];
     __shared__ bool last_block;
     await_previous_pass();
+    if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
     TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
@@ -405,6 +422,8 @@ bool runs_packed(const BoxMipsLaunch& l) {
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
     if (launch.tail.levels && !runs_packed(launch)) throw std::logic_error("a box tail needs the packed kernel");
+    if (launch.changed_tiles && (launch.tail.levels || launch.layers != 1 || launch.params.tile_x || launch.params.tile_y))
+        throw std::logic_error("a launch driven by changed tiles covers one whole layer, without a tail");
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
         case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;

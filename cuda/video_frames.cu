@@ -78,7 +78,27 @@ __global__ void changed_tiles_kernel(const uint8_t* frame, size_t pitch, cudaSur
     if (threadIdx.x == 0) changed[tile_y * gridDim.x + tile_x] = any ? 1u : 0u;
 }
 
+__global__ void copy_tiles_kernel(const uint8_t* frame, size_t pitch, const uint32_t* changed,
+                                  cudaSurfaceObject_t level0, uint32_t width, uint32_t height) {
+    if (!changed[blockIdx.y * gridDim.x + blockIdx.x]) return;
+    for (uint32_t i = threadIdx.x; i < TVLM_CHANGE_TILE * TVLM_CHANGE_TILE; i += TVLM_CHANGE_THREADS) {
+        const uint32_t x = blockIdx.x * TVLM_CHANGE_TILE + i % TVLM_CHANGE_TILE;
+        const uint32_t y = blockIdx.y * TVLM_CHANGE_TILE + i / TVLM_CHANGE_TILE;
+        if (x < width && y < height)
+            surf2Dwrite(*reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x), level0, int(4 * x), int(y));
+    }
+}
+
 }  // namespace
+
+void copy_changed_tiles(const uint8_t* frame, size_t pitch, const uint32_t* changed, cudaSurfaceObject_t level0,
+                        uint32_t width, uint32_t height, cudaStream_t stream) {
+    if (!frame || !changed || width == 0 || height == 0 || pitch < size_t{4} * width)
+        throw Error("copy_changed_tiles: a null pointer, an empty frame or a short pitch");
+    const dim3 grid((width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE, (height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE);
+    copy_tiles_kernel<<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, changed, level0, width, height);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
 
 void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cudaStream_t stream) {
     if (!frame.luma || !frame.chroma || !rgba) throw Error("nv12_to_rgba8: a null frame or output pointer");

@@ -115,6 +115,24 @@ void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
            stream);
 }
 
+void CudaBoxMips::update_changed(const uint32_t* changed_tiles, cudaStream_t stream) const {
+    if (desc_.layers != 1) throw Error("updates driven by changed tiles take one-layer textures (this one has " +
+                                       std::to_string(desc_.layers) + ")");
+    if (!changed_tiles) throw Error("update_changed: no changed-tile flags (a null pointer)");
+    const std::vector<BoxPass> passes =
+        plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), {0, 0, desc_.width, desc_.height});
+    for (size_t p = 0; p < passes.size(); ++p) {
+        BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[p], 0);
+        l.overlap_launch = p > 0;
+        if (p == 0) {
+            l.changed_tiles = changed_tiles;
+            l.changed_tiles_x = (desc_.width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
+            l.changed_tiles_y = (desc_.height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
+        }
+        launch_box_mips(l, stream);
+    }
+}
+
 void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
     std::vector<BoxMipsLaunch> launches;

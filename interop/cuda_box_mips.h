@@ -41,6 +41,12 @@ public:
     // Only the texels of each level that depend on `region` of level 0. Throws Error,
     // launching nothing, for an empty or outside region.
     void update(const DirtyRegion& region, cudaStream_t stream) const;
+    // Only the texels of each level that depend on the changed tiles flagged in
+    // `changed_tiles` (device memory, one word per TVLM_CHANGE_TILE tile of level 0,
+    // row-major: find_changed_tiles), decided on the GPU: no host sync, capturable in a
+    // graph. Blocks of the first pass over unchanged tiles return at once; the small passes
+    // after it run whole. Equals a full regeneration. One-layer textures only (Error).
+    void update_changed(const uint32_t* changed_tiles, cudaStream_t stream) const;
 
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;

@@ -56,6 +56,13 @@ inline CudaStream make_stream() {
     return CudaStream(stream);
 }
 
+// An event for ordering and host waits (no timing: cheaper to record and wait on).
+inline CudaEvent make_event() {
+    cudaEvent_t event = nullptr;
+    TVLM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return CudaEvent(event);
+}
+
 // Page-locked host memory: host <-> device copies at full speed, asynchronous.
 inline PinnedMemory allocate_pinned(size_t bytes) {
     void* memory = nullptr;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "error.h"
 #include "video_frames.h"
 
 namespace tvlm {
@@ -16,34 +17,35 @@ CudaVideoTexture::CudaVideoTexture(uint32_t width, uint32_t height, ChangeDetect
       level0_(texture_.mipmaps().make_surface(0)),
       frame_(size_t{width} * height * 4),
       changed_(grid_.tile_count()),
-      changed_host_(allocate_pinned(grid_.tile_count() * sizeof(uint32_t))) {}
+      changed_host_(allocate_pinned(grid_.tile_count() * sizeof(uint32_t))),
+      flags_copied_(make_event()) {}
 
-FrameChanges CudaVideoTexture::update(cudaStream_t stream) {
-    std::vector<uint32_t> changed;
-    if (filled_) {
-        find_changed_tiles(frame_.data(), frame_pitch(), level0_.handle(), grid_.width, grid_.height, detection_.threshold,
-                           changed_.data(), stream);
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(changed_host_.handle(), changed_.data(), changed_.bytes(), cudaMemcpyDeviceToHost,
-                                        stream));
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-        changed.resize(changed_.size());
-        std::memcpy(changed.data(), changed_host_.handle(), changed_.bytes());
-    }
-    FrameChanges plan = plan_frame_changes(std::move(changed), grid_, detection_);
-    if (plan.whole_frame) {
+void CudaVideoTexture::update(cudaStream_t stream) {
+    if (updates_ == 0) {
         mips_.generate_from(frame_.data(), frame_pitch(), stream);
     } else {
-        const cudaArray_t level0 = texture_.mipmaps().level(0);
-        for (const DirtyRegion& r : plan.regions) {
-            TVLM_CUDA_CHECK(cudaMemcpy2DToArrayAsync(level0, size_t{r.x} * 4, r.y,
-                                                     frame_.data() + size_t{r.y} * frame_pitch() + size_t{r.x} * 4,
-                                                     frame_pitch(), size_t{r.width} * 4, r.height,
-                                                     cudaMemcpyDeviceToDevice, stream));
-            mips_.update(r, stream);
-        }
+        find_changed_tiles(frame_.data(), frame_pitch(), level0_.handle(), grid_.width, grid_.height,
+                           detection_.threshold, changed_.data(), stream);
+        copy_changed_tiles(frame_.data(), frame_pitch(), changed_.data(), level0_.handle(), grid_.width, grid_.height,
+                           stream);
+        mips_.update_changed(changed_.data(), stream);
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(changed_host_.handle(), changed_.data(), changed_.bytes(),
+                                        cudaMemcpyDeviceToHost, stream));
     }
-    filled_ = true;
-    return plan;
+    TVLM_CUDA_CHECK(cudaEventRecord(flags_copied_.handle(), stream));
+    ++updates_;
+}
+
+FrameChanges CudaVideoTexture::changes() const {
+    if (updates_ == 0) throw Error("no frame yet: changes() reports the last update()");
+    if (updates_ == 1) return plan_frame_changes({}, grid_, detection_);
+    TVLM_CUDA_CHECK(cudaEventSynchronize(flags_copied_.handle()));
+    std::vector<uint32_t> changed(changed_.size());
+    std::memcpy(changed.data(), changed_host_.handle(), changed_.bytes());
+    // Scene cuts are no different here: every tile is flagged and updated.
+    ChangeDetection every_tile = detection_;
+    every_tile.whole_frame_above = 1.0;
+    return plan_frame_changes(std::move(changed), grid_, every_tile);
 }
 
 }  // namespace tvlm

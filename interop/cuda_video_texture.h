@@ -1,11 +1,12 @@
 #pragma once
 // A CUDA texture that follows a video whose frames arrive in CUDA memory (NVDEC through
-// VideoDecoder, or a decoder of the caller's): the CUDA twin of VideoTexture. Each frame
-// (RGBA8, written to frame()) is compared with level 0 tile by tile on the GPU
-// (find_changed_tiles: the rule of engine/video/changed_tiles.h); only the changed
-// rectangles are copied into level 0 and only their mips updated (CudaBoxMips::update); the
-// first frame and scene cuts are replaced whole. With threshold 0 the texture equals a full
-// copy and regeneration of every frame.
+// VideoDecoder, or a decoder of the caller's): the CUDA twin of VideoTexture, decided on
+// the GPU. Each frame (RGBA8, written to frame()) is compared with level 0 tile by tile
+// (find_changed_tiles: the rule of engine/video/changed_tiles.h); only the changed tiles
+// are copied into level 0 (copy_changed_tiles) and only the mip texels that depend on
+// them recomputed (CudaBoxMips::update_changed). No host sync: three stream-ordered steps
+// whose cost follows what changed. With threshold 0 the texture equals a full copy and
+// regeneration of every frame. What changed is read back on the side, for reports.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -29,10 +30,13 @@ public:
     // Where the next frame goes: RGBA8, rows frame_pitch() bytes apart, in CUDA memory.
     uint8_t* frame() const { return frame_.data(); }
     size_t frame_pitch() const { return size_t{grid_.width} * 4; }
-    // Finds the changed tiles (one kernel on `stream`, then the host waits for their flags,
-    // a few KB), and enqueues the copies and mip updates on `stream` without waiting. The
-    // frame's writes must be ordered before `stream`'s work.
-    FrameChanges update(cudaStream_t stream);
+    // Enqueues the frame's update on `stream` (the frame's writes must be ordered before
+    // it); returns without waiting. The first frame is copied and its chain built whole.
+    void update(cudaStream_t stream);
+    // What the last update() changed (the host waits for that update's flags): the changed
+    // tiles, merged rectangles covering them (ChangeDetection::max_regions) and the fraction
+    // of texels they cover; a first frame is whole. Throws Error before the first update.
+    FrameChanges changes() const;
 
     CudaMipmaps mipmaps() const { return texture_.mipmaps(); }
     const TileGrid& grid() const { return grid_; }
@@ -45,8 +49,9 @@ private:
     SurfaceObject level0_;
     DeviceBuffer<uint8_t> frame_;
     DeviceBuffer<uint32_t> changed_;
-    PinnedMemory changed_host_;
-    bool filled_ = false;
+    PinnedMemory changed_host_;  // the flags of the last update, copied after it
+    CudaEvent flags_copied_;
+    uint64_t updates_ = 0;
 };
 
 }  // namespace tvlm

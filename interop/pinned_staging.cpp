@@ -28,10 +28,8 @@ PinnedStaging::PinnedStaging(size_t chunk_bytes, uint32_t buffers, uint32_t thre
     if (chunk_bytes == 0 || buffers == 0) throw Error("pinned staging needs a chunk size and at least one buffer");
     for (uint32_t i = 0; i < buffers; ++i) {
         buffers_.push_back(allocate_pinned(chunk_bytes));
-        cudaEvent_t event = nullptr;
-        TVLM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-        free_.emplace_back(event);
-        TVLM_CUDA_CHECK(cudaEventRecord(event));  // free from the start
+        free_.push_back(make_event());
+        TVLM_CUDA_CHECK(cudaEventRecord(free_.back().handle()));  // free from the start
     }
     const uint32_t total = threads ? threads : default_threads();
     for (uint32_t i = 1; i < total; ++i) workers_.emplace_back([this, i] { work(i); });

@@ -2,6 +2,7 @@
 // merge of tiles into few rectangles (engine/video/changed_tiles.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -110,6 +111,36 @@ TEST_CASE("merged rectangles of random tiles over layers cover each changed tile
         // Each merge adds at most half the changed tiles it joins.
         CHECK(double(covered) <= 1.5 * double(changed_count) + 1e-9);
     }
+}
+
+}  // namespace
+}  // namespace tvlm
+
+namespace tvlm {
+namespace {
+
+TEST_CASE("merged rectangles capped per layer still cover each changed tile exactly once") {
+    const TileGrid grid{300, 200, 2};
+    std::mt19937 random(12);
+    for (uint32_t cap : {1u, 3u, 8u}) {
+        CAPTURE(cap);
+        for (int round = 0; round < 10; ++round) {
+            std::vector<uint32_t> changed(grid.tile_count());
+            for (uint32_t& c : changed) c = random() % 5 == 0;
+            const std::vector<DirtyRegion> regions = merge_changed_tiles(changed, grid, cap);
+            for (uint32_t layer = 0; layer < grid.layers; ++layer) {
+                CHECK(std::count_if(regions.begin(), regions.end(),
+                                    [&](const DirtyRegion& r) { return r.first_layer == layer; }) <= cap);
+                for (uint32_t y = 0; y < grid.tiles_y(); ++y)
+                    for (uint32_t x = 0; x < grid.tiles_x(); ++x) {
+                        const size_t n = covering(regions, layer, x, y);
+                        CHECK(n <= 1);
+                        if (changed[(layer * grid.tiles_y() + y) * grid.tiles_x() + x]) CHECK(n == 1);
+                    }
+            }
+        }
+    }
+    CHECK_THROWS_AS(merge_changed_tiles(std::vector<uint32_t>(grid.tile_count(), 1), grid, 0), Error);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 
 #include "error.h"
 #include "shader_params.h"
@@ -97,9 +98,37 @@ void merge_pairs(std::vector<TileRect>& rects) {
     }
 }
 
+// Merges the pair whose box adds fewest unchanged tiles, and every rectangle that box
+// overlaps, until at most `max` remain.
+void merge_to_at_most(std::vector<TileRect>& rects, uint32_t max) {
+    while (rects.size() > max) {
+        size_t best_a = 0, best_b = 1, best_waste = SIZE_MAX;
+        for (size_t a = 0; a < rects.size(); ++a)
+            for (size_t b = a + 1; b < rects.size(); ++b) {
+                const TileRect box = bounding(rects[a], rects[b]);
+                if (box.area() - box.changed < best_waste) { best_a = a; best_b = b; best_waste = box.area() - box.changed; }
+            }
+        TileRect box = bounding(rects[best_a], rects[best_b]);
+        rects.erase(rects.begin() + std::ptrdiff_t(best_b));
+        rects.erase(rects.begin() + std::ptrdiff_t(best_a));
+        for (bool grew = true; grew;) {  // absorb what the box overlaps, until nothing does
+            grew = false;
+            for (size_t c = 0; c < rects.size(); ++c)
+                if (overlap(box, rects[c])) {
+                    box = bounding(box, rects[c]);
+                    rects.erase(rects.begin() + std::ptrdiff_t(c));
+                    grew = true;
+                    break;
+                }
+        }
+        rects.push_back(box);
+    }
+}
+
 }  // namespace
 
-std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid) {
+std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid,
+                                             uint32_t max_regions) {
     if (changed.size() != grid.tile_count())
         throw Error(std::to_string(changed.size()) + " tile flags for a grid of " + std::to_string(grid.tile_count()) +
                     " tiles");
@@ -111,6 +140,11 @@ std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, 
         // The greedy merge looks at every pair: bounded so a frame of scattered changes
         // costs little; such frames are usually replaced whole (the scene-cut rule) anyway.
         if (rects.size() <= 256) merge_pairs(rects);
+        if (max_regions == 0) throw Error("max_regions must be at least 1");
+        if (rects.size() > max_regions) {
+            if (rects.size() > 256) rects = {std::accumulate(rects.begin() + 1, rects.end(), rects.front(), bounding)};
+            merge_to_at_most(rects, max_regions);
+        }
         std::sort(rects.begin(), rects.end(),
                   [](const TileRect& a, const TileRect& b) { return a.y0 != b.y0 ? a.y0 < b.y0 : a.x0 < b.x0; });
         for (const TileRect& r : rects) {
@@ -128,6 +162,7 @@ ChangeDetection checked(const ChangeDetection& detection) {
                     " is above 255, the largest byte difference: give 0 to 255");
     if (!(detection.whole_frame_above >= 0.0 && detection.whole_frame_above <= 1.0))
         throw Error("the scene-cut fraction must lie in [0, 1], not " + std::to_string(detection.whole_frame_above));
+    if (detection.max_regions == 0) throw Error("max_regions must be at least 1: each rectangle is one mip update");
     return detection;
 }
 
@@ -137,7 +172,7 @@ FrameChanges plan_frame_changes(std::vector<uint32_t> changed, const TileGrid& g
     if (!plan.whole_frame) {
         plan.tiles_changed = size_t(std::count(changed.begin(), changed.end(), 1u));
         plan.whole_frame = double(plan.tiles_changed) > detection.whole_frame_above * double(grid.tile_count());
-        if (!plan.whole_frame) plan.regions = merge_changed_tiles(changed, grid);
+        if (!plan.whole_frame) plan.regions = merge_changed_tiles(changed, grid, detection.max_regions);
         plan.changed_tiles = std::move(changed);
     }
     if (plan.whole_frame) plan.regions = {DirtyRegion{0, 0, grid.width, grid.height, 0, grid.layers}};

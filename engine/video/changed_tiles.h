@@ -4,6 +4,7 @@
 // is its reference); the host merges them into rectangles (merge_changed_tiles()), which
 // are then copied and their mips updated (VideoTexture).
 #include <cstdint>
+#include <climits>
 #include <span>
 #include <vector>
 
@@ -28,21 +29,26 @@ std::vector<uint32_t> reference_changed_tiles(std::span<const uint8_t> before, s
 // Rectangles of level-0 texels (one layer each) that together cover every changed tile,
 // clipped to the frame: runs of changed tiles along each tile row, runs with the same
 // span in consecutive rows joined, then pairs merged greedily where their bounding box
-// adds few unchanged tiles (at most half the tiles the two cover). No two overlap.
-// Deterministic.
-std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid);
+// adds few unchanged tiles (at most half the tiles the two cover); then, while a layer has
+// more than `max_regions`, the pair whose box adds fewest unchanged tiles is merged anyway
+// (with every rectangle the box overlaps): each rectangle costs a mip update of its own.
+// No two overlap. Deterministic.
+std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, const TileGrid& grid,
+                                             uint32_t max_regions = UINT32_MAX);
 
 struct ChangeDetection {
     uint32_t threshold = 0;           // bytes: a channel differing by at most this is unchanged
     double whole_frame_above = 0.5;   // a scene cut: more than this fraction of tiles changed
+    uint32_t max_regions = 8;         // rectangles per layer at most (merge_changed_tiles)
 };
-// Throws Error for a threshold above 255 or a scene-cut fraction outside [0, 1].
+// Throws Error for a threshold above 255, a scene-cut fraction outside [0, 1] or
+// max_regions of 0.
 ChangeDetection checked(const ChangeDetection& detection);
 
 // What a frame replaces in a texture that follows a video (VideoTexture on Vulkan,
 // CudaVideoTexture on CUDA).
 struct FrameChanges {
-    std::vector<DirtyRegion> regions;     // the rectangles to copy (whole frames: one per grid)
+    std::vector<DirtyRegion> regions;     // the rectangles copied and whose mips are updated (whole frames: one)
     bool whole_frame = false;             // the first frame, or a scene cut
     std::vector<uint32_t> changed_tiles;  // per tile as found (empty for the first frame)
     size_t tiles_changed = 0;

@@ -39,7 +39,7 @@ std::vector<uint8_t> test_clip_frame(const TestClip& clip, uint32_t index) {
 
 void write_test_clip(const std::string& path, const TestClip& clip, const std::string& codec) {
     const Rgba8Image chart = make_test_chart(clip.width, clip.height);
-    VideoEncoder encoder(path, clip.width, clip.height, {.codec = codec});
+    VideoEncoder encoder(path, clip.width, clip.height, {.codec = codec, .keyframe_interval = clip.keyframe_interval});
     for (uint32_t f = 0; f < clip.frames; ++f) encoder.write(clip_frame(chart, clip, f));
     encoder.finish();
 }

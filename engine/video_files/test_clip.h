@@ -12,6 +12,7 @@ namespace tvlm {
 struct TestClip {
     uint32_t width = 640, height = 432, frames = 48, cut = 32;
     uint32_t square = 48;  // side of the moving square, in texels
+    int keyframe_interval = 10;  // for lossy encoders
 };
 
 // Frame `index` of the clip as RGBA8, tight rows.
