@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cuda_capture.h"
 #include "cuda_check.h"
 #include "error.h"
 
@@ -15,25 +16,10 @@ CudaFrameGraph::CudaFrameGraph(const FrameGraphDesc& desc) : desc_(desc) {
 }
 
 CudaGraphExec CudaFrameGraph::capture(const void* frame) const {
-    // Captured on a stream of its own, in thread-local mode: other threads' CUDA calls go on.
-    cudaStream_t raw = nullptr;
-    TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
-    const CudaStream stream(raw);
-    TVLM_CUDA_CHECK(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal));
-    cudaGraph_t graph = nullptr;
-    try {
-        desc_.mips->generate_from(frame, desc_.row_bytes, stream.handle());
-        desc_.sampler->sample(desc_.texture, desc_.object, desc_.output, desc_.output_bytes, stream.handle());
-    } catch (...) {
-        cudaStreamEndCapture(stream.handle(), &graph);  // ends the capture; what it made is dropped
-        if (graph) cudaGraphDestroy(graph);
-        throw;
-    }
-    TVLM_CUDA_CHECK(cudaStreamEndCapture(stream.handle(), &graph));
-    const CudaGraph owned(graph);
-    cudaGraphExec_t exec = nullptr;
-    TVLM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    return CudaGraphExec(exec);
+    return capture_graph([&](cudaStream_t stream) {
+        desc_.mips->generate_from(frame, desc_.row_bytes, stream);
+        desc_.sampler->sample(desc_.texture, desc_.object, desc_.output, desc_.output_bytes, stream);
+    });
 }
 
 void CudaFrameGraph::launch(cudaStream_t stream, const void* frame) {

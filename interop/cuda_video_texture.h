@@ -4,8 +4,8 @@
 // the GPU. Each frame (RGBA8, written to frame()) is compared with level 0 tile by tile
 // (find_changed_tiles: the rule of engine/video/changed_tiles.h); only the changed tiles
 // are copied into level 0 (copy_changed_tiles) and only the mip texels that depend on
-// them recomputed (CudaBoxMips::update_changed). No host sync: three stream-ordered steps
-// whose cost follows what changed. With threshold 0 the texture equals a full copy and
+// them recomputed (CudaBoxMips::update_changed). No host sync: stream-ordered steps whose
+// cost follows what changed, captured once as a CUDA graph and relaunched per frame. With threshold 0 the texture equals a full copy and
 // regeneration of every frame. What changed is read back on the side, for reports.
 #include <cuda_runtime_api.h>
 
@@ -51,6 +51,7 @@ private:
     DeviceBuffer<uint32_t> changed_;
     PinnedMemory changed_host_;  // the flags of the last update, copied after it
     CudaEvent flags_copied_;
+    CudaGraphExec update_graph_;  // captured at the second frame: everything but the first frame's copy
     uint64_t updates_ = 0;
 };
 

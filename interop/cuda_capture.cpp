@@ -1,0 +1,25 @@
+#include "cuda_capture.h"
+
+#include "cuda_check.h"
+
+namespace tvlm {
+
+CudaGraphExec capture_graph(const std::function<void(cudaStream_t)>& record) {
+    const CudaStream stream = make_stream();
+    TVLM_CUDA_CHECK(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+        record(stream.handle());
+    } catch (...) {
+        cudaStreamEndCapture(stream.handle(), &graph);  // ends the capture; what it made is dropped
+        if (graph) cudaGraphDestroy(graph);
+        throw;
+    }
+    TVLM_CUDA_CHECK(cudaStreamEndCapture(stream.handle(), &graph));
+    const CudaGraph owned(graph);
+    cudaGraphExec_t exec = nullptr;
+    TVLM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    return CudaGraphExec(exec);
+}
+
+}  // namespace tvlm
