@@ -31,8 +31,13 @@ void print_rows(const std::string& title, const std::vector<Row>& rows,
         double best = r.median_us;
         for (const Row& o : rows)
             if (o.job == r.job) best = std::min(best, o.median_us);
-        std::printf("%-72s %-44s %10.2f %10.2f %9.2f %8.1f %7.2f\n", r.job.c_str(), r.method.c_str(), r.median_us,
-                    r.min_us, r.floor_us, r.median_us / r.floor_us, r.median_us / best);
+        // Rows without a byte floor (decoders, steps whose bytes depend on the content) show "-".
+        if (r.floor_us > 0)
+            std::printf("%-72s %-44s %10.2f %10.2f %9.2f %8.1f %7.2f\n", r.job.c_str(), r.method.c_str(), r.median_us,
+                        r.min_us, r.floor_us, r.median_us / r.floor_us, r.median_us / best);
+        else
+            std::printf("%-72s %-44s %10.2f %10.2f %9s %8s %7.2f\n", r.job.c_str(), r.method.c_str(), r.median_us,
+                        r.min_us, "-", "-", r.median_us / best);
     }
 }
 

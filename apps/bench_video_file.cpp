@@ -188,6 +188,34 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
                 },
                 sync, frames, 7, 2),
             partial_floor);
+        // Each step of the partial update, GPU time (frame 1 against frame 0 held in level 0).
+        {
+            const std::string steps = job + ": steps, GPU time";
+            const auto add_step = [&](const std::string& method, Timing t, double floor_us) {
+                rows.push_back({steps, method, t.median_us, t.min_us, floor_us});
+            };
+            const cudaStream_t s = gpu.stream;
+            mips.generate_from(decoded[0].data(), size_t{c.width} * 4, s);
+            const SurfaceObject level0 = texture.mipmaps().make_surface(0);
+            DeviceBuffer<uint32_t> flags(size_t((c.width + 31) / 32) * ((c.height + 31) / 32));
+            const uint8_t* next = decoded[1].data();
+            add_step("find changed tiles (frame and level 0 read)", time_cuda(s, [&] {
+                         find_changed_tiles(next, size_t{c.width} * 4, level0.handle(), c.width, c.height, 0,
+                                            flags.data(), s);
+                     }),
+                     2.0 * frame_bytes / m.copy_bandwidth * 1e6);
+            add_step("copy changed tiles into level 0", time_cuda(s, [&] {
+                         copy_changed_tiles(next, size_t{c.width} * 4, flags.data(), level0.handle(), c.width, c.height,
+                                            s);
+                     }),
+                     0);
+            add_step("mips of the changed tiles (update_changed)", time_cuda(s, [&] { mips.update_changed(flags.data(), s); }),
+                     0);
+            add_step("whole box chain (generate)", time_cuda(s, [&] { mips.generate(s); }),
+                     frame_bytes * (1.0 + 2.0 / 3.0) / m.copy_bandwidth * 1e6);
+            add_step("273 patches", time_cuda(s, [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), s); }),
+                     double(out.bytes()) / m.copy_bandwidth * 1e6);
+        }
         std::filesystem::remove(path);
     }
     return rows;

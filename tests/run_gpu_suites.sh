@@ -9,6 +9,11 @@ out=${OUT:-gpu_out}
 mkdir -p "$out"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
+# FFmpeg's libraries for the video binaries, where packed beside them (tests/pack_ffmpeg_libs.sh).
+if [ -f "$bin/ffl.tar.xz" ]; then
+  mkdir -p /opt/ffl && tar -xJf "$bin/ffl.tar.xz" -C /opt/ffl
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/opt/ffl
+fi
 if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
@@ -49,6 +54,7 @@ suite info "$bin/tvlm" info
 suite test_cuda "$bin/test_cuda"
 suite test_vulkan "$bin/test_vulkan"
 suite test_vulkan_leaks "$bin/test_vulkan_leaks"
+[ -x "$bin/test_cuda_video" ] && suite test_cuda_video "$bin/test_cuda_video"
 [ -x "$bin/test_gl" ] && suite test_gl "$bin/test_gl"
 suite mips_chart "$bin/tvlm" mips --out "$out/mips"
 suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta.json" --viz "$out/viz.png"
