@@ -35,13 +35,11 @@ __device__ void await_previous_pass() {
 #endif
 }
 
-template <SurfaceTexel T, bool kHalving>
-__device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {
-    const Taps tx = taps(x, l.params.src_width), ty = taps(y, l.params.src_height);
-    const auto at = [&](uint32_t sx, uint32_t sy) {
-        const float4 v = load<T>(l.src, sx, sy, layer, l.layered);
-        return v;
-    };
+// Texel (x, y) of the next level from a source of src_w x src_h stored values read by
+// at(sx, sy): any ratio (kHalving: the source halves exactly on both axes).
+template <bool kHalving, class At>
+__device__ float4 box_texel(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y, At at) {
+    const Taps tx = taps(x, src_w), ty = taps(y, src_h);
     if (kHalving)
         return filter.halve(at(tx.first, ty.first), at(tx.first + 1, ty.first), at(tx.first, ty.first + 1),
                             at(tx.first + 1, ty.first + 1));
@@ -58,6 +56,12 @@ __device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter
     float4 out;
     for (uint32_t c = 0; c < 4; ++c) set_component(out, c, filter.stored_value(n[c], d, c));
     return out;
+}
+
+template <SurfaceTexel T, bool kHalving>
+__device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {
+    return box_texel<kHalving>(filter, l.params.src_width, l.params.src_height, x, y,
+                               [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); });
 }
 
 // The surface of level a+step among `dst` (levels a+1 ..): a switch, because indexing the
@@ -398,7 +402,87 @@ void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
 }
 
+constexpr uint32_t kTailThreads = 1024;
+constexpr size_t kTailSharedBytes = (kBoxTailTexels + kBoxTailTexels / 4) * sizeof(float4);
+
+template <SurfaceTexel T>
+__global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l) {
+    extern __shared__ float4 tail_levels[];  // level a+1 (kBoxTailTexels), then ping-pong with a quarter of it
+    __shared__ Tables tables;
+    __shared__ cudaSurfaceObject_t dst[kBoxTailMaxLevels];  // shared: a run-time index of the parameter copies it
+    const uint32_t t = threadIdx.x;
+    await_previous_pass();
+    if (t < kBoxTailMaxLevels) dst[t] = l.dst[t];
+    if (l.kind == TVLM_BOX_SRGB8 && t < 256) {
+        tables.linear[t] = kSrgbTables[t];
+        if (t < 255) tables.threshold[t] = kSrgbTables[256 + t];
+    }
+    __syncthreads();
+    const Filter filter{l.kind, &tables};
+    const uint32_t layer = blockIdx.x + l.first_layer;
+    float4* from = tail_levels + kBoxTailTexels;  // unused before level a+2
+    float4* to = tail_levels;
+    uint32_t src_w = l.src_width, src_h = l.src_height;
+    for (uint32_t step = 0; step < l.levels; ++step) {
+        const uint32_t w = max(1u, src_w >> 1), h = max(1u, src_h >> 1);
+        const bool halving = src_w % 2 == 0 && src_h % 2 == 0;
+        for (uint32_t i = t; i < w * h; i += kTailThreads) {
+            const uint32_t x = i % w, y = i / w;
+            float4 v;
+            if (step == 0) {
+                const auto at = [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); };
+                v = halving ? box_texel<true>(filter, src_w, src_h, x, y, at) : box_texel<false>(filter, src_w, src_h, x, y, at);
+            } else {
+                const auto at = [&](uint32_t sx, uint32_t sy) { return from[sy * src_w + sx]; };
+                v = halving ? box_texel<true>(filter, src_w, src_h, x, y, at) : box_texel<false>(filter, src_w, src_h, x, y, at);
+            }
+            store<T>(dst[step], x, y, layer, l.layered, v);
+            to[i] = v;
+        }
+        __syncthreads();
+        float4* const written = to;
+        to = step == 0 ? tail_levels + kBoxTailTexels : from;
+        from = written;
+        src_w = w;
+        src_h = h;
+    }
+}
+
+template <SurfaceTexel T>
+void launch_tail(const BoxTailLaunch& l, cudaStream_t stream) {
+    static const bool sized = [] {  // more than the default 48 KB of dynamic shared memory, once
+        TVLM_CUDA_CHECK(cudaFuncSetAttribute(box_tail_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(kTailSharedBytes)));
+        return true;
+    }();
+    (void)sized;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = l.overlap_launch ? 1 : 0;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(l.layers);
+    config.blockDim = dim3(kTailThreads);
+    config.dynamicSmemBytes = kTailSharedBytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, box_tail_kernel<T>, l));
+}
+
 }  // namespace
+
+void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
+    const uint32_t w = std::max(1u, l.src_width >> 1), h = std::max(1u, l.src_height >> 1);
+    if (size_t{w} * h > kBoxTailTexels || l.levels == 0 || l.levels > kBoxTailMaxLevels)
+        throw std::logic_error("a box tail's first level has at most kBoxTailTexels texels, and 1..16 levels");
+    switch (l.texel) {
+        case SurfaceTexel::uchar4: launch_tail<SurfaceTexel::uchar4>(l, stream); break;
+        case SurfaceTexel::half4: launch_tail<SurfaceTexel::half4>(l, stream); break;
+        case SurfaceTexel::float4: launch_tail<SurfaceTexel::float4>(l, stream); break;
+        case SurfaceTexel::float1: launch_tail<SurfaceTexel::float1>(l, stream); break;
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
 
 uint32_t packed_blocks_at_once(SurfaceTexel texel) {
     int device = 0, sms = 0, per_sm = 0;

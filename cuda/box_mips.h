@@ -42,6 +42,25 @@ struct BoxMipsLaunch {
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
 
+// The small end of a chain in one block per layer (box_tail_kernel): levels a+1 .. a+levels
+// from level a, any ratio at every step, each level kept in shared memory for the next.
+// Where sides are odd the pass plan needs a launch per level (each after the one before:
+// about 5 us each on an H100, ~40 us for a 1080-line frame's last levels); the tail is one.
+// Level a+1 may have at most kBoxTailTexels texels.
+inline constexpr uint32_t kBoxTailTexels = 4096;
+inline constexpr uint32_t kBoxTailMaxLevels = 16;
+struct BoxTailLaunch {
+    cudaSurfaceObject_t src = 0;                      // level a
+    cudaSurfaceObject_t dst[kBoxTailMaxLevels] = {};  // levels a+1 .. a+levels
+    uint32_t src_width = 0, src_height = 0, levels = 0;
+    uint32_t kind = 0;                                // TVLM_BOX_*
+    uint32_t first_layer = 0, layers = 1;
+    bool layered = false;
+    SurfaceTexel texel = SurfaceTexel::uchar4;
+    bool overlap_launch = false;
+};
+void launch_box_tail(const BoxTailLaunch& launch, cudaStream_t stream);
+
 // Whether the launch runs the packed kernel (the only one that takes a tail): packed words
 // asked for, an RGBA8 or RGBA16F format, and a source that halves on both axes.
 bool runs_packed(const BoxMipsLaunch& launch);

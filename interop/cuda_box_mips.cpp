@@ -119,30 +119,38 @@ void CudaBoxMips::update_changed(const uint32_t* changed_tiles, cudaStream_t str
     if (desc_.layers != 1) throw Error("updates driven by changed tiles take one-layer textures (this one has " +
                                        std::to_string(desc_.layers) + ")");
     if (!changed_tiles) throw Error("update_changed: no changed-tile flags (a null pointer)");
-    const std::vector<BoxPass> passes =
-        plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), {0, 0, desc_.width, desc_.height});
-    for (size_t p = 0; p < passes.size(); ++p) {
-        BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[p], 0);
-        l.overlap_launch = p > 0;
-        if (p == 0) {
-            l.changed_tiles = changed_tiles;
-            l.changed_tiles_x = (desc_.width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
-            l.changed_tiles_y = (desc_.height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
-        }
-        launch_box_mips(l, stream);
-    }
+    run({0, 0, desc_.width, desc_.height}, 0, 1, changed_tiles, stream);
 }
 
 void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const {
+    run(dirty, first_layer, layers, nullptr, stream);
+}
+
+void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
+                      cudaStream_t stream) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
-    std::vector<BoxMipsLaunch> launches;
-    for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, first_layer));
+    // The passes from the first whose next level fits one block run as one tail launch,
+    // where that saves launches (odd sizes: one pass per level otherwise).
+    size_t tail = passes.size();
     for (size_t p = 0; p < passes.size(); ++p) {
+        const Extent2D next = level_extent(desc_.width, desc_.height, passes[p].src_level + 1);
+        if (size_t{next.width} * next.height <= kBoxTailTexels) {
+            if (passes.size() - p >= 2) tail = p;
+            break;
+        }
+    }
+    std::vector<BoxMipsLaunch> launches;
+    for (size_t p = 0; p < tail; ++p) launches.push_back(pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer));
+    for (size_t p = 0; p < tail; ++p) {
         BoxMipsLaunch& l = launches[p];
         l.layers = layers;
         l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
-        if (p + 1 < passes.size() &&
-            fuses(desc_, blocks_at_once_, passes[p], l, passes[p + 1], launches[p + 1], layers)) {
+        if (p == 0 && changed_tiles) {
+            l.changed_tiles = changed_tiles;
+            l.changed_tiles_x = (desc_.width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
+            l.changed_tiles_y = (desc_.height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
+        } else if (p + 1 < tail &&
+                   fuses(desc_, blocks_at_once_, passes[p], l, passes[p + 1], launches[p + 1], layers)) {
             const BoxMipsLaunch& next = launches[++p];
             std::copy(std::begin(next.dst), std::end(next.dst), std::begin(l.tail.dst));
             l.tail.levels = next.params.levels;
@@ -150,6 +158,23 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
             l.tail.counters = tail_counters_.data();
         }
         launch_box_mips(l, stream);
+    }
+    if (tail < passes.size()) {
+        BoxTailLaunch t;
+        const uint32_t src = passes[tail].src_level;
+        const Extent2D extent = level_extent(desc_.width, desc_.height, src);
+        t.src = surfaces_[src].handle();
+        t.levels = desc_.mip_levels() - 1 - src;
+        for (uint32_t j = 0; j < t.levels; ++j) t.dst[j] = surfaces_[src + 1 + j].handle();
+        t.src_width = extent.width;
+        t.src_height = extent.height;
+        t.kind = box_kind(desc_.format);
+        t.first_layer = first_layer;
+        t.layers = layers;
+        t.layered = desc_.layers > 1;
+        t.texel = surface_texel(desc_.format);
+        t.overlap_launch = tail > 0;
+        launch_box_tail(t, stream);
     }
 }
 

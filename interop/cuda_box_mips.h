@@ -50,6 +50,10 @@ public:
 
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
+    // The passes for `dirty` (the first driven by `changed_tiles` where given), the small
+    // end of the chain as one tail launch (launch_box_tail).
+    void run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
+             cudaStream_t stream) const;
     TextureDesc desc_;
     CudaBoxKernels kernels_ = CudaBoxKernels::packed;
     std::vector<SurfaceObject> surfaces_;  // one per level
