@@ -1,7 +1,7 @@
 // tvlm video: a video file or stream in, foveated patch tensors per frame out. Frames are
-// decoded on the CPU (FFmpeg), written straight into a VideoTexture's staging buffer, which
-// finds the changed tiles on the GPU and updates only those and their mips; patches are
-// sampled with Vulkan compute where the fixation schedule says to look.
+// decoded by NVDEC into a CudaVideoTexture, or on the CPU (FFmpeg) into a VideoTexture's
+// staging buffer (video_paths.h); either finds the changed tiles on the GPU and updates only
+// those and their mips; patches are sampled where the fixation schedule says to look.
 #include <unistd.h>
 
 #include <chrono>
@@ -22,11 +22,10 @@
 #include "patch_layouts.h"
 #include "sample_viz.h"
 #include "video/fixation_schedule.h"
-#include "video/video_texture.h"
+#include "video_paths.h"
 #include "test_clip.h"
 #include "video_decoder.h"
 #include "video_encoder.h"
-#include "vulkan_patch_sampler.h"
 
 namespace tvlm {
 
@@ -53,6 +52,8 @@ constexpr const char* kHelp =
     "  --meta FILE       per sampled frame: time, fixations, what changed; the layouts used\n"
     "                    (default meta.json)\n"
     "  --viz-video FILE  the sampled frames with patch outlines and fixations, encoded by FFmpeg\n"
+    "  --decoder         auto (default: NVDEC and CUDA where they run, else the CPU decoder and\n"
+    "                    Vulkan compute), cpu or nvdec\n"
     "  --device          Vulkan device: index, name substring or UUID (see tvlm info)\n";
 
 std::vector<TimedFixations> read_timeline(const std::string& path) {
@@ -83,7 +84,7 @@ FixationSchedule make_schedule(const Args& args) {
 
 // Changed tiles of layer 0 as saliency, each cell the count of changed tiles around it (3x3):
 // the middle of a moving object outweighs its edges.
-std::vector<float> change_saliency(const FrameUpdate& update, const TileGrid& grid) {
+std::vector<float> change_saliency(const FrameChanges& update, const TileGrid& grid) {
     const uint32_t w = grid.tiles_x(), h = grid.tiles_y();
     std::vector<float> map(size_t{w} * h, 0.0f);
     for (uint32_t y = 0; y < h; ++y)
@@ -131,7 +132,7 @@ std::string frame_file_name(size_t index) {
 int run_video(int argc, char** argv) {
     const Args args(argc, argv, 2,
                     {"fixation", "fixations", "follow-changes", "budget", "patch", "every", "frames", "threshold", "out",
-                     "meta", "viz-video", "channels", "format", "device"},
+                     "meta", "viz-video", "channels", "format", "device", "decoder"},
                     {"validation", "help"});
     if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
     if (args.positionals().size() > 1) throw Error("tvlm video takes at most one FILE (see --help)");
@@ -150,37 +151,56 @@ int run_video(int argc, char** argv) {
     OutputFiles outputs;
     const std::string out = args.option_or("out", "patches.npy"), meta = args.option_or("meta", "meta.json");
     const bool per_frame = out.ends_with("/") || std::filesystem::is_directory(out);
-    const std::string out_target = per_frame ? outputs.folder(out, "--out", is_frame_output) : outputs.file(out, "--out");
+    // The folder's own name, without the trailing slash that asked for it (a rename onto
+    // "dir/" fails once the folder exists).
+    const std::string out_folder = out.size() > 1 && out.ends_with("/") ? out.substr(0, out.size() - 1) : out;
+    const std::string out_target =
+        per_frame ? outputs.folder(out_folder, "--out", is_frame_output) : outputs.file(out, "--out");
     const std::string meta_file = outputs.file(meta, "--meta");
     const std::optional<std::string> viz = args.option("viz-video");
     const std::string viz_file = viz ? outputs.file(*viz, "--viz-video") : "";
 
-    // The embedded clip is written to a temporary file, opened, and removed at once (the
-    // decoder keeps it open).
-    std::optional<VideoDecoder> opened;
-    if (clip) {
-        const std::filesystem::path path =
-            std::filesystem::temp_directory_path() / ("tvlm-test-clip-" + std::to_string(::getpid()) + ".mkv");
-        try {
-            write_test_clip(path.string());
-            opened.emplace(path.string());
-        } catch (...) {
-            std::filesystem::remove(path);
-            throw;
-        }
-        std::filesystem::remove(path);
-    } else {
-        opened.emplace(source);
-    }
-    VideoDecoder& decoder = *opened;
-    const VideoInfo& info = decoder.info();
-    const double fps = info.frames_per_second > 0 ? info.frames_per_second : 25.0;
+    // The embedded clip is written to a temporary file (lossless FFV1), opened, and removed
+    // at once (the decoder keeps it open).
+    const std::string decoder_name = args.option_or("decoder", "auto");
+    if (decoder_name != "auto" && decoder_name != "cpu" && decoder_name != "nvdec")
+        throw Error("unknown decoder '" + decoder_name + "': expected auto, cpu or nvdec");
+    const ChangeDetection detection{.threshold = args.uint_option("threshold").value_or(0)};
     ContextDesc desc;
     desc.device = DeviceSelector::parse(args.option_or("device", ""));
     desc.validation = desc.validation || args.flag("validation");
     Context context(desc);
-    VideoTexture texture(context, info.width, info.height, format,
-                         {.threshold = args.uint_option("threshold").value_or(0)});
+    std::unique_ptr<VideoPath> path;
+    if (!clip && decoder_name != "cpu") {
+        try {
+            if (format != Format::rgba8_unorm) throw Error("NVDEC frames become rgba8 textures, not " +
+                                                           std::string(format_info(format).name));
+            path = nvdec_video_path(context, source, detection);
+        } catch (const Error& e) {
+            if (decoder_name == "nvdec") throw;
+            std::fprintf(stderr, "note: NVDEC not used (%s): decoding on the CPU\n", e.what());
+        }
+    }
+    if (!path) {
+        if (clip) {
+            const std::filesystem::path file =
+                std::filesystem::temp_directory_path() / ("tvlm-test-clip-" + std::to_string(::getpid()) + ".mkv");
+            try {
+                write_test_clip(file.string());
+                path = vulkan_video_path(context, VideoDecoder(file.string()), format, detection);
+            } catch (...) {
+                std::filesystem::remove(file);
+                throw;
+            }
+            std::filesystem::remove(file);
+            if (decoder_name == "nvdec") throw Error("the embedded clip is FFV1, which NVDEC cannot decode: give a FILE");
+        } else {
+            path = vulkan_video_path(context, VideoDecoder(source), format, detection);
+        }
+    }
+    const VideoInfo& info = path->info();
+    const TileGrid& grid = path->grid();
+    const double fps = info.frames_per_second > 0 ? info.frames_per_second : 25.0;
     // Checks the budget and patch size against the frame before any frame is decoded.
     FoveatedParams params{.budget = budget, .patch_size = patch};
     foveated_layout(info.width, info.height, params);
@@ -189,8 +209,7 @@ int run_video(int argc, char** argv) {
         encoder.emplace(viz_file, info.width & ~1u, info.height & ~1u,
                         VideoEncoding{.frames_per_second = std::max(1, int(fps / every + 0.5)), .container_from = *viz});
 
-    std::optional<VulkanPatchSampler> sampler;
-    std::optional<HostBuffer> output;
+    PatchLayout layout;
     std::vector<std::string> layouts;
     std::vector<float> all_values;
     std::string frames_json;
@@ -201,48 +220,40 @@ int run_video(int argc, char** argv) {
     auto last_report = start;
     for (;;) {
         if (max_frames && decoded == *max_frames) break;
-        std::span<std::byte> staging = texture.next_frame();
-        if (!decoder.next({reinterpret_cast<uint8_t*>(staging.data()), staging.size()})) break;
+        const std::optional<FrameChanges> update = path->next(encoder && decoded % every == 0 ? &viz_frame : nullptr);
+        if (!update) break;
         const double time = double(decoded) / fps;
-        if (encoder && decoded % every == 0) viz_frame.assign(reinterpret_cast<const uint8_t*>(staging.data()),
-                                                              reinterpret_cast<const uint8_t*>(staging.data()) + staging.size());
-        const FrameUpdate update = texture.update();
-        copied += update.copied_fraction;
+        copied += update->copied_fraction;
         std::vector<float> saliency;
         SaliencyMap map;
-        if (schedule.needs_saliency() && !update.whole_frame) {
-            saliency = change_saliency(update, texture.grid());
-            map = {texture.grid().tiles_x(), texture.grid().tiles_y(), saliency};
+        if (schedule.needs_saliency() && !update->whole_frame) {
+            saliency = change_saliency(*update, grid);
+            map = {grid.tiles_x(), grid.tiles_y(), saliency};
         }
         const std::vector<Fixation>& fixations = schedule.at(time, map.values.empty() ? nullptr : &map);
         if (schedule.moved()) {
             params.fixations = fixations;
             const PatchLayout one = foveated_layout(info.width, info.height, params).layout;
-            sampler.emplace(context, batch_layouts(std::vector<PatchLayout>{one}, budget),
-                            PatchOutput{.channels = channels});
-            output.emplace(context.physical_device(), context.device(), sampler->output().bytes(sampler->layout()),
-                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-            layouts.push_back(layout_json(sampler->layout()));
+            layout = batch_layouts(std::vector<PatchLayout>{one}, budget);
+            layouts.push_back(layout_json(layout));
         }
         if (decoded % every == 0) {
-            context.queue().wait(sampler->sample(texture.texture(), output->handle(), 0, output->size()));
-            const auto* values = reinterpret_cast<const float*>(output->data());
-            const size_t count = output->size() / sizeof(float);
+            std::vector<float> values = path->sample(layout, channels);
             if (per_frame) {
                 write_npy((std::filesystem::path(out_target) / frame_file_name(sampled)).string(),
-                          {size_t{budget}, channels, patch, patch}, std::vector<float>(values, values + count));
+                          {size_t{budget}, channels, patch, patch}, values);
             } else {
-                all_values.insert(all_values.end(), values, values + count);
+                all_values.insert(all_values.end(), values.begin(), values.end());
             }
             char line[256];
             std::snprintf(line, sizeof line,
                           "%s\n    {\"frame\": %zu, \"time\": %.6f, \"layout\": %zu, \"whole_frame\": %s, "
                           "\"changed_tiles\": %zu, \"rectangles\": %zu, \"copied_fraction\": %.6f, \"fixations\": ",
-                          sampled ? "," : "", decoded, time, layouts.size() - 1, json_bool(update.whole_frame),
-                          update.tiles_changed, update.regions.size(), update.copied_fraction);
+                          sampled ? "," : "", decoded, time, layouts.size() - 1, json_bool(update->whole_frame),
+                          update->tiles_changed, update->regions.size(), update->copied_fraction);
             frames_json += line + fixations_json(fixations) + "}";
             if (encoder) {
-                draw_patch_outlines(viz_frame, info.width, info.height, sampler->layout(), 0, fixations);
+                draw_patch_outlines(viz_frame, info.width, info.height, layout, 0, fixations);
                 if (info.width % 2 || info.height % 2) {  // 4:2:0 encoders take even sides: drop the odd edge
                     std::vector<uint8_t> even;
                     for (uint32_t y = 0; y < (info.height & ~1u); ++y)
@@ -278,18 +289,18 @@ int run_video(int argc, char** argv) {
                   "  \"device\": %s, \"format\": %s, \"budget\": %u, \"patch_size\": %u, \"channels\": %u, \"every\": %u,\n"
                   "  \"threshold\": %u,\n  \"metadata_columns\": [\"cu\", \"cv\", \"su\", \"sv\", \"level\"],\n",
                   json_quote(source).c_str(), info.width, info.height, json_quote(info.codec).c_str(), fps,
-                  json_quote(context.device_info().name).c_str(), json_quote(std::string(format_info(format).name)).c_str(),
+                  json_quote(path->where()).c_str(), json_quote(std::string(format_info(format).name)).c_str(),
                   budget, patch, channels, every, args.uint_option("threshold").value_or(0));
     write_text(meta_file, std::string(head) + "  \"layouts\": [" + layouts_json + "\n  ],\n  \"frames\": [" + frames_json +
                               "\n  ]\n}\n");
     if (encoder) encoder->finish();
     outputs.commit();
 
-    std::printf("%s: %ux%u %s, %zu frames decoded on the CPU, %zu sampled; %.1f%% of texels copied per frame on "
+    std::printf("%s: %ux%u %s, %zu frames decoded (%s), %zu sampled; %.1f%% of texels copied per frame on "
                 "average; %zu layout(s)\n",
-                source.c_str(), info.width, info.height, info.codec.c_str(), decoded, sampled,
+                source.c_str(), info.width, info.height, info.codec.c_str(), decoded, info.decoder.c_str(), sampled,
                 100.0 * copied / double(decoded), layouts.size());
-    std::printf("%.1f frames/s on %s\n", double(decoded) / seconds, context.device_info().name.c_str());
+    std::printf("%.1f frames/s, %s\n", double(decoded) / seconds, path->where().c_str());
     std::printf("wrote %s [%zu, %u, %u, %u, %u] float32, %s%s%s\n", out.c_str(), sampled, budget, channels, patch, patch,
                 meta.c_str(), viz ? " and " : "", viz ? viz->c_str() : "");
     return 0;

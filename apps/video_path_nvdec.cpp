@@ -1,0 +1,80 @@
+// tvlm video's NVIDIA path: NVDEC into CUDA memory, NV12 -> RGBA8 into a CudaVideoTexture
+// (changed tiles decided on the GPU), the texture-unit sampler; only the patches (and the
+// frame, for --viz-video) come back to the host.
+#include <cstring>
+
+#include "cuda_check.h"
+#include "cuda_link.h"
+#include "cuda_patch_sampler.h"
+#include "cuda_video_texture.h"
+#include "device_buffer.h"
+#include "video_frames.h"
+#include "video_paths.h"
+
+namespace tvlm {
+
+namespace {
+
+class NvdecVideoPath final : public VideoPath {
+public:
+    NvdecVideoPath(Context& context, const std::string& source, const ChangeDetection& detection)
+        : link_(context),
+          name_(context.device_info().name),
+          decoder_(source, VideoDecoderOptions{.decode = VideoDecode::nvdec, .cuda_device = link_.cuda_device()}),
+          texture_(decoder_.info().width, decoder_.info().height, detection) {}
+
+    const VideoInfo& info() const override { return decoder_.info(); }
+    const TileGrid& grid() const override { return texture_.grid(); }
+
+    std::optional<FrameChanges> next(std::vector<uint8_t>* rgba) override {
+        DeviceFrame f;
+        if (!decoder_.next(f)) return std::nullopt;
+        // The legacy default stream: ordered after NVDEC's copies (VideoDecoder's DeviceFrame).
+        nv12_to_rgba8({f.luma, f.chroma, f.luma_pitch, f.chroma_pitch, f.width, f.height, f.matrix, f.full_range},
+                      texture_.frame(), texture_.frame_pitch(), nullptr);
+        if (rgba) {
+            rgba->resize(texture_.frame_pitch() * f.height);
+            TVLM_CUDA_CHECK(cudaMemcpy(rgba->data(), texture_.frame(), rgba->size(), cudaMemcpyDeviceToHost));
+        }
+        texture_.update(nullptr);
+        return texture_.changes();
+    }
+
+    std::vector<float> sample(const PatchLayout& layout, uint32_t channels) override {
+        if (!sampler_ || !same(layout)) {
+            sampler_.emplace(layout, PatchOutput{.channels = channels});
+            object_.emplace(texture_.mipmaps().make_texture_object(sampler_->sampler_desc()));
+            output_ = DeviceBuffer<unsigned char>(PatchOutput{.channels = channels}.bytes(layout));
+            kept_ = layout;
+        }
+        sampler_->sample(texture_.mipmaps(), object_->handle(), output_.data(), output_.bytes(), nullptr);
+        std::vector<float> values(output_.bytes() / sizeof(float));
+        TVLM_CUDA_CHECK(cudaMemcpy(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost));
+        return values;
+    }
+
+    std::string where() const override { return "NVDEC and CUDA on " + name_; }
+
+private:
+    bool same(const PatchLayout& layout) const {
+        return kept_.patches.size() == layout.patches.size() &&
+               std::memcmp(kept_.patches.data(), layout.patches.data(), layout.patches.size() * sizeof(Patch)) == 0;
+    }
+    CudaLink link_;  // selects the CUDA device that is the Vulkan device, before anything CUDA
+    std::string name_;
+    VideoDecoder decoder_;
+    CudaVideoTexture texture_;
+    std::optional<CudaPatchSampler> sampler_;
+    std::optional<TextureObject> object_;
+    DeviceBuffer<unsigned char> output_;
+    PatchLayout kept_;
+};
+
+}  // namespace
+
+std::unique_ptr<VideoPath> nvdec_video_path(Context& context, const std::string& source,
+                                            const ChangeDetection& detection) {
+    return std::make_unique<NvdecVideoPath>(context, source, detection);
+}
+
+}  // namespace tvlm
