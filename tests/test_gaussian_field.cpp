@@ -1,0 +1,172 @@
+// The Gaussian field's double CPU reference (engine/fields): forward against the
+// Mahalanobis distance through an explicit inverse covariance, backward against central
+// finite differences for every input (points, means, all entries of L, weights), on
+// rotated, badly conditioned Gaussians (condition numbers up to 1e4), in 2D and 3D.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "error.h"
+#include "fields/gaussian_field.h"
+#include "fields/gaussian_pair.h"
+
+namespace tvlm {
+namespace {
+
+struct Field {
+    int dims;
+    std::vector<double> means, cholesky, weights, covariances;  // covariances [N, D, D] for the check
+    GaussianFieldView<double> view() const { return {dims, weights.size(), means.data(), cholesky.data(), weights.data()}; }
+};
+
+// Sigma = R diag(s^2) R^T with a random rotation and scales spanning a factor of 100
+// (condition number 1e4); L its Cholesky factor.
+Field random_field(int dims, size_t count, std::mt19937& random) {
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    Field f{dims, {}, {}, {}, {}};
+    for (size_t n = 0; n < count; ++n) {
+        double r[3][3] = {};
+        // Gram-Schmidt on random vectors: a random orthonormal basis.
+        for (int i = 0; i < dims; ++i) {
+            for (int k = 0; k < dims; ++k) r[i][k] = unit(random);
+            for (int j = 0; j < i; ++j) {
+                double dot = 0;
+                for (int k = 0; k < dims; ++k) dot += r[i][k] * r[j][k];
+                for (int k = 0; k < dims; ++k) r[i][k] -= dot * r[j][k];
+            }
+            double norm = 0;
+            for (int k = 0; k < dims; ++k) norm += r[i][k] * r[i][k];
+            for (int k = 0; k < dims; ++k) r[i][k] /= std::sqrt(norm);
+        }
+        double s[3] = {0.3, 0.3 * (n % 2 ? 0.01 : 0.2), 0.05};
+        double sigma[3][3] = {};
+        for (int i = 0; i < dims; ++i)
+            for (int j = 0; j < dims; ++j)
+                for (int k = 0; k < dims; ++k) sigma[i][j] += r[k][i] * s[k] * s[k] * r[k][j];
+        double L[3][3] = {};
+        for (int i = 0; i < dims; ++i)
+            for (int j = 0; j <= i; ++j) {
+                double sum = sigma[i][j];
+                for (int k = 0; k < j; ++k) sum -= L[i][k] * L[j][k];
+                L[i][j] = i == j ? std::sqrt(sum) : sum / L[j][j];
+            }
+        for (int i = 0; i < dims; ++i) {
+            f.means.push_back(unit(random) * 0.5);
+            for (int j = 0; j <= i; ++j) f.cholesky.push_back(L[i][j]);
+            for (int j = 0; j < dims; ++j) f.covariances.push_back(sigma[i][j]);
+        }
+        f.weights.push_back(unit(random) + 1.5);
+    }
+    return f;
+}
+
+// (x - mu)^T Sigma^-1 (x - mu) by Gauss-Jordan on Sigma: independent of the substitutions.
+double quadratic_form(const double* x, const double* mu, const double* sigma, int dims) {
+    double a[3][4] = {};
+    for (int i = 0; i < dims; ++i) {
+        for (int j = 0; j < dims; ++j) a[i][j] = sigma[i * dims + j];
+        a[i][dims] = x[i] - mu[i];
+    }
+    for (int c = 0; c < dims; ++c)
+        for (int r = 0; r < dims; ++r) {
+            if (r == c) continue;
+            const double m = a[r][c] / a[c][c];
+            for (int k = 0; k <= dims; ++k) a[r][k] -= m * a[c][k];
+        }
+    double q = 0;
+    for (int i = 0; i < dims; ++i) q += (x[i] - mu[i]) * a[i][dims] / a[i][i];
+    return q;
+}
+
+TEST_CASE("Gaussian field forward equals the quadratic form through the covariance, 2D and 3D") {
+    std::mt19937 random(4);
+    for (int dims : {2, 3}) {
+        CAPTURE(dims);
+        const Field f = random_field(dims, 6, random);
+        std::vector<double> points(size_t(dims) * 9);
+        for (double& p : points) p = std::uniform_real_distribution<double>(-0.6, 0.6)(random);
+        std::vector<double> squared;
+        const std::vector<double> values = field_forward_reference(f.view(), points, &squared);
+        REQUIRE(values.size() == 9);
+        REQUIRE(squared.size() == 9 * 6);
+        for (size_t b = 0; b < 9; ++b) {
+            double expected = 0;
+            for (size_t n = 0; n < 6; ++n) {
+                const double q = quadratic_form(&points[b * size_t(dims)], &f.means[n * size_t(dims)],
+                                                &f.covariances[n * size_t(dims * dims)], dims);
+                CHECK(squared[b * 6 + n] == doctest::Approx(q).epsilon(1e-9));
+                expected += f.weights[n] * std::exp(-0.5 * q);
+            }
+            CHECK(values[b] == doctest::Approx(expected).epsilon(1e-9));
+        }
+    }
+}
+
+TEST_CASE("Gaussian field backward equals central finite differences for every input, 2D and 3D") {
+    std::mt19937 random(5);
+    for (int dims : {2, 3}) {
+        CAPTURE(dims);
+        Field f = random_field(dims, 4, random);
+        // Points near the means, where the gradients are large.
+        std::vector<double> points;
+        for (size_t b = 0; b < 5; ++b)
+            for (int i = 0; i < dims; ++i)
+                points.push_back(f.means[(b % 4) * size_t(dims) + size_t(i)] +
+                                 std::uniform_real_distribution<double>(-0.05, 0.05)(random));
+        std::vector<double> upstream(5);
+        for (double& g : upstream) g = std::uniform_real_distribution<double>(-1, 1)(random);
+        const FieldGradients grads = field_backward_reference(f.view(), points, upstream);
+        const auto loss = [&] {
+            const std::vector<double> values = field_forward_reference(f.view(), points);
+            double l = 0;
+            for (size_t b = 0; b < values.size(); ++b) l += upstream[b] * values[b];
+            return l;
+        };
+        const auto check_all = [&](std::vector<double>& inputs, const std::vector<double>& analytic, const char* what) {
+            CAPTURE(what);
+            REQUIRE(analytic.size() == inputs.size());
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                CAPTURE(i);
+                const double keep = inputs[i], h = 1e-6 * std::max(1.0, std::fabs(keep));
+                inputs[i] = keep + h;
+                const double up = loss();
+                inputs[i] = keep - h;
+                const double down = loss();
+                inputs[i] = keep;
+                const double numeric = (up - down) / (2 * h);
+                CHECK(analytic[i] == doctest::Approx(numeric).epsilon(1e-5).scale(1e-3));
+            }
+        };
+        check_all(points, grads.points, "points");
+        check_all(f.means, grads.means, "means");
+        check_all(f.cholesky, grads.cholesky, "every entry of L");
+        check_all(f.weights, grads.weights, "weights");
+    }
+}
+
+TEST_CASE("Gaussian fields refuse what they cannot evaluate, with the reason") {
+    std::mt19937 random(6);
+    Field f = random_field(3, 2, random);
+    const std::vector<double> points = {0.1, 0.2, 0.3};
+    CHECK_THROWS_WITH_AS(field_forward_reference({3, 0, f.means.data(), f.cholesky.data(), f.weights.data()}, points),
+                         doctest::Contains("N = 0"), Error);
+    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), std::vector<double>{}), doctest::Contains("B >= 1"), Error);
+    CHECK_THROWS_WITH_AS(field_forward_reference({4, 2, f.means.data(), f.cholesky.data(), f.weights.data()}, points),
+                         doctest::Contains("2D or 3D"), Error);
+    f.cholesky[fields::tri(2, 2)] = 0.0;
+    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), points), doctest::Contains("must be positive"), Error);
+    f.cholesky[fields::tri(2, 2)] = 0.5;
+    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), std::vector<double>{0.1, std::nan(""), 0.3}),
+                         doctest::Contains("point 0 has a NaN"), Error);
+    f.weights[1] = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), points), doctest::Contains("weight is NaN or infinite"), Error);
+    f.weights[1] = 1.0;
+    CHECK_THROWS_WITH_AS(field_backward_reference(f.view(), points, std::vector<double>{1, 2}),
+                         doctest::Contains("2 upstream gradients for 1 points"), Error);
+}
+
+}  // namespace
+}  // namespace tvlm
