@@ -32,6 +32,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu);
 std::vector<Row> bench_sample(BenchGpu& gpu);
 std::vector<Row> bench_video(BenchGpu& gpu);
 std::vector<Row> bench_grad(BenchGpu& gpu);
+std::vector<Row> bench_fields(BenchGpu& gpu);
 std::vector<Row> bench_video_file(BenchGpu& gpu);  // where FFmpeg was found
 
 }  // namespace tvlm

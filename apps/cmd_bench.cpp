@@ -20,7 +20,7 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad video-file ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file fields ...] [--json FILE] [--plot FILE.png] [--device D]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
@@ -32,6 +32,8 @@ constexpr const char* kHelp =
     "            per-sample LOD (4096^2 RGBA, 1024^2 x 40 channels, float32), 273 foveated patches x 1 and 32\n"
     "  video-file  an H.264 file (1080p, 4K; made with libx264) decoded on the CPU and on NVDEC, then\n"
     "            the engine's full and partial (changed tiles only) pipelines to 273 patches per frame\n"
+    "  fields    the fused Gaussian-field kernels, forward and backward: N = 1000 x B = 500 and\n"
+    "            N = 10^4 x B = 10^6, 3D, float32, next to their exponential and arithmetic floors\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
@@ -43,6 +45,7 @@ const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"video", "wall time per frame, frames pipelined, host waits only at the end of a run"},
     {"grad", "GPU time per step (5 back to back)"},
     {"video-file", "wall time per frame, each run decoding the whole file from its start"},
+    {"fields", "GPU time per call (50 back to back; 3 for B = 1M)"},
 };
 
 #ifdef TVLM_HAVE_CUDA
@@ -79,7 +82,7 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad or video-file");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file or fields");
         suites.push_back(name);
         named = true;
     }
@@ -99,6 +102,7 @@ int run_bench(int argc, char** argv) {
                                       : suite == "sample"   ? bench_sample(gpu)
                                       : suite == "grad"     ? bench_grad(gpu)
                                       : suite == "video-file" ? video_file_rows(gpu, named)
+                                      : suite == "fields"   ? bench_fields(gpu)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));
