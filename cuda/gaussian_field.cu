@@ -17,66 +17,96 @@ constexpr int kThreads = 256;
 __device__ inline float exp_of(float x) { return __expf(x); }
 __device__ inline double exp_of(double x) { return exp(x); }
 
-// A tile of kThreads Gaussians staged in shared memory by the whole block.
+// A tile of up to kThreads Gaussians of [first, end) staged in shared memory by the whole
+// block, with the reciprocals of their diagonals (one division per Gaussian and block).
 template <int D, class T>
 struct GaussianTile {
     T means[kThreads * D];
     T cholesky[kThreads * kTriangle<D>];
+    T inverse_diagonal[kThreads * D];
     T weights[kThreads];
 
-    __device__ int load(const FieldArgs<T>& f, size_t first) {
-        const int count = int(min(size_t(kThreads), f.count - first));
+    __device__ int load(const FieldArgs<T>& f, size_t first, size_t end) {
+        const int count = int(min(size_t(kThreads), end - first));
         __syncthreads();  // the previous tile is no longer read
         for (int i = threadIdx.x; i < count * D; i += kThreads) means[i] = f.means[first * D + size_t(i)];
         for (int i = threadIdx.x; i < count * kTriangle<D>; i += kThreads)
             cholesky[i] = f.cholesky[first * kTriangle<D> + size_t(i)];
-        if (int(threadIdx.x) < count) weights[threadIdx.x] = f.weights[first + threadIdx.x];
+        if (int(threadIdx.x) < count) {
+            weights[threadIdx.x] = f.weights[first + threadIdx.x];
+            for (int i = 0; i < D; ++i)
+                inverse_diagonal[threadIdx.x * D + i] =
+                    T(1) / f.cholesky[(first + threadIdx.x) * kTriangle<D> + size_t(fields::tri(i, i))];
+        }
         __syncthreads();
         return count;
     }
 };
 
+// The Gaussians of block row blockIdx.y: [y * per_chunk, min(N, (y + 1) * per_chunk)).
+struct Chunk {
+    size_t begin, end;
+};
+template <class T>
+__device__ Chunk chunk_of(const FieldArgs<T>& f, size_t per_chunk) {
+    const size_t begin = size_t(blockIdx.y) * per_chunk;
+    return {begin, min(begin + per_chunk, f.count)};
+}
+
+// Writes where one block row covers everything, adds where several do (zeroed first).
+template <class T>
+__device__ void put(T* to, T value, bool add) {
+    if (add) atomicAdd(to, value);
+    else *to = value;
+}
+
+// Thread (x, y): point blockIdx.x * kThreads + threadIdx.x against Gaussian chunk y.
 template <int D, class T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(FieldArgs<T> f, T* values, T* squared) {
+__global__ void __launch_bounds__(kThreads) forward_kernel(FieldArgs<T> f, size_t per_chunk, T* values, T* squared) {
     __shared__ GaussianTile<D, T> tile;
     const size_t b = size_t(blockIdx.x) * kThreads + threadIdx.x;
     const bool active = b < f.points_count;
     T x[D];
     for (int i = 0; i < D; ++i) x[i] = active ? f.points[b * D + size_t(i)] : T(0);
     T sum = 0;
-    for (size_t first = 0; first < f.count; first += kThreads) {
-        const int count = tile.load(f, first);
+    const Chunk chunk = chunk_of(f, per_chunk);
+    for (size_t first = chunk.begin; first < chunk.end; first += kThreads) {
+        const int count = tile.load(f, first, chunk.end);
         if (!active) continue;
         for (int k = 0; k < count; ++k) {
             T v[D];
-            const T q = fields::mahalanobis<D>(x, &tile.means[k * D], &tile.cholesky[k * kTriangle<D>], v);
+            const T q = fields::mahalanobis_rcp<D>(x, &tile.means[k * D], &tile.cholesky[k * kTriangle<D>],
+                                                   &tile.inverse_diagonal[k * D], v);
             sum += tile.weights[k] * exp_of(T(-0.5) * q);
             if (squared) squared[b * f.count + first + size_t(k)] = q;
         }
     }
-    if (active) values[b] = sum;
+    if (active) put(&values[b], sum, gridDim.y > 1);
 }
 
 template <int D, class T>
-__global__ void __launch_bounds__(kThreads) point_gradients_kernel(FieldArgs<T> f, const T* grad, T* out) {
+__global__ void __launch_bounds__(kThreads) point_gradients_kernel(FieldArgs<T> f, size_t per_chunk, const T* grad,
+                                                                   T* out) {
     __shared__ GaussianTile<D, T> tile;
     const size_t b = size_t(blockIdx.x) * kThreads + threadIdx.x;
     const bool active = b < f.points_count;
     T x[D], dx[D] = {};
     for (int i = 0; i < D; ++i) x[i] = active ? f.points[b * D + size_t(i)] : T(0);
     const T g = active ? grad[b] : T(0);
-    for (size_t first = 0; first < f.count; first += kThreads) {
-        const int count = tile.load(f, first);
+    const Chunk chunk = chunk_of(f, per_chunk);
+    for (size_t first = chunk.begin; first < chunk.end; first += kThreads) {
+        const int count = tile.load(f, first, chunk.end);
         if (!active) continue;
         for (int k = 0; k < count; ++k) {
             const T* L = &tile.cholesky[k * kTriangle<D>];
+            const T* inv = &tile.inverse_diagonal[k * D];
             T v[D], unused[kTriangle<D>];
-            const T q = fields::mahalanobis<D>(x, &tile.means[k * D], L, v);
-            fields::pair_backward<D>(g, tile.weights[k], exp_of(T(-0.5) * q), L, v, dx, unused);
+            const T q = fields::mahalanobis_rcp<D>(x, &tile.means[k * D], L, inv, v);
+            fields::pair_backward<D>(g, tile.weights[k], exp_of(T(-0.5) * q), L, v, dx, unused, inv);
         }
     }
     if (active)
-        for (int i = 0; i < D; ++i) out[b * D + size_t(i)] = dx[i];
+        for (int i = 0; i < D; ++i) put(&out[b * D + size_t(i)], dx[i], gridDim.y > 1);
 }
 
 // Thread n of block (x, chunk): Gaussian blockIdx.x * kThreads + threadIdx.x over the
@@ -88,9 +118,10 @@ __global__ void __launch_bounds__(kThreads) gaussian_gradients_kernel(FieldArgs<
     __shared__ T grads[kThreads];
     const size_t n = size_t(blockIdx.x) * kThreads + threadIdx.x;
     const bool active = n < f.count;
-    T mu[D], L[kTriangle<D>];
+    T mu[D], L[kTriangle<D>], inv[D];
     for (int i = 0; i < D; ++i) mu[i] = active ? f.means[n * D + size_t(i)] : T(0);
-    for (int i = 0; i < kTriangle<D>; ++i) L[i] = active ? f.cholesky[n * kTriangle<D> + size_t(i)] : T(i == 0 || i == 2 || i == 5);
+    for (int i = 0; i < kTriangle<D>; ++i) L[i] = active ? f.cholesky[n * kTriangle<D> + size_t(i)] : T(1);
+    for (int i = 0; i < D; ++i) inv[i] = T(1) / L[fields::tri(i, i)];
     const T w = active ? f.weights[n] : T(0);
     T dx[D] = {}, dL[kTriangle<D>] = {}, dw = 0;
     const size_t begin = size_t(blockIdx.y) * chunk, end = min(begin + chunk, f.points_count);
@@ -103,8 +134,8 @@ __global__ void __launch_bounds__(kThreads) gaussian_gradients_kernel(FieldArgs<
         if (!active) continue;
         for (int k = 0; k < count; ++k) {
             T v[D];
-            const T q = fields::mahalanobis<D>(&points[k * D], mu, L, v);
-            dw += fields::pair_backward<D>(grads[k], w, exp_of(T(-0.5) * q), L, v, dx, dL);
+            const T q = fields::mahalanobis_rcp<D>(&points[k * D], mu, L, inv, v);
+            dw += fields::pair_backward<D>(grads[k], w, exp_of(T(-0.5) * q), L, v, dx, dL, inv);
         }
     }
     if (!active) return;
@@ -123,14 +154,51 @@ void check(const FieldArgs<T>& f) {
 
 unsigned grid_for(size_t items) { return unsigned((items + kThreads - 1) / kThreads); }
 
+// Blocks that keep the GPU busy: a few per SM. Small problems (N = 1000 x B = 500 is two
+// blocks of points) are split along the other axis until there are that many, each
+// split at least kMinPerChunk long; splits add up with uncontended atomics.
+constexpr size_t kMinPerChunk = 32;
+size_t wanted_blocks() {
+    int device = 0, sms = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return size_t(4 * sms);
+}
+size_t splits(size_t blocks, size_t length) {
+    return std::clamp<size_t>(wanted_blocks() / std::max<size_t>(blocks, 1), 1, (length + kMinPerChunk - 1) / kMinPerChunk);
+}
+
+template <int D, class T>
+void forward(const FieldArgs<T>& f, T* values, T* squared, cudaStream_t stream) {
+    const size_t chunks = splits(grid_for(f.points_count), f.count), per_chunk = (f.count + chunks - 1) / chunks;
+    if (chunks > 1) TVLM_CUDA_CHECK(cudaMemsetAsync(values, 0, f.points_count * sizeof(T), stream));
+    const dim3 grid(grid_for(f.points_count), unsigned((f.count + per_chunk - 1) / per_chunk));
+    forward_kernel<D, T><<<grid, kThreads, 0, stream>>>(f, per_chunk, values, squared);
+}
+
+template <int D, class T>
+void backward(const FieldArgs<T>& f, const T* grad, const FieldGradientsOut<T>& out, cudaStream_t stream) {
+    const size_t tri = size_t(D) * size_t(D + 1) / 2;
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.means, 0, f.count * size_t(D) * sizeof(T), stream));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.cholesky, 0, f.count * tri * sizeof(T), stream));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.weights, 0, f.count * sizeof(T), stream));
+    const size_t g_chunks = splits(grid_for(f.points_count), f.count), per_g = (f.count + g_chunks - 1) / g_chunks;
+    if (g_chunks > 1) TVLM_CUDA_CHECK(cudaMemsetAsync(out.points, 0, f.points_count * size_t(D) * sizeof(T), stream));
+    point_gradients_kernel<D, T><<<dim3(grid_for(f.points_count), unsigned((f.count + per_g - 1) / per_g)), kThreads, 0,
+                                   stream>>>(f, per_g, grad, out.points);
+    const size_t p_chunks = splits(grid_for(f.count), f.points_count), per_p = (f.points_count + p_chunks - 1) / p_chunks;
+    gaussian_gradients_kernel<D, T><<<dim3(grid_for(f.count), unsigned((f.points_count + per_p - 1) / per_p)), kThreads,
+                                      0, stream>>>(f, grad, per_p, out);
+}
+
 }  // namespace
 
 template <class T>
 void gaussian_field_forward(const FieldArgs<T>& f, T* values, T* squared, cudaStream_t stream) {
     check(f);
     if (!values) throw Error("gaussian_field_forward: no output for the values");
-    if (f.dims == 2) forward_kernel<2, T><<<grid_for(f.points_count), kThreads, 0, stream>>>(f, values, squared);
-    else forward_kernel<3, T><<<grid_for(f.points_count), kThreads, 0, stream>>>(f, values, squared);
+    if (f.dims == 2) forward<2>(f, values, squared, stream);
+    else forward<3>(f, values, squared, stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -139,22 +207,8 @@ void gaussian_field_backward(const FieldArgs<T>& f, const T* grad, const FieldGr
     check(f);
     if (!grad || !out.points || !out.means || !out.cholesky || !out.weights)
         throw Error("gaussian_field_backward: a null upstream gradient or output");
-    const size_t tri = size_t(f.dims) * size_t(f.dims + 1) / 2;
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.means, 0, f.count * size_t(f.dims) * sizeof(T), stream));
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.cholesky, 0, f.count * tri * sizeof(T), stream));
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.weights, 0, f.count * sizeof(T), stream));
-    // Enough chunks of points to fill the GPU (~64K threads), each at least 64 points.
-    const size_t gaussian_blocks = grid_for(f.count);
-    const size_t chunks = std::clamp<size_t>(256 / gaussian_blocks, 1, (f.points_count + 63) / 64);
-    const size_t chunk = (f.points_count + chunks - 1) / chunks;
-    const dim3 grid(unsigned(gaussian_blocks), unsigned((f.points_count + chunk - 1) / chunk));
-    if (f.dims == 2) {
-        point_gradients_kernel<2, T><<<grid_for(f.points_count), kThreads, 0, stream>>>(f, grad, out.points);
-        gaussian_gradients_kernel<2, T><<<grid, kThreads, 0, stream>>>(f, grad, chunk, out);
-    } else {
-        point_gradients_kernel<3, T><<<grid_for(f.points_count), kThreads, 0, stream>>>(f, grad, out.points);
-        gaussian_gradients_kernel<3, T><<<grid, kThreads, 0, stream>>>(f, grad, chunk, out);
-    }
+    if (f.dims == 2) backward<2>(f, grad, out, stream);
+    else backward<3>(f, grad, out, stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -35,10 +35,11 @@ struct FieldGradientsOut {
 };
 
 // Gradients for d loss / d values = grad_values [B], written (not added) to every output.
-// Two kernels: one thread per point for the points' gradients (a sum over N in registers),
-// and one thread per Gaussian and chunk of points for the Gaussians' gradients (a sum over
-// the chunk in registers, then one atomic add per chunk and parameter: the chunks are few,
-// so the atomics are uncontended).
+// Two kernels: one thread per point and chunk of Gaussians for the points' gradients, and
+// one thread per Gaussian and chunk of points for the Gaussians' gradients; each sums its
+// chunk in registers, then adds it with one atomic per chunk and parameter. The chunks
+// are few (enough blocks for a few per SM), so the atomics are uncontended. The forward
+// splits the Gaussians the same way where the points alone give too few blocks.
 template <class T>
 void gaussian_field_backward(const FieldArgs<T>& field, const T* grad_values, const FieldGradientsOut<T>& out,
                              cudaStream_t stream);

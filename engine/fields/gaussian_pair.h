@@ -31,17 +31,33 @@ TVLM_FIELD_FN T mahalanobis(const T* x, const T* mu, const T* L, T* v) {
     return q;
 }
 
+// The same with the reciprocals of L's diagonal given (inv[i] = 1 / L(i, i)): multiplies
+// where mahalanobis() divides, for the kernels, which compute the reciprocals once per
+// Gaussian and tile instead of once per pair. Differs from it by rounding only.
+template <int D, class T>
+TVLM_FIELD_FN T mahalanobis_rcp(const T* x, const T* mu, const T* L, const T* inv, T* v) {
+    T q = 0;
+    for (int i = 0; i < D; ++i) {
+        T s = x[i] - mu[i];
+        for (int j = 0; j < i; ++j) s -= L[tri(i, j)] * v[j];
+        v[i] = s * inv[i];
+        q += v[i] * v[i];
+    }
+    return q;
+}
+
 // The backward of one pair's term t = w exp(-q/2), e = exp(-q/2), for d loss / d t = g:
 // d loss / d v = -g w e v; u = L^-T (that) by back substitution is d loss / d x (and
 // minus d loss / d mu); d loss / d L = -u v^T on the lower triangle (v = L^-1 (x - mu),
 // so dv = -L^-1 dL v). Adds u to dx and -u v^T to dL; returns d loss / d w = g e.
+// `inv`, where given, holds the reciprocals of L's diagonal (as in mahalanobis_rcp).
 template <int D, class T>
-TVLM_FIELD_FN T pair_backward(T g, T w, T e, const T* L, const T* v, T* dx, T* dL) {
+TVLM_FIELD_FN T pair_backward(T g, T w, T e, const T* L, const T* v, T* dx, T* dL, const T* inv = nullptr) {
     T u[3];  // D <= 3
     for (int i = D - 1; i >= 0; --i) {
         T s = -g * w * e * v[i];
         for (int k = i + 1; k < D; ++k) s -= L[tri(k, i)] * u[k];
-        u[i] = s / L[tri(i, i)];
+        u[i] = inv ? s * inv[i] : s / L[tri(i, i)];
     }
     for (int i = 0; i < D; ++i) {
         dx[i] += u[i];
