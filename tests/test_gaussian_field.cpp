@@ -124,3 +124,28 @@ TEST_CASE("Gaussian fields refuse what they cannot evaluate, with the reason") {
 
 }  // namespace
 }  // namespace tvlm
+
+namespace tvlm {
+namespace {
+
+TEST_CASE("a 2D field's strongest, separated maxima become fixations, strongest first") {
+    // Three round Gaussians; the weakest sits close to the strongest and is suppressed.
+    const std::vector<double> means = {0.25, 0.25, 0.75, 0.6, 0.3, 0.28};
+    const std::vector<double> cholesky = {0.05, 0, 0.05, 0.08, 0, 0.08, 0.04, 0, 0.04};
+    const std::vector<double> weights = {2.0, 1.0, 0.5};
+    const GaussianFieldView<double> field{2, 3, means.data(), cholesky.data(), weights.data()};
+    const std::vector<Fixation> two = fixations_from_field(field, 3, 0.15, 100, 100);
+    REQUIRE(two.size() == 2);  // the third maximum lies within 0.15 of the first
+    CHECK(two[0].x == doctest::Approx(0.255).epsilon(0.02));
+    CHECK(two[0].y == doctest::Approx(0.255).epsilon(0.02));
+    CHECK(two[1].x == doctest::Approx(0.755).epsilon(0.02));
+    CHECK(two[1].y == doctest::Approx(0.605).epsilon(0.02));
+    CHECK(fixations_from_field(field, 1).size() == 1);
+    CHECK_THROWS_WITH_AS(fixations_from_field(field, 0), doctest::Contains("k = 0"), Error);
+    const std::vector<double> m3 = {0, 0, 0}, l3 = {1, 0, 1, 0, 0, 1}, w3 = {1};
+    CHECK_THROWS_WITH_AS(fixations_from_field({3, 1, m3.data(), l3.data(), w3.data()}, 1), doctest::Contains("2D field"),
+                         Error);
+}
+
+}  // namespace
+}  // namespace tvlm

@@ -1,10 +1,12 @@
 #include "gaussian_field.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "error.h"
 #include "gaussian_pair.h"
+#include "video/fixation_schedule.h"
 
 namespace tvlm {
 
@@ -95,6 +97,37 @@ FieldGradients field_backward_reference(const GaussianFieldView<double>& field, 
         throw Error(std::to_string(grad_values.size()) + " upstream gradients for " +
                     std::to_string(points.size() / size_t(field.dims)) + " points");
     return field.dims == 2 ? backward<2>(field, points, grad_values) : backward<3>(field, points, grad_values);
+}
+
+}  // namespace tvlm
+
+namespace tvlm {
+
+std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& field, uint32_t k, double separation,
+                                           uint32_t grid_width, uint32_t grid_height) {
+    if (field.dims != 2) throw Error("fixations come from a 2D field over the image, not a " + std::to_string(field.dims) + "D one");
+    if (k == 0) throw Error("ask for at least one fixation (k = 0)");
+    if (grid_width == 0 || grid_height == 0) throw Error("the saliency grid needs at least one cell a side");
+    std::vector<double> points;
+    points.reserve(size_t{grid_width} * grid_height * 2);
+    for (uint32_t y = 0; y < grid_height; ++y)
+        for (uint32_t x = 0; x < grid_width; ++x) {
+            points.push_back((x + 0.5) / grid_width);
+            points.push_back((y + 0.5) / grid_height);
+        }
+    const std::vector<double> values = field_forward_reference(field, points);
+    // Only local maxima (no neighbour larger) may become fixations: a peak's flank never does.
+    std::vector<float> saliency(values.size(), 0.0f);
+    for (uint32_t y = 0; y < grid_height; ++y)
+        for (uint32_t x = 0; x < grid_width; ++x) {
+            const double v = values[size_t{y} * grid_width + x];
+            bool peak = v > 0;
+            for (uint32_t ny = y ? y - 1 : 0; peak && ny <= std::min(grid_height - 1, y + 1); ++ny)
+                for (uint32_t nx = x ? x - 1 : 0; peak && nx <= std::min(grid_width - 1, x + 1); ++nx)
+                    peak = values[size_t{ny} * grid_width + nx] <= v;
+            if (peak) saliency[size_t{y} * grid_width + x] = float(v);
+        }
+    return strongest_points({grid_width, grid_height, saliency}, k, separation);
 }
 
 }  // namespace tvlm

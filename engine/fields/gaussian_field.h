@@ -3,6 +3,7 @@
 // L_n v = x - mu_n. The CPU reference in double (the oracle of the tests; the CUDA kernels
 // are cuda/gaussian_field.h), and the checks every backend makes of its inputs.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -34,5 +35,20 @@ struct FieldGradients {
 // d loss / d (points, means, L, weights) for d loss / d values = `grad_values` [B].
 FieldGradients field_backward_reference(const GaussianFieldView<double>& field, std::span<const double> points,
                                         std::span<const double> grad_values);
+
+}  // namespace tvlm
+
+#include "patch_layouts.h"
+
+namespace tvlm {
+
+// A 2D field over the image plane as a saliency map (issue 20): the field evaluated at the
+// centres of a grid_width x grid_height grid over [0,1]^2 (points in normalized image
+// coordinates, the field's units), then its `k` strongest, well-separated positive local
+// maxima (cells no neighbour exceeds) (strongest_points: at least `separation` apart, in units of the
+// grid's longer side) as fixations for the foveated layouts. Throws Error for a field that
+// is not 2D, k of 0, an empty grid or what check_field() refuses.
+std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& field, uint32_t k, double separation = 0.15,
+                                           uint32_t grid_width = 64, uint32_t grid_height = 64);
 
 }  // namespace tvlm
