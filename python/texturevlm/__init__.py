@@ -19,9 +19,10 @@ from . import layouts
 from .chart import test_chart
 from .differentiable import sample_points
 from . import glimpse
+from . import fields
 from . import video
 
-__all__ = ["Error", "Device", "FeaturePyramid", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
+__all__ = ["Error", "Device", "FeaturePyramid", "fields", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
            "devices", "generate_mipmaps", "glimpse", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable", "video"]
 __version__ = "0.1.0"
 

@@ -1,0 +1,129 @@
+// Gaussian fields for Python (texturevlm.fields): the double CPU reference over NumPy arrays
+// (host tensors and the CI), and the fused CUDA kernels over device pointers on the caller's
+// stream (cuda/gaussian_field.h).
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arrays.h"
+#include "bindings.h"
+#include "error.h"
+#include "fields/gaussian_field.h"
+#ifdef TVLM_HAVE_CUDA
+#include "cuda_calls.h"
+#include "gaussian_field.h"
+#endif
+
+namespace tvlm::py {
+
+namespace {
+
+using Doubles = nb::ndarray<double, nb::device::cpu, nb::c_contig, nb::ro>;
+
+// The field of means [N, D], cholesky [N, D(D+1)/2], weights [N], checked for shape.
+GaussianFieldView<double> view_of(const Doubles& means, const Doubles& cholesky, const Doubles& weights) {
+    if (means.ndim() != 2 || (means.shape(1) != 2 && means.shape(1) != 3))
+        throw Error("means are [N, D] with D = 2 or 3");
+    const size_t n = means.shape(0), d = means.shape(1), tri = d * (d + 1) / 2;
+    if (cholesky.ndim() != 2 || cholesky.shape(0) != n || cholesky.shape(1) != tri)
+        throw Error("cholesky is [N, " + std::to_string(tri) + "] (the lower triangle of L, row by row) for " +
+                    std::to_string(n) + " Gaussians in " + std::to_string(d) + "D");
+    if (weights.ndim() != 1 || weights.shape(0) != n) throw Error("weights are [N] = [" + std::to_string(n) + "]");
+    return {int(d), n, means.data(), cholesky.data(), weights.data()};
+}
+
+std::span<const double> points_of(const Doubles& points, int dims) {
+    if (points.ndim() != 2 || points.shape(1) != size_t(dims))
+        throw Error("points are [B, " + std::to_string(dims) + "] for a " + std::to_string(dims) + "D field");
+    return {points.data(), points.size()};
+}
+
+nb::tuple reference_forward(const Doubles& points, const Doubles& means, const Doubles& cholesky,
+                            const Doubles& weights, bool distances) {
+    const GaussianFieldView<double> f = view_of(means, cholesky, weights);
+    const std::span<const double> p = points_of(points, f.dims);
+    std::vector<double> squared;
+    std::vector<double> values = field_forward_reference(f, p, distances ? &squared : nullptr);
+    const size_t b = values.size();
+    nb::object d = distances ? nb::cast(owned_array(std::move(squared), {b, f.count}, nb::dtype<double>())) : nb::none();
+    return nb::make_tuple(owned_array(std::move(values), {b}, nb::dtype<double>()), d);
+}
+
+nb::tuple reference_backward(const Doubles& points, const Doubles& means, const Doubles& cholesky,
+                             const Doubles& weights, const Doubles& grad_values) {
+    const GaussianFieldView<double> f = view_of(means, cholesky, weights);
+    FieldGradients g = field_backward_reference(f, points_of(points, f.dims), {grad_values.data(), grad_values.size()});
+    const size_t d = size_t(f.dims), b = points.shape(0);
+    return nb::make_tuple(owned_array(std::move(g.points), {b, d}, nb::dtype<double>()),
+                          owned_array(std::move(g.means), {f.count, d}, nb::dtype<double>()),
+                          owned_array(std::move(g.cholesky), {f.count, d * (d + 1) / 2}, nb::dtype<double>()),
+                          owned_array(std::move(g.weights), {f.count}, nb::dtype<double>()));
+}
+
+#ifdef TVLM_HAVE_CUDA
+template <class T>
+FieldArgs<T> args_of(int dims, size_t b, size_t n, uintptr_t points, uintptr_t means, uintptr_t cholesky,
+                     uintptr_t weights) {
+    return {dims, b, reinterpret_cast<const T*>(points), n, reinterpret_cast<const T*>(means),
+            reinterpret_cast<const T*>(cholesky), reinterpret_cast<const T*>(weights)};
+}
+void check_dtype(const std::string& dtype) {
+    if (dtype != "float32" && dtype != "float64") throw Error("Gaussian fields run in float32 or float64, not " + dtype);
+}
+#endif
+
+}  // namespace
+
+void bind_fields(nb::module_& m) {
+    m.def("reference_gaussian_field", &reference_forward, nb::arg("points"), nb::arg("means"), nb::arg("cholesky"),
+          nb::arg("weights"), nb::arg("distances"),
+          "(values [B], squared distances [B, N] or None) of a Gaussian field, in double (engine/fields).");
+    m.def("reference_gaussian_field_backward", &reference_backward, nb::arg("points"), nb::arg("means"),
+          nb::arg("cholesky"), nb::arg("weights"), nb::arg("grad_values"),
+          "d loss / d (points, means, cholesky, weights) for d loss / d values = grad_values [B].");
+#ifdef TVLM_HAVE_CUDA
+    m.def(
+        "cuda_gaussian_field",
+        [](int device, const std::string& dtype, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means,
+           uintptr_t cholesky, uintptr_t weights, uintptr_t values, uintptr_t distances, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            check_dtype(dtype);
+            if (dtype == "float64")
+                gaussian_field_forward(args_of<double>(dims, b, n, points, means, cholesky, weights),
+                                       reinterpret_cast<double*>(values), reinterpret_cast<double*>(distances),
+                                       stream_of(stream));
+            else
+                gaussian_field_forward(args_of<float>(dims, b, n, points, means, cholesky, weights),
+                                       reinterpret_cast<float*>(values), reinterpret_cast<float*>(distances),
+                                       stream_of(stream));
+        },
+        "The fused forward (cuda/gaussian_field.h); distances 0: not written.");
+    m.def(
+        "cuda_gaussian_field_backward",
+        [](int device, const std::string& dtype, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means,
+           uintptr_t cholesky, uintptr_t weights, uintptr_t grad, uintptr_t g_points, uintptr_t g_means,
+           uintptr_t g_cholesky, uintptr_t g_weights, uintptr_t stream) {
+            const DeviceGuard guard(device);
+            check_dtype(dtype);
+            if (dtype == "float64")
+                gaussian_field_backward(args_of<double>(dims, b, n, points, means, cholesky, weights),
+                                        reinterpret_cast<const double*>(grad),
+                                        {reinterpret_cast<double*>(g_points), reinterpret_cast<double*>(g_means),
+                                         reinterpret_cast<double*>(g_cholesky), reinterpret_cast<double*>(g_weights)},
+                                        stream_of(stream));
+            else
+                gaussian_field_backward(args_of<float>(dims, b, n, points, means, cholesky, weights),
+                                        reinterpret_cast<const float*>(grad),
+                                        {reinterpret_cast<float*>(g_points), reinterpret_cast<float*>(g_means),
+                                         reinterpret_cast<float*>(g_cholesky), reinterpret_cast<float*>(g_weights)},
+                                        stream_of(stream));
+        },
+        "The fused backward: gradients to points, means, cholesky and weights (written, not added).");
+#endif
+}
+
+}  // namespace tvlm::py

@@ -1,0 +1,274 @@
+"""Learnable fields of anisotropic Gaussians (docs/fields.md):
+
+    f(x) = sum_n w_n exp(-|v_n|^2 / 2),   L_n v_n = x - mu_n
+
+in 2D (the image plane) or 3D. `gaussian_field(points, means, cholesky, weights)` is one
+torch.library op with autograd (fused CUDA kernels for CUDA tensors on the current stream,
+the double CPU reference for host tensors), so torch.compile keeps working;
+`GaussianField` is the nn.Module that learns one; `fixations_from_field` turns a 2D field
+into fixations for the foveated layouts.
+
+    field = tv.fields.GaussianField(num_gaussians=1000, volume_size=1.0).cuda()
+    values = field(points)                # points [B, 3] -> values [B]
+
+The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) or
+[L00, L10, L11] (2D)."""
+# No `from __future__ import annotations`: torch.library reads the ops' schemas from their
+# annotations.
+import math
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from ._core import Error
+
+__all__ = ["GaussianField", "cholesky_from_log_diagonal", "cholesky_from_scale_rotation", "fixations_from_field",
+           "gaussian_field"]
+
+_ops: Any = None
+
+
+def _triangle(dims: int) -> int:
+    return dims * (dims + 1) // 2
+
+
+def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
+    import torch
+    if means.dim() != 2 or means.shape[1] not in (2, 3):
+        raise Error(f"means are [N, D] with D = 2 or 3, got {list(means.shape)}")
+    n, d = means.shape
+    if n == 0:
+        raise Error("a Gaussian field needs at least one Gaussian (N = 0)")
+    if points.dim() != 2 or points.shape[1] != d:
+        raise Error(f"points are [B, {d}] for a {d}D field, got {list(points.shape)}")
+    if points.shape[0] == 0:
+        raise Error("no points to evaluate the field at (B = 0)")
+    if tuple(cholesky.shape) != (n, _triangle(d)):
+        raise Error(f"cholesky is [N, {_triangle(d)}] (the lower triangle of L, row by row), got {list(cholesky.shape)}")
+    if tuple(weights.shape) != (n,):
+        raise Error(f"weights are [N] = [{n}], got {list(weights.shape)}")
+    tensors = {"points": points, "means": means, "cholesky": cholesky, "weights": weights}
+    dtypes = {t.dtype for t in tensors.values()}
+    if len(dtypes) != 1 or points.dtype not in (torch.float32, torch.float64):
+        raise Error("points, means, cholesky and weights must share one dtype, float32 or float64: got " +
+                    ", ".join(f"{k} {t.dtype}" for k, t in tensors.items()))
+    if len({t.device for t in tensors.values()}) != 1:
+        raise Error("points, means, cholesky and weights must be on one device: got " +
+                    ", ".join(f"{k} {t.device}" for k, t in tensors.items()))
+
+
+def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
+    """Field values [B] at points [B, D] for means [N, D], cholesky [N, D(D+1)/2] (row-packed
+    lower triangles with positive diagonals) and weights [N]; differentiable in all four.
+
+    CUDA tensors run the fused kernels on the current stream (float32 or float64); host
+    tensors run the double reference. Raises Error for mismatched shapes, dtypes or devices,
+    N = 0 or B = 0; host inputs are also checked for NaN and non-positive diagonals (CUDA
+    inputs are not read back for that: parametrise L so its diagonal is positive)."""
+    _check(points, means, cholesky, weights)
+    return _torch_ops().gaussian_field(points.contiguous(), means.contiguous(), cholesky.contiguous(),
+                                       weights.contiguous())
+
+
+def cholesky_from_log_diagonal(log_diagonal: Any, off_diagonal: Any, eps: float = 1e-6) -> Any:
+    """Packed L [N, D(D+1)/2] from log_diagonal [N, D] and off_diagonal [N, D(D-1)/2] (row by
+    row): the diagonal is exp(log) + eps, so it stays positive whatever the optimiser does."""
+    import torch
+    n, d = log_diagonal.shape
+    if off_diagonal.shape != (n, d * (d - 1) // 2):
+        raise Error(f"off_diagonal is [N, {d * (d - 1) // 2}] for {d}D, got {list(off_diagonal.shape)}")
+    columns, k = [], 0
+    diagonal = torch.exp(log_diagonal) + eps
+    for i in range(d):
+        for j in range(i + 1):
+            if i == j:
+                columns.append(diagonal[:, i])
+            else:
+                columns.append(off_diagonal[:, k])
+                k += 1
+    return torch.stack(columns, dim=1)
+
+
+def cholesky_from_scale_rotation(scale: Any, rotation: Any, eps: float = 1e-6) -> Any:
+    """Packed L [N, 6] from 3D Gaussian splatting's parameters: scale [N, 3] (positive) and
+    rotation quaternions [N, 4] (w, x, y, z; normalised here). Sigma = R diag(scale^2) R^T +
+    eps I, and L its Cholesky factor (torch.linalg.cholesky, differentiable)."""
+    import torch
+    if scale.dim() != 2 or scale.shape[1] != 3 or rotation.shape != (scale.shape[0], 4):
+        raise Error(f"scale is [N, 3] and rotation [N, 4], got {list(scale.shape)} and {list(rotation.shape)}")
+    q = rotation / rotation.norm(dim=1, keepdim=True)
+    w, x, y, z = q.unbind(1)
+    r = torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], dim=1).reshape(-1, 3, 3)
+    sigma = r @ torch.diag_embed(scale * scale) @ r.transpose(1, 2)
+    sigma = sigma + eps * torch.eye(3, dtype=scale.dtype, device=scale.device)
+    L = torch.linalg.cholesky(sigma)
+    rows, cols = torch.tril_indices(3, 3, device=scale.device)
+    return L[:, rows, cols]
+
+
+def _make_module() -> Any:
+    import torch
+
+    class GaussianFieldModule(torch.nn.Module):
+        """A learnable field of `num_gaussians` Gaussians over a volume (3D) or image plane
+        (dims=2) of side `volume_size` (a number, or one per axis) starting at the origin.
+
+        full_covariance=True learns all of L through cholesky_from_log_diagonal (its
+        diagonal stays positive); False keeps L diagonal. parametrisation='scale_rotation'
+        (3D) learns 3D Gaussian splatting's scale and quaternion instead. forward(points
+        [B, D]) -> values [B], through gaussian_field."""
+
+        def __init__(self, num_gaussians: int, volume_size: Union[float, Sequence[float]] = 1.0, dims: int = 3,
+                     full_covariance: bool = True, parametrisation: str = "log_cholesky", eps: float = 1e-6,
+                     seed: Optional[int] = 0) -> None:
+            super().__init__()
+            if num_gaussians < 1:
+                raise Error(f"a field needs at least one Gaussian, not {num_gaussians}")
+            if dims not in (2, 3):
+                raise Error(f"fields are 2D or 3D, not {dims}D")
+            if parametrisation not in ("log_cholesky", "scale_rotation"):
+                raise Error(f"parametrisation is 'log_cholesky' or 'scale_rotation', not {parametrisation!r}")
+            if parametrisation == "scale_rotation" and dims != 3:
+                raise Error("the scale + rotation parametrisation is 3D")
+            size = torch.as_tensor(volume_size, dtype=torch.float32).expand(dims).clone()
+            generator = torch.Generator().manual_seed(seed) if seed is not None else None
+            spacing = float(size.prod()) ** (1.0 / dims) / num_gaussians ** (1.0 / dims)
+            self.dims, self.eps, self.parametrisation = dims, eps, parametrisation
+            self.full_covariance = full_covariance
+            self.means = torch.nn.Parameter(torch.rand(num_gaussians, dims, generator=generator) * size)
+            self.weights = torch.nn.Parameter(torch.randn(num_gaussians, generator=generator) * 0.1)
+            if parametrisation == "scale_rotation":
+                self.log_scale = torch.nn.Parameter(torch.full((num_gaussians, 3), math.log(spacing)))
+                rotation = torch.zeros(num_gaussians, 4)
+                rotation[:, 0] = 1
+                self.rotation = torch.nn.Parameter(rotation)
+            else:
+                self.log_diagonal = torch.nn.Parameter(torch.full((num_gaussians, dims), math.log(spacing)))
+                off = torch.zeros(num_gaussians, dims * (dims - 1) // 2)
+                self.off_diagonal = torch.nn.Parameter(off) if full_covariance else torch.nn.Parameter(
+                    off, requires_grad=False)
+
+        def cholesky(self) -> Any:
+            """The packed Cholesky factors [N, D(D+1)/2] the parameters give."""
+            if self.parametrisation == "scale_rotation":
+                return cholesky_from_scale_rotation(torch.exp(self.log_scale), self.rotation, self.eps)
+            return cholesky_from_log_diagonal(self.log_diagonal, self.off_diagonal, self.eps)
+
+        def forward(self, points: Any) -> Any:
+            return gaussian_field(points, self.means, self.cholesky(), self.weights)
+
+    return GaussianFieldModule
+
+
+def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tuple[int, int] = (64, 64)) -> List[
+        Tuple[float, float]]:
+    """The k strongest positive local maxima of a 2D field over the image ([0,1]^2, x right,
+    y down), at least `separation` apart (in units of the grid's longer side), strongest
+    first: fixations for the foveated layouts. `field` is a 2D GaussianField or a callable
+    points [B, 2] -> values [B]. The rule of engine/fields fixations_from_field."""
+    import torch
+    if k < 1:
+        raise Error("ask for at least one fixation (k = 0)")
+    gw, gh = grid
+    if gw < 1 or gh < 1:
+        raise Error("the saliency grid needs at least one cell a side")
+    device = next(field.parameters()).device if isinstance(field, torch.nn.Module) else "cpu"
+    dtype = next(field.parameters()).dtype if isinstance(field, torch.nn.Module) else torch.float64
+    ys, xs = torch.meshgrid((torch.arange(gh, dtype=dtype, device=device) + 0.5) / gh,
+                            (torch.arange(gw, dtype=dtype, device=device) + 0.5) / gw, indexing="ij")
+    with torch.no_grad():
+        values = field(torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1)).reshape(gh, gw).double()
+    peak = torch.nn.functional.max_pool2d(values[None, None], 3, stride=1, padding=1)[0, 0]
+    saliency = torch.where((values >= peak) & (values > 0), values, torch.zeros_like(values)).cpu().numpy()
+    order = np.argsort(-saliency.ravel(), kind="stable")
+    longer, points = max(gw, gh), []
+    for cell in order:
+        if len(points) == k or saliency.flat[cell] <= 0:
+            break
+        px, py = cell % gw + 0.5, cell // gw + 0.5
+        if all(math.hypot(fx * gw - px, fy * gh - py) / longer >= separation for fx, fy in points):
+            points.append((px / gw, py / gh))
+    return points
+
+
+def _torch_ops() -> Any:
+    """torch.ops.texturevlm, with gaussian_field and its backward registered once."""
+    global _ops
+    if _ops is None:
+        _register_torch_ops()
+        import torch
+        _ops = torch.ops.texturevlm
+    return _ops
+
+
+def _register_torch_ops() -> None:
+    import torch
+    from torch import Tensor
+
+    def cuda_job(t: Tensor) -> Tuple[int, str, int]:
+        from ._tensors import torch_raw_stream
+        index = t.device.index or 0
+        return index, str(t.dtype).replace("torch.", ""), torch_raw_stream()(index)
+
+    def host(t: Tensor) -> np.ndarray:
+        return np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))
+
+    def field_forward(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor) -> Tensor:
+        b, (n, d) = points.shape[0], means.shape
+        if points.device.type == "cuda":
+            values = points.new_empty(b)
+            index, dtype, stream = cuda_job(points)
+            _core.cuda_gaussian_field(index, dtype, d, b, n, points.data_ptr(), means.data_ptr(), cholesky.data_ptr(),
+                                      weights.data_ptr(), values.data_ptr(), 0, stream)
+            return values
+        values, _ = _core.reference_gaussian_field(host(points), host(means), host(cholesky), host(weights), False)
+        return torch.from_numpy(values).to(points.dtype)
+
+    forward_op = torch.library.custom_op("texturevlm::gaussian_field", mutates_args=())(field_forward)
+
+    @forward_op.register_fake
+    def _(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor) -> Tensor:
+        return points.new_empty(points.shape[0])
+
+    def field_backward(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor,
+                       grad: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        b, (n, d) = points.shape[0], means.shape
+        grad = grad.to(points.dtype).contiguous()
+        if points.device.type == "cuda":
+            outs = (torch.empty_like(points), torch.empty_like(means), torch.empty_like(cholesky),
+                    torch.empty_like(weights))
+            index, dtype, stream = cuda_job(points)
+            _core.cuda_gaussian_field_backward(index, dtype, d, b, n, points.data_ptr(), means.data_ptr(),
+                                               cholesky.data_ptr(), weights.data_ptr(), grad.data_ptr(),
+                                               *(o.data_ptr() for o in outs), stream)
+            return outs
+        g = _core.reference_gaussian_field_backward(host(points), host(means), host(cholesky), host(weights), host(grad))
+        return tuple(torch.from_numpy(a).to(points.dtype) for a in g)  # type: ignore[return-value]
+
+    backward_op = torch.library.custom_op("texturevlm::gaussian_field_backward", mutates_args=())(field_backward)
+
+    @backward_op.register_fake
+    def _(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor,
+          grad: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        return torch.empty_like(points), torch.empty_like(means), torch.empty_like(cholesky), torch.empty_like(weights)
+
+    def setup(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:
+        ctx.save_for_backward(*inputs)
+
+    def backward(ctx: Any, grad: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        return torch.ops.texturevlm.gaussian_field_backward(*ctx.saved_tensors, grad)
+
+    forward_op.register_autograd(backward, setup_context=setup)
+
+
+def __getattr__(name: str) -> Any:
+    """GaussianField is an nn.Module: made when first asked for, so importing texturevlm
+    does not import torch."""
+    if name == "GaussianField":
+        module = _make_module()
+        globals()["GaussianField"] = module
+        return module
+    raise AttributeError(name)
