@@ -43,9 +43,10 @@ if [ -d .deps ]; then
     --tvlm-json "$out/bench_video.json"
   SUITE_TIMEOUT=300 suite processors_bench python3 -m texturevlm.bench processors --json "$out/processors_bench.json"
   SUITE_TIMEOUT=300 suite grad_bench python3 -m texturevlm.bench grad --json "$out/grad_bench.json"
+  SUITE_TIMEOUT=300 suite fields_bench python3 -m texturevlm.bench fields --json "$out/fields_bench.json"
   if [ -n "${PYTHON_ONLY:-}" ]; then
     grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30; cat "$out/python_bench.log"
-    cat "$out/processors_bench.log" "$out/grad_bench.log"
+    cat "$out/processors_bench.log" "$out/grad_bench.log" "$out/fields_bench.log"
     printf '%s\n' "${summary[@]}"; exit 0
   fi
 fi
