@@ -5,6 +5,9 @@
 
 #include "cuda_devices.h"
 #include "cuda_match.h"
+#include "rank_device.h"
+
+#include <cuda_runtime_api.h>
 #include "vulkan_fixture.h"
 
 using namespace tvlm;
@@ -35,4 +38,20 @@ TEST_CASE("the Vulkan device chosen by CUDA UUID is the same GPU") {
     CHECK(context.memory_export());
     CHECK(context.semaphore_export());
     CHECK(context.validation_log().count() == 0);
+}
+
+TEST_CASE("each CUDA device, made current as a rank would, opens its own Vulkan twin") {
+    const CudaDeviceList list = list_cuda_devices();
+    REQUIRE_FALSE(list.devices.empty());
+    int previous = 0;
+    REQUIRE(cudaGetDevice(&previous) == cudaSuccess);
+    for (const CudaDeviceInfo& d : list.devices) {
+        CAPTURE(d.ordinal);
+        REQUIRE(cudaSetDevice(d.ordinal) == cudaSuccess);
+        CHECK(selector_for_current_cuda_device().uuid->bytes == d.uuid);
+        Context context = open_rank_context(true);
+        CHECK(context.device_info().uuid.bytes == d.uuid);
+        CHECK(context.validation_log().count() == 0);
+    }
+    REQUIRE(cudaSetDevice(previous) == cudaSuccess);
 }

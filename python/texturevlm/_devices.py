@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -66,9 +67,30 @@ def validation_requested() -> bool:
     return os.environ.get("TVLM_VALIDATION", "") not in ("", "0")
 
 
+def _current_cuda_uuid() -> str:
+    """The UUID of torch's current CUDA device where torch has initialised CUDA in this
+    process (each rank of torch.distributed sets its own), else ''."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return ""
+    uuid = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    return uuid[4:] if uuid.startswith("GPU-") else uuid
+
+
 def vulkan_device(selector: str = "") -> "_core.VulkanDevice":
-    """The shared Vulkan context for `selector` ('' = the best device; an index, a name
-    substring or a UUID). Raises Error when no Vulkan driver or device is found."""
+    """The shared Vulkan context for `selector` (an index, a name substring or a UUID).
+    '' picks the Vulkan device that is torch's current CUDA device where torch has
+    initialised CUDA (so each rank of torch.distributed opens its own GPU, whatever
+    CUDA_VISIBLE_DEVICES says), else the best device. Raises Error when no Vulkan driver
+    or device is found, or the current CUDA device has no Vulkan twin."""
+    if not selector:
+        uuid = _current_cuda_uuid()
+        if uuid:
+            try:
+                return vulkan_device(uuid)
+            except Error as e:
+                raise Error(f"the current CUDA device (UUID {uuid}) has no Vulkan twin: is the NVIDIA Vulkan "
+                            f"driver visible to this process? {e}") from e
     with _lock:
         device = _vulkan.get(selector)
         if device is None:

@@ -377,3 +377,14 @@ def test_ring_orders_writes_and_reads_across_streams(rng):
         assert torch.all(patches == (10 * (f + 1)) / 255).item(), f"frame {f}"
     assert torch.equal(video.level(0), frames[-1])
 
+
+
+def test_the_default_vulkan_device_is_the_current_cuda_device() -> None:
+    """Each rank of torch.distributed sets its CUDA device; the engine follows it."""
+    import torch
+    from texturevlm import _devices
+    for index in range(torch.cuda.device_count()):
+        torch.cuda.set_device(index)
+        uuid = str(torch.cuda.get_device_properties(index).uuid).removeprefix("GPU-")
+        assert _devices.vulkan_device().uuid.replace("-", "") == uuid.replace("-", "")
+    torch.cuda.set_device(0)
