@@ -33,6 +33,7 @@ std::vector<Row> bench_sample(BenchGpu& gpu);
 std::vector<Row> bench_video(BenchGpu& gpu);
 std::vector<Row> bench_grad(BenchGpu& gpu);
 std::vector<Row> bench_fields(BenchGpu& gpu);
+std::vector<Row> bench_multi_gpu(BenchGpu& gpu);
 std::vector<Row> bench_video_file(BenchGpu& gpu);  // where FFmpeg was found
 
 }  // namespace tvlm

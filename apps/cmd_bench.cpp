@@ -20,7 +20,7 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad video-file fields ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file fields multi-gpu ...] [--json FILE] [--plot FILE.png] [--device D]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
@@ -34,6 +34,8 @@ constexpr const char* kHelp =
     "            the engine's full and partial (changed tiles only) pipelines to 273 patches per frame\n"
     "  fields    the fused Gaussian-field kernels, forward and backward: N = 1000 x B = 500 and\n"
     "            N = 10^4 x B = 10^6, 3D, float32, next to their exponential and arithmetic floors\n"
+    "  multi-gpu  32 x 4096^2 and 64 x 1024^2 RGBA8 batches -> mips -> patches on one GPU and sharded\n"
+    "            over every GPU this process sees\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
@@ -46,6 +48,7 @@ const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"grad", "GPU time per step (5 back to back)"},
     {"video-file", "wall time per frame, each run decoding the whole file from its start"},
     {"fields", "GPU time per call (50 back to back; 3 for B = 1M)"},
+    {"multi-gpu", "wall time per batch, 4 batches a run, the host waiting for every GPU"},
 };
 
 #ifdef TVLM_HAVE_CUDA
@@ -82,7 +85,7 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file or fields");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file, fields or multi-gpu");
         suites.push_back(name);
         named = true;
     }
@@ -103,6 +106,7 @@ int run_bench(int argc, char** argv) {
                                       : suite == "grad"     ? bench_grad(gpu)
                                       : suite == "video-file" ? video_file_rows(gpu, named)
                                       : suite == "fields"   ? bench_fields(gpu)
+                                      : suite == "multi-gpu" ? bench_multi_gpu(gpu)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

@@ -8,29 +8,14 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "cuda_device_guard.h"
 #include "error.h"
 #include "tensor_texels.h"
 
 namespace tvlm::py {
 
 // Makes `device` current for a call and restores the caller's device after it.
-class DeviceGuard {
-public:
-    explicit DeviceGuard(int device) {
-        TVLM_CUDA_CHECK(cudaGetDevice(&previous_));
-        if (previous_ != device) TVLM_CUDA_CHECK(cudaSetDevice(device));
-    }
-    ~DeviceGuard() {
-        int now = previous_;
-        cudaGetDevice(&now);
-        if (now != previous_) cudaSetDevice(previous_);
-    }
-    DeviceGuard(const DeviceGuard&) = delete;
-    DeviceGuard& operator=(const DeviceGuard&) = delete;
-
-private:
-    int previous_ = 0;
-};
+using tvlm::DeviceGuard;
 
 inline cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
 

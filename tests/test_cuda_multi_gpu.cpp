@@ -1,0 +1,64 @@
+// MultiGpuPipeline: a batch sharded over the GPUs this process sees (over two pipelines on
+// one GPU where it sees one), each shard's patches gathered equal to one GPU's, bit for bit.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <random>
+#include <vector>
+
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "error.h"
+#include "multi_gpu.h"
+#include "patch_layouts.h"
+
+namespace tvlm {
+namespace {
+
+std::vector<uint8_t> run_on(const std::vector<int>& devices, uint32_t batch, const std::vector<uint8_t>& images) {
+    const MultiGpuDesc desc{devices, 96, 80, batch, Format::rgba8_unorm,
+                            foveated_layout(96, 80, {.budget = 20, .patch_size = 8}).layout, {.channels = 4}};
+    MultiGpuPipeline pipeline(desc);
+    const size_t image_bytes = 96 * 80 * 4;
+    for (size_t s = 0; s < pipeline.shards().size(); ++s) {
+        const Shard& shard = pipeline.shards()[s];
+        if (!shard.count) {
+            CHECK(pipeline.frames(s) == nullptr);
+            continue;
+        }
+        TVLM_CUDA_CHECK(cudaMemcpy(pipeline.frames(s), images.data() + shard.first * image_bytes,
+                                   shard.count * image_bytes, cudaMemcpyHostToDevice));
+    }
+    pipeline.run();
+    DeviceBuffer<uint8_t> gathered(batch * pipeline.patch_bytes_per_image());
+    TVLM_CUDA_CHECK(cudaMemset(gathered.data(), 0xff, gathered.bytes()));  // poison
+    pipeline.gather(gathered.data(), 0);
+    std::vector<uint8_t> host(gathered.bytes());
+    TVLM_CUDA_CHECK(cudaMemcpy(host.data(), gathered.data(), host.size(), cudaMemcpyDeviceToHost));
+    return host;
+}
+
+TEST_CASE("a batch sharded over GPUs gives every image the patches one GPU gives it") {
+    int count = 0;
+    REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
+    std::vector<int> devices;
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+    if (devices.size() == 1) devices.push_back(0);  // two pipelines on one GPU: the sharding still runs
+    MESSAGE("pipelines on CUDA devices " << devices.size() << " (" << count << " GPU(s))");
+    std::mt19937 random(3);
+    std::vector<uint8_t> images(5 * 96 * 80 * 4);
+    for (uint8_t& v : images) v = uint8_t(random());
+    const std::vector<uint8_t> one = run_on({0}, 5, images);
+    CHECK(run_on(devices, 5, images) == one);
+    // Fewer images than devices: the rest idle.
+    const std::vector<uint8_t> first(images.begin(), images.begin() + 96 * 80 * 4);
+    std::vector<int> more = devices;
+    more.push_back(devices[0]);
+    CHECK(run_on(more, 1, first) == run_on({0}, 1, first));
+    CHECK_THROWS_WITH_AS(run_on({}, 1, first), doctest::Contains("at least one CUDA device"), Error);
+    CHECK_THROWS_WITH_AS(run_on({count + 3}, 1, first), doctest::Contains("does not exist"), Error);
+}
+
+}  // namespace
+}  // namespace tvlm
