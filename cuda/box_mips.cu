@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "cuda_check.h"
 #include "box_arithmetic.cuh"
@@ -460,12 +461,17 @@ __global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l)
 
 template <SurfaceTexel T>
 void launch_tail(const BoxTailLaunch& l, cudaStream_t stream) {
-    static const bool sized = [] {  // more than the default 48 KB of dynamic shared memory, once
+    // More than the default 48 KB of dynamic shared memory: a function attribute of each
+    // device (a second GPU refused the launch when it was set once per process).
+    static std::atomic<uint64_t> sized{0};
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    const uint64_t bit = uint64_t{1} << (device & 63);
+    if (!(sized.load() & bit)) {
         TVLM_CUDA_CHECK(cudaFuncSetAttribute(box_tail_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(kTailSharedBytes)));
-        return true;
-    }();
-    (void)sized;
+        sized.fetch_or(bit);
+    }
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = l.overlap_launch ? 1 : 0;
