@@ -98,7 +98,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
         probe.reset();
         DeviceBuffer<uint8_t> converted(static_cast<size_t>(frame_bytes));
         const auto convert = [&](const DeviceFrame& f, uint8_t* to) {
-            nv12_to_rgba8({f.luma, f.chroma, f.luma_pitch, f.chroma_pitch, f.width, f.height, f.matrix, f.full_range}, to,
+            nv12_to_rgba8(f, to,
                           size_t{c.width} * 4, stream);
         };
         // Decodes the file on NVDEC, calling `each(frame)` per frame; the host waits at the end.

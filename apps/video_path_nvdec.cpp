@@ -30,8 +30,7 @@ public:
         DeviceFrame f;
         if (!decoder_.next(f)) return std::nullopt;
         // The legacy default stream: ordered after NVDEC's copies (VideoDecoder's DeviceFrame).
-        nv12_to_rgba8({f.luma, f.chroma, f.luma_pitch, f.chroma_pitch, f.width, f.height, f.matrix, f.full_range},
-                      texture_.frame(), texture_.frame_pitch(), nullptr);
+        nv12_to_rgba8(f, texture_.frame(), texture_.frame_pitch(), nullptr);
         if (rgba) {
             rgba->resize(texture_.frame_pitch() * f.height);
             TVLM_CUDA_CHECK(cudaMemcpy(rgba->data(), texture_.frame(), rgba->size(), cudaMemcpyDeviceToHost));
@@ -41,11 +40,10 @@ public:
     }
 
     std::vector<float> sample(const PatchLayout& layout, uint32_t channels) override {
-        if (!sampler_ || !same(layout)) {
+        if (!sampler_ || !sampler_->layout().same_sampling(layout)) {
             sampler_.emplace(layout, PatchOutput{.channels = channels});
             object_.emplace(texture_.mipmaps().make_texture_object(sampler_->sampler_desc()));
             output_ = DeviceBuffer<unsigned char>(PatchOutput{.channels = channels}.bytes(layout));
-            kept_ = layout;
         }
         sampler_->sample(texture_.mipmaps(), object_->handle(), output_.data(), output_.bytes(), nullptr);
         std::vector<float> values(output_.bytes() / sizeof(float));
@@ -56,10 +54,6 @@ public:
     std::string where() const override { return "NVDEC and CUDA on " + name_; }
 
 private:
-    bool same(const PatchLayout& layout) const {
-        return kept_.patches.size() == layout.patches.size() &&
-               std::memcmp(kept_.patches.data(), layout.patches.data(), layout.patches.size() * sizeof(Patch)) == 0;
-    }
     CudaLink link_;  // selects the CUDA device that is the Vulkan device, before anything CUDA
     std::string name_;
     VideoDecoder decoder_;
@@ -67,7 +61,6 @@ private:
     std::optional<CudaPatchSampler> sampler_;
     std::optional<TextureObject> object_;
     DeviceBuffer<unsigned char> output_;
-    PatchLayout kept_;
 };
 
 }  // namespace

@@ -31,11 +31,10 @@ public:
     }
 
     std::vector<float> sample(const PatchLayout& layout, uint32_t channels) override {
-        if (!sampler_ || !same(layout)) {
+        if (!sampler_ || !sampler_->layout().same_sampling(layout)) {
             sampler_.emplace(context_, layout, PatchOutput{.channels = channels});
             output_.emplace(context_.physical_device(), context_.device(), sampler_->output().bytes(layout),
                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-            kept_ = layout;
         }
         context_.queue().wait(sampler_->sample(texture_.texture(), output_->handle(), 0, output_->size()));
         std::vector<float> values(output_->size() / sizeof(float));
@@ -46,16 +45,11 @@ public:
     std::string where() const override { return "Vulkan compute on " + context_.device_info().name; }
 
 private:
-    bool same(const PatchLayout& layout) const {
-        return kept_.patches.size() == layout.patches.size() &&
-               std::memcmp(kept_.patches.data(), layout.patches.data(), layout.patches.size() * sizeof(Patch)) == 0;
-    }
     Context& context_;
     VideoDecoder decoder_;
     VideoTexture texture_;
     std::optional<VulkanPatchSampler> sampler_;
     std::optional<HostBuffer> output_;
-    PatchLayout kept_;  // the sampler's layout
 };
 
 }  // namespace

@@ -11,17 +11,7 @@
 
 namespace tvlm {
 
-// An 8-bit 4:2:0 frame with interleaved chroma (NV12), chroma sited as MPEG-2/H.264 place
-// it (horizontally with even luma columns, vertically between rows), upsampled bilinearly.
-struct Nv12Frame {
-    const uint8_t* luma = nullptr;
-    const uint8_t* chroma = nullptr;
-    size_t luma_pitch = 0, chroma_pitch = 0;
-    uint32_t width = 0, height = 0;
-    YuvMatrix matrix = YuvMatrix::bt709;
-    bool full_range = false;
-};
-
+// NV12 frames (Nv12Frame, yuv.h) are upsampled bilinearly.
 // RGBA8 (alpha 255) into `rgba`, rows `rgba_pitch` bytes apart. Throws Error, launching
 // nothing, for null pointers, zero extents or short pitches.
 void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cudaStream_t stream);

@@ -1,5 +1,7 @@
 #include "patch.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -73,6 +75,12 @@ GradientFootprint gradient_footprint(const Gradients& g, uint32_t width, uint32_
     const auto taps = rho_max <= 1.0 ? 1u
                                      : static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
     return {rho_max > 0 ? std::log2(rho_max / taps) : 0.0, taps, rho_x >= rho_y};
+}
+
+bool PatchLayout::same_sampling(const PatchLayout& o) const {
+    return width == o.width && height == o.height && patch_size == o.patch_size && images == o.images &&
+           patches_per_image == o.patches_per_image && mode == o.mode && patches.size() == o.patches.size() &&
+           std::memcmp(patches.data(), o.patches.data(), patches.size() * sizeof(Patch)) == 0;
 }
 
 }  // namespace tvlm

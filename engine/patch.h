@@ -36,6 +36,9 @@ struct PatchLayout {
     // Floats of the output [B, N, C, P, P] and of the metadata [B, N, 5].
     size_t output_values(uint32_t channels) const { return samples() * channels; }
     size_t metadata_values() const { return patches.size() * 5; }
+    // Whether `other` samples the same places the same way (a sampler made for one serves
+    // the other: video paths keep their sampler while the fixation stays).
+    bool same_sampling(const PatchLayout& other) const;
 };
 
 struct PatchOutput {

@@ -19,6 +19,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_level_bytes.h"
 #include "cuda_video_texture.h"
 #include "error.h"
 #include "nv12_reference.h"
@@ -80,14 +81,6 @@ YuvFrames cpu_yuv(const std::string& path) {
     return out;
 }
 
-std::vector<uint8_t> level_bytes(const CudaMipmaps& t, uint32_t level) {
-    const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
-    std::vector<uint8_t> bytes(size_t{e.width} * e.height * 4);
-    TVLM_CUDA_CHECK(cudaMemcpy2DFromArray(bytes.data(), size_t{e.width} * 4, t.level(level), 0, 0, size_t{e.width} * 4,
-                                          e.height, cudaMemcpyDeviceToHost));
-    return bytes;
-}
-
 TEST_CASE("NVDEC frames match the CPU decoder's and update a CUDA video texture exactly") {
     const TestClip clip{.width = 640, .height = 360, .frames = 30, .cut = 20};
     const auto path = std::filesystem::temp_directory_path() / "tvlm_test_nvdec.mp4";
@@ -131,9 +124,7 @@ TEST_CASE("NVDEC frames match the CPU decoder's and update a CUDA video texture 
                                      cudaMemcpyDeviceToHost));
         CHECK(luma == yuv.luma[frames]);
         CHECK(chroma == yuv.chroma[frames]);
-        nv12_to_rgba8({frame.luma, frame.chroma, frame.luma_pitch, frame.chroma_pitch, frame.width, frame.height,
-                       frame.matrix, frame.full_range},
-                      video.frame(), video.frame_pitch(), nullptr);
+        nv12_to_rgba8(frame, video.frame(), video.frame_pitch(), nullptr);
         TVLM_CUDA_CHECK(cudaMemcpy(from_gpu.data(), video.frame(), from_gpu.size(), cudaMemcpyDeviceToHost));
         const std::vector<uint8_t> rule = nv12_reference(luma, chroma, clip.width, clip.height, frame.matrix, false);
         double swscale_sum = 0;

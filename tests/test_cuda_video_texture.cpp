@@ -13,6 +13,7 @@
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_check.h"
+#include "cuda_level_bytes.h"
 #include "cuda_video_texture.h"
 #include "device_buffer.h"
 #include "error.h"
@@ -22,14 +23,6 @@
 
 namespace tvlm {
 namespace {
-
-std::vector<uint8_t> level_bytes(const CudaMipmaps& t, uint32_t level) {
-    const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
-    std::vector<uint8_t> bytes(size_t{e.width} * e.height * 4);
-    TVLM_CUDA_CHECK(cudaMemcpy2DFromArray(bytes.data(), size_t{e.width} * 4, t.level(level), 0, 0, size_t{e.width} * 4,
-                                          e.height, cudaMemcpyDeviceToHost));
-    return bytes;
-}
 
 std::vector<uint8_t> square_frame(uint32_t w, uint32_t h, uint32_t index, uint32_t cut) {
     std::mt19937 random(index >= cut ? 9 : 8);

@@ -106,7 +106,6 @@ namespace tvlm {
 std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& field, uint32_t k, double separation,
                                            uint32_t grid_width, uint32_t grid_height) {
     if (field.dims != 2) throw Error("fixations come from a 2D field over the image, not a " + std::to_string(field.dims) + "D one");
-    if (k == 0) throw Error("ask for at least one fixation (k = 0)");
     if (grid_width == 0 || grid_height == 0) throw Error("the saliency grid needs at least one cell a side");
     std::vector<double> points;
     points.reserve(size_t{grid_width} * grid_height * 2);
@@ -116,18 +115,27 @@ std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& fiel
             points.push_back((y + 0.5) / grid_height);
         }
     const std::vector<double> values = field_forward_reference(field, points);
-    // Only local maxima (no neighbour larger) may become fixations: a peak's flank never does.
-    std::vector<float> saliency(values.size(), 0.0f);
-    for (uint32_t y = 0; y < grid_height; ++y)
-        for (uint32_t x = 0; x < grid_width; ++x) {
-            const double v = values[size_t{y} * grid_width + x];
+    std::vector<float> saliency(values.begin(), values.end());
+    return fixations_from_saliency({grid_width, grid_height, saliency}, k, separation);
+}
+
+std::vector<Fixation> fixations_from_saliency(const SaliencyMap& map, uint32_t k, double separation) {
+    if (k == 0) throw Error("ask for at least one fixation (k = 0)");
+    if (map.width == 0 || map.height == 0 || map.values.size() != size_t{map.width} * map.height)
+        throw Error("a saliency grid of " + std::to_string(map.width) + "x" + std::to_string(map.height) + " needs " +
+                    std::to_string(size_t{map.width} * map.height) + " values, not " + std::to_string(map.values.size()));
+    // Only positive local maxima (no neighbour larger) may become fixations: a peak's flank never does.
+    std::vector<float> peaks(map.values.size(), 0.0f);
+    for (uint32_t y = 0; y < map.height; ++y)
+        for (uint32_t x = 0; x < map.width; ++x) {
+            const float v = map.values[size_t{y} * map.width + x];
             bool peak = v > 0;
-            for (uint32_t ny = y ? y - 1 : 0; peak && ny <= std::min(grid_height - 1, y + 1); ++ny)
-                for (uint32_t nx = x ? x - 1 : 0; peak && nx <= std::min(grid_width - 1, x + 1); ++nx)
-                    peak = values[size_t{ny} * grid_width + nx] <= v;
-            if (peak) saliency[size_t{y} * grid_width + x] = float(v);
+            for (uint32_t ny = y ? y - 1 : 0; peak && ny <= std::min(map.height - 1, y + 1); ++ny)
+                for (uint32_t nx = x ? x - 1 : 0; peak && nx <= std::min(map.width - 1, x + 1); ++nx)
+                    peak = map.values[size_t{ny} * map.width + nx] <= v;
+            if (peak) peaks[size_t{y} * map.width + x] = v;
         }
-    return strongest_points({grid_width, grid_height, saliency}, k, separation);
+    return strongest_points({map.width, map.height, peaks}, k, separation);
 }
 
 }  // namespace tvlm

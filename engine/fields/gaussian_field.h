@@ -39,6 +39,7 @@ FieldGradients field_backward_reference(const GaussianFieldView<double>& field, 
 }  // namespace tvlm
 
 #include "patch_layouts.h"
+#include "video/fixation_schedule.h"
 
 namespace tvlm {
 
@@ -50,5 +51,9 @@ namespace tvlm {
 // is not 2D, k of 0, an empty grid or what check_field() refuses.
 std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& field, uint32_t k, double separation = 0.15,
                                            uint32_t grid_width = 64, uint32_t grid_height = 64);
+// The rule that takes: the k strongest positive local maxima of a saliency grid, at least
+// `separation` apart (strongest_points). Python's fixations_from_field evaluates its field
+// on the GPU and calls this. Throws Error for k of 0 or a grid of the wrong size.
+std::vector<Fixation> fixations_from_saliency(const SaliencyMap& map, uint32_t k, double separation);
 
 }  // namespace tvlm

@@ -36,20 +36,10 @@ struct VideoDecoderOptions {
     int cuda_device = 0;  // NVDEC: the CUDA device (its primary context is shared with the runtime)
 };
 
-// An NVDEC frame in CUDA memory: 8-bit 4:2:0, a luma plane and an interleaved CbCr plane
-// (NV12), valid until the next call of next(). Decoded on FFmpeg's CUDA stream, which is
-// the legacy default stream: work on a stream created without cudaStreamNonBlocking is
-// ordered after it.
-struct DeviceFrame {
-    const uint8_t* luma = nullptr;
-    const uint8_t* chroma = nullptr;
-    size_t luma_pitch = 0, chroma_pitch = 0;
-    uint32_t width = 0, height = 0;
-    // The frame's own colour description; an unstated matrix is BT.709 from 720 lines up,
-    // else BT.601, as players assume (CPU decoding converts the same way).
-    YuvMatrix matrix = YuvMatrix::bt709;
-    bool full_range = false;
-};
+// An NVDEC frame (Nv12Frame, yuv.h), valid until the next call of next(). Decoded on
+// FFmpeg's CUDA stream, which is the legacy default stream: work on a stream created
+// without cudaStreamNonBlocking is ordered after it.
+using DeviceFrame = Nv12Frame;
 
 class VideoDecoder {
 public:

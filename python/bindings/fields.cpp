@@ -3,7 +3,9 @@
 // stream (cuda/gaussian_field.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <span>
 #include <string>
@@ -79,6 +81,18 @@ void check_dtype(const std::string& dtype) {
 }  // namespace
 
 void bind_fields(nb::module_& m) {
+    m.def(
+        "fixations_from_saliency",
+        [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> grid, uint32_t k, double separation) {
+            const std::vector<Fixation> points = fixations_from_saliency(
+                {uint32_t(grid.shape(1)), uint32_t(grid.shape(0)), {grid.data(), grid.size()}}, k, separation);
+            std::vector<std::pair<double, double>> out;
+            for (const Fixation& f : points) out.emplace_back(f.x, f.y);
+            return out;
+        },
+        nb::arg("grid"), nb::arg("k"), nb::arg("separation"),
+        "The k strongest positive local maxima of a saliency grid [H, W], at least `separation` apart "
+        "(engine/fields/gaussian_field.h).");
     m.def("reference_gaussian_field", &reference_forward, nb::arg("points"), nb::arg("means"), nb::arg("cholesky"),
           nb::arg("weights"), nb::arg("distances"),
           "(values [B], squared distances [B, N] or None) of a Gaussian field, in double (engine/fields).");

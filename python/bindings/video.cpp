@@ -76,29 +76,10 @@ public:
 
     // [N, C, P, P] float32 or float16 of the current frame, in a host-visible buffer.
     NumpyArray sample(const PatchLayout& layout, uint32_t channels, bool half) {
-        const PatchOutput output{channels, half};
-        auto* block = new HostBlock{device_, HostBuffer(context_.physical_device(), context_.device(),
-                                                        output.bytes(layout), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)};
-        nb::object owner = nb::cast(block, nb::rv_policy::take_ownership);
-        {
-            nb::gil_scoped_release release;
-            if (!sampler_ || !same_layout(sampler_->layout(), layout) || sampler_->output().channels != channels ||
-                sampler_->output().half != half)
-                sampler_.emplace(context_, layout, output);
-            context_.queue().wait(sampler_->sample(texture_.texture(), block->buffer.handle(), 0, block->buffer.size()));
-        }
-        const uint32_t p = layout.patch_size;
-        return array_over(block->buffer.data(), {layout.patches.size(), channels, p, p},
-                          half ? component_dtype(ComponentType::f16) : nb::dtype<float>(), owner);
+        return sample_to_numpy(device_, context_, texture_.texture(), sampler_, layout, {channels, half});
     }
 
 private:
-    static bool same_layout(const PatchLayout& a, const PatchLayout& b) {
-        return a.width == b.width && a.height == b.height && a.patch_size == b.patch_size && a.mode == b.mode &&
-               a.patches.size() == b.patches.size() &&
-               std::memcmp(a.patches.data(), b.patches.data(), a.patches.size() * sizeof(Patch)) == 0;
-    }
-
     nb::object device_;  // the VulkanDevice: outlives the texture, the sampler and every output
     Context& context_;
     VideoDecoder decoder_;

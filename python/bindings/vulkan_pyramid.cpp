@@ -51,18 +51,7 @@ public:
     }
     // [images * N, C, P, P] float32 or float16, in a host-visible buffer the shader wrote.
     NumpyArray sample(const PatchLayout& layout, uint32_t channels, bool half) {
-        const PatchOutput output{channels, half};
-        auto* block = new HostBlock{device_, HostBuffer(context_.physical_device(), context_.device(),
-                                                        output.bytes(layout), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)};
-        nb::object owner = nb::cast(block, nb::rv_policy::take_ownership);
-        {
-            nb::gil_scoped_release release;
-            VulkanPatchSampler sampler(context_, layout, output);
-            context_.queue().wait(sampler.sample(texture_, block->buffer.handle(), 0, block->buffer.size()));
-        }
-        const uint32_t p = layout.patch_size;
-        return array_over(block->buffer.data(), {layout.patches.size(), channels, p, p},
-                          half ? component_dtype(ComponentType::f16) : nb::dtype<float>(), owner);
+        return sample_to_numpy(device_, context_, texture_, sampler_, layout, {channels, half});
     }
     // The sampler's anisotropy for gradient layouts (16, or 1 where the device samples
     // isotropically): what the reference must be told to compare.
@@ -74,6 +63,7 @@ private:
     nb::object device_;  // the VulkanDevice: outlives the texture and every output
     Context& context_;
     Texture texture_;
+    std::optional<VulkanPatchSampler> sampler_;  // kept while the layout stays
 };
 
 }  // namespace

@@ -15,6 +15,7 @@ The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) 
 [L00, L10, L11] (2D)."""
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations.
+import functools
 import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -26,7 +27,6 @@ from ._core import Error
 __all__ = ["GaussianField", "cholesky_from_log_diagonal", "cholesky_from_scale_rotation", "fixations_from_field",
            "gaussian_field"]
 
-_ops: Any = None
 _eager: "dict[str, Any]" = {}  # name -> eager autograd.Function.apply (_register_torch_ops)
 
 
@@ -173,10 +173,9 @@ def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tup
     """The k strongest positive local maxima of a 2D field over the image ([0,1]^2, x right,
     y down), at least `separation` apart (in units of the grid's longer side), strongest
     first: fixations for the foveated layouts. `field` is a 2D GaussianField or a callable
-    points [B, 2] -> values [B]. The rule of engine/fields fixations_from_field."""
+    points [B, 2] -> values [B]. The field is evaluated where it lives (the GPU for a CUDA
+    module); the maxima are picked by the engine's rule (fixations_from_saliency)."""
     import torch
-    if k < 1:
-        raise Error("ask for at least one fixation (k = 0)")
     gw, gh = grid
     if gw < 1 or gh < 1:
         raise Error("the saliency grid needs at least one cell a side")
@@ -186,27 +185,16 @@ def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tup
                             (torch.arange(gw, dtype=dtype, device=device) + 0.5) / gw, indexing="ij")
     with torch.no_grad():
         values = field(torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1)).reshape(gh, gw).double()
-    peak = torch.nn.functional.max_pool2d(values[None, None], 3, stride=1, padding=1)[0, 0]
-    saliency = torch.where((values >= peak) & (values > 0), values, torch.zeros_like(values)).cpu().numpy()
-    order = np.argsort(-saliency.ravel(), kind="stable")
-    longer, points = max(gw, gh), []
-    for cell in order:
-        if len(points) == k or saliency.flat[cell] <= 0:
-            break
-        px, py = cell % gw + 0.5, cell // gw + 0.5
-        if all(math.hypot(fx * gw - px, fy * gh - py) / longer >= separation for fx, fy in points):
-            points.append((px / gw, py / gh))
-    return points
+    return [tuple(p) for p in _core.fixations_from_saliency(
+        np.ascontiguousarray(values.cpu().numpy().astype(np.float32)), k, separation)]
 
 
+@functools.cache
 def _torch_ops() -> Any:
     """torch.ops.texturevlm, with gaussian_field and its backward registered once."""
-    global _ops
-    if _ops is None:
-        _register_torch_ops()
-        import torch
-        _ops = torch.ops.texturevlm
-    return _ops
+    import torch
+    _register_torch_ops()
+    return torch.ops.texturevlm
 
 
 def _register_torch_ops() -> None:
