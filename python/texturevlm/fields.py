@@ -15,7 +15,6 @@ The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) 
 [L00, L10, L11] (2D)."""
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations.
-import functools
 import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -23,6 +22,8 @@ import numpy as np
 
 from . import _core
 from ._core import Error
+
+_ops: Any = None
 
 __all__ = ["GaussianField", "cholesky_from_log_diagonal", "cholesky_from_scale_rotation", "fixations_from_field",
            "gaussian_field"]
@@ -189,12 +190,15 @@ def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tup
         np.ascontiguousarray(values.cpu().numpy().astype(np.float32)), k, separation)]
 
 
-@functools.cache
 def _torch_ops() -> Any:
-    """torch.ops.texturevlm, with gaussian_field and its backward registered once."""
-    import torch
-    _register_torch_ops()
-    return torch.ops.texturevlm
+    """torch.ops.texturevlm, with gaussian_field and its backward registered once. A plain
+    global, not functools.cache: torch.compile(fullgraph=True) must trace through it."""
+    global _ops
+    if _ops is None:
+        _register_torch_ops()
+        import torch
+        _ops = torch.ops.texturevlm
+    return _ops
 
 
 def _register_torch_ops() -> None:
