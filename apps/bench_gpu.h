@@ -24,6 +24,9 @@ public:
     cudaStream_t stream = nullptr;  // owned_stream's handle
     cudaDeviceProp prop{};
     BenchMachine machine;  // GPU, driver, device copy and pinned upload bandwidth
+    // --devices all|I,J,...: the CUDA devices a batch is sharded over in the video suite's
+    // sharded rows (default all this process sees; a device may repeat).
+    std::vector<int> devices;
 };
 
 // The suites (apps/bench_*.cpp): rows of GPU or wall times, each with its floor.
@@ -33,7 +36,7 @@ std::vector<Row> bench_sample(BenchGpu& gpu);
 std::vector<Row> bench_video(BenchGpu& gpu);
 std::vector<Row> bench_grad(BenchGpu& gpu);
 std::vector<Row> bench_fields(BenchGpu& gpu);
-std::vector<Row> bench_multi_gpu(BenchGpu& gpu);
+std::vector<Row> bench_sharded(BenchGpu& gpu);  // part of video: batches over gpu.devices
 std::vector<Row> bench_video_file(BenchGpu& gpu);  // where FFmpeg was found
 
 }  // namespace tvlm

@@ -258,6 +258,8 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
         }
         std::fprintf(stderr, "video [%zu/%zu] %s\n", i + 1, jobs.size(), what.c_str());
     }
+    const std::vector<Row> sharded = bench_sharded(gpu);
+    rows.insert(rows.end(), sharded.begin(), sharded.end());
     tag_rows(rows, "video");
     return rows;
 }

@@ -20,22 +20,23 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad video-file fields multi-gpu ...] [--json FILE] [--plot FILE.png] [--device D]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file fields ...] [--json FILE] [--plot FILE.png]\n"
+    "                  [--device D] [--devices all|I,J,...]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
     "            GL map/unmap per frame or kept mapped, against CUDA alone\n"
     "  sample    patch sampling GPU time: CUDA texture unit vs software filtering vs Vulkan compute\n"
     "  video     frame -> mips -> 273 foveated patches per image, wall time per frame, from host or CUDA\n"
-    "            memory, Vulkan / OpenGL / CUDA-only; 1024^2..4096^2, RGBA8/RGBA16F, batch 1 and 32\n"
+    "            memory, Vulkan / OpenGL / CUDA-only; 1024^2..4096^2, RGBA8/RGBA16F, batch 1 and 32; and, where\n"
+    "            --devices lists two or more CUDA devices (default: all), 32 x 4096^2 and 64 x 1024^2 batches\n"
+    "            sharded over them next to one GPU\n"
     "  grad      differentiable sampling, each step of forward + backward and the whole: 1M samples at\n"
     "            per-sample LOD (4096^2 RGBA, 1024^2 x 40 channels, float32), 273 foveated patches x 1 and 32\n"
     "  video-file  an H.264 file (1080p, 4K; made with libx264) decoded on the CPU and on NVDEC, then\n"
     "            the engine's full and partial (changed tiles only) pipelines to 273 patches per frame\n"
     "  fields    the fused Gaussian-field kernels, forward and backward: N = 1000 x B = 500 and\n"
     "            N = 10^4 x B = 10^6, 3D, float32, next to their exponential and arithmetic floors\n"
-    "  multi-gpu  32 x 4096^2 and 64 x 1024^2 RGBA8 batches -> mips -> patches on one GPU and sharded\n"
-    "            over every GPU this process sees\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
@@ -44,11 +45,10 @@ const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"mips", "GPU time per chain (50 back to back; blit and GL 10)"},
     {"handover", "wall time per frame, 400 frames a run"},
     {"sample", "GPU time per launch (50 back to back)"},
-    {"video", "wall time per frame, frames pipelined, host waits only at the end of a run"},
+    {"video", "wall time per frame (per batch when sharded), frames pipelined, host waits only at the end of a run"},
     {"grad", "GPU time per step (5 back to back)"},
     {"video-file", "wall time per frame, each run decoding the whole file from its start"},
     {"fields", "GPU time per call (50 back to back; 3 for B = 1M)"},
-    {"multi-gpu", "wall time per batch, 4 batches a run, the host waiting for every GPU"},
 };
 
 #ifdef TVLM_HAVE_CUDA
@@ -71,7 +71,7 @@ std::vector<Row> video_file_rows(BenchGpu& gpu, bool asked) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    const Args args(argc, argv, 2, {"json", "plot", "device"}, {"help"});
+    const Args args(argc, argv, 2, {"json", "plot", "device", "devices"}, {"help"});
     if (args.flag("help")) {
         std::fputs(kHelp, stdout);
         return 0;
@@ -85,7 +85,7 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file, fields or multi-gpu");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file or fields");
         suites.push_back(name);
         named = true;
     }
@@ -106,7 +106,6 @@ int run_bench(int argc, char** argv) {
                                       : suite == "grad"     ? bench_grad(gpu)
                                       : suite == "video-file" ? video_file_rows(gpu, named)
                                       : suite == "fields"   ? bench_fields(gpu)
-                                      : suite == "multi-gpu" ? bench_multi_gpu(gpu)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

@@ -11,6 +11,7 @@
 #include "device_buffer.h"
 #include "error.h"
 #include "multi_gpu.h"
+#include "open_fds.h"
 #include "patch_layouts.h"
 
 namespace tvlm {
@@ -58,6 +59,49 @@ TEST_CASE("a batch sharded over GPUs gives every image the patches one GPU gives
     CHECK(run_on(more, 1, first) == run_on({0}, 1, first));
     CHECK_THROWS_WITH_AS(run_on({}, 1, first), doctest::Contains("at least one CUDA device"), Error);
     CHECK_THROWS_WITH_AS(run_on({count + 3}, 1, first), doctest::Contains("does not exist"), Error);
+}
+
+// Free memory of every device this process sees.
+std::vector<size_t> free_memory(int count) {
+    std::vector<size_t> free(size_t(count), 0);
+    for (int d = 0; d < count; ++d) {
+        size_t total = 0;
+        TVLM_CUDA_CHECK(cudaSetDevice(d));
+        TVLM_CUDA_CHECK(cudaMemGetInfo(&free[size_t(d)], &total));
+    }
+    TVLM_CUDA_CHECK(cudaSetDevice(0));
+    return free;
+}
+
+TEST_CASE("multi-GPU pipelines made, run and refused a thousand times leak no memory, fds or device") {
+    int count = 0;
+    REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
+    std::vector<int> devices;
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+    if (devices.size() == 1) devices.push_back(0);
+    const PatchLayout layout = foveated_layout(96, 80, {.budget = 20, .patch_size = 8}).layout;
+    auto cycle = [&] {
+        MultiGpuPipeline pipeline({devices, 96, 80, 3, Format::rgba8_unorm, layout, {.channels = 3}});
+        pipeline.run();
+        pipeline.synchronize();
+        // A refused pipeline (a device past the end) allocates nothing.
+        std::vector<int> bad = devices;
+        bad.push_back(count);
+        CHECK_THROWS_AS(MultiGpuPipeline({bad, 96, 80, 3, Format::rgba8_unorm, layout, {.channels = 3}}), Error);
+    };
+    for (int i = 0; i < 20; ++i) cycle();  // warm: the runtime's own pools settle
+    const auto fds = test::open_fds();
+    const std::vector<size_t> before = free_memory(count);
+    int current = -1;
+    for (int i = 0; i < 1000; ++i) cycle();
+    TVLM_CUDA_CHECK(cudaGetDevice(&current));
+    CHECK(current == 0);  // the pipelines leave the caller's device current
+    const std::vector<size_t> after = free_memory(count);
+    for (int d = 0; d < count; ++d) {
+        INFO("device " << d << ": " << before[size_t(d)] << " -> " << after[size_t(d)] << " bytes free");
+        CHECK(after[size_t(d)] + (4u << 20) >= before[size_t(d)]);
+    }
+    CHECK(test::new_fds(fds, test::open_fds()) == "");
 }
 
 }  // namespace
