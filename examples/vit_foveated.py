@@ -25,7 +25,7 @@ class FoveatedViT(nn.Module):
         self.embed = nn.Linear(channels * patch_size * patch_size, width)
         self.position = nn.Sequential(nn.Linear(5, width), nn.GELU(), nn.Linear(width, width))
         layer = nn.TransformerEncoderLayer(width, heads, 4 * width, batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, depth)
+        self.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
         self.head = nn.Linear(width, channels)
 
     def forward(self, patches: torch.Tensor, meta: torch.Tensor) -> torch.Tensor:
