@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from . import _core
+from ._core import Error
 
 log = logging.getLogger("texturevlm")
 

@@ -190,3 +190,20 @@ def test_sample_anisotropic_with_a_fixation(rng):
     np.testing.assert_array_equal(got.patches, pyramid.sample(layout).patches)
     whole = pyramid.sample_anisotropic(level=1, elongation=2, patch_size=8)
     assert whole.patches.shape[0] == tv.layouts.anisotropic(128, 64, 8, 1, 2).num_patches
+
+
+@needs_vulkan
+def test_the_default_vulkan_device_follows_the_current_cuda_device(monkeypatch):
+    # A rank's choice, without a GPU: _current_cuda_uuid stands for torch's current CUDA
+    # device. Its Vulkan twin (here lavapipe, by UUID) is picked; a UUID with no twin is an
+    # error naming it, not a silent fall back to another GPU.
+    from texturevlm import _devices
+    twin = tv.devices()[0].uuid
+    monkeypatch.setattr(_devices, "_current_cuda_uuid", lambda: twin)
+    assert _devices.vulkan_device().uuid == twin
+    missing = "0badc0de-0000-4000-8000-000000000001"
+    monkeypatch.setattr(_devices, "_current_cuda_uuid", lambda: missing)
+    with pytest.raises(tv.Error, match=f"current CUDA device \\(UUID {missing}\\) has no Vulkan twin"):
+        _devices.vulkan_device()
+    monkeypatch.setattr(_devices, "_current_cuda_uuid", lambda: "")
+    assert _devices.vulkan_device().uuid  # no CUDA in use: the best device
