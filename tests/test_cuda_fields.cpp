@@ -1,6 +1,7 @@
 // The fused CUDA Gaussian-field kernels against the double CPU reference: values, squared
 // distances and every gradient, float64 (tight) and float32 (a stated relative error),
-// 2D and 3D, with more Gaussians and points than one tile or one chunk holds.
+// 2D and 3D, with more Gaussians and points than one tile or one chunk holds, and with
+// points enough for the forward's four-points-per-thread kernel.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -44,11 +45,11 @@ double relative_error(const std::vector<double>& expected, const std::vector<dou
 }
 
 template <class T>
-void check_against_reference(int dims, double tolerance) {
+void check_against_reference(int dims, double tolerance, size_t kN = 300, size_t kB = 1100) {
     CAPTURE(dims);
     CAPTURE(sizeof(T));
+    CAPTURE(kB);
     std::mt19937 random(9);
-    const size_t kN = 300, kB = 1100;  // two tiles of Gaussians, several chunks of points
     const Field f = random_field(dims, kN, random);
     std::vector<double> points(kB * size_t(dims)), upstream(kB);
     for (size_t b = 0; b < kB; ++b)
@@ -88,6 +89,16 @@ TEST_CASE("CUDA Gaussian fields equal the double reference: values, distances an
     for (int dims : {2, 3}) {
         check_against_reference<double>(dims, 1e-10);
         check_against_reference<float>(dims, 2e-4);
+    }
+    // So many points that the forward gives each thread four (cuda/gaussian_field.cu: at
+    // least 4 x 256 per block wanted, 4 blocks per SM), with a ragged last block.
+    int device = 0, sms = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const size_t many = size_t(256) * 4 * 4 * size_t(sms) + 77;
+    for (int dims : {2, 3}) {
+        check_against_reference<double>(dims, 1e-10, 20, many);
+        check_against_reference<float>(dims, 2e-4, 20, many);
     }
 }
 
