@@ -5,8 +5,9 @@
 in 2D (the image plane) or 3D. `gaussian_field(points, means, cholesky, weights)` is one
 torch.library op with autograd (fused CUDA kernels for CUDA tensors on the current stream,
 the double CPU reference for host tensors), so torch.compile keeps working;
-`GaussianField` is the nn.Module that learns one; `fixations_from_field` turns a 2D field
-into fixations for the foveated layouts.
+`GaussianField` is the nn.Module that learns one; `saliency_map` and `fixations_from_field`
+turn a 2D field into saliency and fixations for the foveated layouts (and for video:
+`texturevlm.video.frames(saliency=...)` takes a field per frame).
 
     field = tv.fields.GaussianField(num_gaussians=1000, volume_size=1.0).cuda()
     values = field(points)                # points [B, 3] -> values [B]
@@ -16,6 +17,7 @@ The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) 
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations.
 import math
+import sys
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,7 +28,7 @@ from ._core import Error
 _ops: Any = None
 
 __all__ = ["GaussianField", "cholesky_from_log_diagonal", "cholesky_from_scale_rotation", "fixations_from_field",
-           "gaussian_field"]
+           "gaussian_field", "saliency_map"]
 
 _eager: "dict[str, Any]" = {}  # name -> eager autograd.Function.apply (_register_torch_ops)
 
@@ -169,25 +171,42 @@ def _make_module() -> Any:
     return GaussianFieldModule
 
 
+def saliency_map(field: Any, grid: Tuple[int, int] = (64, 64)) -> np.ndarray:
+    """A 2D field over the image ([0,1]^2, x right, y down) evaluated at the centres of a
+    grid of (width, height) cells: float32 [height, width], the saliency the video path and
+    fixations_from_field take. `field` is a 2D GaussianField (evaluated where it lives, the
+    GPU for a CUDA module) or any callable points [B, 2] -> values [B] (NumPy in, NumPy or a
+    tensor out)."""
+    gw, gh = grid
+    if gw < 1 or gh < 1:
+        raise Error("the saliency grid needs at least one cell a side")
+    if not callable(field):
+        raise Error(f"a field is a 2D GaussianField or a callable points [B, 2] -> values [B], not {type(field).__name__}")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(field, torch.nn.Module):
+        parameter = next(field.parameters())
+        ys, xs = torch.meshgrid((torch.arange(gh, dtype=parameter.dtype, device=parameter.device) + 0.5) / gh,
+                                (torch.arange(gw, dtype=parameter.dtype, device=parameter.device) + 0.5) / gw,
+                                indexing="ij")
+        with torch.no_grad():
+            values = field(torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1))
+        values = values.detach().cpu().double().numpy()
+    else:
+        ys, xs = np.meshgrid((np.arange(gh) + 0.5) / gh, (np.arange(gw) + 0.5) / gw, indexing="ij")
+        values = field(np.stack([xs.reshape(-1), ys.reshape(-1)], axis=1))
+        values = values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
+    if values.size != gw * gh:
+        raise Error(f"the field gave {values.size} values for {gw * gh} points: it must give one value per point")
+    return np.ascontiguousarray(values.reshape(gh, gw).astype(np.float32))
+
+
 def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tuple[int, int] = (64, 64)) -> List[
         Tuple[float, float]]:
     """The k strongest positive local maxima of a 2D field over the image ([0,1]^2, x right,
     y down), at least `separation` apart (in units of the grid's longer side), strongest
-    first: fixations for the foveated layouts. `field` is a 2D GaussianField or a callable
-    points [B, 2] -> values [B]. The field is evaluated where it lives (the GPU for a CUDA
-    module); the maxima are picked by the engine's rule (fixations_from_saliency)."""
-    import torch
-    gw, gh = grid
-    if gw < 1 or gh < 1:
-        raise Error("the saliency grid needs at least one cell a side")
-    device = next(field.parameters()).device if isinstance(field, torch.nn.Module) else "cpu"
-    dtype = next(field.parameters()).dtype if isinstance(field, torch.nn.Module) else torch.float64
-    ys, xs = torch.meshgrid((torch.arange(gh, dtype=dtype, device=device) + 0.5) / gh,
-                            (torch.arange(gw, dtype=dtype, device=device) + 0.5) / gw, indexing="ij")
-    with torch.no_grad():
-        values = field(torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1)).reshape(gh, gw).double()
-    return [tuple(p) for p in _core.fixations_from_saliency(
-        np.ascontiguousarray(values.cpu().numpy().astype(np.float32)), k, separation)]
+    first: fixations for the foveated layouts. `field` as for saliency_map(); the maxima are
+    picked by the engine's rule (fixations_from_saliency), the one the video path follows."""
+    return [tuple(p) for p in _core.fixations_from_saliency(saliency_map(field, grid), k, separation)]
 
 
 def _torch_ops() -> Any:

@@ -20,7 +20,8 @@ from . import _core, _devices, layouts
 from ._core import Error
 
 Fixations = List[Tuple[float, float]]
-#: saliency(index, time, change) -> a 2D array over the frame (any resolution, >= 0), or None
+#: saliency(index, time, change) -> a 2D array over the frame (any resolution, >= 0), a 2D
+#: field over the image (a fields.GaussianField or a callable points [B, 2] -> values), or None
 SaliencyFn = Callable[[int, float, Any], Any]
 
 
@@ -70,7 +71,7 @@ def change_saliency(change: Any, tiles: Tuple[int, int]) -> Optional[np.ndarray]
 
 
 def _schedule(fixation: Any, timeline: Optional[Sequence[Tuple[float, Any]]], follow_changes: Optional[float],
-              saliency: Optional[SaliencyFn], saliency_rate: float) -> Any:
+              saliency: Optional[SaliencyFn], saliency_rate: float, num_fixations: int) -> Any:
     chosen = [name for name, given in (("timeline", timeline is not None), ("follow_changes", follow_changes is not None),
                                        ("saliency", saliency is not None)) if given]
     if len(chosen) > 1:
@@ -79,9 +80,9 @@ def _schedule(fixation: Any, timeline: Optional[Sequence[Tuple[float, Any]]], fo
     if timeline is not None:
         return _core.FixationSchedule.timeline([(float(t), layouts.fixations_per_image(f, 1)[0]) for t, f in timeline])
     if follow_changes is not None:
-        return _core.FixationSchedule.following(float(follow_changes), 1, 0.2, start)
+        return _core.FixationSchedule.following(float(follow_changes), num_fixations, 0.2, start)
     if saliency is not None:
-        return _core.FixationSchedule.following(float(saliency_rate), 1, 0.2, start)
+        return _core.FixationSchedule.following(float(saliency_rate), num_fixations, 0.2, start)
     return _core.FixationSchedule.fixed(start)
 
 
@@ -95,7 +96,7 @@ def _to_device(array: np.ndarray, device: Any) -> Any:
 
 def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequence[Tuple[float, Any]]] = None,
            follow_changes: Optional[float] = None, saliency: Optional[SaliencyFn] = None,
-           saliency_rate: float = 4.0, num_patches: int = 273, patch_size: int = 16, every: int = 1,
+           saliency_rate: float = 4.0, num_fixations: int = 1, num_patches: int = 273, patch_size: int = 16, every: int = 1,
            max_frames: Optional[int] = None, threshold: int = 0, channels: int = 3, dtype: str = "float32",
            format: str = "rgba8", device: Any = None, vulkan_device: str = "",
            threads: int = 0) -> Iterator[VideoFrame]:
@@ -105,8 +106,11 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
     Where to look: `fixation` ((x, y) or [K, 2]) fixed; or `timeline` [(seconds, fixation),
     ...] each held until the next; or `follow_changes=R`: at most R moves a second to where
     the frame changed most since the last move; or `saliency(index, time, change)` returning
-    a 2D map (or None for no signal) followed at `saliency_rate` moves a second (`change` has
-    `changed_tiles`, `whole_frame`, `copied_fraction`, `rectangles`).
+    a 2D map, or a 2D field over the image (a `fields.GaussianField`, learned or given, or
+    any callable points [B, 2] -> values, evaluated on a 64-cell-wide grid), or None for no
+    signal, followed at `saliency_rate` moves a second (`change` has `changed_tiles`,
+    `whole_frame`, `copied_fraction`, `rectangles`). Following changes or saliency looks at
+    the `num_fixations` strongest, well-separated maxima at once.
 
     `threshold` (0-255): a channel differing by at most this counts as unchanged (0: the
     texture equals every frame). `device`: None or 'numpy' gives NumPy arrays (in the
@@ -123,13 +127,16 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
         raise Error(f"channels must be 3 or 4, not {channels}")
     if dtype not in ("float32", "float16"):
         raise Error(f"dtype must be 'float32' or 'float16', not {dtype!r}")
-    schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate)
+    if not isinstance(num_fixations, int) or num_fixations < 1:
+        raise Error(f"num_fixations must be a positive number, not {num_fixations!r}")
+    schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate, num_fixations)
     stream = _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads)
     fps = stream.frames_per_second or 25.0
     # Checks num_patches and patch_size against the frame before any frame is decoded.
     layouts.foveated(stream.width, stream.height, start_fixations(schedule), num_patches, patch_size)
+    field_grid = (64, max(1, round(64 * stream.height / stream.width)))  # square cells
     return _frames(stream, schedule, fps, saliency, follow_changes is not None, num_patches, patch_size, every,
-                   max_frames, channels, dtype == "float16", device)
+                   max_frames, channels, dtype == "float16", device, field_grid)
 
 
 def start_fixations(schedule: Any) -> Fixations:
@@ -137,9 +144,20 @@ def start_fixations(schedule: Any) -> Fixations:
     return [(0.5, 0.5)] if schedule.needs_saliency else schedule.at(0.0)
 
 
+def _saliency_signal(given: Any, field_grid: Tuple[int, int]) -> Optional[np.ndarray]:
+    """What a saliency callback returned, as the schedule's float32 map: arrays as they are,
+    fields (anything callable) evaluated on `field_grid` cells (fields.saliency_map)."""
+    if given is None:
+        return None
+    if callable(given):
+        from .fields import saliency_map
+        return saliency_map(given, field_grid)
+    return np.ascontiguousarray(np.asarray(given, dtype=np.float32))
+
+
 def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyFn], follow_changes: bool,
             num_patches: int, patch_size: int, every: int, max_frames: Optional[int], channels: int, half: bool,
-            device: Any) -> Iterator[VideoFrame]:
+            device: Any, field_grid: Tuple[int, int]) -> Iterator[VideoFrame]:
     layout = None
     index = 0
     while max_frames is None or index < max_frames:
@@ -151,8 +169,7 @@ def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyF
         if follow_changes:
             signal = change_saliency(change, stream.tiles)
         elif saliency is not None:
-            given = saliency(index, time, change)
-            signal = None if given is None else np.ascontiguousarray(np.asarray(given, dtype=np.float32))
+            signal = _saliency_signal(saliency(index, time, change), field_grid)
         fixations = schedule.at(time, signal)
         if layout is None or schedule.moved:
             layout = layouts.foveated(stream.width, stream.height, fixations, num_patches, patch_size)

@@ -130,3 +130,29 @@ def test_cuda_op_equals_the_reference_and_passes_gradcheck(dims: int) -> None:
     assert torch.autograd.gradcheck(tv.fields.gaussian_field, small, eps=1e-6, atol=1e-7)
     compiled = torch.compile(tv.fields.gaussian_field, fullgraph=True)
     assert torch.allclose(compiled(*cuda32), tv.fields.gaussian_field(*cuda32))
+
+
+@needs_cuda
+def test_a_training_step_captured_as_a_cuda_graph_replays_the_eager_gradients() -> None:
+    # Small fields are host-bound eagerly (autograd and launches); torch.cuda.graph removes
+    # that, so the op must be capturable: no host sync, the capture stream, no allocations
+    # outside torch's caching allocator.
+    import torch
+    inputs = [t.detach().float().cuda().requires_grad_() for t in random_field(3, 300, torch.float64, seed=5)]
+    upstream = torch.randn(inputs[0].shape[0], device="cuda")
+    eager = torch.autograd.grad(tv.fields.gaussian_field(*inputs), inputs, upstream)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):  # warm-up on a side stream, as torch.cuda.graph asks
+            torch.autograd.grad(tv.fields.gaussian_field(*inputs), inputs, upstream)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = torch.autograd.grad(tv.fields.gaussian_field(*inputs), inputs, upstream)
+    for g in captured:
+        g.fill_(float("nan"))  # poison: the replay must write every value
+    graph.replay()
+    torch.cuda.synchronize()
+    for want, got in zip(eager, captured):
+        assert torch.equal(want, got)
