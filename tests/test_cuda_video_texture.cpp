@@ -19,6 +19,7 @@
 #include "error.h"
 #include "video/changed_tiles.h"
 #include "nv12_reference.h"
+#include "open_fds.h"
 #include "video_frames.h"
 
 namespace tvlm {
@@ -94,6 +95,31 @@ TEST_CASE("NV12 frames convert to RGBA8 as the double-precision rule says, every
         }
     CHECK_THROWS_WITH_AS(nv12_to_rgba8({dluma.data(), dchroma.data(), 10, pitch, kW, kH}, out.data(), out_pitch, nullptr),
                          doctest::Contains("short"), Error);
+}
+
+TEST_CASE("1000 CUDA video textures fed frames leak no device memory or fds") {
+    // Each: a whole first frame, then two partly changed ones (the second captures and
+    // relaunches the update graph), then destroyed with its graph, events and buffers.
+    const std::vector<uint8_t> first = square_frame(96, 64, 0, 99), second = square_frame(96, 64, 1, 99);
+    auto cycle = [&] {
+        CudaVideoTexture video(96, 64);
+        for (const std::vector<uint8_t>* frame : {&first, &second, &first}) {
+            TVLM_CUDA_CHECK(cudaMemcpy(video.frame(), frame->data(), frame->size(), cudaMemcpyHostToDevice));
+            video.update(nullptr);
+            CHECK(video.changes().copied_fraction > 0);
+        }
+    };
+    for (int i = 0; i < 10; ++i) cycle();  // warm: the runtime's pools settle
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto fds = test::open_fds();
+    size_t free_before = 0, free_after = 0, total = 0;
+    TVLM_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+    for (int i = 0; i < 1000; ++i) cycle();
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    TVLM_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+    INFO(free_before << " -> " << free_after << " bytes free");
+    CHECK(free_after + (4u << 20) >= free_before);
+    CHECK(test::new_fds(fds, test::open_fds()) == "");
 }
 
 }  // namespace

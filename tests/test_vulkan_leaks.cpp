@@ -1,7 +1,8 @@
-// Creating and destroying textures (exportable too) and imports thousands of times leaves
-// open fds and live device memory objects where they were.
+// Creating and destroying textures (exportable too), imports and video textures fed frames
+// thousands of times leaves open fds and live device memory objects where they were.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 #include "random_image.h"
 #include "texture.h"
 #include "transfer.h"
+#include "video/video_texture.h"
 #include "vulkan_fixture.h"
 
 using namespace tvlm;
@@ -109,4 +111,27 @@ TEST_CASE("300 adopted contexts and 1000 wrapped application images leak no fds 
     }
     CHECK(vkDeviceWaitIdle(host.device()) == VK_SUCCESS);
     CHECK(host.log().messages().empty());
+}
+
+// A video texture fed a first (whole) frame and a partly changed one, then destroyed.
+void video_texture_cycle(Context& context, uint32_t width, uint32_t height, uint8_t value) {
+    VideoTexture video(context, width, height);
+    for (int frame = 0; frame < 2; ++frame) {
+        std::span<std::byte> texels = video.next_frame();
+        std::fill(texels.begin(), texels.end(), std::byte{value});
+        if (frame == 1) std::fill(texels.begin(), texels.begin() + width * 4 * 3, std::byte(value + 1));
+        const FrameUpdate update = video.update();
+        CHECK(update.whole_frame == (frame == 0));
+    }
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "1000 video textures fed frames leak no fds or memory") {
+    video_texture_cycle(context, 64, 48, 1);  // warm up: pipelines, lazily created driver state
+    context.queue().wait_all();
+    const std::set<std::string> fds = open_fds();
+    const int64_t memory = DeviceMemory::live_count();
+    for (int i = 0; i < 1000; ++i) video_texture_cycle(context, 64 + uint32_t(i % 3), 48, uint8_t(i));
+    context.queue().wait_all();
+    CHECK(new_fds(fds, open_fds()) == "");
+    CHECK(DeviceMemory::live_count() == memory);
 }
