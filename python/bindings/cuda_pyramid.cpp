@@ -56,12 +56,7 @@ public:
     void sample(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels, bool gradients,
                 bool half, uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        if (channels != 3 && channels != 4) throw Error("patches have 3 or 4 channels, not " + std::to_string(channels));
-        if (patch_size == 0 || patch_size > kMaxPatchSize)
-            throw Error("patch size " + std::to_string(patch_size) + " is outside 1.." + std::to_string(kMaxPatchSize));
-        if (!records || !out) throw Error("sampling needs the layout's records and an output in CUDA memory");
-        pyramid_.sample({reinterpret_cast<const gpu::PatchGpu*>(records), patch_count, patch_size, channels, gradients,
-                         half, float(width), float(height), reinterpret_cast<void*>(out)},
+        pyramid_.sample(patch_launch(records, patch_count, patch_size, channels, gradients, half, width, height, out),
                         stream_of(stream));
     }
     // An image processor's output from the texture (cuda/image_resize.h) into `out` (a

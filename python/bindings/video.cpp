@@ -1,7 +1,9 @@
 // Video for Python: a file or stream decoded by FFmpeg straight into a VideoTexture's
 // staging buffer (changed tiles found on the GPU, only those copied and their mips
 // updated), patches sampled by Vulkan compute into host-visible memory that becomes the
-// NumPy output with no copy; and the fixation schedules. texturevlm/video.py is the API.
+// NumPy output with no copy; with CUDA, decoded by NVDEC into a CudaVideoTexture and
+// sampled by the texture unit into the caller's tensor on the caller's stream; and the
+// fixation schedules. texturevlm/video.py is the API.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -22,6 +24,14 @@
 #include "video_decoder.h"
 #include "vulkan_device.h"
 #include "vulkan_patch_sampler.h"
+#ifdef TVLM_HAVE_CUDA
+#include <memory>
+
+#include "cuda_calls.h"
+#include "cuda_handle.h"
+#include "cuda_video_texture.h"
+#include "video_frames.h"
+#endif
 
 namespace tvlm::py {
 
@@ -50,6 +60,13 @@ struct FrameChange {
     std::vector<std::vector<uint32_t>> rectangles;  // (x, y, width, height, layer)
 };
 
+FrameChange frame_change(FrameChanges changes) {
+    FrameChange change{changes.whole_frame, changes.copied_fraction, changes.tiles_changed,
+                       std::move(changes.changed_tiles), {}};
+    for (const DirtyRegion& r : changes.regions) change.rectangles.push_back({r.x, r.y, r.width, r.height, r.first_layer});
+    return change;
+}
+
 class VideoStream {
 public:
     VideoStream(nb::object device, const std::string& source, const std::string& format, uint32_t threshold,
@@ -67,11 +84,7 @@ public:
     std::optional<FrameChange> next() {
         std::span<std::byte> staging = texture_.next_frame();
         if (!decoder_.next({reinterpret_cast<uint8_t*>(staging.data()), staging.size()})) return std::nullopt;
-        FrameUpdate update = texture_.update();
-        FrameChange change{update.whole_frame, update.copied_fraction, update.tiles_changed,
-                           std::move(update.changed_tiles), {}};
-        for (const DirtyRegion& r : update.regions) change.rectangles.push_back({r.x, r.y, r.width, r.height, r.first_layer});
-        return change;
+        return frame_change(texture_.update());
     }
 
     // [N, C, P, P] float32 or float16 of the current frame, in a host-visible buffer.
@@ -87,16 +100,86 @@ private:
     std::optional<VulkanPatchSampler> sampler_;  // kept while the layout stays
 };
 
+#ifdef TVLM_HAVE_CUDA
+// NVDEC -> NV12 to RGBA8 -> a CudaVideoTexture (changed tiles decided on the GPU) -> patches
+// by the texture unit into the caller's tensor. The update runs on the legacy default
+// stream (after NVDEC's copies); events order it against the caller's sampling stream both
+// ways on the GPU, so the host waits only for what changed (the frame's report).
+class CudaVideoStream {
+public:
+    CudaVideoStream(int device, const std::string& source, uint32_t threshold) : device_(device) {
+        const DeviceGuard guard(device);
+        state_ = std::make_unique<State>(device, source, threshold);
+    }
+    CudaVideoStream(const CudaVideoStream&) = delete;
+    CudaVideoStream& operator=(const CudaVideoStream&) = delete;
+    ~CudaVideoStream() {
+        const DeviceGuard guard(device_);
+        state_.reset();
+    }
+
+    const VideoInfo& info() const { return state_->decoder.info(); }
+    std::pair<uint32_t, uint32_t> tiles() const {
+        return {state_->texture.grid().tiles_x(), state_->texture.grid().tiles_y()};
+    }
+
+    std::optional<FrameChange> next() {
+        const DeviceGuard guard(device_);
+        State& s = *state_;
+        DeviceFrame frame;
+        if (!s.decoder.next(frame)) return std::nullopt;
+        nv12_to_rgba8(frame, s.texture.frame(), s.texture.frame_pitch(), nullptr);
+        // The texture is rewritten only after the last sampling of the previous frame.
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, s.sampled.handle(), 0));
+        s.texture.update(nullptr);
+        TVLM_CUDA_CHECK(cudaEventRecord(s.updated.handle(), nullptr));
+        return frame_change(s.texture.changes());
+    }
+
+    // The current frame's patches of a layout (its records on this device) into `out`
+    // ([N, C, P, P] float32 or float16 in CUDA memory) on `stream`; no host wait.
+    void sample(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels, bool half,
+                uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) {
+        const DeviceGuard guard(device_);
+        State& s = *state_;
+        if (width != info().width || height != info().height)
+            throw Error("the layout is for " + std::to_string(width) + "x" + std::to_string(height) +
+                        " frames, the video is " + std::to_string(info().width) + "x" + std::to_string(info().height));
+        const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height, out);
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.handle(), 0));
+        sample_patches_texture(s.trilinear.handle(), false, 4, launch, stream_of(stream));
+        TVLM_CUDA_CHECK(cudaGetLastError());
+        TVLM_CUDA_CHECK(cudaEventRecord(s.sampled.handle(), stream_of(stream)));
+    }
+
+private:
+    struct State {  // made and destroyed with the stream's device current
+        VideoDecoder decoder;
+        CudaVideoTexture texture;
+        TextureObject trilinear;
+        CudaEvent updated = make_event(), sampled = make_event();
+        State(int device, const std::string& source, uint32_t threshold)
+            : decoder(source, VideoDecoderOptions{.decode = VideoDecode::nvdec, .cuda_device = device}),
+              texture(decoder.info().width, decoder.info().height, {.threshold = threshold}),
+              trilinear(texture.mipmaps().make_texture_object(CudaSamplerDesc::trilinear())) {
+            TVLM_CUDA_CHECK(cudaEventRecord(sampled.handle(), nullptr));  // nothing sampled yet
+        }
+    };
+    int device_;
+    std::unique_ptr<State> state_;
+};
+#endif
+
 }  // namespace
 
 void bind_video(nb::module_& m) {
     using Release = nb::call_guard<nb::gil_scoped_release>;
     m.def("video_built", [] { return true; }, "Whether this build reads video files (FFmpeg was found).");
     m.def("write_test_clip",
-          [](const std::string& path, uint32_t width, uint32_t height, uint32_t frames, uint32_t cut) {
-              write_test_clip(path, {width, height, frames, cut});
-          },
-          nb::arg("path"), nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"), Release());
+          [](const std::string& path, uint32_t width, uint32_t height, uint32_t frames, uint32_t cut,
+             const std::string& codec) { write_test_clip(path, {width, height, frames, cut}, codec); },
+          nb::arg("path"), nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"),
+          nb::arg("codec") = "ffv1", Release());
     m.def("test_clip_frame",
           [](uint32_t width, uint32_t height, uint32_t frames, uint32_t cut, uint32_t index) {
               return owned_array(test_clip_frame({width, height, frames, cut}, index), {height, width, 4},
@@ -122,7 +205,23 @@ void bind_video(nb::module_& m) {
         .def_prop_ro("codec", [](const VideoStream& v) { return v.info().codec; })
         .def_prop_ro("tiles", &VideoStream::tiles)
         .def("next", &VideoStream::next, Release())
+        .def_prop_ro("decoder", [](const VideoStream& v) { return v.info().decoder; })
         .def("sample", &VideoStream::sample, nb::arg("layout"), nb::arg("channels"), nb::arg("half"));
+#ifdef TVLM_HAVE_CUDA
+    nb::class_<CudaVideoStream>(m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.")
+        .def(nb::init<int, const std::string&, uint32_t>(), nb::arg("device"), nb::arg("source"), nb::arg("threshold"),
+             Release())
+        .def_prop_ro("width", [](const CudaVideoStream& v) { return v.info().width; })
+        .def_prop_ro("height", [](const CudaVideoStream& v) { return v.info().height; })
+        .def_prop_ro("frames_per_second", [](const CudaVideoStream& v) { return v.info().frames_per_second; })
+        .def_prop_ro("frames", [](const CudaVideoStream& v) { return v.info().frames; })
+        .def_prop_ro("codec", [](const CudaVideoStream& v) { return v.info().codec; })
+        .def_prop_ro("decoder", [](const CudaVideoStream& v) { return v.info().decoder; })
+        .def_prop_ro("tiles", &CudaVideoStream::tiles)
+        .def("next", &CudaVideoStream::next, Release())
+        .def("sample", &CudaVideoStream::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
+             nb::arg("channels"), nb::arg("half"), nb::arg("width"), nb::arg("height"), nb::arg("out"), nb::arg("stream"));
+#endif
     nb::class_<FixationSchedule>(m, "FixationSchedule", "Where to look in each frame (engine/video/fixation_schedule.h).")
         .def_static("fixed", [](const Points& p) { return FixationSchedule::fixed(fixations_of(p)); })
         .def_static("timeline",

@@ -4,12 +4,13 @@
     for frame in tv.video.frames("talk.mp4", follow_changes=4, num_patches=273):
         tokens = encoder(frame.patches)          # [N, C, P, P]; frame.meta [N, 5]
 
-FFmpeg decodes the file or stream on the CPU straight into a staging buffer; the GPU
-compares each frame with the one its texture holds, tile by tile, and only the changed
-rectangles are copied and their mips updated (with threshold 0 the texture equals every
-frame exactly); foveated patches are then sampled with Vulkan compute where the fixation
-schedule says to look: fixed, a timeline, following the changes, or following a saliency
-signal you compute per frame."""
+FFmpeg decodes the file or stream on the CPU straight into a staging buffer, or on the
+NVIDIA GPU's decoder (NVDEC) into CUDA memory; the GPU compares each frame with the one its
+texture holds, tile by tile, and only the changed rectangles are copied and their mips
+updated (with threshold 0 the texture equals every frame exactly); foveated patches are
+then sampled (Vulkan compute into host memory, or the CUDA texture unit into a torch CUDA
+tensor) where the fixation schedule says to look: fixed, a timeline, following the
+changes, or following a saliency signal or field you give per frame."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -35,15 +36,18 @@ class VideoFrame(NamedTuple):
     changed_fraction: float   #: texels copied into the texture for this frame / all texels
     whole_frame: bool         #: the first frame or a scene cut: the texture was replaced whole
     fixations: Fixations      #: where the layout looked, normalized (x, y)
+    decoder: str = "CPU"      #: which decoder ran: "CPU" or "NVDEC (CUDA device N)"
 
 
-def write_test_clip(path: str, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32) -> None:
+def write_test_clip(path: str, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32,
+                    codec: str = "ffv1") -> None:
     """Writes the embedded test clip (what `tvlm video` runs on without a file): the test
     chart with a bright square moving across it and a scene cut at frame `cut` to the chart
-    mirrored, lossless (FFV1; `path` should end in .mkv), so decoded frames equal
-    test_clip_frame()."""
+    mirrored; lossless by default (FFV1; `path` should end in .mkv), so decoded frames equal
+    test_clip_frame(), or with FFmpeg's encoder `codec` (e.g. 'libx264' into .mp4, which
+    NVDEC decodes)."""
     _require_video()
-    _core.write_test_clip(path, width, height, frames, cut)
+    _core.write_test_clip(path, width, height, frames, cut, codec)
 
 
 def test_clip_frame(index: int, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32) -> np.ndarray:
@@ -99,7 +103,7 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
            saliency_rate: float = 4.0, num_fixations: int = 1, num_patches: int = 273, patch_size: int = 16, every: int = 1,
            max_frames: Optional[int] = None, threshold: int = 0, channels: int = 3, dtype: str = "float32",
            format: str = "rgba8", device: Any = None, vulkan_device: str = "",
-           threads: int = 0) -> Iterator[VideoFrame]:
+           threads: int = 0, decoder: str = "auto") -> Iterator[VideoFrame]:
     """Yields a VideoFrame for every `every`-th frame of `source` (a file or any URL FFmpeg
     opens), up to `max_frames` decoded frames.
 
@@ -115,9 +119,16 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
     `threshold` (0-255): a channel differing by at most this counts as unchanged (0: the
     texture equals every frame). `device`: None or 'numpy' gives NumPy arrays (in the
     sampler's host-visible memory, no copy); 'cpu' torch CPU tensors sharing it; 'cuda[:N]'
-    or a torch.device copies them there (the sampling runs in Vulkan compute, whose outputs
-    are host memory). Raises Error for missing, damaged or unsupported files and bad
-    arguments, before the first frame."""
+    or a torch.device gives torch CUDA tensors there.
+
+    `decoder`: 'nvdec' decodes on the NVIDIA GPU's decoder into CUDA memory, converts and
+    updates the texture with CUDA and samples with the texture unit straight into CUDA
+    tensors on torch's current stream (device 'cuda[:N]', the default for it; frames never
+    touch the host); 'cpu' decodes with FFmpeg on the CPU and samples with Vulkan compute;
+    'auto' takes NVDEC where `device` is a CUDA device and NVDEC decodes this stream, else
+    the CPU. `VideoFrame.decoder` says which ran. Raises Error for missing, damaged or
+    unsupported files and bad arguments, and for 'nvdec' where it cannot run, before the
+    first frame."""
     _require_video()
     if not isinstance(every, int) or every < 1:
         raise Error(f"every must be a positive number of frames, not {every!r}")
@@ -129,14 +140,72 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
         raise Error(f"dtype must be 'float32' or 'float16', not {dtype!r}")
     if not isinstance(num_fixations, int) or num_fixations < 1:
         raise Error(f"num_fixations must be a positive number, not {num_fixations!r}")
+    if decoder not in ("auto", "cpu", "nvdec"):
+        raise Error(f"decoder must be 'auto', 'cpu' or 'nvdec', not {decoder!r}")
     schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate, num_fixations)
-    stream = _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads)
+    stream = _open(source, decoder, device, format, threshold, threads, vulkan_device)
     fps = stream.frames_per_second or 25.0
     # Checks num_patches and patch_size against the frame before any frame is decoded.
     layouts.foveated(stream.width, stream.height, start_fixations(schedule), num_patches, patch_size)
     field_grid = (64, max(1, round(64 * stream.height / stream.width)))  # square cells
     return _frames(stream, schedule, fps, saliency, follow_changes is not None, num_patches, patch_size, every,
                    max_frames, channels, dtype == "float16", device, field_grid)
+
+
+def _nvdec_device(device: Any, format: str) -> Tuple[Optional[int], str]:
+    """The CUDA device index NVDEC would serve (`device` None: torch's current one), or
+    None with the reason it cannot."""
+    kind, _, index = str(device if device is not None else "cuda").partition(":")
+    if kind != "cuda":
+        return None, f"NVDEC gives CUDA tensors, not {device!r} ones: pass device='cuda' (or 'cuda:N')"
+    if format != "rgba8":
+        return None, f"NVDEC frames go to an rgba8 texture, not {format!r}"
+    if not _core.cuda_built():
+        return None, "this texturevlm was built without CUDA"
+    why = _devices.unavailable()["cuda"]
+    if why:
+        return None, f"no CUDA device: {why}"
+    if index:
+        return int(index), ""
+    import torch
+    return torch.cuda.current_device(), ""
+
+
+def _open(source: str, decoder: str, device: Any, format: str, threshold: int, threads: int,
+          vulkan_device: str) -> Any:
+    """The stream that decodes `source` as `decoder` asks (see frames())."""
+    if decoder == "nvdec" or (decoder == "auto" and device is not None):
+        cuda_index, why = _nvdec_device(device, format)
+        if cuda_index is not None:
+            try:
+                return _NvdecStream(_core.CudaVideoStream(cuda_index, source, threshold), cuda_index)
+            except Error as e:
+                why = str(e)
+        if decoder == "nvdec":
+            raise Error(f"decoder='nvdec' cannot run: {why}")
+    return _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads)
+
+
+class _NvdecStream:
+    """A CudaVideoStream with the host stream's interface: sample() gives torch CUDA tensors."""
+
+    def __init__(self, core: Any, cuda_index: int) -> None:
+        self.core, self.cuda_index = core, cuda_index
+        self.width, self.height, self.tiles = core.width, core.height, core.tiles
+        self.frames_per_second, self.decoder = core.frames_per_second, core.decoder
+
+    def next(self) -> Any:
+        return self.core.next()
+
+    def sample(self, layout: Any, channels: int, half: bool) -> Tuple[Any, Any]:
+        import torch
+        from ._tensors import torch_raw_stream
+        copy = layout.on_device("torch", self.cuda_index)
+        out = torch.empty((layout.num_patches, channels, layout.patch_size, layout.patch_size),
+                          dtype=torch.float16 if half else torch.float32, device=f"cuda:{self.cuda_index}")
+        self.core.sample(copy.records_ptr, layout.num_patches, layout.patch_size, channels, half, layout.width,
+                         layout.height, out.data_ptr(), torch_raw_stream()(self.cuda_index))
+        return out, copy.meta_one
 
 
 def start_fixations(schedule: Any) -> Fixations:
@@ -174,7 +243,11 @@ def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyF
         if layout is None or schedule.moved:
             layout = layouts.foveated(stream.width, stream.height, fixations, num_patches, patch_size)
         if index % every == 0:
-            patches = stream.sample(layout._core, channels, half)
-            yield VideoFrame(index, time, _to_device(patches, device), _to_device(layout.metadata[0], device),
-                             change.copied_fraction, change.whole_frame, list(fixations))
+            if isinstance(stream, _NvdecStream):
+                patches, meta = stream.sample(layout, channels, half)
+            else:
+                patches = _to_device(stream.sample(layout._core, channels, half), device)
+                meta = _to_device(layout.metadata[0], device)
+            yield VideoFrame(index, time, patches, meta, change.copied_fraction, change.whole_frame, list(fixations),
+                             stream.decoder)
         index += 1

@@ -154,3 +154,83 @@ def test_a_gaussian_field_module_chooses_where_to_look(clip: str) -> None:
                                       num_patches=30, patch_size=8)))
     (x, y), = frame.fixations
     assert abs(x - 0.7) < 1 / 64 and abs(y - 0.6) < 1.5 / 43, frame.fixations
+
+
+@needs_video
+@needs_vulkan
+def test_the_decoder_is_chosen_and_reported(clip: str) -> None:
+    frame = next(iter(tv.video.frames(clip, max_frames=1, num_patches=30, patch_size=8)))
+    assert frame.decoder == "CPU"  # auto without a CUDA device: the CPU
+    with pytest.raises(tv.Error, match="decoder must be"):
+        tv.video.frames(clip, decoder="gpu")
+    if not (tv.cuda_built() and not tv.unavailable()["cuda"]):
+        with pytest.raises(tv.Error, match="decoder='nvdec' cannot run"):
+            tv.video.frames(clip, decoder="nvdec")
+
+
+def _nvdec_reason() -> str:
+    if not _core.video_built():
+        return "texturevlm was built without FFmpeg"
+    if not tv.cuda_built() or tv.unavailable()["cuda"]:
+        return "no CUDA device"
+    try:
+        import torch
+    except ImportError:
+        return "PyTorch is not installed"
+    return "" if torch.cuda.is_available() else "torch sees no CUDA device"
+
+
+@pytest.fixture(scope="module")
+def h264_clip(tmp_path_factory: pytest.TempPathFactory) -> str:
+    if _nvdec_reason():
+        pytest.skip(_nvdec_reason())
+    path = str(tmp_path_factory.mktemp("video") / "clip.mp4")
+    try:
+        tv.video.write_test_clip(path, W, H, FRAMES, CUT, codec="libx264")
+    except tv.Error as e:
+        pytest.skip(f"FFmpeg has no H.264 encoder here: {e}")
+    return path
+
+
+@needs_vulkan
+def test_nvdec_frames_are_cuda_tensors_equal_to_the_cpu_decoder_within_conversion(h264_clip: str) -> None:
+    # H.264 decodes to the same YUV on NVDEC and the CPU; the two YUV -> RGB conversions
+    # (CUDA's and swscale's) differ by a unit or two, and the samplers (texture unit and
+    # Vulkan compute) by their filtering weights: patches agree within 3/255.
+    import torch
+    kwargs = dict(fixation=(0.4, 0.5), num_patches=40, patch_size=8, device="cuda")
+    try:
+        nvdec = list(tv.video.frames(h264_clip, decoder="nvdec", **kwargs))
+    except tv.Error as e:
+        pytest.skip(f"NVDEC cannot decode here: {e}")
+    cpu = list(tv.video.frames(h264_clip, decoder="cpu", **kwargs))
+    assert len(nvdec) == len(cpu) == FRAMES
+    for a, b in zip(nvdec, cpu):
+        assert a.decoder.startswith("NVDEC") and b.decoder == "CPU"
+        assert a.patches.device.type == "cuda" and a.patches.shape == (40, 3, 8, 8)
+        assert a.meta.device.type == "cuda" and torch.equal(a.meta.cpu(), b.meta.cpu())
+        assert float((a.patches - b.patches).abs().max()) <= 3 / 255, a.index
+        assert a.whole_frame == b.whole_frame and abs(a.changed_fraction - b.changed_fraction) < 0.05, a.index
+    assert nvdec[0].whole_frame and nvdec[CUT].whole_frame
+    # auto takes NVDEC for CUDA outputs of an H.264 file.
+    assert next(iter(tv.video.frames(h264_clip, max_frames=1, **kwargs))).decoder.startswith("NVDEC")
+
+
+@needs_vulkan
+def test_nvdec_streams_opened_and_dropped_leak_no_device_memory(h264_clip: str) -> None:
+    import torch
+    def one() -> None:
+        for frame in tv.video.frames(h264_clip, decoder="nvdec", device="cuda", max_frames=3, num_patches=40,
+                                     patch_size=8):
+            frame.patches.sum().item()
+    try:
+        one()
+    except tv.Error as e:
+        pytest.skip(f"NVDEC cannot decode here: {e}")
+    torch.cuda.synchronize()
+    free_before = torch.cuda.mem_get_info()[0]
+    for _ in range(100):
+        one()
+    torch.cuda.synchronize()
+    free_after = torch.cuda.mem_get_info()[0]
+    assert free_after + (64 << 20) >= free_before, (free_before, free_after)
