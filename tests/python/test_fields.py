@@ -154,5 +154,5 @@ def test_a_training_step_captured_as_a_cuda_graph_replays_the_eager_gradients() 
         g.fill_(float("nan"))  # poison: the replay must write every value
     graph.replay()
     torch.cuda.synchronize()
-    for want, got in zip(eager, captured):
-        assert torch.equal(want, got)
+    for want, got in zip(eager, captured):  # the per-Gaussian sums add chunks atomically, in any order
+        assert torch.allclose(want, got, rtol=1e-5, atol=1e-6 * float(want.abs().max())), (want - got).abs().max()
