@@ -49,10 +49,15 @@ FrameChanges CudaVideoTexture::changes() const {
     TVLM_CUDA_CHECK(cudaEventSynchronize(flags_copied_.handle()));
     std::vector<uint32_t> changed(changed_.size());
     std::memcpy(changed.data(), changed_host_.handle(), changed_.bytes());
-    // Scene cuts are no different here: every tile is flagged and updated.
+    // The GPU updated exactly the flagged tiles, whatever their number, so the regions are
+    // those tiles merged; a scene cut is still reported as one (whole_frame), as
+    // VideoTexture reports it, for whoever reads the report (saliency from changes ignores
+    // cuts).
     ChangeDetection every_tile = detection_;
     every_tile.whole_frame_above = 1.0;
-    return plan_frame_changes(std::move(changed), grid_, every_tile);
+    FrameChanges plan = plan_frame_changes(std::move(changed), grid_, every_tile);
+    plan.whole_frame = double(plan.tiles_changed) > detection_.whole_frame_above * double(grid_.tile_count());
+    return plan;
 }
 
 }  // namespace tvlm

@@ -35,7 +35,9 @@ public:
     void update(cudaStream_t stream);
     // What the last update() changed (the host waits for that update's flags): the changed
     // tiles, merged rectangles covering them (ChangeDetection::max_regions) and the fraction
-    // of texels they cover; a first frame is whole. Throws Error before the first update.
+    // of texels they cover; a first frame is whole, and so is a scene cut (more than
+    // ChangeDetection::whole_frame_above of the tiles changed), whose regions are still the
+    // tiles the GPU updated. Throws Error before the first update.
     FrameChanges changes() const;
 
     CudaMipmaps mipmaps() const { return texture_.mipmaps(); }
