@@ -272,7 +272,10 @@ void Texture::destroy() {
 }
 
 bool Texture::words_allowed() const {
-    return (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f) &&
+    // sRGB bytes as words too: a word view sees the stored bytes (the overlay encodes sRGB
+    // itself; the box chains of sRGB textures do not use word views).
+    return (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba8_srgb ||
+            desc_.format == Format::rgba16f) &&
            (flags_ & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT);
 }
 
@@ -284,7 +287,7 @@ VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
     if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
     const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
     if (words && !words_allowed())
-        throw Error("word views need an RGBA8 or RGBA16F texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
+        throw Error("word views need an RGBA8 (UNORM or sRGB) or RGBA16F texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
     const bool write = access == LevelAccess::write || access == LevelAccess::write_words;
     VkImageView& view = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
     const FormatInfo& info = format_info(desc_.format);

@@ -12,5 +12,8 @@ std::span<const uint32_t> sample_patches_f32();
 std::span<const uint32_t> sample_patches_f16();
 std::span<const uint32_t> sample_points();
 std::span<const uint32_t> frame_changes();
+std::span<const uint32_t> overlay_bin();
+std::span<const uint32_t> overlay_scan();
+std::span<const uint32_t> overlay_shade();
 
 }  // namespace tvlm::shaders

@@ -1,0 +1,142 @@
+#include "overlay_renderer.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "barriers.h"
+#include "compute_pipeline.h"
+#include "context.h"
+#include "error.h"
+#include "spirv.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr VkBufferUsageFlags kStorage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+// A buffer of at least `bytes`, kept while it is large enough (draws of similar scenes
+// allocate nothing).
+void ensure(Context& context, std::optional<GpuBuffer>& buffer, VkDeviceSize bytes) {
+    bytes = std::max<VkDeviceSize>(bytes, 16);
+    if (!buffer || buffer->size() < bytes) {
+        buffer.reset();
+        buffer.emplace(context.physical_device(), context.device(), bytes, kStorage);
+    }
+}
+
+VkDescriptorBufferInfo whole(const std::optional<GpuBuffer>& b) { return {b->handle(), 0, VK_WHOLE_SIZE}; }
+
+}  // namespace
+
+OverlayRenderer::OverlayRenderer(Context& context) : context_(context) {}
+
+OverlayRenderer::~OverlayRenderer() {
+    if (last_draw_) context_.queue().wait(last_draw_);
+}
+
+uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape> shapes) {
+    const TextureDesc& d = frame.desc();
+    if (d.format != Format::rgba8_unorm && d.format != Format::rgba8_srgb)
+        throw Error("overlays draw on RGBA8 frames (UNORM or sRGB), not " + std::string(format_info(d.format).name));
+    if (!frame.words_allowed() || !(frame.usage() & VK_IMAGE_USAGE_STORAGE_BIT))
+        throw Error("the overlay's frame must allow storage and word views (VK_IMAGE_USAGE_STORAGE_BIT, "
+                    "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT): textures texturevlm creates do");
+    const uint32_t tiles_x = (d.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
+    const uint32_t tiles_y = (d.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
+    // The lists' length, from the bounds (the GPU counts them again for the offsets).
+    uint64_t pairs = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        const gpu::OverlayShape& s = shapes[i];
+        if (!(s.min_x >= 0 && s.min_y >= 0 && s.max_x < float(d.width) && s.max_y < float(d.height) &&
+              s.min_x <= s.max_x && s.min_y <= s.max_y))
+            throw Error("overlay shape " + std::to_string(i) + " has bounds outside the " + std::to_string(d.width) +
+                        "x" + std::to_string(d.height) + " frame: make the shapes with overlay_shapes() for this frame");
+        pairs += uint64_t(uint32_t(std::floor(s.max_x)) / TVLM_OVERLAY_TILE - uint32_t(std::floor(s.min_x)) / TVLM_OVERLAY_TILE + 1) *
+                 (uint32_t(std::floor(s.max_y)) / TVLM_OVERLAY_TILE - uint32_t(std::floor(s.min_y)) / TVLM_OVERLAY_TILE + 1);
+    }
+    if (pairs > (uint64_t{1} << 31)) throw Error("an overlay of " + std::to_string(pairs) + " shape-tile pairs: draw it in parts");
+    if (shapes.empty()) return context_.queue().submit([](VkCommandBuffer) {});
+    if (last_draw_) context_.queue().wait(last_draw_);
+
+    const VkDeviceSize shape_bytes = shapes.size_bytes();
+    if (shapes_.size() < shape_bytes)
+        shapes_ = HostBuffer(context_.physical_device(), context_.device(), shape_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memcpy(shapes_.data(), shapes.data(), shape_bytes);
+    const VkDeviceSize tile_bytes = VkDeviceSize{tiles_x} * tiles_y * sizeof(uint32_t);
+    ensure(context_, counts_, tile_bytes);
+    ensure(context_, offsets_, tile_bytes + sizeof(uint32_t));
+    ensure(context_, cursors_, tile_bytes);
+    ensure(context_, lists_, pairs * sizeof(uint32_t));
+
+    const std::vector<VkDescriptorType> five_buffers(5, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER);
+    const ComputePipeline& bin = context_.pipeline(
+        "overlay_bin", {.spirv = shaders::overlay_bin(), .bindings = five_buffers,
+                        .push_constant_bytes = sizeof(gpu::OverlayParams)});
+    const ComputePipeline& scan = context_.pipeline(
+        "overlay_scan", {.spirv = shaders::overlay_scan(),
+                         .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+                         .push_constant_bytes = sizeof(gpu::OverlayParams)});
+    const ComputePipeline& shade = context_.pipeline(
+        "overlay_shade", {.spirv = shaders::overlay_shade(),
+                          .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       VK_DESCRIPTOR_TYPE_STORAGE_IMAGE},
+                          .push_constant_bytes = sizeof(gpu::OverlayParams)});
+    gpu::OverlayParams params{d.width, d.height, tiles_x, tiles_y, uint32_t(shapes.size()), 0,
+                              d.format == Format::rgba8_srgb ? 1u : 0u, 0};
+    const VkImageView words = frame.level_view(0, LevelAccess::write_words);
+    const DispatchGrid per_shape = dispatch_grid((shapes.size() + TVLM_OVERLAY_THREADS - 1) / TVLM_OVERLAY_THREADS);
+
+    const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) {
+        const auto between_passes = [&] {
+            record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                  VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                                  VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT);
+        };
+        // Earlier draws' reads of these buffers are done before they are cleared.
+        record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_READ_BIT,
+                              VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        vkCmdFillBuffer(cmd, counts_->handle(), 0, tile_bytes, 0);
+        vkCmdFillBuffer(cmd, cursors_->handle(), 0, tile_bytes, 0);
+        between_passes();
+        const VkDescriptorBufferInfo shape_info{shapes_.handle(), 0, VK_WHOLE_SIZE};
+        const VkDescriptorBufferInfo counts = whole(counts_), offsets = whole(offsets_), cursors = whole(cursors_),
+                                     lists = whole(lists_);
+        const std::array<VkWriteDescriptorSet, 5> bin_writes{
+            storage_buffer_write(0, &shape_info), storage_buffer_write(1, &counts), storage_buffer_write(2, &offsets),
+            storage_buffer_write(3, &cursors), storage_buffer_write(4, &lists)};
+        params.mode = 0;
+        bin.bind(cmd, bin_writes, &params);
+        vkCmdDispatch(cmd, per_shape.x, per_shape.y, 1);
+        between_passes();
+        const std::array<VkWriteDescriptorSet, 2> scan_writes{storage_buffer_write(0, &counts),
+                                                              storage_buffer_write(1, &offsets)};
+        scan.bind(cmd, scan_writes, &params);
+        vkCmdDispatch(cmd, 1, 1, 1);
+        between_passes();
+        params.mode = 1;
+        bin.bind(cmd, bin_writes, &params);
+        vkCmdDispatch(cmd, per_shape.x, per_shape.y, 1);
+        between_passes();
+        record_barrier(cmd, {.image = frame.image(), .old_layout = frame.layout(), .new_layout = VK_IMAGE_LAYOUT_GENERAL,
+                             .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                             .dst_access = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
+        frame.set_layout(VK_IMAGE_LAYOUT_GENERAL);
+        const VkDescriptorImageInfo image{VK_NULL_HANDLE, words, VK_IMAGE_LAYOUT_GENERAL};
+        const std::array<VkWriteDescriptorSet, 5> shade_writes{
+            storage_buffer_write(0, &shape_info), storage_buffer_write(1, &counts), storage_buffer_write(2, &offsets),
+            storage_buffer_write(3, &lists), descriptor_write(4, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &image, nullptr)};
+        shade.bind(cmd, shade_writes, &params);
+        vkCmdDispatch(cmd, tiles_x, tiles_y, 1);
+    });
+    frame.mark_used(done);
+    last_draw_ = done;
+    return done;
+}
+
+}  // namespace tvlm

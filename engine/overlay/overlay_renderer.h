@@ -1,0 +1,41 @@
+#pragma once
+// The overlay renderer on Vulkan compute (any Vulkan 1.3 device): shapes binned into screen
+// tiles by GPU passes (counts, prefix sums, lists; shaders/overlay_bin.comp and
+// overlay_scan.comp), then each tile composites only its own shapes, in scene order, over
+// its pixels (overlay_shade.comp), so the cost follows coverage. The frame is level 0,
+// layer 0 of an RGBA8 texture (UNORM, or sRGB blended in linear light), changed in place.
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "gpu_buffer.h"
+#include "host_buffer.h"
+#include "overlay_shapes.h"
+#include "texture.h"
+
+namespace tvlm {
+
+class Context;
+
+class OverlayRenderer {
+public:
+    explicit OverlayRenderer(Context& context);
+    OverlayRenderer(const OverlayRenderer&) = delete;
+    OverlayRenderer& operator=(const OverlayRenderer&) = delete;
+    ~OverlayRenderer();  // waits until the GPU no longer reads its buffers
+
+    // Submits the draw of `shapes` (overlay_shapes(): bounds clipped to this frame) over
+    // `frame`; returns the timeline value it completes at, without waiting. Waits for this
+    // renderer's previous draw before reusing its buffers. Throws Error, recording nothing,
+    // for a frame that is not RGBA8 or cannot be written as words, or shapes whose bounds
+    // leave the frame.
+    uint64_t draw(Texture& frame, std::span<const gpu::OverlayShape> shapes);
+
+private:
+    Context& context_;
+    HostBuffer shapes_;  // this draw's shapes, read by the GPU
+    std::optional<GpuBuffer> counts_, offsets_, cursors_, lists_;  // grown as scenes need
+    uint64_t last_draw_ = 0;
+};
+
+}  // namespace tvlm

@@ -1,0 +1,124 @@
+#include "overlay_scene.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "error.h"
+
+namespace tvlm {
+
+namespace {
+
+void check_finite(std::initializer_list<float> values, const char* what, size_t index) {
+    for (float v : values)
+        if (!std::isfinite(v))
+            throw Error(std::string("overlay ") + what + " " + std::to_string(index) +
+                        " has a NaN or infinite coordinate or size: give finite pixels");
+}
+
+void check_size(float v, const char* field, const char* what, size_t index) {
+    if (v < 0)
+        throw Error(std::string("overlay ") + what + " " + std::to_string(index) + " has a negative " + field + " (" +
+                    std::to_string(v) + "): sizes, widths and radii are >= 0");
+}
+
+// Fills the bounds (grown by the one-pixel antialiasing ramp, clipped to the frame); false
+// where nothing of the shape lies on the frame.
+bool clip_bounds(gpu::OverlayShape& s, float x0, float y0, float x1, float y1, uint32_t width, uint32_t height) {
+    const float grow = 1.0f;
+    s.min_x = std::max(x0 - grow, 0.0f);
+    s.min_y = std::max(y0 - grow, 0.0f);
+    s.max_x = std::min(x1 + grow, float(width) - 0.5f);
+    s.max_y = std::min(y1 + grow, float(height) - 0.5f);
+    return s.min_x <= s.max_x && s.min_y <= s.max_y;
+}
+
+gpu::OverlayShape line_shape(uint32_t kind, float x0, float y0, float x1, float y1, float width, OverlayColor color) {
+    gpu::OverlayShape s{};
+    s.kind = kind;
+    s.x0 = x0;
+    s.y0 = y0;
+    s.x1 = x1;
+    s.y1 = y1;
+    s.half_width = 0.5f * width;
+    s.stroke = color.word();
+    return s;
+}
+
+}  // namespace
+
+std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height) {
+    if (width == 0 || height == 0) throw Error("an overlay needs a frame of at least 1x1 pixels");
+    const size_t total = scene.boxes.size() + scene.points.size() + scene.lines.size() + scene.curves.size();
+    if (total > kMaxOverlayShapes)
+        throw Error("an overlay scene of " + std::to_string(total) + " shapes: at most " +
+                    std::to_string(kMaxOverlayShapes) + " per draw; draw it in parts");
+    std::vector<gpu::OverlayShape> shapes;
+    shapes.reserve(total);
+    for (size_t i = 0; i < scene.boxes.size(); ++i) {
+        const OverlayBox& b = scene.boxes[i];
+        check_finite({b.cx, b.cy, b.width, b.height, b.radius, b.stroke_width}, "box", i);
+        check_size(b.width, "width", "box", i);
+        check_size(b.height, "height", "box", i);
+        check_size(b.radius, "radius", "box", i);
+        check_size(b.stroke_width, "stroke width", "box", i);
+        if (b.width == 0 || b.height == 0 || (b.fill.a == 0 && (b.stroke.a == 0 || b.stroke_width == 0))) continue;
+        gpu::OverlayShape s{};
+        s.kind = TVLM_SHAPE_BOX;
+        s.x0 = b.cx;
+        s.y0 = b.cy;
+        s.x1 = 0.5f * b.width;
+        s.y1 = 0.5f * b.height;
+        s.radius = b.radius;
+        s.half_width = 0.5f * b.stroke_width;
+        s.fill = b.fill.word();
+        s.stroke = b.stroke.word();
+        if (clip_bounds(s, b.cx - s.x1, b.cy - s.y1, b.cx + s.x1, b.cy + s.y1, width, height)) shapes.push_back(s);
+    }
+    for (size_t i = 0; i < scene.lines.size(); ++i) {
+        const OverlayLine& l = scene.lines[i];
+        check_finite({l.x0, l.y0, l.x1, l.y1, l.width}, "line", i);
+        check_size(l.width, "width", "line", i);
+        if (l.width == 0 || l.color.a == 0) continue;
+        gpu::OverlayShape s = line_shape(TVLM_SHAPE_SEGMENT, l.x0, l.y0, l.x1, l.y1, l.width, l.color);
+        s.flags = l.round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
+        const float h = s.half_width;
+        if (clip_bounds(s, std::min(l.x0, l.x1) - h, std::min(l.y0, l.y1) - h, std::max(l.x0, l.x1) + h,
+                        std::max(l.y0, l.y1) + h, width, height))
+            shapes.push_back(s);
+    }
+    for (size_t i = 0; i < scene.curves.size(); ++i) {
+        const OverlayCurve& c = scene.curves[i];
+        check_finite({c.x0, c.y0, c.x1, c.y1, c.width}, "curve", i);
+        check_size(c.width, "width", "curve", i);
+        if (c.width == 0 || c.color.a == 0) continue;
+        gpu::OverlayShape s = line_shape(TVLM_SHAPE_CURVE, c.x0, c.y0, c.x1, c.y1, c.width, c.color);
+        s.flags = TVLM_SHAPE_ROUND_CAPS;
+        // Control point: the midpoint, moved 0.3 of the length along the left normal.
+        s.cx = 0.5f * (c.x0 + c.x1) - 0.3f * (c.y1 - c.y0);
+        s.cy = 0.5f * (c.y0 + c.y1) + 0.3f * (c.x1 - c.x0);
+        const float h = s.half_width;  // the curve lies in its control triangle
+        if (clip_bounds(s, std::min({c.x0, c.x1, s.cx}) - h, std::min({c.y0, c.y1, s.cy}) - h,
+                        std::max({c.x0, c.x1, s.cx}) + h, std::max({c.y0, c.y1, s.cy}) + h, width, height))
+            shapes.push_back(s);
+    }
+    for (size_t i = 0; i < scene.points.size(); ++i) {
+        const OverlayPoint& p = scene.points[i];
+        check_finite({p.x, p.y, p.radius}, "point", i);
+        check_size(p.radius, "radius", "point", i);
+        if (p.radius == 0 || p.color.a == 0) continue;
+        // A disc: a box whose corner radius is its half size, filled.
+        gpu::OverlayShape s{};
+        s.kind = TVLM_SHAPE_BOX;
+        s.x0 = p.x;
+        s.y0 = p.y;
+        s.x1 = s.y1 = s.radius = p.radius;
+        s.fill = p.color.word();
+        if (clip_bounds(s, p.x - p.radius, p.y - p.radius, p.x + p.radius, p.y + p.radius, width, height))
+            shapes.push_back(s);
+    }
+    return shapes;
+}
+
+}  // namespace tvlm

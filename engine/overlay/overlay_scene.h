@@ -1,0 +1,59 @@
+#pragma once
+// What an overlay draws (issue 19): rounded boxes, points, straight lines and curved links,
+// in pixels of the frame, and the shape records every renderer reads (shaders/overlay_shapes.h).
+// Compositing order: boxes, then lines, then curves, then points, each in the order given;
+// a later shape goes over an earlier one.
+#include <cstdint>
+#include <vector>
+
+#include "overlay_shapes.h"
+
+namespace tvlm {
+
+struct OverlayColor {
+    uint8_t r = 0, g = 0, b = 0, a = 255;  // straight (not premultiplied); a is the opacity
+    uint32_t word() const { return uint32_t(r) | uint32_t(g) << 8 | uint32_t(b) << 16 | uint32_t(a) << 24; }
+};
+
+struct OverlayBox {
+    float cx = 0, cy = 0, width = 0, height = 0;  // centre and size
+    float radius = 0;        // corner radius (roundness), at most half the shorter side
+    float stroke_width = 2;  // drawn inside the box's edge; wider than the box: all stroke
+    OverlayColor stroke{255, 255, 255, 255};
+    OverlayColor fill{0, 0, 0, 0};  // transparent: outline only
+};
+
+struct OverlayPoint {
+    float x = 0, y = 0, radius = 3;
+    OverlayColor color{255, 255, 255, 255};
+};
+
+struct OverlayLine {
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0, width = 2;
+    bool round_caps = true;  // false: butt caps (the line ends at its endpoints)
+    OverlayColor color{255, 255, 255, 255};
+};
+
+// A curved link: a quadratic Bezier whose control point lies on the normal of the segment
+// through its midpoint, 0.3 of its length to the left of (x0, y0) -> (x1, y1) (the design
+// document's rule). Round caps.
+struct OverlayCurve {
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0, width = 2;
+    OverlayColor color{255, 255, 255, 255};
+};
+
+struct OverlayScene {
+    std::vector<OverlayBox> boxes;
+    std::vector<OverlayPoint> points;
+    std::vector<OverlayLine> lines;
+    std::vector<OverlayCurve> curves;
+};
+
+// The scene's shapes for a width x height frame, in compositing order, bounds clipped to
+// the frame; shapes that cover no pixel of it (outside, zero size or width, transparent)
+// are left out. Throws Error for NaN or infinite coordinates, negative sizes, widths or
+// radii, an empty frame, or more than kMaxOverlayShapes shapes.
+inline constexpr size_t kMaxOverlayShapes = size_t{1} << 20;
+std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height);
+
+}  // namespace tvlm

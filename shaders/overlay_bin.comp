@@ -1,0 +1,32 @@
+#version 460
+// Binning of overlay shapes into screen tiles, one invocation per shape, in two modes:
+// 0 counts each tile's shapes (atomics on the counts), 1 writes each shape's index into
+// the list of every tile its bounds touch (at the tile's offset, from overlay_scan.comp,
+// plus a slot from an atomic cursor). Slots come in any order; overlay_shade.comp sorts.
+#extension GL_GOOGLE_include_directive : require
+#include "overlay_shapes.h"
+
+layout(local_size_x = TVLM_OVERLAY_THREADS) in;
+
+layout(binding = 0, std430) readonly buffer Shapes { OverlayShape shapes[]; };
+layout(binding = 1, std430) buffer Counts { uint counts[]; };    // per tile (mode 0)
+layout(binding = 2, std430) readonly buffer Offsets { uint offsets[]; };  // per tile, + total
+layout(binding = 3, std430) buffer Cursors { uint cursors[]; };  // per tile (mode 1), zeroed
+layout(binding = 4, std430) writeonly buffer Lists { uint lists[]; };
+layout(push_constant) uniform Push { OverlayParams p; };
+
+void main() {
+    const uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * TVLM_OVERLAY_THREADS +
+                   gl_LocalInvocationIndex;
+    if (i >= p.shape_count) return;
+    const OverlayShape s = shapes[i];
+    // Tiles whose pixels the bounds touch (the host clipped the bounds to the frame).
+    const int tx0 = int(floor(s.min_x)) / TVLM_OVERLAY_TILE, ty0 = int(floor(s.min_y)) / TVLM_OVERLAY_TILE;
+    const int tx1 = int(floor(s.max_x)) / TVLM_OVERLAY_TILE, ty1 = int(floor(s.max_y)) / TVLM_OVERLAY_TILE;
+    for (int ty = ty0; ty <= ty1; ++ty)
+        for (int tx = tx0; tx <= tx1; ++tx) {
+            const uint tile = uint(ty) * p.tiles_x + uint(tx);
+            if (p.mode == 0u) atomicAdd(counts[tile], 1u);
+            else lists[offsets[tile] + atomicAdd(cursors[tile], 1u)] = i;
+        }
+}

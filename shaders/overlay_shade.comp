@@ -1,0 +1,80 @@
+#version 460
+// Composites a tile's shapes over its pixels, one workgroup per tile, one invocation per
+// pixel. The tile's list (overlay_bin.comp, slots in any order) is sorted by shape index in
+// shared memory, so shapes composite in scene order; a list longer than TVLM_OVERLAY_SORTED
+// is replaced by a walk over every shape in order, testing its bounds against the tile.
+// The frame is RGBA8, read and written as one word per texel; pixels no shape covers are
+// left as they are.
+#extension GL_GOOGLE_include_directive : require
+#include "overlay_shapes.h"
+
+layout(local_size_x = TVLM_OVERLAY_TILE, local_size_y = TVLM_OVERLAY_TILE) in;
+
+layout(binding = 0, std430) readonly buffer Shapes { OverlayShape shapes[]; };
+layout(binding = 1, std430) readonly buffer Counts { uint counts[]; };
+layout(binding = 2, std430) readonly buffer Offsets { uint offsets[]; };
+layout(binding = 3, std430) readonly buffer Lists { uint lists[]; };
+layout(binding = 4, r32ui) uniform uimage2DArray frame;
+layout(push_constant) uniform Push { OverlayParams p; };
+
+shared uint sorted[TVLM_OVERLAY_SORTED];
+
+void main() {
+    const uint tile = gl_WorkGroupID.y * p.tiles_x + gl_WorkGroupID.x, t = gl_LocalInvocationIndex;
+    const uint n = counts[tile];
+    if (n == 0u) return;
+    const uvec2 pixel = gl_WorkGroupID.xy * TVLM_OVERLAY_TILE + gl_LocalInvocationID.xy;
+    const bool inside = pixel.x < p.width && pixel.y < p.height;
+    const float px = float(pixel.x) + 0.5, py = float(pixel.y) + 0.5;
+    OverlayPixel dst;
+    uint word = 0u;
+    bool touched = false;
+    if (inside) {
+        word = imageLoad(frame, ivec3(pixel, 0)).x;
+        dst = overlay_load(word, p.srgb);
+    }
+    if (n <= TVLM_OVERLAY_SORTED) {
+        // Bitonic sort of the list, padded to a power of two with ~0u (sorts last).
+        uint size = 1u;
+        while (size < n) size <<= 1u;
+        for (uint i = t; i < size; i += TVLM_OVERLAY_THREADS) sorted[i] = i < n ? lists[offsets[tile] + i] : ~0u;
+        barrier();
+        for (uint k = 2u; k <= size; k <<= 1u)
+            for (uint j = k >> 1u; j > 0u; j >>= 1u) {
+                for (uint i = t; i < size; i += TVLM_OVERLAY_THREADS) {
+                    const uint partner = i ^ j;
+                    if (partner > i) {
+                        const bool ascending = (i & k) == 0u;
+                        const uint a = sorted[i], b = sorted[partner];
+                        if ((a > b) == ascending) {
+                            sorted[i] = b;
+                            sorted[partner] = a;
+                        }
+                    }
+                }
+                barrier();
+            }
+        if (!inside) return;
+        for (uint i = 0u; i < n; ++i) {
+            const OverlayShape s = shapes[sorted[i]];
+            const OverlayCoverage c = overlay_shape_coverage(s, px, py);
+            if (c.fill > 0.0 || c.stroke > 0.0) {
+                dst = overlay_over(dst, s, c, p.srgb);
+                touched = true;
+            }
+        }
+    } else {
+        if (!inside) return;
+        const vec2 lo = vec2(gl_WorkGroupID.xy * TVLM_OVERLAY_TILE);
+        for (uint i = 0u; i < p.shape_count; ++i) {
+            const OverlayShape s = shapes[i];
+            if (!overlay_touches(s, lo.x, lo.y, lo.x + TVLM_OVERLAY_TILE, lo.y + TVLM_OVERLAY_TILE)) continue;
+            const OverlayCoverage c = overlay_shape_coverage(s, px, py);
+            if (c.fill > 0.0 || c.stroke > 0.0) {
+                dst = overlay_over(dst, s, c, p.srgb);
+                touched = true;
+            }
+        }
+    }
+    if (touched) imageStore(frame, ivec3(pixel, 0), uvec4(overlay_store(dst, p.srgb), 0u, 0u, 0u));
+}

@@ -1,0 +1,245 @@
+// The overlay renderer's primitives, written once for GLSL (shaders/overlay_*.comp) and C++
+// (engine/overlay: the scene's shapes and the CPU reference): each shape's record, its
+// signed distance, its antialiased coverage (one pixel wide, from the distance) and the
+// premultiplied colour it composites "over" the frame. Coordinates are pixels, (0, 0) the
+// top-left corner of the frame, pixel (x, y) centred at (x + 0.5, y + 0.5).
+#ifndef TVLM_OVERLAY_SHAPES_H
+#define TVLM_OVERLAY_SHAPES_H
+
+#ifdef __cplusplus
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#define TVLM_OVERLAY_FN inline
+namespace tvlm::gpu {
+using uint = uint32_t;
+using std::abs;
+using std::acos;
+using std::cos;
+using std::floor;
+using std::max;
+using std::min;
+using std::pow;
+using std::sin;
+using std::sqrt;
+TVLM_OVERLAY_FN float clamp(float x, float lo, float hi) { return min(max(x, lo), hi); }
+#else
+#define TVLM_OVERLAY_FN
+#endif
+
+// Screen tiles of TVLM_OVERLAY_TILE^2 pixels are the unit of binning; a workgroup shades
+// one tile, an invocation one pixel.
+#define TVLM_OVERLAY_TILE 16
+#define TVLM_OVERLAY_THREADS 256
+// A tile's list is sorted in shared memory up to this length; longer lists (thousands of
+// shapes over one tile) are walked in shape order over the whole scene instead.
+#define TVLM_OVERLAY_SORTED 2048
+
+#define TVLM_SHAPE_BOX 0u      // rounded rectangle, filled and stroked inside its edge
+#define TVLM_SHAPE_SEGMENT 1u  // straight line of a width, round or butt caps
+#define TVLM_SHAPE_CURVE 2u    // quadratic Bezier of a width, round caps
+#define TVLM_SHAPE_ROUND_CAPS 1u
+
+// One shape, std430 (64 bytes). Colours are RGBA8 words (r in the low byte), straight
+// (not premultiplied); alpha is the opacity.
+struct OverlayShape {
+    float x0;  // box: centre; segment, curve: start
+    float y0;
+    float x1;  // box: half width and height; segment, curve: end
+    float y1;
+    float cx;  // curve: control point
+    float cy;
+    float radius;      // box: corner radius (clamped to the half size)
+    float half_width;  // box: half the stroke width; segment, curve: half the line width
+    uint kind;         // TVLM_SHAPE_*
+    uint flags;        // TVLM_SHAPE_ROUND_CAPS
+    uint fill;         // box only
+    uint stroke;       // box: its stroke; segment, curve: the line
+    float min_x;       // bounds of every pixel the shape may cover (antialiasing included)
+    float min_y;
+    float max_x;
+    float max_y;
+};
+
+// Push constants of the overlay shaders.
+struct OverlayParams {
+    uint width;  // the frame
+    uint height;
+    uint tiles_x;  // ceil(width / TVLM_OVERLAY_TILE)
+    uint tiles_y;
+    uint shape_count;
+    uint mode;  // overlay_bin.comp: 0 counts the tiles' shapes, 1 fills their lists
+    uint srgb;  // 1: the frame's bytes are sRGB, blended in linear light
+    uint pad;
+};
+
+// Coverage of a pixel whose centre lies `d` outside an edge: a one-pixel ramp.
+TVLM_OVERLAY_FN float overlay_coverage(float d) { return clamp(0.5f - d, 0.0f, 1.0f); }
+
+// Signed distance from (px, py), relative to a rounded box's centre, to the box of half
+// size (hx, hy) and corner radius r (Inigo Quilez's sdRoundBox).
+TVLM_OVERLAY_FN float overlay_round_box_distance(float px, float py, float hx, float hy, float r) {
+    const float qx = abs(px) - hx + r, qy = abs(py) - hy + r;
+    const float ox = max(qx, 0.0f), oy = max(qy, 0.0f);
+    return sqrt(ox * ox + oy * oy) + min(max(qx, qy), 0.0f) - r;
+}
+
+// Distance from (px, py) to the segment (ax, ay) - (bx, by).
+TVLM_OVERLAY_FN float overlay_segment_distance(float px, float py, float ax, float ay, float bx, float by) {
+    const float dx = bx - ax, dy = by - ay, wx = px - ax, wy = py - ay;
+    const float length2 = dx * dx + dy * dy;
+    const float t = length2 > 0.0f ? clamp((wx * dx + wy * dy) / length2, 0.0f, 1.0f) : 0.0f;
+    const float ex = wx - dx * t, ey = wy - dy * t;
+    return sqrt(ex * ex + ey * ey);
+}
+
+TVLM_OVERLAY_FN float overlay_cbrt(float x) { return x < 0.0f ? -pow(-x, 1.0f / 3.0f) : pow(x, 1.0f / 3.0f); }
+
+// Distance from (px, py) to the quadratic Bezier from A through control B to C: the
+// closest parameter solves a cubic, in closed form (Inigo Quilez's sdBezier). A straight
+// curve (B on the chord's midpoint, or A = B = C) is a segment.
+TVLM_OVERLAY_FN float overlay_bezier_distance(float px, float py, float Ax, float Ay, float Bx, float By, float Cx,
+                                             float Cy) {
+    const float ax = Bx - Ax, ay = By - Ay;
+    const float bx = Ax - 2.0f * Bx + Cx, by = Ay - 2.0f * By + Cy;
+    const float bb = bx * bx + by * by;
+    if (bb < 1e-6f) return overlay_segment_distance(px, py, Ax, Ay, Cx, Cy);
+    const float cx = 2.0f * ax, cy = 2.0f * ay;
+    const float dx = Ax - px, dy = Ay - py;
+    const float kk = 1.0f / bb;
+    const float kx = kk * (ax * bx + ay * by);
+    const float ky = kk * (2.0f * (ax * ax + ay * ay) + (dx * bx + dy * by)) / 3.0f;
+    const float kz = kk * (dx * ax + dy * ay);
+    const float p = ky - kx * kx, q = kx * (2.0f * kx * kx - 3.0f * ky) + kz;
+    const float h = q * q + 4.0f * p * p * p;
+    float best;
+    if (h >= 0.0f) {
+        const float root = sqrt(h);
+        const float t = clamp(overlay_cbrt((root - q) * 0.5f) + overlay_cbrt((-root - q) * 0.5f) - kx, 0.0f, 1.0f);
+        const float ex = dx + (cx + bx * t) * t, ey = dy + (cy + by * t) * t;
+        best = ex * ex + ey * ey;
+    } else {
+        const float z = sqrt(-p);
+        const float v = acos(clamp(q / (p * z * 2.0f), -1.0f, 1.0f)) / 3.0f;
+        const float m = cos(v), n = sin(v) * 1.732050808f;
+        const float t0 = clamp((m + m) * z - kx, 0.0f, 1.0f), t1 = clamp((-n - m) * z - kx, 0.0f, 1.0f);
+        const float e0x = dx + (cx + bx * t0) * t0, e0y = dy + (cy + by * t0) * t0;
+        const float e1x = dx + (cx + bx * t1) * t1, e1y = dy + (cy + by * t1) * t1;
+        best = min(e0x * e0x + e0y * e0y, e1x * e1x + e1y * e1y);
+    }
+    return sqrt(best);
+}
+
+// An RGBA8 word's channel `c` in [0, 1].
+TVLM_OVERLAY_FN float overlay_channel(uint rgba, uint c) { return float((rgba >> (8u * c)) & 0xffu) / 255.0f; }
+
+// sRGB <-> linear light (IEC 61966-2-1), for blending sRGB frames.
+TVLM_OVERLAY_FN float overlay_srgb_to_linear(float c) {
+    return c <= 0.04045f ? c / 12.92f : pow((c + 0.055f) / 1.055f, 2.4f);
+}
+TVLM_OVERLAY_FN float overlay_linear_to_srgb(float c) {
+    return c <= 0.0031308f ? c * 12.92f : 1.055f * pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+// Channel c of colour `rgba` premultiplied by its alpha and `coverage`; colour channels
+// in linear light where the frame is sRGB (c == 3: the alpha itself).
+TVLM_OVERLAY_FN float overlay_premultiplied(uint rgba, uint c, float coverage, uint srgb) {
+    const float alpha = overlay_channel(rgba, 3u) * coverage;
+    if (c == 3u) return alpha;
+    const float value = overlay_channel(rgba, c);
+    return (srgb != 0u ? overlay_srgb_to_linear(value) : value) * alpha;
+}
+
+// Whether the shape's bounds touch the pixel rectangle [x0, x1) x [y0, y1).
+TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x1, float y1) {
+    return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;
+}
+
+// The shape's coverage of the pixel centred at (px, py): .x the fill's (boxes), .y the
+// stroke's or line's, as two floats (GLSL and C++ alike).
+struct OverlayCoverage {
+    float fill;
+    float stroke;
+};
+TVLM_OVERLAY_FN OverlayCoverage overlay_shape_coverage(OverlayShape s, float px, float py) {
+    OverlayCoverage c;
+    c.fill = 0.0f;
+    c.stroke = 0.0f;
+    if (s.kind == TVLM_SHAPE_BOX) {
+        const float r = min(s.radius, min(s.x1, s.y1));
+        const float d = overlay_round_box_distance(px - s.x0, py - s.y0, s.x1, s.y1, r);
+        const float outer = overlay_coverage(d), inner = overlay_coverage(d + 2.0f * s.half_width);
+        c.fill = inner;
+        c.stroke = outer - inner;
+    } else if (s.kind == TVLM_SHAPE_SEGMENT) {
+        if ((s.flags & TVLM_SHAPE_ROUND_CAPS) != 0u) {
+            c.stroke = overlay_coverage(overlay_segment_distance(px, py, s.x0, s.y0, s.x1, s.y1) - s.half_width);
+        } else {
+            const float dx = s.x1 - s.x0, dy = s.y1 - s.y0, chord = sqrt(dx * dx + dy * dy);
+            if (chord > 0.0f) {
+                const float ux = dx / chord, uy = dy / chord;
+                const float wx = px - 0.5f * (s.x0 + s.x1), wy = py - 0.5f * (s.y0 + s.y1);
+                const float along = wx * ux + wy * uy, across = -wx * uy + wy * ux;
+                c.stroke = overlay_coverage(overlay_round_box_distance(along, across, 0.5f * chord, s.half_width, 0.0f));
+            }
+        }
+    } else {
+        c.stroke = overlay_coverage(overlay_bezier_distance(px, py, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) - s.half_width);
+    }
+    return c;
+}
+
+// A pixel while shapes are composited onto it: premultiplied, in the blending space
+// (linear light for sRGB frames). The frame's own bytes count as premultiplied (for the
+// usual opaque frames that changes nothing).
+struct OverlayPixel {
+    float r;
+    float g;
+    float b;
+    float a;
+};
+
+TVLM_OVERLAY_FN float overlay_decode(uint word, uint c, uint srgb) {
+    const float v = overlay_channel(word, c);
+    return (srgb != 0u && c != 3u) ? overlay_srgb_to_linear(v) : v;
+}
+TVLM_OVERLAY_FN OverlayPixel overlay_load(uint word, uint srgb) {
+    OverlayPixel p;
+    p.r = overlay_decode(word, 0u, srgb);
+    p.g = overlay_decode(word, 1u, srgb);
+    p.b = overlay_decode(word, 2u, srgb);
+    p.a = overlay_decode(word, 3u, srgb);
+    return p;
+}
+TVLM_OVERLAY_FN uint overlay_encode(float v, uint c, uint srgb) {
+    v = clamp(v, 0.0f, 1.0f);
+    if (srgb != 0u && c != 3u) v = overlay_linear_to_srgb(v);
+    return uint(floor(v * 255.0f + 0.5f)) << (8u * c);
+}
+TVLM_OVERLAY_FN uint overlay_store(OverlayPixel p, uint srgb) {
+    return overlay_encode(p.r, 0u, srgb) | overlay_encode(p.g, 1u, srgb) | overlay_encode(p.b, 2u, srgb) |
+           overlay_encode(p.a, 3u, srgb);
+}
+
+// Shape s "over" the pixel: its fill and stroke (or line), premultiplied by their
+// coverage, as one source.
+TVLM_OVERLAY_FN OverlayPixel overlay_over(OverlayPixel dst, OverlayShape s, OverlayCoverage c, uint srgb) {
+    const float sr = overlay_premultiplied(s.fill, 0u, c.fill, srgb) + overlay_premultiplied(s.stroke, 0u, c.stroke, srgb);
+    const float sg = overlay_premultiplied(s.fill, 1u, c.fill, srgb) + overlay_premultiplied(s.stroke, 1u, c.stroke, srgb);
+    const float sb = overlay_premultiplied(s.fill, 2u, c.fill, srgb) + overlay_premultiplied(s.stroke, 2u, c.stroke, srgb);
+    const float sa = overlay_premultiplied(s.fill, 3u, c.fill, srgb) + overlay_premultiplied(s.stroke, 3u, c.stroke, srgb);
+    OverlayPixel result;
+    result.r = sr + dst.r * (1.0f - sa);
+    result.g = sg + dst.g * (1.0f - sa);
+    result.b = sb + dst.b * (1.0f - sa);
+    result.a = sa + dst.a * (1.0f - sa);
+    return result;
+}
+
+#ifdef __cplusplus
+static_assert(sizeof(OverlayShape) == 64, "std430 layout must match GLSL");
+static_assert(sizeof(OverlayParams) == 32, "push constant layout must match GLSL");
+}  // namespace tvlm::gpu
+#endif
+
+#endif

@@ -1,0 +1,134 @@
+// The overlay renderer (Vulkan compute, binned into tiles) against the CPU reference on
+// random scenes: boxes across the frame's edges, zero-size and huge boxes, strokes wider
+// than their boxes, lines with both caps, zero-length ones, curves with coincident
+// endpoints, points; RGBA8 and sRGB frames; thousands of translucent shapes over one tile,
+// whose order matters. Every byte within one 8-bit step of the reference; pixels no shape
+// covers keep their bytes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "error.h"
+#include "overlay/overlay_reference.h"
+#include "overlay/overlay_renderer.h"
+#include "overlay/overlay_scene.h"
+#include "transfer.h"
+#include "vulkan_fixture.h"
+
+using namespace tvlm;
+using namespace tvlm::test;
+
+namespace {
+
+OverlayColor random_color(std::mt19937& random, bool translucent) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    return {uint8_t(byte(random)), uint8_t(byte(random)), uint8_t(byte(random)),
+            uint8_t(translucent ? byte(random) : 255)};
+}
+
+OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random) {
+    std::uniform_real_distribution<float> x(-30.0f, float(w) + 30.0f), y(-30.0f, float(h) + 30.0f),
+        size(0.0f, 60.0f), width(0.5f, 9.0f);
+    OverlayScene scene;
+    for (int i = 0; i < 40; ++i) {
+        OverlayBox b{x(random), y(random), size(random), size(random), size(random) * 0.3f, width(random),
+                     random_color(random, true), random_color(random, i % 3 == 0)};
+        if (i % 10 == 0) b.stroke_width = 80;                      // wider than the box: all stroke
+        if (i == 5) b.width = 0;                                   // zero size: nothing
+        if (i == 7) b = {float(w) / 2, float(h) / 2, 10000, 10000, 0, 3, random_color(random, true), {}};  // huge
+        scene.boxes.push_back(b);
+    }
+    for (int i = 0; i < 30; ++i) {
+        OverlayLine l{x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
+        if (i % 7 == 0) l.x1 = l.x0, l.y1 = l.y0;  // zero length: a dot (round caps) or nothing (butt)
+        scene.lines.push_back(l);
+    }
+    for (int i = 0; i < 20; ++i) {
+        OverlayCurve c{x(random), y(random), x(random), y(random), width(random), random_color(random, true)};
+        if (i % 5 == 0) c.x1 = c.x0, c.y1 = c.y0;  // coincident endpoints
+        scene.curves.push_back(c);
+    }
+    for (int i = 0; i < 30; ++i) scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
+    return scene;
+}
+
+std::vector<uint8_t> random_frame(uint32_t w, uint32_t h, std::mt19937& random) {
+    std::vector<uint8_t> frame(size_t{w} * h * 4);
+    for (size_t i = 0; i < frame.size(); ++i) frame[i] = i % 4 == 3 ? 255 : uint8_t(random());
+    return frame;
+}
+
+// Draws `scene` on the GPU and on the CPU over the same frame; returns the largest byte
+// difference and counts the bytes the overlay changed.
+int draw_both(Context& context, OverlayRenderer& renderer, const OverlayScene& scene, uint32_t w, uint32_t h,
+              Format format, std::mt19937& random, size_t* changed = nullptr) {
+    const std::vector<uint8_t> before = random_frame(w, h, random);
+    Texture texture = Texture::create(context, TextureDesc::sampled_2d(w, h, format, 1));
+    upload(context, texture, host_pixels(before, w, h));
+    const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, w, h);
+    context.queue().wait(renderer.draw(texture, shapes));
+    const std::vector<uint8_t> gpu = readback(context, texture);
+    std::vector<uint8_t> reference = before;
+    draw_overlay_reference(shapes, reference, w, h, format == Format::rgba8_srgb);
+    int worst = 0;
+    size_t differs = 0;
+    for (size_t i = 0; i < gpu.size(); ++i) {
+        worst = std::max(worst, std::abs(int{gpu[i]} - int{reference[i]}));
+        differs += reference[i] != before[i];
+    }
+    if (changed) *changed = differs;
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(VulkanFixture, "overlays of random scenes equal the CPU reference within one step") {
+    OverlayRenderer renderer(context);
+    std::mt19937 random(21);
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb})
+        for (int scene = 0; scene < 3; ++scene) {
+            CAPTURE(format_info(format).name);
+            CAPTURE(scene);
+            size_t changed = 0;
+            CHECK(draw_both(context, renderer, random_scene(203, 131, random), 203, 131, format, random, &changed) <= 1);
+            CHECK(changed > 1000);  // the scene drew (the test can fail)
+        }
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "thousands of translucent shapes over one tile composite in scene order") {
+    OverlayRenderer renderer(context);
+    std::mt19937 random(5);
+    std::uniform_real_distribution<float> at(2.0f, 14.0f);
+    for (int count : {300, 3000}) {  // sorted in shared memory; past TVLM_OVERLAY_SORTED, walked in order
+        CAPTURE(count);
+        OverlayScene scene;
+        for (int i = 0; i < count; ++i)
+            scene.boxes.push_back({at(random), at(random), 6, 6, 1, 1, random_color(random, true), random_color(random, true)});
+        CHECK(draw_both(context, renderer, scene, 40, 24, Format::rgba8_unorm, random) <= 1);
+    }
+}
+
+TEST_CASE_FIXTURE(VulkanFixture, "overlays refuse bad scenes and frames, drawing nothing") {
+    OverlayRenderer renderer(context);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{nan, 1, 2, 2}}}, 8, 8), doctest::Contains("NaN or infinite"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.points = {{1, inf, 2}}}, 8, 8), doctest::Contains("point 0"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{1, 1, -2, 2}}}, 8, 8), doctest::Contains("negative width"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.lines = {{0, 0, 1, 1, -1}}}, 8, 8), doctest::Contains("negative width"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({}, 0, 8), doctest::Contains("at least 1x1"), Error);
+    CHECK(overlay_shapes({.boxes = {{-100, -100, 10, 10}}}, 8, 8).empty());  // off the frame: nothing to draw
+    // An empty scene leaves the frame as it was.
+    std::mt19937 random(1);
+    size_t changed = 1;
+    CHECK(draw_both(context, renderer, {}, 20, 20, Format::rgba8_unorm, random, &changed) == 0);
+    CHECK(changed == 0);
+    Texture f16 = Texture::create(context, TextureDesc::sampled_2d(8, 8, Format::rgba16f, 1));
+    const std::vector<gpu::OverlayShape> shapes = overlay_shapes({.points = {{4, 4, 2}}}, 8, 8);
+    CHECK_THROWS_WITH_AS(renderer.draw(f16, shapes), doctest::Contains("RGBA8"), Error);
+    Texture small = Texture::create(context, TextureDesc::sampled_2d(4, 4, Format::rgba8_unorm, 1));
+    CHECK_THROWS_WITH_AS(renderer.draw(small, shapes), doctest::Contains("outside the 4x4 frame"), Error);
+}
