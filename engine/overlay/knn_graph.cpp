@@ -1,0 +1,96 @@
+#include "knn_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <unordered_set>
+
+#include "error.h"
+
+namespace tvlm {
+
+namespace {
+
+double distance2(const KnnPoint& a, const KnnPoint& b) {
+    const double dx = double(a.x) - b.x, dy = double(a.y) - b.y;
+    return dx * dx + dy * dy;
+}
+
+std::pair<uint64_t, uint64_t> track_pair(uint64_t a, uint64_t b) { return a < b ? std::pair{a, b} : std::pair{b, a}; }
+
+}  // namespace
+
+std::vector<std::vector<uint32_t>> nearest_neighbours(std::span<const KnnPoint> points, uint32_t count) {
+    const size_t n = points.size();
+    std::vector<std::vector<uint32_t>> nearest(n);
+    std::vector<uint32_t> others;
+    for (uint32_t i = 0; i < n; ++i) {
+        others.clear();
+        for (uint32_t j = 0; j < n; ++j)
+            if (j != i) others.push_back(j);
+        const size_t keep = std::min<size_t>(count, others.size());
+        std::partial_sort(others.begin(), others.begin() + std::ptrdiff_t(keep), others.end(), [&](uint32_t a, uint32_t b) {
+            const double da = distance2(points[i], points[a]), db = distance2(points[i], points[b]);
+            return da < db || (da == db && a < b);
+        });
+        nearest[i].assign(others.begin(), others.begin() + std::ptrdiff_t(keep));
+    }
+    return nearest;
+}
+
+KnnGraph::KnnGraph(KnnOptions options) : options_(options) {
+    if (options.k == 0) throw Error("a KNN graph needs k >= 1 neighbours per point");
+    if (!(options.max_dy >= 0)) throw Error("a KNN graph's max_dy must be >= 0 (infinity: no cap)");
+}
+
+std::vector<KnnEdge> KnnGraph::update(std::span<const KnnPoint> points) {
+    std::unordered_set<uint64_t> tracks;
+    for (size_t i = 0; i < points.size(); ++i) {
+        if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y))
+            throw Error("KNN point " + std::to_string(i) + " has a NaN or infinite coordinate");
+        if (!tracks.insert(points[i].track).second)
+            throw Error("KNN point " + std::to_string(i) + " repeats track id " + std::to_string(points[i].track) +
+                        ": track ids are unique within a frame");
+    }
+    const uint32_t k = options_.k, h = options_.hysteresis;
+    const std::vector<std::vector<uint32_t>> nearest = nearest_neighbours(points, k + h);
+    // Candidate links: rank < k either way, or rank < k + h either way for last frame's links.
+    std::set<std::pair<uint32_t, uint32_t>> links;
+    for (uint32_t a = 0; a < nearest.size(); ++a)
+        for (uint32_t r = 0; r < nearest[a].size(); ++r) {
+            const uint32_t b = nearest[a][r];
+            const bool kept = r < k || previous_.count(track_pair(points[a].track, points[b].track)) != 0;
+            if (kept && std::abs(double(points[a].y) - points[b].y) <= options_.max_dy)
+                links.insert({std::min(a, b), std::max(a, b)});
+        }
+    std::vector<KnnEdge> edges;
+    for (const auto& [a, b] : links) edges.push_back({a, b});
+    if (options_.max_degree) {
+        // Shortest first (ties by the indices), each kept while both ends have room.
+        std::vector<KnnEdge> by_length = edges;
+        std::stable_sort(by_length.begin(), by_length.end(), [&](const KnnEdge& e, const KnnEdge& f) {
+            return distance2(points[e.a], points[e.b]) < distance2(points[f.a], points[f.b]);
+        });
+        std::vector<uint32_t> degree(points.size(), 0);
+        edges.clear();
+        for (const KnnEdge& e : by_length)
+            if (degree[e.a] < options_.max_degree && degree[e.b] < options_.max_degree) {
+                ++degree[e.a];
+                ++degree[e.b];
+                edges.push_back(e);
+            }
+        std::sort(edges.begin(), edges.end(), [](const KnnEdge& e, const KnnEdge& f) {
+            return e.a < f.a || (e.a == f.a && e.b < f.b);
+        });
+    }
+    std::set<std::pair<uint64_t, uint64_t>> now;
+    for (const KnnEdge& e : edges) now.insert(track_pair(points[e.a].track, points[e.b].track));
+    changes_ = 0;
+    for (const auto& link : now) changes_ += previous_.count(link) == 0;
+    for (const auto& link : previous_) changes_ += now.count(link) == 0;
+    previous_ = std::move(now);
+    return edges;
+}
+
+}  // namespace tvlm
