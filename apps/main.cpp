@@ -19,6 +19,7 @@ constexpr const char* kUsage =
     "  mips     build a mip chain on the GPU and write every level as PNG\n"
     "  sample   patches (level grid, foveated, anisotropic) as a NumPy tensor + metadata\n"
     "  video    a video file or stream to foveated patches per frame, updating what changed\n"
+    "  overlay  boxes, points, lines and curved links (JSON) drawn over an image on the GPU\n"
     "  bench    benchmarks (mips, handover, sample, video): each figure next to its floor\n"
     "\n"
     "environment:\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
         if (command == "mips") return tvlm::run_mips(argc, argv);
         if (command == "bench") return tvlm::run_bench(argc, argv);
         if (command == "sample") return tvlm::run_sample(argc, argv);
+        if (command == "overlay") return tvlm::run_overlay(argc, argv);
         if (command == "video") {
 #ifdef TVLM_HAVE_VIDEO_FILES
             return tvlm::run_video(argc, argv);

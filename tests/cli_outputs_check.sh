@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every failure of `tvlm mips` and `tvlm sample` leaves the file system as it was, and a
+# Every failure of `tvlm mips`, `tvlm sample` and `tvlm overlay` leaves the file system as it was, and a
 # success replaces outputs whole (issue 14): each case snapshots the work folder (names,
 # sizes, checksums), runs a failing command, checks the exit status, the message and the
 # snapshot. Usage: cli_outputs_check.sh TVLM SOURCE_DIR WORK_DIR
@@ -42,6 +42,37 @@ fails "cannot open image '/no/such.png'" "$tvlm" mips /no/such.png --out levels
 touch folder/mine.txt
 fails "holds 'mine.txt', which tvlm did not write" "$tvlm" mips --out folder
 fails "--out 'patches.npy' exists and is not a folder" "$tvlm" mips --out patches.npy
+
+# tvlm overlay: a scene with KNN links drawn by Vulkan compute (validation on) and by the CPU
+# reference; malformed scenes fail and change nothing.
+cat > scene.json <<'JSON'
+{"boxes": [{"x": 400, "y": 300, "width": 300, "height": 200, "radius": 16, "stroke": [255, 80, 80], "fill": [255, 80, 80, 60]}],
+ "lines": [{"x0": 100, "y0": 900, "x1": 1400, "y1": 950, "width": 6, "round_caps": false}],
+ "points": [{"x": 300, "y": 250, "track": 1}, {"x": 520, "y": 380, "track": 2}, {"x": 1050, "y": 500, "track": 3}]}
+JSON
+"$tvlm" overlay --scene scene.json --knn 1 --validation --out ov.png >overlay.log 2>&1 || { echo "FAIL: tvlm overlay"; cat overlay.log; failures=$((failures + 1)); }
+grep -q "7 shapes drawn (1 boxes, 1 lines, 2 curves incl. 2 KNN links, 3 points) by Vulkan compute" overlay.log ||
+  { echo "FAIL: tvlm overlay said: $(cat overlay.log)"; failures=$((failures + 1)); }
+"$tvlm" overlay --scene scene.json --knn 1 --backend cpu --out ov_cpu.png >/dev/null 2>&1 || { echo "FAIL: tvlm overlay cpu"; failures=$((failures + 1)); }
+python3 - <<'PY' || failures=$((failures + 1))
+import struct
+for name in ("ov.png", "ov_cpu.png"):
+    data = open(name, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1536, 1024), name
+PY
+echo '{"boxes": [{"x": 1}]}' > missing.json
+echo '{"boxes": [' > truncated.json
+echo '{"boxs": []}' > unknown.json
+echo '{"lines": [{"x0": 0, "y0": 0, "x1": 5, "y1": 5, "width": -2}]}' > negative.json
+echo '{"points": [{"x": 1, "y": 2, "color": [1, 2]}]}' > colour.json
+fails '"y" is missing' "$tvlm" overlay --scene missing.json --out ov.png
+fails "is not valid JSON" "$tvlm" overlay --scene truncated.json --out ov.png
+fails 'unknown key "boxs"' "$tvlm" overlay --scene unknown.json --out ov.png
+fails "line 0 has a negative width" "$tvlm" overlay --scene negative.json --out ov.png
+fails "points\[0\].color: expected \[r, g, b\]" "$tvlm" overlay --scene colour.json --out ov.png
+fails "k >= 1" "$tvlm" overlay --scene scene.json --knn 0 --out ov.png
+fails "cannot read the scene file" "$tvlm" overlay --scene /no/scene.json --out ov.png
+fails "needs --scene" "$tvlm" overlay --out ov.png
 
 # A 16-bit PNG keeps its bits in a float texture: the grid samples of level 0 are its values.
 "$tvlm" sample "$src/tests/fuzz/corpus/png/grey16_fine.png" --format rgba32f --level 0 --patch 1 --backend cpu \

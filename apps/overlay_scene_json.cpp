@@ -1,0 +1,130 @@
+#include "overlay_scene_json.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace tvlm {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads one object's fields, refusing keys it does not know.
+class Fields {
+public:
+    Fields(const json& object, std::string where, const std::set<std::string>& known) : object_(object), where_(std::move(where)) {
+        if (!object.is_object()) fail("", "an object");
+        for (const auto& [key, value] : object.items())
+            if (!known.count(key)) throw Error(where_ + ": unknown key \"" + key + "\"");
+    }
+    float number(const char* key, float fallback) const {
+        if (!object_.contains(key)) return fallback;
+        const json& v = object_.at(key);
+        if (!v.is_number()) fail(key, "a number");
+        return v.get<float>();
+    }
+    float required(const char* key) const {
+        if (!object_.contains(key)) throw Error(where_ + ": \"" + key + "\" is missing");
+        return number(key, 0);
+    }
+    bool flag(const char* key, bool fallback) const {
+        if (!object_.contains(key)) return fallback;
+        if (!object_.at(key).is_boolean()) fail(key, "true or false");
+        return object_.at(key).get<bool>();
+    }
+    OverlayColor color(const char* key, OverlayColor fallback) const {
+        if (!object_.contains(key)) return fallback;
+        const json& v = object_.at(key);
+        if (!v.is_array() || (v.size() != 3 && v.size() != 4)) fail(key, "[r, g, b] or [r, g, b, a], bytes 0-255");
+        uint8_t c[4] = {0, 0, 0, 255};
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0 || v[i].get<int64_t>() > 255)
+                fail(key, "[r, g, b] or [r, g, b, a], bytes 0-255");
+            c[i] = uint8_t(v[i].get<int64_t>());
+        }
+        return {c[0], c[1], c[2], c[3]};
+    }
+    uint64_t track(uint64_t fallback) const {
+        if (!object_.contains("track")) return fallback;
+        const json& v = object_.at("track");
+        if (!v.is_number_unsigned()) fail("track", "a non-negative integer");
+        return v.get<uint64_t>();
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& key, const char* expected) const {
+        throw Error(where_ + (key.empty() ? "" : "." + key) + ": expected " + expected);
+    }
+    const json& object_;
+    std::string where_;
+};
+
+const json& list(const json& root, const char* key, const std::string& name) {
+    static const json empty = json::array();
+    if (!root.contains(key)) return empty;
+    if (!root.at(key).is_array()) throw Error(name + ": \"" + key + "\" must be a list");
+    return root.at(key);
+}
+
+}  // namespace
+
+OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string& name) {
+    json root;
+    try {
+        root = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw Error(name + " is not valid JSON: " + e.what());
+    }
+    if (!root.is_object()) throw Error(name + ": the scene is a JSON object with boxes, points, lines and curves");
+    for (const auto& [key, value] : root.items())
+        if (key != "boxes" && key != "points" && key != "lines" && key != "curves")
+            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines and curves)");
+    OverlaySceneFile file;
+    const json& boxes = list(root, "boxes", name);
+    for (size_t i = 0; i < boxes.size(); ++i) {
+        const Fields f(boxes[i], name + ": boxes[" + std::to_string(i) + "]",
+                       {"x", "y", "width", "height", "radius", "stroke_width", "stroke", "fill"});
+        const OverlayBox d;
+        file.scene.boxes.push_back({f.required("x"), f.required("y"), f.required("width"), f.required("height"),
+                                    f.number("radius", d.radius), f.number("stroke_width", d.stroke_width),
+                                    f.color("stroke", d.stroke), f.color("fill", d.fill)});
+    }
+    const json& points = list(root, "points", name);
+    for (size_t i = 0; i < points.size(); ++i) {
+        const Fields f(points[i], name + ": points[" + std::to_string(i) + "]", {"x", "y", "radius", "color", "track"});
+        const OverlayPoint d;
+        file.scene.points.push_back({f.required("x"), f.required("y"), f.number("radius", d.radius), f.color("color", d.color)});
+        file.point_tracks.push_back(f.track(i));
+    }
+    const json& lines = list(root, "lines", name);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const Fields f(lines[i], name + ": lines[" + std::to_string(i) + "]",
+                       {"x0", "y0", "x1", "y1", "width", "round_caps", "color"});
+        const OverlayLine d;
+        file.scene.lines.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
+                                    f.number("width", d.width), f.flag("round_caps", d.round_caps), f.color("color", d.color)});
+    }
+    const json& curves = list(root, "curves", name);
+    for (size_t i = 0; i < curves.size(); ++i) {
+        const Fields f(curves[i], name + ": curves[" + std::to_string(i) + "]", {"x0", "y0", "x1", "y1", "width", "color"});
+        const OverlayCurve d;
+        file.scene.curves.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
+                                     f.number("width", d.width), f.color("color", d.color)});
+    }
+    return file;
+}
+
+OverlaySceneFile read_overlay_scene(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read the scene file " + path + ": check that it exists and is readable");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_overlay_scene(text.str(), path);
+}
+
+}  // namespace tvlm

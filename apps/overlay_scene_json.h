@@ -1,0 +1,22 @@
+#pragma once
+// tvlm overlay's scene file: JSON (schema in the README, "tvlm overlay"), read with
+// nlohmann/json into an OverlayScene and the points' track ids for --knn.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "overlay/overlay_scene.h"
+
+namespace tvlm {
+
+struct OverlaySceneFile {
+    OverlayScene scene;
+    std::vector<uint64_t> point_tracks;  // one per point: its "track", else its index
+};
+
+// Throws Error naming the file and the JSON path of what is wrong: unreadable or malformed
+// JSON, unknown keys, wrong types, colours that are not 3 or 4 bytes.
+OverlaySceneFile read_overlay_scene(const std::string& path);
+OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string& name);
+
+}  // namespace tvlm
