@@ -20,7 +20,7 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad video-file fields ...] [--json FILE] [--plot FILE.png]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file fields overlay ...] [--json FILE] [--plot FILE.png]\n"
     "                  [--device D] [--devices all|I,J,...]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
@@ -37,6 +37,8 @@ constexpr const char* kHelp =
     "            the engine's full and partial (changed tiles only) pipelines to 273 patches per frame\n"
     "  fields    the fused Gaussian-field kernels, forward and backward: N = 1000 x B = 500 and\n"
     "            N = 10^4 x B = 10^6, 3D, float32, next to their exponential and arithmetic floors\n"
+    "  overlay   the overlay renderer on a 3840x2160 frame: 100 and 1000 boxes, 100 points with KNN\n"
+    "            links, the design's whole frame (CUDA and Vulkan), the KNN graph of 5000 points (CPU)\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
@@ -49,6 +51,7 @@ const std::vector<std::pair<std::string, std::string>> kSuites = {
     {"grad", "GPU time per step (5 back to back)"},
     {"video-file", "wall time per frame, each run decoding the whole file from its start"},
     {"fields", "GPU time per call (50 back to back; 3 for B = 1M)"},
+    {"overlay", "CUDA: GPU time per draw (50 back to back); Vulkan: wall time per draw; KNN: host time"},
 };
 
 #ifdef TVLM_HAVE_CUDA
@@ -85,7 +88,7 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file or fields");
+        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file, fields or overlay");
         suites.push_back(name);
         named = true;
     }
@@ -106,6 +109,7 @@ int run_bench(int argc, char** argv) {
                                       : suite == "grad"     ? bench_grad(gpu)
                                       : suite == "video-file" ? video_file_rows(gpu, named)
                                       : suite == "fields"   ? bench_fields(gpu)
+                                      : suite == "overlay"  ? bench_overlay(gpu)
                                                             : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

@@ -21,8 +21,8 @@ void main() {
     if (i >= p.shape_count) return;
     const OverlayShape s = shapes[i];
     // Tiles whose pixels the bounds touch (the host clipped the bounds to the frame).
-    const int tx0 = int(floor(s.min_x)) / TVLM_OVERLAY_TILE, ty0 = int(floor(s.min_y)) / TVLM_OVERLAY_TILE;
-    const int tx1 = int(floor(s.max_x)) / TVLM_OVERLAY_TILE, ty1 = int(floor(s.max_y)) / TVLM_OVERLAY_TILE;
+    const int tx0 = overlay_tile_of(s.min_x), ty0 = overlay_tile_of(s.min_y);
+    const int tx1 = overlay_tile_of(s.max_x), ty1 = overlay_tile_of(s.max_y);
     for (int ty = ty0; ty <= ty1; ++ty)
         for (int tx = tx0; tx <= tx1; ++tx) {
             const uint tile = uint(ty) * p.tiles_x + uint(tx);

@@ -6,7 +6,23 @@
 #ifndef TVLM_OVERLAY_SHAPES_H
 #define TVLM_OVERLAY_SHAPES_H
 
-#ifdef __cplusplus
+#if defined(__CUDACC__)
+#include <cstdint>
+#define TVLM_OVERLAY_FN __host__ __device__ inline
+namespace tvlm::gpu {
+using uint = uint32_t;
+// The float functions GLSL names, for device code.
+TVLM_OVERLAY_FN float abs(float x) { return fabsf(x); }
+TVLM_OVERLAY_FN float acos(float x) { return acosf(x); }
+TVLM_OVERLAY_FN float cos(float x) { return cosf(x); }
+TVLM_OVERLAY_FN float floor(float x) { return floorf(x); }
+TVLM_OVERLAY_FN float max(float a, float b) { return fmaxf(a, b); }
+TVLM_OVERLAY_FN float min(float a, float b) { return fminf(a, b); }
+TVLM_OVERLAY_FN float pow(float x, float y) { return powf(x, y); }
+TVLM_OVERLAY_FN float sin(float x) { return sinf(x); }
+TVLM_OVERLAY_FN float sqrt(float x) { return sqrtf(x); }
+TVLM_OVERLAY_FN float clamp(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
+#elif defined(__cplusplus)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -72,6 +88,9 @@ struct OverlayParams {
     uint srgb;  // 1: the frame's bytes are sRGB, blended in linear light
     uint pad;
 };
+
+// The tile row or column holding pixel coordinate `c` (>= 0).
+TVLM_OVERLAY_FN int overlay_tile_of(float c) { return int(floor(c)) / TVLM_OVERLAY_TILE; }
 
 // Coverage of a pixel whose centre lies `d` outside an edge: a one-pixel ramp.
 TVLM_OVERLAY_FN float overlay_coverage(float d) { return clamp(0.5f - d, 0.0f, 1.0f); }

@@ -10,6 +10,7 @@
 #include "compute_pipeline.h"
 #include "context.h"
 #include "error.h"
+#include "overlay_scene.h"
 #include "spirv.h"
 
 namespace tvlm {
@@ -47,18 +48,7 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
                     "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT): textures texturevlm creates do");
     const uint32_t tiles_x = (d.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles_y = (d.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
-    // The lists' length, from the bounds (the GPU counts them again for the offsets).
-    uint64_t pairs = 0;
-    for (size_t i = 0; i < shapes.size(); ++i) {
-        const gpu::OverlayShape& s = shapes[i];
-        if (!(s.min_x >= 0 && s.min_y >= 0 && s.max_x < float(d.width) && s.max_y < float(d.height) &&
-              s.min_x <= s.max_x && s.min_y <= s.max_y))
-            throw Error("overlay shape " + std::to_string(i) + " has bounds outside the " + std::to_string(d.width) +
-                        "x" + std::to_string(d.height) + " frame: make the shapes with overlay_shapes() for this frame");
-        pairs += uint64_t(uint32_t(std::floor(s.max_x)) / TVLM_OVERLAY_TILE - uint32_t(std::floor(s.min_x)) / TVLM_OVERLAY_TILE + 1) *
-                 (uint32_t(std::floor(s.max_y)) / TVLM_OVERLAY_TILE - uint32_t(std::floor(s.min_y)) / TVLM_OVERLAY_TILE + 1);
-    }
-    if (pairs > (uint64_t{1} << 31)) throw Error("an overlay of " + std::to_string(pairs) + " shape-tile pairs: draw it in parts");
+    const uint64_t pairs = overlay_tile_pairs(shapes, d.width, d.height);  // the lists' length
     if (shapes.empty()) return context_.queue().submit([](VkCommandBuffer) {});
     if (last_draw_) context_.queue().wait(last_draw_);
 

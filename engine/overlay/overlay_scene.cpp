@@ -121,4 +121,20 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
     return shapes;
 }
 
+uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t width, uint32_t height) {
+    uint64_t pairs = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        const gpu::OverlayShape& s = shapes[i];
+        if (!(s.min_x >= 0 && s.min_y >= 0 && s.max_x < float(width) && s.max_y < float(height) && s.min_x <= s.max_x &&
+              s.min_y <= s.max_y))
+            throw Error("overlay shape " + std::to_string(i) + " has bounds outside the " + std::to_string(width) + "x" +
+                        std::to_string(height) + " frame: make the shapes with overlay_shapes() for this frame");
+        pairs += uint64_t(gpu::overlay_tile_of(s.max_x) - gpu::overlay_tile_of(s.min_x) + 1) *
+                 uint64_t(gpu::overlay_tile_of(s.max_y) - gpu::overlay_tile_of(s.min_y) + 1);
+    }
+    if (pairs > (uint64_t{1} << 31))
+        throw Error("an overlay of " + std::to_string(pairs) + " shape-tile pairs: draw it in parts");
+    return pairs;
+}
+
 }  // namespace tvlm

@@ -4,6 +4,7 @@
 // Compositing order: boxes, then lines, then curves, then points, each in the order given;
 // a later shape goes over an earlier one.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "overlay_shapes.h"
@@ -55,5 +56,11 @@ struct OverlayScene {
 // radii, an empty frame, or more than kMaxOverlayShapes shapes.
 inline constexpr size_t kMaxOverlayShapes = size_t{1} << 20;
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height);
+
+// What every renderer checks before drawing `shapes` over a width x height frame: their
+// bounds lie on it (overlay_shapes() for this frame made them). Returns the number of
+// (shape, tile) pairs, the length of the tiles' lists. Throws Error otherwise, or beyond
+// 2^31 pairs.
+uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t width, uint32_t height);
 
 }  // namespace tvlm

@@ -1,0 +1,108 @@
+// tvlm bench overlay: the overlay renderer on a 3840x2160 RGBA8 frame. CUDA (frame in CUDA
+// memory): GPU time per draw, the shapes' copy included; Vulkan compute: wall time per
+// draw (submit and wait). The KNN graph runs on the CPU (exact, brute force): its host time
+// is a row of its own. Floor: the frame read and written once at the device copy
+// bandwidth (the definition), though a draw touches only the tiles its shapes cover.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_gpu.h"
+#include "bench_timing.h"
+#include "cuda_check.h"
+#include "cuda_overlay.h"
+#include "device_buffer.h"
+#include "overlay/knn_graph.h"
+#include "overlay/overlay_renderer.h"
+#include "overlay/overlay_scene.h"
+#include "transfer.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr uint32_t kWidth = 3840, kHeight = 2160;
+
+void add_boxes(OverlayScene& scene, size_t count, std::mt19937& random) {
+    std::uniform_real_distribution<float> x(0, kWidth), y(0, kHeight), side(40, 300);
+    for (size_t i = 0; i < count; ++i)
+        scene.boxes.push_back({x(random), y(random), side(random), side(random), 8, 3, {255, 80, 80, 255},
+                               i % 3 ? OverlayColor{0, 0, 0, 0} : OverlayColor{255, 80, 80, 60}});
+}
+
+std::vector<KnnPoint> add_points(OverlayScene& scene, size_t count, std::mt19937& random) {
+    std::uniform_real_distribution<float> x(0, kWidth), y(0, kHeight);
+    std::vector<KnnPoint> points;
+    for (size_t i = 0; i < count; ++i) {
+        points.push_back({x(random), y(random), i});
+        scene.points.push_back({points.back().x, points.back().y, 5, {255, 255, 0, 255}});
+    }
+    return points;
+}
+
+// The KNN links as curves; returns the host time of the graph (median of 15).
+double add_links(OverlayScene& scene, const std::vector<KnnPoint>& points, uint32_t k, double* min_us) {
+    std::vector<double> us;
+    std::vector<KnnEdge> edges;
+    for (int run = 0; run < 15; ++run) {
+        KnnGraph graph({.k = k});
+        const auto start = std::chrono::steady_clock::now();
+        edges = graph.update(points);
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+    for (const KnnEdge& e : edges)
+        scene.curves.push_back({points[e.a].x, points[e.a].y, points[e.b].x, points[e.b].y, 2, {255, 214, 90, 220}});
+    std::sort(us.begin(), us.end());
+    *min_us = us.front();
+    return us[us.size() / 2];
+}
+
+}  // namespace
+
+std::vector<Row> bench_overlay(BenchGpu& gpu) {
+    std::vector<Row> rows;
+    const double frame_bytes = double(kWidth) * kHeight * 4;
+    const double floor_us = 2 * frame_bytes / gpu.machine.copy_bandwidth * 1e6;
+    const size_t pitch = size_t{kWidth} * 4;
+    DeviceBuffer<uint8_t> frame(pitch * kHeight);
+    TVLM_CUDA_CHECK(cudaMemset(frame.data(), 40, frame.bytes()));
+    CudaOverlay cuda;
+    OverlayRenderer vulkan(gpu.context);
+    Texture texture = Texture::create(gpu.context, TextureDesc::sampled_2d(kWidth, kHeight, Format::rgba8_unorm, 1));
+    struct Job {
+        std::string name;
+        size_t boxes, points;
+        uint32_t k;
+    };
+    for (const Job& j : {Job{"100 boxes (no labels yet)", 100, 0, 0}, Job{"1000 boxes", 1000, 0, 0},
+                         Job{"100 points, k = 5, links as Bezier curves", 0, 100, 5},
+                         Job{"the design's frame: 100 points, k = 5 links, 100 boxes", 100, 100, 5},
+                         Job{"5000 points, k = 5: the KNN graph alone", 0, 5000, 5}}) {
+        std::mt19937 random(7);
+        OverlayScene scene;
+        add_boxes(scene, j.boxes, random);
+        const std::vector<KnnPoint> points = add_points(scene, j.points, random);
+        const std::string job = "overlay 3840x2160 rgba8: " + j.name;
+        if (j.k) {
+            double min_us = 0;
+            const double median_us = add_links(scene, points, j.k, &min_us);
+            rows.push_back({job, "KNN graph, CPU (exact, " + std::to_string(scene.curves.size()) + " links)", median_us,
+                            min_us, 0});
+        }
+        if (j.points >= 1000) continue;  // the graph alone
+        const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, kWidth, kHeight);
+        const Timing c = time_cuda(gpu.stream, [&] {
+            cuda.draw(shapes, frame.data(), pitch, kWidth, kHeight, false, gpu.stream);
+        });
+        rows.push_back({job, "CUDA, frame in CUDA memory (" + std::to_string(shapes.size()) + " shapes)", c.median_us,
+                        c.min_us, floor_us});
+        const Timing v = time_frames([&](uint64_t) { gpu.context.queue().wait(vulkan.draw(texture, shapes)); }, [] {}, 5);
+        rows.push_back({job, "Vulkan compute, wall time per draw (submit + wait)", v.median_us, v.min_us, floor_us});
+    }
+    tag_rows(rows, "overlay");
+    return rows;
+}
+
+}  // namespace tvlm

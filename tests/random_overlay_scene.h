@@ -1,0 +1,51 @@
+#pragma once
+// Random overlay scenes and frames for the renderers' tests (Vulkan and CUDA): boxes across
+// the frame's edges, zero-size and huge boxes, strokes wider than boxes, lines with both
+// caps, zero-length ones, curves with coincident endpoints, points; translucent colours.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "overlay/overlay_scene.h"
+
+namespace tvlm::test {
+
+inline OverlayColor random_color(std::mt19937& random, bool translucent) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    return {uint8_t(byte(random)), uint8_t(byte(random)), uint8_t(byte(random)),
+            uint8_t(translucent ? byte(random) : 255)};
+}
+
+inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random) {
+    std::uniform_real_distribution<float> x(-30.0f, float(w) + 30.0f), y(-30.0f, float(h) + 30.0f),
+        size(0.0f, 60.0f), width(0.5f, 9.0f);
+    OverlayScene scene;
+    for (int i = 0; i < 40; ++i) {
+        OverlayBox b{x(random), y(random), size(random), size(random), size(random) * 0.3f, width(random),
+                     random_color(random, true), random_color(random, i % 3 == 0)};
+        if (i % 10 == 0) b.stroke_width = 80;                      // wider than the box: all stroke
+        if (i == 5) b.width = 0;                                   // zero size: nothing
+        if (i == 7) b = {float(w) / 2, float(h) / 2, 10000, 10000, 0, 3, random_color(random, true), {}};  // huge
+        scene.boxes.push_back(b);
+    }
+    for (int i = 0; i < 30; ++i) {
+        OverlayLine l{x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
+        if (i % 7 == 0) l.x1 = l.x0, l.y1 = l.y0;  // zero length: a dot (round caps) or nothing (butt)
+        scene.lines.push_back(l);
+    }
+    for (int i = 0; i < 20; ++i) {
+        OverlayCurve c{x(random), y(random), x(random), y(random), width(random), random_color(random, true)};
+        if (i % 5 == 0) c.x1 = c.x0, c.y1 = c.y0;  // coincident endpoints
+        scene.curves.push_back(c);
+    }
+    for (int i = 0; i < 30; ++i) scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
+    return scene;
+}
+
+inline std::vector<uint8_t> random_frame(uint32_t w, uint32_t h, std::mt19937& random) {
+    std::vector<uint8_t> frame(size_t{w} * h * 4);
+    for (size_t i = 0; i < frame.size(); ++i) frame[i] = i % 4 == 3 ? 255 : uint8_t(random());
+    return frame;
+}
+
+}  // namespace tvlm::test
