@@ -1,5 +1,7 @@
 #include "overlay.h"
 
+#include <cub/device/device_scan.cuh>
+
 #include "cuda_check.h"
 
 namespace tvlm {
@@ -8,41 +10,19 @@ namespace {
 
 using gpu::OverlayShape;
 
+// A block per shape, its threads over the tiles its bounds touch: a large shape's hundreds
+// of tiles are counted (or filled) in parallel, not by one thread in turn.
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, bool fill) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= l.shape_count) return;
+    const uint32_t i = blockIdx.x;
     const OverlayShape s = l.shapes[i];
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
-    const int tx1 = gpu::overlay_tile_of(s.max_x), ty1 = gpu::overlay_tile_of(s.max_y);
-    for (int ty = ty0; ty <= ty1; ++ty)
-        for (int tx = tx0; tx <= tx1; ++tx) {
-            const uint32_t tile = uint32_t(ty) * tiles_x + uint32_t(tx);
-            if (!fill) atomicAdd(&l.counts[tile], 1u);
-            else l.lists[l.offsets[tile] + atomicAdd(&l.cursors[tile], 1u)] = i;
-        }
-}
-
-// Exclusive prefix sum of the counts, one block (as overlay_scan.comp).
-__global__ void scan_kernel(OverlayLaunch l, uint32_t tiles) {
-    __shared__ uint32_t run_sums[TVLM_OVERLAY_THREADS];
-    const uint32_t t = threadIdx.x, per = (tiles + TVLM_OVERLAY_THREADS - 1) / TVLM_OVERLAY_THREADS;
-    const uint32_t first = min(t * per, tiles), end = min(first + per, tiles);
-    uint32_t sum = 0;
-    for (uint32_t i = first; i < end; ++i) sum += l.counts[i];
-    run_sums[t] = sum;
-    __syncthreads();
-    for (uint32_t stride = 1; stride < TVLM_OVERLAY_THREADS; stride <<= 1) {
-        const uint32_t add = t >= stride ? run_sums[t - stride] : 0u;
-        __syncthreads();
-        run_sums[t] += add;
-        __syncthreads();
+    const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);
+    const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
+    for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) {
+        const uint32_t tile = (uint32_t(ty0) + k / across) * tiles_x + uint32_t(tx0) + k % across;
+        if (!fill) atomicAdd(&l.counts[tile], 1u);
+        else l.lists[l.offsets[tile] + atomicAdd(&l.cursors[tile], 1u)] = i;
     }
-    uint32_t offset = run_sums[t] - sum;
-    for (uint32_t i = first; i < end; ++i) {
-        l.offsets[i] = offset;
-        offset += l.counts[i];
-    }
-    if (t == TVLM_OVERLAY_THREADS - 1) l.offsets[tiles] = run_sums[t];
 }
 
 // A block per tile, a thread per pixel (as overlay_shade.comp).
@@ -60,6 +40,7 @@ __global__ void shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
     if (inside) dst = gpu::overlay_load(*word, srgb);
     bool touched = false;
     const auto composite = [&](const OverlayShape& s) {
+        if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
         const gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, px, py);
         if (c.fill > 0.0f || c.stroke > 0.0f) {
             dst = gpu::overlay_over(dst, s, c, srgb);
@@ -90,11 +71,7 @@ __global__ void shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
         for (uint32_t i = 0; i < n; ++i) composite(l.shapes[sorted[i]]);
     } else {
         if (!inside) return;
-        const float x0 = float(blockIdx.x * TVLM_OVERLAY_TILE), y0 = float(blockIdx.y * TVLM_OVERLAY_TILE);
-        for (uint32_t i = 0; i < l.shape_count; ++i) {
-            const OverlayShape s = l.shapes[i];
-            if (gpu::overlay_touches(s, x0, y0, x0 + TVLM_OVERLAY_TILE, y0 + TVLM_OVERLAY_TILE)) composite(s);
-        }
+        for (uint32_t i = 0; i < l.shape_count; ++i) composite(l.shapes[i]);
     }
     if (touched) *word = gpu::overlay_store(dst, srgb);
 }
@@ -104,17 +81,27 @@ __global__ void shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles_y = (l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
-    const size_t tile_bytes = size_t(tiles_x) * tiles_y * sizeof(uint32_t);
+    const size_t tile_bytes = (size_t(tiles_x) * tiles_y + 1) * sizeof(uint32_t);
     TVLM_CUDA_CHECK(cudaMemsetAsync(l.counts, 0, tile_bytes, stream));
     TVLM_CUDA_CHECK(cudaMemsetAsync(l.cursors, 0, tile_bytes, stream));
     if (l.shape_count) {
-        const unsigned blocks = (l.shape_count + TVLM_OVERLAY_THREADS - 1) / TVLM_OVERLAY_THREADS;
-        bin_kernel<<<blocks, TVLM_OVERLAY_THREADS, 0, stream>>>(l, tiles_x, false);
-        scan_kernel<<<1, TVLM_OVERLAY_THREADS, 0, stream>>>(l, tiles_x * tiles_y);
-        bin_kernel<<<blocks, TVLM_OVERLAY_THREADS, 0, stream>>>(l, tiles_x, true);
+        bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, false);
+        // The counts' exclusive prefix sum by CUB (tiles + 1 entries: the last is the total;
+        // counts[tiles] is the zeroed extra entry).
+        size_t scratch_bytes = l.scan_scratch_bytes;
+        TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scan_scratch, scratch_bytes, l.counts, l.offsets,
+                                                      int(tiles_x * tiles_y + 1), stream));
+        bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, true);
         shade_kernel<<<dim3(tiles_x, tiles_y), dim3(TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE), 0, stream>>>(l, tiles_x);
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+size_t overlay_scan_scratch_bytes(uint32_t tiles) {
+    size_t bytes = 0;
+    TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint32_t*>(nullptr),
+                                                  static_cast<uint32_t*>(nullptr), int(tiles + 1)));
+    return bytes;
 }
 
 }  // namespace tvlm

@@ -35,7 +35,8 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, uint8_t* frame
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
                          ((height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
     ensure(shapes_, shapes.size(), stream);
-    ensure(counts_, tiles, stream);
+    ensure(counts_, tiles + 1, stream);
+    ensure(scan_scratch_, overlay_scan_scratch_bytes(uint32_t(tiles)), stream);
     ensure(offsets_, tiles + 1, stream);
     ensure(cursors_, tiles, stream);
     ensure(lists_, size_t(pairs), stream);
@@ -50,7 +51,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, uint8_t* frame
         TVLM_CUDA_CHECK(cudaEventRecord(copied_.handle(), stream));
     }
     launch_overlay({shapes_.data(), uint32_t(shapes.size()), counts_.data(), offsets_.data(), cursors_.data(), lists_.data(),
-                    frame, pitch, width, height, srgb},
+                    frame, pitch, width, height, srgb, scan_scratch_.data(), scan_scratch_.size()},
                    stream);
 }
 

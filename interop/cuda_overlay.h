@@ -32,6 +32,7 @@ private:
     CudaEvent copied_ = make_event();  // the last copy out of staging_
     DeviceBuffer<gpu::OverlayShape> shapes_;
     DeviceBuffer<uint32_t> counts_, offsets_, cursors_, lists_;
+    DeviceBuffer<uint8_t> scan_scratch_;
 };
 
 }  // namespace tvlm

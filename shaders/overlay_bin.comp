@@ -1,5 +1,6 @@
 #version 460
-// Binning of overlay shapes into screen tiles, one invocation per shape, in two modes:
+// Binning of overlay shapes into screen tiles, a workgroup per shape whose invocations
+// share its tiles (a large shape's hundreds of tiles in parallel), in two modes:
 // 0 counts each tile's shapes (atomics on the counts), 1 writes each shape's index into
 // the list of every tile its bounds touch (at the tile's offset, from overlay_scan.comp,
 // plus a slot from an atomic cursor). Slots come in any order; overlay_shade.comp sorts.
@@ -16,17 +17,16 @@ layout(binding = 4, std430) writeonly buffer Lists { uint lists[]; };
 layout(push_constant) uniform Push { OverlayParams p; };
 
 void main() {
-    const uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * TVLM_OVERLAY_THREADS +
-                   gl_LocalInvocationIndex;
+    const uint i = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (i >= p.shape_count) return;
     const OverlayShape s = shapes[i];
     // Tiles whose pixels the bounds touch (the host clipped the bounds to the frame).
     const int tx0 = overlay_tile_of(s.min_x), ty0 = overlay_tile_of(s.min_y);
-    const int tx1 = overlay_tile_of(s.max_x), ty1 = overlay_tile_of(s.max_y);
-    for (int ty = ty0; ty <= ty1; ++ty)
-        for (int tx = tx0; tx <= tx1; ++tx) {
-            const uint tile = uint(ty) * p.tiles_x + uint(tx);
-            if (p.mode == 0u) atomicAdd(counts[tile], 1u);
-            else lists[offsets[tile] + atomicAdd(cursors[tile], 1u)] = i;
-        }
+    const uint across = uint(overlay_tile_of(s.max_x) - tx0 + 1);
+    const uint count = across * uint(overlay_tile_of(s.max_y) - ty0 + 1);
+    for (uint k = gl_LocalInvocationIndex; k < count; k += TVLM_OVERLAY_THREADS) {
+        const uint tile = (uint(ty0) + k / across) * p.tiles_x + uint(tx0) + k % across;
+        if (p.mode == 0u) atomicAdd(counts[tile], 1u);
+        else lists[offsets[tile] + atomicAdd(cursors[tile], 1u)] = i;
+    }
 }

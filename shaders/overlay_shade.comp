@@ -57,6 +57,7 @@ void main() {
         if (!inside) return;
         for (uint i = 0u; i < n; ++i) {
             const OverlayShape s = shapes[sorted[i]];
+            if (!overlay_touches(s, float(pixel.x), float(pixel.y), float(pixel.x) + 1.0, float(pixel.y) + 1.0)) continue;
             const OverlayCoverage c = overlay_shape_coverage(s, px, py);
             if (c.fill > 0.0 || c.stroke > 0.0) {
                 dst = overlay_over(dst, s, c, p.srgb);
@@ -65,10 +66,9 @@ void main() {
         }
     } else {
         if (!inside) return;
-        const vec2 lo = vec2(gl_WorkGroupID.xy * TVLM_OVERLAY_TILE);
         for (uint i = 0u; i < p.shape_count; ++i) {
             const OverlayShape s = shapes[i];
-            if (!overlay_touches(s, lo.x, lo.y, lo.x + TVLM_OVERLAY_TILE, lo.y + TVLM_OVERLAY_TILE)) continue;
+            if (!overlay_touches(s, float(pixel.x), float(pixel.y), float(pixel.x) + 1.0, float(pixel.y) + 1.0)) continue;
             const OverlayCoverage c = overlay_shape_coverage(s, px, py);
             if (c.fill > 0.0 || c.stroke > 0.0) {
                 dst = overlay_over(dst, s, c, p.srgb);

@@ -79,7 +79,7 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
     gpu::OverlayParams params{d.width, d.height, tiles_x, tiles_y, uint32_t(shapes.size()), 0,
                               d.format == Format::rgba8_srgb ? 1u : 0u, 0};
     const VkImageView words = frame.level_view(0, LevelAccess::write_words);
-    const DispatchGrid per_shape = dispatch_grid((shapes.size() + TVLM_OVERLAY_THREADS - 1) / TVLM_OVERLAY_THREADS);
+    const DispatchGrid per_shape = dispatch_grid(shapes.size());  // a workgroup per shape
 
     const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) {
         const auto between_passes = [&] {
