@@ -81,8 +81,8 @@ __global__ void shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles_y = (l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
-    const size_t tile_bytes = (size_t(tiles_x) * tiles_y + 1) * sizeof(uint32_t);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(l.counts, 0, tile_bytes, stream));
+    const size_t tile_bytes = size_t(tiles_x) * tiles_y * sizeof(uint32_t);
+    TVLM_CUDA_CHECK(cudaMemsetAsync(l.counts, 0, tile_bytes + sizeof(uint32_t), stream));  // + the scan's extra entry
     TVLM_CUDA_CHECK(cudaMemsetAsync(l.cursors, 0, tile_bytes, stream));
     if (l.shape_count) {
         bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, false);
