@@ -17,7 +17,7 @@
 #include "overlay/overlay_reference.h"
 #include "overlay/overlay_renderer.h"
 #include "overlay/overlay_scene.h"
-#include "overlay_scene_json.h"
+#include "overlay/overlay_scene_json.h"
 #include "test_chart.h"
 #include "transfer.h"
 

@@ -38,6 +38,11 @@ inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random) {
         if (i % 5 == 0) c.x1 = c.x0, c.y1 = c.y0;  // coincident endpoints
         scene.curves.push_back(c);
     }
+    for (int i = 0; i < 5; ++i) {  // trails of 6 positions, fading
+        OverlayTrail t{{}, width(random), random_color(random, false)};
+        for (int k = 0; k < 6; ++k) t.xy.push_back(x(random)), t.xy.push_back(y(random));
+        scene.trails.push_back(t);
+    }
     for (int i = 0; i < 30; ++i) scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
     return scene;
 }

@@ -83,6 +83,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays refuse bad scenes and frames, drawing
     CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{1, 1, -2, 2}}}, 8, 8), doctest::Contains("negative width"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({.lines = {{0, 0, 1, 1, -1}}}, 8, 8), doctest::Contains("negative width"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({}, 0, 8), doctest::Contains("at least 1x1"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.trails = {{{1, 2, 3}}}}, 8, 8), doctest::Contains("odd number"), Error);
     CHECK(overlay_shapes({.boxes = {{-100, -100, 10, 10}}}, 8, 8).empty());  // off the frame: nothing to draw
     // An empty scene leaves the frame as it was.
     std::mt19937 random(1);

@@ -50,7 +50,8 @@ gpu::OverlayShape line_shape(uint32_t kind, float x0, float y0, float x1, float 
 
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height) {
     if (width == 0 || height == 0) throw Error("an overlay needs a frame of at least 1x1 pixels");
-    const size_t total = scene.boxes.size() + scene.points.size() + scene.lines.size() + scene.curves.size();
+    size_t total = scene.boxes.size() + scene.points.size() + scene.lines.size() + scene.curves.size();
+    for (const OverlayTrail& t : scene.trails) total += t.xy.size() / 2;
     if (total > kMaxOverlayShapes)
         throw Error("an overlay scene of " + std::to_string(total) + " shapes: at most " +
                     std::to_string(kMaxOverlayShapes) + " per draw; draw it in parts");
@@ -87,6 +88,26 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         if (clip_bounds(s, std::min(l.x0, l.x1) - h, std::min(l.y0, l.y1) - h, std::max(l.x0, l.x1) + h,
                         std::max(l.y0, l.y1) + h, width, height))
             shapes.push_back(s);
+    }
+    for (size_t i = 0; i < scene.trails.size(); ++i) {
+        const OverlayTrail& t = scene.trails[i];
+        if (t.xy.size() % 2) throw Error("overlay trail " + std::to_string(i) + " has an odd number of coordinates: give x, y pairs");
+        check_size(t.width, "width", "trail", i);
+        for (size_t k = 0; k < t.xy.size(); ++k) check_finite({t.xy[k]}, "trail", i);
+        const size_t positions = t.xy.size() / 2;
+        if (positions < 2 || t.width == 0 || t.color.a == 0) continue;
+        for (size_t k = 0; k + 1 < positions; ++k) {
+            OverlayColor c = t.color;  // segment k of positions - 1: faded by its age
+            c.a = uint8_t(std::lround(double(t.color.a) * double(k + 1) / double(positions - 1)));
+            if (c.a == 0) continue;
+            const float x0 = t.xy[2 * k], y0 = t.xy[2 * k + 1], x1 = t.xy[2 * k + 2], y1 = t.xy[2 * k + 3];
+            gpu::OverlayShape s = line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, t.width, c);
+            s.flags = TVLM_SHAPE_ROUND_CAPS;
+            const float h = s.half_width;
+            if (clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h,
+                            width, height))
+                shapes.push_back(s);
+        }
     }
     for (size_t i = 0; i < scene.curves.size(); ++i) {
         const OverlayCurve& c = scene.curves[i];

@@ -1,7 +1,7 @@
 #pragma once
 // What an overlay draws (issue 19): rounded boxes, points, straight lines and curved links,
 // in pixels of the frame, and the shape records every renderer reads (shaders/overlay_shapes.h).
-// Compositing order: boxes, then lines, then curves, then points, each in the order given;
+// Compositing order: boxes, then lines, trails, curves, then points, each in the order given;
 // a later shape goes over an earlier one.
 #include <cstdint>
 #include <span>
@@ -43,17 +43,28 @@ struct OverlayCurve {
     OverlayColor color{255, 255, 255, 255};
 };
 
+// A track's trail: a polyline through its last positions (oldest first) whose segments
+// fade from transparent at the oldest to the colour's opacity at the newest. Segments
+// have round caps, so translucent trails show a bead where two meet.
+struct OverlayTrail {
+    std::vector<float> xy;  // x0, y0, x1, y1, ...: at least two positions to draw anything
+    float width = 2;
+    OverlayColor color{255, 255, 255, 255};
+};
+
 struct OverlayScene {
     std::vector<OverlayBox> boxes;
     std::vector<OverlayPoint> points;
     std::vector<OverlayLine> lines;
     std::vector<OverlayCurve> curves;
+    std::vector<OverlayTrail> trails;
 };
 
 // The scene's shapes for a width x height frame, in compositing order, bounds clipped to
 // the frame; shapes that cover no pixel of it (outside, zero size or width, transparent)
 // are left out. Throws Error for NaN or infinite coordinates, negative sizes, widths or
-// radii, an empty frame, or more than kMaxOverlayShapes shapes.
+// radii, a trail with an odd number of coordinates, an empty frame, or more than
+// kMaxOverlayShapes shapes.
 inline constexpr size_t kMaxOverlayShapes = size_t{1} << 20;
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height);
 

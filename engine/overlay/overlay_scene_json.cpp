@@ -82,8 +82,8 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
     }
     if (!root.is_object()) throw Error(name + ": the scene is a JSON object with boxes, points, lines and curves");
     for (const auto& [key, value] : root.items())
-        if (key != "boxes" && key != "points" && key != "lines" && key != "curves")
-            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines and curves)");
+        if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails")
+            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines, curves and trails)");
     OverlaySceneFile file;
     const json& boxes = list(root, "boxes", name);
     for (size_t i = 0; i < boxes.size(); ++i) {
@@ -115,6 +115,20 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
         const OverlayCurve d;
         file.scene.curves.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
                                      f.number("width", d.width), f.color("color", d.color)});
+    }
+    const json& trails = list(root, "trails", name);
+    for (size_t i = 0; i < trails.size(); ++i) {
+        const std::string where = name + ": trails[" + std::to_string(i) + "]";
+        const Fields f(trails[i], where, {"xy", "width", "color"});
+        const OverlayTrail d;
+        OverlayTrail t{{}, f.number("width", d.width), f.color("color", d.color)};
+        const json& xy = trails[i].contains("xy") ? trails[i].at("xy") : json::array();
+        if (!xy.is_array()) throw Error(where + ".xy: expected [x0, y0, x1, y1, ...]");
+        for (const json& v : xy) {
+            if (!v.is_number()) throw Error(where + ".xy: expected [x0, y0, x1, y1, ...]");
+            t.xy.push_back(v.get<float>());
+        }
+        file.scene.trails.push_back(std::move(t));
     }
     return file;
 }

@@ -1,11 +1,12 @@
 #pragma once
-// tvlm overlay's scene file: JSON (schema in the README, "tvlm overlay"), read with
-// nlohmann/json into an OverlayScene and the points' track ids for --knn.
+// An overlay scene as JSON (schema in the README, "tvlm overlay"; tvlm overlay's file and
+// texturevlm.overlay's dicts), read with nlohmann/json into an OverlayScene and the points'
+// track ids for the KNN links.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "overlay/overlay_scene.h"
+#include "overlay_scene.h"
 
 namespace tvlm {
 
