@@ -35,8 +35,6 @@ constexpr const char* kHelp =
     "  --srgb       blend in linear light (the image's bytes are sRGB)\n"
     "  --backend    vulkan (default: Vulkan compute, binned into 16x16 tiles) or cpu (the reference)\n";
 
-OverlayColor link_color() { return {255, 214, 90, 220}; }
-
 }  // namespace
 
 int run_overlay(int argc, char** argv) {
@@ -60,12 +58,7 @@ int run_overlay(int argc, char** argv) {
     size_t links = 0;
     if (const std::optional<uint32_t> k = args.uint_option("knn")) {
         KnnGraph graph({.k = *k, .hysteresis = args.uint_option("hysteresis").value_or(2)});
-        std::vector<KnnPoint> points;
-        for (size_t i = 0; i < file.scene.points.size(); ++i)
-            points.push_back({file.scene.points[i].x, file.scene.points[i].y, file.point_tracks[i]});
-        for (const KnnEdge& e : graph.update(points))
-            file.scene.curves.push_back({points[e.a].x, points[e.a].y, points[e.b].x, points[e.b].y, 2, link_color()});
-        links = file.scene.curves.size();
+        links = link_points(file.scene, file.point_tracks, graph);
     }
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(file.scene, image.width, image.height);
     const bool srgb = args.flag("srgb");

@@ -93,4 +93,17 @@ std::vector<KnnEdge> KnnGraph::update(std::span<const KnnPoint> points) {
     return edges;
 }
 
+size_t link_points(OverlayScene& scene, std::span<const uint64_t> tracks, KnnGraph& graph, float width,
+                   OverlayColor color) {
+    if (tracks.size() != scene.points.size())
+        throw Error("KNN links need one track id per point: " + std::to_string(tracks.size()) + " ids for " +
+                    std::to_string(scene.points.size()) + " points");
+    std::vector<KnnPoint> points;
+    for (size_t i = 0; i < tracks.size(); ++i) points.push_back({scene.points[i].x, scene.points[i].y, tracks[i]});
+    const std::vector<KnnEdge> edges = graph.update(points);
+    for (const KnnEdge& e : edges)
+        scene.curves.push_back({points[e.a].x, points[e.a].y, points[e.b].x, points[e.b].y, width, color});
+    return edges.size();
+}
+
 }  // namespace tvlm

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "overlay_scene.h"
+
 namespace tvlm {
 
 struct KnnPoint {
@@ -48,6 +50,13 @@ private:
     std::set<std::pair<uint64_t, uint64_t>> previous_;  // the last frame's links by track ids, lower id first
     size_t changes_ = 0;
 };
+
+// Links the scene's points (their track ids in `tracks`, one each) with `graph`'s next
+// frame, drawn as curves of `width` and `color` after the scene's own; returns the links.
+// Throws Error where tracks and points differ in number, or as update() does.
+inline constexpr OverlayColor kKnnLinkColor{255, 214, 90, 220};
+size_t link_points(OverlayScene& scene, std::span<const uint64_t> tracks, KnnGraph& graph, float width = 2,
+                   OverlayColor color = kKnnLinkColor);
 
 // Each point's `count` nearest other points, nearest first, ties broken by the lower index.
 std::vector<std::vector<uint32_t>> nearest_neighbours(std::span<const KnnPoint> points, uint32_t count);

@@ -11,6 +11,7 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_devices(m);
     tvlm::py::bind_cpu(m);
     tvlm::py::bind_vulkan(m);
+    tvlm::py::bind_overlay(m);
     tvlm::py::bind_resize(m);
     tvlm::py::bind_differentiable(m);
     tvlm::py::bind_fields(m);

@@ -21,9 +21,10 @@ from .differentiable import sample_points
 from . import glimpse
 from . import fields
 from . import video
+from . import overlay
 
 __all__ = ["Error", "Device", "FeaturePyramid", "fields", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
-           "devices", "generate_mipmaps", "glimpse", "layouts", "sample_patches", "sample_points", "test_chart", "unavailable", "video"]
+           "devices", "generate_mipmaps", "glimpse", "layouts", "overlay", "sample_patches", "sample_points", "test_chart", "unavailable", "video"]
 __version__ = "0.1.0"
 
 

@@ -1,0 +1,120 @@
+// The overlay renderer for Python: a scene (the JSON schema of tvlm overlay, from a dict)
+// into shape records, optionally linked by a KNN graph kept across frames; drawn over RGBA8
+// frames in place: host arrays by Vulkan compute or the CPU reference, CUDA memory by the
+// CUDA kernels on the caller's stream. texturevlm/overlay.py is the API.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "context.h"
+#include "error.h"
+#include "overlay/knn_graph.h"
+#include "overlay/overlay_reference.h"
+#include "overlay/overlay_renderer.h"
+#include "overlay/overlay_scene.h"
+#include "overlay/overlay_scene_json.h"
+#include "transfer.h"
+#include "vulkan_device.h"
+#ifdef TVLM_HAVE_CUDA
+#include "cuda_calls.h"
+#include "cuda_overlay.h"
+#endif
+
+namespace tvlm::py {
+
+namespace {
+
+using Frame = nb::ndarray<uint8_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+
+// A scene's shapes for one frame size, and how many KNN links it got.
+struct OverlayShapes {
+    std::vector<gpu::OverlayShape> shapes;
+    uint32_t width = 0, height = 0;
+    size_t links = 0;
+};
+
+// The links' graph, kept across frames for hysteresis.
+class KnnLinks {
+public:
+    KnnLinks(uint32_t k, uint32_t hysteresis, float width) : graph_({.k = k, .hysteresis = hysteresis}), width_(width) {}
+    size_t link(OverlaySceneFile& file) { return link_points(file.scene, file.point_tracks, graph_, width_); }
+
+private:
+    KnnGraph graph_;
+    float width_;
+};
+
+OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links) {
+    OverlaySceneFile file = parse_overlay_scene(json, "the scene");
+    OverlayShapes out{{}, width, height, 0};
+    if (links) out.links = links->link(file);
+    out.shapes = overlay_shapes(file.scene, width, height);
+    return out;
+}
+
+void check_frame(const Frame& frame, const OverlayShapes& s) {
+    if (frame.shape(2) != 4 || frame.shape(0) != s.height || frame.shape(1) != s.width)
+        throw Error("the frame is [" + std::to_string(frame.shape(0)) + ", " + std::to_string(frame.shape(1)) + ", " +
+                    std::to_string(frame.shape(2)) + "]; the shapes were made for [" + std::to_string(s.height) + ", " +
+                    std::to_string(s.width) + ", 4] (RGBA8)");
+}
+
+void draw_cpu(const OverlayShapes& s, Frame frame, bool srgb) {
+    check_frame(frame, s);
+    draw_overlay_reference(s.shapes, {frame.data(), frame.size()}, s.width, s.height, srgb);
+}
+
+void draw_vulkan(VulkanDevice& device, const OverlayShapes& s, Frame frame, bool srgb) {
+    check_frame(frame, s);
+    Context& context = device.context();
+    const std::vector<uint8_t> texels(frame.data(), frame.data() + frame.size());
+    Texture texture = Texture::create(
+        context, TextureDesc::sampled_2d(s.width, s.height, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, 1));
+    upload(context, texture, tvlm::host_pixels(texels, s.width, s.height));
+    OverlayRenderer renderer(context);
+    context.queue().wait(renderer.draw(texture, s.shapes));
+    const std::vector<uint8_t> drawn = readback(context, texture);
+    std::memcpy(frame.data(), drawn.data(), drawn.size());
+}
+
+}  // namespace
+
+void bind_overlay(nb::module_& m) {
+    using Release = nb::call_guard<nb::gil_scoped_release>;
+    nb::class_<OverlayShapes>(m, "OverlayShapes", "A scene's shape records for one frame size.")
+        .def_prop_ro("count", [](const OverlayShapes& s) { return s.shapes.size(); })
+        .def_ro("links", &OverlayShapes::links)
+        .def_ro("width", &OverlayShapes::width)
+        .def_ro("height", &OverlayShapes::height);
+    nb::class_<KnnLinks>(m, "KnnLinks", "A KNN graph over tracked points, kept across frames (hysteresis).")
+        .def(nb::init<uint32_t, uint32_t, float>(), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"));
+    m.def("overlay_shapes", &shapes_of, nb::arg("json"), nb::arg("width"), nb::arg("height"),
+          nb::arg("links").none() = nb::none());
+    m.def("overlay_draw_cpu", &draw_cpu, nb::arg("shapes"), nb::arg("frame"), nb::arg("srgb"), Release());
+    m.def("overlay_draw_vulkan", &draw_vulkan, nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("srgb"),
+          Release());
+#ifdef TVLM_HAVE_CUDA
+    nb::class_<CudaOverlay>(m, "CudaOverlay", "The overlay renderer's CUDA kernels and their buffers.")
+        .def("__init__",
+             [](CudaOverlay* o, int device) {
+                 const DeviceGuard guard(device);  // its event belongs to the frames' device
+                 new (o) CudaOverlay();
+             },
+             nb::arg("device"))
+        .def("draw",
+             [](CudaOverlay& o, int device, const OverlayShapes& s, uintptr_t frame, size_t pitch, bool srgb,
+                uintptr_t stream) {
+                 const DeviceGuard guard(device);
+                 o.draw(s.shapes, reinterpret_cast<uint8_t*>(frame), pitch, s.width, s.height, srgb, stream_of(stream));
+             },
+             nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("pitch"), nb::arg("srgb"), nb::arg("stream"));
+#endif
+}
+
+}  // namespace tvlm::py

@@ -1,0 +1,116 @@
+"""texturevlm.overlay: scenes (dicts in the JSON schema of tvlm overlay) drawn in place over
+RGBA8 frames by Vulkan compute and the CUDA kernels, against the CPU reference within one
+8-bit step; KNN links; refusals; nothing left behind after many draws."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import texturevlm as tv
+
+from conftest import needs_cuda, needs_vulkan
+
+
+def random_scene(rng: np.random.Generator, width: int, height: int) -> dict:
+    def colour(alpha: bool = True) -> list:
+        return [int(v) for v in rng.integers(0, 256, 4 if alpha else 3)]
+
+    def xy() -> tuple:
+        return float(rng.uniform(-20, width + 20)), float(rng.uniform(-20, height + 20))
+
+    boxes = [dict(x=xy()[0], y=xy()[1], width=float(rng.uniform(0, 50)), height=float(rng.uniform(0, 50)),
+                  radius=float(rng.uniform(0, 8)), stroke_width=float(rng.uniform(0.5, 6)), stroke=colour(),
+                  fill=colour()) for _ in range(25)]
+    lines = [dict(x0=xy()[0], y0=xy()[1], x1=xy()[0], y1=xy()[1], width=float(rng.uniform(0.5, 6)),
+                  round_caps=bool(i % 2), color=colour()) for i in range(15)]
+    curves = [dict(x0=xy()[0], y0=xy()[1], x1=xy()[0], y1=xy()[1], width=float(rng.uniform(0.5, 5)), color=colour())
+              for _ in range(10)]
+    trails = [dict(xy=[float(v) for v in rng.uniform(0, min(width, height), 10)], width=3.0, color=colour(False))
+              for _ in range(3)]
+    points = [dict(x=xy()[0], y=xy()[1], radius=float(rng.uniform(1, 5)), color=colour(), track=i) for i in range(20)]
+    return dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
+
+
+def random_frame(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
+    frame = rng.integers(0, 256, (height, width, 4), dtype=np.uint8)
+    frame[..., 3] = 255
+    return frame
+
+
+@needs_vulkan
+@pytest.mark.parametrize("srgb", [False, True])
+def test_vulkan_draws_equal_the_cpu_reference(rng: np.random.Generator, srgb: bool) -> None:
+    for _ in range(2):
+        scene = random_scene(rng, 150, 97)
+        before = random_frame(rng, 150, 97)
+        gpu, cpu = before.copy(), before.copy()
+        assert tv.overlay.draw(gpu, scene, knn=2, srgb=srgb, backend="vulkan") is gpu  # in place
+        tv.overlay.draw(cpu, scene, knn=2, srgb=srgb, backend="cpu")
+        assert int(np.abs(gpu.astype(int) - cpu).max()) <= 1
+        assert int((cpu != before).sum()) > 1000
+
+
+def test_knn_links_and_refusals(rng: np.random.Generator) -> None:
+    frame = random_frame(rng, 64, 48)
+    overlay = tv.overlay.Overlay(knn=1, backend="cpu")
+    points = {"points": [{"x": 5, "y": 5, "track": 1}, {"x": 12, "y": 6, "track": 2}, {"x": 50, "y": 40, "track": 3}]}
+    overlay.draw(frame, points)
+    assert overlay.links == 2  # 1-2 (each other's nearest) and 3-2 (3's nearest)
+    with pytest.raises(tv.Error, match=r"\[H, W, 4\] uint8"):
+        tv.overlay.draw(np.zeros((8, 8, 3), np.uint8), points)
+    with pytest.raises(tv.Error, match=r"\[H, W, 4\] uint8"):
+        tv.overlay.draw(np.zeros((8, 8, 4), np.float32), points)
+    with pytest.raises(tv.Error, match='unknown key "boxs"'):
+        tv.overlay.draw(frame, {"boxs": []})
+    with pytest.raises(tv.Error, match="negative width"):
+        tv.overlay.draw(frame, {"lines": [{"x0": 0, "y0": 0, "x1": 4, "y1": 4, "width": -1}]})
+    with pytest.raises(tv.Error, match="NaN or infinite"):
+        tv.overlay.draw(frame, {"points": [{"x": float("nan"), "y": 0}]})
+    with pytest.raises(tv.Error, match="C-contiguous"):
+        tv.overlay.draw(np.zeros((8, 16, 4), np.uint8)[:, ::2], points)
+    with pytest.raises(tv.Error, match="knn must be"):
+        tv.overlay.Overlay(knn=0)
+    with pytest.raises(tv.Error, match="backend must be"):
+        tv.overlay.Overlay(backend="cuda")
+    with pytest.raises(tv.Error, match="a scene is a dict"):
+        tv.overlay.draw(frame, [1, 2])
+    before = frame.copy()
+    tv.overlay.draw(frame, {})  # an empty scene changes nothing
+    assert np.array_equal(frame, before)
+
+
+@needs_vulkan
+def test_a_thousand_vulkan_draws_leave_no_fds(rng: np.random.Generator) -> None:
+    frame = random_frame(rng, 40, 30)
+    scene = random_scene(rng, 40, 30)
+    tv.overlay.draw(frame, scene, backend="vulkan")
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(1000):
+        tv.overlay.Overlay(knn=3, backend="vulkan").draw(frame, scene)
+    assert len(os.listdir("/proc/self/fd")) <= fds
+
+
+@needs_cuda
+def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.Generator) -> None:
+    import torch
+    overlay = tv.overlay.Overlay(knn=2)
+    for srgb in (False, True):
+        scene = random_scene(rng, 203, 131)
+        before = random_frame(rng, 203, 131)
+        padded = torch.from_numpy(np.pad(before, ((0, 0), (0, 5), (0, 0)))).cuda()
+        frame = padded[:, :203]  # rows further apart than a row: a pitch
+        cpu = before.copy()
+        assert overlay.draw(frame, scene, srgb=srgb) is frame
+        tv.overlay.draw(cpu, scene, knn=2, srgb=srgb, backend="cpu")
+        assert int(np.abs(frame.cpu().numpy().astype(int) - cpu).max()) <= 1
+        assert int((cpu != before).sum()) > 1000
+    with pytest.raises(tv.Error, match="contiguous RGBA8 within each row"):
+        overlay.draw(torch.zeros((8, 8, 4), dtype=torch.uint8, device="cuda").transpose(0, 1), scene)
+    torch.cuda.synchronize()
+    free = torch.cuda.mem_get_info()[0]
+    for _ in range(300):
+        tv.overlay.Overlay(knn=2).draw(frame, scene)
+    torch.cuda.synchronize()
+    assert torch.cuda.mem_get_info()[0] + (16 << 20) >= free
