@@ -7,17 +7,14 @@
 #include <utility>
 
 #include "color.h"
+#include "overlay/layout_overlay.h"
+#include "overlay/overlay_reference.h"
 
 namespace tvlm {
 
 namespace {
 
 constexpr uint32_t kMaxPanel = 1024;  // longest side of each half, in pixels
-
-std::array<float, 3> level_colour(float level, float max_level) {
-    const float t = max_level > 0 ? std::clamp(level / max_level, 0.0f, 1.0f) : 0.0f;
-    return {t, 1.0f - std::fabs(2.0f * t - 1.0f), 1.0f - t};  // blue -> green -> red
-}
 
 // A patch's footprint in the pixels of a w x h picture, clipped (axis-aligned; rotated
 // patches are drawn unrotated): [x0, x1) x [y0, y1), and the unclipped edges.
@@ -35,42 +32,19 @@ Footprint footprint(const Patch& p, uint32_t w, uint32_t h) {
     return f;
 }
 
-// Calls paint(x, y) for every pixel of the footprint's one-pixel outline.
-template <typename Paint>
-void outline(const Footprint& f, Paint paint) {
-    for (uint32_t x = f.x0; x < f.x1; ++x)
-        for (uint32_t y : {f.y0, std::max(f.y0, f.y1 - 1)}) paint(x, y);
-    for (uint32_t y = f.y0; y < f.y1; ++y)
-        for (uint32_t x : {f.x0, std::max(f.x0, f.x1 - 1)}) paint(x, y);
-}
-
-float max_level_of(const PatchLayout& layout) {
-    float max_level = 0;
-    for (const Patch& p : layout.patches) max_level = std::max(max_level, p.level);
-    return max_level;
+// The layout's outlines and fixations drawn over an RGBA8 picture by the overlay
+// renderer's CPU reference (the same shapes and arithmetic as its GPU renderers).
+void draw_layout(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const PatchLayout& layout, uint32_t b,
+                 std::span<const Fixation> fixations) {
+    const OverlayScene scene = layout_overlay(layout, b, width, height, fixations);
+    draw_overlay_reference(overlay_shapes(scene, width, height), rgba, width, height, false);
 }
 
 }  // namespace
 
 void draw_patch_outlines(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const PatchLayout& layout,
                          uint32_t b, std::span<const Fixation> fixations) {
-    const float max_level = max_level_of(layout);
-    const size_t first = size_t{b} * layout.patches_per_image;
-    for (size_t n = first; n < first + layout.patches_per_image; ++n) {
-        const Patch& p = layout.patches[n];
-        if (p.level < 0) continue;
-        const std::array<float, 3> colour = level_colour(p.level, max_level);
-        outline(footprint(p, width, height), [&](uint32_t x, uint32_t y) {
-            for (uint32_t c = 0; c < 3; ++c) rgba[(size_t{y} * width + x) * 4 + c] = uint8_t(colour[c] * 255.0f + 0.5f);
-        });
-    }
-    for (const Fixation& f : fixations) {  // a white cross, 9 pixels a side
-        const auto cx = int64_t(f.x * width), cy = int64_t(f.y * height);
-        for (int64_t d = -9; d <= 9; ++d)
-            for (auto [x, y] : {std::pair{cx + d, cy}, std::pair{cx, cy + d}})
-                if (x >= 0 && y >= 0 && x < int64_t(width) && y < int64_t(height))
-                    for (size_t c = 0; c < 3; ++c) rgba[(size_t(y) * width + size_t(x)) * 4 + c] = 255;
-    }
+    draw_layout(rgba, width, height, layout, b, fixations);
 }
 
 ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
@@ -85,7 +59,6 @@ ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, cons
             for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = image.at(uint32_t(x / scale), uint32_t(y / scale), c);
         }
 
-    const float max_level = max_level_of(layout);
     const uint32_t P = layout.patch_size, per_patch = P * P;
     const size_t first = size_t{b} * layout.patches_per_image;
     for (size_t n = first; n < first + layout.patches_per_image; ++n) {
@@ -101,11 +74,17 @@ ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, cons
                     viz.at(pw + gap + x, y, c) = linear ? float(linear_to_srgb(std::clamp(double(v), 0.0, 1.0))) : v;
                 }
             }
-        const std::array<float, 3> colour = level_colour(p.level, max_level);
-        outline(f, [&](uint32_t x, uint32_t y) {
-            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = colour[c];
-        });
     }
+    // The outlines over the left half, through the overlay renderer (on RGBA8 bytes).
+    std::vector<uint8_t> left(size_t{pw} * ph * 4, 255);
+    for (uint32_t y = 0; y < ph; ++y)
+        for (uint32_t x = 0; x < pw; ++x)
+            for (uint32_t c = 0; c < 3; ++c)
+                left[(size_t{y} * pw + x) * 4 + c] = uint8_t(std::lround(std::clamp(viz.at(x, y, c), 0.0f, 1.0f) * 255.0f));
+    draw_layout(left, pw, ph, layout, b, {});
+    for (uint32_t y = 0; y < ph; ++y)
+        for (uint32_t x = 0; x < pw; ++x)
+            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = float(left[(size_t{y} * pw + x) * 4 + c]) / 255.0f;
     return viz;
 }
 

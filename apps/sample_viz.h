@@ -1,7 +1,8 @@
 #pragma once
 // viz.png of `tvlm sample`: on the left the image with every patch outlined in a colour
-// for its level (blue = finest .. red = coarsest); on the right what the model sees, each
-// patch's P x P samples painted back over its footprint.
+// for its level (blue = finest .. red = coarsest), drawn by the overlay renderer
+// (engine/overlay/layout_overlay.h); on the right what the model sees, each patch's P x P
+// samples painted back over its footprint.
 #include <cstdint>
 #include <span>
 #include <vector>
