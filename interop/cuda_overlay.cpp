@@ -31,6 +31,10 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, uint8_t* frame
     if (pitch % 4 || pitch < size_t{width} * 4)
         throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) + " bytes apart: RGBA8 rows need at least " +
                     std::to_string(size_t{width} * 4) + " bytes, a multiple of 4");
+    for (const gpu::OverlayShape& s : shapes)
+        if (s.kind == TVLM_SHAPE_GLYPH)
+            throw Error("labels are drawn by the Vulkan and CPU overlay renderers, not yet by CUDA: draw the labels on "
+                        "a host copy, or leave them out of CUDA frames' scenes");
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
                          ((height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);

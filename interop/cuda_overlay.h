@@ -20,7 +20,8 @@ public:
     // linear light. The shapes go through this object's pinned buffer: the host waits only
     // for the previous draw's copy of them (long done when frames come one by one).
     // Throws Error, launching nothing, for a null frame, a pitch that is not a multiple of 4
-    // or shorter than a row, or shapes whose bounds leave the frame. Buffers grow as scenes
+    // or shorter than a row, shapes whose bounds leave the frame, or labels' glyphs (not
+    // drawn by CUDA yet). Buffers grow as scenes
     // need them; a draw waits for this object's previous draw (stream-ordered) only where
     // they must grow.
     void draw(std::span<const gpu::OverlayShape> shapes, uint8_t* frame, size_t pitch, uint32_t width, uint32_t height,

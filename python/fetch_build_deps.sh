@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # For building texturevlm where its build dependencies cannot be installed (a GPU server
 # or container with no network or no root): downloads Debian's packages of the Vulkan
-# headers and loader, volk, glslc, the EGL/GL headers and nlohmann/json (amd64) into ./.deps of this
+# headers and loader, volk, glslc, the EGL/GL headers, nlohmann/json, stb and the DejaVu fonts (amd64) into ./.deps of this
 # checkout, kept out of git. Carry the checkout to the machine, then build there:
 #   bash python/fetch_build_deps.sh --unpack      # unpacks into .deps/root, prints the env
 #   eval "$(bash python/fetch_build_deps.sh --env)"
@@ -11,7 +11,7 @@ set -euo pipefail
 top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 cd "$top"
 root="$top/.deps/root"
-packages=(libvulkan-dev libvulkan1 libvulkan-volk-dev glslc libshaderc1 libegl-dev libgl-dev nlohmann-json3-dev)
+packages=(libvulkan-dev libvulkan1 libvulkan-volk-dev glslc libshaderc1 libegl-dev libgl-dev nlohmann-json3-dev libstb-dev fonts-dejavu-core)
 
 env_lines() {
   local lib="$root/usr/lib/x86_64-linux-gnu"

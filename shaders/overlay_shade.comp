@@ -15,7 +15,26 @@ layout(binding = 1, std430) readonly buffer Counts { uint counts[]; };
 layout(binding = 2, std430) readonly buffer Offsets { uint offsets[]; };
 layout(binding = 3, std430) readonly buffer Lists { uint lists[]; };
 layout(binding = 4, r32ui) uniform uimage2DArray frame;
+layout(binding = 5, std430) readonly buffer Atlas { uint atlas_words[]; };  // the label font's SDF bytes
 layout(push_constant) uniform Push { OverlayParams p; };
+
+float atlas_texel(uint x, uint y) {
+    const uint i = y * p.atlas_width + x;
+    return float((atlas_words[i >> 2u] >> (8u * (i & 3u))) & 0xffu);
+}
+
+OverlayCoverage coverage_of(OverlayShape s, float px, float py) {
+    OverlayCoverage c = overlay_shape_coverage(s, px, py);
+    if (s.kind == TVLM_SHAPE_GLYPH) {
+        const OverlayAtlasPoint a = overlay_glyph_atlas_point(s, px, py);
+        const uint x = uint(floor(a.x)), y = uint(floor(a.y));
+        const float fx = a.x - floor(a.x), fy = a.y - floor(a.y);
+        const float sdf = overlay_bilinear(atlas_texel(x, y), atlas_texel(x + 1u, y), atlas_texel(x, y + 1u),
+                                           atlas_texel(x + 1u, y + 1u), fx, fy);
+        c.stroke = overlay_glyph_coverage(sdf, s.radius);
+    }
+    return c;
+}
 
 shared uint sorted[TVLM_OVERLAY_SORTED];
 
@@ -58,7 +77,7 @@ void main() {
         for (uint i = 0u; i < n; ++i) {
             const OverlayShape s = shapes[sorted[i]];
             if (!overlay_touches(s, float(pixel.x), float(pixel.y), float(pixel.x) + 1.0, float(pixel.y) + 1.0)) continue;
-            const OverlayCoverage c = overlay_shape_coverage(s, px, py);
+            const OverlayCoverage c = coverage_of(s, px, py);
             if (c.fill > 0.0 || c.stroke > 0.0) {
                 dst = overlay_over(dst, s, c, p.srgb);
                 touched = true;
@@ -69,7 +88,7 @@ void main() {
         for (uint i = 0u; i < p.shape_count; ++i) {
             const OverlayShape s = shapes[i];
             if (!overlay_touches(s, float(pixel.x), float(pixel.y), float(pixel.x) + 1.0, float(pixel.y) + 1.0)) continue;
-            const OverlayCoverage c = overlay_shape_coverage(s, px, py);
+            const OverlayCoverage c = coverage_of(s, px, py);
             if (c.fill > 0.0 || c.stroke > 0.0) {
                 dst = overlay_over(dst, s, c, p.srgb);
                 touched = true;

@@ -54,18 +54,25 @@ TVLM_OVERLAY_FN float clamp(float x, float lo, float hi) { return min(max(x, lo)
 #define TVLM_SHAPE_BOX 0u      // rounded rectangle, filled and stroked inside its edge
 #define TVLM_SHAPE_SEGMENT 1u  // straight line of a width, round or butt caps
 #define TVLM_SHAPE_CURVE 2u    // quadratic Bezier of a width, round caps
+#define TVLM_SHAPE_GLYPH 3u    // a label's character: a quad over the font's SDF atlas
 #define TVLM_SHAPE_ROUND_CAPS 1u
+
+// The label font's signed-distance atlas (engine/overlay/overlay_font.h): a texel holds
+// TVLM_OVERLAY_SDF_ON_EDGE on a glyph's edge, and changes by TVLM_OVERLAY_SDF_PER_TEXEL per
+// atlas texel, larger inside.
+#define TVLM_OVERLAY_SDF_ON_EDGE 128
+#define TVLM_OVERLAY_SDF_PER_TEXEL 24
 
 // One shape, std430 (64 bytes). Colours are RGBA8 words (r in the low byte), straight
 // (not premultiplied); alpha is the opacity.
 struct OverlayShape {
-    float x0;  // box: centre; segment, curve: start
+    float x0;  // box: centre; segment, curve: start; glyph: its quad's top-left
     float y0;
-    float x1;  // box: half width and height; segment, curve: end
+    float x1;  // box: half width and height; segment, curve: end; glyph: its quad's bottom-right
     float y1;
-    float cx;  // curve: control point
+    float cx;  // curve: control point; glyph: its SDF's top-left texel in the atlas
     float cy;
-    float radius;      // box: corner radius (clamped to the half size)
+    float radius;      // box: corner radius (clamped to the half size); glyph: atlas texels per pixel
     float half_width;  // box: half the stroke width; segment, curve: half the line width
     uint kind;         // TVLM_SHAPE_*
     uint flags;        // TVLM_SHAPE_ROUND_CAPS
@@ -86,7 +93,7 @@ struct OverlayParams {
     uint shape_count;
     uint mode;  // overlay_bin.comp: 0 counts the tiles' shapes, 1 fills their lists
     uint srgb;  // 1: the frame's bytes are sRGB, blended in linear light
-    uint pad;
+    uint atlas_width;  // the label font's atlas, in texels (bytes)
 };
 
 // The tile row or column holding pixel coordinate `c` (>= 0).
@@ -173,6 +180,32 @@ TVLM_OVERLAY_FN float overlay_premultiplied(uint rgba, uint c, float coverage, u
     return (srgb != 0u ? overlay_srgb_to_linear(value) : value) * alpha;
 }
 
+// A glyph's coverage of a pixel from its SDF sample (bilinear, 0-255) and the atlas texels
+// per frame pixel: the distance to the edge, in frame pixels, through the one-pixel ramp.
+TVLM_OVERLAY_FN float overlay_glyph_coverage(float sdf, float texels_per_pixel) {
+    const float texels_outside = (float(TVLM_OVERLAY_SDF_ON_EDGE) - sdf) / float(TVLM_OVERLAY_SDF_PER_TEXEL);
+    return overlay_coverage(texels_outside / texels_per_pixel);
+}
+
+// Where a glyph samples its atlas for the pixel centred at (px, py): the continuous texel
+// coordinate, clamped inside the glyph's SDF (whose padding is outside every glyph).
+struct OverlayAtlasPoint {
+    float x;
+    float y;
+};
+TVLM_OVERLAY_FN OverlayAtlasPoint overlay_glyph_atlas_point(OverlayShape s, float px, float py) {
+    OverlayAtlasPoint a;
+    const float w = (s.x1 - s.x0) * s.radius, h = (s.y1 - s.y0) * s.radius;
+    a.x = s.cx + clamp((px - s.x0) * s.radius, 0.5f, max(0.5f, w - 0.5f)) - 0.5f;
+    a.y = s.cy + clamp((py - s.y0) * s.radius, 0.5f, max(0.5f, h - 0.5f)) - 0.5f;
+    return a;
+}
+
+// Bilinear interpolation of four taps (t00 at the lower corner) at fractions (fx, fy).
+TVLM_OVERLAY_FN float overlay_bilinear(float t00, float t10, float t01, float t11, float fx, float fy) {
+    return (t00 * (1.0f - fx) + t10 * fx) * (1.0f - fy) + (t01 * (1.0f - fx) + t11 * fx) * fy;
+}
+
 // Whether the shape's bounds touch the pixel rectangle [x0, x1) x [y0, y1).
 TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x1, float y1) {
     return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;
@@ -206,10 +239,10 @@ TVLM_OVERLAY_FN OverlayCoverage overlay_shape_coverage(OverlayShape s, float px,
                 c.stroke = overlay_coverage(overlay_round_box_distance(along, across, 0.5f * chord, s.half_width, 0.0f));
             }
         }
-    } else {
+    } else if (s.kind == TVLM_SHAPE_CURVE) {
         c.stroke = overlay_coverage(overlay_bezier_distance(px, py, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) - s.half_width);
     }
-    return c;
+    return c;  // glyphs: the renderer samples the atlas (overlay_glyph_coverage)
 }
 
 // A pixel while shapes are composited onto it: premultiplied, in the blending space

@@ -71,6 +71,8 @@ fails 'unknown key "boxs"' "$tvlm" overlay --scene unknown.json --out ov.png
 fails "line 0 has a negative width" "$tvlm" overlay --scene negative.json --out ov.png
 fails "points\[0\].color: expected \[r, g, b\]" "$tvlm" overlay --scene colour.json --out ov.png
 fails "k >= 1" "$tvlm" overlay --scene scene.json --knn 0 --out ov.png
+echo '{"labels": [{"x": 1, "y": 2}]}' > label.json
+fails "labels\[0\].text: expected a string" "$tvlm" overlay --scene label.json --out ov.png
 fails "cannot read the scene file" "$tvlm" overlay --scene /no/scene.json --out ov.png
 fails "needs --scene" "$tvlm" overlay --out ov.png
 

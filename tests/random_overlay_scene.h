@@ -16,7 +16,8 @@ inline OverlayColor random_color(std::mt19937& random, bool translucent) {
             uint8_t(translucent ? byte(random) : 255)};
 }
 
-inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random) {
+// `labels`: also text labels of random sizes (the Vulkan and CPU renderers draw them).
+inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random, bool labels = false) {
     std::uniform_real_distribution<float> x(-30.0f, float(w) + 30.0f), y(-30.0f, float(h) + 30.0f),
         size(0.0f, 60.0f), width(0.5f, 9.0f);
     OverlayScene scene;
@@ -43,6 +44,9 @@ inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random) {
         for (int k = 0; k < 6; ++k) t.xy.push_back(x(random)), t.xy.push_back(y(random));
         scene.trails.push_back(t);
     }
+    for (int i = 0; labels && i < 8; ++i)
+        scene.labels.push_back({x(random), y(random), 6 + size(random) * 0.5f, i % 2 ? "person 0.97" : "car ~!@#$%^&*()_+?",
+                                random_color(random, true), random_color(random, i % 3 != 0)});
     for (int i = 0; i < 30; ++i) scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
     return scene;
 }

@@ -71,6 +71,9 @@ TEST_CASE("CUDA overlays refuse bad frames and shapes, launching nothing") {
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, nullptr, 64, 16, 16, false, nullptr), doctest::Contains("null"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 62, 16, 16, false, nullptr), doctest::Contains("multiple of 4"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, false, nullptr), doctest::Contains("outside the 8x8"), Error);
+    const std::vector<gpu::OverlayShape> label = overlay_shapes({.labels = {{1, 1, 10, "A"}}}, 16, 16);
+    CHECK_THROWS_WITH_AS(overlay.draw(label, frame.data(), 64, 16, 16, false, nullptr), doctest::Contains("not yet by CUDA"),
+                         Error);
     overlay.draw({}, frame.data(), 64, 16, 16, false, nullptr);  // nothing to draw: fine
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
 }

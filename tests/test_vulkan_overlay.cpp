@@ -1,7 +1,7 @@
 // The overlay renderer (Vulkan compute, binned into tiles) against the CPU reference on
 // random scenes: boxes across the frame's edges, zero-size and huge boxes, strokes wider
 // than their boxes, lines with both caps, zero-length ones, curves with coincident
-// endpoints, points; RGBA8 and sRGB frames; thousands of translucent shapes over one tile,
+// endpoints, points, labels; RGBA8 and sRGB frames; thousands of translucent shapes over one tile,
 // whose order matters. Every byte within one 8-bit step of the reference; pixels no shape
 // covers keep their bytes.
 #include <doctest/doctest.h>
@@ -57,7 +57,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays of random scenes equal the CPU refere
             CAPTURE(format_info(format).name);
             CAPTURE(scene);
             size_t changed = 0;
-            CHECK(draw_both(context, renderer, random_scene(203, 131, random), 203, 131, format, random, &changed) <= 1);
+            CHECK(draw_both(context, renderer, random_scene(203, 131, random, true), 203, 131, format, random, &changed) <= 1);
             CHECK(changed > 1000);  // the scene drew (the test can fail)
         }
 }
@@ -84,6 +84,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays refuse bad scenes and frames, drawing
     CHECK_THROWS_WITH_AS(overlay_shapes({.lines = {{0, 0, 1, 1, -1}}}, 8, 8), doctest::Contains("negative width"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({}, 0, 8), doctest::Contains("at least 1x1"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({.trails = {{{1, 2, 3}}}}, 8, 8), doctest::Contains("odd number"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.labels = {{1, 2, -3, "x"}}}, 8, 8), doctest::Contains("negative size"), Error);
     CHECK(overlay_shapes({.boxes = {{-100, -100, 10, 10}}}, 8, 8).empty());  // off the frame: nothing to draw
     // An empty scene leaves the frame as it was.
     std::mt19937 random(1);

@@ -10,6 +10,7 @@
 #include "compute_pipeline.h"
 #include "context.h"
 #include "error.h"
+#include "overlay_font.h"
 #include "overlay_scene.h"
 #include "spirv.h"
 
@@ -33,7 +34,12 @@ VkDescriptorBufferInfo whole(const std::optional<GpuBuffer>& b) { return {b->han
 
 }  // namespace
 
-OverlayRenderer::OverlayRenderer(Context& context) : context_(context) {}
+OverlayRenderer::OverlayRenderer(Context& context) : context_(context) {
+    const OverlayFont* font = overlay_font();
+    const VkDeviceSize bytes = font ? (VkDeviceSize{font->width} * font->height + 3) / 4 * 4 : 16;
+    atlas_ = HostBuffer(context.physical_device(), context.device(), bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    if (font) std::memcpy(atlas_.data(), font->sdf, size_t{font->width} * font->height);
+}
 
 OverlayRenderer::~OverlayRenderer() {
     if (last_draw_) context_.queue().wait(last_draw_);
@@ -74,10 +80,10 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
         "overlay_shade", {.spirv = shaders::overlay_shade(),
                           .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       VK_DESCRIPTOR_TYPE_STORAGE_IMAGE},
+                                       VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                           .push_constant_bytes = sizeof(gpu::OverlayParams)});
     gpu::OverlayParams params{d.width, d.height, tiles_x, tiles_y, uint32_t(shapes.size()), 0,
-                              d.format == Format::rgba8_srgb ? 1u : 0u, 0};
+                              d.format == Format::rgba8_srgb ? 1u : 0u, overlay_font() ? overlay_font()->width : 0u};
     const VkImageView words = frame.level_view(0, LevelAccess::write_words);
     const DispatchGrid per_shape = dispatch_grid(shapes.size());  // a workgroup per shape
 
@@ -118,9 +124,11 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
                              .dst_access = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
         frame.set_layout(VK_IMAGE_LAYOUT_GENERAL);
         const VkDescriptorImageInfo image{VK_NULL_HANDLE, words, VK_IMAGE_LAYOUT_GENERAL};
-        const std::array<VkWriteDescriptorSet, 5> shade_writes{
+        const VkDescriptorBufferInfo atlas{atlas_.handle(), 0, VK_WHOLE_SIZE};
+        const std::array<VkWriteDescriptorSet, 6> shade_writes{
             storage_buffer_write(0, &shape_info), storage_buffer_write(1, &counts), storage_buffer_write(2, &offsets),
-            storage_buffer_write(3, &lists), descriptor_write(4, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &image, nullptr)};
+            storage_buffer_write(3, &lists), descriptor_write(4, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &image, nullptr),
+            storage_buffer_write(5, &atlas)};
         shade.bind(cmd, shade_writes, &params);
         vkCmdDispatch(cmd, tiles_x, tiles_y, 1);
     });

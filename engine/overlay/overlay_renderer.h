@@ -34,6 +34,7 @@ public:
 private:
     Context& context_;
     HostBuffer shapes_;  // this draw's shapes, read by the GPU
+    HostBuffer atlas_;   // the label font's SDF atlas (a placeholder without a font)
     std::optional<GpuBuffer> counts_, offsets_, cursors_, lists_;  // grown as scenes need
     uint64_t last_draw_ = 0;
 };

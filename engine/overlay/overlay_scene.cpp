@@ -5,6 +5,7 @@
 #include <string>
 
 #include "error.h"
+#include "overlay_font.h"
 
 namespace tvlm {
 
@@ -52,6 +53,7 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
     if (width == 0 || height == 0) throw Error("an overlay needs a frame of at least 1x1 pixels");
     size_t total = scene.boxes.size() + scene.points.size() + scene.lines.size() + scene.curves.size();
     for (const OverlayTrail& t : scene.trails) total += t.xy.size() / 2;
+    for (const OverlayLabel& l : scene.labels) total += l.text.size() + 1;
     if (total > kMaxOverlayShapes)
         throw Error("an overlay scene of " + std::to_string(total) + " shapes: at most " +
                     std::to_string(kMaxOverlayShapes) + " per draw; draw it in parts");
@@ -138,6 +140,51 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         s.fill = p.color.word();
         if (clip_bounds(s, p.x - p.radius, p.y - p.radius, p.x + p.radius, p.y + p.radius, width, height))
             shapes.push_back(s);
+    }
+    const OverlayFont* font = scene.labels.empty() ? nullptr : overlay_font();
+    if (!scene.labels.empty() && !font)
+        throw Error("this texturevlm was built without a label font (stb_truetype and DejaVu fonts: Debian's libstb-dev "
+                    "and fonts-dejavu-core); install them and rebuild to draw labels");
+    for (size_t i = 0; i < scene.labels.size(); ++i) {
+        const OverlayLabel& l = scene.labels[i];
+        check_finite({l.x, l.y, l.size}, "label", i);
+        check_size(l.size, "size", "label", i);
+        if (l.size == 0 || l.text.empty()) continue;
+        const float k = l.size / font->pixel_height;  // frame pixels per atlas texel
+        float advance = 0;
+        for (char ch : l.text) advance += font->glyphs[(ch >= 32 && ch < 127 ? ch : '?') - 32].advance * k;
+        const float margin = 0.15f * l.size;
+        if (l.background.a) {
+            gpu::OverlayShape s{};
+            s.kind = TVLM_SHAPE_BOX;
+            s.x0 = l.x + 0.5f * advance + margin;
+            s.y0 = l.y + 0.5f * l.size;
+            s.x1 = 0.5f * advance + margin;
+            s.y1 = 0.5f * l.size;
+            s.radius = margin;
+            s.fill = l.background.word();
+            if (clip_bounds(s, l.x, l.y, l.x + advance + 2 * margin, l.y + l.size, width, height)) shapes.push_back(s);
+        }
+        if (l.color.a == 0) continue;
+        float pen = l.x + margin;
+        const float baseline = l.y + 0.5f * l.size + 0.35f * font->ascent * k;  // the caps centred in the line
+        for (char ch : l.text) {
+            const OverlayGlyph& g = font->glyphs[(ch >= 32 && ch < 127 ? ch : '?') - 32];
+            if (ch != ' ' && g.width > 0) {
+                gpu::OverlayShape s{};
+                s.kind = TVLM_SHAPE_GLYPH;
+                s.x0 = pen + float(g.xoff) * k;
+                s.y0 = baseline + float(g.yoff) * k;
+                s.x1 = s.x0 + float(g.width) * k;
+                s.y1 = s.y0 + float(g.height) * k;
+                s.cx = float(g.x);
+                s.cy = float(g.y);
+                s.radius = 1.0f / k;
+                s.stroke = l.color.word();
+                if (clip_bounds(s, s.x0, s.y0, s.x1, s.y1, width, height)) shapes.push_back(s);
+            }
+            pen += g.advance * k;
+        }
     }
     return shapes;
 }

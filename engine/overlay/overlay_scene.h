@@ -1,10 +1,12 @@
 #pragma once
 // What an overlay draws (issue 19): rounded boxes, points, straight lines and curved links,
 // in pixels of the frame, and the shape records every renderer reads (shaders/overlay_shapes.h).
-// Compositing order: boxes, then lines, trails, curves, then points, each in the order given;
+// Compositing order: boxes, then lines, trails, curves, points, then labels (each over
+// its background), each in the order given;
 // a later shape goes over an earlier one.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "overlay_shapes.h"
@@ -52,19 +54,30 @@ struct OverlayTrail {
     OverlayColor color{255, 255, 255, 255};
 };
 
+// A text label (a class name, a score): printable ASCII (others show as '?'), `size`
+// pixels from the top of a line to the next, its top-left at (x, y), over a background
+// box. Drawn from the font's signed-distance atlas (overlay_font.h), so any size is sharp.
+struct OverlayLabel {
+    float x = 0, y = 0, size = 16;
+    std::string text;
+    OverlayColor color{255, 255, 255, 255};
+    OverlayColor background{0, 0, 0, 160};  // transparent: no box
+};
+
 struct OverlayScene {
     std::vector<OverlayBox> boxes;
     std::vector<OverlayPoint> points;
     std::vector<OverlayLine> lines;
     std::vector<OverlayCurve> curves;
     std::vector<OverlayTrail> trails;
+    std::vector<OverlayLabel> labels;
 };
 
 // The scene's shapes for a width x height frame, in compositing order, bounds clipped to
 // the frame; shapes that cover no pixel of it (outside, zero size or width, transparent)
 // are left out. Throws Error for NaN or infinite coordinates, negative sizes, widths or
-// radii, a trail with an odd number of coordinates, an empty frame, or more than
-// kMaxOverlayShapes shapes.
+// radii, a trail with an odd number of coordinates, labels where the build has no font, an
+// empty frame, or more than kMaxOverlayShapes shapes.
 inline constexpr size_t kMaxOverlayShapes = size_t{1} << 20;
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height);
 

@@ -82,8 +82,8 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
     }
     if (!root.is_object()) throw Error(name + ": the scene is a JSON object with boxes, points, lines and curves");
     for (const auto& [key, value] : root.items())
-        if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails")
-            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines, curves and trails)");
+        if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails" && key != "labels")
+            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines, curves, trails and labels)");
     OverlaySceneFile file;
     const json& boxes = list(root, "boxes", name);
     for (size_t i = 0; i < boxes.size(); ++i) {
@@ -129,6 +129,16 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
             t.xy.push_back(v.get<float>());
         }
         file.scene.trails.push_back(std::move(t));
+    }
+    const json& labels = list(root, "labels", name);
+    for (size_t i = 0; i < labels.size(); ++i) {
+        const std::string where = name + ": labels[" + std::to_string(i) + "]";
+        const Fields f(labels[i], where, {"x", "y", "size", "text", "color", "background"});
+        const OverlayLabel d;
+        if (!labels[i].contains("text") || !labels[i].at("text").is_string()) throw Error(where + ".text: expected a string");
+        file.scene.labels.push_back({f.required("x"), f.required("y"), f.number("size", d.size),
+                                     labels[i].at("text").get<std::string>(), f.color("color", d.color),
+                                     f.color("background", d.background)});
     }
     return file;
 }

@@ -13,7 +13,7 @@ import texturevlm as tv
 from conftest import needs_cuda, needs_vulkan
 
 
-def random_scene(rng: np.random.Generator, width: int, height: int) -> dict:
+def random_scene(rng: np.random.Generator, width: int, height: int, labels: bool = False) -> dict:
     def colour(alpha: bool = True) -> list:
         return [int(v) for v in rng.integers(0, 256, 4 if alpha else 3)]
 
@@ -30,7 +30,11 @@ def random_scene(rng: np.random.Generator, width: int, height: int) -> dict:
     trails = [dict(xy=[float(v) for v in rng.uniform(0, min(width, height), 10)], width=3.0, color=colour(False))
               for _ in range(3)]
     points = [dict(x=xy()[0], y=xy()[1], radius=float(rng.uniform(1, 5)), color=colour(), track=i) for i in range(20)]
-    return dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
+    scene = dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
+    if labels:  # the Vulkan and CPU renderers draw them; CUDA refuses them for now
+        scene["labels"] = [dict(x=xy()[0], y=xy()[1], size=float(rng.uniform(6, 30)), text="person 0.97",
+                                color=colour(), background=colour()) for _ in range(4)]
+    return scene
 
 
 def random_frame(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
@@ -43,7 +47,7 @@ def random_frame(rng: np.random.Generator, width: int, height: int) -> np.ndarra
 @pytest.mark.parametrize("srgb", [False, True])
 def test_vulkan_draws_equal_the_cpu_reference(rng: np.random.Generator, srgb: bool) -> None:
     for _ in range(2):
-        scene = random_scene(rng, 150, 97)
+        scene = random_scene(rng, 150, 97, labels=True)
         before = random_frame(rng, 150, 97)
         gpu, cpu = before.copy(), before.copy()
         assert tv.overlay.draw(gpu, scene, knn=2, srgb=srgb, backend="vulkan") is gpu  # in place
