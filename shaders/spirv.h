@@ -15,5 +15,6 @@ std::span<const uint32_t> frame_changes();
 std::span<const uint32_t> overlay_bin();
 std::span<const uint32_t> overlay_scan();
 std::span<const uint32_t> overlay_shade();
+std::span<const uint32_t> overlay_shade_rgba16f();
 
 }  // namespace tvlm::shaders

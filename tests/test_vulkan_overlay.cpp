@@ -7,12 +7,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "error.h"
+#include "half.h"
+#include "image.h"
 #include "overlay/overlay_reference.h"
 #include "overlay/overlay_renderer.h"
 #include "overlay/overlay_scene.h"
@@ -62,6 +65,36 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays of random scenes equal the CPU refere
         }
 }
 
+TEST_CASE_FIXTURE(VulkanFixture, "overlays on RGBA16F frames equal the CPU reference within one 8-bit step") {
+    OverlayRenderer renderer(context);
+    std::mt19937 random(33);
+    constexpr uint32_t w = 203, h = 131;
+    ImageF image(w, h, 4);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    for (float& v : image.texels) v = unit(random);
+    const std::vector<uint8_t> bytes = encode_texels(image, Format::rgba16f);
+    std::vector<uint16_t> reference(bytes.size() / 2);
+    std::memcpy(reference.data(), bytes.data(), bytes.size());
+    const std::vector<uint16_t> before = reference;
+    Texture texture = Texture::create(context, TextureDesc::sampled_2d(w, h, Format::rgba16f, 1));
+    upload(context, texture, host_pixels(image));
+    const std::vector<gpu::OverlayShape> shapes = overlay_shapes(random_scene(w, h, random, true), w, h);
+    context.queue().wait(renderer.draw(texture, shapes));
+    const std::vector<uint8_t> drawn = readback(context, texture);
+    REQUIRE(drawn.size() == bytes.size());
+    std::vector<uint16_t> gpu(reference.size());
+    std::memcpy(gpu.data(), drawn.data(), drawn.size());
+    draw_overlay_reference_f16(shapes, reference, w, h);
+    double worst = 0;
+    size_t changed = 0;
+    for (size_t i = 0; i < gpu.size(); ++i) {
+        worst = std::max(worst, double(std::fabs(half_to_float(gpu[i]) - half_to_float(reference[i]))));
+        changed += reference[i] != before[i];
+    }
+    CHECK(worst <= 1.0 / 255);
+    CHECK(changed > 1000);
+}
+
 TEST_CASE_FIXTURE(VulkanFixture, "thousands of translucent shapes over one tile composite in scene order") {
     OverlayRenderer renderer(context);
     std::mt19937 random(5);
@@ -91,9 +124,9 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays refuse bad scenes and frames, drawing
     size_t changed = 1;
     CHECK(draw_both(context, renderer, {}, 20, 20, Format::rgba8_unorm, random, &changed) == 0);
     CHECK(changed == 0);
-    Texture f16 = Texture::create(context, TextureDesc::sampled_2d(8, 8, Format::rgba16f, 1));
+    Texture f32 = Texture::create(context, TextureDesc::sampled_2d(8, 8, Format::rgba32f, 1));
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes({.points = {{4, 4, 2}}}, 8, 8);
-    CHECK_THROWS_WITH_AS(renderer.draw(f16, shapes), doctest::Contains("RGBA8"), Error);
+    CHECK_THROWS_WITH_AS(renderer.draw(f32, shapes), doctest::Contains("RGBA8 (UNORM or sRGB) and RGBA16F"), Error);
     Texture small = Texture::create(context, TextureDesc::sampled_2d(4, 4, Format::rgba8_unorm, 1));
     CHECK_THROWS_WITH_AS(renderer.draw(small, shapes), doctest::Contains("outside the 4x4 frame"), Error);
 }

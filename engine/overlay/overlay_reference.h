@@ -13,4 +13,9 @@ namespace tvlm {
 void draw_overlay_reference(std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> rgba, uint32_t width,
                             uint32_t height, bool srgb);
 
+// The same over an RGBA16F frame (halves, tight rows), blended as stored (linear light) and
+// rounded to the nearest half.
+void draw_overlay_reference_f16(std::span<const gpu::OverlayShape> shapes, std::span<uint16_t> halves, uint32_t width,
+                                uint32_t height);
+
 }  // namespace tvlm

@@ -47,8 +47,10 @@ OverlayRenderer::~OverlayRenderer() {
 
 uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape> shapes) {
     const TextureDesc& d = frame.desc();
-    if (d.format != Format::rgba8_unorm && d.format != Format::rgba8_srgb)
-        throw Error("overlays draw on RGBA8 frames (UNORM or sRGB), not " + std::string(format_info(d.format).name));
+    if (d.format != Format::rgba8_unorm && d.format != Format::rgba8_srgb && d.format != Format::rgba16f)
+        throw Error("overlays draw on RGBA8 (UNORM or sRGB) and RGBA16F frames, not " +
+                    std::string(format_info(d.format).name));
+    const bool half = d.format == Format::rgba16f;
     if (!frame.words_allowed() || !(frame.usage() & VK_IMAGE_USAGE_STORAGE_BIT))
         throw Error("the overlay's frame must allow storage and word views (VK_IMAGE_USAGE_STORAGE_BIT, "
                     "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT): textures texturevlm creates do");
@@ -77,7 +79,8 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
                          .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                          .push_constant_bytes = sizeof(gpu::OverlayParams)});
     const ComputePipeline& shade = context_.pipeline(
-        "overlay_shade", {.spirv = shaders::overlay_shade(),
+        half ? "overlay_shade_rgba16f" : "overlay_shade",
+                         {.spirv = half ? shaders::overlay_shade_rgba16f() : shaders::overlay_shade(),
                           .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},

@@ -3,7 +3,8 @@
 // tiles by GPU passes (counts, prefix sums, lists; shaders/overlay_bin.comp and
 // overlay_scan.comp), then each tile composites only its own shapes, in scene order, over
 // its pixels (overlay_shade.comp), so the cost follows coverage. The frame is level 0,
-// layer 0 of an RGBA8 texture (UNORM, or sRGB blended in linear light), changed in place.
+// layer 0 of an RGBA8 texture (UNORM, or sRGB blended in linear light) or an RGBA16F one
+// (blended as stored), changed in place.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -27,8 +28,8 @@ public:
     // Submits the draw of `shapes` (overlay_shapes(): bounds clipped to this frame) over
     // `frame`; returns the timeline value it completes at, without waiting. Waits for this
     // renderer's previous draw before reusing its buffers. Throws Error, recording nothing,
-    // for a frame that is not RGBA8 or cannot be written as words, or shapes whose bounds
-    // leave the frame.
+    // for a frame that is not RGBA8 or RGBA16F or cannot be written as words, or shapes
+    // whose bounds leave the frame.
     uint64_t draw(Texture& frame, std::span<const gpu::OverlayShape> shapes);
 
 private:
