@@ -17,6 +17,7 @@
 #include "overlay/knn_graph.h"
 #include "overlay/overlay_renderer.h"
 #include "overlay/overlay_scene.h"
+#include "overlay/vulkan_knn.h"
 #include "transfer.h"
 
 namespace tvlm {
@@ -91,7 +92,14 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
             rows.push_back({job, "KNN graph, CPU (exact, " + std::to_string(scene.curves.size()) + " links)", median_us,
                             min_us, 0});
         }
-        if (j.points >= 1000) continue;  // the graph alone
+        if (j.points >= 1000) {  // the graph alone, also from nearest lists computed by Vulkan compute
+            VulkanNearest nearest(gpu.context);
+            KnnGraph graph({.k = j.k});
+            const Timing t = time_frames([&](uint64_t) { graph.update(points, nearest.nearest(points, j.k + 2)); }, [] {}, 3);
+            rows.push_back({job, "KNN graph, nearest lists by Vulkan compute (wall: upload, dispatch, wait, links)",
+                            t.median_us, t.min_us, 0});
+            continue;
+        }
         const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, kWidth, kHeight);
         const Timing c = time_cuda(gpu.stream, [&] {
             cuda.draw(shapes, frame.data(), pitch, kWidth, kHeight, false, gpu.stream);

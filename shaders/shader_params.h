@@ -87,7 +87,20 @@ struct FrameChangeParams {
     uint pad2;
 };
 
+// The KNN graph's nearest neighbours on the GPU (shaders/knn_nearest.comp): an invocation
+// per point, up to TVLM_KNN_MAX neighbours kept (k + hysteresis).
+#define TVLM_KNN_THREADS 128
+#define TVLM_KNN_MAX 16
+
+struct KnnParams {
+    uint count;       // points
+    uint neighbours;  // kept per point, 1..TVLM_KNN_MAX, below count
+    uint pad0;
+    uint pad1;
+};
+
 #ifdef __cplusplus
+static_assert(sizeof(KnnParams) == 16, "push constant layout must match GLSL");
 static_assert(sizeof(FrameChangeParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(BoxMipsParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(PatchGpu) == 32, "std430 layout must match GLSL");

@@ -16,5 +16,6 @@ std::span<const uint32_t> overlay_bin();
 std::span<const uint32_t> overlay_scan();
 std::span<const uint32_t> overlay_shade();
 std::span<const uint32_t> overlay_shade_rgba16f();
+std::span<const uint32_t> knn_nearest();
 
 }  // namespace tvlm::shaders

@@ -45,6 +45,29 @@ KnnGraph::KnnGraph(KnnOptions options) : options_(options) {
 }
 
 std::vector<KnnEdge> KnnGraph::update(std::span<const KnnPoint> points) {
+    check(points);
+    return link(points, nearest_neighbours(points, options_.k + options_.hysteresis));
+}
+
+std::vector<KnnEdge> KnnGraph::update(std::span<const KnnPoint> points,
+                                      const std::vector<std::vector<uint32_t>>& nearest) {
+    check(points);
+    const size_t want = std::min<size_t>(options_.k + options_.hysteresis, points.empty() ? 0 : points.size() - 1);
+    if (nearest.size() != points.size())
+        throw Error("KNN: " + std::to_string(nearest.size()) + " neighbour lists for " + std::to_string(points.size()) +
+                    " points");
+    for (size_t i = 0; i < nearest.size(); ++i) {
+        if (nearest[i].size() < want)
+            throw Error("KNN: point " + std::to_string(i) + "'s list holds " + std::to_string(nearest[i].size()) +
+                        " neighbours, fewer than k + hysteresis = " + std::to_string(want));
+        for (uint32_t j : nearest[i])
+            if (j >= points.size() || j == i)
+                throw Error("KNN: point " + std::to_string(i) + "'s list names point " + std::to_string(j));
+    }
+    return link(points, nearest);
+}
+
+void KnnGraph::check(std::span<const KnnPoint> points) const {
     std::unordered_set<uint64_t> tracks;
     for (size_t i = 0; i < points.size(); ++i) {
         if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y))
@@ -53,12 +76,14 @@ std::vector<KnnEdge> KnnGraph::update(std::span<const KnnPoint> points) {
             throw Error("KNN point " + std::to_string(i) + " repeats track id " + std::to_string(points[i].track) +
                         ": track ids are unique within a frame");
     }
+}
+
+std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest) {
     const uint32_t k = options_.k, h = options_.hysteresis;
-    const std::vector<std::vector<uint32_t>> nearest = nearest_neighbours(points, k + h);
     // Candidate links: rank < k either way, or rank < k + h either way for last frame's links.
     std::set<std::pair<uint32_t, uint32_t>> links;
     for (uint32_t a = 0; a < nearest.size(); ++a)
-        for (uint32_t r = 0; r < nearest[a].size(); ++r) {
+        for (uint32_t r = 0; r < std::min<size_t>(nearest[a].size(), k + h); ++r) {
             const uint32_t b = nearest[a][r];
             const bool kept = r < k || previous_.count(track_pair(points[a].track, points[b].track)) != 0;
             if (kept && std::abs(double(points[a].y) - points[b].y) <= options_.max_dy)

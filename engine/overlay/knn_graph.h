@@ -42,10 +42,16 @@ public:
     // This frame's links, sorted by (a, b). Throws Error, changing nothing, for NaN or
     // infinite coordinates or a track id given twice.
     std::vector<KnnEdge> update(std::span<const KnnPoint> points);
+    // The same from each point's k + hysteresis nearest computed elsewhere (VulkanNearest);
+    // Error where a list is shorter than that (and than the other points) or names a
+    // point that does not exist.
+    std::vector<KnnEdge> update(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest);
     // Links that appeared or disappeared at the last update (by track ids).
     size_t changes() const { return changes_; }
 
 private:
+    void check(std::span<const KnnPoint> points) const;
+    std::vector<KnnEdge> link(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest);
     KnnOptions options_;
     std::set<std::pair<uint64_t, uint64_t>> previous_;  // the last frame's links by track ids, lower id first
     size_t changes_ = 0;
