@@ -43,18 +43,20 @@ std::vector<KnnPoint> add_points(OverlayScene& scene, size_t count, std::mt19937
     return points;
 }
 
-// The KNN links as curves; returns the host time of the graph (median of 15).
+// The KNN links as curves (link_points, as tvlm overlay draws them); returns the host time
+// of the graph (median of 15).
 double add_links(OverlayScene& scene, const std::vector<KnnPoint>& points, uint32_t k, double* min_us) {
     std::vector<double> us;
-    std::vector<KnnEdge> edges;
     for (int run = 0; run < 15; ++run) {
         KnnGraph graph({.k = k});
         const auto start = std::chrono::steady_clock::now();
-        edges = graph.update(points);
+        graph.update(points);
         us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
     }
-    for (const KnnEdge& e : edges)
-        scene.curves.push_back({points[e.a].x, points[e.a].y, points[e.b].x, points[e.b].y, 2, {255, 214, 90, 220}});
+    std::vector<uint64_t> tracks;
+    for (const KnnPoint& p : points) tracks.push_back(p.track);
+    KnnGraph graph({.k = k});
+    link_points(scene, tracks, graph);
     std::sort(us.begin(), us.end());
     *min_us = us.front();
     return us[us.size() / 2];

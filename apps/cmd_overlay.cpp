@@ -19,7 +19,6 @@
 #include "overlay/overlay_scene.h"
 #include "overlay/overlay_scene_json.h"
 #include "test_chart.h"
-#include "transfer.h"
 
 namespace tvlm {
 
@@ -70,12 +69,7 @@ int run_overlay(int argc, char** argv) {
         desc.device = DeviceSelector::parse(args.option_or("device", ""));
         desc.validation = desc.validation || args.flag("validation");
         Context context(desc);
-        Texture texture = Texture::create(
-            context, TextureDesc::sampled_2d(image.width, image.height, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, 1));
-        upload(context, texture, host_pixels(image.texels, image.width, image.height));
-        OverlayRenderer renderer(context);
-        context.queue().wait(renderer.draw(texture, shapes));
-        image.texels = readback(context, texture);
+        draw_overlay_on_host(context, shapes, image.texels, image.width, image.height, srgb);
         if (context.validation_log().count())
             throw Error(std::to_string(context.validation_log().count()) + " Vulkan validation message(s), see above");
         where = "Vulkan compute on " + context.device_info().name;

@@ -2,10 +2,13 @@
 // Random overlay scenes and frames for the renderers' tests (Vulkan and CUDA): boxes across
 // the frame's edges, zero-size and huge boxes, strokes wider than boxes, lines with both
 // caps, zero-length ones, curves with coincident endpoints, points; translucent colours.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "overlay/overlay_reference.h"
 #include "overlay/overlay_scene.h"
 
 namespace tvlm::test {
@@ -55,6 +58,26 @@ inline std::vector<uint8_t> random_frame(uint32_t w, uint32_t h, std::mt19937& r
     std::vector<uint8_t> frame(size_t{w} * h * 4);
     for (size_t i = 0; i < frame.size(); ++i) frame[i] = i % 4 == 3 ? 255 : uint8_t(random());
     return frame;
+}
+
+// A GPU renderer's RGBA8 result against the CPU reference drawn over the same frame
+// (`before`): the largest byte difference, and how many bytes the reference changed (so a
+// test can check the scene drew at all).
+struct OverlayComparison {
+    int worst = 0;
+    size_t changed = 0;
+};
+inline OverlayComparison compare_with_reference(const std::vector<uint8_t>& before, const std::vector<uint8_t>& gpu,
+                                                const std::vector<gpu::OverlayShape>& shapes, uint32_t w, uint32_t h,
+                                                bool srgb) {
+    std::vector<uint8_t> reference = before;
+    draw_overlay_reference(shapes, reference, w, h, srgb);
+    OverlayComparison c;
+    for (size_t i = 0; i < gpu.size(); ++i) {
+        c.worst = std::max(c.worst, std::abs(int{gpu[i]} - int{reference[i]}));
+        c.changed += reference[i] != before[i];
+    }
+    return c;
 }
 
 }  // namespace tvlm::test

@@ -30,16 +30,9 @@ int draw_both(CudaOverlay& overlay, const OverlayScene& scene, uint32_t w, uint3
     overlay.draw(shapes, frame.data(), pitch, w, h, srgb, nullptr);
     std::vector<uint8_t> gpu(before.size());
     TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 4, frame.data(), pitch, size_t{w} * 4, h, cudaMemcpyDeviceToHost));
-    std::vector<uint8_t> reference = before;
-    draw_overlay_reference(shapes, reference, w, h, srgb);
-    int worst = 0;
-    size_t differs = 0;
-    for (size_t i = 0; i < gpu.size(); ++i) {
-        worst = std::max(worst, std::abs(int{gpu[i]} - int{reference[i]}));
-        differs += reference[i] != before[i];
-    }
-    if (changed) *changed = differs;
-    return worst;
+    const test::OverlayComparison c = test::compare_with_reference(before, gpu, shapes, w, h, srgb);
+    if (changed) *changed = c.changed;
+    return c.worst;
 }
 
 TEST_CASE("CUDA overlays of random scenes equal the CPU reference within one step") {

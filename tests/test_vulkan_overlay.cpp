@@ -38,16 +38,9 @@ int draw_both(Context& context, OverlayRenderer& renderer, const OverlayScene& s
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, w, h);
     context.queue().wait(renderer.draw(texture, shapes));
     const std::vector<uint8_t> gpu = readback(context, texture);
-    std::vector<uint8_t> reference = before;
-    draw_overlay_reference(shapes, reference, w, h, format == Format::rgba8_srgb);
-    int worst = 0;
-    size_t differs = 0;
-    for (size_t i = 0; i < gpu.size(); ++i) {
-        worst = std::max(worst, std::abs(int{gpu[i]} - int{reference[i]}));
-        differs += reference[i] != before[i];
-    }
-    if (changed) *changed = differs;
-    return worst;
+    const OverlayComparison c = test::compare_with_reference(before, gpu, shapes, w, h, format == Format::rgba8_srgb);
+    if (changed) *changed = c.changed;
+    return c.worst;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "overlay_font.h"
 #include "overlay_scene.h"
 #include "spirv.h"
+#include "transfer.h"
 
 namespace tvlm {
 
@@ -138,6 +139,20 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
     frame.mark_used(done);
     last_draw_ = done;
     return done;
+}
+
+void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> rgba,
+                          uint32_t width, uint32_t height, bool srgb) {
+    if (rgba.size() != size_t{width} * height * 4)
+        throw Error("draw_overlay_on_host: the frame holds " + std::to_string(rgba.size()) + " bytes, not " +
+                    std::to_string(size_t{width} * height * 4) + " (RGBA8, tight rows)");
+    Texture texture = Texture::create(
+        context, TextureDesc::sampled_2d(width, height, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, 1));
+    upload(context, texture, HostPixels{rgba.data(), ComponentType::u8, width, height, 4, 0});
+    OverlayRenderer renderer(context);
+    context.queue().wait(renderer.draw(texture, shapes));
+    const std::vector<uint8_t> drawn = readback(context, texture);
+    std::memcpy(rgba.data(), drawn.data(), drawn.size());
 }
 
 }  // namespace tvlm

@@ -47,6 +47,17 @@ gpu::OverlayShape line_shape(uint32_t kind, float x0, float y0, float x1, float 
     return s;
 }
 
+// A straight segment (a line, or one step of a trail) with its bounds; false where nothing
+// of it lies on the frame.
+bool segment_shape(gpu::OverlayShape& s, float x0, float y0, float x1, float y1, float width_px, OverlayColor color,
+                   bool round_caps, uint32_t width, uint32_t height) {
+    s = line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, width_px, color);
+    s.flags = round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
+    const float h = s.half_width;
+    return clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h, width,
+                       height);
+}
+
 }  // namespace
 
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height) {
@@ -84,12 +95,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         check_finite({l.x0, l.y0, l.x1, l.y1, l.width}, "line", i);
         check_size(l.width, "width", "line", i);
         if (l.width == 0 || l.color.a == 0) continue;
-        gpu::OverlayShape s = line_shape(TVLM_SHAPE_SEGMENT, l.x0, l.y0, l.x1, l.y1, l.width, l.color);
-        s.flags = l.round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
-        const float h = s.half_width;
-        if (clip_bounds(s, std::min(l.x0, l.x1) - h, std::min(l.y0, l.y1) - h, std::max(l.x0, l.x1) + h,
-                        std::max(l.y0, l.y1) + h, width, height))
-            shapes.push_back(s);
+        gpu::OverlayShape s;
+        if (segment_shape(s, l.x0, l.y0, l.x1, l.y1, l.width, l.color, l.round_caps, width, height)) shapes.push_back(s);
     }
     for (size_t i = 0; i < scene.trails.size(); ++i) {
         const OverlayTrail& t = scene.trails[i];
@@ -102,12 +109,9 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
             OverlayColor c = t.color;  // segment k of positions - 1: faded by its age
             c.a = uint8_t(std::lround(double(t.color.a) * double(k + 1) / double(positions - 1)));
             if (c.a == 0) continue;
-            const float x0 = t.xy[2 * k], y0 = t.xy[2 * k + 1], x1 = t.xy[2 * k + 2], y1 = t.xy[2 * k + 3];
-            gpu::OverlayShape s = line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, t.width, c);
-            s.flags = TVLM_SHAPE_ROUND_CAPS;
-            const float h = s.half_width;
-            if (clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h,
-                            width, height))
+            gpu::OverlayShape s;
+            if (segment_shape(s, t.xy[2 * k], t.xy[2 * k + 1], t.xy[2 * k + 2], t.xy[2 * k + 3], t.width, c, true, width,
+                              height))
                 shapes.push_back(s);
         }
     }

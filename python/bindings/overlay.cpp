@@ -6,7 +6,6 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +18,6 @@
 #include "overlay/overlay_renderer.h"
 #include "overlay/overlay_scene.h"
 #include "overlay/overlay_scene_json.h"
-#include "transfer.h"
 #include "vulkan_device.h"
 #ifdef TVLM_HAVE_CUDA
 #include "cuda_calls.h"
@@ -72,15 +70,7 @@ void draw_cpu(const OverlayShapes& s, Frame frame, bool srgb) {
 
 void draw_vulkan(VulkanDevice& device, const OverlayShapes& s, Frame frame, bool srgb) {
     check_frame(frame, s);
-    Context& context = device.context();
-    const std::vector<uint8_t> texels(frame.data(), frame.data() + frame.size());
-    Texture texture = Texture::create(
-        context, TextureDesc::sampled_2d(s.width, s.height, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, 1));
-    upload(context, texture, tvlm::host_pixels(texels, s.width, s.height));
-    OverlayRenderer renderer(context);
-    context.queue().wait(renderer.draw(texture, s.shapes));
-    const std::vector<uint8_t> drawn = readback(context, texture);
-    std::memcpy(frame.data(), drawn.data(), drawn.size());
+    draw_overlay_on_host(device.context(), s.shapes, {frame.data(), frame.size()}, s.width, s.height, srgb);
 }
 
 }  // namespace
