@@ -104,7 +104,7 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
         }
         const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, kWidth, kHeight);
         const Timing c = time_cuda(gpu.stream, [&] {
-            cuda.draw(shapes, frame.data(), pitch, kWidth, kHeight, false, gpu.stream);
+            cuda.draw(shapes, frame.data(), pitch, kWidth, kHeight, Format::rgba8_unorm, gpu.stream);
         });
         rows.push_back({job, "CUDA, frame in CUDA memory (" + std::to_string(shapes.size()) + " shapes)", c.median_us,
                         c.min_us, floor_us});

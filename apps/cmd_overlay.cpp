@@ -69,7 +69,8 @@ int run_overlay(int argc, char** argv) {
         desc.device = DeviceSelector::parse(args.option_or("device", ""));
         desc.validation = desc.validation || args.flag("validation");
         Context context(desc);
-        draw_overlay_on_host(context, shapes, image.texels, image.width, image.height, srgb);
+        draw_overlay_on_host(context, shapes, image.texels, image.width, image.height,
+                             srgb ? Format::rgba8_srgb : Format::rgba8_unorm);
         if (context.validation_log().count())
             throw Error(std::to_string(context.validation_log().count()) + " Vulkan validation message(s), see above");
         where = "Vulkan compute on " + context.device_info().name;

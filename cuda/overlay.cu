@@ -1,5 +1,8 @@
 #include "overlay.h"
 
+#include <cuda_fp16.h>
+
+#include <algorithm>
 #include <cub/device/device_scan.cuh>
 
 #include "cuda_check.h"
@@ -11,8 +14,11 @@ namespace {
 using gpu::OverlayShape;
 
 // A block per shape, its threads over the tiles its bounds touch: a large shape's hundreds
-// of tiles are counted (or filled) in parallel, not by one thread in turn.
-__global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, bool fill) {
+// of tiles are counted (or filled) in parallel, not by one thread in turn. Counting notes
+// each tile whose count leaves zero in the busy list; filling takes its slots by counting
+// back down, so the counts end at zero and the shading reads each list's length from the
+// offsets.
+__global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles, bool fill) {
     const uint32_t i = blockIdx.x;
     const OverlayShape s = l.shapes[i];
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
@@ -20,80 +26,134 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, bool fill) {
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
     for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) {
         const uint32_t tile = (uint32_t(ty0) + k / across) * tiles_x + uint32_t(tx0) + k % across;
-        if (!fill) atomicAdd(&l.counts[tile], 1u);
-        else l.lists[l.offsets[tile] + atomicAdd(&l.cursors[tile], 1u)] = i;
+        if (!fill) {
+            if (atomicAdd(&l.counts[tile], 1u) == 0u) l.busy[atomicAdd(&l.counts[tiles + 1], 1u)] = tile;
+        } else {
+            l.lists[l.offsets[tile] + atomicSub(&l.counts[tile], 1u) - 1u] = i;
+        }
     }
 }
 
-// A block per tile, a thread per pixel (as overlay_shade.comp).
-__global__ void shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
-    __shared__ uint32_t sorted[TVLM_OVERLAY_SORTED];
-    const uint32_t tile = blockIdx.y * tiles_x + blockIdx.x, t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
-    const uint32_t n = l.counts[tile];
-    if (n == 0) return;
-    const uint32_t x = blockIdx.x * TVLM_OVERLAY_TILE + threadIdx.x, y = blockIdx.y * TVLM_OVERLAY_TILE + threadIdx.y;
-    const bool inside = x < l.width && y < l.height;
+// A frame's pixel in the blending space, and back: RGBA8 words (sRGB decoded to linear
+// light where asked) or four halves, as stored.
+template <bool kHalf>
+__device__ gpu::OverlayPixel load_pixel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
+    const char* row = static_cast<const char*>(l.frame) + size_t(y) * l.pitch;
+    if constexpr (kHalf) {
+        const uint2 texel = reinterpret_cast<const uint2*>(row)[x];
+        const float2 rg = __half22float2(*reinterpret_cast<const __half2*>(&texel.x));
+        const float2 ba = __half22float2(*reinterpret_cast<const __half2*>(&texel.y));
+        return {rg.x, rg.y, ba.x, ba.y};
+    } else {
+        return gpu::overlay_load(reinterpret_cast<const uint32_t*>(row)[x], l.srgb ? 1u : 0u);
+    }
+}
+template <bool kHalf>
+__device__ void store_pixel(const OverlayLaunch& l, uint32_t x, uint32_t y, const gpu::OverlayPixel& p) {
+    char* row = static_cast<char*>(l.frame) + size_t(y) * l.pitch;
+    if constexpr (kHalf) {
+        const __half2 rg = __floats2half2_rn(p.r, p.g), ba = __floats2half2_rn(p.b, p.a);
+        reinterpret_cast<uint2*>(row)[x] = make_uint2(*reinterpret_cast<const uint32_t*>(&rg),
+                                                      *reinterpret_cast<const uint32_t*>(&ba));
+    } else {
+        reinterpret_cast<uint32_t*>(row)[x] = gpu::overlay_store(p, l.srgb ? 1u : 0u);
+    }
+}
+
+__device__ float atlas_texel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
+    return float(__ldg(&l.atlas[size_t(y) * l.atlas_width + x]));
+}
+
+// Shape s over the pixel (x, y), as overlay_shade.glsl composites it.
+__device__ void composite(const OverlayLaunch& l, const OverlayShape& s, uint32_t x, uint32_t y, gpu::OverlayPixel& dst,
+                          bool& touched) {
+    if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
     const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-    const uint32_t srgb = l.srgb ? 1u : 0u;
-    uint32_t* word = inside ? reinterpret_cast<uint32_t*>(l.frame + size_t(y) * l.pitch) + x : nullptr;
-    gpu::OverlayPixel dst{};
-    if (inside) dst = gpu::overlay_load(*word, srgb);
-    bool touched = false;
-    const auto composite = [&](const OverlayShape& s) {
-        if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
-        const gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, px, py);
-        if (c.fill > 0.0f || c.stroke > 0.0f) {
-            dst = gpu::overlay_over(dst, s, c, srgb);
-            touched = true;
-        }
-    };
-    if (n <= TVLM_OVERLAY_SORTED) {
-        uint32_t size = 1;
-        while (size < n) size <<= 1;
-        for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) sorted[i] = i < n ? l.lists[l.offsets[tile] + i] : ~0u;
-        __syncthreads();
-        for (uint32_t k = 2; k <= size; k <<= 1)
-            for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-                for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) {
-                    const uint32_t partner = i ^ j;
-                    if (partner > i) {
-                        const bool ascending = (i & k) == 0;
-                        const uint32_t a = sorted[i], b = sorted[partner];
-                        if ((a > b) == ascending) {
-                            sorted[i] = b;
-                            sorted[partner] = a;
+    gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, px, py);
+    if (s.kind == TVLM_SHAPE_GLYPH) {
+        const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
+        c.stroke = gpu::overlay_glyph_coverage_of(s, a, atlas_texel(l, a.x, a.y), atlas_texel(l, a.x + 1, a.y),
+                                                  atlas_texel(l, a.x, a.y + 1), atlas_texel(l, a.x + 1, a.y + 1));
+    }
+    if (c.fill > 0.0f || c.stroke > 0.0f) {
+        dst = gpu::overlay_over(dst, s, c, l.srgb ? 1u : 0u);
+        touched = true;
+    }
+}
+
+// The busy tiles, a block per tile at a time and a thread per pixel: the tile's list is
+// sorted into scene order in shared memory (bitonic, padded with ~0u), or, past
+// TVLM_OVERLAY_SORTED, replaced by a walk over every shape in order.
+template <bool kHalf>
+__global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles) {
+    __shared__ uint32_t sorted[TVLM_OVERLAY_SORTED];
+    const uint32_t t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
+    const uint32_t busy_tiles = l.counts[tiles + 1];
+    for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x) {
+        const uint32_t tile = l.busy[b], first = l.offsets[tile], n = l.offsets[tile + 1] - first;
+        const uint32_t x = tile % tiles_x * TVLM_OVERLAY_TILE + threadIdx.x;
+        const uint32_t y = tile / tiles_x * TVLM_OVERLAY_TILE + threadIdx.y;
+        const bool inside = x < l.width && y < l.height;
+        gpu::OverlayPixel dst{};
+        if (inside) dst = load_pixel<kHalf>(l, x, y);
+        bool touched = false;
+        if (n <= TVLM_OVERLAY_SORTED) {  // n is the block's: every thread takes this branch or none
+            uint32_t size = 1;
+            while (size < n) size <<= 1;
+            __syncthreads();  // the previous tile's list is no longer read
+            for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) sorted[i] = i < n ? l.lists[first + i] : ~0u;
+            __syncthreads();
+            for (uint32_t k = 2; k <= size; k <<= 1)
+                for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+                    for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) {
+                        const uint32_t partner = i ^ j;
+                        if (partner > i) {
+                            const bool ascending = (i & k) == 0;
+                            const uint32_t a = sorted[i], c = sorted[partner];
+                            if ((a > c) == ascending) {
+                                sorted[i] = c;
+                                sorted[partner] = a;
+                            }
                         }
                     }
+                    __syncthreads();
                 }
-                __syncthreads();
-            }
-        if (!inside) return;
-        for (uint32_t i = 0; i < n; ++i) composite(l.shapes[sorted[i]]);
-    } else {
-        if (!inside) return;
-        for (uint32_t i = 0; i < l.shape_count; ++i) composite(l.shapes[i]);
+            if (inside)
+                for (uint32_t i = 0; i < n; ++i) composite(l, l.shapes[sorted[i]], x, y, dst, touched);
+        } else if (inside) {
+            for (uint32_t i = 0; i < l.shape_count; ++i) composite(l, l.shapes[i], x, y, dst, touched);
+        }
+        if (touched) store_pixel<kHalf>(l, x, y, dst);
     }
-    if (touched) *word = gpu::overlay_store(dst, srgb);
+}
+
+// Blocks that fill the GPU once: the shading grid walks the busy tiles with that many.
+template <bool kHalf>
+uint32_t resident_shade_blocks() {
+    int device = 0, sms = 0, per_sm = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, TVLM_OVERLAY_THREADS, 0));
+    return uint32_t(std::max(1, sms * per_sm));
 }
 
 }  // namespace
 
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
-    const uint32_t tiles_y = (l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
-    const size_t tile_bytes = size_t(tiles_x) * tiles_y * sizeof(uint32_t);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(l.counts, 0, tile_bytes + sizeof(uint32_t), stream));  // + the scan's extra entry
-    TVLM_CUDA_CHECK(cudaMemsetAsync(l.cursors, 0, tile_bytes, stream));
-    if (l.shape_count) {
-        bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, false);
-        // The counts' exclusive prefix sum by CUB (tiles + 1 entries: the last is the total;
-        // counts[tiles] is the zeroed extra entry).
-        size_t scratch_bytes = l.scan_scratch_bytes;
-        TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scan_scratch, scratch_bytes, l.counts, l.offsets,
-                                                      int(tiles_x * tiles_y + 1), stream));
-        bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, true);
-        shade_kernel<<<dim3(tiles_x, tiles_y), dim3(TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE), 0, stream>>>(l, tiles_x);
-    }
+    const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
+    if (!l.shape_count) return;
+    TVLM_CUDA_CHECK(cudaMemsetAsync(l.counts, 0, (size_t(tiles) + 2) * sizeof(uint32_t), stream));
+    bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, tiles, false);
+    // The counts' exclusive prefix sum by CUB (tiles + 1 entries: the last is the total;
+    // counts[tiles] is the zeroed extra entry).
+    size_t scratch_bytes = l.scan_scratch_bytes;
+    TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scan_scratch, scratch_bytes, l.counts, l.offsets, int(tiles + 1), stream));
+    bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x, tiles, true);
+    const dim3 block(TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE);
+    const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
+    if (l.half) shade_kernel<true><<<std::min(bound, resident_shade_blocks<true>()), block, 0, stream>>>(l, tiles_x, tiles);
+    else shade_kernel<false><<<std::min(bound, resident_shade_blocks<false>()), block, 0, stream>>>(l, tiles_x, tiles);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,9 +1,11 @@
 #pragma once
-// The overlay renderer's CUDA kernels, for frames already in CUDA memory: the same four
-// passes as the Vulkan renderer (shaders/overlay_*.comp) on the same shape records
-// (shaders/overlay_shapes.h): count each tile's shapes, prefix-sum the counts, fill the
-// tiles' lists, then shade each tile's pixels with its list sorted into scene order. The
-// prefix sum is CUB's; the binning runs a block per shape.
+// The overlay renderer's CUDA kernels, for frames already in CUDA memory: the same passes as
+// the Vulkan renderer (shaders/overlay_*.comp) on the same shape records
+// (shaders/overlay_shapes.h): count each tile's shapes (noting the tiles that have any),
+// prefix-sum the counts, fill the tiles' lists, then shade the busy tiles' pixels with each
+// list sorted into scene order. The prefix sum is CUB's; the binning runs a block per shape;
+// the shading a fixed grid of blocks walking the busy tiles, so the 32,400 tiles of a 4K
+// frame cost nothing where no shape lies.
 // Stream-ordered, no host sync. interop/cuda_overlay.h owns the buffers.
 #include <cuda_runtime_api.h>
 
@@ -17,14 +19,19 @@ namespace tvlm {
 struct OverlayLaunch {
     const gpu::OverlayShape* shapes = nullptr;  // device memory, bounds on the frame
     uint32_t shape_count = 0;
-    uint32_t* counts = nullptr;   // tiles_x * tiles_y + 1, zeroed by the launch
+    uint32_t* counts = nullptr;   // tiles + 2, zeroed by the launch: the counts, the scan's extra
+                                  // entry, the number of busy tiles
     uint32_t* offsets = nullptr;  // tiles + 1
-    uint32_t* cursors = nullptr;  // tiles, zeroed by the launch
+    uint32_t* busy = nullptr;     // tiles: the tiles some shape touches, in any order
     uint32_t* lists = nullptr;    // one entry per (shape, tile) pair
-    uint8_t* frame = nullptr;     // RGBA8, rows `pitch` bytes apart (a multiple of 4)
+    uint32_t busy_bound = 0;      // at most this many tiles are busy (the host's count of pairs, or tiles)
+    void* frame = nullptr;        // RGBA8 words or RGBA16F texels, rows `pitch` bytes apart
     size_t pitch = 0;
     uint32_t width = 0, height = 0;
-    bool srgb = false;            // the bytes are sRGB: blend in linear light
+    bool half = false;             // RGBA16F, blended as stored; else RGBA8
+    bool srgb = false;             // RGBA8 whose bytes are sRGB: blend in linear light
+    const uint8_t* atlas = nullptr;  // the label font's SDF atlas (device memory), for glyphs
+    uint32_t atlas_width = 0;
     void* scan_scratch = nullptr;  // overlay_scan_scratch_bytes(tiles) bytes
     size_t scan_scratch_bytes = 0;
 };

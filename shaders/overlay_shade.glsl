@@ -30,12 +30,9 @@ float atlas_texel(uint x, uint y) {
 OverlayCoverage coverage_of(OverlayShape s, float px, float py) {
     OverlayCoverage c = overlay_shape_coverage(s, px, py);
     if (s.kind == TVLM_SHAPE_GLYPH) {
-        const OverlayAtlasPoint a = overlay_glyph_atlas_point(s, px, py);
-        const uint x = uint(floor(a.x)), y = uint(floor(a.y));
-        const float fx = a.x - floor(a.x), fy = a.y - floor(a.y);
-        const float sdf = overlay_bilinear(atlas_texel(x, y), atlas_texel(x + 1u, y), atlas_texel(x, y + 1u),
-                                           atlas_texel(x + 1u, y + 1u), fx, fy);
-        c.stroke = overlay_glyph_coverage(sdf, s.radius);
+        const OverlayAtlasTaps a = overlay_glyph_taps(s, px, py);
+        c.stroke = overlay_glyph_coverage_of(s, a, atlas_texel(a.x, a.y), atlas_texel(a.x + 1u, a.y),
+                                             atlas_texel(a.x, a.y + 1u), atlas_texel(a.x + 1u, a.y + 1u));
     }
     return c;
 }

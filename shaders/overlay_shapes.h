@@ -206,6 +206,29 @@ TVLM_OVERLAY_FN float overlay_bilinear(float t00, float t10, float t01, float t1
     return (t00 * (1.0f - fx) + t10 * fx) * (1.0f - fy) + (t01 * (1.0f - fx) + t11 * fx) * fy;
 }
 
+// The atlas texels a glyph's pixel reads: the lower corner of its four taps and the
+// fractions between them. Each renderer fetches the four bytes from its own copy of the
+// atlas and passes them, with these fractions, to overlay_glyph_coverage_of.
+struct OverlayAtlasTaps {
+    uint x;
+    uint y;
+    float fx;
+    float fy;
+};
+TVLM_OVERLAY_FN OverlayAtlasTaps overlay_glyph_taps(OverlayShape s, float px, float py) {
+    const OverlayAtlasPoint a = overlay_glyph_atlas_point(s, px, py);
+    OverlayAtlasTaps t;
+    t.x = uint(floor(a.x));
+    t.y = uint(floor(a.y));
+    t.fx = a.x - floor(a.x);
+    t.fy = a.y - floor(a.y);
+    return t;
+}
+TVLM_OVERLAY_FN float overlay_glyph_coverage_of(OverlayShape s, OverlayAtlasTaps t, float t00, float t10, float t01,
+                                                float t11) {
+    return overlay_glyph_coverage(overlay_bilinear(t00, t10, t01, t11, t.fx, t.fy), s.radius);
+}
+
 // Whether the shape's bounds touch the pixel rectangle [x0, x1) x [y0, y1).
 TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x1, float y1) {
     return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;

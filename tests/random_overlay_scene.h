@@ -4,10 +4,12 @@
 // caps, zero-length ones, curves with coincident endpoints, points; translucent colours.
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "half.h"
 #include "overlay/overlay_reference.h"
 #include "overlay/overlay_scene.h"
 
@@ -77,6 +79,29 @@ inline OverlayComparison compare_with_reference(const std::vector<uint8_t>& befo
         c.worst = std::max(c.worst, std::abs(int{gpu[i]} - int{reference[i]}));
         c.changed += reference[i] != before[i];
     }
+    return c;
+}
+
+// An RGBA16F frame of random values in [0, 1), as halves.
+inline std::vector<uint16_t> random_frame_f16(uint32_t w, uint32_t h, std::mt19937& random) {
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    std::vector<uint16_t> frame(size_t{w} * h * 4);
+    for (uint16_t& v : frame) v = float_to_half(unit(random));
+    return frame;
+}
+
+// The same comparison for RGBA16F frames: the largest difference in 8-bit steps (rounded up).
+inline OverlayComparison compare_with_reference_f16(const std::vector<uint16_t>& before, const std::vector<uint16_t>& gpu,
+                                                    const std::vector<gpu::OverlayShape>& shapes, uint32_t w, uint32_t h) {
+    std::vector<uint16_t> reference = before;
+    draw_overlay_reference_f16(shapes, reference, w, h);
+    OverlayComparison c;
+    double worst = 0;
+    for (size_t i = 0; i < gpu.size(); ++i) {
+        worst = std::max(worst, double(std::fabs(half_to_float(gpu[i]) - half_to_float(reference[i]))));
+        c.changed += reference[i] != before[i];
+    }
+    c.worst = int(std::ceil(worst * 255));
     return c;
 }
 

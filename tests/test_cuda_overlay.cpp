@@ -1,6 +1,7 @@
 // The overlay renderer's CUDA kernels (frames in CUDA memory) against the CPU reference,
-// as the Vulkan renderer is tested: random scenes on RGBA8 and sRGB frames with a row
-// pitch wider than the frame, thousands of translucent shapes over one tile, refusals.
+// as the Vulkan renderer is tested: random scenes with labels on RGBA8, sRGB and RGBA16F
+// frames with a row pitch wider than the frame, thousands of translucent shapes over one
+// tile, a frame drawn again (the binning buffers reused), refusals.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -27,7 +28,7 @@ int draw_both(CudaOverlay& overlay, const OverlayScene& scene, uint32_t w, uint3
     DeviceBuffer<uint8_t> frame(pitch * h);
     TVLM_CUDA_CHECK(cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 4, size_t{w} * 4, h, cudaMemcpyHostToDevice));
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, w, h);
-    overlay.draw(shapes, frame.data(), pitch, w, h, srgb, nullptr);
+    overlay.draw(shapes, frame.data(), pitch, w, h, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, nullptr);
     std::vector<uint8_t> gpu(before.size());
     TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 4, frame.data(), pitch, size_t{w} * 4, h, cudaMemcpyDeviceToHost));
     const test::OverlayComparison c = test::compare_with_reference(before, gpu, shapes, w, h, srgb);
@@ -43,7 +44,7 @@ TEST_CASE("CUDA overlays of random scenes equal the CPU reference within one ste
             CAPTURE(srgb);
             CAPTURE(scene);
             size_t changed = 0;
-            CHECK(draw_both(overlay, test::random_scene(203, 131, random), 203, 131, srgb, random, &changed) <= 1);
+            CHECK(draw_both(overlay, test::random_scene(203, 131, random, true), 203, 131, srgb, random, &changed) <= 1);
             CHECK(changed > 1000);
         }
     std::uniform_real_distribution<float> at(2.0f, 14.0f);
@@ -57,18 +58,47 @@ TEST_CASE("CUDA overlays of random scenes equal the CPU reference within one ste
     }
 }
 
-TEST_CASE("CUDA overlays refuse bad frames and shapes, launching nothing") {
+TEST_CASE("CUDA overlays on RGBA16F frames equal the CPU reference within one 8-bit step") {
     CudaOverlay overlay;
-    DeviceBuffer<uint8_t> frame(16 * 16 * 4);
+    std::mt19937 random(33);
+    constexpr uint32_t w = 203, h = 131;
+    for (int scene = 0; scene < 2; ++scene) {  // twice: the second draw reuses the buffers
+        CAPTURE(scene);
+        const std::vector<uint16_t> before = test::random_frame_f16(w, h, random);
+        const size_t pitch = size_t{w} * 8 + 24;
+        DeviceBuffer<uint8_t> frame(pitch * h);
+        TVLM_CUDA_CHECK(cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 8, size_t{w} * 8, h,
+                                     cudaMemcpyHostToDevice));
+        const std::vector<gpu::OverlayShape> shapes = overlay_shapes(test::random_scene(w, h, random, true), w, h);
+        overlay.draw(shapes, frame.data(), pitch, w, h, Format::rgba16f, nullptr);
+        std::vector<uint16_t> gpu(before.size());
+        TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 8, frame.data(), pitch, size_t{w} * 8, h,
+                                     cudaMemcpyDeviceToHost));
+        const test::OverlayComparison c = test::compare_with_reference_f16(before, gpu, shapes, w, h);
+        CHECK(c.worst <= 1);
+        CHECK(c.changed > 1000);
+    }
+}
+
+TEST_CASE("CUDA overlays refuse bad frames, formats and shapes, launching nothing") {
+    CudaOverlay overlay;
+    DeviceBuffer<uint8_t> frame(16 * 16 * 8);
+    TVLM_CUDA_CHECK(cudaMemset(frame.data(), 7, frame.bytes()));
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes({.points = {{8, 8, 3}}}, 16, 16);
-    CHECK_THROWS_WITH_AS(overlay.draw(shapes, nullptr, 64, 16, 16, false, nullptr), doctest::Contains("null"), Error);
-    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 62, 16, 16, false, nullptr), doctest::Contains("multiple of 4"), Error);
-    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, false, nullptr), doctest::Contains("outside the 8x8"), Error);
-    const std::vector<gpu::OverlayShape> label = overlay_shapes({.labels = {{1, 1, 10, "A"}}}, 16, 16);
-    CHECK_THROWS_WITH_AS(overlay.draw(label, frame.data(), 64, 16, 16, false, nullptr), doctest::Contains("not yet by CUDA"),
+    const auto unorm = Format::rgba8_unorm;
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, nullptr, 64, 16, 16, unorm, nullptr), doctest::Contains("null"), Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 62, 16, 16, unorm, nullptr), doctest::Contains("multiple of 4"),
                          Error);
-    overlay.draw({}, frame.data(), 64, 16, 16, false, nullptr);  // nothing to draw: fine
-    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 68, 16, 16, Format::rgba16f, nullptr),
+                         doctest::Contains("multiple of 8"), Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 64, 16, 16, Format::r32f, nullptr),
+                         doctest::Contains("not r32f"), Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, unorm, nullptr), doctest::Contains("outside the 8x8"),
+                         Error);
+    overlay.draw({}, frame.data(), 64, 16, 16, unorm, nullptr);  // nothing to draw: fine
+    std::vector<uint8_t> after(frame.bytes());
+    TVLM_CUDA_CHECK(cudaMemcpy(after.data(), frame.data(), after.size(), cudaMemcpyDeviceToHost));
+    CHECK(std::all_of(after.begin(), after.end(), [](uint8_t b) { return b == 7; }));  // nothing was drawn
 }
 
 }  // namespace

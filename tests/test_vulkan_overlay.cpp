@@ -62,30 +62,18 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays on RGBA16F frames equal the CPU refer
     OverlayRenderer renderer(context);
     std::mt19937 random(33);
     constexpr uint32_t w = 203, h = 131;
-    ImageF image(w, h, 4);
-    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-    for (float& v : image.texels) v = unit(random);
-    const std::vector<uint8_t> bytes = encode_texels(image, Format::rgba16f);
-    std::vector<uint16_t> reference(bytes.size() / 2);
-    std::memcpy(reference.data(), bytes.data(), bytes.size());
-    const std::vector<uint16_t> before = reference;
+    const std::vector<uint16_t> before = random_frame_f16(w, h, random);
     Texture texture = Texture::create(context, TextureDesc::sampled_2d(w, h, Format::rgba16f, 1));
-    upload(context, texture, host_pixels(image));
+    upload(context, texture, HostPixels{before.data(), ComponentType::f16, w, h, 4});
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(random_scene(w, h, random, true), w, h);
     context.queue().wait(renderer.draw(texture, shapes));
     const std::vector<uint8_t> drawn = readback(context, texture);
-    REQUIRE(drawn.size() == bytes.size());
-    std::vector<uint16_t> gpu(reference.size());
+    REQUIRE(drawn.size() == before.size() * 2);
+    std::vector<uint16_t> gpu(before.size());
     std::memcpy(gpu.data(), drawn.data(), drawn.size());
-    draw_overlay_reference_f16(shapes, reference, w, h);
-    double worst = 0;
-    size_t changed = 0;
-    for (size_t i = 0; i < gpu.size(); ++i) {
-        worst = std::max(worst, double(std::fabs(half_to_float(gpu[i]) - half_to_float(reference[i]))));
-        changed += reference[i] != before[i];
-    }
-    CHECK(worst <= 1.0 / 255);
-    CHECK(changed > 1000);
+    const OverlayComparison c = compare_with_reference_f16(before, gpu, shapes, w, h);
+    CHECK(c.worst <= 1);
+    CHECK(c.changed > 1000);
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "thousands of translucent shapes over one tile composite in scene order") {

@@ -28,12 +28,9 @@ void composite_all(std::span<const gpu::OverlayShape> shapes, uint32_t width, ui
                 if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1, float(y) + 1)) continue;
                 gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, px, py);
                 if (s.kind == TVLM_SHAPE_GLYPH) {  // as overlay_shade.glsl samples the atlas
-                    const gpu::OverlayAtlasPoint a = gpu::overlay_glyph_atlas_point(s, px, py);
-                    const auto ax = uint32_t(std::floor(a.x)), ay = uint32_t(std::floor(a.y));
-                    const float fx = a.x - std::floor(a.x), fy = a.y - std::floor(a.y);
-                    c.stroke = gpu::overlay_glyph_coverage(
-                        gpu::overlay_bilinear(texel(ax, ay), texel(ax + 1, ay), texel(ax, ay + 1), texel(ax + 1, ay + 1), fx, fy),
-                        s.radius);
+                    const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
+                    c.stroke = gpu::overlay_glyph_coverage_of(s, a, texel(a.x, a.y), texel(a.x + 1, a.y),
+                                                              texel(a.x, a.y + 1), texel(a.x + 1, a.y + 1));
                 }
                 if (c.fill > 0 || c.stroke > 0) {
                     dst = gpu::overlay_over(dst, s, c, mode);

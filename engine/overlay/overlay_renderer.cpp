@@ -141,18 +141,22 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
     return done;
 }
 
-void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> rgba,
-                          uint32_t width, uint32_t height, bool srgb) {
-    if (rgba.size() != size_t{width} * height * 4)
-        throw Error("draw_overlay_on_host: the frame holds " + std::to_string(rgba.size()) + " bytes, not " +
-                    std::to_string(size_t{width} * height * 4) + " (RGBA8, tight rows)");
-    Texture texture = Texture::create(
-        context, TextureDesc::sampled_2d(width, height, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, 1));
-    upload(context, texture, HostPixels{rgba.data(), ComponentType::u8, width, height, 4, 0});
+void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> texels,
+                          uint32_t width, uint32_t height, Format format) {
+    if (format != Format::rgba8_unorm && format != Format::rgba8_srgb && format != Format::rgba16f)
+        throw Error("draw_overlay_on_host: overlays draw on rgba8, rgba8_srgb and rgba16f frames, not " +
+                    std::string(format_info(format).name));
+    const FormatInfo& info = format_info(format);
+    if (texels.size() != size_t{width} * height * info.texel_bytes())
+        throw Error("draw_overlay_on_host: the frame holds " + std::to_string(texels.size()) + " bytes, not " +
+                    std::to_string(size_t{width} * height * info.texel_bytes()) + " (" + std::string(info.name) +
+                    ", tight rows)");
+    Texture texture = Texture::create(context, TextureDesc::sampled_2d(width, height, format, 1));
+    upload(context, texture, HostPixels{texels.data(), info.component, width, height, 4, 0});
     OverlayRenderer renderer(context);
     context.queue().wait(renderer.draw(texture, shapes));
     const std::vector<uint8_t> drawn = readback(context, texture);
-    std::memcpy(rgba.data(), drawn.data(), drawn.size());
+    std::memcpy(texels.data(), drawn.data(), drawn.size());
 }
 
 }  // namespace tvlm

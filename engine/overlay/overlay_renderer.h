@@ -40,10 +40,11 @@ private:
     uint64_t last_draw_ = 0;
 };
 
-// `shapes` over an RGBA8 frame in host memory (tight rows), in place, by Vulkan compute on
-// `context`: a texture uploaded, drawn and read back; waits. `srgb`: the bytes are sRGB.
-// What `tvlm overlay` and texturevlm.overlay do for host frames.
-void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> rgba,
-                          uint32_t width, uint32_t height, bool srgb);
+// `shapes` over a frame in host memory (tight rows; rgba8_unorm, rgba8_srgb blended in
+// linear light, or rgba16f as halves), in place, by Vulkan compute on `context`: a texture
+// uploaded, drawn and read back; waits. What `tvlm overlay` and texturevlm.overlay do for
+// host frames.
+void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> texels,
+                          uint32_t width, uint32_t height, Format format);
 
 }  // namespace tvlm

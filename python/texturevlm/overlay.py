@@ -1,17 +1,18 @@
-"""Boxes, points, lines, curved links and track trails drawn over RGBA8 frames, in place
-(docs/overlay.md).
+"""Boxes with labels, points, lines, curved links and track trails drawn over RGBA8 or
+RGBA16F frames, in place (docs/overlay.md).
 
     import texturevlm as tv
     scene = {"boxes": [{"x": 400, "y": 300, "width": 300, "height": 200, "radius": 12,
                         "stroke": [255, 80, 80], "fill": [255, 80, 80, 60]}],
              "points": [{"x": 300, "y": 250, "track": 1}, {"x": 520, "y": 380, "track": 2}]}
-    tv.overlay.draw(frame, scene, knn=3)        # frame [H, W, 4] uint8: a torch CUDA tensor or a host array
+    tv.overlay.draw(frame, scene, knn=3)        # frame [H, W, 4] uint8 or float16: a torch CUDA tensor or a host array
 
 A scene is the JSON schema of `tvlm overlay` as a dict (or its JSON text). CUDA tensors are
 drawn by the CUDA kernels on torch's current stream, with no copy and no host wait; host
 arrays by Vulkan compute (backend 'vulkan', any GPU or lavapipe) or the CPU reference
 ('cpu'). `Overlay` keeps what persists between frames: the KNN graph (so links do not
-flicker) and the GPU buffers."""
+flicker) and the GPU buffers. uint8 frames are RGBA8 (`srgb=True`: sRGB bytes, blended in
+linear light); float16 frames hold linear light and blend as stored."""
 from __future__ import annotations
 
 import json
@@ -60,18 +61,19 @@ class Overlay:
         self.links = 0  #: KNN links drawn by the last draw()
 
     def draw(self, frame: Any, scene: Scene, srgb: bool = False, stream: Any = None) -> Any:
-        """Composites `scene` over `frame` ([H, W, 4] uint8, rows contiguous) in place and
-        returns it. `srgb`: the bytes are sRGB and blend in linear light."""
+        """Composites `scene` over `frame` ([H, W, 4] uint8 or float16, rows contiguous) in
+        place and returns it. `srgb`: uint8 bytes are sRGB and blend in linear light."""
         shape = tuple(frame.shape)
-        dtype = str(getattr(frame, "dtype", ""))
-        if len(shape) != 3 or shape[2] != 4 or dtype not in ("uint8", "torch.uint8"):
-            raise Error(f"overlays draw on [H, W, 4] uint8 (RGBA8) frames, not {list(shape)} {dtype or type(frame).__name__}")
+        dtype = str(getattr(frame, "dtype", "")).replace("torch.", "")
+        if len(shape) != 3 or shape[2] != 4 or dtype not in ("uint8", "float16"):
+            raise Error(f"overlays draw on [H, W, 4] uint8 (RGBA8) or float16 (RGBA16F) frames, not {list(shape)} "
+                        f"{dtype or type(frame).__name__}")
         height, width = int(shape[0]), int(shape[1])
         shapes = _core.overlay_shapes(_scene_json(scene), width, height, self._links)
         self.links = shapes.links
         if _cuda_frame(frame):
             if frame.stride(2) != 1 or frame.stride(1) != 4:
-                raise Error("a CUDA frame's pixels must be contiguous RGBA8 within each row (frame.contiguous())")
+                raise Error("a CUDA frame's pixels must be contiguous RGBA within each row (frame.contiguous())")
             from ._tensors import cuda_stream
             index = frame.device.index or 0
             cuda = self._cuda.get(index)
@@ -79,7 +81,8 @@ class Overlay:
                 if not _core.cuda_built():
                     raise Error("this texturevlm was built without CUDA: draw on a host array instead")
                 cuda = self._cuda[index] = _core.CudaOverlay(index)
-            cuda.draw(index, shapes, frame.data_ptr(), frame.stride(0), bool(srgb), cuda_stream("torch", index, stream))
+            cuda.draw(index, shapes, frame.data_ptr(), frame.stride(0) * frame.element_size(), dtype, bool(srgb),
+                      cuda_stream("torch", index, stream))
             return frame
         import numpy as np
         array = frame.numpy() if hasattr(frame, "numpy") else frame
@@ -95,6 +98,6 @@ class Overlay:
 
 def draw(frame: Any, scene: Scene, knn: Optional[int] = None, srgb: bool = False, backend: str = "auto",
          stream: Any = None) -> Any:
-    """Composites `scene` over `frame` ([H, W, 4] uint8) in place and returns it: one frame,
+    """Composites `scene` over `frame` ([H, W, 4] uint8 or float16) in place and returns it: one frame,
     no state kept (an `Overlay` keeps KNN links steady over a video)."""
     return Overlay(knn=knn, backend=backend).draw(frame, scene, srgb=srgb, stream=stream)

@@ -1,6 +1,6 @@
 """texturevlm.overlay: scenes (dicts in the JSON schema of tvlm overlay) drawn in place over
-RGBA8 frames by Vulkan compute and the CUDA kernels, against the CPU reference within one
-8-bit step; KNN links; refusals; nothing left behind after many draws."""
+RGBA8 and RGBA16F frames by Vulkan compute and the CUDA kernels, against the CPU reference
+within one 8-bit step; KNN links; refusals; nothing left behind after many draws."""
 from __future__ import annotations
 
 import os
@@ -31,16 +31,38 @@ def random_scene(rng: np.random.Generator, width: int, height: int, labels: bool
               for _ in range(3)]
     points = [dict(x=xy()[0], y=xy()[1], radius=float(rng.uniform(1, 5)), color=colour(), track=i) for i in range(20)]
     scene = dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
-    if labels:  # the Vulkan and CPU renderers draw them; CUDA refuses them for now
+    if labels:
         scene["labels"] = [dict(x=xy()[0], y=xy()[1], size=float(rng.uniform(6, 30)), text="person 0.97",
                                 color=colour(), background=colour()) for _ in range(4)]
     return scene
 
 
-def random_frame(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
+def random_frame(rng: np.random.Generator, width: int, height: int, dtype: str = "uint8") -> np.ndarray:
+    if dtype == "float16":
+        return rng.uniform(0, 1, (height, width, 4)).astype(np.float16)
     frame = rng.integers(0, 256, (height, width, 4), dtype=np.uint8)
     frame[..., 3] = 255
     return frame
+
+
+def worst_step(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest difference in 8-bit steps (uint8 bytes, or float16 values times 255)."""
+    if a.dtype == np.float16:
+        return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max() * 255)
+    return float(np.abs(a.astype(int) - b).max())
+
+
+@needs_vulkan
+def test_vulkan_draws_float16_frames_equal_to_the_cpu_reference(rng: np.random.Generator) -> None:
+    scene = random_scene(rng, 150, 97, labels=True)
+    before = random_frame(rng, 150, 97, "float16")
+    gpu, cpu = before.copy(), before.copy()
+    assert tv.overlay.draw(gpu, scene, knn=2, backend="vulkan") is gpu
+    tv.overlay.draw(cpu, scene, knn=2, backend="cpu")
+    assert worst_step(gpu, cpu) <= 1.0
+    assert int((cpu != before).sum()) > 1000
+    with pytest.raises(tv.Error, match="srgb=True is for uint8 frames"):
+        tv.overlay.draw(gpu, scene, srgb=True, backend="cpu")
 
 
 @needs_vulkan
@@ -64,7 +86,7 @@ def test_knn_links_and_refusals(rng: np.random.Generator) -> None:
     assert overlay.links == 2  # 1-2 (each other's nearest) and 3-2 (3's nearest)
     with pytest.raises(tv.Error, match=r"\[H, W, 4\] uint8"):
         tv.overlay.draw(np.zeros((8, 8, 3), np.uint8), points)
-    with pytest.raises(tv.Error, match=r"\[H, W, 4\] uint8"):
+    with pytest.raises(tv.Error, match=r"uint8 \(RGBA8\) or float16 \(RGBA16F\) frames, not \[8, 8, 4\] float32"):
         tv.overlay.draw(np.zeros((8, 8, 4), np.float32), points)
     with pytest.raises(tv.Error, match='unknown key "boxs"'):
         tv.overlay.draw(frame, {"boxs": []})
@@ -100,18 +122,20 @@ def test_a_thousand_vulkan_draws_leave_no_fds(rng: np.random.Generator) -> None:
 def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.Generator) -> None:
     import torch
     overlay = tv.overlay.Overlay(knn=2)
-    for srgb in (False, True):
-        scene = random_scene(rng, 203, 131)
-        before = random_frame(rng, 203, 131)
+    for dtype, srgb in (("uint8", False), ("uint8", True), ("float16", False)):
+        scene = random_scene(rng, 203, 131, labels=True)
+        before = random_frame(rng, 203, 131, dtype)
         padded = torch.from_numpy(np.pad(before, ((0, 0), (0, 5), (0, 0)))).cuda()
         frame = padded[:, :203]  # rows further apart than a row: a pitch
         cpu = before.copy()
         assert overlay.draw(frame, scene, srgb=srgb) is frame
         tv.overlay.draw(cpu, scene, knn=2, srgb=srgb, backend="cpu")
-        assert int(np.abs(frame.cpu().numpy().astype(int) - cpu).max()) <= 1
+        assert worst_step(frame.cpu().numpy(), cpu) <= 1.0
         assert int((cpu != before).sum()) > 1000
-    with pytest.raises(tv.Error, match="contiguous RGBA8 within each row"):
+    with pytest.raises(tv.Error, match="contiguous RGBA within each row"):
         overlay.draw(torch.zeros((8, 8, 4), dtype=torch.uint8, device="cuda").transpose(0, 1), scene)
+    with pytest.raises(tv.Error, match="srgb=True is for uint8 frames"):
+        overlay.draw(torch.zeros((8, 8, 4), dtype=torch.float16, device="cuda"), {}, srgb=True)
     torch.cuda.synchronize()
     free = torch.cuda.mem_get_info()[0]
     for _ in range(300):
