@@ -1,6 +1,7 @@
 #include "gaussian_field.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "cuda_check.h"
@@ -242,14 +243,29 @@ void forward(const FieldArgs<T>& f, T* values, T* squared, cudaStream_t stream) 
     else forward_with<D, T, 1>(f, values, squared, stream);
 }
 
+// Zeroes the gradient buffers the backward kernels add into, in one launch: at N = 1000 x
+// B = 500 the whole backward takes ~20 us, and four memsets in the stream were four of
+// its launches.
+template <class T>
+struct ZeroSpans {
+    T* data[4];
+    size_t count[4];
+};
+template <class T>
+__global__ void zero_kernel(ZeroSpans<T> spans) {
+    for (int s = 0; s < 4; ++s)
+        for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < spans.count[s]; i += size_t(gridDim.x) * blockDim.x)
+            spans.data[s][i] = T(0);
+}
+
 template <int D, class T>
 void backward(const FieldArgs<T>& f, const T* grad, const FieldGradientsOut<T>& out, cudaStream_t stream) {
     const size_t tri = size_t(D) * size_t(D + 1) / 2;
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.means, 0, f.count * size_t(D) * sizeof(T), stream));
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.cholesky, 0, f.count * tri * sizeof(T), stream));
-    TVLM_CUDA_CHECK(cudaMemsetAsync(out.weights, 0, f.count * sizeof(T), stream));
     const size_t g_chunks = splits(grid_for(f.points_count), f.count), per_g = (f.count + g_chunks - 1) / g_chunks;
-    if (g_chunks > 1) TVLM_CUDA_CHECK(cudaMemsetAsync(out.points, 0, f.points_count * size_t(D) * sizeof(T), stream));
+    const ZeroSpans<T> spans{{out.means, out.cholesky, out.weights, out.points},
+                             {f.count * size_t(D), f.count * tri, f.count, g_chunks > 1 ? f.points_count * size_t(D) : 0}};
+    const size_t longest = *std::max_element(std::begin(spans.count), std::end(spans.count));
+    zero_kernel<T><<<unsigned(std::min<size_t>(grid_for(longest), wanted_blocks())), kThreads, 0, stream>>>(spans);
     point_gradients_kernel<D, T><<<dim3(grid_for(f.points_count), unsigned((f.count + per_g - 1) / per_g)), kThreads, 0,
                                    stream>>>(f, per_g, grad, out.points);
     const size_t p_chunks = splits(grid_for(f.count), f.points_count), per_p = (f.points_count + p_chunks - 1) / p_chunks;
