@@ -26,11 +26,18 @@ namespace {
 
 constexpr uint32_t kWidth = 3840, kHeight = 2160;
 
-void add_boxes(OverlayScene& scene, size_t count, std::mt19937& random) {
+// Boxes of 40-300 pixels a side, a third of them filled; `labels`: each with a class name
+// and score over its top edge (20-pixel text on a background, as detectors' overlays have).
+void add_boxes(OverlayScene& scene, size_t count, bool labels, std::mt19937& random) {
     std::uniform_real_distribution<float> x(0, kWidth), y(0, kHeight), side(40, 300);
-    for (size_t i = 0; i < count; ++i)
-        scene.boxes.push_back({x(random), y(random), side(random), side(random), 8, 3, {255, 80, 80, 255},
-                               i % 3 ? OverlayColor{0, 0, 0, 0} : OverlayColor{255, 80, 80, 60}});
+    for (size_t i = 0; i < count; ++i) {
+        const OverlayBox box{x(random), y(random), side(random), side(random), 8, 3, {255, 80, 80, 255},
+                             i % 3 ? OverlayColor{0, 0, 0, 0} : OverlayColor{255, 80, 80, 60}};
+        scene.boxes.push_back(box);
+        if (labels)
+            scene.labels.push_back({box.cx - box.width / 2, box.cy - box.height / 2 - 20, 20,
+                                    i % 2 ? "person 0.97" : "car 0.81", {255, 255, 255, 255}, {255, 80, 80, 200}});
+    }
 }
 
 std::vector<KnnPoint> add_points(OverlayScene& scene, size_t count, std::mt19937& random) {
@@ -76,16 +83,18 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
     Texture texture = Texture::create(gpu.context, TextureDesc::sampled_2d(kWidth, kHeight, Format::rgba8_unorm, 1));
     struct Job {
         std::string name;
-        size_t boxes, points;
+        size_t boxes;
+        bool labels;
+        size_t points;
         uint32_t k;
     };
-    for (const Job& j : {Job{"100 boxes (no labels yet)", 100, 0, 0}, Job{"1000 boxes", 1000, 0, 0},
-                         Job{"100 points, k = 5, links as Bezier curves", 0, 100, 5},
-                         Job{"the design's frame: 100 points, k = 5 links, 100 boxes", 100, 100, 5},
-                         Job{"5000 points, k = 5: the KNN graph alone", 0, 5000, 5}}) {
+    for (const Job& j : {Job{"100 boxes with labels", 100, true, 0, 0}, Job{"1000 boxes", 1000, false, 0, 0},
+                         Job{"100 points, k = 5, links as Bezier curves", 0, false, 100, 5},
+                         Job{"the design's frame: 100 points, k = 5 links, 100 boxes with labels", 100, true, 100, 5},
+                         Job{"5000 points, k = 5: the KNN graph alone", 0, false, 5000, 5}}) {
         std::mt19937 random(7);
         OverlayScene scene;
-        add_boxes(scene, j.boxes, random);
+        add_boxes(scene, j.boxes, j.labels, random);
         const std::vector<KnnPoint> points = add_points(scene, j.points, random);
         const std::string job = "overlay 3840x2160 rgba8: " + j.name;
         if (j.k) {

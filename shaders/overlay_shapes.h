@@ -234,6 +234,27 @@ TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x
     return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;
 }
 
+// Whether shape s draws nothing on the tile of pixels [x0, x1) x [y0, y1): a box whose fill
+// is transparent, with every pixel centre of the tile further inside than its stroke and
+// the one-pixel ramp (where its fill coverage is 1 and its stroke's 0, so the pixel keeps
+// its value). Binning leaves such tiles out: an outlined box costs the tiles along its
+// edge, not those of its area. Conservative: within max(r, stroke + 0.5) of the edge (and a
+// hundredth of a pixel for rounding) a tile is kept; where |x|, |y| stay r inside the half
+// size, the rounded box's distance is max(|x| - hx, |y| - hy).
+TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0, float x1, float y1) {
+    if (s.kind != TVLM_SHAPE_BOX || (s.fill >> 24u) != 0u) return false;
+    const float r = min(s.radius, min(s.x1, s.y1));
+    const float margin = max(r, 0.5f + 2.0f * s.half_width) + 0.01f;
+    const float hx = s.x1 - margin, hy = s.y1 - margin;
+    return x0 + 0.5f - s.x0 >= -hx && x1 - 0.5f - s.x0 <= hx && y0 + 0.5f - s.y0 >= -hy && y1 - 0.5f - s.y0 <= hy;
+}
+
+// Tile (tx, ty)'s pixel rectangle, for overlay_box_hollow_over.
+TVLM_OVERLAY_FN bool overlay_tile_hollow(OverlayShape s, uint tx, uint ty) {
+    const float x0 = float(tx * uint(TVLM_OVERLAY_TILE)), y0 = float(ty * uint(TVLM_OVERLAY_TILE));
+    return overlay_box_hollow_over(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
+}
+
 // The shape's coverage of the pixel centred at (px, py): .x the fill's (boxes), .y the
 // stroke's or line's, as two floats (GLSL and C++ alike).
 struct OverlayCoverage {

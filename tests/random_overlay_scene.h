@@ -34,6 +34,9 @@ inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random, b
         if (i == 7) b = {float(w) / 2, float(h) / 2, 10000, 10000, 0, 3, random_color(random, true), {}};  // huge
         scene.boxes.push_back(b);
     }
+    for (int i = 0; i < 3; ++i)  // outlined (transparent fill) and big: binning leaves their inner tiles out
+        scene.boxes.push_back({x(random), y(random), 60 + 2 * size(random), 60 + 2 * size(random), size(random) * 0.5f,
+                               width(random), random_color(random, true), {}});
     for (int i = 0; i < 30; ++i) {
         OverlayLine l{x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
         if (i % 7 == 0) l.x1 = l.x0, l.y1 = l.y0;  // zero length: a dot (round caps) or nothing (butt)

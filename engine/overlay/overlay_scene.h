@@ -83,7 +83,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
 
 // What every renderer checks before drawing `shapes` over a width x height frame: their
 // bounds lie on it (overlay_shapes() for this frame made them). Returns the number of
-// (shape, tile) pairs, the length of the tiles' lists. Throws Error otherwise, or beyond
+// (shape, tile) pairs the bounds touch, at least the tiles' lists' length
+// (binning leaves out tiles inside outlined boxes). Throws Error otherwise, or beyond
 // 2^31 pairs.
 uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t width, uint32_t height);
 

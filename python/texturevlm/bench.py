@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [processors | grad | fields] [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors | grad | fields | overlay] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -8,7 +8,8 @@ output of `tvlm bench --json`), the frame rows are compared with the C++ engine'
 
 `processors`: Hugging Face's image processors against texturevlm.processors instead
 (bench_processors.py); `grad`: sample_points forward + backward against PyTorch
-(bench_grad.py); `fields`: Gaussian fields against vectorized PyTorch (bench_fields.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
+(bench_grad.py); `fields`: Gaussian fields against vectorized PyTorch (bench_fields.py);
+`overlay`: texturevlm.overlay against OpenCV and torchvision drawing (bench_overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
 CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
 from __future__ import annotations
 
@@ -137,9 +138,10 @@ def profile() -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("jobs", nargs="?", default="patches", choices=("patches", "processors", "grad", "fields"),
+    parser.add_argument("jobs", nargs="?", default="patches", choices=("patches", "processors", "grad", "fields", "overlay"),
                         help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
-                             "grad: differentiable sampling forward + backward vs PyTorch")
+                             "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
+                             "overlay: drawing vs OpenCV and torchvision")
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
     parser.add_argument("--profile", action="store_true", help="host time of each step of the per-frame path")
@@ -156,9 +158,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         bench_processors.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
-    if args.jobs in ("grad", "fields"):
-        from . import bench_fields, bench_grad
-        (bench_grad if args.jobs == "grad" else bench_fields).run(table, per_call_us)
+    if args.jobs in ("grad", "fields", "overlay"):
+        from . import bench_fields, bench_grad, bench_overlay
+        {"grad": bench_grad, "fields": bench_fields, "overlay": bench_overlay}[args.jobs].run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     gen = torch.Generator(device="cuda").manual_seed(0)

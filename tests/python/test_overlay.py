@@ -29,6 +29,9 @@ def random_scene(rng: np.random.Generator, width: int, height: int, labels: bool
               for _ in range(10)]
     trails = [dict(xy=[float(v) for v in rng.uniform(0, min(width, height), 10)], width=3.0, color=colour(False))
               for _ in range(3)]
+    boxes += [dict(x=xy()[0], y=xy()[1], width=float(rng.uniform(60, 150)), height=float(rng.uniform(60, 120)),
+                   radius=float(rng.uniform(0, 20)), stroke_width=float(rng.uniform(0.5, 8)), stroke=colour(),
+                   fill=[0, 0, 0, 0]) for _ in range(3)]  # outlined: binning leaves their inner tiles out
     points = [dict(x=xy()[0], y=xy()[1], radius=float(rng.uniform(1, 5)), color=colour(), track=i) for i in range(20)]
     scene = dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
     if labels:
@@ -122,6 +125,7 @@ def test_a_thousand_vulkan_draws_leave_no_fds(rng: np.random.Generator) -> None:
 def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.Generator) -> None:
     import torch
     overlay = tv.overlay.Overlay(knn=2)
+    reference = tv.overlay.Overlay(knn=2, backend="cpu")  # in step: the same links kept by hysteresis
     for dtype, srgb in (("uint8", False), ("uint8", True), ("float16", False)):
         scene = random_scene(rng, 203, 131, labels=True)
         before = random_frame(rng, 203, 131, dtype)
@@ -129,7 +133,8 @@ def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.G
         frame = padded[:, :203]  # rows further apart than a row: a pitch
         cpu = before.copy()
         assert overlay.draw(frame, scene, srgb=srgb) is frame
-        tv.overlay.draw(cpu, scene, knn=2, srgb=srgb, backend="cpu")
+        reference.draw(cpu, scene, srgb=srgb)
+        assert overlay.links == reference.links
         assert worst_step(frame.cpu().numpy(), cpu) <= 1.0
         assert int((cpu != before).sum()) > 1000
     with pytest.raises(tv.Error, match="contiguous RGBA within each row"):
