@@ -26,7 +26,7 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles, bo
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
     for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) {
         const uint32_t tx = uint32_t(tx0) + k % across, ty = uint32_t(ty0) + k / across;
-        if (gpu::overlay_tile_hollow(s, tx, ty)) continue;  // inside an outlined box: nothing to draw
+        if (gpu::overlay_tile_empty(s, tx, ty)) continue;  // nothing of it there
         const uint32_t tile = ty * tiles_x + tx;
         if (!fill) {
             if (atomicAdd(&l.counts[tile], 1u) == 0u) l.busy[atomicAdd(&l.counts[tiles + 1], 1u)] = tile;

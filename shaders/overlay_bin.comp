@@ -4,7 +4,8 @@
 // 0 counts each tile's shapes (atomics on the counts), 1 writes each shape's index into
 // the list of every tile its bounds touch (at the tile's offset, from overlay_scan.comp,
 // plus a slot from an atomic cursor). Slots come in any order; overlay_shade.comp sorts.
-// Tiles inside an outlined box, where it draws nothing, are left out (overlay_tile_hollow).
+// Tiles where a shape draws nothing (inside an outlined box, away from a line) are left
+// out (overlay_tile_empty).
 #extension GL_GOOGLE_include_directive : require
 #include "overlay_shapes.h"
 
@@ -27,7 +28,7 @@ void main() {
     const uint count = across * uint(overlay_tile_of(s.max_y) - ty0 + 1);
     for (uint k = gl_LocalInvocationIndex; k < count; k += TVLM_OVERLAY_THREADS) {
         const uint tx = uint(tx0) + k % across, ty = uint(ty0) + k / across;
-        if (overlay_tile_hollow(s, tx, ty)) continue;
+        if (overlay_tile_empty(s, tx, ty)) continue;
         const uint tile = ty * p.tiles_x + tx;
         if (p.mode == 0u) atomicAdd(counts[tile], 1u);
         else lists[offsets[tile] + atomicAdd(cursors[tile], 1u)] = i;

@@ -234,13 +234,13 @@ TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x
     return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;
 }
 
-// Whether shape s draws nothing on the tile of pixels [x0, x1) x [y0, y1): a box whose fill
-// is transparent, with every pixel centre of the tile further inside than its stroke and
-// the one-pixel ramp (where its fill coverage is 1 and its stroke's 0, so the pixel keeps
-// its value). Binning leaves such tiles out: an outlined box costs the tiles along its
-// edge, not those of its area. Conservative: within max(r, stroke + 0.5) of the edge (and a
-// hundredth of a pixel for rounding) a tile is kept; where |x|, |y| stay r inside the half
-// size, the rounded box's distance is max(|x| - hx, |y| - hy).
+// Whether box s draws nothing on the tile of pixels [x0, x1) x [y0, y1): its fill is
+// transparent and every pixel centre of the tile lies further inside than its stroke and the
+// one-pixel ramp (fill coverage 1, stroke 0: the pixel keeps its value), so an outlined box
+// costs the tiles along its edge, not those of its area. Conservative: a tile within
+// max(r, stroke + 0.5) of the edge (and a hundredth of a pixel for rounding) is kept; where
+// |x| and |y| stay r inside the half size, the rounded box's distance is
+// max(|x| - hx, |y| - hy).
 TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0, float x1, float y1) {
     if (s.kind != TVLM_SHAPE_BOX || (s.fill >> 24u) != 0u) return false;
     const float r = min(s.radius, min(s.x1, s.y1));
@@ -249,9 +249,19 @@ TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0,
     return x0 + 0.5f - s.x0 >= -hx && x1 - 0.5f - s.x0 <= hx && y0 + 0.5f - s.y0 >= -hy && y1 - 0.5f - s.y0 <= hy;
 }
 
-// Tile (tx, ty)'s pixel rectangle, for overlay_box_hollow_over.
-TVLM_OVERLAY_FN bool overlay_tile_hollow(OverlayShape s, uint tx, uint ty) {
+// Whether shape s draws nothing on tile (tx, ty), so binning leaves the pair out and the
+// cost follows coverage, not bounding boxes: inside an outlined box (above), or too far
+// from a line or curve for any pixel of the tile to reach its one-pixel ramp. Distances
+// change by at most the distance moved, and the tile's pixel centres lie within 7.5 * sqrt(2)
+// of its centre; half a pixel more allows for the rounding of the curve's distance. (A
+// butt-capped line's rectangle lies within half its width of the segment, so the
+// segment's distance bounds it too.)
+TVLM_OVERLAY_FN bool overlay_tile_empty(OverlayShape s, uint tx, uint ty) {
     const float x0 = float(tx * uint(TVLM_OVERLAY_TILE)), y0 = float(ty * uint(TVLM_OVERLAY_TILE));
+    const float half_tile = 0.5f * float(TVLM_OVERLAY_TILE), cx = x0 + half_tile, cy = y0 + half_tile;
+    const float reach = s.half_width + 0.5f + (half_tile - 0.5f) * 1.41422f + 0.5f;
+    if (s.kind == TVLM_SHAPE_SEGMENT) return overlay_segment_distance(cx, cy, s.x0, s.y0, s.x1, s.y1) > reach;
+    if (s.kind == TVLM_SHAPE_CURVE) return overlay_bezier_distance(cx, cy, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) > reach;
     return overlay_box_hollow_over(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
 }
 

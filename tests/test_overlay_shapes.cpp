@@ -1,6 +1,6 @@
-// The shared shape arithmetic (shaders/overlay_shapes.h) on its own: the tiles that binning
-// leaves out inside outlined boxes must be tiles where the box draws nothing, at every
-// pixel; and the test must see such tiles (big outlined boxes have them).
+// The shared shape arithmetic (shaders/overlay_shapes.h) on its own: the tiles binning
+// leaves out (inside outlined boxes, away from lines and curves) must be tiles where the
+// shape changes no pixel; and the test must see many such tiles.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -11,38 +11,49 @@
 namespace tvlm {
 namespace {
 
-TEST_CASE("tiles binning leaves out inside outlined boxes are tiles where the box draws nothing") {
+TEST_CASE("tiles binning leaves out are tiles where the shape changes no pixel") {
     std::mt19937 random(11);
-    std::uniform_real_distribution<float> at(0.0f, 400.0f), side(0.0f, 300.0f), radius(0.0f, 80.0f), stroke(0.5f, 40.0f);
-    size_t hollow = 0, kept = 0;
-    for (int i = 0; i < 200; ++i) {
-        const OverlayBox box{at(random), at(random), side(random), side(random), radius(random), stroke(random),
-                             {255, 0, 0, 255}, i % 7 == 0 ? OverlayColor{0, 0, 255, 1} : OverlayColor{0, 0, 0, 0}};
-        const std::vector<gpu::OverlayShape> shapes = overlay_shapes({.boxes = {box}}, 512, 512);
-        if (shapes.empty()) continue;
-        const gpu::OverlayShape& s = shapes[0];
-        for (uint32_t ty = 0; ty < 512 / TVLM_OVERLAY_TILE; ++ty)
-            for (uint32_t tx = 0; tx < 512 / TVLM_OVERLAY_TILE; ++tx) {
-                if (!gpu::overlay_tile_hollow(s, tx, ty)) {
-                    ++kept;
-                    continue;
-                }
-                ++hollow;
-                CHECK(box.fill.a == 0);  // a visible fill is never left out
-                bool draws_nothing = true;  // full fill coverage (transparent) and no stroke, at every pixel
-                for (uint32_t y = ty * TVLM_OVERLAY_TILE; y < (ty + 1) * TVLM_OVERLAY_TILE; ++y)
-                    for (uint32_t x = tx * TVLM_OVERLAY_TILE; x < (tx + 1) * TVLM_OVERLAY_TILE; ++x) {
-                        const gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, float(x) + 0.5f, float(y) + 0.5f);
-                        draws_nothing = draws_nothing && c.stroke == 0.0f && c.fill == 1.0f;
+    std::uniform_real_distribution<float> at(-50.0f, 560.0f), side(0.0f, 300.0f), radius(0.0f, 80.0f),
+        width(0.5f, 40.0f);
+    size_t left_out[3] = {}, kept = 0;
+    for (int i = 0; i < 300; ++i) {
+        OverlayScene scene;
+        const bool visible_fill = i % 7 == 0;
+        if (i % 3 == 0)
+            scene.boxes.push_back({at(random), at(random), side(random), side(random), radius(random), width(random),
+                                   {255, 0, 0, 255}, visible_fill ? OverlayColor{0, 0, 255, 1} : OverlayColor{0, 0, 0, 0}});
+        else if (i % 3 == 1)
+            scene.lines.push_back({at(random), at(random), at(random), at(random), width(random) * 0.25f, i % 2 == 0});
+        else {
+            OverlayCurve c{at(random), at(random), at(random), at(random), width(random) * 0.25f};
+            if (i % 11 == 2) c.x1 = c.x0, c.y1 = c.y0;  // coincident endpoints: a dot
+            scene.curves.push_back(c);
+        }
+        const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, 512, 512);
+        for (const gpu::OverlayShape& s : shapes)
+            for (uint32_t ty = 0; ty < 512 / TVLM_OVERLAY_TILE; ++ty)
+                for (uint32_t tx = 0; tx < 512 / TVLM_OVERLAY_TILE; ++tx) {
+                    if (!gpu::overlay_tile_empty(s, tx, ty)) {
+                        ++kept;
+                        continue;
                     }
-                CAPTURE(i);
-                CAPTURE(tx);
-                CAPTURE(ty);
-                CHECK(draws_nothing);
-            }
+                    ++left_out[s.kind];
+                    bool changes_nothing = true;  // no stroke; a fill only where it is transparent
+                    for (uint32_t y = ty * TVLM_OVERLAY_TILE; y < (ty + 1) * TVLM_OVERLAY_TILE; ++y)
+                        for (uint32_t x = tx * TVLM_OVERLAY_TILE; x < (tx + 1) * TVLM_OVERLAY_TILE; ++x) {
+                            const gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, float(x) + 0.5f, float(y) + 0.5f);
+                            changes_nothing = changes_nothing && c.stroke == 0.0f && (c.fill == 0.0f || (s.fill >> 24) == 0);
+                        }
+                    CAPTURE(i);
+                    CAPTURE(tx);
+                    CAPTURE(ty);
+                    CHECK(changes_nothing);
+                }
     }
-    CHECK(hollow > 1000);  // the case was exercised
-    CHECK(kept > hollow);
+    CHECK(left_out[TVLM_SHAPE_BOX] > 500);  // each case was exercised
+    CHECK(left_out[TVLM_SHAPE_SEGMENT] > 1000);
+    CHECK(left_out[TVLM_SHAPE_CURVE] > 1000);
+    CHECK(kept > 1000);
 }
 
 }  // namespace
