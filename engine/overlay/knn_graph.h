@@ -8,7 +8,6 @@
 // method up to a few thousand points on the CPU (a grid or k-d tree wins beyond).
 #include <cstdint>
 #include <limits>
-#include <set>
 #include <span>
 #include <utility>
 #include <vector>
@@ -53,7 +52,7 @@ private:
     void check(std::span<const KnnPoint> points) const;
     std::vector<KnnEdge> link(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest);
     KnnOptions options_;
-    std::set<std::pair<uint64_t, uint64_t>> previous_;  // the last frame's links by track ids, lower id first
+    std::vector<std::pair<uint64_t, uint64_t>> previous_;  // the last frame's links by track ids, lower id first, sorted
     size_t changes_ = 0;
 };
 
