@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cub/device/device_scan.cuh>
 
 #include "cuda_check.h"
@@ -130,13 +131,21 @@ __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaun
 }
 
 // Blocks that fill the GPU once: the shading grid walks the busy tiles with that many.
+// Asked of the runtime once per device and kernel, not on every draw (a draw's host time
+// is part of a video frame's).
 template <bool kHalf>
 uint32_t resident_shade_blocks() {
-    int device = 0, sms = 0, per_sm = 0;
+    constexpr int kDevices = 64;
+    static std::atomic<uint32_t> known[kDevices] = {};
+    int device = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    if (device < kDevices && known[device].load(std::memory_order_relaxed)) return known[device].load(std::memory_order_relaxed);
+    int sms = 0, per_sm = 0;
     TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, TVLM_OVERLAY_THREADS, 0));
-    return uint32_t(std::max(1, sms * per_sm));
+    const auto blocks = uint32_t(std::max(1, sms * per_sm));
+    if (device < kDevices) known[device].store(blocks, std::memory_order_relaxed);
+    return blocks;
 }
 
 }  // namespace

@@ -30,9 +30,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                        uint32_t height, Format format, cudaStream_t stream) {
     if (!frame) throw Error("CudaOverlay::draw: no frame (a null pointer)");
     if (width == 0 || height == 0) throw Error("CudaOverlay::draw: an empty frame");
-    if (format != Format::rgba8_unorm && format != Format::rgba8_srgb && format != Format::rgba16f)
-        throw Error("CudaOverlay::draw: overlays draw on rgba8, rgba8_srgb and rgba16f frames, not " +
-                    std::string(format_info(format).name));
+    check_overlay_format(format, "CudaOverlay::draw");
     const size_t texel = format_info(format).texel_bytes();
     if (pitch % texel || pitch < size_t{width} * texel)
         throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) + " bytes apart: " +

@@ -48,9 +48,7 @@ OverlayRenderer::~OverlayRenderer() {
 
 uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape> shapes) {
     const TextureDesc& d = frame.desc();
-    if (d.format != Format::rgba8_unorm && d.format != Format::rgba8_srgb && d.format != Format::rgba16f)
-        throw Error("overlays draw on RGBA8 (UNORM or sRGB) and RGBA16F frames, not " +
-                    std::string(format_info(d.format).name));
+    check_overlay_format(d.format, "OverlayRenderer::draw");
     const bool half = d.format == Format::rgba16f;
     if (!frame.words_allowed() || !(frame.usage() & VK_IMAGE_USAGE_STORAGE_BIT))
         throw Error("the overlay's frame must allow storage and word views (VK_IMAGE_USAGE_STORAGE_BIT, "
@@ -143,9 +141,7 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
 
 void draw_overlay_on_host(Context& context, std::span<const gpu::OverlayShape> shapes, std::span<uint8_t> texels,
                           uint32_t width, uint32_t height, Format format) {
-    if (format != Format::rgba8_unorm && format != Format::rgba8_srgb && format != Format::rgba16f)
-        throw Error("draw_overlay_on_host: overlays draw on rgba8, rgba8_srgb and rgba16f frames, not " +
-                    std::string(format_info(format).name));
+    check_overlay_format(format, "draw_overlay_on_host");
     const FormatInfo& info = format_info(format);
     if (texels.size() != size_t{width} * height * info.texel_bytes())
         throw Error("draw_overlay_on_host: the frame holds " + std::to_string(texels.size()) + " bytes, not " +

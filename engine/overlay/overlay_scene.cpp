@@ -193,6 +193,12 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
     return shapes;
 }
 
+void check_overlay_format(Format format, std::string_view who) {
+    if (format != Format::rgba8_unorm && format != Format::rgba8_srgb && format != Format::rgba16f)
+        throw Error(std::string(who) + ": overlays draw on RGBA8 (UNORM or sRGB) and RGBA16F frames, not " +
+                    std::string(format_info(format).name));
+}
+
 uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t width, uint32_t height) {
     uint64_t pairs = 0;
     for (size_t i = 0; i < shapes.size(); ++i) {

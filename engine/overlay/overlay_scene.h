@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "format.h"
 #include "overlay_shapes.h"
 
 namespace tvlm {
@@ -87,5 +89,9 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
 // (binning leaves out tiles inside outlined boxes). Throws Error otherwise, or beyond
 // 2^31 pairs.
 uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t width, uint32_t height);
+
+// The frame formats every renderer draws on: RGBA8 (UNORM, or sRGB blended in linear light)
+// and RGBA16F (blended as stored). Throws Error, naming `who` and the format, for others.
+void check_overlay_format(Format format, std::string_view who);
 
 }  // namespace tvlm

@@ -170,6 +170,17 @@ private:
 };
 #endif
 
+// The decoded video's description, the same on every stream class.
+template <class Stream>
+void def_video_info(nb::class_<Stream>& c) {
+    c.def_prop_ro("width", [](const Stream& v) { return v.info().width; })
+        .def_prop_ro("height", [](const Stream& v) { return v.info().height; })
+        .def_prop_ro("frames_per_second", [](const Stream& v) { return v.info().frames_per_second; })
+        .def_prop_ro("frames", [](const Stream& v) { return v.info().frames; })
+        .def_prop_ro("codec", [](const Stream& v) { return v.info().codec; })
+        .def_prop_ro("decoder", [](const Stream& v) { return v.info().decoder; });
+}
+
 }  // namespace
 
 void bind_video(nb::module_& m) {
@@ -195,28 +206,21 @@ void bind_video(nb::module_& m) {
                                                                   nb::dtype<uint32_t>()); },
                      nb::rv_policy::move)
         .def_ro("rectangles", &FrameChange::rectangles);
-    nb::class_<VideoStream>(m, "VideoStream", "A video decoded into a texture that follows it.")
+    auto video_stream = nb::class_<VideoStream>(m, "VideoStream", "A video decoded into a texture that follows it.");
+    def_video_info(video_stream);
+    video_stream
         .def(nb::init<nb::object, const std::string&, const std::string&, uint32_t, int>(), nb::arg("device"),
              nb::arg("source"), nb::arg("format"), nb::arg("threshold"), nb::arg("threads"))
-        .def_prop_ro("width", [](const VideoStream& v) { return v.info().width; })
-        .def_prop_ro("height", [](const VideoStream& v) { return v.info().height; })
-        .def_prop_ro("frames_per_second", [](const VideoStream& v) { return v.info().frames_per_second; })
-        .def_prop_ro("frames", [](const VideoStream& v) { return v.info().frames; })
-        .def_prop_ro("codec", [](const VideoStream& v) { return v.info().codec; })
         .def_prop_ro("tiles", &VideoStream::tiles)
         .def("next", &VideoStream::next, Release())
-        .def_prop_ro("decoder", [](const VideoStream& v) { return v.info().decoder; })
         .def("sample", &VideoStream::sample, nb::arg("layout"), nb::arg("channels"), nb::arg("half"));
 #ifdef TVLM_HAVE_CUDA
-    nb::class_<CudaVideoStream>(m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.")
+    auto cuda_video_stream =
+        nb::class_<CudaVideoStream>(m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.");
+    def_video_info(cuda_video_stream);
+    cuda_video_stream
         .def(nb::init<int, const std::string&, uint32_t>(), nb::arg("device"), nb::arg("source"), nb::arg("threshold"),
              Release())
-        .def_prop_ro("width", [](const CudaVideoStream& v) { return v.info().width; })
-        .def_prop_ro("height", [](const CudaVideoStream& v) { return v.info().height; })
-        .def_prop_ro("frames_per_second", [](const CudaVideoStream& v) { return v.info().frames_per_second; })
-        .def_prop_ro("frames", [](const CudaVideoStream& v) { return v.info().frames; })
-        .def_prop_ro("codec", [](const CudaVideoStream& v) { return v.info().codec; })
-        .def_prop_ro("decoder", [](const CudaVideoStream& v) { return v.info().decoder; })
         .def_prop_ro("tiles", &CudaVideoStream::tiles)
         .def("next", &CudaVideoStream::next, Release())
         .def("sample", &CudaVideoStream::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
