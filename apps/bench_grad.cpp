@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench_gpu.h"
@@ -79,7 +80,12 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     const DeviceBuffer<float> uv = on_device(host.uv), lod = on_device(host.lod);
     const DeviceBuffer<int32_t> layer = on_device(host.layer);
     TVLM_CUDA_CHECK(cudaMemsetAsync(level0.data(), 0, level0.bytes(), stream));
-    TVLM_CUDA_CHECK(cudaMemsetAsync(grad_out.data(), 0, grad_out.bytes(), stream));
+    {  // upstream gradients that are not zero: the backward skips the atomics of zeros
+        std::vector<float> values(grad_out.size());
+        uint32_t h = 777;
+        for (float& g : values) g = float((h = h * 1664525u + 1013904223u) >> 8) * (2.0f / 16777216.0f) - 1.0f;
+        TVLM_CUDA_CHECK(cudaMemcpy(grad_out.data(), values.data(), grad_out.bytes(), cudaMemcpyHostToDevice));
+    }
     const PointBatch<float> points{uv.data(), lod.data(), layer.data(), count};
     const ChainLevels<const float> chain{level0.data(), coarse.data()};
     const ChainLevels<float> grad{grad_level0.data(), grad_coarse.data()};
@@ -97,18 +103,19 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     add("forward: trilinear samples", time_cuda(stream, [&] {
             sample_points_forward(shape, chain, points, out.data(), stream);
         }, kSteps), samples_out);
-    add("backward: zero the gradient chain, texel atomics, uv and lod", time_cuda(stream, [&] {
+    // The backward's floor: the coarse gradient zeroed and read back by the fold, the
+    // image's gradient written once (the design never zeroes nor reads it).
+    add("backward: texel atomics, uv and lod, fold into the image's gradient", time_cuda(stream, [&] {
             sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
-        }, kSteps), image + rest + samples_out);
-    add("fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
+        }, kSteps), image + 2 * rest + samples_out);
+    add("(of it) fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
             fold_chain_gradient(shape, grad, stream);
-        }, kSteps), 2 * image + rest);
-    add("whole step: chain + forward + backward + fold", time_cuda(stream, [&] {
+        }, kSteps), image + rest);
+    add("whole step: chain + forward + backward", time_cuda(stream, [&] {
             build_feature_chain(shape, level0.data(), coarse.data(), stream);
             sample_points_forward(shape, chain, points, out.data(), stream);
             sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
-            fold_chain_gradient(shape, grad, stream);
-        }, kSteps), 2 * image + 2 * (image + rest));  // image read, its gradient written; chain zeroed + read
+        }, kSteps), 2 * image + 3 * rest);  // image read, coarse written; coarse gradient zeroed + read; image's written
 }
 
 }  // namespace
@@ -116,11 +123,14 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
 std::vector<Row> bench_grad(BenchGpu& gpu) {
     std::vector<Row> rows;
     constexpr size_t kPoints = size_t{1} << 20;
-    for (const auto& [channels, size] : {std::pair{4u, 4096u}, std::pair{40u, 1024u}}) {
-        const FeatureChainShape shape{1, channels, size, size, full_mip_count(size, size)};
+    // The RGBA job twice: level 0 channels last (a texture's texels) and planar (torch's
+    // [B, C, H, W], what Python callers pass).
+    for (const auto& [channels, size, planar] : {std::tuple{4u, 4096u, false}, std::tuple{4u, 4096u, true},
+                                                 std::tuple{40u, 1024u, false}}) {
+        const FeatureChainShape shape{1, channels, size, size, full_mip_count(size, size), planar};
         time_job(gpu,
                  "1M trilinear samples, per-sample LOD, [" + std::to_string(channels) + ", " + std::to_string(size) +
-                     ", " + std::to_string(size) + "] float32, fwd + bwd",
+                     ", " + std::to_string(size) + "] float32" + (planar ? " planar" : "") + ", fwd + bwd",
                  shape, random_points(kPoints, size), rows);
         std::fprintf(stderr, "grad: %u channels measured\n", channels);
     }

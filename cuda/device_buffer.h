@@ -28,7 +28,7 @@ public:
     T* data() const { return data_; }
     size_t size() const { return count_; }
     size_t bytes() const { return count_ * sizeof(T); }
-    void reset() { if (data_) cudaFree(data_); data_ = nullptr; }
+    void reset() { if (data_) cudaFree(data_); data_ = nullptr; count_ = 0; }
 
 private:
     T* data_ = nullptr;

@@ -4,10 +4,14 @@
 #include "point_sampling_grad.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <type_traits>
+#include <utility>
 #include <string>
 
 #include "cuda_check.h"
 #include "error.h"
+#include "fast_divmod.h"
 
 namespace tvlm {
 
@@ -62,23 +66,15 @@ struct Level {
     }
 };
 
-// Grids are (element blocks of a row, rows, layers), a row's elements in (x, c) order,
-// channels fastest: no 64-bit division per thread (the flat index version spent most of
-// its time dividing); one 32-bit division splits the element into (x, c).
-// kHalving: both source sides even, every texel the 2x2 average (the general taps cost
+// The box of destination (x, y) over source plane `in` (element 0 of a layer and channel).
+// halving: both source sides even, every texel the 2x2 average (the general taps cost
 // more instructions than the memory traffic allows; multiplying by 1/4 is exactly /4).
-template <class T, bool kHalving>
-__global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_t channels) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
-    if (e >= d.width * channels) return;
-    const uint32_t x = e / channels, c = e - x * channels;
-    const T* in = src + s.element(layer, 0, c);
-    T* out = dst + d.element(layer, size_t(y) * d.width + x, c);
-    if (kHalving) {
+template <class T>
+__device__ T box_value(const T* in, const Level& s, uint32_t x, uint32_t y, bool halving) {
+    if (halving) {
         const T* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
         const size_t row = size_t(s.width) * s.texel;
-        *out = ((r[0] + r[s.texel]) + (r[row] + r[row + s.texel])) * T(0.25);
-        return;
+        return ((r[0] + r[s.texel]) + (r[row] + r[row + s.texel])) * T(0.25);
     }
     const Taps tx = taps(x, s.width), ty = taps(y, s.height);
     T n = 0;
@@ -88,22 +84,25 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
         for (uint32_t a = 0; a < 3; ++a)
             if (b < ty.count && a < tx.count)
                 n += T(tx.weight[a]) * T(ty.weight[b]) * in[(size_t(ty.first + b) * s.width + tx.first + a) * s.texel];
-    *out = n / (T(tx.sum) * T(ty.sum));
+    return n / (T(tx.sum) * T(ty.sum));
 }
 
-// Adds to each fine element what the coarse level's gradient sends back to it (a gather:
-// no atomics).
+// Grids are (element blocks of a row, rows, layers), a row's elements in (x, c) order,
+// channels fastest: no 64-bit division per thread (the flat index version spent most of
+// its time dividing); one 32-bit division splits the element into (x, c).
 template <class T, bool kHalving>
-__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels) {
+__global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_t channels) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
-    if (e >= fine.width * channels) return;
+    if (e >= d.width * channels) return;
     const uint32_t x = e / channels, c = e - x * channels;
-    T* out = fine_grad + fine.element(layer, size_t(y) * fine.width + x, c);
-    const T* g = coarse_grad + coarse.element(layer, 0, c);
-    if (kHalving) {  // one dependent, weight 1/4
-        *out += g[(size_t(y / 2) * coarse.width + x / 2) * coarse.texel] * T(0.25);
-        return;
-    }
+    dst[d.element(layer, size_t(y) * d.width + x, c)] = box_value(src + s.element(layer, 0, c), s, x, y, kHalving);
+}
+
+// What the coarse level's gradient sends back to fine element (x, y) of a plane; `g` is
+// the coarse plane's element 0 (a gather: no atomics).
+template <class T>
+__device__ T fold_value(const T* g, const Level& fine, const Level& coarse, uint32_t x, uint32_t y, bool halving) {
+    if (halving) return g[(size_t(y / 2) * coarse.width + x / 2) * coarse.texel] * T(0.25);  // one dependent
     const Dependents dx = dependents(x, fine.width), dy = dependents(y, fine.height);
     T sum = 0;
 #pragma unroll
@@ -113,7 +112,103 @@ __global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine
             if (b < dy.count && a < dx.count)
                 sum += g[(size_t(dy.index[b]) * coarse.width + dx.index[a]) * coarse.texel] * T(dx.weight_num[a]) *
                        T(dy.weight_num[b]);
-    *out += sum / (T(dx.sum) * T(dy.sum));
+    return sum / (T(dx.sum) * T(dy.sum));
+}
+
+// Adds to each fine element what the coarse level's gradient sends back to it. kAssign:
+// the fine level holds nothing yet (level 0, whose own texel gradients are scattered after
+// the fold), so it is written, not read and written: the image's gradient is the largest
+// buffer of the step, and this way it is touched once.
+template <class T, bool kHalving, bool kAssign>
+__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
+    if (e >= fine.width * channels) return;
+    const uint32_t x = e / channels, c = e - x * channels;
+    T* out = fine_grad + fine.element(layer, size_t(y) * fine.width + x, c);
+    const T sent = fold_value(coarse_grad + coarse.element(layer, 0, c), fine, coarse, x, y, kHalving);
+    *out = kAssign ? sent : *out + sent;
+}
+
+// Level 0's gradient written in one pass from levels 1..depth of the gradient (level depth
+// already holding what the levels below it send back), where levels 0..depth-1 all halve:
+// a level-0 texel then gets g_l[x >> l, y >> l] / 4^l from each. Written, never read;
+// the level-by-level fold reads and writes every fine level once per step, and at 4096^2
+// its level-0 pass alone took 0.3 ms on an H200 (four times its bytes).
+constexpr uint32_t kMaxFusedFold = 3;
+
+struct FusedFold {
+    uint32_t width, rows, height, channels, depth;
+    size_t plane;           // texels of a level-0 plane (width * height)
+    bool planar;
+    FastDivmod by_height;   // row (layer * height + y) -> (layer, y)
+    uint32_t level_width[kMaxFusedFold + 1], level_height[kMaxFusedFold + 1];
+    size_t coarse_offset[kMaxFusedFold + 1];  // level l's first element in the coarse buffer
+};
+
+// Level l's texel of level-0 texel (layer, x, y), channel 0.
+template <class T>
+__device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l, uint32_t layer, uint32_t x, uint32_t y) {
+    return coarse + f.coarse_offset[l] +
+           ((size_t(layer) * f.level_height[l] + (y >> l)) * f.level_width[l] + (x >> l)) * f.channels;
+}
+
+// Channels last, float, channels % 4 == 0: a thread takes 4 consecutive elements of a row
+// (4 channels of one texel), read and written as float4, so a warp's stores are one run
+// (a thread per texel with a loop over 40 channels wrote 160-byte strides: 4x slower).
+__global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f) {
+    const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
+    if (first >= row_length) return;
+    const uint32_t x = first / f.channels, c = first - x * f.channels;
+    for (uint32_t r = blockIdx.y; r < f.rows; r += gridDim.y) {
+        uint32_t y;
+        const uint32_t layer = f.by_height.divmod(r, y);
+        float4 g[kMaxFusedFold + 1];
+#pragma unroll
+        for (uint32_t l = 1; l <= kMaxFusedFold; ++l)  // unrolled: the levels' reads in flight together
+            if (l <= f.depth) g[l] = *reinterpret_cast<const float4*>(fold_source(coarse, f, l, layer, x, y) + c);
+        float4 sum{0, 0, 0, 0};
+        float weight = 1;
+#pragma unroll
+        for (uint32_t l = 1; l <= kMaxFusedFold; ++l) {
+            weight *= 0.25f;
+            if (l > f.depth) break;
+            sum.x += g[l].x * weight;
+            sum.y += g[l].y * weight;
+            sum.z += g[l].z * weight;
+            sum.w += g[l].w * weight;
+        }
+        *reinterpret_cast<float4*>(level0 + size_t(r) * row_length + first) = sum;
+    }
+}
+
+// Any layout and channel count: a thread takes one texel and loops over its channels,
+// finding each level's texel once; consecutive texels on neighbouring lanes, so a planar
+// level 0's stores coalesce channel by channel.
+template <class T>
+__global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f) {
+    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= f.width) return;
+    const uint32_t C = f.channels;
+    for (uint32_t r = blockIdx.y; r < f.rows; r += gridDim.y) {
+        uint32_t y;
+        const uint32_t layer = f.by_height.divmod(r, y);
+        const T* from[kMaxFusedFold + 1];
+#pragma unroll
+        for (uint32_t l = 1; l <= kMaxFusedFold; ++l)
+            if (l <= f.depth) from[l] = fold_source(coarse, f, l, layer, x, y);
+        const size_t in_plane = size_t(y) * f.width + x;
+        for (uint32_t c = 0; c < C; ++c) {
+            T sum = 0, weight = 1;
+#pragma unroll
+            for (uint32_t l = 1; l <= kMaxFusedFold; ++l) {
+                weight *= T(0.25);
+                if (l > f.depth) break;
+                sum += from[l][c] * weight;
+            }
+            if (f.planar) level0[(size_t(layer) * C + c) * f.plane + in_plane] = sum;
+            else level0[(size_t(r) * f.width + x) * C + c] = sum;
+        }
+    }
 }
 
 // Lanes per point in the sampling kernels: a power of two, about one per 4 channels (at
@@ -151,6 +246,67 @@ Shape<T> device_shape(const FeatureChainShape& s) {
 template <class T, class P>
 __host__ __device__ P* level_base(const Shape<T>& shape, ChainLevels<P> chain, uint32_t l) {
     return l == 0 ? chain.level0 : chain.coarse + (shape.level[l].offset - shape.level0_values);
+}
+
+// The small levels of a chain (and of its fold) in one block, level after level: a launch
+// costs ~2.3 us on an H200 even for one block, and a 4096^2 chain has nine levels of
+// 64x64 or less (22 us of its 137 as separate launches). A level is small when it holds
+// at most kTailValues elements: one block is one multiprocessor, and with 16384 (64x64
+// RGBA) the tail took 27 us, more than the launches it saved. The block's writes are
+// visible to it after a barrier.
+constexpr uint32_t kTailValues = 2048, kTailBlock = 1024;
+
+// (layer, x, y, c) of element i of a level's (layer, y, x, c) order.
+struct ElementPlace {
+    uint32_t layer, x, y, c;
+};
+__device__ ElementPlace place_of(uint32_t i, const Level& level, uint32_t channels) {
+    const uint32_t row = level.width * channels, layer_size = row * level.height;
+    ElementPlace p;
+    p.layer = i / layer_size;
+    const uint32_t in_layer = i - p.layer * layer_size;
+    p.y = in_layer / row;
+    const uint32_t e = in_layer - p.y * row;
+    p.x = e / channels;
+    p.c = e - p.x * channels;
+    return p;
+}
+
+// Levels first.. of the chain, each from the one before.
+template <class T>
+__global__ void box_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain, uint32_t first) {
+    for (uint32_t l = first; l < shape.levels; ++l) {
+        const Level &s = shape.level[l - 1], &d = shape.level[l];
+        const T* src = level_base(shape, chain, l - 1);
+        T* dst = level_base(shape, chain, l);
+        const bool halving = s.width % 2 == 0 && s.height % 2 == 0;
+        const uint32_t count = d.width * d.height * shape.channels * shape.layers;
+        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
+            const ElementPlace p = place_of(i, d, shape.channels);
+            dst[d.element(p.layer, size_t(p.y) * d.width + p.x, p.c)] =
+                box_value(src + s.element(p.layer, 0, p.c), s, p.x, p.y, halving);
+        }
+        __syncthreads();
+    }
+}
+
+// The gradient's levels from the coarsest down to `last` folded each into the level above
+// it (last >= 2: level 1 and finer are left to the large kernels).
+template <class T>
+__global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> grad, uint32_t last) {
+    for (uint32_t l = shape.levels - 1; l >= last; --l) {
+        const Level &fine = shape.level[l - 1], &coarse = shape.level[l];
+        T* dst = level_base(shape, grad, l - 1);
+        const T* g = level_base(shape, grad, l);
+        const bool halving = fine.width % 2 == 0 && fine.height % 2 == 0;
+        const uint32_t count = fine.width * fine.height * shape.channels * shape.layers;
+        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
+            const ElementPlace p = place_of(i, fine, shape.channels);
+            dst[fine.element(p.layer, size_t(p.y) * fine.width + p.x, p.c)] +=
+                fold_value(g + coarse.element(p.layer, 0, p.c), fine, coarse, p.x, p.y, halving);
+        }
+        __syncthreads();
+    }
 }
 
 // A bilinear sample's texels (indices in a layer's plane of texels) and weights in one
@@ -217,8 +373,36 @@ __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint32_t lay
     return uint32_t(min(max(points.layer[i], 0), int32_t(layers) - 1));
 }
 
+// RGBA levels (4 channels, channels last, 16-byte aligned: `texel4` below): a texel is one
+// float4, read with one load and its gradient added with one vector atomic (sm_90 has
+// them for global memory): a quarter of the instructions and atomics of the scalar path.
+__device__ float4 operator*(float4 a, float k) { return {a.x * k, a.y * k, a.z * k, a.w * k}; }
+__device__ float4 operator-(float4 a, float4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
+__device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
+__device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+__device__ void atomic_add4(float4* at, float4 v) {
+#if __CUDA_ARCH__ >= 900
+    atomicAdd(at, v);
+#else
+    atomicAdd(&at->x, v.x);
+    atomicAdd(&at->y, v.y);
+    atomicAdd(&at->z, v.z);
+    atomicAdd(&at->w, v.w);
+#endif
+}
+__device__ Quad<float4> quad4_at(const float* texels, const Level& level, uint32_t layer, const Bilinear<float>& s) {
+    const float4* t = reinterpret_cast<const float4*>(texels + size_t(layer) * level.layer_stride);
+    return {t[s.i00], t[s.i10], t[s.i01], t[s.i11]};
+}
+__device__ float4 blend_quad4(const Quad<float4>& q, const Bilinear<float>& s) {
+    return (q.t00 * (1 - s.a) + q.t10 * s.a) * (1 - s.b) + (q.t01 * (1 - s.a) + q.t11 * s.a) * s.b;
+}
+
 // Thread t serves point t / lanes, channels (t % lanes) + k * lanes.
-template <class T>
+// kTexel4: RGBA levels (float, 4 channels, 16-byte aligned buffers) take the float4 path
+// where a level is channels last; a template argument, so that the general path's kernel
+// does not carry its registers (the 40-channel job ran 1.3x slower with both in one).
+template <class T, bool kTexel4>
 __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain, PointBatch<T> points,
                                T* out) {
     const size_t t = size_t(blockIdx.x) * blockDim.x + threadIdx.x, i = t >> shape.lane_bits;
@@ -231,6 +415,14 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
     const Bilinear<T> lo = bilinear_at(lo_level, u, v), hi = bilinear_at(hi_level, u, v);
     const T* lo_texels = level_base(shape, chain, p.base);
     const T* hi_texels = level_base(shape, chain, next);
+    if constexpr (kTexel4 && std::is_same_v<T, float>) {
+        if (lo_level.texel == 4 && hi_level.texel == 4) {
+            float4 value = blend_quad4(quad4_at(lo_texels, lo_level, layer, lo), lo);
+            if (next != p.base) value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
+            reinterpret_cast<float4*>(out)[i] = value;
+            return;
+        }
+    }
     for (uint32_t c = lane; c < shape.channels; c += shape.lanes) {
         T value = blend_quad(quad_at(lo_texels + lo_level.element(layer, 0, c), lo_level, lo), lo);
         if (next != p.base)
@@ -246,10 +438,18 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
 // backward with global atomics only). Blocks stride over the points, so they are few.
 constexpr size_t kSharedBytes = 32 * 1024;
 
-template <class T>
+// What one pass of the backward does: scatter the texel gradients of levels [first, end),
+// and (point_grads) write d loss / d uv and d loss / d lod. The backward runs two passes,
+// the coarse levels and the point gradients before the fold, level 0 after it.
+struct BackwardPass {
+    uint32_t first, end;
+    bool point_grads;
+};
+
+template <class T, bool kTexel4>  // kTexel4: as forward_kernel's
 __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
                                 PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
-                                size_t shared_base, uint32_t shared_values) {
+                                BackwardPass pass, size_t shared_base, uint32_t shared_values) {
     extern __shared__ unsigned char shared_bytes[];
     T* sums = reinterpret_cast<T*>(shared_bytes);
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) sums[k] = 0;
@@ -268,11 +468,31 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
             const uint32_t layer = layer_of(points, i, shape.layers);
             for (uint32_t k = 0; k < (p.has_next ? 2u : 1u); ++k) {
                 const uint32_t l = p.base + k;
+                const bool scatter = l >= pass.first && l < pass.end;
+                if (!scatter && !pass.point_grads) continue;
                 const Level& level = shape.level[l];
                 const T weight = k == 0 ? 1 - p.blend : p.blend;
                 const Bilinear<T> s = bilinear_at(level, u, v);
                 const T* t = level_base(shape, chain, l);
                 T* g = level_base(shape, grad, l);
+                if constexpr (kTexel4 && std::is_same_v<T, float>) {
+                    if (level.texel == 4 && level.offset < shared_base) {
+                        const float4 go = reinterpret_cast<const float4*>(grad_out)[i], gw = go * weight;
+                        if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
+                            float4* g4 = reinterpret_cast<float4*>(g + size_t(layer) * level.layer_stride);
+                            atomic_add4(g4 + s.i00, gw * ((1 - s.a) * (1 - s.b)));
+                            atomic_add4(g4 + s.i10, gw * (s.a * (1 - s.b)));
+                            atomic_add4(g4 + s.i01, gw * ((1 - s.a) * s.b));
+                            atomic_add4(g4 + s.i11, gw * (s.a * s.b));
+                        }
+                        if (!pass.point_grads) continue;
+                        const Quad<float4> q = quad4_at(t, level, layer, s);
+                        gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
+                        gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
+                        if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
+                        continue;
+                    }
+                }
                 const auto add = [&](size_t element, T value) {
                     if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
                     else atomicAdd(g + element, value);
@@ -281,19 +501,21 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                     const T go = grad_out[i * channels + c];
                     const T gw = go * weight;
                     const size_t plane = level.element(layer, 0, c);
-                    const Quad<T> q = quad_at(t + plane, level, s);
-                    if (gw != T(0)) {
+                    if (scatter && gw != T(0)) {
                         add(plane + s.i00 * level.texel, gw * (1 - s.a) * (1 - s.b));
                         add(plane + s.i10 * level.texel, gw * s.a * (1 - s.b));
                         add(plane + s.i01 * level.texel, gw * (1 - s.a) * s.b);
                         add(plane + s.i11 * level.texel, gw * s.a * s.b);
                     }
+                    if (!pass.point_grads) continue;
+                    const Quad<T> q = quad_at(t + plane, level, s);
                     gu += gw * s.width * ((1 - s.b) * (q.t10 - q.t00) + s.b * (q.t11 - q.t01));
                     gv += gw * s.height * ((1 - s.a) * (q.t01 - q.t00) + s.a * (q.t11 - q.t10));
                     if (p.free) gl += go * (k == 0 ? T(-1) : T(1)) * blend_quad(q, s);
                 }
             }
         }
+        if (!pass.point_grads) continue;  // the same for the whole grid
         for (uint32_t offset = lanes / 2; offset > 0; offset /= 2) {  // the point's lanes' sums
             gu += __shfl_xor_sync(0xffffffffu, gu, offset);
             gv += __shfl_xor_sync(0xffffffffu, gv, offset);
@@ -313,6 +535,20 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
         const size_t index = shared_base + k;
         T* at = index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
         atomicAdd(at, sums[k]);
+    }
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Whether the kernels may take the RGBA float4 path for these buffers.
+template <class T> bool texel4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
+    if constexpr (!std::is_same_v<T, float>) {
+        return false;
+    } else {
+        if (shape.channels != 4) return false;
+        for (const void* b : buffers)
+            if (!aligned16(b)) return false;
+        return true;
     }
 }
 
@@ -347,13 +583,19 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
     if (!level0 || (shape.levels > 1 && !coarse)) throw Error("a chain needs its level 0 and a buffer for the rest");
     const Shape<T> d = device_shape<T>(shape);
     const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
-    for (uint32_t l = 1; l < shape.levels; ++l) {
+    uint32_t tail = 1;  // the first small level
+    while (tail < shape.levels && shape.level_values(tail) > kTailValues) ++tail;
+    for (uint32_t l = 1; l < tail; ++l) {
         const dim3 grid = level_grid(d.level[l], shape);
         const T* src = level_base(d, chain, l - 1);
         T* dst = level_base(d, chain, l);
         if (halves(d.level[l - 1]))
             box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
         else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+    }
+    if (tail < shape.levels) {
+        box_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, chain, tail);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
 }
@@ -366,8 +608,19 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
     if (!chain.level0 || (shape.levels > 1 && !chain.coarse) || !points.uv || !points.lod || !out)
         throw Error("point sampling needs a chain, uv, lod and an output");
     const Shape<T> d = device_shape<T>(shape);
-    forward_kernel<T><<<blocks_for(points.count * d.lanes), kBlock, 0, stream>>>(d, chain, points, out);
+    const unsigned blocks = blocks_for(points.count * d.lanes);
+    if (texel4<T>(shape, {chain.level0, chain.coarse, out}))
+        forward_kernel<T, true><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
+    else forward_kernel<T, false><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
     TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+// The coarsest levels of [first, end) whose texels fit in kSharedBytes together (the index
+// space's tail: levels are counted finest first), as (first element, count); none: count 0.
+template <class T> std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end) {
+    uint32_t from = end;
+    while (from > first && (shape.offset(end) - shape.offset(from - 1)) * sizeof(T) <= kSharedBytes) --from;
+    return {shape.offset(from), static_cast<uint32_t>(shape.offset(end) - shape.offset(from))};
 }
 
 template <class T>
@@ -375,42 +628,95 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                             const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream) {
     check_feature_chain(shape);
     const bool coarse = shape.levels > 1;
-    if (!chain.level0 || (coarse && !chain.coarse) || !grad_out || !grad.level0 || (coarse && !grad.coarse) ||
-        (points.count && (!points.uv || !points.lod)))
+    if (!chain.level0 || (coarse && !chain.coarse) || !grad.level0 || (coarse && !grad.coarse) ||
+        (points.count && (!points.uv || !points.lod || !grad_out)))
         throw Error("the backward needs the chain, the points, the output gradient and a chain gradient buffer");
-    TVLM_CUDA_CHECK(cudaMemsetAsync(grad.level0, 0, shape.level_values(0) * sizeof(T), stream));
+    // Level 0's gradient is the image's: the largest buffer, so it is never zeroed nor read
+    // back. The coarse levels gather their texel gradients first, the fold writes level 0
+    // from them, then level 0's own texel gradients are added on top.
     if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
-    if (points.count == 0) return;
-    // The coarsest levels that fit in shared memory together (the index space's tail:
-    // levels are counted finest first).
-    uint32_t first_shared = shape.levels;
-    while (first_shared > 0 && (shape.values() - shape.offset(first_shared - 1)) * sizeof(T) <= kSharedBytes)
-        --first_shared;
-    const size_t shared_base = shape.offset(first_shared);
-    const auto shared_values = static_cast<uint32_t>(shape.values() - shared_base);
     int device = 0, processors = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
     TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
     const Shape<T> d = device_shape<T>(shape);
     const unsigned blocks = std::min(blocks_for(points.count * d.lanes), unsigned(4 * processors));
-    backward_kernel<T><<<blocks, kBlock, shared_values * sizeof(T), stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                              grad_lod, shared_base, shared_values);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+    const bool vector = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
+    const auto run = [&](BackwardPass pass) {
+        const auto [shared_base, shared_values] = shared_levels<T>(shape, pass.first, pass.end);
+        const size_t shared_bytes = shared_values * sizeof(T);
+        if (vector)
+            backward_kernel<T, true><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
+                                                                               grad_lod, pass, shared_base, shared_values);
+        else
+            backward_kernel<T, false><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
+                                                                                grad_lod, pass, shared_base, shared_values);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+    };
+    if (points.count) run({1, shape.levels, true});
+    fold_chain_gradient(shape, grad, stream);
+    if (points.count) run({0, 1, false});
 }
 
 template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream) {
     check_feature_chain(shape);
     if (!grad.level0 || (shape.levels > 1 && !grad.coarse)) throw Error("the fold needs the gradient's two parts");
+    if (shape.levels == 1) {
+        TVLM_CUDA_CHECK(cudaMemsetAsync(grad.level0, 0, shape.level_values(0) * sizeof(T), stream));
+        return;
+    }
     const Shape<T> d = device_shape<T>(shape);
-    for (uint32_t l = shape.levels - 1; l >= 1; --l) {
+    // Levels 0..depth-1 halve: level 0 is written from levels 1..depth in one pass, after
+    // the levels below depth are folded into it one by one (they are small).
+    uint32_t depth = 0;
+    while (depth < std::min(kMaxFusedFold, shape.levels - 1) && halves(d.level[depth])) ++depth;
+    const uint32_t last = std::max(depth, 1u) + 1;  // the finest level folded level by level
+    uint32_t tail = shape.levels;                   // levels tail.. fold in one block
+    while (tail > last && shape.level_values(tail - 2) <= kTailValues) --tail;
+    if (tail < shape.levels) {
+        fold_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, grad, tail);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+    }
+    for (uint32_t l = tail - 1; l >= last; --l) {
         const dim3 grid = level_grid(d.level[l - 1], shape);
         T* fine = level_base(d, grad, l - 1);
         const T* coarse = level_base(d, grad, l);
         if (halves(d.level[l - 1]))
-            fold_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
-        else fold_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
+            fold_level_kernel<T, true, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
+        else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
+    if (depth == 0) {  // level 0 has an odd side: its taps take the general path
+        fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(
+            grad.level0, grad.coarse, d.level[0], d.level[1], shape.channels);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+        return;
+    }
+    FusedFold f{};
+    f.width = shape.width;
+    f.height = shape.height;
+    f.rows = shape.layers * shape.height;
+    f.channels = shape.channels;
+    f.depth = depth;
+    f.plane = size_t{shape.width} * shape.height;
+    f.planar = shape.planar_level0;
+    f.by_height = FastDivmod(shape.height);
+    for (uint32_t l = 1; l <= depth; ++l) {
+        f.level_width[l] = shape.level_width(l);
+        f.level_height[l] = shape.level_height(l);
+        f.coarse_offset[l] = shape.offset(l) - shape.level_values(0);
+    }
+    const uint32_t grid_rows = std::min(f.rows, 65535u);
+    bool groups = false;
+    if constexpr (std::is_same_v<T, float>)
+        groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
+    if (groups) {
+        fused_fold_groups_kernel<<<dim3(blocks_for(shape.width * shape.channels / 4), grid_rows), kBlock, 0, stream>>>(
+            reinterpret_cast<float*>(grad.level0), reinterpret_cast<const float*>(grad.coarse), f);
+    } else {
+        fused_fold_texels_kernel<T><<<dim3(blocks_for(shape.width), grid_rows), kBlock, 0, stream>>>(
+            grad.level0, grad.coarse, f);
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 #define TVLM_POINT_SAMPLING(T)                                                                                  \

@@ -65,14 +65,17 @@ template <class T>
 void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
                            T* out, cudaStream_t stream);
 
-// grad (zeroed here, both parts) receives d loss / d every level; grad_uv [2 * count] and
-// grad_lod [count] are written (either may be null: not wanted).
+// grad.level0 receives d loss / d image: every level's texel gradients folded into level 0
+// through the chain's adjoint (nothing is read from it first: no zeroing needed);
+// grad.coarse is scratch (its levels' gradients, changed by the fold). grad_uv [2 * count]
+// and grad_lod [count] are written (either may be null: not wanted).
 template <class T>
 void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
                             const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream);
 
-// Folds the gradient's coarse levels into its level 0 (the box chain's adjoint, coarsest
-// first; the coarse part is changed on the way): afterwards grad.level0 is d loss / d image.
+// Writes grad.level0 = what the gradient's coarse levels send back to level 0 through the
+// box chain's adjoint (coarsest first; the coarse part is changed on the way; level 0 is
+// written, not added to): d loss / d image for a loss of the coarse levels alone.
 template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream);
 
 }  // namespace tvlm

@@ -99,7 +99,6 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     sample_points_forward<T>(shape, chain_levels, points, d_out.data(), nullptr);
     sample_points_backward<T>(shape, chain_levels, points, d_grad_out.data(), grad_levels, d_grad_uv.data(),
                               d_grad_lod.data(), nullptr);
-    fold_chain_gradient<T>(shape, grad_levels, nullptr);
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
     for (uint32_t l = 1; l < levels; ++l)
         check_close(download(d_coarse.data() + shape.offset(l) - shape.level_values(0), shape.level_values(l)),
@@ -122,6 +121,18 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
         }
     }
     check_against_reference<double>(3, 5, 64, 48, 7, 3000, 1e-10, true);  // even sides: the 2:1 paths
+    check_against_reference<float>(2, 3, 37, 21, 1, 500, 2e-5, true);     // level 0 alone: nothing to fold
+    // Level 0 written in one pass from the levels that halve: 3 of them, 2 (12x20 -> 6x10
+    // -> 3x5) and 1 (a two-level chain); float4 texel groups (channels last, 4 | channels).
+    check_against_reference<float>(2, 4, 32, 16, 5, 800, 2e-5, true);
+    check_against_reference<float>(2, 4, 12, 20, 4, 600, 2e-5);
+    check_against_reference<double>(2, 8, 12, 20, 4, 600, 1e-10);
+    check_against_reference<double>(1, 3, 64, 48, 2, 500, 1e-10);
+    // Levels above the one-block tail (more than 16384 values) with odd sides: the general
+    // taps in their own launches (chain and fold), level 0 assigned through them.
+    check_against_reference<double>(1, 4, 301, 203, 9, 3000, 1e-10);
+    check_against_reference<float>(1, 4, 301, 203, 9, 3000, 2e-5, true);
+    check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order
 }

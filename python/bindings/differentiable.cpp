@@ -170,7 +170,8 @@ void bind_differentiable(nb::module_& m) {
             if (job.doubles) fold_chain_gradient<double>(job.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream));
             else fold_chain_gradient<float>(job.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream));
         },
-        "Folds a chain gradient's coarse levels into its level 0, in place (the box chain's adjoint).");
+        "Writes grad_level0 = what a chain gradient's coarse levels send back to level 0 (the box chain's "
+        "adjoint; the coarse levels are changed on the way).");
     m.def(
         "cuda_sample_points",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
@@ -201,13 +202,11 @@ void bind_differentiable(nb::module_& m) {
                 sample_points_backward<double>(job.shape, levels_of<const double>(level0, coarse),
                                                batch<double>(uv, lod, layer, count), ptr<double>(grad_out), grad,
                                                ptr<double>(grad_uv), ptr<double>(grad_lod), stream_of(stream));
-                fold_chain_gradient<double>(job.shape, grad, stream_of(stream));
             } else {
                 const ChainLevels<float> grad = levels_of<float>(grad_level0, grad_coarse);
                 sample_points_backward<float>(job.shape, levels_of<const float>(level0, coarse),
                                               batch<float>(uv, lod, layer, count), ptr<float>(grad_out), grad,
                                               ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream));
-                fold_chain_gradient<float>(job.shape, grad, stream_of(stream));
             }
         },
         "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "

@@ -316,7 +316,7 @@ def _register_torch_ops() -> None:
         b, c, w, h, _ = shape_args(image, levels)
         if grad_coarse.device.type == "cuda":
             folded = grad_coarse.contiguous().clone()  # folded in place; the incoming gradient stays as it was
-            grad_image = grad_like(image).zero_()
+            grad_image = grad_like(image)  # written whole by the fold
             index, dtype, stream, _ = cuda_job(folded)
             _core.cuda_fold_chain_gradient(index, dtype, b, c, w, h, levels, planar(image), grad_image.data_ptr(),
                                            folded.data_ptr(), stream)
