@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <span>
@@ -66,6 +67,62 @@ OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height
     return out;
 }
 
+// Detections as arrays (texturevlm.overlay.draw_bounding_boxes): boxes [N, 4] as (xmin,
+// ymin, xmax, ymax) pixels, colours [N, 4] bytes, labels over each box's top edge (inside
+// where that would leave the frame) on the box's colour; points [M, 2] with track ids [M]
+// for the KNN links. Built straight into a scene: no JSON, which cost 7 ms of the 7.1 ms a
+// 1000-box frame took from Python.
+using Floats2D = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Bytes2D = nb::ndarray<const uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Tracks = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+struct BoxStyle {
+    float width, radius, font_size, point_radius;
+    uint8_t fill_alpha;
+};
+
+OverlayColor color_at(const Bytes2D& colors, size_t i) {
+    const uint8_t* c = colors.data() + i * 4;
+    return {c[0], c[1], c[2], c[3]};
+}
+
+OverlayShapes shapes_of_arrays(const Floats2D& boxes, const Bytes2D& box_colors, const std::vector<std::string>& labels,
+                               const Floats2D& points, const Bytes2D& point_colors, const Tracks& tracks,
+                               const BoxStyle& style, uint32_t width, uint32_t height, KnnLinks* links) {
+    const size_t n = boxes.shape(0), m = points.shape(0);
+    if ((n && boxes.shape(1) != 4) || box_colors.shape(0) != n || (n && box_colors.shape(1) != 4))
+        throw Error("boxes are [N, 4] (xmin, ymin, xmax, ymax) with colours [N, 4]");
+    if (!labels.empty() && labels.size() != n)
+        throw Error(std::to_string(labels.size()) + " labels for " + std::to_string(n) + " boxes: give one per box");
+    if ((m && points.shape(1) != 2) || point_colors.shape(0) != m || tracks.shape(0) != m)
+        throw Error("points are [M, 2] (x, y) with colours [M, 4] and track ids [M]");
+    OverlaySceneFile file;
+    OverlayScene& scene = file.scene;
+    scene.boxes.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        const float* b = boxes.data() + 4 * i;
+        const OverlayColor color = color_at(box_colors, i);
+        OverlayColor fill = color;
+        fill.a = style.fill_alpha;
+        scene.boxes.push_back({(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1], style.radius, style.width,
+                               color, fill});
+        if (labels.empty() || labels[i].empty()) continue;
+        OverlayColor background = color;
+        background.a = 200;
+        const float above = b[1] - style.font_size;
+        scene.labels.push_back({b[0], above >= 0 ? above : b[1], style.font_size, labels[i], {255, 255, 255, 255},
+                                background});
+    }
+    scene.points.reserve(m);
+    for (size_t i = 0; i < m; ++i)
+        scene.points.push_back({points.data()[2 * i], points.data()[2 * i + 1], style.point_radius, color_at(point_colors, i)});
+    file.point_tracks.assign(tracks.data(), tracks.data() + m);
+    OverlayShapes out{{}, width, height, 0};
+    if (links) out.links = links->link(file);
+    out.shapes = overlay_shapes(scene, width, height);
+    return out;
+}
+
 // The frame's format (uint8: RGBA8, sRGB where asked; float16: RGBA16F) after checking it
 // holds the shapes' [H, W, 4].
 Format check_frame(const Frame& frame, const OverlayShapes& s, bool srgb) {
@@ -108,6 +165,15 @@ void bind_overlay(nb::module_& m) {
         .def(nb::init<uint32_t, uint32_t, float>(), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"));
     m.def("overlay_shapes", &shapes_of, nb::arg("json"), nb::arg("width"), nb::arg("height"),
           nb::arg("links").none() = nb::none());
+    nb::class_<BoxStyle>(m, "OverlayBoxStyle", "How draw_bounding_boxes draws: stroke width, corner radius, label "
+                                               "size, point radius, fill opacity.")
+        .def(nb::init<float, float, float, float, uint8_t>(), nb::arg("width"), nb::arg("radius"), nb::arg("font_size"),
+             nb::arg("point_radius"), nb::arg("fill_alpha"));
+    m.def("overlay_shapes_of_arrays", &shapes_of_arrays, nb::arg("boxes"), nb::arg("box_colors"), nb::arg("labels"),
+          nb::arg("points"), nb::arg("point_colors"), nb::arg("tracks"), nb::arg("style"), nb::arg("width"),
+          nb::arg("height"), nb::arg("links").none() = nb::none(),
+          "Shape records of boxes [N, 4] (xmin, ymin, xmax, ymax) with colours [N, 4] and labels, and points "
+          "[M, 2] with colours and track ids, for a width x height frame; no JSON.");
     m.def("overlay_draw_cpu", &draw_cpu, nb::arg("shapes"), nb::arg("frame"), nb::arg("srgb"), Release());
     m.def("overlay_draw_vulkan", &draw_vulkan, nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("srgb"),
           Release());

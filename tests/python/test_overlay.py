@@ -147,3 +147,89 @@ def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.G
         tv.overlay.Overlay(knn=2).draw(frame, scene)
     torch.cuda.synchronize()
     assert torch.cuda.mem_get_info()[0] + (16 << 20) >= free
+
+
+def random_detections(rng: np.random.Generator, width: int, height: int, count: int) -> tuple:
+    """Boxes [N, 4] (xmin, ymin, xmax, ymax) across the frame's edges, colours [N, 4], labels."""
+    x0, y0 = rng.uniform(-20, width, count), rng.uniform(-20, height, count)
+    boxes = np.stack([x0, y0, x0 + rng.uniform(0, 60, count), y0 + rng.uniform(0, 60, count)], 1).astype(np.float32)
+    colors = rng.integers(0, 256, (count, 4)).astype(np.uint8)
+    labels = [f"obj {i}" if i % 3 else "" for i in range(count)]
+    return boxes, colors, labels
+
+
+def as_scene(boxes: np.ndarray, colors: np.ndarray, labels: list, fill: int, width: float, radius: float,
+             font_size: float, points: np.ndarray, point_colors: list) -> dict:
+    """The dict scene draw_bounding_boxes stands for (its documented placement of labels)."""
+    scene: dict = {"boxes": [], "labels": [], "points": []}
+    for (x0, y0, x1, y1), c, text in zip(boxes.tolist(), colors.tolist(), labels):
+        scene["boxes"].append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, width=x1 - x0, height=y1 - y0, radius=radius,
+                                   stroke_width=width, stroke=c, fill=c[:3] + [fill]))
+        if text:
+            above = y0 - font_size
+            scene["labels"].append(dict(x=x0, y=above if above >= 0 else y0, size=font_size, text=text,
+                                        color=[255, 255, 255, 255], background=c[:3] + [200]))
+    for i, (x, y) in enumerate(points.tolist()):
+        scene["points"].append(dict(x=x, y=y, radius=5.0, color=point_colors, track=i))
+    return scene
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("vulkan", marks=needs_vulkan)])
+def test_bounding_boxes_from_arrays_equal_the_scene_they_stand_for(rng: np.random.Generator, backend: str) -> None:
+    boxes, colors, labels = random_detections(rng, 160, 110, 30)
+    points = rng.uniform(0, 150, (12, 2)).astype(np.float32)
+    frame = random_frame(rng, 160, 110)
+    original, want = frame.copy(), frame.copy()
+    tv.overlay.Overlay(knn=2, backend=backend).draw(
+        want, as_scene(boxes, colors, labels, 60, 2.5, 4.0, 14.0, points, [0, 200, 255, 255]))
+    overlay = tv.overlay.Overlay(knn=2, backend=backend)
+    got = overlay.draw_bounding_boxes(frame, boxes, labels=labels, colors=colors, fill=True, width=2.5, radius=4.0,
+                                      font_size=14.0, points=points, point_colors=(0, 200, 255), inplace=False)
+    assert got is not frame
+    assert np.array_equal(got, want)  # the same shapes: the same bytes
+    assert overlay.links > 12
+    assert int((got != frame).sum()) > 2000 and np.array_equal(frame, original)  # the frame was left as it was
+    # Tensors in (a CPU tensor drawn in place), one colour for all, no labels.
+    torch = pytest.importorskip("torch")
+    tensor = torch.from_numpy(frame.copy())
+    out = tv.overlay.draw_bounding_boxes(tensor, torch.from_numpy(boxes), colors=(255, 0, 0), backend=backend)
+    assert out is tensor and int((tensor.numpy() != frame).sum()) > 500
+
+
+def test_bounding_boxes_refusals_change_nothing(rng: np.random.Generator) -> None:
+    boxes, colors, labels = random_detections(rng, 64, 48, 4)
+    frame = random_frame(rng, 64, 48)
+    before = frame.copy()
+    bad = [
+        (dict(boxes=boxes[:, :3]), r"boxes are \[N, 4\]"),
+        (dict(boxes=boxes, labels=labels[:2]), "2 labels for 4 boxes"),
+        (dict(boxes=boxes, colors=(300, 0, 0)), "bytes 0-255"),
+        (dict(boxes=boxes, colors=np.zeros((3, 4), np.uint8)), "one per item"),
+        (dict(boxes=boxes, colors=(0.5, 0.5, 0.5)), "integer bytes"),
+        (dict(boxes=np.array([[0, 0, np.nan, 5]], np.float32)), "NaN or infinite"),
+        (dict(boxes=np.array([[10, 10, 5, 20]], np.float32)), "negative"),
+        (dict(boxes=boxes, fill=400), "opacity 0-255"),
+        (dict(boxes=boxes, points=np.zeros((3, 2)), tracks=[1, 2]), "3 non-negative integer ids"),
+        (dict(boxes=boxes, points=np.zeros((2, 2)), tracks=[1, 1]), "repeats track id"),
+    ]
+    overlay = tv.overlay.Overlay(knn=1, backend="cpu")
+    for kwargs, message in bad:
+        with pytest.raises(tv.Error, match=message):
+            overlay.draw_bounding_boxes(frame, **kwargs)
+        assert np.array_equal(frame, before)
+    # Nothing to draw is not an error.
+    assert np.array_equal(overlay.draw_bounding_boxes(frame, np.zeros((0, 4))), before)
+
+
+@needs_cuda
+def test_cuda_bounding_boxes_equal_the_reference(rng: np.random.Generator) -> None:
+    import torch
+    boxes, colors, labels = random_detections(rng, 150, 97, 40)
+    before = random_frame(rng, 150, 97)
+    cpu = tv.overlay.draw_bounding_boxes(before, boxes, labels=labels, colors=colors, fill=80, backend="cpu",
+                                         inplace=False)
+    frame = torch.from_numpy(before).cuda()
+    out = tv.overlay.draw_bounding_boxes(frame, torch.from_numpy(boxes).cuda(), labels=labels,
+                                         colors=torch.from_numpy(colors).numpy(), fill=80, inplace=False)
+    assert out.data_ptr() != frame.data_ptr() and torch.equal(frame.cpu(), torch.from_numpy(before))
+    assert worst_step(out.cpu().numpy(), cpu) <= 1.0
