@@ -1,13 +1,15 @@
-// One thread per point (forward, backward) or per texel channel (chain, adjoint); the
-// arithmetic of engine/differentiable/ in T, on channels-last levels. The backward scatters texel gradients with atomicAdd
-// (points land anywhere); the adjoint gathers, so it needs none.
+// One thread (or a few lanes) per point for the forward and backward, one per texel channel
+// for the chain and the adjoint (the fold); the arithmetic of engine/differentiable/ in T,
+// on channels-last levels. The backward scatters texel gradients with atomicAdd (points
+// land anywhere); the adjoint gathers, so it needs none. Order of a backward: coarse
+// levels' atomics (and d/d uv, d/d lod), the fold writing level 0, level 0's atomics.
 #include "point_sampling_grad.h"
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 #include <utility>
-#include <string>
 
 #include "cuda_check.h"
 #include "error.h"
