@@ -189,11 +189,16 @@ def test_bounding_boxes_from_arrays_equal_the_scene_they_stand_for(rng: np.rando
     assert np.array_equal(got, want)  # the same shapes: the same bytes
     assert overlay.links > 12
     assert int((got != frame).sum()) > 2000 and np.array_equal(frame, original)  # the frame was left as it was
-    # Tensors in (a CPU tensor drawn in place), one colour for all, no labels.
+
+
+def test_bounding_boxes_take_tensors(rng: np.random.Generator) -> None:
     torch = pytest.importorskip("torch")
-    tensor = torch.from_numpy(frame.copy())
-    out = tv.overlay.draw_bounding_boxes(tensor, torch.from_numpy(boxes), colors=(255, 0, 0), backend=backend)
-    assert out is tensor and int((tensor.numpy() != frame).sum()) > 500
+    boxes, _, _ = random_detections(rng, 80, 60, 10)
+    frame = random_frame(rng, 80, 60)
+    want = tv.overlay.draw_bounding_boxes(frame, boxes, colors=(255, 0, 0), backend="cpu", inplace=False)
+    tensor = torch.from_numpy(frame.copy())  # a CPU tensor, drawn in place
+    out = tv.overlay.draw_bounding_boxes(tensor, torch.from_numpy(boxes), colors=(255, 0, 0), backend="cpu")
+    assert out is tensor and np.array_equal(tensor.numpy(), want) and not np.array_equal(want, frame)
 
 
 def test_bounding_boxes_refusals_change_nothing(rng: np.random.Generator) -> None:
