@@ -59,12 +59,17 @@ private:
     float width_;
 };
 
-OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links) {
-    OverlaySceneFile file = parse_overlay_scene(json, "the scene");
+// The scene's shapes for a width x height frame, its points linked first where asked.
+OverlayShapes shapes_for(OverlaySceneFile& file, uint32_t width, uint32_t height, KnnLinks* links) {
     OverlayShapes out{{}, width, height, 0};
     if (links) out.links = links->link(file);
     out.shapes = overlay_shapes(file.scene, width, height);
     return out;
+}
+
+OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links) {
+    OverlaySceneFile file = parse_overlay_scene(json, "the scene");
+    return shapes_for(file, width, height, links);
 }
 
 // Detections as arrays (texturevlm.overlay.draw_bounding_boxes): boxes [N, 4] as (xmin,
@@ -117,10 +122,7 @@ OverlayShapes shapes_of_arrays(const Floats2D& boxes, const Bytes2D& box_colors,
     for (size_t i = 0; i < m; ++i)
         scene.points.push_back({points.data()[2 * i], points.data()[2 * i + 1], style.point_radius, color_at(point_colors, i)});
     file.point_tracks.assign(tracks.data(), tracks.data() + m);
-    OverlayShapes out{{}, width, height, 0};
-    if (links) out.links = links->link(file);
-    out.shapes = overlay_shapes(scene, width, height);
-    return out;
+    return shapes_for(file, width, height, links);
 }
 
 // The frame's format (uint8: RGBA8, sRGB where asked; float16: RGBA16F) after checking it
