@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "cuda_check.h"
+#include "cuda_devices.h"
 #include "box_arithmetic.cuh"
 #include "surface_texels.cuh"
 #include "srgb8_tables.h"
@@ -501,9 +502,8 @@ void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
 }
 
 uint32_t packed_blocks_at_once(SurfaceTexel texel) {
-    int device = 0, sms = 0, per_sm = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_multiprocessors();
+    int per_sm = 0;
     if (texel == SurfaceTexel::half4) {
         TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords>, TVLM_BOX_THREADS, 0));
     } else {  // RGBA8 and sRGB8 share the texel; the sRGB kernel's tables may fit fewer blocks

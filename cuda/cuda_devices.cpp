@@ -38,4 +38,11 @@ CudaDeviceList list_cuda_devices() {
     return list;
 }
 
+int current_device_multiprocessors() {
+    int device = 0, processors = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
+    return processors;
+}
+
 }  // namespace tvlm

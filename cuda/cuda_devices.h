@@ -23,4 +23,7 @@ struct CudaDeviceList {
 
 CudaDeviceList list_cuda_devices();
 
+// The current CUDA device's multiprocessors: what kernels size grids of resident blocks by.
+int current_device_multiprocessors();
+
 }  // namespace tvlm

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_check.h"
+#include "cuda_devices.h"
 #include "error.h"
 #include "fields/gaussian_pair.h"
 
@@ -215,10 +216,7 @@ unsigned grid_for(size_t items) { return unsigned((items + kThreads - 1) / kThre
 // split at least kMinPerChunk long; splits add up with uncontended atomics.
 constexpr size_t kMinPerChunk = 32;
 size_t wanted_blocks() {
-    int device = 0, sms = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return size_t(4 * sms);
+    return size_t(4 * current_device_multiprocessors());
 }
 size_t splits(size_t blocks, size_t length) {
     return std::clamp<size_t>(wanted_blocks() / std::max<size_t>(blocks, 1), 1, (length + kMinPerChunk - 1) / kMinPerChunk);

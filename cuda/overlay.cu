@@ -7,6 +7,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "cuda_check.h"
+#include "cuda_devices.h"
 
 namespace tvlm {
 
@@ -140,8 +141,8 @@ uint32_t resident_shade_blocks() {
     int device = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
     if (device < kDevices && known[device].load(std::memory_order_relaxed)) return known[device].load(std::memory_order_relaxed);
-    int sms = 0, per_sm = 0;
-    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_multiprocessors();
+    int per_sm = 0;
     TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, TVLM_OVERLAY_THREADS, 0));
     const auto blocks = uint32_t(std::max(1, sms * per_sm));
     if (device < kDevices) known[device].store(blocks, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cuda_check.h"
+#include "cuda_devices.h"
 #include "error.h"
 #include "fast_divmod.h"
 
@@ -637,11 +638,8 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // back. The coarse levels gather their texel gradients first, the fold writes level 0
     // from them, then level 0's own texel gradients are added on top.
     if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
-    int device = 0, processors = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
     const Shape<T> d = device_shape<T>(shape);
-    const unsigned blocks = std::min(blocks_for(points.count * d.lanes), unsigned(4 * processors));
+    const unsigned blocks = std::min(blocks_for(points.count * d.lanes), unsigned(4 * current_device_multiprocessors()));
     const bool vector = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
     const auto run = [&](BackwardPass pass) {
         const auto [shared_base, shared_values] = shared_levels<T>(shape, pass.first, pass.end);
