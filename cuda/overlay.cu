@@ -68,40 +68,67 @@ __device__ float atlas_texel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
     return float(__ldg(&l.atlas[size_t(y) * l.atlas_width + x]));
 }
 
-// Shape s over the pixel (x, y), as overlay_shade.glsl composites it.
-__device__ void composite(const OverlayLaunch& l, const OverlayShape& s, uint32_t x, uint32_t y, gpu::OverlayPixel& dst,
+// A shape as one tile's pixels read it, decoded once by the tile's block: the record, its
+// colours premultiplied in the blending space, and whether it covers the whole tile with
+// its opaque-coverage fill (a box's interior: no distance to evaluate). Decoding per pixel
+// was most of the shading's instructions (byte extraction and conversion of both colours
+// for every pixel and shape).
+struct TileShape {
+    OverlayShape s;
+    gpu::OverlayPixel fill, stroke;
+    bool solid;
+};
+constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (12 KiB)
+
+__device__ void decode(const OverlayLaunch& l, const OverlayShape& s, float x0, float y0, TileShape& out) {
+    out.s = s;
+    out.fill = gpu::overlay_premultiply(s.fill, l.srgb ? 1u : 0u);
+    out.stroke = gpu::overlay_premultiply(s.stroke, l.srgb ? 1u : 0u);
+    out.solid = gpu::overlay_box_interior_covers(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
+}
+
+// Decoded shape d over the pixel (x, y), as overlay_shade.glsl composites it.
+__device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x, uint32_t y, gpu::OverlayPixel& dst,
                           bool& touched) {
-    if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
-    const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-    gpu::OverlayCoverage c = gpu::overlay_shape_coverage(s, px, py);
-    if (s.kind == TVLM_SHAPE_GLYPH) {
-        const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
-        c.stroke = gpu::overlay_glyph_coverage_of(s, a, atlas_texel(l, a.x, a.y), atlas_texel(l, a.x + 1, a.y),
-                                                  atlas_texel(l, a.x, a.y + 1), atlas_texel(l, a.x + 1, a.y + 1));
+    gpu::OverlayCoverage c{1.0f, 0.0f};
+    if (!d.solid) {
+        const OverlayShape& s = d.s;
+        if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
+        const float px = float(x) + 0.5f, py = float(y) + 0.5f;
+        if (s.kind == TVLM_SHAPE_GLYPH) {
+            const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
+            c.fill = 0.0f;
+            c.stroke = gpu::overlay_glyph_coverage_of(s, a, atlas_texel(l, a.x, a.y), atlas_texel(l, a.x + 1, a.y),
+                                                      atlas_texel(l, a.x, a.y + 1), atlas_texel(l, a.x + 1, a.y + 1));
+        } else {
+            c = gpu::overlay_shape_coverage(s, px, py);
+        }
+        if (!(c.fill > 0.0f || c.stroke > 0.0f)) return;
     }
-    if (c.fill > 0.0f || c.stroke > 0.0f) {
-        dst = gpu::overlay_over(dst, s, c, l.srgb ? 1u : 0u);
-        touched = true;
-    }
+    dst = gpu::overlay_over_premultiplied(dst, d.fill, d.stroke, c);
+    touched = true;
 }
 
 // The busy tiles, a block per tile at a time and a thread per pixel: the tile's list is
 // sorted into scene order in shared memory (bitonic, padded with ~0u), or, past
-// TVLM_OVERLAY_SORTED, replaced by a walk over every shape in order.
+// TVLM_OVERLAY_SORTED, replaced by a walk over every shape in order; then the shapes are
+// decoded kTileShapes at a time into shared memory and every pixel composites them in order.
 template <bool kHalf>
 __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles) {
     __shared__ uint32_t sorted[TVLM_OVERLAY_SORTED];
+    __shared__ TileShape decoded[kTileShapes];
     const uint32_t t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
     const uint32_t busy_tiles = l.counts[tiles + 1];
     for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x) {
         const uint32_t tile = l.busy[b], first = l.offsets[tile], n = l.offsets[tile + 1] - first;
-        const uint32_t x = tile % tiles_x * TVLM_OVERLAY_TILE + threadIdx.x;
-        const uint32_t y = tile / tiles_x * TVLM_OVERLAY_TILE + threadIdx.y;
+        const uint32_t x0 = tile % tiles_x * TVLM_OVERLAY_TILE, y0 = tile / tiles_x * TVLM_OVERLAY_TILE;
+        const uint32_t x = x0 + threadIdx.x, y = y0 + threadIdx.y;
         const bool inside = x < l.width && y < l.height;
         gpu::OverlayPixel dst{};
         if (inside) dst = load_pixel<kHalf>(l, x, y);
         bool touched = false;
-        if (n <= TVLM_OVERLAY_SORTED) {  // n is the block's: every thread takes this branch or none
+        const bool listed = n <= TVLM_OVERLAY_SORTED;  // n is the block's: every thread agrees
+        if (listed) {
             uint32_t size = 1;
             while (size < n) size <<= 1;
             __syncthreads();  // the previous tile's list is no longer read
@@ -122,10 +149,18 @@ __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaun
                     }
                     __syncthreads();
                 }
+        }
+        const uint32_t count = listed ? n : l.shape_count;
+        for (uint32_t round = 0; round < count; round += kTileShapes) {
+            const uint32_t here = min(kTileShapes, count - round);
+            __syncthreads();  // the previous round's shapes are no longer read
+            if (t < here) {
+                const uint32_t i = round + t;
+                decode(l, l.shapes[listed ? sorted[i] : i], float(x0), float(y0), decoded[t]);
+            }
+            __syncthreads();
             if (inside)
-                for (uint32_t i = 0; i < n; ++i) composite(l, l.shapes[sorted[i]], x, y, dst, touched);
-        } else if (inside) {
-            for (uint32_t i = 0; i < l.shape_count; ++i) composite(l, l.shapes[i], x, y, dst, touched);
+                for (uint32_t i = 0; i < here; ++i) composite(l, decoded[i], x, y, dst, touched);
         }
         if (touched) store_pixel<kHalf>(l, x, y, dst);
     }

@@ -234,19 +234,24 @@ TVLM_OVERLAY_FN bool overlay_touches(OverlayShape s, float x0, float y0, float x
     return s.max_x >= x0 && s.min_x < x1 && s.max_y >= y0 && s.min_y < y1;
 }
 
-// Whether box s draws nothing on the tile of pixels [x0, x1) x [y0, y1): its fill is
-// transparent and every pixel centre of the tile lies further inside than its stroke and the
-// one-pixel ramp (fill coverage 1, stroke 0: the pixel keeps its value), so an outlined box
-// costs the tiles along its edge, not those of its area. Conservative: a tile within
-// max(r, stroke + 0.5) of the edge (and a hundredth of a pixel for rounding) is kept; where
-// |x| and |y| stay r inside the half size, the rounded box's distance is
-// max(|x| - hx, |y| - hy).
-TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0, float x1, float y1) {
-    if (s.kind != TVLM_SHAPE_BOX || (s.fill >> 24u) != 0u) return false;
+// Whether every pixel centre of [x0, x1) x [y0, y1) lies further inside box s than its
+// stroke and the one-pixel ramp: fill coverage 1, stroke 0 there. Conservative: a
+// rectangle within max(r, stroke + 0.5) of the edge (and a hundredth of a pixel for
+// rounding) is not; where |x| and |y| stay r inside the half size, the rounded box's
+// distance is max(|x| - hx, |y| - hy).
+TVLM_OVERLAY_FN bool overlay_box_interior_covers(OverlayShape s, float x0, float y0, float x1, float y1) {
+    if (s.kind != TVLM_SHAPE_BOX) return false;
     const float r = min(s.radius, min(s.x1, s.y1));
     const float margin = max(r, 0.5f + 2.0f * s.half_width) + 0.01f;
     const float hx = s.x1 - margin, hy = s.y1 - margin;
     return x0 + 0.5f - s.x0 >= -hx && x1 - 0.5f - s.x0 <= hx && y0 + 0.5f - s.y0 >= -hy && y1 - 0.5f - s.y0 <= hy;
+}
+
+// Whether box s draws nothing on the tile of pixels [x0, x1) x [y0, y1): its fill is
+// transparent and the tile lies in its interior (above), so an outlined box costs the tiles
+// along its edge, not those of its area.
+TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0, float x1, float y1) {
+    return (s.fill >> 24u) == 0u && overlay_box_interior_covers(s, x0, y0, x1, y1);
 }
 
 // Whether shape s draws nothing on tile (tx, ty), so binning leaves the pair out and the
@@ -331,19 +336,35 @@ TVLM_OVERLAY_FN uint overlay_store(OverlayPixel p, uint srgb) {
            overlay_encode(p.a, 3u, srgb);
 }
 
+// Colour `rgba` premultiplied by its opacity, in the blending space (colour channels in
+// linear light where the frame is sRGB): what a shape composites at coverage 1. A renderer
+// may compute it once per shape rather than per pixel (the CUDA shading does, per tile).
+TVLM_OVERLAY_FN OverlayPixel overlay_premultiply(uint rgba, uint srgb) {
+    OverlayPixel p;
+    p.r = overlay_premultiplied(rgba, 0u, 1.0f, srgb);
+    p.g = overlay_premultiplied(rgba, 1u, 1.0f, srgb);
+    p.b = overlay_premultiplied(rgba, 2u, 1.0f, srgb);
+    p.a = overlay_premultiplied(rgba, 3u, 1.0f, srgb);
+    return p;
+}
+
+// A shape's premultiplied fill and stroke (or line) colours, scaled by their coverage, as
+// one source "over" the pixel.
+TVLM_OVERLAY_FN OverlayPixel overlay_over_premultiplied(OverlayPixel dst, OverlayPixel fill, OverlayPixel stroke,
+                                                        OverlayCoverage c) {
+    const float sa = fill.a * c.fill + stroke.a * c.stroke;
+    OverlayPixel result;
+    result.r = fill.r * c.fill + stroke.r * c.stroke + dst.r * (1.0f - sa);
+    result.g = fill.g * c.fill + stroke.g * c.stroke + dst.g * (1.0f - sa);
+    result.b = fill.b * c.fill + stroke.b * c.stroke + dst.b * (1.0f - sa);
+    result.a = sa + dst.a * (1.0f - sa);
+    return result;
+}
+
 // Shape s "over" the pixel: its fill and stroke (or line), premultiplied by their
 // coverage, as one source.
 TVLM_OVERLAY_FN OverlayPixel overlay_over(OverlayPixel dst, OverlayShape s, OverlayCoverage c, uint srgb) {
-    const float sr = overlay_premultiplied(s.fill, 0u, c.fill, srgb) + overlay_premultiplied(s.stroke, 0u, c.stroke, srgb);
-    const float sg = overlay_premultiplied(s.fill, 1u, c.fill, srgb) + overlay_premultiplied(s.stroke, 1u, c.stroke, srgb);
-    const float sb = overlay_premultiplied(s.fill, 2u, c.fill, srgb) + overlay_premultiplied(s.stroke, 2u, c.stroke, srgb);
-    const float sa = overlay_premultiplied(s.fill, 3u, c.fill, srgb) + overlay_premultiplied(s.stroke, 3u, c.stroke, srgb);
-    OverlayPixel result;
-    result.r = sr + dst.r * (1.0f - sa);
-    result.g = sg + dst.g * (1.0f - sa);
-    result.b = sb + dst.b * (1.0f - sa);
-    result.a = sa + dst.a * (1.0f - sa);
-    return result;
+    return overlay_over_premultiplied(dst, overlay_premultiply(s.fill, srgb), overlay_premultiply(s.stroke, srgb), c);
 }
 
 #ifdef __cplusplus

@@ -37,6 +37,9 @@ inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random, b
     for (int i = 0; i < 3; ++i)  // outlined (transparent fill) and big: binning leaves their inner tiles out
         scene.boxes.push_back({x(random), y(random), 60 + 2 * size(random), 60 + 2 * size(random), size(random) * 0.5f,
                                width(random), random_color(random, true), {}});
+    for (int i = 0; i < 2; ++i)  // filled and big: the CUDA shading composites their inner tiles' fill as a constant
+        scene.boxes.push_back({x(random), y(random), 60 + 2 * size(random), 60 + 2 * size(random), size(random) * 0.5f,
+                               width(random), random_color(random, true), random_color(random, true)});
     for (int i = 0; i < 30; ++i) {
         OverlayLine l{x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
         if (i % 7 == 0) l.x1 = l.x0, l.y1 = l.y0;  // zero length: a dot (round caps) or nothing (butt)
