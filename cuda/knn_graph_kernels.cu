@@ -1,0 +1,428 @@
+#include "knn_graph_kernels.h"
+
+#include <algorithm>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include "cuda_check.h"
+#include "shader_params.h"
+
+namespace tvlm {
+
+namespace {
+
+constexpr uint32_t kSlices = 16;                      // threads per point, each over every 16th candidate
+constexpr uint32_t kNearestThreads = 128;
+constexpr uint32_t kPointsPerBlock = kNearestThreads / kSlices;
+constexpr uint32_t kCandidateTile = 1024;            // candidates staged in shared memory at a time
+
+// Squared distance in float, rounded after each operation (no fused multiply-add), as the
+// Vulkan shader computes it: equal to the CPU's double wherever float is exact.
+__device__ float distance2(float2 a, float2 b) {
+    const float dx = __fsub_rn(b.x, a.x), dy = __fsub_rn(b.y, a.y);
+    return __fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy));
+}
+
+__device__ uint32_t mix64(uint64_t x) {  // MurmurHash3's finaliser
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return uint32_t(x);
+}
+
+__device__ ulonglong2 track_pair(const KnnLaunch& l, uint32_t a, uint32_t b) {
+    const uint64_t ta = l.tracks[a], tb = l.tracks[b];
+    return ta < tb ? make_ulonglong2(ta, tb) : make_ulonglong2(tb, ta);
+}
+__device__ uint32_t pair_hash(ulonglong2 p) { return mix64(p.x * 0x9e3779b97f4a7c15ull + p.y); }
+
+// Open addressing with linear probing: a slot holds entry + 1, 0 where empty.
+__device__ void table_insert(uint32_t* table, uint32_t capacity, uint32_t hash, uint32_t entry) {
+    for (uint32_t slot = hash & (capacity - 1);; slot = (slot + 1) & (capacity - 1))
+        if (atomicCAS(&table[slot], 0u, entry + 1) == 0u) return;
+}
+
+// Whether the last frame linked points a and b (by their track ids).
+__device__ bool linked_before(const KnnLaunch& l, uint32_t a, uint32_t b) {
+    const KnnDeviceState& s = *l.state;
+    const uint32_t t = s.current;
+    if (s.count[t] == 0) return false;
+    const ulonglong2 p = track_pair(l, a, b);
+    const uint32_t capacity = s.capacity[t];
+    for (uint32_t slot = pair_hash(p) & (capacity - 1);; slot = (slot + 1) & (capacity - 1)) {
+        const uint32_t entry = l.tables[t][slot];
+        if (entry == 0u) return false;
+        const ulonglong2 q = l.pairs[t][entry - 1];
+        if (q.x == p.x && q.y == p.y) return true;
+    }
+}
+
+// Point i's coordinates finite and its track id not seen before in the frame (`table`:
+// point + 1 by track id); a fault is noted as ~i, so the lowest index wins.
+__device__ void check_point(const KnnLaunch& l, uint32_t i, float2 p, uint32_t* table, uint32_t capacity) {
+    if (!isfinite(p.x) || !isfinite(p.y)) atomicMax(&l.stats->bad_point, ~i);
+    const uint64_t track = l.tracks[i];
+    for (uint32_t slot = mix64(track) & (capacity - 1);; slot = (slot + 1) & (capacity - 1)) {
+        const uint32_t before = atomicCAS(&table[slot], 0u, i + 1);
+        if (before == 0u) return;
+        if (l.tracks[before - 1] == track) {
+            atomicMax(&l.stats->repeated_track, ~max(i, before - 1));
+            return;
+        }
+    }
+}
+
+// (d, i) before (e, j): nearer, or as near with a lower index.
+__device__ bool nearer(float d, uint32_t i, float e, uint32_t j) { return d < e || (d == e && i < j); }
+
+// (d, i) into a list sorted by nearer(), dropping its last: from the top down, so every
+// index is a constant and the list stays in registers.
+template <uint32_t kMax>
+__device__ void insert_nearer(float (&best_d)[kMax], uint32_t (&best_i)[kMax], float d, uint32_t i) {
+    if (!nearer(d, i, best_d[kMax - 1], best_i[kMax - 1])) return;
+#pragma unroll
+    for (uint32_t r = kMax - 1; r > 0; --r) {
+        const bool shift = nearer(d, i, best_d[r - 1], best_i[r - 1]);
+        const bool place = !shift && nearer(d, i, best_d[r], best_i[r]);
+        best_i[r] = shift ? best_i[r - 1] : place ? i : best_i[r];
+        best_d[r] = shift ? best_d[r - 1] : place ? d : best_d[r];
+    }
+    if (nearer(d, i, best_d[0], best_i[0])) best_d[0] = d, best_i[0] = i;
+}
+
+// Point `me`'s nearest among every `slices`-th candidate of `candidates` from `slice` on
+// (index order: a later one as near never displaces an earlier), then merged with the
+// other slices' lists, held by the neighbouring lanes (slices divides 32; every lane of the
+// warp takes part): a butterfly, after which each of them holds the point's list.
+template <uint32_t kMax>
+__device__ void nearest_of(const float2* candidates, uint32_t first, uint32_t n, uint32_t self, float2 me, bool live,
+                           uint32_t slice, uint32_t slices, float (&best_d)[kMax], uint32_t (&best_i)[kMax]) {
+    for (uint32_t t = slice; live && t < n; t += slices) {
+        const float d = distance2(me, candidates[t]);
+        if (!(d < best_d[kMax - 1]) || first + t == self) continue;
+        insert_nearer(best_d, best_i, d, first + t);
+    }
+}
+// Compare-exchange of entries r and q (r < q) into nearer() order.
+template <uint32_t kMax>
+__device__ void order_pair(float (&d)[kMax], uint32_t (&id)[kMax], uint32_t r, uint32_t q) {
+    if (nearer(d[q], id[q], d[r], id[r])) {
+        const float td = d[r];
+        const uint32_t ti = id[r];
+        d[r] = d[q], id[r] = id[q], d[q] = td, id[q] = ti;
+    }
+}
+
+// The kMax nearest of two sorted lists, sorted: entry r against the partner's entry
+// kMax - 1 - r keeps the kMax nearest as a bitonic sequence, which log2(kMax) rounds of
+// compare-exchanges sort (a tenth of inserting the partner's entries one by one).
+template <uint32_t kMax>
+__device__ void merge_slices(uint32_t slices, float (&best_d)[kMax], uint32_t (&best_i)[kMax]) {
+    for (uint32_t step = 1; step < slices; step <<= 1) {
+        float other_d[kMax];
+        uint32_t other_i[kMax];
+#pragma unroll
+        for (uint32_t r = 0; r < kMax; ++r) {
+            other_d[r] = __shfl_xor_sync(0xffffffffu, best_d[r], step);
+            other_i[r] = __shfl_xor_sync(0xffffffffu, best_i[r], step);
+        }
+#pragma unroll
+        for (uint32_t r = 0; r < kMax; ++r)
+            if (nearer(other_d[kMax - 1 - r], other_i[kMax - 1 - r], best_d[r], best_i[r]))
+                best_d[r] = other_d[kMax - 1 - r], best_i[r] = other_i[kMax - 1 - r];
+#pragma unroll
+        for (uint32_t j = kMax / 2; j > 0; j >>= 1)
+#pragma unroll
+            for (uint32_t r = 0; r < kMax; ++r)
+                if ((r & j) == 0) order_pair(best_d, best_i, r, r | j);
+    }
+}
+
+// Each point's `keep` nearest, nearest first, ties to the lower index. Eight threads per
+// point each keep the kMax nearest of every 8th candidate (visited in index order, so an
+// equal distance never displaces a lower index) in registers; the first merges the eight
+// lists by (distance, index). The first thread also checks the point and enters its track
+// id in the frame's table, where a repeat shows.
+template <uint32_t kMax>
+__global__ void __launch_bounds__(kNearestThreads) nearest_kernel(KnnLaunch l) {
+    __shared__ float2 tile[kCandidateTile];
+    const uint32_t slice = threadIdx.x % kSlices;
+    const uint32_t i = blockIdx.x * kPointsPerBlock + threadIdx.x / kSlices;
+    const bool live = i < l.count;
+    const float2* xy = reinterpret_cast<const float2*>(l.xy);
+    const float2 me = live ? xy[i] : make_float2(0.0f, 0.0f);
+    if (live && slice == 0) check_point(l, i, me, l.track_table, l.track_capacity);
+    float best_d[kMax];
+    uint32_t best_i[kMax];
+#pragma unroll
+    for (uint32_t r = 0; r < kMax; ++r) best_d[r] = __int_as_float(0x7f800000), best_i[r] = ~0u;
+    for (uint32_t base = 0; base < l.count; base += kCandidateTile) {
+        __syncthreads();
+        for (uint32_t t = threadIdx.x; t < kCandidateTile && base + t < l.count; t += kNearestThreads) tile[t] = xy[base + t];
+        __syncthreads();
+        nearest_of(tile, base, min(kCandidateTile, l.count - base), i, me, live, slice, kSlices, best_d, best_i);
+    }
+    merge_slices(kSlices, best_d, best_i);
+    if (!live || slice != 0) return;
+#pragma unroll
+    for (uint32_t r = 0; r < kMax; ++r)
+        if (r < l.keep) l.nearest[size_t(i) * l.keep + r] = best_i[r];
+}
+
+// Whether point a keeps its rank-r neighbour b: rank below k, or below k + h where the
+// last frame linked them; and the link no steeper than max_dy (in double, as the CPU).
+__device__ bool keeps(const KnnLaunch& l, uint32_t a, uint32_t r, uint32_t b, float ya, float yb) {
+    if (r >= l.k && !linked_before(l, a, b)) return false;
+    return fabs(double(ya) - double(yb)) <= double(l.max_dy);
+}
+
+// Whether a lists its rank-r neighbour (b) as a link of the frame: each kept (a, b) once,
+// from a where a < b, else from a only where b does not keep a. `nearest(p, q)`: point p's
+// rank-q neighbour; `y(p)`: its y. Past the count: a refused frame's NaN point.
+template <class Nearest, class Y>
+__device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, uint32_t a, uint32_t r, uint32_t& b) {
+    b = nearest(a, r);
+    if (b >= l.count || !keeps(l, a, r, b, y(a), y(b))) return false;
+    if (a < b) return true;
+    for (uint32_t q = 0; q < l.keep; ++q)
+        if (nearest(b, q) == a) return !keeps(l, b, q, a, y(b), y(a));
+    return true;
+}
+
+// A thread per (point, rank): counting notes each link under its lower end; filling writes
+// it into that end's range. Counting also clears the table this frame's links go into.
+template <bool kFill>
+__global__ void link_kernel(KnnLaunch l) {
+    if constexpr (!kFill) {
+        uint32_t* next = l.tables[1 - l.state->current];
+        for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < l.table_capacity; s += gridDim.x * blockDim.x)
+            next[s] = 0u;
+    }
+    const size_t q = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (q >= size_t(l.count) * l.keep) return;
+    const auto nearest = [&](uint32_t p, uint32_t r) { return l.nearest[size_t(p) * l.keep + r]; };
+    const auto y = [&](uint32_t p) { return l.xy[2 * p + 1]; };
+    uint32_t b = 0;
+    const auto a = uint32_t(q / l.keep);
+    if (!emits(l, nearest, y, a, uint32_t(q % l.keep), b)) return;
+    const uint32_t lo = min(a, b), hi = max(a, b);
+    if constexpr (kFill) l.candidates[l.offsets[lo] + atomicAdd(&l.cursor[lo], 1u)] = make_uint2(lo, hi);
+    else atomicAdd(&l.owned[lo], 1u);
+}
+
+// The link at `e` of the frame's list: its track pair into the next table, and counted where
+// the last frame had it.
+__device__ void commit(const KnnLaunch& l, uint32_t e, uint2 link) {
+    const uint32_t next = 1 - l.state->current;
+    const ulonglong2 p = track_pair(l, link.x, link.y);
+    l.pairs[next][e] = p;
+    table_insert(l.tables[next], l.table_capacity, pair_hash(p), e);
+    if (linked_before(l, link.x, link.y)) atomicAdd(&l.stats->kept_both, 1u);
+}
+
+// One lower end's links [first, end) sorted by their higher end (a handful: insertion
+// sort), so the list is in (a, b) order as the CPU's.
+__device__ void sort_links(uint2* links, uint32_t first, uint32_t end) {
+    for (uint32_t e = first + 1; e < end; ++e) {
+        const uint2 v = links[e];
+        uint32_t at = e;
+        for (; at > first && links[at - 1].y > v.y; --at) links[at] = links[at - 1];
+        links[at] = v;
+    }
+}
+
+// Each lower end's links sorted.
+__global__ void sort_kernel(KnnLaunch l) {
+    const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a < l.count) sort_links(l.candidates, l.offsets[a], l.offsets[a + 1]);
+}
+
+// Capped: each link's squared length as the sort key (non-negative floats order as their
+// bits), its index as the value; past the links, keys that sort last.
+__global__ void length_kernel(KnnLaunch l) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= l.count * l.keep) return;
+    const float2* xy = reinterpret_cast<const float2*>(l.xy);
+    if (e < l.offsets[l.count]) {
+        const uint2 link = l.candidates[e];
+        l.keys[e] = __float_as_uint(distance2(xy[link.x], xy[link.y]));
+    } else {
+        l.keys[e] = ~0u;
+    }
+    l.order[e] = e;
+}
+
+// Capped: shortest first (ties in (a, b) order: the sort is stable), each link kept while
+// both ends have room. Sequential by nature; one thread, a few thousand links (documented).
+__global__ void greedy_kernel(KnnLaunch l) {
+    const uint32_t links = l.offsets[l.count];
+    for (uint32_t i = 0; i < links; ++i) {
+        const uint32_t e = l.order_sorted[i];
+        const uint2 link = l.candidates[e];
+        if (l.degree[link.x] < l.max_degree && l.degree[link.y] < l.max_degree) {
+            ++l.degree[link.x];
+            ++l.degree[link.y];
+            l.flags[e] = 1u;
+        }
+    }
+}
+
+// A thread per link: the frame's links (the sorted candidates, or those the cap kept).
+__global__ void commit_kernel(KnnLaunch l, bool capped) {
+    const uint32_t links = capped ? l.stats->edges : l.offsets[l.count];
+    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < links; e += gridDim.x * blockDim.x)
+        commit(l, e, capped ? l.capped[e] : l.candidates[e]);
+}
+
+// The frame's outcome, from one thread: a refused frame (a bad point, a repeated track) has
+// no links and leaves the last frame's table current; else this frame's `edges` links
+// become current.
+__device__ void finish(const KnnLaunch& l, uint32_t edges) {
+    KnnFrameStats& stats = *l.stats;
+    KnnDeviceState& state = *l.state;
+    if (stats.bad_point || stats.repeated_track) {
+        stats.edges = stats.changes = 0;
+        return;
+    }
+    const uint32_t now = state.current, next = 1 - now;
+    stats.edges = edges;
+    stats.changes = edges + state.count[now] - 2 * stats.kept_both;
+    state.count[next] = edges;
+    state.capacity[next] = l.table_capacity;
+    state.current = next;
+}
+
+__global__ void finish_kernel(KnnLaunch l, bool capped) {
+    finish(l, capped ? l.stats->edges : l.keep ? l.offsets[l.count] : 0u);
+}
+
+// Frames of up to kBlockPoints points keeping at most 8 neighbours, uncapped: the whole
+// graph in one block, in shared memory, with no launches between its steps (a frame of 100
+// points was ten latency-bound launches). The steps and their results are the grid path's.
+constexpr uint32_t kBlockPoints = 1024, kBlockSlots = kBlockPoints * 8, kBlockTrackSlots = 2 * kBlockPoints;
+
+__global__ void __launch_bounds__(kBlockPoints) block_graph_kernel(KnnLaunch l) {
+    constexpr uint32_t kMax = 8;
+    __shared__ float2 xy[kBlockPoints];
+    __shared__ uint16_t nearest[kBlockSlots];
+    __shared__ uint32_t seen[kBlockTrackSlots];  // point + 1 by track id
+    __shared__ uint32_t owned[kBlockPoints], cursor[kBlockPoints];  // owned: counts, then their offsets
+    __shared__ uint32_t emitted[kBlockSlots / 32];
+    __shared__ uint32_t total;
+    using Scan = cub::BlockScan<uint32_t, kBlockPoints>;
+    __shared__ typename Scan::TempStorage scan;
+    const uint32_t t = threadIdx.x, n = l.count, keep = l.keep, slots = n * keep;
+    if (t == 0) *l.stats = KnnFrameStats{};
+    for (uint32_t i = t; i < kBlockTrackSlots; i += kBlockPoints) seen[i] = 0u;
+    for (uint32_t i = t; i < kBlockSlots / 32; i += kBlockPoints) emitted[i] = 0u;
+    owned[t] = cursor[t] = 0u;
+    if (t < n) xy[t] = reinterpret_cast<const float2*>(l.xy)[t];
+    uint32_t* next_table = l.tables[1 - l.state->current];
+    for (uint32_t i = t; i < l.table_capacity; i += kBlockPoints) next_table[i] = 0u;
+    __syncthreads();
+    if (t < n) check_point(l, t, xy[t], seen, kBlockTrackSlots);
+    // Nearest: as many slices per point as the block has threads for (at most 8).
+    const uint32_t slices = n <= 128 ? 8 : n <= 256 ? 4 : n <= 512 ? 2 : 1;
+    const uint32_t i = t / slices, slice = t % slices;
+    const bool live = i < n;
+    float best_d[kMax];
+    uint32_t best_i[kMax];
+#pragma unroll
+    for (uint32_t r = 0; r < kMax; ++r) best_d[r] = __int_as_float(0x7f800000), best_i[r] = ~0u;
+    nearest_of(xy, 0, n, i, live ? xy[i] : make_float2(0.0f, 0.0f), live, slice, slices, best_d, best_i);
+    merge_slices(slices, best_d, best_i);
+    if (live && slice == 0) {
+#pragma unroll
+        for (uint32_t r = 0; r < kMax; ++r)
+            if (r < keep) nearest[i * keep + r] = uint16_t(min(best_i[r], 0xffffu));
+    }
+    __syncthreads();
+    const auto near = [&](uint32_t p, uint32_t r) -> uint32_t { return nearest[p * keep + r]; };
+    const auto y = [&](uint32_t p) { return xy[p].y; };
+    for (uint32_t q = t; q < slots; q += kBlockPoints) {
+        uint32_t b = 0;
+        if (emits(l, near, y, q / keep, q % keep, b)) {
+            atomicOr(&emitted[q / 32], 1u << (q % 32));
+            atomicAdd(&owned[min(q / keep, b)], 1u);
+        }
+    }
+    __syncthreads();
+    uint32_t first = 0, sum = 0;
+    Scan(scan).ExclusiveSum(owned[t], first, sum);
+    owned[t] = first;
+    if (t == 0) total = sum;
+    __syncthreads();
+    for (uint32_t q = t; q < slots; q += kBlockPoints)
+        if (emitted[q / 32] >> (q % 32) & 1u) {
+            const uint32_t a = q / keep, b = near(a, q % keep), lo = min(a, b);
+            l.candidates[owned[lo] + atomicAdd(&cursor[lo], 1u)] = make_uint2(lo, max(a, b));
+        }
+    __syncthreads();
+    if (t < n) sort_links(l.candidates, owned[t], owned[t] + cursor[t]);
+    __syncthreads();
+    for (uint32_t e = t; e < total; e += kBlockPoints) commit(l, e, l.candidates[e]);
+    __syncthreads();
+    if (t == 0) finish(l, total);
+}
+
+uint32_t blocks_of(size_t threads, uint32_t per_block) { return uint32_t(std::max<size_t>(1, (threads + per_block - 1) / per_block)); }
+
+}  // namespace
+
+size_t knn_scratch_bytes(uint32_t count, uint32_t keep) {
+    const int items = int(std::max<size_t>(1, size_t(count) * keep));
+    size_t scan = 0, sort = 0, select = 0;
+    TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<uint32_t*>(nullptr),
+                                                  static_cast<uint32_t*>(nullptr), int(count + 1)));
+    TVLM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<uint32_t*>(nullptr),
+                                                    static_cast<uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr),
+                                                    static_cast<uint32_t*>(nullptr), items));
+    TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select, static_cast<uint2*>(nullptr),
+                                               static_cast<uint32_t*>(nullptr), static_cast<uint2*>(nullptr),
+                                               static_cast<uint32_t*>(nullptr), items));
+    return std::max({scan, sort, select});
+}
+
+void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
+    const bool capped = l.max_degree != 0;
+    if (!capped && l.count <= kBlockPoints && l.keep <= 8) {
+        block_graph_kernel<<<1, kBlockPoints, 0, stream>>>(l);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+        return;
+    }
+    TVLM_CUDA_CHECK(cudaMemsetAsync(l.zeroed, 0, l.zeroed_words * sizeof(uint32_t), stream));
+    if (l.count) {
+        const uint32_t blocks = blocks_of(l.count, kPointsPerBlock);
+        if (l.keep <= 8) nearest_kernel<8><<<blocks, kNearestThreads, 0, stream>>>(l);
+        else nearest_kernel<TVLM_KNN_MAX><<<blocks, kNearestThreads, 0, stream>>>(l);
+    }
+    if (l.keep) {
+        const uint32_t point_blocks = blocks_of(l.count, 128), slot_blocks = blocks_of(size_t(l.count) * l.keep, 128);
+        link_kernel<false><<<std::max(slot_blocks, blocks_of(l.table_capacity, 128 * 8)), 128, 0, stream>>>(l);
+        size_t bytes = l.scratch_bytes;
+        TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scratch, bytes, l.owned, l.offsets, int(l.count + 1), stream));
+        link_kernel<true><<<slot_blocks, 128, 0, stream>>>(l);
+        sort_kernel<<<point_blocks, 128, 0, stream>>>(l);
+        if (!capped) commit_kernel<<<slot_blocks, 128, 0, stream>>>(l, false);
+        if (capped) {
+            const int items = int(size_t(l.count) * l.keep);
+            length_kernel<<<blocks_of(size_t(items), 256), 256, 0, stream>>>(l);
+            bytes = l.scratch_bytes;
+            TVLM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(l.scratch, bytes, l.keys, l.keys_sorted, l.order,
+                                                            l.order_sorted, items, 0, 32, stream));
+            greedy_kernel<<<1, 1, 0, stream>>>(l);
+            bytes = l.scratch_bytes;
+            TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(l.scratch, bytes, l.candidates, l.flags, l.capped, &l.stats->edges,
+                                                       items, stream));
+            commit_kernel<<<blocks_of(size_t(items), 256), 256, 0, stream>>>(l, true);
+        }
+    }
+    finish_kernel<<<1, 1, 0, stream>>>(l, capped && l.keep);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm
