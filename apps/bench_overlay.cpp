@@ -1,8 +1,9 @@
 // tvlm bench overlay: the overlay renderer on a 3840x2160 RGBA8 frame. CUDA (frame in CUDA
 // memory): GPU time per draw, the shapes' copy included; Vulkan compute: wall time per
-// draw (submit and wait). The KNN graph runs on the CPU (exact, brute force): its host time
-// is a row of its own, and with links the whole frame (graph, shapes, CUDA draw) is one
-// more row, wall time per frame over 20 frames in a row. Floor: the frame read and written once at the device copy
+// draw (submit and wait). The KNN graph runs on the CPU (exact, brute force; its host time
+// is a row of its own) and on CUDA (CudaKnnGraph: GPU time); with links, the whole frame
+// is a row each way: the CPU graph, shapes and CUDA draw as wall time per frame over 20
+// frames in a row, and the CUDA graph with its links drawn from the device, GPU time and wall. Floor: the frame read and written once at the device copy
 // bandwidth (the definition), though a draw touches only the tiles its shapes cover.
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "bench_gpu.h"
 #include "bench_timing.h"
 #include "cuda_check.h"
+#include "cuda_knn_graph.h"
 #include "cuda_overlay.h"
 #include "device_buffer.h"
 #include "overlay/knn_graph.h"
@@ -104,12 +106,18 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
             rows.push_back({job, "KNN graph, CPU (exact, " + std::to_string(scene.curves.size()) + " links)", median_us,
                             min_us, 0});
         }
-        if (j.points >= 1000) {  // the graph alone, also from nearest lists computed by Vulkan compute
+        if (j.points >= 1000) {  // the graph alone, also from nearest lists computed by Vulkan compute, and on CUDA
             VulkanNearest nearest(gpu.context);
             KnnGraph graph({.k = j.k});
             const Timing t = time_frames([&](uint64_t) { graph.update(points, nearest.nearest(points, j.k + 2)); }, [] {}, 3);
             rows.push_back({job, "KNN graph, nearest lists by Vulkan compute (wall: upload, dispatch, wait, links)",
                             t.median_us, t.min_us, 0});
+            CudaKnnGraph on_gpu({.k = j.k});
+            on_gpu.update(points, gpu.stream);
+            const size_t links = on_gpu.edges().size();
+            const Timing c = time_cuda(gpu.stream, [&] { on_gpu.update(points, gpu.stream); });
+            rows.push_back({job, "KNN graph on CUDA (nearest, links, hysteresis; " + std::to_string(links) + " links), GPU time",
+                            c.median_us, c.min_us, 0});
             continue;
         }
         if (j.k) {  // the whole frame: the graph on the host, its links and the scene's shapes, the CUDA draw
@@ -128,6 +136,22 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
                 [&] { TVLM_CUDA_CHECK(cudaStreamSynchronize(gpu.stream)); }, 20);
             rows.push_back({job, "KNN graph (CPU) + shapes + CUDA draw, wall per frame (20 pipelined)", w.median_us,
                             w.min_us, floor_us});
+            // All on the GPU: the graph on CUDA, its links made into curves there and drawn with
+            // the scene's shapes (made once: the scene is the same every frame here).
+            size_t curves_end = 0;
+            const std::vector<gpu::OverlayShape> base_shapes = overlay_shapes(base, kWidth, kHeight, &curves_end);
+            CudaKnnGraph on_gpu({.k = j.k});
+            const auto gpu_frame = [&] {
+                on_gpu.update(points, gpu.stream);
+                const OverlayDeviceLinks links = on_gpu.links(curves_end);
+                cuda.draw(base_shapes, frame.data(), pitch, kWidth, kHeight, Format::rgba8_unorm, gpu.stream, &links);
+            };
+            const Timing g = time_cuda(gpu.stream, gpu_frame);
+            rows.push_back({job, "KNN graph on CUDA + links + CUDA draw, GPU time per frame", g.median_us, g.min_us, floor_us});
+            const Timing gw = time_frames([&](uint64_t) { gpu_frame(); },
+                                          [&] { TVLM_CUDA_CHECK(cudaStreamSynchronize(gpu.stream)); }, 20);
+            rows.push_back({job, "KNN graph on CUDA + links + CUDA draw, wall per frame (20 pipelined)", gw.median_us,
+                            gw.min_us, floor_us});
         }
         const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, kWidth, kHeight);
         const Timing c = time_cuda(gpu.stream, [&] {

@@ -23,6 +23,7 @@ using gpu::OverlayShape;
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles, bool fill) {
     const uint32_t i = blockIdx.x;
     const OverlayShape s = l.shapes[i];
+    if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) return;  // an unused link slot: nothing to draw
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
     const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
@@ -36,6 +37,24 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles, bo
             l.lists[l.offsets[tile] + atomicSub(&l.counts[tile], 1u) - 1u] = i;
         }
     }
+}
+
+__global__ void link_shapes_kernel(OverlayLinkLaunch l) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= l.max_edges) return;
+    OverlayShape s{};
+    bool drawn = false;
+    if (i < *l.edge_count) {
+        const uint2 e = l.edges[i];
+        drawn = gpu::overlay_curve_shape(s, l.xy[2 * e.x], l.xy[2 * e.x + 1], l.xy[2 * e.y], l.xy[2 * e.y + 1], l.width,
+                                         l.color, l.width_px, l.height_px);
+    }
+    if (!drawn) {  // empty bounds: binned nowhere, and no pixel's bounds test passes
+        s = OverlayShape{};
+        s.min_x = s.min_y = 3.0e38f;
+        s.max_x = s.max_y = -3.0e38f;
+    }
+    l.shapes[i] = s;
 }
 
 // A frame's pixel in the blending space, and back: RGBA8 words (sRGB decoded to linear
@@ -78,7 +97,7 @@ struct TileShape {
     gpu::OverlayPixel fill, stroke;
     bool solid;
 };
-constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (12 KiB)
+constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (12.5 KiB)
 
 __device__ void decode(const OverlayLaunch& l, const OverlayShape& s, float x0, float y0, TileShape& out) {
     out.s = s;
@@ -109,12 +128,29 @@ __device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x
     touched = true;
 }
 
-// The busy tiles, a block per tile at a time and a thread per pixel: the tile's list is
-// sorted into scene order in shared memory (bitonic, padded with ~0u), or, past
-// TVLM_OVERLAY_SORTED, replaced by a walk over every shape in order; then the shapes are
-// decoded kTileShapes at a time into shared memory and every pixel composites them in order.
+// A tile's list of at most 32 shapes (almost every tile's), sorted into scene order and
+// decoded by the first warp alone: shuffles, no block-wide barriers (which were a third of
+// the shading's stalls when the whole block sorted every list).
+__device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, uint32_t first, uint32_t n, float x0, float y0,
+                                  TileShape* decoded) {
+    uint32_t v = lane < n ? l.lists[first + lane] : ~0u;
+    for (uint32_t k = 2; k <= 32; k <<= 1)
+        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+            const uint32_t partner = __shfl_xor_sync(0xffffffffu, v, j);
+            v = (((lane & k) == 0) == ((lane & j) == 0)) ? min(v, partner) : max(v, partner);
+        }
+    if (lane < n) decode(l, l.shapes[v], x0, y0, decoded[lane]);
+}
+
+// The busy tiles, a block per tile at a time and a thread per pixel. A list of up to 32
+// shapes is sorted and decoded by one warp (above); a longer one is sorted into scene order
+// in shared memory by the block (bitonic, padded with ~0u), or, past TVLM_OVERLAY_SORTED,
+// replaced by a walk over every shape in order, and its shapes decoded kTileShapes at a
+// time. Every pixel then composites the decoded shapes in order.
+// Six blocks per multiprocessor (40 registers): left to itself the compiler takes 60 and
+// fits four, and the shading waits on more latency than it saves.
 template <bool kHalf>
-__global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles) {
+__global__ void __launch_bounds__(TVLM_OVERLAY_THREADS, 6) shade_kernel(OverlayLaunch l, uint32_t tiles_x, uint32_t tiles) {
     __shared__ uint32_t sorted[TVLM_OVERLAY_SORTED];
     __shared__ TileShape decoded[kTileShapes];
     const uint32_t t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
@@ -127,40 +163,44 @@ __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS) shade_kernel(OverlayLaun
         gpu::OverlayPixel dst{};
         if (inside) dst = load_pixel<kHalf>(l, x, y);
         bool touched = false;
-        const bool listed = n <= TVLM_OVERLAY_SORTED;  // n is the block's: every thread agrees
-        if (listed) {
-            uint32_t size = 1;
-            while (size < n) size <<= 1;
-            __syncthreads();  // the previous tile's list is no longer read
-            for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) sorted[i] = i < n ? l.lists[first + i] : ~0u;
-            __syncthreads();
-            for (uint32_t k = 2; k <= size; k <<= 1)
-                for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-                    for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) {
-                        const uint32_t partner = i ^ j;
-                        if (partner > i) {
-                            const bool ascending = (i & k) == 0;
-                            const uint32_t a = sorted[i], c = sorted[partner];
-                            if ((a > c) == ascending) {
-                                sorted[i] = c;
-                                sorted[partner] = a;
-                            }
-                        }
-                    }
-                    __syncthreads();
-                }
-        }
-        const uint32_t count = listed ? n : l.shape_count;
-        for (uint32_t round = 0; round < count; round += kTileShapes) {
-            const uint32_t here = min(kTileShapes, count - round);
-            __syncthreads();  // the previous round's shapes are no longer read
-            if (t < here) {
-                const uint32_t i = round + t;
-                decode(l, l.shapes[listed ? sorted[i] : i], float(x0), float(y0), decoded[t]);
-            }
+        __syncthreads();  // the previous tile's shapes are no longer read
+        if (n <= 32) {  // n is the block's: every thread takes the same branch
+            if (t < 32) decode_short_list(l, t, first, n, float(x0), float(y0), decoded);  // the first warp
             __syncthreads();
             if (inside)
-                for (uint32_t i = 0; i < here; ++i) composite(l, decoded[i], x, y, dst, touched);
+                for (uint32_t i = 0; i < n; ++i) composite(l, decoded[i], x, y, dst, touched);
+        } else {
+            const bool listed = n <= TVLM_OVERLAY_SORTED;
+            if (listed) {
+                uint32_t size = 1;
+                while (size < n) size <<= 1;
+                for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) sorted[i] = i < n ? l.lists[first + i] : ~0u;
+                __syncthreads();
+                for (uint32_t k = 2; k <= size; k <<= 1)
+                    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+                        for (uint32_t i = t; i < size; i += TVLM_OVERLAY_THREADS) {
+                            const uint32_t partner = i ^ j;
+                            if (partner > i) {
+                                const bool ascending = (i & k) == 0;
+                                const uint32_t a = sorted[i], c = sorted[partner];
+                                if ((a > c) == ascending) {
+                                    sorted[i] = c;
+                                    sorted[partner] = a;
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+            }
+            const uint32_t count = listed ? n : l.shape_count;
+            for (uint32_t round = 0; round < count; round += kTileShapes) {
+                const uint32_t here = min(kTileShapes, count - round);
+                __syncthreads();  // the previous round's shapes are no longer read
+                if (t < here) decode(l, l.shapes[listed ? sorted[round + t] : round + t], float(x0), float(y0), decoded[t]);
+                __syncthreads();
+                if (inside)
+                    for (uint32_t i = 0; i < here; ++i) composite(l, decoded[i], x, y, dst, touched);
+            }
         }
         if (touched) store_pixel<kHalf>(l, x, y, dst);
     }
@@ -201,6 +241,12 @@ void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
     if (l.half) shade_kernel<true><<<std::min(bound, resident_shade_blocks<true>()), block, 0, stream>>>(l, tiles_x, tiles);
     else shade_kernel<false><<<std::min(bound, resident_shade_blocks<false>()), block, 0, stream>>>(l, tiles_x, tiles);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_overlay_links(const OverlayLinkLaunch& l, cudaStream_t stream) {
+    if (!l.max_edges) return;
+    link_shapes_kernel<<<(l.max_edges + 127) / 128, 128, 0, stream>>>(l);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

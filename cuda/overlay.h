@@ -8,6 +8,7 @@
 // frame cost nothing where no shape lies.
 // Stream-ordered, no host sync. interop/cuda_overlay.h owns the buffers.
 #include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,20 @@ struct OverlayLaunch {
     void* scan_scratch = nullptr;  // overlay_scan_scratch_bytes(tiles) bytes
     size_t scan_scratch_bytes = 0;
 };
+
+// Links computed on the device (the KNN graph's) as curve shapes: slot i < max_edges of
+// `shapes` gets link i's curve, or a shape that covers nothing past *edge_count.
+struct OverlayLinkLaunch {
+    const float* xy = nullptr;        // device: x, y per point
+    const uint2* edges = nullptr;     // device: the links' ends
+    const uint32_t* edge_count = nullptr;  // device
+    uint32_t max_edges = 0;
+    float width = 0;
+    uint32_t color = 0;               // RGBA8 word
+    gpu::OverlayShape* shapes = nullptr;
+    uint32_t width_px = 0, height_px = 0;  // the frame
+};
+void launch_overlay_links(const OverlayLinkLaunch& launch, cudaStream_t stream);
 
 // The scratch CUB's prefix sum of `tiles` counts needs.
 size_t overlay_scan_scratch_bytes(uint32_t tiles);

@@ -27,7 +27,7 @@ void ensure(DeviceBuffer<T>& buffer, size_t count, cudaStream_t stream) {
 }  // namespace
 
 void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, size_t pitch, uint32_t width,
-                       uint32_t height, Format format, cudaStream_t stream) {
+                       uint32_t height, Format format, cudaStream_t stream, const OverlayDeviceLinks* links) {
     if (!frame) throw Error("CudaOverlay::draw: no frame (a null pointer)");
     if (width == 0 || height == 0) throw Error("CudaOverlay::draw: an empty frame");
     check_overlay_format(format, "CudaOverlay::draw");
@@ -36,7 +36,10 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) + " bytes apart: " +
                     std::string(format_info(format).name) + " rows need at least " + std::to_string(size_t{width} * texel) +
                     " bytes, a multiple of " + std::to_string(texel));
-    const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
+    if (links && (links->at > shapes.size() || !(links->max_chord >= 0) || !(links->width >= 0)))
+        throw Error("CudaOverlay::draw: device links placed at shape " + std::to_string(links->at) + " of " +
+                    std::to_string(shapes.size()) + ", or with a negative or NaN width or length bound");
+    const size_t link_slots = links ? links->max_edges : 0;
     const bool glyphs = std::any_of(shapes.begin(), shapes.end(), [](const gpu::OverlayShape& s) {
         return s.kind == TVLM_SHAPE_GLYPH;
     });
@@ -44,8 +47,14 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     if (glyphs && !font) throw Error("CudaOverlay::draw: labels need the font this build left out (no stb_truetype)");
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
                          ((height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
-    if (shapes.empty()) return;
-    ensure(shapes_, shapes.size(), stream);
+    // The links' lists: each link's tiles bounded by its length (overlay_curve_tile_bound).
+    const uint64_t pairs = overlay_tile_pairs(shapes, width, height) +
+                           uint64_t(link_slots) * (links ? gpu::overlay_curve_tile_bound(links->max_chord, links->width,
+                                                                                         uint32_t(tiles))
+                                                         : 0u);
+    const size_t total = shapes.size() + link_slots;
+    if (total == 0) return;
+    ensure(shapes_, total, stream);
     ensure(counts_, tiles + 2, stream);
     ensure(scan_scratch_, overlay_scan_scratch_bytes(uint32_t(tiles)), stream);
     ensure(offsets_, tiles + 1, stream);
@@ -55,21 +64,37 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
     }
-    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_.handle()));  // staging_ is free again
-    if (staging_count_ < shapes.size()) {
-        staging_ = allocate_pinned(shapes.size_bytes());
-        staging_count_ = shapes.size();
+    slot_ ^= 1;
+    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[slot_].handle()));  // this staging buffer is free again
+    if (staging_count_[slot_] < total) {
+        staging_[slot_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
+        staging_count_[slot_] = total;
     }
-    std::memcpy(staging_.handle(), shapes.data(), shapes.size_bytes());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(shapes_.data(), staging_.handle(), shapes.size_bytes(), cudaMemcpyHostToDevice, stream));
-    TVLM_CUDA_CHECK(cudaEventRecord(copied_.handle(), stream));
+    // The scene's shapes with a gap for the links (their kernel fills it), in one copy.
+    const size_t at = links ? links->at : shapes.size();
+    auto* staged = static_cast<gpu::OverlayShape*>(staging_[slot_].handle());
+    std::memcpy(staged, shapes.data(), at * sizeof(gpu::OverlayShape));
+    std::memcpy(staged + at + link_slots, shapes.data() + at, (shapes.size() - at) * sizeof(gpu::OverlayShape));
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(shapes_.data(), staged, total * sizeof(gpu::OverlayShape), cudaMemcpyHostToDevice, stream));
+    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));
+    if (links)
+        launch_overlay_links({.xy = links->xy,
+                              .edges = links->edges,
+                              .edge_count = links->edge_count,
+                              .max_edges = links->max_edges,
+                              .width = links->width,
+                              .color = links->color,
+                              .shapes = shapes_.data() + at,
+                              .width_px = width,
+                              .height_px = height},
+                             stream);
     launch_overlay({.shapes = shapes_.data(),
-                    .shape_count = uint32_t(shapes.size()),
+                    .shape_count = uint32_t(total),
                     .counts = counts_.data(),
                     .offsets = offsets_.data(),
                     .busy = busy_.data(),
                     .lists = lists_.data(),
-                    .busy_bound = uint32_t(std::min<uint64_t>(pairs, tiles)),
+                    .busy_bound = uint32_t(links ? tiles : std::min<uint64_t>(pairs, tiles)),
                     .frame = frame,
                     .pitch = pitch,
                     .width = width,

@@ -14,25 +14,42 @@
 
 namespace tvlm {
 
+// Links whose ends the device chose (CudaKnnGraph::links), drawn as curves by the draw
+// that takes them, at index `at` of its shapes: after the scene's curves and before its
+// points (overlay_shapes' curves_end), as link_points() places them on the host.
+struct OverlayDeviceLinks {
+    const float* xy = nullptr;            // device: x, y per point
+    const uint2* edges = nullptr;         // device: the links' ends
+    const uint32_t* edge_count = nullptr;  // device: how many
+    uint32_t max_edges = 0;               // at most this many
+    float max_chord = 0;                  // no link is longer (sizes the tiles' lists)
+    float width = 2;
+    uint32_t color = 0;  // RGBA8 word
+    size_t at = 0;
+};
+
 class CudaOverlay {
 public:
     // Composites `shapes` (overlay_shapes() for this frame) over a frame in CUDA memory, rows
     // `pitch` bytes apart, on `stream`: Format::rgba8_unorm, rgba8_srgb (blended in linear
-    // light) or rgba16f (blended as stored). The shapes go through this object's pinned
-    // buffer: the host waits only for the previous draw's copy of them (long done when
-    // frames come one by one). Labels' glyphs sample the font's atlas, copied to the device
+    // light) or rgba16f (blended as stored). The shapes go through this object's two pinned
+    // buffers in turn: the host waits only for the copy of the draw before the previous one. Labels' glyphs sample the font's atlas, copied to the device
     // at the first draw that has any.
     // Throws Error, launching nothing, for a null frame, another format, a pitch shorter than
     // a row or not a multiple of the texel size, or shapes whose bounds leave the frame.
     // Buffers grow as scenes need them; a draw waits for this object's previous draw
     // (stream-ordered) only where they must grow.
+    // `links`: also these device-made links, at links->at (at most shapes.size()).
     void draw(std::span<const gpu::OverlayShape> shapes, void* frame, size_t pitch, uint32_t width, uint32_t height,
-              Format format, cudaStream_t stream);
+              Format format, cudaStream_t stream, const OverlayDeviceLinks* links = nullptr);
 
 private:
-    PinnedMemory staging_;
-    size_t staging_count_ = 0;
-    CudaEvent copied_ = make_event();  // the last copy out of staging_
+    // Two pinned buffers in turn, so the host fills one while the GPU copies the other: a
+    // draw waits only for the copy of the draw before the last, and the host runs a frame ahead.
+    PinnedMemory staging_[2];
+    size_t staging_count_[2] = {};
+    CudaEvent copied_[2] = {make_event(), make_event()};  // the last copy out of each
+    int slot_ = 0;
     DeviceBuffer<gpu::OverlayShape> shapes_;
     DeviceBuffer<uint32_t> counts_, offsets_, busy_, lists_;
     DeviceBuffer<uint8_t> scan_scratch_, atlas_;

@@ -24,17 +24,6 @@ void check_size(float v, const char* field, const char* what, size_t index) {
                     std::to_string(v) + "): sizes, widths and radii are >= 0");
 }
 
-// Fills the bounds (grown by the one-pixel antialiasing ramp, clipped to the frame); false
-// where nothing of the shape lies on the frame.
-bool clip_bounds(gpu::OverlayShape& s, float x0, float y0, float x1, float y1, uint32_t width, uint32_t height) {
-    const float grow = 1.0f;
-    s.min_x = std::max(x0 - grow, 0.0f);
-    s.min_y = std::max(y0 - grow, 0.0f);
-    s.max_x = std::min(x1 + grow, float(width) - 0.5f);
-    s.max_y = std::min(y1 + grow, float(height) - 0.5f);
-    return s.min_x <= s.max_x && s.min_y <= s.max_y;
-}
-
 gpu::OverlayShape line_shape(uint32_t kind, float x0, float y0, float x1, float y1, float width, OverlayColor color) {
     gpu::OverlayShape s{};
     s.kind = kind;
@@ -54,13 +43,14 @@ bool segment_shape(gpu::OverlayShape& s, float x0, float y0, float x1, float y1,
     s = line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, width_px, color);
     s.flags = round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
     const float h = s.half_width;
-    return clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h, width,
+    return gpu::overlay_clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h, width,
                        height);
 }
 
 }  // namespace
 
-std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height) {
+std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height,
+                                              size_t* curves_end) {
     if (width == 0 || height == 0) throw Error("an overlay needs a frame of at least 1x1 pixels");
     size_t total = scene.boxes.size() + scene.points.size() + scene.lines.size() + scene.curves.size();
     for (const OverlayTrail& t : scene.trails) total += t.xy.size() / 2;
@@ -88,7 +78,7 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         s.half_width = 0.5f * b.stroke_width;
         s.fill = b.fill.word();
         s.stroke = b.stroke.word();
-        if (clip_bounds(s, b.cx - s.x1, b.cy - s.y1, b.cx + s.x1, b.cy + s.y1, width, height)) shapes.push_back(s);
+        if (gpu::overlay_clip_bounds(s, b.cx - s.x1, b.cy - s.y1, b.cx + s.x1, b.cy + s.y1, width, height)) shapes.push_back(s);
     }
     for (size_t i = 0; i < scene.lines.size(); ++i) {
         const OverlayLine& l = scene.lines[i];
@@ -120,16 +110,10 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         check_finite({c.x0, c.y0, c.x1, c.y1, c.width}, "curve", i);
         check_size(c.width, "width", "curve", i);
         if (c.width == 0 || c.color.a == 0) continue;
-        gpu::OverlayShape s = line_shape(TVLM_SHAPE_CURVE, c.x0, c.y0, c.x1, c.y1, c.width, c.color);
-        s.flags = TVLM_SHAPE_ROUND_CAPS;
-        // Control point: the midpoint, moved 0.3 of the length along the left normal.
-        s.cx = 0.5f * (c.x0 + c.x1) - 0.3f * (c.y1 - c.y0);
-        s.cy = 0.5f * (c.y0 + c.y1) + 0.3f * (c.x1 - c.x0);
-        const float h = s.half_width;  // the curve lies in its control triangle
-        if (clip_bounds(s, std::min({c.x0, c.x1, s.cx}) - h, std::min({c.y0, c.y1, s.cy}) - h,
-                        std::max({c.x0, c.x1, s.cx}) + h, std::max({c.y0, c.y1, s.cy}) + h, width, height))
-            shapes.push_back(s);
+        gpu::OverlayShape s;
+        if (gpu::overlay_curve_shape(s, c.x0, c.y0, c.x1, c.y1, c.width, c.color.word(), width, height)) shapes.push_back(s);
     }
+    if (curves_end) *curves_end = shapes.size();
     for (size_t i = 0; i < scene.points.size(); ++i) {
         const OverlayPoint& p = scene.points[i];
         check_finite({p.x, p.y, p.radius}, "point", i);
@@ -142,7 +126,7 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         s.y0 = p.y;
         s.x1 = s.y1 = s.radius = p.radius;
         s.fill = p.color.word();
-        if (clip_bounds(s, p.x - p.radius, p.y - p.radius, p.x + p.radius, p.y + p.radius, width, height))
+        if (gpu::overlay_clip_bounds(s, p.x - p.radius, p.y - p.radius, p.x + p.radius, p.y + p.radius, width, height))
             shapes.push_back(s);
     }
     const OverlayFont* font = scene.labels.empty() ? nullptr : overlay_font();
@@ -167,7 +151,7 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
             s.y1 = 0.5f * l.size;
             s.radius = margin;
             s.fill = l.background.word();
-            if (clip_bounds(s, l.x, l.y, l.x + advance + 2 * margin, l.y + l.size, width, height)) shapes.push_back(s);
+            if (gpu::overlay_clip_bounds(s, l.x, l.y, l.x + advance + 2 * margin, l.y + l.size, width, height)) shapes.push_back(s);
         }
         if (l.color.a == 0) continue;
         float pen = l.x + margin;
@@ -185,7 +169,7 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
                 s.cy = float(g.y);
                 s.radius = 1.0f / k;
                 s.stroke = l.color.word();
-                if (clip_bounds(s, s.x0, s.y0, s.x1, s.y1, width, height)) shapes.push_back(s);
+                if (gpu::overlay_clip_bounds(s, s.x0, s.y0, s.x1, s.y1, width, height)) shapes.push_back(s);
             }
             pen += g.advance * k;
         }

@@ -79,9 +79,11 @@ struct OverlayScene {
 // the frame; shapes that cover no pixel of it (outside, zero size or width, transparent)
 // are left out. Throws Error for NaN or infinite coordinates, negative sizes, widths or
 // radii, a trail with an odd number of coordinates, labels where the build has no font, an
-// empty frame, or more than kMaxOverlayShapes shapes.
+// empty frame, or more than kMaxOverlayShapes shapes. `curves_end`: where the curves' shapes
+// end (links computed on the GPU go there, after the scene's curves and before its points).
 inline constexpr size_t kMaxOverlayShapes = size_t{1} << 20;
-std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height);
+std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height,
+                                              size_t* curves_end = nullptr);
 
 // What every renderer checks before drawing `shapes` over a width x height frame: their
 // bounds lie on it (overlay_shapes() for this frame made them). Returns the number of
