@@ -42,7 +42,8 @@ struct KnnLaunch {
     uint32_t k = 0, hysteresis = 0;
     float max_dy = 0;
     uint32_t max_degree = 0;  // 0: no cap
-    // Zeroed by the launch, one range: the stats, then the tables below up to `flags`.
+    // Zeroed by the grid path's launch, one range: the stats, then the tables below up to
+    // `flags` (the one-block path clears the stats itself and keeps the rest in shared memory).
     uint32_t* zeroed = nullptr;
     size_t zeroed_words = 0;
     KnnFrameStats* stats = nullptr;
