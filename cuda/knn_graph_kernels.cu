@@ -193,8 +193,9 @@ __device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, ui
     return true;
 }
 
-// A thread per (point, rank): counting notes each link under its lower end; filling writes
-// it into that end's range. Counting also clears the table this frame's links go into.
+// A thread per (point, rank): counting decides whether the slot lists a link (noting it
+// under its lower end, and in `slot_links` for filling), filling writes each noted link into
+// its lower end's range. Counting also clears the table this frame's links go into.
 template <bool kFill>
 __global__ void link_kernel(KnnLaunch l) {
     if constexpr (!kFill) {
@@ -204,14 +205,18 @@ __global__ void link_kernel(KnnLaunch l) {
     }
     const size_t q = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (q >= size_t(l.count) * l.keep) return;
-    const auto nearest = [&](uint32_t p, uint32_t r) { return l.nearest[size_t(p) * l.keep + r]; };
-    const auto y = [&](uint32_t p) { return l.xy[2 * p + 1]; };
-    uint32_t b = 0;
-    const auto a = uint32_t(q / l.keep);
-    if (!emits(l, nearest, y, a, uint32_t(q % l.keep), b)) return;
-    const uint32_t lo = min(a, b), hi = max(a, b);
-    if constexpr (kFill) l.candidates[l.offsets[lo] + atomicAdd(&l.cursor[lo], 1u)] = make_uint2(lo, hi);
-    else atomicAdd(&l.owned[lo], 1u);
+    if constexpr (kFill) {
+        const uint2 link = l.slot_links[q];
+        if (link.x != ~0u) l.candidates[l.offsets[link.x] + atomicAdd(&l.cursor[link.x], 1u)] = link;
+    } else {
+        const auto nearest = [&](uint32_t p, uint32_t r) { return l.nearest[size_t(p) * l.keep + r]; };
+        const auto y = [&](uint32_t p) { return l.xy[2 * p + 1]; };
+        uint32_t b = 0;
+        const auto a = uint32_t(q / l.keep);
+        const bool listed = emits(l, nearest, y, a, uint32_t(q % l.keep), b);
+        l.slot_links[q] = listed ? make_uint2(min(a, b), max(a, b)) : make_uint2(~0u, ~0u);
+        if (listed) atomicAdd(&l.owned[min(a, b)], 1u);
+    }
 }
 
 // The link at `e` of the frame's list: its track pair into the next table, and counted where

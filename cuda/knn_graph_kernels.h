@@ -56,6 +56,7 @@ struct KnnLaunch {
     // Not zeroed.
     uint32_t* nearest = nullptr;      // count * keep
     uint32_t* offsets = nullptr;      // count + 1
+    uint2* slot_links = nullptr;      // count * keep: each (point, rank)'s link (lower end first), or ~0u
     uint2* candidates = nullptr;      // count * keep: the links, by lower end, sorted: the frame's links uncapped
     uint2* capped = nullptr;          // count * keep (capped): the links that survive the cap
     uint32_t* keys = nullptr;         // count * keep each (capped): lengths and link indices, before and after sorting

@@ -15,6 +15,7 @@ namespace {
 
 constexpr size_t kMaxPoints = size_t{1} << 24;
 constexpr size_t kStatsWords = sizeof(KnnFrameStats) / sizeof(uint32_t);
+constexpr size_t kPointBytes = 2 * sizeof(float) + sizeof(uint64_t);  // x, y and a track id
 
 uint32_t power_of_two_at_least(size_t n) {
     uint32_t p = 1;
@@ -65,7 +66,9 @@ void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
     zeroed_words_ = kStatsWords + track_capacity_ + (count + 1) + count + count + slots;
     const uint32_t table_capacity = power_of_two_at_least(2 * slots);
     const bool capped = options_.max_degree != 0;
-    const bool grows = short_of(zeroed_, zeroed_words_) || short_of(nearest_, slots) || short_of(offsets_, count + 1) ||
+    const size_t point_bytes = size_t(count) * kPointBytes;
+    const bool grows = short_of(points_, point_bytes) || short_of(zeroed_, zeroed_words_) ||
+                       short_of(nearest_, slots) || short_of(offsets_, count + 1) || short_of(slot_links_, slots) ||
                        short_of(candidates_, slots) || short_of(pairs_[0], slots) || short_of(tables_[0], table_capacity) ||
                        (capped && (short_of(capped_, slots) || short_of(keys_, slots))) ||
                        scratch_for_ != std::pair{count, keep};
@@ -73,9 +76,11 @@ void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
     // The buffers may still be read by the last update (on its stream) or this stream's work.
     if (stream_) TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ensure(points_, point_bytes);
     ensure(zeroed_, zeroed_words_);
     ensure(nearest_, slots);
     ensure(offsets_, count + 1);
+    ensure(slot_links_, slots);
     ensure(candidates_, slots);
     if (capped) {
         ensure(capped_, slots);
@@ -106,16 +111,12 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
     const auto count = uint32_t(points.size());
     const uint32_t keep = std::min(options_.k + options_.hysteresis, count ? count - 1 : 0u);
     grow(count, keep, stream);
-    const size_t bytes = size_t(count) * (2 * sizeof(float) + sizeof(uint64_t));
+    const size_t bytes = size_t(count) * kPointBytes;
     slot_ ^= 1;
     TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[slot_].handle()));  // this staging buffer is free again
     if (staging_bytes_[slot_] < bytes) {
         staging_[slot_] = allocate_pinned(bytes);
         staging_bytes_[slot_] = bytes;
-    }
-    if (short_of(points_, bytes)) {
-        if (stream_) TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        points_ = DeviceBuffer<uint8_t>(std::max<size_t>(bytes, 1));
     }
     auto* xy = static_cast<float*>(staging_[slot_].handle());
     auto* tracks = reinterpret_cast<uint64_t*>(xy + 2 * size_t(count));
@@ -147,6 +148,7 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
                       .flags = degree + count,
                       .nearest = nearest_.data(),
                       .offsets = offsets_.data(),
+                      .slot_links = slot_links_.data(),
                       .candidates = candidates_.data(),
                       .capped = capped_.data(),
                       .keys = keys_.data(),

@@ -130,19 +130,20 @@ TVLM_OVERLAY_FN float overlay_cbrt(float x) {
     return x < 0.0f ? -pow(-x, 1.0f / 3.0f) : pow(x, 1.0f / 3.0f);
 #endif
 }
-TVLM_OVERLAY_FN float overlay_cos_small(float v) {
+struct OverlayCosSin {
+    float c;
+    float s;
+};
+TVLM_OVERLAY_FN OverlayCosSin overlay_cos_sin_small(float v) {
+    OverlayCosSin r;
 #if defined(__CUDA_ARCH__)
-    return __cosf(v);
+    r.c = __cosf(v);
+    r.s = __sinf(v);
 #else
-    return cos(v);
+    r.c = cos(v);
+    r.s = sin(v);
 #endif
-}
-TVLM_OVERLAY_FN float overlay_sin_small(float v) {
-#if defined(__CUDA_ARCH__)
-    return __sinf(v);
-#else
-    return sin(v);
-#endif
+    return r;
 }
 
 // Distance from (px, py) to the quadratic Bezier from A through control B to C: the
@@ -171,7 +172,8 @@ TVLM_OVERLAY_FN float overlay_bezier_distance(float px, float py, float Ax, floa
     } else {
         const float z = sqrt(-p);
         const float v = acos(clamp(q / (p * z * 2.0f), -1.0f, 1.0f)) / 3.0f;
-        const float m = overlay_cos_small(v), n = overlay_sin_small(v) * 1.732050808f;
+        const OverlayCosSin cs = overlay_cos_sin_small(v);
+        const float m = cs.c, n = cs.s * 1.732050808f;
         const float t0 = clamp((m + m) * z - kx, 0.0f, 1.0f), t1 = clamp((-n - m) * z - kx, 0.0f, 1.0f);
         const float e0x = dx + (cx + bx * t0) * t0, e0y = dy + (cy + by * t0) * t0;
         const float e1x = dx + (cx + bx * t1) * t1, e1y = dy + (cy + by * t1) * t1;
@@ -405,21 +407,28 @@ TVLM_OVERLAY_FN bool overlay_clip_bounds(OverlayShape& s, float x0, float y0, fl
     return s.min_x <= s.max_x && s.min_y <= s.max_y;
 }
 
-// A curved link from (x0, y0) to (x1, y1), `width` wide, in colour `rgba`: a quadratic
-// Bezier whose control point is the midpoint moved 0.3 of the length along the left normal
-// (the design document's rule), with its bounds (the curve lies in its control triangle);
-// false where nothing of it lies on the frame.
-TVLM_OVERLAY_FN bool overlay_curve_shape(OverlayShape& s, float x0, float y0, float x1, float y1, float width, uint rgba,
-                                         uint frame_width, uint frame_height) {
-    s = OverlayShape{};
-    s.kind = TVLM_SHAPE_CURVE;
-    s.flags = TVLM_SHAPE_ROUND_CAPS;
+// A segment or curve record (kind) from (x0, y0) to (x1, y1), `width` wide, in colour
+// `rgba`; flags, control point and bounds to be filled.
+TVLM_OVERLAY_FN OverlayShape overlay_line_shape(uint kind, float x0, float y0, float x1, float y1, float width, uint rgba) {
+    OverlayShape s{};
+    s.kind = kind;
     s.x0 = x0;
     s.y0 = y0;
     s.x1 = x1;
     s.y1 = y1;
     s.half_width = 0.5f * width;
     s.stroke = rgba;
+    return s;
+}
+
+// A curved link from (x0, y0) to (x1, y1), `width` wide, in colour `rgba`: a quadratic
+// Bezier whose control point is the midpoint moved 0.3 of the length along the left normal
+// (the design document's rule), with its bounds (the curve lies in its control triangle);
+// false where nothing of it lies on the frame.
+TVLM_OVERLAY_FN bool overlay_curve_shape(OverlayShape& s, float x0, float y0, float x1, float y1, float width, uint rgba,
+                                         uint frame_width, uint frame_height) {
+    s = overlay_line_shape(TVLM_SHAPE_CURVE, x0, y0, x1, y1, width, rgba);
+    s.flags = TVLM_SHAPE_ROUND_CAPS;
     s.cx = 0.5f * (x0 + x1) - 0.3f * (y1 - y0);
     s.cy = 0.5f * (y0 + y1) + 0.3f * (x1 - x0);
     const float h = s.half_width;

@@ -24,23 +24,11 @@ void check_size(float v, const char* field, const char* what, size_t index) {
                     std::to_string(v) + "): sizes, widths and radii are >= 0");
 }
 
-gpu::OverlayShape line_shape(uint32_t kind, float x0, float y0, float x1, float y1, float width, OverlayColor color) {
-    gpu::OverlayShape s{};
-    s.kind = kind;
-    s.x0 = x0;
-    s.y0 = y0;
-    s.x1 = x1;
-    s.y1 = y1;
-    s.half_width = 0.5f * width;
-    s.stroke = color.word();
-    return s;
-}
-
 // A straight segment (a line, or one step of a trail) with its bounds; false where nothing
 // of it lies on the frame.
 bool segment_shape(gpu::OverlayShape& s, float x0, float y0, float x1, float y1, float width_px, OverlayColor color,
                    bool round_caps, uint32_t width, uint32_t height) {
-    s = line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, width_px, color);
+    s = gpu::overlay_line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, width_px, color.word());
     s.flags = round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
     const float h = s.half_width;
     return gpu::overlay_clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h, width,
