@@ -17,6 +17,7 @@
 #include "mip_filter.h"
 #include "patch.h"
 #include "patch_layouts.h"
+#include "nonfinite_flag.h"
 #include "point_sampling_grad.h"
 
 namespace tvlm {
@@ -89,6 +90,7 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     const PointBatch<float> points{uv.data(), lod.data(), layer.data(), count};
     const ChainLevels<const float> chain{level0.data(), coarse.data()};
     const ChainLevels<float> grad{grad_level0.data(), grad_coarse.data()};
+    NonFiniteFlag nonfinite;  // the upstream check, as the Python ops run it
     const double b = sizeof(float), image = double(image_values) * b, rest = double(coarse_values) * b;
     const double samples_out = double(count) * shape.channels * b;
     const auto us = [&](double bytes) { return bytes / bandwidth * 1e6; };
@@ -106,15 +108,17 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     // The backward's floor: the coarse gradient zeroed and read back by the fold, the
     // image's gradient written once (the design never zeroes nor reads it).
     add("backward: texel atomics, uv and lod, fold into the image's gradient", time_cuda(stream, [&] {
-            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
+            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream,
+                                   nonfinite.device_word());
         }, kSteps), image + 2 * rest + samples_out);
     add("(of it) fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
-            fold_chain_gradient(shape, grad, stream);
+            fold_chain_gradient(shape, grad, stream, nonfinite.device_word());
         }, kSteps), image + rest);
     add("whole step: chain + forward + backward", time_cuda(stream, [&] {
             build_feature_chain(shape, level0.data(), coarse.data(), stream);
             sample_points_forward(shape, chain, points, out.data(), stream);
-            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream);
+            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream,
+                                   nonfinite.device_word());
         }, kSteps), 2 * image + 3 * rest);  // image read, coarse written; coarse gradient zeroed + read; image's written
 }
 

@@ -101,6 +101,14 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
     dst[d.element(layer, size_t(y) * d.width + x, c)] = box_value(src + s.element(layer, 0, c), s, x, y, kHalving);
 }
 
+// Level 0's folded gradient is non-finite exactly when some coarse gradient is (every
+// coarse texel sends a positive share to level 0) or their sum overflowed: the fold checks
+// what it writes, and the backward checks its upstream gradients, raising `nonfinite`
+// (a NonFiniteFlag's word; null: not checked).
+template <class T> __device__ void raise_if_nonfinite(uint32_t* nonfinite, T value) {
+    if (nonfinite && !isfinite(value)) *nonfinite = 1;
+}
+
 // What the coarse level's gradient sends back to fine element (x, y) of a plane; `g` is
 // the coarse plane's element 0 (a gather: no atomics).
 template <class T>
@@ -123,12 +131,14 @@ __device__ T fold_value(const T* g, const Level& fine, const Level& coarse, uint
 // the fold), so it is written, not read and written: the image's gradient is the largest
 // buffer of the step, and this way it is touched once.
 template <class T, bool kHalving, bool kAssign>
-__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels) {
+__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels,
+                                  uint32_t* nonfinite) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
     if (e >= fine.width * channels) return;
     const uint32_t x = e / channels, c = e - x * channels;
     T* out = fine_grad + fine.element(layer, size_t(y) * fine.width + x, c);
     const T sent = fold_value(coarse_grad + coarse.element(layer, 0, c), fine, coarse, x, y, kHalving);
+    if (kAssign) raise_if_nonfinite(nonfinite, sent);
     *out = kAssign ? sent : *out + sent;
 }
 
@@ -158,7 +168,8 @@ __device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l,
 // Channels last, float, channels % 4 == 0: a thread takes 4 consecutive elements of a row
 // (4 channels of one texel), read and written as float4, so a warp's stores are one run
 // (a thread per texel with a loop over 40 channels wrote 160-byte strides: 4x slower).
-__global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f) {
+__global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
+                                         uint32_t* nonfinite) {
     const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
     if (first >= row_length) return;
     const uint32_t x = first / f.channels, c = first - x * f.channels;
@@ -180,6 +191,8 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
             sum.z += g[l].z * weight;
             sum.w += g[l].w * weight;
         }
+        // x * 0 is NaN exactly for a non-finite x (0 otherwise): one check for the four.
+        raise_if_nonfinite(nonfinite, sum.x * 0.f + sum.y * 0.f + sum.z * 0.f + sum.w * 0.f);
         *reinterpret_cast<float4*>(level0 + size_t(r) * row_length + first) = sum;
     }
 }
@@ -188,7 +201,8 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
 // finding each level's texel once; consecutive texels on neighbouring lanes, so a planar
 // level 0's stores coalesce channel by channel.
 template <class T>
-__global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f) {
+__global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f,
+                                         uint32_t* nonfinite) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= f.width) return;
     const uint32_t C = f.channels;
@@ -208,6 +222,7 @@ __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __gri
                 if (l > f.depth) break;
                 sum += from[l][c] * weight;
             }
+            raise_if_nonfinite(nonfinite, sum);
             if (f.planar) level0[(size_t(layer) * C + c) * f.plane + in_plane] = sum;
             else level0[(size_t(r) * f.width + x) * C + c] = sum;
         }
@@ -452,7 +467,7 @@ struct BackwardPass {
 template <class T, bool kTexel4>  // kTexel4: as forward_kernel's
 __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
                                 PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
-                                BackwardPass pass, size_t shared_base, uint32_t shared_values) {
+                                BackwardPass pass, size_t shared_base, uint32_t shared_values, uint32_t* nonfinite) {
     extern __shared__ unsigned char shared_bytes[];
     T* sums = reinterpret_cast<T*>(shared_bytes);
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) sums[k] = 0;
@@ -481,6 +496,7 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 if constexpr (kTexel4 && std::is_same_v<T, float>) {
                     if (level.texel == 4 && level.offset < shared_base) {
                         const float4 go = reinterpret_cast<const float4*>(grad_out)[i], gw = go * weight;
+                        if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
                         if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
                             float4* g4 = reinterpret_cast<float4*>(g + size_t(layer) * level.layer_stride);
                             atomic_add4(g4 + s.i00, gw * ((1 - s.a) * (1 - s.b)));
@@ -503,6 +519,7 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 for (uint32_t c = lane; c < channels; c += lanes) {
                     const T go = grad_out[i * channels + c];
                     const T gw = go * weight;
+                    if (pass.point_grads) raise_if_nonfinite(nonfinite, go);  // the pass that reads every point
                     const size_t plane = level.element(layer, 0, c);
                     if (scatter && gw != T(0)) {
                         add(plane + s.i00 * level.texel, gw * (1 - s.a) * (1 - s.b));
@@ -628,7 +645,8 @@ template <class T> std::pair<size_t, uint32_t> shared_levels(const FeatureChainS
 
 template <class T>
 void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
-                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream) {
+                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream,
+                            uint32_t* nonfinite) {
     check_feature_chain(shape);
     const bool coarse = shape.levels > 1;
     if (!chain.level0 || (coarse && !chain.coarse) || !grad.level0 || (coarse && !grad.coarse) ||
@@ -646,18 +664,21 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
         const size_t shared_bytes = shared_values * sizeof(T);
         if (vector)
             backward_kernel<T, true><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                               grad_lod, pass, shared_base, shared_values);
+                                                                               grad_lod, pass, shared_base, shared_values,
+                                                                               nonfinite);
         else
             backward_kernel<T, false><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                                grad_lod, pass, shared_base, shared_values);
+                                                                                grad_lod, pass, shared_base, shared_values,
+                                                                                nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     if (points.count) run({1, shape.levels, true});
-    fold_chain_gradient(shape, grad, stream);
+    fold_chain_gradient(shape, grad, stream, nonfinite);
     if (points.count) run({0, 1, false});
 }
 
-template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream) {
+template <class T>
+void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream, uint32_t* nonfinite) {
     check_feature_chain(shape);
     if (!grad.level0 || (shape.levels > 1 && !grad.coarse)) throw Error("the fold needs the gradient's two parts");
     if (shape.levels == 1) {
@@ -681,13 +702,15 @@ template <class T> void fold_chain_gradient(const FeatureChainShape& shape, Chai
         T* fine = level_base(d, grad, l - 1);
         const T* coarse = level_base(d, grad, l);
         if (halves(d.level[l - 1]))
-            fold_level_kernel<T, true, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
-        else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels);
+            fold_level_kernel<T, true, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels,
+                                                                           nullptr);
+        else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l],
+                                                                            shape.channels, nullptr);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
     if (depth == 0) {  // level 0 has an odd side: its taps take the general path
         fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(
-            grad.level0, grad.coarse, d.level[0], d.level[1], shape.channels);
+            grad.level0, grad.coarse, d.level[0], d.level[1], shape.channels, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
         return;
     }
@@ -711,10 +734,10 @@ template <class T> void fold_chain_gradient(const FeatureChainShape& shape, Chai
         groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
     if (groups) {
         fused_fold_groups_kernel<<<dim3(blocks_for(shape.width * shape.channels / 4), grid_rows), kBlock, 0, stream>>>(
-            reinterpret_cast<float*>(grad.level0), reinterpret_cast<const float*>(grad.coarse), f);
+            reinterpret_cast<float*>(grad.level0), reinterpret_cast<const float*>(grad.coarse), f, nonfinite);
     } else {
         fused_fold_texels_kernel<T><<<dim3(blocks_for(shape.width), grid_rows), kBlock, 0, stream>>>(
-            grad.level0, grad.coarse, f);
+            grad.level0, grad.coarse, f, nonfinite);
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
@@ -724,8 +747,8 @@ template <class T> void fold_chain_gradient(const FeatureChainShape& shape, Chai
     template void sample_points_forward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
                                            T*, cudaStream_t);                                                    \
     template void sample_points_backward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
-                                            const T*, ChainLevels<T>, T*, T*, cudaStream_t);                      \
-    template void fold_chain_gradient<T>(const FeatureChainShape&, ChainLevels<T>, cudaStream_t);
+                                            const T*, ChainLevels<T>, T*, T*, cudaStream_t, uint32_t*);           \
+    template void fold_chain_gradient<T>(const FeatureChainShape&, ChainLevels<T>, cudaStream_t, uint32_t*);
 TVLM_POINT_SAMPLING(float)
 TVLM_POINT_SAMPLING(double)
 

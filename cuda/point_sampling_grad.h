@@ -68,14 +68,21 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
 // grad.level0 receives d loss / d image: every level's texel gradients folded into level 0
 // through the chain's adjoint (nothing is read from it first: no zeroing needed);
 // grad.coarse is scratch (its levels' gradients, changed by the fold). grad_uv [2 * count]
-// and grad_lod [count] are written (either may be null: not wanted).
+// and grad_lod [count] are written (either may be null: not wanted). `nonfinite`
+// (NonFiniteFlag::device_word, or null) is set to 1 when grad_out holds a NaN or an
+// infinity: the values live on the device, so the verdict comes without a host sync.
 template <class T>
 void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
-                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream);
+                            const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream,
+                            uint32_t* nonfinite = nullptr);
 
 // Writes grad.level0 = what the gradient's coarse levels send back to level 0 through the
 // box chain's adjoint (coarsest first; the coarse part is changed on the way; level 0 is
 // written, not added to): d loss / d image for a loss of the coarse levels alone.
-template <class T> void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream);
+// `nonfinite` as above: set where the coarse gradient holds a NaN or infinity (or the
+// folded sum overflows).
+template <class T>
+void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream,
+                         uint32_t* nonfinite = nullptr);
 
 }  // namespace tvlm

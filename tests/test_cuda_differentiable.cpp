@@ -12,6 +12,7 @@
 #include "differentiable/feature_chain.h"
 #include "differentiable/point_sampling.h"
 #include "error.h"
+#include "nonfinite_flag.h"
 #include "point_sampling_grad.h"
 
 using namespace tvlm;
@@ -97,9 +98,11 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     const ChainLevels<const T> chain_levels{d_image.data(), d_coarse.data()};
     const ChainLevels<T> grad_levels{d_grad_image.data(), d_grad_coarse.data()};
     sample_points_forward<T>(shape, chain_levels, points, d_out.data(), nullptr);
+    NonFiniteFlag nonfinite;
     sample_points_backward<T>(shape, chain_levels, points, d_grad_out.data(), grad_levels, d_grad_uv.data(),
-                              d_grad_lod.data(), nullptr);
+                              d_grad_lod.data(), nullptr, nonfinite.device_word());
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK_FALSE(nonfinite.take());  // finite gradients raise nothing
     for (uint32_t l = 1; l < levels; ++l)
         check_close(download(d_coarse.data() + shape.offset(l) - shape.level_values(0), shape.level_values(l)),
                     last(chain.levels[l], l), tolerance, "chain level");
@@ -135,6 +138,70 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order
+}
+
+namespace {
+
+// Whether a backward whose upstream gradient holds one `bad` value (at a random place) among
+// random finite ones raises the flag; the fold alone likewise, for one bad coarse value.
+template <class T>
+bool upstream_flagged(uint32_t channels, uint32_t width, uint32_t height, uint32_t levels, bool planar, T bad,
+                      bool fold_only) {
+    CAPTURE(channels);
+    CAPTURE(width);
+    CAPTURE(planar);
+    CAPTURE(fold_only);
+    const FeatureChainShape shape{2, channels, width, height, levels, planar};
+    const size_t count = 300;
+    std::mt19937 rng(channels + width);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<double> image(shape.level_values(0)), uv, lod, grad_out(count * channels);
+    for (double& v : image) v = unit(rng);
+    for (size_t i = 0; i < count; ++i) {
+        uv.push_back(unit(rng));
+        uv.push_back(unit(rng));
+        lod.push_back(unit(rng) * levels);
+    }
+    for (double& g : grad_out) g = unit(rng) - 0.5;
+    DeviceBuffer<T> d_image = upload<T>(image), d_coarse(std::max<size_t>(shape.coarse_values(), 1));
+    std::vector<double> coarse_grad(std::max<size_t>(shape.coarse_values(), 1));
+    for (double& g : coarse_grad) g = unit(rng) - 0.5;
+    if (fold_only) coarse_grad[rng() % coarse_grad.size()] = double(bad);
+    else grad_out[rng() % grad_out.size()] = double(bad);
+    DeviceBuffer<T> d_uv = upload<T>(uv), d_lod = upload<T>(lod), d_grad_out = upload<T>(grad_out);
+    DeviceBuffer<T> d_grad_image(shape.level_values(0)), d_grad_coarse = upload<T>(coarse_grad), d_grad_uv(2 * count);
+    build_feature_chain<T>(shape, d_image.data(), d_coarse.data(), nullptr);
+    NonFiniteFlag nonfinite;
+    const ChainLevels<T> grad{d_grad_image.data(), d_grad_coarse.data()};
+    if (fold_only) {
+        fold_chain_gradient<T>(shape, grad, nullptr, nonfinite.device_word());
+    } else {
+        const PointBatch<T> points{d_uv.data(), d_lod.data(), nullptr, count};
+        sample_points_backward<T>(shape, {d_image.data(), d_coarse.data()}, points, d_grad_out.data(), grad,
+                                  d_grad_uv.data(), nullptr, nullptr, nonfinite.device_word());
+    }
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    const bool raised = nonfinite.take();
+    CHECK_FALSE(nonfinite.take());  // taking lowers it
+    return raised;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA backwards flag NaN and infinite gradients without a host sync") {
+    const float nan = std::nanf(""), inf = INFINITY;
+    // Upstream of the point backward: the RGBA float4 path, the per-channel path, doubles.
+    for (bool planar : {false, true}) {
+        CHECK(upstream_flagged<float>(4, 32, 16, 5, planar, nan, false));
+        CHECK(upstream_flagged<float>(3, 37, 21, 6, planar, -inf, false));
+        CHECK(upstream_flagged<double>(40, 12, 20, 4, planar, double(inf), false));
+        // Upstream of the fold: the float4 groups, a thread per texel, odd sides' general taps.
+        CHECK(upstream_flagged<float>(4, 32, 16, 5, planar, inf, true));
+        CHECK(upstream_flagged<double>(3, 64, 48, 7, planar, double(nan), true));
+        CHECK(upstream_flagged<float>(4, 37, 21, 6, planar, nan, true));
+    }
+    CHECK(upstream_flagged<float>(4, 301, 203, 9, false, -inf, true));  // levels above the one-block tail
+    CHECK(upstream_flagged<float>(4, 32, 16, 5, false, 1e38f, true) == false);  // large but finite: no overflow here
 }
 
 TEST_CASE("CUDA differentiable sampling refuses bad shapes before launching") {

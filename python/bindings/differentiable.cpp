@@ -19,7 +19,10 @@
 #include "differentiable/point_sampling.h"
 #include "error.h"
 #ifdef TVLM_HAVE_CUDA
+#include <map>
+
 #include "cuda_calls.h"
+#include "nonfinite_flag.h"
 #include "point_sampling_grad.h"
 #endif
 
@@ -130,6 +133,26 @@ template <class T> PointBatch<T> batch(uintptr_t uv, uintptr_t lod, uintptr_t la
 }
 
 template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+
+// One flag per device that the backward kernels raise on NaN or infinite gradients. Never
+// freed: the backward of a graph captured by torch may hold its address for the process's
+// life (and freeing pinned memory after CUDA's own teardown fails).
+NonFiniteFlag& nonfinite_flag(int device) {
+    static auto* flags = new std::map<int, NonFiniteFlag>();  // under the GIL
+    return (*flags)[device];
+}
+
+// A backward's upstream check reports after the fact (reading device values at once
+// would need a host sync): at the next backward on the device, or at check_gradients.
+uint32_t* checked_backward(int device) {
+    NonFiniteFlag& flag = nonfinite_flag(device);
+    if (flag.take())
+        throw Error("an earlier backward of texturevlm on cuda:" + std::to_string(device) +
+                    " received NaN or infinite gradients (reported now: checking device values at once would "
+                    "need a host sync; texturevlm.check_gradients() after a step reports it there); find where "
+                    "the loss or its gradient overflows");
+    return flag.device_word();
+}
 template <class T> ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) { return {ptr<T>(level0), ptr<T>(coarse)}; }
 #endif
 
@@ -167,8 +190,13 @@ void bind_differentiable(nb::module_& m) {
            uint32_t levels, bool planar_level0, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t stream) {
             const DeviceGuard guard(device);
             const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            if (job.doubles) fold_chain_gradient<double>(job.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream));
-            else fold_chain_gradient<float>(job.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream));
+            uint32_t* nonfinite = checked_backward(device);
+            if (job.doubles)
+                fold_chain_gradient<double>(job.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream),
+                                            nonfinite);
+            else
+                fold_chain_gradient<float>(job.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream),
+                                           nonfinite);
         },
         "Writes grad_level0 = what a chain gradient's coarse levels send back to level 0 (the box chain's "
         "adjoint; the coarse levels are changed on the way).");
@@ -197,20 +225,27 @@ void bind_differentiable(nb::module_& m) {
            uintptr_t grad_lod, uintptr_t stream) {
             const DeviceGuard guard(device);
             const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
+            uint32_t* nonfinite = checked_backward(device);
             if (job.doubles) {
                 const ChainLevels<double> grad = levels_of<double>(grad_level0, grad_coarse);
                 sample_points_backward<double>(job.shape, levels_of<const double>(level0, coarse),
                                                batch<double>(uv, lod, layer, count), ptr<double>(grad_out), grad,
-                                               ptr<double>(grad_uv), ptr<double>(grad_lod), stream_of(stream));
+                                               ptr<double>(grad_uv), ptr<double>(grad_lod), stream_of(stream),
+                                               nonfinite);
             } else {
                 const ChainLevels<float> grad = levels_of<float>(grad_level0, grad_coarse);
                 sample_points_backward<float>(job.shape, levels_of<const float>(level0, coarse),
                                               batch<float>(uv, lod, layer, count), ptr<float>(grad_out), grad,
-                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream));
+                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream),
+                                              nonfinite);
             }
         },
         "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "
         "(0 pointers: not wanted).");
+    m.def(
+        "cuda_take_nonfinite", [](int device) { return nonfinite_flag(device).take(); }, nb::arg("device"),
+        "Whether a finished backward on the device received NaN or infinite gradients since the last take "
+        "(lowers the flag; sync the device first for a complete verdict).");
 #endif
 }
 

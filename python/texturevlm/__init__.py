@@ -17,13 +17,13 @@ from .pyramid import Patches, TexturePyramid
 from .features import FeaturePyramid
 from . import layouts
 from .chart import test_chart
-from .differentiable import sample_points
+from .differentiable import check_gradients, sample_points
 from . import glimpse
 from . import fields
 from . import video
 from . import overlay
 
-__all__ = ["Error", "Device", "FeaturePyramid", "fields", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
+__all__ = ["Error", "Device", "FeaturePyramid", "check_gradients", "fields", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
            "devices", "generate_mipmaps", "glimpse", "layouts", "overlay", "sample_patches", "sample_points", "test_chart", "unavailable", "video"]
 __version__ = "0.1.0"
 

@@ -34,10 +34,39 @@ def sample_points(image: Any, uv: Any, lod: Any, layer: Any = None, levels: Opti
     level with clamp-to-edge addressing, linear between levels.
 
     CUDA: a `layer` outside [0, B) is clamped and non-finite uv or lod give NaN samples
-    (checking device values would need a host sync); host inputs are checked."""
+    (checking device values would need a host sync); host inputs are checked. NaN or
+    infinite gradients reaching the backward raise texturevlm.Error at the next CUDA
+    backward on the device, or at `check_gradients()`."""
     if type(image).__module__.startswith("torch"):
         return _torch_sample_points(image, uv, lod, layer, levels)
     return _numpy_sample_points(image, uv, lod, layer, levels)
+
+
+def check_gradients(device: Any = None) -> None:
+    """Raises texturevlm.Error if a backward of `sample_points` or `box_levels` (and what is
+    built on them) on a CUDA device received NaN or infinite gradients (or its folded
+    gradient overflowed) since the last check. Synchronizes the device first, so call it
+    where a training step ends, not inside one. `device`: a torch device or index
+    (default: the current CUDA device).
+
+    The backward kernels raise a flag in mapped host memory instead of syncing, so without
+    this call a bad step is reported at the next CUDA backward on the device (host tensors
+    are checked at once). Does nothing where texturevlm was built without CUDA or torch is
+    not installed."""
+    try:
+        import torch
+    except ImportError:  # the CUDA backwards run as torch ops: none ran
+        return
+    if not _core.cuda_built() or not torch.cuda.is_available():
+        return
+    chosen = torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda")
+    if chosen.type != "cuda":
+        raise Error(f"check_gradients checks a CUDA device, not {chosen}: host tensors are checked at once")
+    index = torch.cuda.current_device() if chosen.index is None else chosen.index
+    torch.cuda.synchronize(index)
+    if _core.cuda_take_nonfinite(index):
+        raise Error(f"a backward of texturevlm on cuda:{index} received NaN or infinite gradients: "
+                    "find where the loss or its gradient overflows")
 
 
 def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = False) -> List[Any]:

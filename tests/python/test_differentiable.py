@@ -3,6 +3,8 @@ custom op with autograd on the CPU reference and on CUDA (gradcheck in float64, 
 float32 against the reference, torch.compile, a learned position, leaks)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -183,6 +185,42 @@ def test_torch_bad_input_and_no_leaks(rng):
         tv.sample_points(image, uv, lod, layer).sum().backward()
     torch.cuda.synchronize()
     assert torch.cuda.memory_allocated() <= before
+
+
+@needs_cuda
+def test_cuda_nonfinite_gradients_are_reported_without_a_sync():
+    """A NaN or infinite upstream gradient on CUDA is found by the backward kernels (no
+    host sync): check_gradients() reports it, and without that call the next backward on
+    the device refuses to run. Finite gradients raise nothing."""
+    import torch
+    image, uv, lod, layer = _job(torch, "cuda", torch.float32)
+    image.requires_grad_()
+    with contextlib.suppress(tv.Error):  # a verdict left by an earlier test is not this test's
+        tv.check_gradients()
+    tv.sample_points(image, uv, lod, layer).sum().backward()
+    tv.check_gradients()
+    for bad in (float("nan"), float("inf")):
+        grad = torch.rand((uv.shape[0], 3), device="cuda")
+        grad[uv.shape[0] // 2, 1] = bad
+        tv.sample_points(image, uv, lod, layer).backward(grad)
+        with pytest.raises(tv.Error, match="NaN or infinite"):
+            tv.check_gradients(image.device)
+        tv.check_gradients()  # reported once
+    # Unchecked: the next backward refuses, before launching anything.
+    grad = torch.full((uv.shape[0], 3), float("nan"), device="cuda")
+    tv.sample_points(image, uv, lod, layer).backward(grad)
+    torch.cuda.synchronize()
+    image.grad = None
+    with pytest.raises(tv.Error, match="earlier backward"):
+        tv.sample_points(image, uv, lod, layer).sum().backward()
+    assert image.grad is None
+    # The box chain's backward (box_levels) checks the gradient reaching its levels.
+    levels = tv.differentiable.box_levels(image)
+    (levels[2].sum() * float("inf")).backward()
+    with pytest.raises(tv.Error, match="NaN or infinite"):
+        tv.check_gradients()
+    with pytest.raises(tv.Error, match="CUDA device"):
+        tv.check_gradients("cpu")
 
 
 # ---------------------------------------------------------------- patches and glimpses
