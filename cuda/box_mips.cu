@@ -269,6 +269,43 @@ struct ScratchSource {
     }
 };
 
+// Level 0 from a frame in CUDA memory (rows `row_bytes` apart, 16-byte aligned), written
+// into level 0's surface as it is read: the copy into the texture and the chain's first
+// pass are one launch, and the frame is read once (a kernel copy, then the pass reading
+// level 0 back, read it twice and cost a launch: 1024^2 RGBA8 7.4 + 6.7 us on the H100).
+// Each source texel is read by one thread of one block, so each is written once; rows
+// and columns clamped past the edge are read, not written. RGBA8 only: fused into the
+// RGBA16F kernel (double arithmetic per channel) the copy made 4096^2 frames 1.7x slower
+// than a separate kernel copy (H200, tvlm bench video).
+template <class Word>
+struct FrameSource {
+    const unsigned char* rows;  // this layer's row 0
+    size_t row_bytes;
+    cudaSurfaceObject_t level0;
+    uint32_t width, height, layer;
+    bool layered;
+    __device__ void row4(uint32_t x, uint32_t y, Word out[4]) const {
+        const bool inside = y < height;
+        y = min(y, height - 1);
+        const Word* row = reinterpret_cast<const Word*>(rows + y * row_bytes);
+        if (x + 3 < width) {
+            uint4* chunks = reinterpret_cast<uint4*>(out);
+            const uint4* from = reinterpret_cast<const uint4*>(row + x);
+#pragma unroll
+            for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c) {
+                chunks[c] = __ldcs(from + c);  // read once: streamed, not kept in cache
+                if (inside) write_word(level0, chunks[c], x * sizeof(Word) + 16 * c, y, layer, layered);
+            }
+            return;
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < 4; ++k) {
+            out[k] = row[min(x + k, width - 1)];
+            if (inside && x + k < width) write_word(level0, out[k], (x + k) * sizeof(Word), y, layer, layered);
+        }
+    }
+};
+
 __device__ uint32_t shuffle_xor(uint32_t v, uint32_t lanes) { return __shfl_xor_sync(0xffffffffu, v, lanes); }
 __device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) { return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes)); }
 
@@ -355,7 +392,8 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
 // host fuses only where that pays: interop/cuda_box_mips.cpp).
-template <class Words>
+// kFromFrame: level 0 comes from l.frame (FrameSource) and is written on the way.
+template <class Words, bool kFromFrame>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     using Word = typename Words::Word;
     __shared__ Word level4[16];
@@ -367,8 +405,16 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
                   blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, layer, l.layered};
     for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) to.dst[k] = l.dst[k];
-    const Word last = halve_tile<Words>(
-        SurfaceSource<Word>{l.src, l.params.src_width, l.params.src_height, layer, l.layered}, to, level4);
+    Word last;
+    if constexpr (kFromFrame) {
+        const unsigned char* rows = static_cast<const unsigned char*>(l.frame) + layer * l.frame_row_bytes * l.params.src_height;
+        last = halve_tile<Words>(FrameSource<Word>{rows, l.frame_row_bytes, l.src, l.params.src_width, l.params.src_height,
+                                                   layer, l.layered},
+                                 to, level4);
+    } else {
+        last = halve_tile<Words>(SurfaceSource<Word>{l.src, l.params.src_width, l.params.src_height, layer, l.layered}, to,
+                                 level4);
+    }
     if (l.tail.levels == 0) return;
 
     const uint32_t blocks = gridDim.x * gridDim.y;
@@ -407,9 +453,10 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
-    else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_kernel<Srgb8Words>, grid, l.overlap_launch, stream, l);
-    else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
+    if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_kernel<Srgb8Words, false>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
 }
@@ -505,11 +552,11 @@ uint32_t packed_blocks_at_once(SurfaceTexel texel) {
     const int sms = current_device_multiprocessors();
     int per_sm = 0;
     if (texel == SurfaceTexel::half4) {
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords>, TVLM_BOX_THREADS, 0));
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords, false>, TVLM_BOX_THREADS, 0));
     } else {  // RGBA8 and sRGB8 share the texel; the sRGB kernel's tables may fit fewer blocks
         int srgb = 0;
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words>, TVLM_BOX_THREADS, 0));
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&srgb, box_packed_kernel<Srgb8Words>, TVLM_BOX_THREADS, 0));
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words, false>, TVLM_BOX_THREADS, 0));
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&srgb, box_packed_kernel<Srgb8Words, false>, TVLM_BOX_THREADS, 0));
         per_sm = std::min(per_sm, srgb);
     }
     return static_cast<uint32_t>(sms * per_sm);
@@ -524,6 +571,10 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
     if (launch.tail.levels && !runs_packed(launch)) throw std::logic_error("a box tail needs the packed kernel");
     if (launch.changed_tiles && (launch.tail.levels || launch.layers != 1 || launch.params.tile_x || launch.params.tile_y))
         throw std::logic_error("a launch driven by changed tiles covers one whole layer, without a tail");
+    if (launch.frame && (!runs_packed(launch) || launch.params.kind != TVLM_BOX_UNORM8 || launch.changed_tiles ||
+                         launch.params.tile_x || launch.params.tile_y ||
+                         reinterpret_cast<uintptr_t>(launch.frame) % 16 || launch.frame_row_bytes % 16))
+        throw std::logic_error("a frame is read by a whole first pass of the packed RGBA8 kernel, 16-byte aligned");
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
         case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;

@@ -47,6 +47,19 @@ bool fuses(const TextureDesc& desc, uint32_t blocks_at_once, const BoxPass& pass
            runs_packed(l) && runs_packed(next_l);
 }
 
+// The first pass of `passes` that runs in the one-block tail launch (passes.size(): none).
+// The passes from the first whose next level fits one block run as one tail launch, where
+// that saves launches (odd sizes: one pass per level otherwise).
+size_t first_tail_pass(const TextureDesc& desc, const std::vector<BoxPass>& passes) {
+    for (size_t p = 0; p < passes.size(); ++p) {
+        const Extent2D next = level_extent(desc.width, desc.height, passes[p].src_level + 1);
+        if (size_t{next.width} * next.height <= kBoxTailTexels) return passes.size() - p >= 2 ? p : passes.size();
+    }
+    return passes.size();
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 }  // namespace
 
 CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
@@ -94,6 +107,19 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     // The copy that measured faster (H100, tvlm bench video): the kernel for one image
     // (RGBA8 1024^2 7.4 us against cudaMemcpy3D's 12.2) and for wider texels in batches,
     // cudaMemcpy3D for batches of RGBA8 (32 x 1024^2: 252 against 268 us a frame).
+    // Where the chain's first pass runs the packed RGBA8 kernel, it reads the frame itself
+    // and writes level 0 on the way (FrameSource in cuda/box_mips.cu): one launch and one
+    // read of the frame fewer (H200, frame to patches: 1024^2 17.0 -> 12.2 us, 4096^2 123
+    // -> 100 us, 32 x 1024^2 226 -> 200 us against cudaMemcpy3D).
+    if (desc_.format == Format::rgba8_unorm && kernels_ == CudaBoxKernels::packed && aligned16(frame) &&
+        row_bytes % 16 == 0) {
+        const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
+                                                            {0, 0, desc_.width, desc_.height});
+        if (first_tail_pass(desc_, passes) > 0 && runs_packed(pass_launch(desc_, surfaces_, kernels_, passes[0], 0))) {
+            run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes});
+            return;
+        }
+    }
     if (desc_.layers > 1 && dtype == TensorDtype::u8) {
         cudaMemcpy3DParms p{};
         p.srcPtr = cudaPitchedPtr{const_cast<void*>(frame), row_bytes, desc_.width, desc_.height};
@@ -127,24 +153,19 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
 }
 
 void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
-                      cudaStream_t stream) const {
+                      cudaStream_t stream, BoxFrameInput frame) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
-    // The passes from the first whose next level fits one block run as one tail launch,
-    // where that saves launches (odd sizes: one pass per level otherwise).
-    size_t tail = passes.size();
-    for (size_t p = 0; p < passes.size(); ++p) {
-        const Extent2D next = level_extent(desc_.width, desc_.height, passes[p].src_level + 1);
-        if (size_t{next.width} * next.height <= kBoxTailTexels) {
-            if (passes.size() - p >= 2) tail = p;
-            break;
-        }
-    }
+    const size_t tail = first_tail_pass(desc_, passes);
     std::vector<BoxMipsLaunch> launches;
     for (size_t p = 0; p < tail; ++p) launches.push_back(pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer));
     for (size_t p = 0; p < tail; ++p) {
         BoxMipsLaunch& l = launches[p];
         l.layers = layers;
         l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
+        if (p == 0 && frame.texels) {
+            l.frame = frame.texels;
+            l.frame_row_bytes = frame.row_bytes;
+        }
         if (p == 0 && changed_tiles) {
             l.changed_tiles = changed_tiles;
             l.changed_tiles_x = (desc_.width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;

@@ -21,6 +21,12 @@ enum class CudaBoxKernels : uint8_t {
     packed,     // RGBA8, sRGB8 and RGBA16F levels that halve: texels packed in words, 16-byte accesses
 };
 
+// A frame in CUDA memory that a chain's first pass reads level 0 from (BoxMipsLaunch::frame).
+struct BoxFrameInput {
+    const void* texels = nullptr;
+    size_t row_bytes = 0;
+};
+
 class CudaBoxMips {
 public:
     CudaBoxMips() = default;
@@ -30,7 +36,10 @@ public:
     // Levels 1.. of every layer from level 0.
     void generate(cudaStream_t stream) const;
     // A frame in CUDA memory into level 0 of every layer (the format's texels, rows
-    // `row_bytes` apart, layers one after another), then generate(). Single images (and
+    // `row_bytes` apart, layers one after another), then generate(). Where the chain's
+    // first pass runs the packed kernel on an RGBA8 texture (even sides) and the frame and
+    // its rows are 16-byte aligned, that pass reads the frame and writes level 0 on the
+    // way: the copy costs no launch and no second read. Otherwise single images (and
     // batches of 16/32-bit texels) are written by a kernel through this object's level-0
     // surface: 1.6x (RGBA8) to 2.2x (RGBA16F) faster than copy_to_level0's cudaMemcpy3D at
     // 1024^2 on the H100; batches of RGBA8 keep cudaMemcpy3D, faster there. Capturable in
@@ -50,10 +59,10 @@ public:
 
 private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
-    // The passes for `dirty` (the first driven by `changed_tiles` where given), the small
-    // end of the chain as one tail launch (launch_box_tail).
+    // The passes for `dirty` (the first driven by `changed_tiles`, or reading `frame`, where
+    // given), the small end of the chain as one tail launch (launch_box_tail).
     void run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
-             cudaStream_t stream) const;
+             cudaStream_t stream, BoxFrameInput frame = {}) const;
     TextureDesc desc_;
     CudaBoxKernels kernels_ = CudaBoxKernels::packed;
     std::vector<SurfaceObject> surfaces_;  // one per level

@@ -248,6 +248,52 @@ TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames
         }
 }
 
+TEST_CASE("generate_from reads the frame in the chain's first pass: every level as a copy, then the chain") {
+    const CudaStream stream = make_stream();
+    struct Case {
+        uint32_t width, height, layers;
+    };
+    // Whole 64x64 tiles; partial tiles and a width of 4n + 2 texels (the edge's single
+    // texels); a batch; a square whose level 1 goes to the one-block tail (no first pass
+    // to fuse into); odd sides (the general kernels): the copy stays apart.
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
+        for (const Case c : {Case{256, 128, 1}, Case{202, 118, 1}, Case{130, 66, 3}, Case{128, 128, 1}, Case{97, 64, 1}})
+            for (size_t pad : {size_t{0}, size_t{16}, size_t{4}}) {  // 4: rows off 16-byte boundaries
+                CAPTURE(format_info(format).name);
+                CAPTURE(c.width);
+                CAPTURE(c.layers);
+                CAPTURE(pad);
+                const TextureDesc desc{c.width, c.height, c.layers, 0, format, false};
+                const size_t texel = format_info(format).texel_bytes(), tight = c.width * texel, row_bytes = tight + pad;
+                const std::vector<uint8_t> frame = random_frame(desc, 40 + c.width);
+                std::vector<uint8_t> pitched(row_bytes * c.height * c.layers, 0xee);
+                for (size_t row = 0; row < size_t{c.height} * c.layers; ++row)
+                    std::memcpy(pitched.data() + row * row_bytes, frame.data() + row * tight, tight);
+                DeviceBuffer<uint8_t> device_frame(pitched.size());
+                TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), pitched.data(), pitched.size(), cudaMemcpyHostToDevice));
+                const CudaArrayTexture fused = CudaArrayTexture::create(desc), eager = CudaArrayTexture::create(desc);
+                const CudaBoxMips fused_mips(fused), eager_mips(eager);
+                // Level 0 poisoned too: every texel of it must be written.
+                {
+                    const std::vector<uint8_t> poison(level_bytes(desc, 0), 0xff);
+                    copy_to_level0(fused, poison.data(), tight, 0, c.layers, stream.handle());
+                }
+                poison_levels(fused.mipmaps());
+                fused_mips.generate_from(device_frame.data(), row_bytes, stream.handle());
+                copy_to_level0(eager, device_frame.data(), row_bytes, 0, c.layers, stream.handle());
+                eager_mips.generate(stream.handle());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                const std::vector<MipLevels> got = read_levels(fused.mipmaps()), want = read_levels(eager.mipmaps());
+                for (uint32_t l = 0; l < c.layers; ++l)
+                    for (uint32_t level = 0; level < desc.mip_levels(); ++level) {
+                        CAPTURE(level);
+                        CHECK(encode_texels(got[l][level], format) == encode_texels(want[l][level], format));
+                    }
+                CHECK(encode_texels(got[0][0], format) ==
+                      std::vector<uint8_t>(frame.begin(), frame.begin() + ptrdiff_t(tight * c.height)));
+            }
+}
+
 TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by chunk, on several threads") {
     const CudaStream stream = make_stream();
     PinnedStaging staging(size_t{1} << 20, 3, 3);
