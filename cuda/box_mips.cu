@@ -13,6 +13,7 @@
 #include "cuda_devices.h"
 #include "box_arithmetic.cuh"
 #include "surface_texels.cuh"
+#include "srgb8_buckets.h"
 #include "srgb8_tables.h"
 
 namespace tvlm {
@@ -154,28 +155,10 @@ struct Rgba8Words {
 // sRGB8: colour channels averaged in 24-bit linear light (tables of srgb8_tables.h) and
 // encoded back exactly, #{k : average >= THRESHOLD[k]}, with two table reads instead of a
 // pow and a search: a bucket table indexed by the sum's top bits gives the thresholds
-// below the bucket, and one comparison settles the one threshold a bucket can hold. Alpha
-// averages as bytes. Tables live in shared memory, filled by prepare().
-struct SrgbBuckets {
-    uint8_t below[4097];  // bucket i = sums [i << 14, (i + 1) << 14): thresholds (x4) below it
-};
-constexpr uint32_t kSrgbThresholds[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
-constexpr SrgbBuckets make_srgb_buckets() {
-    SrgbBuckets out{};
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < 4097; ++i) {
-        while (k < 255 && 4 * kSrgbThresholds[k] <= (i << 14)) ++k;
-        out.below[i] = static_cast<uint8_t>(k);
-    }
-    return out;
-}
-constexpr bool at_most_one_threshold_per_bucket() {
-    for (uint32_t k = 1; k < 255; ++k)
-        if (4 * (kSrgbThresholds[k] - kSrgbThresholds[k - 1]) < (1u << 14)) return false;
-    return true;
-}
-static_assert(at_most_one_threshold_per_bucket(), "an sRGB bucket of 2^14 sums holds at most one threshold");
-__device__ const SrgbBuckets kSrgbBucketTable = make_srgb_buckets();
+// below the bucket, and one comparison settles the one threshold a bucket can hold
+// (shaders/srgb8_buckets.h). Alpha averages as bytes. Tables live in shared memory, filled
+// by prepare().
+__device__ const Srgb8Buckets kSrgbBucketTable = make_srgb8_buckets();
 __device__ const uint32_t kSrgbLinearTable[256] = {TVLM_SRGB8_LINEAR_VALUES};
 __device__ const uint32_t kSrgbThresholdTable[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
 __shared__ uint32_t srgb_linear[256];

@@ -7,14 +7,30 @@
 #include "error.h"
 #include "mip_filter.h"
 #include "shader_params.h"
+#include "srgb8_buckets.h"
 #include "srgb8_tables.h"
 
 namespace tvlm {
 
 namespace {
-constexpr uint32_t kTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_THRESHOLD_VALUES};
-constexpr const uint32_t* kLinear = kTables;
-constexpr const uint32_t* kThreshold = kTables + 256;
+// 256 linear values, 255 thresholds, then the bucket table's bytes four to a word
+// (srgb8_buckets.h): what the Vulkan shaders read from one buffer.
+constexpr uint32_t kBucketWords = (kSrgb8Buckets + 3) / 4;
+struct Srgb8Tables {
+    uint32_t words[511 + kBucketWords];
+};
+constexpr Srgb8Tables make_tables() {
+    constexpr uint32_t linear[256] = {TVLM_SRGB8_LINEAR_VALUES};
+    Srgb8Tables t{};
+    for (uint32_t i = 0; i < 256; ++i) t.words[i] = linear[i];
+    for (uint32_t i = 0; i < 255; ++i) t.words[256 + i] = kSrgb8Thresholds[i];
+    const Srgb8Buckets buckets = make_srgb8_buckets();
+    for (uint32_t i = 0; i < kSrgb8Buckets; ++i) t.words[511 + i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
+    return t;
+}
+constexpr Srgb8Tables kTables = make_tables();
+constexpr const uint32_t* kLinear = kTables.words;
+constexpr const uint32_t* kThreshold = kTables.words + 256;
 }  // namespace
 
 BoxTaps box_taps(uint32_t i, uint32_t s) {
@@ -42,7 +58,7 @@ uint32_t srgb8_encode(double n, double d) {
     return static_cast<uint32_t>(above - kThreshold);
 }
 
-std::span<const uint32_t> srgb8_tables() { return kTables; }
+std::span<const uint32_t> srgb8_tables() { return kTables.words; }
 
 uint32_t unorm8_round(uint64_t n, uint64_t d) { return static_cast<uint32_t>((2 * n + d) / (2 * d)); }
 

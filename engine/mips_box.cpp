@@ -60,15 +60,19 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0, VK_WHOLE_SIZE};
     const ComputePipeline& general = context.pipeline("box_mips", {
         .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
-    // RGBA8 and RGBA16F levels that halve: texels as words (box_mips_words.glsl), 2x2 of them
-    // read per textureGather through word views. Where the texture allows no such views (an
-    // application's image made without MUTABLE_FORMAT) the general shader runs.
+    // RGBA8, sRGB8 and RGBA16F levels that halve: texels as words (box_mips_words.glsl), 2x2
+    // of them read per textureGather through word views. Where the texture allows no such
+    // views (an application's image made without MUTABLE_FORMAT) the general shader runs.
     const uint32_t kind = box_kind(texture.desc().format);
-    const bool rgba8 = kind == TVLM_BOX_UNORM8;
-    const ComputePipeline& packed = context.pipeline(rgba8 ? "box_mips_rgba8" : "box_mips_rgba16f", {
-        .spirv = rgba8 ? shaders::box_mips_rgba8() : shaders::box_mips_rgba16f(), .bindings = bindings,
-        .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
-    const bool words = (rgba8 || kind == TVLM_BOX_FLOAT16) && texture.words_allowed();
+    const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed();
+    const char* packed_name = kind == TVLM_BOX_UNORM8  ? "box_mips_rgba8"
+                              : kind == TVLM_BOX_SRGB8 ? "box_mips_srgb8"
+                                                       : "box_mips_rgba16f";
+    const std::span<const uint32_t> packed_spirv = kind == TVLM_BOX_UNORM8  ? shaders::box_mips_rgba8()
+                                                   : kind == TVLM_BOX_SRGB8 ? shaders::box_mips_srgb8()
+                                                                            : shaders::box_mips_rgba16f();
+    const ComputePipeline& packed = context.pipeline(packed_name, {
+        .spirv = packed_spirv, .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     // Views are made before recording: they live as long as the texture.
     std::vector<std::array<VkImageView, 2>> views(levels), word_views(words ? levels : 0);
     for (uint32_t l = 0; l < levels; ++l) {

@@ -14,8 +14,9 @@ layout(binding = 6) writeonly uniform image2DArray dst6;  // level a+6
 
 layout(push_constant) uniform Push { BoxMipsParams p; };
 
-// srgb8_tables.h as one buffer: 256 linear values, then 255 thresholds. (Constant arrays
-// in the shader made lavapipe spend seconds compiling each variant.)
+// srgb8_tables.h as one buffer: 256 linear values, then 255 thresholds (then the bucket
+// table that box_mips_srgb8.comp reads). (Constant arrays in the shader made lavapipe
+// spend seconds compiling each variant.)
 layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[511]; };
 
 // Writes level a+step (a value as imageStore takes it).

@@ -1,12 +1,13 @@
-// The packed box shaders (box_mips_rgba8.comp, box_mips_rgba16f.comp): levels that halve,
-// every texel one word (WORD: uint for RGBA8, uvec2 for RGBA16F) read and written through
-// word views of the levels (Texture::level_view *_words). One textureGather per component
+// The packed box shaders (box_mips_rgba8.comp, box_mips_srgb8.comp, box_mips_rgba16f.comp):
+// levels that halve, every texel one word (WORD: uint for RGBA8 and sRGB8, uvec2 for
+// RGBA16F) read and written through word views of the levels (Texture::level_view *_words). One textureGather per component
 // word reads the 2x2 texels a texel of level a+1 averages. Each invocation computes four
 // texels of level a+1 in a row; deeper levels halve in shared memory; every image store
 // comes after the last barrier. The including file defines WORD, WORD_FORMAT, then, after
 // including this file's first part, average4(a, b, c, d) over the texels of rows (a, b)
 // and (c, d), gather_average(at) and texel_of(word) (what imageStore takes), then defines
-// BOX_WORDS_MAIN and includes it again for main().
+// BOX_WORDS_MAIN and includes it again for main(). A file that defines WORD_TABLES also
+// defines prepare_tables(), which main() calls first (it ends with a barrier).
 #ifndef BOX_WORDS_MAIN
 #include "shader_params.h"
 
@@ -41,6 +42,9 @@ shared WORD level1[kTile * kTile];
 shared WORD deeper[(kTile * kTile - 1u) / 3u];  // levels a+2 .. a+6, one after another
 
 void main() {
+#ifdef WORD_TABLES
+    prepare_tables();
+#endif
     uint t = gl_LocalInvocationIndex;
     uint layer = gl_WorkGroupID.z + p.first_layer;
     uvec2 tile = gl_WorkGroupID.xy + uvec2(p.tile_x, p.tile_y);

@@ -1,0 +1,51 @@
+#version 460
+// sRGB8 levels that halve, texels as R32_UINT words (box_mips_words.glsl), the arithmetic of
+// cuda/box_mips.cu Srgb8Words: colour channels summed in 24-bit linear light and encoded
+// back exactly with two table reads (shaders/srgb8_buckets.h), alpha averaged as a byte
+// (rounded half up). The exact box of engine/box_filter.h. The general shader took ~8x the
+// byte floor for this format: per channel a double division, a pow and a search.
+#extension GL_GOOGLE_include_directive : require
+#define WORD uint
+#define WORD_FORMAT r32ui
+#define WORD_TABLES
+#include "box_mips_words.glsl"
+
+// engine/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, 1025 bucket words.
+layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[]; };
+shared uint linear_table[256];
+shared uint threshold_table[255];
+shared uint bucket_words[1025];
+
+void prepare_tables() {
+    uint t = gl_LocalInvocationIndex;
+    linear_table[t] = srgb_tables[t];
+    if (t < 255u) threshold_table[t] = srgb_tables[256u + t];
+    for (uint i = t; i < 1025u; i += TVLM_BOX_THREADS) bucket_words[i] = srgb_tables[511u + i];
+    barrier();
+}
+
+// The encoded byte of channel `shift` / 8 of the average of four texels, at its place.
+uint channel(uint a, uint b, uint c, uint d, uint shift) {
+    uint n = linear_table[(a >> shift) & 255u] + linear_table[(b >> shift) & 255u] +
+             linear_table[(c >> shift) & 255u] + linear_table[(d >> shift) & 255u];  // below 2^26
+    uint bucket = n >> 14;
+    uint byte = (bucket_words[bucket >> 2] >> ((bucket & 3u) * 8u)) & 255u;
+    if (byte < 255u && n >= 4u * threshold_table[byte]) ++byte;
+    return byte << shift;
+}
+
+uint average4(uint a, uint b, uint c, uint d) {
+    uint alpha = (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2u) >> 2) << 24;
+    return channel(a, b, c, d, 0u) | channel(a, b, c, d, 8u) | channel(a, b, c, d, 16u) | alpha;
+}
+
+// textureGather's order: (x, y+1), (x+1, y+1), (x+1, y), (x, y).
+uint gather_average(vec3 at) {
+    uvec4 g = textureGather(src, at, 0);
+    return average4(g.w, g.z, g.x, g.y);
+}
+
+uvec4 texel_of(uint word) { return uvec4(word, 0u, 0u, 0u); }
+
+#define BOX_WORDS_MAIN
+#include "box_mips_words.glsl"

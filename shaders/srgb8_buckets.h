@@ -1,0 +1,39 @@
+#pragma once
+// sRGB8 encoding of a 2x2 box average in two table reads (C++ and CUDA; GLSL reads the same
+// table from the buffer of engine/box_filter.h srgb8_tables()). The sum n of four linear
+// values (srgb8_tables.h, 4x the average, below 2^26) encodes to #{k : n >= 4 THRESHOLD[k]};
+// bucket i = sums [i << 14, (i + 1) << 14) holds the count of thresholds below it, and since
+// no bucket holds two thresholds, one comparison with the next threshold settles the byte:
+//   byte = below[n >> 14]; if (byte < 255 && n >= 4 * THRESHOLD[byte]) ++byte;
+#include <cstdint>
+
+#include "srgb8_tables.h"
+
+namespace tvlm {
+
+inline constexpr uint32_t kSrgb8BucketShift = 14, kSrgb8Buckets = 4097;
+
+struct Srgb8Buckets {
+    uint8_t below[kSrgb8Buckets];
+};
+
+inline constexpr uint32_t kSrgb8Thresholds[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
+
+constexpr Srgb8Buckets make_srgb8_buckets() {
+    Srgb8Buckets out{};
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < kSrgb8Buckets; ++i) {
+        while (k < 255 && 4 * kSrgb8Thresholds[k] <= (i << kSrgb8BucketShift)) ++k;
+        out.below[i] = static_cast<uint8_t>(k);
+    }
+    return out;
+}
+
+constexpr bool at_most_one_threshold_per_bucket() {
+    for (uint32_t k = 1; k < 255; ++k)
+        if (4 * (kSrgb8Thresholds[k] - kSrgb8Thresholds[k - 1]) < (1u << kSrgb8BucketShift)) return false;
+    return true;
+}
+static_assert(at_most_one_threshold_per_bucket(), "an sRGB bucket of 2^14 sums holds at most one threshold");
+
+}  // namespace tvlm
