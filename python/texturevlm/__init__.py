@@ -9,6 +9,11 @@ arrays go through Vulkan compute (any GPU, or lavapipe) or the CPU reference.
     patches, meta = pyramid.sample_foveated((0.5, 0.5), num_patches=273)
 
 Errors are texturevlm.Error (a RuntimeError) with a message that says what to do."""
+# NumPy before the extension: on the H200 machine (torch 2.11, Python 3.12), importing
+# _core first and torch after it crashed inside torch's import (python -m texturevlm.bench);
+# with NumPy loaded first the same imports succeed. The cause is not found yet.
+import numpy as _numpy  # noqa: F401  (imported for its side effect: the load order above)
+
 from ._core import Error, cuda_built
 from ._devices import Device, devices, unavailable
 from .functional import clear_cache, generate_mipmaps, sample_patches
