@@ -104,9 +104,6 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     if (!frame || (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged))
         throw Error("generate_from reads the frame with a kernel: pass CUDA device memory (a frame in host memory "
                     "goes in with copy_to_level0)");
-    // The copy that measured faster (H100, tvlm bench video): the kernel for one image
-    // (RGBA8 1024^2 7.4 us against cudaMemcpy3D's 12.2) and for wider texels in batches,
-    // cudaMemcpy3D for batches of RGBA8 (32 x 1024^2: 252 against 268 us a frame).
     // Where the chain's first pass runs the packed RGBA8 kernel, it reads the frame itself
     // and writes level 0 on the way (FrameSource in cuda/box_mips.cu): one launch and one
     // read of the frame fewer (H200, frame to patches: 1024^2 17.0 -> 12.2 us, 4096^2 123
@@ -120,6 +117,9 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
             return;
         }
     }
+    // Otherwise the copy that measured faster (H100, tvlm bench video): the kernel for one
+    // image (RGBA8 1024^2 7.4 us against cudaMemcpy3D's 12.2) and for wider texels in
+    // batches, cudaMemcpy3D for batches of RGBA8 that cannot fuse.
     if (desc_.layers > 1 && dtype == TensorDtype::u8) {
         cudaMemcpy3DParms p{};
         p.srcPtr = cudaPitchedPtr{const_cast<void*>(frame), row_bytes, desc_.width, desc_.height};
