@@ -11,7 +11,11 @@ arrays go through Vulkan compute (any GPU, or lavapipe) or the CPU reference.
 Errors are texturevlm.Error (a RuntimeError) with a message that says what to do."""
 # NumPy before the extension: on the H200 machine (torch 2.11, Python 3.12), importing
 # _core first and torch after it crashed inside torch's import (python -m texturevlm.bench);
-# with NumPy loaded first the same imports succeed. The cause is not found yet.
+# with NumPy loaded first the same imports succeed. A likely cause, not proven: _core links
+# the CUDA runtime statically, and libcudart_static.a brings a 4 KiB, page-aligned block of
+# static TLS (.tbss); loaded by dlopen before torch, it changes what is left of glibc's
+# static TLS surplus for the libraries torch loads next (the import-order crashes of
+# pytorch/pytorch#2083 and its kin).
 import numpy as _numpy  # noqa: F401  (imported for its side effect: the load order above)
 
 from ._core import Error, cuda_built
