@@ -15,9 +15,9 @@ namespace tvlm {
 namespace {
 // 256 linear values, 255 thresholds, then the bucket table's bytes four to a word
 // (srgb8_buckets.h): what the Vulkan shaders read from one buffer.
-constexpr uint32_t kBucketWords = (kSrgb8Buckets + 3) / 4;
+static_assert((kSrgb8Buckets + 3) / 4 == TVLM_SRGB8_BUCKET_WORDS, "the bucket table's words, as the shaders size them");
 struct Srgb8Tables {
-    uint32_t words[511 + kBucketWords];
+    uint32_t words[TVLM_SRGB8_TABLE_WORDS + TVLM_SRGB8_BUCKET_WORDS];
 };
 constexpr Srgb8Tables make_tables() {
     constexpr uint32_t linear[256] = {TVLM_SRGB8_LINEAR_VALUES};
@@ -25,7 +25,8 @@ constexpr Srgb8Tables make_tables() {
     for (uint32_t i = 0; i < 256; ++i) t.words[i] = linear[i];
     for (uint32_t i = 0; i < 255; ++i) t.words[256 + i] = kSrgb8Thresholds[i];
     const Srgb8Buckets buckets = make_srgb8_buckets();
-    for (uint32_t i = 0; i < kSrgb8Buckets; ++i) t.words[511 + i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
+    for (uint32_t i = 0; i < kSrgb8Buckets; ++i)
+        t.words[TVLM_SRGB8_TABLE_WORDS + i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
     return t;
 }
 constexpr Srgb8Tables kTables = make_tables();

@@ -2,6 +2,7 @@
 // a few dispatches per chain (box_filter.h plans them), all layers in each dispatch.
 #include <array>
 #include <string>
+#include <utility>
 
 #include "barriers.h"
 #include "box_filter.h"
@@ -65,12 +66,10 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     // views (an application's image made without MUTABLE_FORMAT) the general shader runs.
     const uint32_t kind = box_kind(texture.desc().format);
     const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed();
-    const char* packed_name = kind == TVLM_BOX_UNORM8  ? "box_mips_rgba8"
-                              : kind == TVLM_BOX_SRGB8 ? "box_mips_srgb8"
-                                                       : "box_mips_rgba16f";
-    const std::span<const uint32_t> packed_spirv = kind == TVLM_BOX_UNORM8  ? shaders::box_mips_rgba8()
-                                                   : kind == TVLM_BOX_SRGB8 ? shaders::box_mips_srgb8()
-                                                                            : shaders::box_mips_rgba16f();
+    const auto [packed_name, packed_spirv] =
+        kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
+        : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
+                                 : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
     const ComputePipeline& packed = context.pipeline(packed_name, {
         .spirv = packed_spirv, .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     // Views are made before recording: they live as long as the texture.

@@ -16,13 +16,7 @@ uint average4(uint a, uint b, uint c, uint d) {
     return (((even + 0x00020002u) >> 2) & m) | ((((odd + 0x00020002u) >> 2) & m) << 8);
 }
 
-// textureGather's order: (x, y+1), (x+1, y+1), (x+1, y), (x, y).
-uint gather_average(vec3 at) {
-    uvec4 g = textureGather(src, at, 0);
-    return average4(g.w, g.z, g.x, g.y);
-}
-
-uvec4 texel_of(uint word) { return uvec4(word, 0u, 0u, 0u); }
+#include "box_mips_uint_words.glsl"
 
 #define BOX_WORDS_MAIN
 #include "box_mips_words.glsl"

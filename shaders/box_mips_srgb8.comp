@@ -9,18 +9,20 @@
 #define WORD_FORMAT r32ui
 #define WORD_TABLES
 #include "box_mips_words.glsl"
+#include "srgb8_tables.h"
 
-// engine/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, 1025 bucket words.
+// engine/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, the bucket words.
 layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[]; };
 shared uint linear_table[256];
 shared uint threshold_table[255];
-shared uint bucket_words[1025];
+shared uint bucket_words[TVLM_SRGB8_BUCKET_WORDS];
 
 void prepare_tables() {
     uint t = gl_LocalInvocationIndex;
     linear_table[t] = srgb_tables[t];
     if (t < 255u) threshold_table[t] = srgb_tables[256u + t];
-    for (uint i = t; i < 1025u; i += TVLM_BOX_THREADS) bucket_words[i] = srgb_tables[511u + i];
+    for (uint i = t; i < TVLM_SRGB8_BUCKET_WORDS; i += TVLM_BOX_THREADS)
+        bucket_words[i] = srgb_tables[TVLM_SRGB8_TABLE_WORDS + i];
     barrier();
 }
 
@@ -39,13 +41,7 @@ uint average4(uint a, uint b, uint c, uint d) {
     return channel(a, b, c, d, 0u) | channel(a, b, c, d, 8u) | channel(a, b, c, d, 16u) | alpha;
 }
 
-// textureGather's order: (x, y+1), (x+1, y+1), (x+1, y), (x, y).
-uint gather_average(vec3 at) {
-    uvec4 g = textureGather(src, at, 0);
-    return average4(g.w, g.z, g.x, g.y);
-}
-
-uvec4 texel_of(uint word) { return uvec4(word, 0u, 0u, 0u); }
+#include "box_mips_uint_words.glsl"
 
 #define BOX_WORDS_MAIN
 #include "box_mips_words.glsl"

@@ -9,6 +9,12 @@
 #ifndef TVLM_SRGB8_TABLES_H
 #define TVLM_SRGB8_TABLES_H
 
+// The tables as the Vulkan box shaders read them from one buffer (engine/box_filter.h
+// srgb8_tables()): the linear values and thresholds, then the bucket table of
+// srgb8_buckets.h, its 4097 bytes four to a word.
+#define TVLM_SRGB8_TABLE_WORDS 511
+#define TVLM_SRGB8_BUCKET_WORDS 1025
+
 #define TVLM_SRGB8_LINEAR_VALUES \
     0u, 5092u, 10185u, 15277u, 20369u, 25462u, 30554u, 35646u, 40739u, 45831u, 50923u, 56146u, \
     61682u, 67524u, 73676u, 80144u, 86931u, 94043u, 101483u, 109255u, 117364u, 125813u, 134607u, \
