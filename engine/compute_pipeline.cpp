@@ -64,6 +64,7 @@ ComputePipeline::ComputePipeline(VkDevice device, const ComputePipelineDesc& des
         info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
         info.stage.module = module;
         info.stage.pName = "main";
+        if (desc.full_subgroups) info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
         info.layout = layout_;
         check_vk(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline_),
                  "vkCreateComputePipelines");

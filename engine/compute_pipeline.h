@@ -13,6 +13,9 @@ struct ComputePipelineDesc {
     std::span<const uint32_t> spirv;
     std::vector<VkDescriptorType> bindings;  // binding i has type bindings[i]
     uint32_t push_constant_bytes = 0;
+    // Every subgroup full (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT): for
+    // shaders that derive an invocation's place from its subgroup (Context::subgroup_quads).
+    bool full_subgroups = false;
 };
 
 // Workgroups laid out 2D, x at most 65535 (what every device allows per dimension), so that

@@ -42,6 +42,9 @@ public:
     bool half_storage() const { return half_storage_; }  // 16-bit values in storage buffers
     bool anisotropy() const { return anisotropy_; }      // anisotropic samplers that work
     bool float64() const { return float64_; }            // doubles in shaders (box filter)
+    // Compute pipelines that require full subgroups, with quad operations (the packed box
+    // shaders; without it the general one runs).
+    bool subgroup_quads() const { return subgroup_quads_; }
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
@@ -68,6 +71,7 @@ private:
     bool half_storage_ = false;
     bool anisotropy_ = false;
     bool float64_ = false;
+    bool subgroup_quads_ = false;
     bool owns_device_ = true;
 };
 

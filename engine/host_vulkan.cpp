@@ -40,6 +40,7 @@ HostFeatures host_features(const HostVulkan& host) {
         const auto* v13 = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
         f.synchronization2 = v13->synchronization2;
         f.maintenance4 = v13->maintenance4;
+        f.full_subgroups = v13->computeFullSubgroups;
     }
     return f;
 }
@@ -60,18 +61,21 @@ std::vector<std::string> missing_requirements(const HostFeatures& f) {
 }
 
 DeviceRequirements::DeviceRequirements(VkPhysicalDevice physical, bool export_memory, bool export_semaphores) {
-    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan13Features supported13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &supported13};
     VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported11};
     vkGetPhysicalDeviceFeatures2(physical, &supported);
     v13.synchronization2 = VK_TRUE;
     v13.maintenance4 = VK_TRUE;  // required by Vulkan 1.3; glslc emits LocalSizeId for 1.3 targets
     v12.timelineSemaphore = VK_TRUE;
     features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;  // one shader for every format
-    // Used where the device has them: float16 patch output, anisotropic sampling, and the
-    // box filter's exact arithmetic (box_filter.h), which needs doubles in shaders.
+    // Used where the device has them: float16 patch output, anisotropic sampling, the box
+    // filter's exact arithmetic (box_filter.h), which needs doubles in shaders, and full
+    // subgroups for its packed shaders (box_mips_words.glsl).
     v11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
     features.features.samplerAnisotropy = supported.features.samplerAnisotropy;
     features.features.shaderFloat64 = supported.features.shaderFloat64;
+    v13.computeFullSubgroups = supported13.computeFullSubgroups;
     extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (export_memory && has_extension(physical, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
         extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);

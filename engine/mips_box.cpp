@@ -62,16 +62,22 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     const ComputePipeline& general = context.pipeline("box_mips", {
         .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     // RGBA8, sRGB8 and RGBA16F levels that halve: texels as words (box_mips_words.glsl), 2x2
-    // of them read per textureGather through word views. Where the texture allows no such
-    // views (an application's image made without MUTABLE_FORMAT) the general shader runs.
+    // of them read per textureGather through word views, quads of invocations sharing their
+    // averages. Where the texture allows no such views (an application's image made without
+    // MUTABLE_FORMAT) or the device no full subgroups with quads, the general shader runs.
     const uint32_t kind = box_kind(texture.desc().format);
-    const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed();
-    const auto [packed_name, packed_spirv] =
-        kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
-        : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
-                                 : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
-    const ComputePipeline& packed = context.pipeline(packed_name, {
-        .spirv = packed_spirv, .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
+    const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed() && context.subgroup_quads();
+    const ComputePipeline* packed = nullptr;
+    if (words) {
+        const auto [packed_name, packed_spirv] =
+            kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
+            : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
+                                     : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
+        packed = &context.pipeline(packed_name, {.spirv = packed_spirv,
+                                                 .bindings = bindings,
+                                                 .push_constant_bytes = sizeof(gpu::BoxMipsParams),
+                                                 .full_subgroups = true});
+    }
     // Views are made before recording: they live as long as the texture.
     std::vector<std::array<VkImageView, 2>> views(levels), word_views(words ? levels : 0);
     for (uint32_t l = 0; l < levels; ++l) {
@@ -103,7 +109,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
             for (uint32_t b = 0; b < writes.size(); ++b)
                 writes[b] = b < infos.size() ? descriptor_write(b, bindings[b], &infos[b], nullptr)
                                              : descriptor_write(b, bindings[b], nullptr, &tables);
-            (packs ? packed : general).bind(cmd, writes, &params);
+            (packs ? *packed : general).bind(cmd, writes, &params);
             vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);
             // This pass's writes become the next pass's reads.
             record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,

@@ -1,15 +1,25 @@
 // The packed box shaders (box_mips_rgba8.comp, box_mips_srgb8.comp, box_mips_rgba16f.comp):
 // levels that halve, every texel one word (WORD: uint for RGBA8 and sRGB8, uvec2 for
-// RGBA16F) read and written through word views of the levels (Texture::level_view *_words). One textureGather per component
-// word reads the 2x2 texels a texel of level a+1 averages. Each invocation computes four
-// texels of level a+1 in a row; deeper levels halve in shared memory; every image store
-// comes after the last barrier. The including file defines WORD, WORD_FORMAT, then, after
+// RGBA16F) read and written through word views of the levels (Texture::level_view *_words).
+// One textureGather per component word reads the 2x2 texels a texel of level a+1 averages.
+// The layout of cuda/box_mips.cu's packed kernel: each invocation reads a 4x4 block of level
+// a and averages its 2x2 texels of a+1 and one of a+2 in registers; invocations in Morton
+// order make each quad a 2x2 block of a+2, so a+3 comes from quad broadcasts, and only the
+// 64 texels of a+3 go through shared memory (and the 4 of a+5: two barriers) for a+4..a+6. Each texel is
+// stored as soon as it is known. The pipeline requires full subgroups with quad operations
+// (Context::subgroup_quads). The including file defines WORD, WORD_FORMAT, then, after
 // including this file's first part, average4(a, b, c, d) over the texels of rows (a, b)
 // and (c, d), gather_average(at) and texel_of(word) (what imageStore takes), then defines
 // BOX_WORDS_MAIN and includes it again for main(). A file that defines WORD_TABLES also
 // defines prepare_tables(), which main() calls first (it ends with a barrier).
 #ifndef BOX_WORDS_MAIN
 #include "shader_params.h"
+#if TVLM_BOX_THREADS != 256 || TVLM_BOX_TILE != 32
+#error "main() maps 256 invocations onto the 16x16 texels of level a+2 of a 32x32 tile of a+1"
+#endif
+
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_quad : require
 
 layout(local_size_x = TVLM_BOX_THREADS) in;
 
@@ -37,60 +47,70 @@ void store_level(uint step, ivec3 at, WORD word) {
     }
 }
 
-const uint kTile = TVLM_BOX_TILE;
-shared WORD level1[kTile * kTile];
-shared WORD deeper[(kTile * kTile - 1u) / 3u];  // levels a+2 .. a+6, one after another
+const uint kTile = TVLM_BOX_TILE;  // level a+1's side of the workgroup's tile
+shared WORD level3[(kTile / 4u) * (kTile / 4u)];  // level a+3, in Morton order
+shared WORD level5[4];                          // level a+5
+
+// Invocation t's place in a 16x16 grid (the tile at level a+2): x from t's even bits, y
+// from its odd bits (Morton order), so the lanes of a quad hold a 2x2 block and t >> 2k
+// is the block's index k levels further down.
+uvec2 morton(uint t) {
+    uvec2 v = uvec2(t, t >> 1) & 0x55u;
+    v = (v | (v >> 1)) & 0x33u;
+    return (v | (v >> 2)) & 0x0fu;
+}
+
+// The average of the quad's four words: (x, y), (x+1, y), (x, y+1), (x+1, y+1) in lane order.
+WORD quad_average(WORD w) {
+    return average4(subgroupQuadBroadcast(w, 0u), subgroupQuadBroadcast(w, 1u), subgroupQuadBroadcast(w, 2u),
+                    subgroupQuadBroadcast(w, 3u));
+}
+
+void store_if_inside(uint step, uvec2 texel, uint layer, WORD word) {
+    uvec2 size = uvec2(p.src_width, p.src_height) >> step;  // every level of the pass halves exactly
+    if (step <= p.levels && all(lessThan(texel, size))) store_level(step, ivec3(texel, layer), word);
+}
 
 void main() {
 #ifdef WORD_TABLES
     prepare_tables();
 #endif
-    uint t = gl_LocalInvocationIndex;
+    // Full subgroups (the pipeline requires them): this is a bijection onto 0..255 whose
+    // quads are consecutive, whatever order the implementation packs invocations in.
+    uint t = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     uint layer = gl_WorkGroupID.z + p.first_layer;
     uvec2 tile = gl_WorkGroupID.xy + uvec2(p.tile_x, p.tile_y);
-    uvec2 size = uvec2(p.src_width / 2u, p.src_height / 2u);  // level a+1
-    uint lx = (t % (kTile / 4u)) * 4u, ly = t / (kTile / 4u);
-    uvec2 at = tile * kTile + uvec2(lx, ly);
+    uvec2 at2 = tile * (kTile / 2u) + morton(t);  // this invocation's texel of level a+2
     // The centre of source texels (2x, 2y) .. (2x + 1, 2y + 1): a gather there returns the four.
     vec2 texel_size = vec2(1.0) / vec2(p.src_width, p.src_height);
 
+    // Its 2x2 texels of level a+1 (a 4x4 block of level a), then a+2 and a+3 in registers.
+    // Texels past the level's edge are never stored and feed only texels past the edge.
     WORD first[4];
-    for (uint i = 0u; i < 4u; ++i) {
-        first[i] = WORD(0u);
-        if (at.x + i < size.x && at.y < size.y)
-            first[i] = gather_average(vec3(vec2(2u * (at.x + i) + 1u, 2u * at.y + 1u) * texel_size, float(layer)));
-        level1[ly * kTile + lx + i] = first[i];
+    for (uint j = 0u; j < 4u; ++j) {
+        uvec2 at1 = 2u * at2 + uvec2(j & 1u, j >> 1);
+        first[j] = gather_average(vec3(vec2(2u * at1 + 1u) * texel_size, float(layer)));
+        store_if_inside(1u, at1, layer, first[j]);
     }
-
-    uint edge = kTile, offset = 0u;
-    for (uint step = 2u; step <= p.levels; ++step) {
-        barrier();
-        uint half_edge = edge / 2u;
-        if (t < half_edge * half_edge) {
-            uint i = 2u * (t / half_edge) * edge + 2u * (t % half_edge);
-            deeper[offset + t] = step == 2u
-                ? average4(level1[i], level1[i + 1u], level1[i + edge], level1[i + edge + 1u])
-                : average4(deeper[offset - edge * edge + i], deeper[offset - edge * edge + i + 1u],
-                           deeper[offset - edge * edge + i + edge], deeper[offset - edge * edge + i + edge + 1u]);
-        }
-        offset += half_edge * half_edge;
-        edge = half_edge;
+    WORD second = average4(first[0], first[1], first[2], first[3]);
+    store_if_inside(2u, at2, layer, second);
+    WORD third = quad_average(second);
+    if ((t & 3u) == 0u) {
+        level3[t >> 2] = third;
+        store_if_inside(3u, at2 >> 1, layer, third);
     }
     barrier();
-
-    for (uint i = 0u; i < 4u; ++i)
-        if (at.x + i < size.x && at.y < size.y) store_level(1u, ivec3(at.x + i, at.y, layer), first[i]);
-    edge = kTile;
-    offset = 0u;
-    for (uint step = 2u; step <= p.levels; ++step) {
-        size >>= 1;
-        edge /= 2u;
-        if (t < edge * edge) {
-            uvec2 texel = tile * edge + uvec2(t % edge, t / edge);
-            if (all(lessThan(texel, size))) store_level(step, ivec3(texel, layer), deeper[offset + t]);
+    if (t < 16u) {  // whole quads: the 4x4 texels of level a+4, then a+5 by quads
+        WORD fourth = average4(level3[4u * t], level3[4u * t + 1u], level3[4u * t + 2u], level3[4u * t + 3u]);
+        store_if_inside(4u, tile * (kTile / 8u) + morton(t), layer, fourth);
+        WORD fifth = quad_average(fourth);
+        if ((t & 3u) == 0u) {
+            level5[t >> 2] = fifth;
+            store_if_inside(5u, tile * (kTile / 16u) + morton(t >> 2), layer, fifth);
         }
-        offset += edge * edge;
     }
+    barrier();
+    if (t == 0u) store_if_inside(6u, tile, layer, average4(level5[0], level5[1], level5[2], level5[3]));
 }
 
 #endif
