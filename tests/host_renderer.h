@@ -23,8 +23,10 @@ namespace tvlm::test {
 // validation), a device with the features it chose, a queue.
 class HostRenderer {
 public:
-    // `with_requirements`: what texturevlm needs enabled; `extra`: more device extensions.
-    explicit HostRenderer(bool with_requirements, std::vector<const char*> extra = {}) : extensions_(std::move(extra)) {
+    // `with_requirements`: what texturevlm needs enabled; `extra`: more device extensions;
+    // `full_subgroups`: whether computeFullSubgroups, which texturevlm uses where enabled, is.
+    explicit HostRenderer(bool with_requirements, std::vector<const char*> extra = {}, bool full_subgroups = true)
+        : extensions_(std::move(extra)) {
         load_vulkan_loader();
         VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
         app.apiVersion = VK_API_VERSION_1_3;
@@ -55,6 +57,7 @@ public:
         const void* chain = &no_features_;
         if (with_requirements) {
             requirements_.emplace(physical_, false, false);
+            if (!full_subgroups) requirements_->v13.computeFullSubgroups = VK_FALSE;
             chain = &requirements_->features;
             extensions_.insert(extensions_.end(), requirements_->extensions.begin(), requirements_->extensions.end());
         }

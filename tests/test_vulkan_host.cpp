@@ -16,6 +16,7 @@
 #include "host_buffer.h"
 #include "host_renderer.h"
 #include "patch_layouts.h"
+#include "random_image.h"
 #include "reference_mips.h"
 #include "reference_sampling.h"
 #include "sampling_check.h"
@@ -72,6 +73,26 @@ TEST_CASE("An adopted context works beside a self-created one") {
     CHECK(chain_difference(own) <= 1e-6);
     CHECK(chain_difference(adopted) <= 1e-6);
     CHECK(host.log().messages().empty());
+}
+
+TEST_CASE("A device without full subgroups gets the general box shader: the same bits") {
+    HostRenderer host(true, {}, false);
+    Context context(host.objects());
+    CHECK_FALSE(context.subgroup_quads());
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f}) {
+        CAPTURE(format_info(format).name);
+        const ImageF base = random_image(192, 128, format, 5);
+        Texture texture = Texture::create(context, TextureDesc::sampled_2d(192, 128, format));
+        REQUIRE(texture.words_allowed());  // only the device keeps it off the word shaders
+        upload(context, texture, host_pixels(base));
+        generate_mips(context, texture, MipFilter::box);
+        const auto reference = reference_mip_chain(base, format, MipFilter::box, texture.levels());
+        for (uint32_t level = 1; level < texture.levels(); ++level) {
+            CAPTURE(level);
+            CHECK(box_mismatches(reference[level], readback_image(context, texture, level), format) == 0);
+        }
+    }
+    for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
 }
 
 TEST_CASE("A device without what texturevlm needs is refused, every missing item named") {
