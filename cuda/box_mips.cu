@@ -158,12 +158,12 @@ struct Rgba8Words {
 // below the bucket, and one comparison settles the one threshold a bucket can hold
 // (shaders/srgb8_buckets.h). Alpha averages as bytes. Tables live in shared memory, filled
 // by prepare().
-__device__ const Srgb8Buckets kSrgbBucketTable = make_srgb8_buckets();
+__device__ const Srgb8BucketWords kSrgbBucketWords = make_srgb8_bucket_words();
 __device__ const uint32_t kSrgbLinearTable[256] = {TVLM_SRGB8_LINEAR_VALUES};
 __device__ const uint32_t kSrgbThresholdTable[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
 __shared__ uint32_t srgb_linear[256];
 __shared__ uint32_t srgb_threshold[255];
-__shared__ uint8_t srgb_below[4097];
+__shared__ __align__(4) uint8_t srgb_below[sizeof(Srgb8BucketWords)];
 
 struct Srgb8Words {
     using Word = uint32_t;
@@ -171,7 +171,9 @@ struct Srgb8Words {
         const uint32_t t = threadIdx.x;
         srgb_linear[t] = kSrgbLinearTable[t];
         if (t < 255) srgb_threshold[t] = kSrgbThresholdTable[t];
-        for (uint32_t i = t; i < 4097; i += TVLM_BOX_THREADS) srgb_below[i] = kSrgbBucketTable.below[i];
+        constexpr uint32_t kWords = sizeof(Srgb8BucketWords) / 4;  // 1025 words, not 4097 bytes
+        for (uint32_t i = t; i < kWords; i += TVLM_BOX_THREADS)
+            reinterpret_cast<uint32_t*>(srgb_below)[i] = kSrgbBucketWords.words[i];
         __syncthreads();
     }
     __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {

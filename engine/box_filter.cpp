@@ -15,7 +15,7 @@ namespace tvlm {
 namespace {
 // 256 linear values, 255 thresholds, then the bucket table's bytes four to a word
 // (srgb8_buckets.h): what the Vulkan shaders read from one buffer.
-static_assert((kSrgb8Buckets + 3) / 4 == TVLM_SRGB8_BUCKET_WORDS, "the bucket table's words, as the shaders size them");
+static_assert(sizeof(Srgb8BucketWords) == TVLM_SRGB8_BUCKET_WORDS * 4, "the bucket table's words, as the shaders size them");
 struct Srgb8Tables {
     uint32_t words[TVLM_SRGB8_TABLE_WORDS + TVLM_SRGB8_BUCKET_WORDS];
 };
@@ -24,9 +24,8 @@ constexpr Srgb8Tables make_tables() {
     Srgb8Tables t{};
     for (uint32_t i = 0; i < 256; ++i) t.words[i] = linear[i];
     for (uint32_t i = 0; i < 255; ++i) t.words[256 + i] = kSrgb8Thresholds[i];
-    const Srgb8Buckets buckets = make_srgb8_buckets();
-    for (uint32_t i = 0; i < kSrgb8Buckets; ++i)
-        t.words[TVLM_SRGB8_TABLE_WORDS + i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
+    const Srgb8BucketWords buckets = make_srgb8_bucket_words();
+    for (uint32_t i = 0; i < TVLM_SRGB8_BUCKET_WORDS; ++i) t.words[TVLM_SRGB8_TABLE_WORDS + i] = buckets.words[i];
     return t;
 }
 constexpr Srgb8Tables kTables = make_tables();

@@ -29,6 +29,20 @@ constexpr Srgb8Buckets make_srgb8_buckets() {
     return out;
 }
 
+// The same bytes four to a word (byte i in bits 8 (i % 4) of word i / 4): what the Vulkan
+// shaders read from the tables' buffer, and what CUDA copies into shared memory a word,
+// not a byte, at a time.
+struct Srgb8BucketWords {
+    uint32_t words[(kSrgb8Buckets + 3) / 4];
+};
+
+constexpr Srgb8BucketWords make_srgb8_bucket_words() {
+    const Srgb8Buckets buckets = make_srgb8_buckets();
+    Srgb8BucketWords out{};
+    for (uint32_t i = 0; i < kSrgb8Buckets; ++i) out.words[i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
+    return out;
+}
+
 constexpr bool at_most_one_threshold_per_bucket() {
     for (uint32_t k = 1; k < 255; ++k)
         if (4 * (kSrgb8Thresholds[k] - kSrgb8Thresholds[k - 1]) < (1u << kSrgb8BucketShift)) return false;
