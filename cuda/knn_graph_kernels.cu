@@ -13,10 +13,7 @@ namespace tvlm {
 
 namespace {
 
-constexpr uint32_t kSlices = 16;                      // threads per point, each over every 16th candidate
-constexpr uint32_t kNearestThreads = 128;
-constexpr uint32_t kPointsPerBlock = kNearestThreads / kSlices;
-constexpr uint32_t kCandidateTile = 1024;            // candidates staged in shared memory at a time
+constexpr uint32_t kNearestWarps = 8;  // points per block of the grid path's nearest, a warp each
 
 // Squared distance in float, rounded after each operation (no fused multiply-add), as the
 // Vulkan shader computes it: equal to the CPU's double wherever float is exact.
@@ -142,35 +139,53 @@ __device__ void merge_slices(uint32_t slices, float (&best_d)[kMax], uint32_t (&
     }
 }
 
-// Each point's `keep` nearest, nearest first, ties to the lower index. Eight threads per
-// point each keep the kMax nearest of every 8th candidate (visited in index order, so an
-// equal distance never displaces a lower index) in registers; the first merges the eight
-// lists by (distance, index). The first thread also checks the point and enters its track
-// id in the frame's table, where a repeat shows.
-template <uint32_t kMax>
-__global__ void __launch_bounds__(kNearestThreads) nearest_kernel(KnnLaunch l) {
-    __shared__ float2 tile[kCandidateTile];
-    const uint32_t slice = threadIdx.x % kSlices;
-    const uint32_t i = blockIdx.x * kPointsPerBlock + threadIdx.x / kSlices;
-    const bool live = i < l.count;
+// Each point's `keep` nearest, nearest first, ties to the lower index: a warp per point.
+// The lanes measure 32 candidates at a time (four batches loaded ahead) and vote on those
+// nearer than the point's current rank keep-1; survivors, rare after the first batches
+// (about keep * ln(count / keep) of them in all for random points), join the list that
+// lanes 0..keep-1 hold, sorted, by one ballot and one shuffle. Per candidate that is a
+// distance, a comparison and a vote; the sixteen-thread slices this replaced inserted into
+// a register list per thread, and a warp paid for an insertion whenever any of its lanes
+// had one (nearly every candidate). The first lane also checks the point and enters its
+// track id in the frame's table, where a repeat shows.
+__global__ void __launch_bounds__(kNearestWarps * 32) nearest_kernel(KnnLaunch l) {
+    const uint32_t lane = threadIdx.x % 32, n = l.count, keep = l.keep;
+    const uint32_t i = blockIdx.x * kNearestWarps + threadIdx.x / 32;
+    if (i >= n) return;  // whole warps
     const float2* xy = reinterpret_cast<const float2*>(l.xy);
-    const float2 me = live ? xy[i] : make_float2(0.0f, 0.0f);
-    if (live && slice == 0) check_point(l, i, me, l.track_table, l.track_capacity);
-    float best_d[kMax];
-    uint32_t best_i[kMax];
+    const float2 me = xy[i];
+    if (lane == 0) check_point(l, i, me, l.track_table, l.track_capacity);
+    const float kFar = __int_as_float(0x7f800000);
+    float list_d = kFar, last_d = kFar;  // lane r < keep: rank r so far; last: rank keep-1
+    uint32_t list_i = ~0u, last_i = ~0u;
+    constexpr uint32_t kAhead = 4;
+    for (uint32_t base = 0; base < n; base += 32 * kAhead) {
+        float2 c[kAhead];
 #pragma unroll
-    for (uint32_t r = 0; r < kMax; ++r) best_d[r] = __int_as_float(0x7f800000), best_i[r] = ~0u;
-    for (uint32_t base = 0; base < l.count; base += kCandidateTile) {
-        __syncthreads();
-        for (uint32_t t = threadIdx.x; t < kCandidateTile && base + t < l.count; t += kNearestThreads) tile[t] = xy[base + t];
-        __syncthreads();
-        nearest_of(tile, base, min(kCandidateTile, l.count - base), i, me, live, slice, kSlices, best_d, best_i);
+        for (uint32_t u = 0; u < kAhead; ++u) {
+            const uint32_t j = base + 32 * u + lane;
+            c[u] = j < n ? xy[j] : me;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < kAhead; ++u) {
+            const uint32_t first = base + 32 * u, j = first + lane;
+            const float d = distance2(me, c[u]);
+            for (uint32_t votes = __ballot_sync(~0u, j < n && j != i && nearer(d, j, last_d, last_i)); votes;
+                 votes &= votes - 1) {
+                const uint32_t from = __ffs(votes) - 1, ci = first + from;
+                const float cd = __shfl_sync(~0u, d, from);
+                if (!nearer(cd, ci, last_d, last_i)) continue;  // beaten by an earlier survivor
+                const uint32_t at = __popc(__ballot_sync(~0u, lane < keep && nearer(list_d, list_i, cd, ci)));
+                const float up_d = __shfl_up_sync(~0u, list_d, 1);
+                const uint32_t up_i = __shfl_up_sync(~0u, list_i, 1);
+                if (lane == at) list_d = cd, list_i = ci;
+                if (lane > at && lane < keep) list_d = up_d, list_i = up_i;
+                last_d = __shfl_sync(~0u, list_d, keep - 1);
+                last_i = __shfl_sync(~0u, list_i, keep - 1);
+            }
+        }
     }
-    merge_slices(kSlices, best_d, best_i);
-    if (!live || slice != 0) return;
-#pragma unroll
-    for (uint32_t r = 0; r < kMax; ++r)
-        if (r < l.keep) l.nearest[size_t(i) * l.keep + r] = best_i[r];
+    if (lane < keep) l.nearest[size_t(i) * keep + lane] = list_i;
 }
 
 // Whether point a keeps its rank-r neighbour b: rank below k, or below k + h where the
@@ -194,8 +209,9 @@ __device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, ui
 }
 
 // A thread per (point, rank): counting decides whether the slot lists a link (noting it
-// under its lower end, and in `slot_links` for filling), filling writes each noted link into
-// its lower end's range. Counting also clears the table this frame's links go into.
+// under its lower end, and in `frame_links` for filling), filling writes each noted link
+// into its lower end's range of `unsorted_links`. Counting also clears the table this
+// frame's links go into.
 template <bool kFill>
 __global__ void link_kernel(KnnLaunch l) {
     if constexpr (!kFill) {
@@ -206,15 +222,15 @@ __global__ void link_kernel(KnnLaunch l) {
     const size_t q = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (q >= size_t(l.count) * l.keep) return;
     if constexpr (kFill) {
-        const uint2 link = l.slot_links[q];
-        if (link.x != ~0u) l.candidates[l.offsets[link.x] + atomicAdd(&l.cursor[link.x], 1u)] = link;
+        const uint2 link = l.frame_links[q];
+        if (link.x != ~0u) l.unsorted_links[l.offsets[link.x] + atomicAdd(&l.cursor[link.x], 1u)] = link;
     } else {
         const auto nearest = [&](uint32_t p, uint32_t r) { return l.nearest[size_t(p) * l.keep + r]; };
         const auto y = [&](uint32_t p) { return l.xy[2 * p + 1]; };
         uint32_t b = 0;
         const auto a = uint32_t(q / l.keep);
         const bool listed = emits(l, nearest, y, a, uint32_t(q % l.keep), b);
-        l.slot_links[q] = listed ? make_uint2(min(a, b), max(a, b)) : make_uint2(~0u, ~0u);
+        l.frame_links[q] = listed ? make_uint2(min(a, b), max(a, b)) : make_uint2(~0u, ~0u);
         if (listed) atomicAdd(&l.owned[min(a, b)], 1u);
     }
 }
@@ -240,25 +256,51 @@ __device__ void sort_links(uint2* links, uint32_t first, uint32_t end) {
     }
 }
 
-// Each lower end's links sorted.
-__global__ void sort_kernel(KnnLaunch l) {
-    const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a < l.count) sort_links(l.candidates, l.offsets[a], l.offsets[a + 1]);
+// The offsets of each lower end's links (an exclusive sum of `owned`) in one block, for
+// frames of up to kScanThreads * kScanItems - 1 points: one launch where CUB's device scan
+// takes two (its tile states, then the scan).
+constexpr uint32_t kScanThreads = 1024, kScanItems = 8;
+__global__ void __launch_bounds__(kScanThreads) scan_kernel(KnnLaunch l) {
+    using Scan = cub::BlockScan<uint32_t, kScanThreads>;
+    __shared__ typename Scan::TempStorage temp;
+    const uint32_t n = l.count + 1, first = threadIdx.x * kScanItems;
+    uint32_t v[kScanItems];
+#pragma unroll
+    for (uint32_t i = 0; i < kScanItems; ++i) v[i] = first + i < n ? l.owned[first + i] : 0u;
+    Scan(temp).ExclusiveSum(v, v);
+#pragma unroll
+    for (uint32_t i = 0; i < kScanItems; ++i)
+        if (first + i < n) l.offsets[first + i] = v[i];
 }
 
-// Capped: each link's squared length as the sort key (non-negative floats order as their
-// bits), its index as the value; past the links, keys that sort last.
+// Where unsorted link e belongs in (a, b) order: its lower end's range, after the links of
+// that range with a lower higher end (links are listed once, so the places differ). A
+// thread per link reads its range (a handful) where a thread per lower end sorted it, one
+// launch and a chain of dependent reads and writes fewer.
+__device__ uint32_t sorted_place(const KnnLaunch& l, uint2 link) {
+    const uint32_t first = l.offsets[link.x], end = l.offsets[link.x + 1];
+    uint32_t place = first;
+    for (uint32_t j = first; j < end; ++j) place += l.unsorted_links[j].y < link.y;
+    return place;
+}
+
+// Capped: each link put in its sorted place, with its squared length there as the sort key
+// (non-negative floats order as their bits) and its place as the value; past the links,
+// keys that sort last.
 __global__ void length_kernel(KnnLaunch l) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= l.count * l.keep) return;
     const float2* xy = reinterpret_cast<const float2*>(l.xy);
+    uint32_t at = e;
     if (e < l.offsets[l.count]) {
-        const uint2 link = l.candidates[e];
-        l.keys[e] = __float_as_uint(distance2(xy[link.x], xy[link.y]));
+        const uint2 link = l.unsorted_links[e];
+        at = sorted_place(l, link);
+        l.frame_links[at] = link;
+        l.keys[at] = __float_as_uint(distance2(xy[link.x], xy[link.y]));
     } else {
         l.keys[e] = ~0u;
     }
-    l.order[e] = e;
+    l.order[at] = at;
 }
 
 // Capped: shortest first (ties in (a, b) order: the sort is stable), each link kept while
@@ -267,7 +309,7 @@ __global__ void greedy_kernel(KnnLaunch l) {
     const uint32_t links = l.offsets[l.count];
     for (uint32_t i = 0; i < links; ++i) {
         const uint32_t e = l.order_sorted[i];
-        const uint2 link = l.candidates[e];
+        const uint2 link = l.frame_links[e];
         if (l.degree[link.x] < l.max_degree && l.degree[link.y] < l.max_degree) {
             ++l.degree[link.x];
             ++l.degree[link.y];
@@ -276,11 +318,34 @@ __global__ void greedy_kernel(KnnLaunch l) {
     }
 }
 
-// A thread per link: the frame's links (the sorted candidates, or those the cap kept).
+__device__ void finish(const KnnLaunch& l, uint32_t edges);
+
+// A thread per link of the frame (uncapped: each unsorted link put in its sorted place
+// first; capped: those the cap kept), then the frame finished by the block that completes
+// last (an atomic ticket): no launch of its own.
 __global__ void commit_kernel(KnnLaunch l, bool capped) {
     const uint32_t links = capped ? l.stats->edges : l.offsets[l.count];
-    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < links; e += gridDim.x * blockDim.x)
-        commit(l, e, capped ? l.capped[e] : l.candidates[e]);
+    for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < links; e += gridDim.x * blockDim.x) {
+        if (capped) {
+            commit(l, e, l.capped[e]);
+        } else {
+            const uint2 link = l.unsorted_links[e];
+            const uint32_t at = sorted_place(l, link);
+            l.frame_links[at] = link;
+            commit(l, at, link);
+        }
+    }
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();  // this block's commits before its ticket
+        last = atomicAdd(&l.stats->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        finish(l, links);
+    }
 }
 
 // The frame's outcome, from one thread: a refused frame (a bad point, a repeated track) has
@@ -289,21 +354,22 @@ __global__ void commit_kernel(KnnLaunch l, bool capped) {
 __device__ void finish(const KnnLaunch& l, uint32_t edges) {
     KnnFrameStats& stats = *l.stats;
     KnnDeviceState& state = *l.state;
+    // Counted by other blocks' atomics: read from L2, not a stale line.
+    const uint32_t kept_both = *static_cast<volatile uint32_t*>(&stats.kept_both);
     if (stats.bad_point || stats.repeated_track) {
         stats.edges = stats.changes = 0;
         return;
     }
     const uint32_t now = state.current, next = 1 - now;
     stats.edges = edges;
-    stats.changes = edges + state.count[now] - 2 * stats.kept_both;
+    stats.changes = edges + state.count[now] - 2 * kept_both;
     state.count[next] = edges;
     state.capacity[next] = l.table_capacity;
     state.current = next;
 }
 
-__global__ void finish_kernel(KnnLaunch l, bool capped) {
-    finish(l, capped ? l.stats->edges : l.keep ? l.offsets[l.count] : 0u);
-}
+// The frame's end where there are no neighbours to keep (no links, no commit kernel).
+__global__ void finish_kernel(KnnLaunch l) { finish(l, 0u); }
 
 // Frames of up to kBlockPoints points keeping at most 8 neighbours, uncapped: the whole
 // graph in one block, in shared memory, with no launches between its steps (a frame of 100
@@ -364,12 +430,12 @@ __global__ void __launch_bounds__(kBlockPoints) block_graph_kernel(KnnLaunch l) 
     for (uint32_t q = t; q < slots; q += kBlockPoints)
         if (emitted[q / 32] >> (q % 32) & 1u) {
             const uint32_t a = q / keep, b = near(a, q % keep), lo = min(a, b);
-            l.candidates[owned[lo] + atomicAdd(&cursor[lo], 1u)] = make_uint2(lo, max(a, b));
+            l.frame_links[owned[lo] + atomicAdd(&cursor[lo], 1u)] = make_uint2(lo, max(a, b));
         }
     __syncthreads();
-    if (t < n) sort_links(l.candidates, owned[t], owned[t] + cursor[t]);
+    if (t < n) sort_links(l.frame_links, owned[t], owned[t] + cursor[t]);
     __syncthreads();
-    for (uint32_t e = t; e < total; e += kBlockPoints) commit(l, e, l.candidates[e]);
+    for (uint32_t e = t; e < total; e += kBlockPoints) commit(l, e, l.frame_links[e]);
     __syncthreads();
     if (t == 0) finish(l, total);
 }
@@ -401,19 +467,21 @@ void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
     }
     TVLM_CUDA_CHECK(cudaMemsetAsync(l.zeroed, 0, l.zeroed_words * sizeof(uint32_t), stream));
     if (l.count) {
-        const uint32_t blocks = blocks_of(l.count, kPointsPerBlock);
-        if (l.keep <= 8) nearest_kernel<8><<<blocks, kNearestThreads, 0, stream>>>(l);
-        else nearest_kernel<TVLM_KNN_MAX><<<blocks, kNearestThreads, 0, stream>>>(l);
+        static_assert(TVLM_KNN_MAX <= 32, "a warp's lanes hold a point's list");
+        nearest_kernel<<<blocks_of(l.count, kNearestWarps), kNearestWarps * 32, 0, stream>>>(l);
     }
     if (l.keep) {
-        const uint32_t point_blocks = blocks_of(l.count, 128), slot_blocks = blocks_of(size_t(l.count) * l.keep, 128);
+        const uint32_t slot_blocks = blocks_of(size_t(l.count) * l.keep, 128);
         link_kernel<false><<<std::max(slot_blocks, blocks_of(l.table_capacity, 128 * 8)), 128, 0, stream>>>(l);
         size_t bytes = l.scratch_bytes;
-        TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scratch, bytes, l.owned, l.offsets, int(l.count + 1), stream));
+        if (l.count < kScanThreads * kScanItems)
+            scan_kernel<<<1, kScanThreads, 0, stream>>>(l);
+        else
+            TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scratch, bytes, l.owned, l.offsets, int(l.count + 1), stream));
         link_kernel<true><<<slot_blocks, 128, 0, stream>>>(l);
-        sort_kernel<<<point_blocks, 128, 0, stream>>>(l);
-        if (!capped) commit_kernel<<<slot_blocks, 128, 0, stream>>>(l, false);
-        if (capped) {
+        if (!capped) {
+            commit_kernel<<<slot_blocks, 128, 0, stream>>>(l, false);
+        } else {
             const int items = int(size_t(l.count) * l.keep);
             length_kernel<<<blocks_of(size_t(items), 256), 256, 0, stream>>>(l);
             bytes = l.scratch_bytes;
@@ -421,12 +489,12 @@ void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
                                                             l.order_sorted, items, 0, 32, stream));
             greedy_kernel<<<1, 1, 0, stream>>>(l);
             bytes = l.scratch_bytes;
-            TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(l.scratch, bytes, l.candidates, l.flags, l.capped, &l.stats->edges,
+            TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(l.scratch, bytes, l.frame_links, l.flags, l.capped, &l.stats->edges,
                                                        items, stream));
             commit_kernel<<<blocks_of(size_t(items), 256), 256, 0, stream>>>(l, true);
         }
     }
-    finish_kernel<<<1, 1, 0, stream>>>(l, capped && l.keep);
+    if (!l.keep) finish_kernel<<<1, 1, 0, stream>>>(l);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The KNN graph over tracked points (engine/overlay/knn_graph.h's rules) with every step on
-// the GPU: each point's k + h nearest by brute force (eight threads per point, each over a
-// slice of the candidates, their lists merged), the links chosen with hysteresis against
+// the GPU: each point's k + h nearest by brute force (a warp per point voting on 32
+// candidates at a time; in the one-block path of small frames, slices of the candidates
+// whose lists are merged), the links chosen with hysteresis against
 // the last frame's (a hash set of track-id pairs), each listed once in (a, b) order, the
 // optional degree cap (shortest first: a stable radix sort, then one thread's greedy pass),
 // and the count of links that changed. Squared distances are float without fused
@@ -22,7 +23,8 @@ struct KnnFrameStats {
     uint32_t bad_point = 0;       // ~i of the lowest point i with a NaN or infinite coordinate, or 0
     uint32_t repeated_track = 0;  // ~i of the lowest point i that repeats an earlier point's track id, or 0
     uint32_t kept_both = 0;       // links of this frame that the last frame had too
-    uint32_t pad[3] = {};
+    uint32_t blocks_done = 0;     // commit_kernel's blocks that finished (the last finishes the frame)
+    uint32_t pad[2] = {};
 };
 
 // What the graph keeps on the device between frames: two tables of links by track ids, the
@@ -56,8 +58,11 @@ struct KnnLaunch {
     // Not zeroed.
     uint32_t* nearest = nullptr;      // count * keep
     uint32_t* offsets = nullptr;      // count + 1
-    uint2* slot_links = nullptr;      // count * keep: each (point, rank)'s link (lower end first), or ~0u
-    uint2* candidates = nullptr;      // count * keep: the links, by lower end, sorted: the frame's links uncapped
+    // count * keep each. frame_links: first each (point, rank)'s link (lower end first) or
+    // ~0u, then the frame's links in (a, b) order (uncapped: the result). unsorted_links: the
+    // links grouped by lower end, in the order the atomics gave.
+    uint2* frame_links = nullptr;
+    uint2* unsorted_links = nullptr;
     uint2* capped = nullptr;          // count * keep (capped): the links that survive the cap
     uint32_t* keys = nullptr;         // count * keep each (capped): lengths and link indices, before and after sorting
     uint32_t* keys_sorted = nullptr;

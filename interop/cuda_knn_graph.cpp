@@ -68,8 +68,8 @@ void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
     const bool capped = options_.max_degree != 0;
     const size_t point_bytes = size_t(count) * kPointBytes;
     const bool grows = short_of(points_, point_bytes) || short_of(zeroed_, zeroed_words_) ||
-                       short_of(nearest_, slots) || short_of(offsets_, count + 1) || short_of(slot_links_, slots) ||
-                       short_of(candidates_, slots) || short_of(pairs_[0], slots) || short_of(tables_[0], table_capacity) ||
+                       short_of(nearest_, slots) || short_of(offsets_, count + 1) || short_of(unsorted_links_, slots) ||
+                       short_of(frame_links_, slots) || short_of(pairs_[0], slots) || short_of(tables_[0], table_capacity) ||
                        (capped && (short_of(capped_, slots) || short_of(keys_, slots))) ||
                        scratch_for_ != std::pair{count, keep};
     if (!grows) return;
@@ -80,8 +80,8 @@ void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
     ensure(zeroed_, zeroed_words_);
     ensure(nearest_, slots);
     ensure(offsets_, count + 1);
-    ensure(slot_links_, slots);
-    ensure(candidates_, slots);
+    ensure(unsorted_links_, slots);
+    ensure(frame_links_, slots);
     if (capped) {
         ensure(capped_, slots);
         for (DeviceBuffer<uint32_t>* b : {&keys_, &keys_sorted_, &order_, &order_sorted_}) ensure(*b, slots);
@@ -148,8 +148,8 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
                       .flags = degree + count,
                       .nearest = nearest_.data(),
                       .offsets = offsets_.data(),
-                      .slot_links = slot_links_.data(),
-                      .candidates = candidates_.data(),
+                      .frame_links = frame_links_.data(),
+                      .unsorted_links = unsorted_links_.data(),
                       .capped = capped_.data(),
                       .keys = keys_.data(),
                       .keys_sorted = keys_sorted_.data(),
@@ -188,7 +188,7 @@ std::vector<KnnEdge> CudaKnnGraph::edges() {
     std::vector<KnnEdge> edges(links);
     static_assert(sizeof(KnnEdge) == sizeof(uint2));
     if (links) {
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(edges.data(), options_.max_degree ? capped_.data() : candidates_.data(),
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(edges.data(), options_.max_degree ? capped_.data() : frame_links_.data(),
                                         links * sizeof(uint2), cudaMemcpyDeviceToHost, stream_));
         TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
@@ -199,7 +199,7 @@ size_t CudaKnnGraph::changes() { return finished().changes; }
 
 OverlayDeviceLinks CudaKnnGraph::links(size_t at, float width, OverlayColor color) const {
     return {.xy = reinterpret_cast<const float*>(points_.data()),
-            .edges = options_.max_degree ? capped_.data() : candidates_.data(),
+            .edges = options_.max_degree ? capped_.data() : frame_links_.data(),
             .edge_count = &reinterpret_cast<const KnnFrameStats*>(zeroed_.data())->edges,
             .max_edges = uint32_t(size_t(count_) * keep_),
             .max_chord = max_chord_,

@@ -60,7 +60,7 @@ private:
     CudaEvent done_ = make_event();    // the last update's stats copied back
     DeviceBuffer<uint8_t> points_, scratch_;
     DeviceBuffer<uint32_t> zeroed_, nearest_, offsets_, keys_, keys_sorted_, order_, order_sorted_;
-    DeviceBuffer<uint2> slot_links_, candidates_, capped_;
+    DeviceBuffer<uint2> unsorted_links_, frame_links_, capped_;
     DeviceBuffer<ulonglong2> pairs_[2];
     DeviceBuffer<uint32_t> tables_[2];
     DeviceBuffer<KnnDeviceState> state_;

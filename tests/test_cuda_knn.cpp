@@ -1,6 +1,7 @@
 // The KNN graph on CUDA (CudaKnnGraph) against the CPU's KnnGraph frame after frame: points
 // on a 1/8-pixel grid (float squared distances exact, so the order is the CPU's), a grid
-// full of ties, more points than one shared-memory tile of candidates, the caps, points
+// full of ties, the one-block and grid paths (the grid's offsets by one block's scan and by
+// CUB's above 8191 points), the caps, points
 // that come and go, fewer points than neighbours; a refused frame that changes nothing; and
 // links drawn straight from the device equal to link_points' on the host.
 #include <doctest/doctest.h>
@@ -58,8 +59,9 @@ TEST_CASE("the CUDA KNN graph equals the CPU's frame after frame, ties by index"
     std::mt19937 random(31);
     check_frames({.k = 5, .hysteresis = 2}, eighths_points(300, 100, random), 5, random);
     check_frames({.k = 4, .hysteresis = 0}, eighths_points(300, 100, random), 3, random);
-    check_frames({.k = 9, .hysteresis = 7}, eighths_points(200, 60, random), 3, random);  // 16 kept: the wider kernel
-    check_frames({.k = 5, .hysteresis = 2}, eighths_points(2500, 400, random), 2, random);  // candidates in 3 tiles
+    check_frames({.k = 9, .hysteresis = 7}, eighths_points(200, 60, random), 3, random);  // 16 kept: the grid path
+    check_frames({.k = 5, .hysteresis = 2}, eighths_points(2500, 400, random), 2, random);  // over 1024: the grid path
+    check_frames({.k = 3, .hysteresis = 1}, eighths_points(9000, 800, random), 2, random);  // offsets by CUB's scan
     std::vector<KnnPoint> grid;  // every distance repeated: ties everywhere
     for (uint32_t y = 0; y < 15; ++y)
         for (uint32_t x = 0; x < 20; ++x) grid.push_back({float(x) * 4, float(y) * 4, y * 20 + x});
