@@ -178,11 +178,11 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             }
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
                 device_floor);
-            // Where a small frame's time goes: each step's GPU time alone, back to back.
-            if (j.size == 1024 && j.layers == 1) {
+            // Where a small frame's (or batch's) time goes: each step's GPU time alone, back to back.
+            if (j.size == 1024) {
                 const std::string step_job = "CUDA frame " + what + ", one step (GPU time)";
                 add(step_job, "copy into level 0", time_cuda(stream, [&] {
-                        copy_to_level0(texture, device_frame.data(), row_bytes, 0, 1, stream);
+                        copy_to_level0(texture, device_frame.data(), row_bytes, 0, j.layers, stream);
                     }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
                 {  // generate_from's copy: tensor_texels' kernel through the level-0 surface
                     const SurfaceObject level0 = texture.mipmaps().make_surface(0);
@@ -191,8 +191,8 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                     const TensorView view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
                                           row_elements * j.size, 1, row_elements, 4, 4};
                     add(step_job, "copy into level 0 by a kernel (the previous generate_from's)", time_cuda(stream, [&] {
-                            write_texels(view, level0.handle(), false, surface_texel(j.format),
-                                         {0, 0, j.size, j.size, 0, 1}, stream);
+                            write_texels(view, level0.handle(), j.layers > 1, surface_texel(j.format),
+                                         {0, 0, j.size, j.size, 0, j.layers}, stream);
                         }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
                 }
                 add(step_job, "box mips", time_cuda(stream, [&] { mips.generate(stream); }),
