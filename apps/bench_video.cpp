@@ -178,23 +178,24 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             }
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
                 device_floor);
+            // The previous generate_from's copy: tensor_texels' kernel through the level-0 surface.
+            const SurfaceObject level0 = texture.mipmaps().make_surface(0);
+            const bool half = j.format == Format::rgba16f;
+            const int64_t row_elements = int64_t(row_bytes / (half ? 2 : 1));
+            const TensorView frame_view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
+                                        row_elements * j.size, 1, row_elements, 4, 4};
+            const auto kernel_copy = [&] {
+                write_texels(frame_view, level0.handle(), j.layers > 1, surface_texel(j.format),
+                             {0, 0, j.size, j.size, 0, j.layers}, stream);
+            };
             // Where a small frame's (or batch's) time goes: each step's GPU time alone, back to back.
             if (j.size == 1024) {
                 const std::string step_job = "CUDA frame " + what + ", one step (GPU time)";
                 add(step_job, "copy into level 0", time_cuda(stream, [&] {
                         copy_to_level0(texture, device_frame.data(), row_bytes, 0, j.layers, stream);
                     }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
-                {  // generate_from's copy: tensor_texels' kernel through the level-0 surface
-                    const SurfaceObject level0 = texture.mipmaps().make_surface(0);
-                    const bool half = j.format == Format::rgba16f;
-                    const int64_t row_elements = int64_t(row_bytes / (half ? 2 : 1));
-                    const TensorView view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
-                                          row_elements * j.size, 1, row_elements, 4, 4};
-                    add(step_job, "copy into level 0 by a kernel (the previous generate_from's)", time_cuda(stream, [&] {
-                            write_texels(view, level0.handle(), j.layers > 1, surface_texel(j.format),
-                                         {0, 0, j.size, j.size, 0, j.layers}, stream);
-                        }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
-                }
+                add(step_job, "copy into level 0 by a kernel (the previous generate_from's)", time_cuda(stream, kernel_copy),
+                    2.0 * frame_bytes / m.copy_bandwidth * 1e6);
                 add(step_job, "box mips", time_cuda(stream, [&] { mips.generate(stream); }),
                     frame_bytes * (1.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
                 add(step_job, "copy and box mips in one pass (generate_from)", time_cuda(stream, [&] {
@@ -207,14 +208,8 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             // The previous generate_from: a kernel copies the frame into level 0, then the chain
             // reads it back.
             if (j.layers == 1 || j.format != Format::rgba8_unorm) {
-                const SurfaceObject level0 = texture.mipmaps().make_surface(0);
-                const bool half = j.format == Format::rgba16f;
-                const int64_t row_elements = int64_t(row_bytes / (half ? 2 : 1));
-                const TensorView view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
-                                      row_elements * j.size, 1, row_elements, 4, 4};
                 add(device_job, "CUDA only: kernel copy, then box mips + patches", time([&](uint64_t) {
-                        write_texels(view, level0.handle(), j.layers > 1, surface_texel(j.format),
-                                     {0, 0, j.size, j.size, 0, j.layers}, stream);
+                        kernel_copy();
                         mips.generate(stream);
                         sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
                     }, sync_cuda), device_floor);

@@ -72,6 +72,10 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     blocks_at_once_ = packed_blocks_at_once(surface_texel(desc_.format));
     std::vector<BoxMipsLaunch> launches;
     for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, 0));
+    // generate_from's plan, decided once: the chain's first pass reads the frame itself where
+    // it runs the packed RGBA8 kernel (and is not the one-block tail).
+    frame_in_first_pass_ = desc_.format == Format::rgba8_unorm && kernels_ == CudaBoxKernels::packed &&
+                           first_tail_pass(desc_, passes) > 0 && runs_packed(launches[0]);
     size_t words = 0;
     for (size_t p = 0; p + 1 < passes.size(); ++p)
         if (fuses(desc_, blocks_at_once_, passes[p], launches[p], passes[p + 1], launches[p + 1], 1))
@@ -108,14 +112,9 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     // and writes level 0 on the way (FrameSource in cuda/box_mips.cu): one launch and one
     // read of the frame fewer (H200, frame to patches: 1024^2 17.0 -> 12.2 us, 4096^2 123
     // -> 100 us, 32 x 1024^2 226 -> 200 us against cudaMemcpy3D).
-    if (desc_.format == Format::rgba8_unorm && kernels_ == CudaBoxKernels::packed && aligned16(frame) &&
-        row_bytes % 16 == 0) {
-        const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
-                                                            {0, 0, desc_.width, desc_.height});
-        if (first_tail_pass(desc_, passes) > 0 && runs_packed(pass_launch(desc_, surfaces_, kernels_, passes[0], 0))) {
-            run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes});
-            return;
-        }
+    if (frame_in_first_pass_ && aligned16(frame) && row_bytes % 16 == 0) {
+        run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes});
+        return;
     }
     // Otherwise the copy that measured faster (H100, tvlm bench video): the kernel for one
     // image (RGBA8 1024^2 7.4 us against cudaMemcpy3D's 12.2) and for wider texels in

@@ -71,6 +71,7 @@ private:
     DeviceBuffer<uint2> tail_scratch_;
     DeviceBuffer<unsigned int> tail_counters_;
     uint32_t blocks_at_once_ = 0;  // of the packed kernel on this device
+    bool frame_in_first_pass_ = false;  // generate_from's copy runs inside the chain's first pass (RGBA8, packed)
     cudaArray_t level0_ = nullptr;   // generate_from's copies of batches
 };
 
