@@ -1,12 +1,14 @@
 // tvlm bench handover: what handing a frame to CUDA costs per frame on each path, wall
 // time, the producer's work empty and the CUDA work one sample, so only the hand-over
 // shows. The floor is the same CUDA kernel launched per frame with nothing to hand over.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <exception>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_gpu.h"
@@ -71,6 +73,45 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             FrameRing elastic(gpu.link, desc, 2, {}, 128);
             const Timing t = ring_frames(elastic, false);
             row("Vulkan, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
+        }
+        {
+            // The same ring with its two sides on two threads, as a renderer and a model run:
+            // each thread pays only its own side's API calls. Wall time per frame of runs of
+            // kFrames frames (the consumer thread started and joined within each run).
+            FrameRing elastic(gpu.link, desc, 2, {}, 128);
+            std::vector<double> per_frame;
+            uint64_t next = 0;
+            for (int run = 0; run < kRuns + 2; ++run) {  // the first two warm up
+                const uint64_t first = next;
+                next += kFrames;
+                std::exception_ptr failure;
+                const auto start = std::chrono::steady_clock::now();
+                std::thread consumer([&] {
+                    try {
+                        TVLM_CUDA_CHECK(cudaSetDevice(gpu.link.cuda_device()));
+                        for (uint64_t f = first; f < first + kFrames; ++f) {
+                            one_sample(elastic.begin_read(f, stream), f);
+                            elastic.end_read(f, stream);
+                        }
+                        sync_cuda();
+                    } catch (...) {
+                        failure = std::current_exception();
+                    }
+                });
+                for (uint64_t f = first; f < first + kFrames; ++f) {
+                    elastic.begin_write(f);
+                    elastic.end_write(f, context.queue().submit([](VkCommandBuffer) {}));
+                }
+                consumer.join();
+                context.queue().wait_all();
+                if (failure) std::rethrow_exception(failure);
+                const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+                if (run >= 2) per_frame.push_back(took.count() / kFrames);
+            }
+            std::sort(per_frame.begin(), per_frame.end());
+            row("Vulkan, elastic ring, producer and consumer on two threads: grew to " +
+                    std::to_string(elastic.slots()) + " of 128",
+                {per_frame[per_frame.size() / 2], per_frame.front()});
         }
         FrameRing ring(gpu.link, desc, 2);
         row("Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", ring_frames(ring, true));

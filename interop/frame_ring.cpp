@@ -22,15 +22,28 @@ FrameRing::Slot& FrameRing::add_slot() {
     return s;
 }
 
+template <class Done>
+bool FrameRing::wait_for_other(std::unique_lock<std::mutex>& lock, const std::optional<std::thread::id>& other,
+                               Done done) {
+    if (done()) return true;
+    if (other && *other == std::this_thread::get_id()) return false;  // it would wait for itself
+    return changed_.wait_for(lock, kCrossThreadWait, done);
+}
+
 Texture& FrameRing::begin_write(uint64_t frame) {
+    std::unique_lock lock(mutex_);
+    producer_ = std::this_thread::get_id();
     Slot* s = by_write_.front();
     const bool free_now = s->read && (s->released == 0 || link_.released_reached(s->released));
     if (!free_now && slots_.size() < max_slots_) {
         s = &add_slot();  // grow rather than wait for CUDA
-    } else if (!s->read) {
-        throw Error("frame ring: every slot holds a frame CUDA has not read yet (frame " + std::to_string(s->frame) +
-                    " is the oldest): call end_read for frames in order, or allow more slots (max_slots)");
     } else {
+        // A consumer on another thread is waited for; with none seen, or on this thread, the
+        // frame would never be read.
+        const std::optional<std::thread::id> reader = consumer_ ? consumer_ : std::optional{std::this_thread::get_id()};
+        if (!wait_for_other(lock, reader, [&] { return s->read; }))
+            throw Error("frame ring: every slot holds a frame CUDA has not read yet (frame " + std::to_string(s->frame) +
+                        " is the oldest): call end_read for frames in order, or allow more slots (max_slots)");
         link_.vulkan_wait(s->released);  // on the GPU: the next submission waits for CUDA's release
     }
     by_write_.pop_front();
@@ -40,21 +53,59 @@ Texture& FrameRing::begin_write(uint64_t frame) {
     return s->texture.vulkan;
 }
 
-void FrameRing::end_write(uint64_t frame, uint64_t ready) { holding(frame).ready = ready; }
+void FrameRing::end_write(uint64_t frame, uint64_t ready) {
+    {
+        const std::lock_guard lock(mutex_);
+        holding(frame).ready = ready;
+        last_written_ = frame;
+    }
+    changed_.notify_all();
+}
 
 cudaTextureObject_t FrameRing::begin_read(uint64_t frame, cudaStream_t stream) {
-    Slot& s = holding(frame);
-    link_.cuda_wait(stream, s.ready);
-    return s.texture.object.handle();
+    uint64_t ready = 0;
+    cudaTextureObject_t object = 0;
+    {
+        std::unique_lock lock(mutex_);
+        consumer_ = std::this_thread::get_id();
+        // A producer on another thread (or none yet) is waited for; on this thread it would
+        // never write the frame.
+        const bool written = wait_for_other(lock, producer_, [&] { return last_written_ && *last_written_ >= frame; });
+        const Slot& s = holding(frame);
+        if (!written)
+            throw Error("frame ring: frame " + std::to_string(frame) + " has no end_write yet: call end_write with "
+                        "the timeline value that completes it before begin_read");
+        ready = s.ready;
+        object = s.texture.object.handle();
+    }
+    link_.cuda_wait(stream, ready);  // outside the lock: the producer's calls go on meanwhile
+    return object;
 }
 
 void FrameRing::end_read(uint64_t frame, cudaStream_t stream) {
-    Slot& s = holding(frame);
-    s.released = link_.cuda_signal(stream);
-    s.read = true;
+    {
+        const std::lock_guard lock(mutex_);
+        holding(frame);  // throws for a frame the ring does not hold, before signalling
+    }
+    const uint64_t released = link_.cuda_signal(stream);  // the CUDA side's own counter
+    {
+        const std::lock_guard lock(mutex_);
+        Slot& s = holding(frame);
+        s.released = released;
+        s.read = true;
+    }
+    changed_.notify_all();
 }
 
-const ImportedTexture& FrameRing::texture(uint64_t frame) const { return holding(frame).texture; }
+const ImportedTexture& FrameRing::texture(uint64_t frame) const {
+    const std::lock_guard lock(mutex_);
+    return holding(frame).texture;
+}
+
+uint32_t FrameRing::slots() const {
+    const std::lock_guard lock(mutex_);
+    return static_cast<uint32_t>(slots_.size());
+}
 
 FrameRing::Slot& FrameRing::holding(uint64_t frame) {
     return const_cast<Slot&>(static_cast<const FrameRing&>(*this).holding(frame));

@@ -10,10 +10,23 @@
 // docs/benchmarks.md, "Hand-over"), and a ring of n slots lets it run up to n frames of one
 // side per switch. A 2-slot ring pays two switches every two frames (171 us a frame); one
 // that grew to 128 slots, 17 us. Slots cost a texture each, so the growth is bounded.
+//
+// Two threads: the Vulkan side (begin_write, end_write) may run on a producer thread and
+// the CUDA side (begin_read, end_read) on a consumer thread, the way a renderer and a model
+// run (it is no faster than one thread: docs/benchmarks.md, "Hand-over"). Across threads
+// the sides wait for each other on the host where they must: the consumer for a frame not written yet, the producer (a full ring that
+// cannot grow) for the consumer's end_read. On one thread those would never end, so there
+// they throw, as they do after kCrossThreadWait. A consumer thread makes the link's device
+// current first (cudaSetDevice(link.cuda_device())): CUDA calls run on the thread's device.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "cuda_link.h"
 #include "imported_texture.h"
@@ -42,8 +55,11 @@ public:
     // Frame f's slot (for its CUDA view: size, layers, array). Throws Error for a frame
     // the ring does not hold.
     const ImportedTexture& texture(uint64_t frame) const;
-    uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }
+    uint32_t slots() const;
     uint32_t max_slots() const { return max_slots_; }
+
+    // How long one side waits for the other thread before it throws.
+    static constexpr std::chrono::seconds kCrossThreadWait{10};
 
 private:
     struct Slot {
@@ -54,14 +70,22 @@ private:
         bool read = true;             // end_read was called for the frame it holds
     };
     Slot& add_slot();
-    Slot& holding(uint64_t frame);
+    Slot& holding(uint64_t frame);  // with mutex_ held
     const Slot& holding(uint64_t frame) const;
+    // Waits (mutex_ held by `lock`) until `done()`, where the other side runs on another
+    // thread than this one; false: it would wait for this thread itself, or it timed out.
+    template <class Done>
+    bool wait_for_other(std::unique_lock<std::mutex>& lock, const std::optional<std::thread::id>& other, Done done);
     CudaLink& link_;
     TextureDesc desc_;
     CudaSamplerDesc sampler_;
     uint32_t max_slots_;
     std::deque<Slot> slots_;      // a deque: growing keeps references to slots valid
     std::deque<Slot*> by_write_;  // every slot, least recently written first
+    std::optional<uint64_t> last_written_;  // the last frame end_write was called for
+    std::optional<std::thread::id> producer_, consumer_;  // the threads of each side's last call
+    mutable std::mutex mutex_;  // the slots' state, between the two sides' threads
+    std::condition_variable changed_;
 };
 
 }  // namespace tvlm

@@ -2,9 +2,11 @@
 // texture unit, ordering of 2000 frames without host waits, lifetime, bad input.
 #include <doctest/doctest.h>
 
+#include <exception>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "color.h"
@@ -154,6 +156,66 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     CHECK(ring.slots() <= (max_slots ? max_slots : 3));
 }
 
+// The Vulkan side on this thread, the CUDA side on another, as a renderer and a model run:
+// every frame's stamp read by CUDA is that frame's. The fixed ring makes the producer wait
+// for the consumer's end_read; the consumer waits for frames not written yet.
+TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consumer thread: no stale or torn frame") {
+    Interop interop;
+    CudaLink& link = interop.link();
+    uint32_t max_slots = 0;  // fixed
+    SUBCASE("a fixed ring of 3 slots") {}
+    SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point(), max_slots);
+    DeviceBuffer<unsigned int> mismatches(2);
+    TVLM_CUDA_CHECK(cudaMemset(mismatches.data(), 0, mismatches.bytes()));
+    const int levels = 7;
+    constexpr uint32_t kFrames = 2000;
+    std::exception_ptr consumer_failure;
+    std::thread consumer([&] {
+        try {
+            TVLM_CUDA_CHECK(cudaSetDevice(link.cuda_device()));
+            const CudaStream stream = make_stream();
+            for (uint32_t f = 0; f < kFrames; ++f) {
+                const cudaTextureObject_t object = ring.begin_read(f, stream.handle());
+                count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
+                if (f % 500 == 0)  // negative control: the next frame's stamp must mismatch
+                    count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+                ring.end_read(f, stream.handle());
+            }
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        } catch (...) {
+            consumer_failure = std::current_exception();
+        }
+    });
+    std::vector<uint8_t> pixels(64 * 64 * 4);
+    std::exception_ptr producer_failure;
+    try {
+        for (uint32_t f = 0; f < kFrames; ++f) {
+            for (size_t i = 0; i < pixels.size(); i += 4) {
+                pixels[i] = static_cast<uint8_t>(f & 255u);
+                pixels[i + 1] = static_cast<uint8_t>((f >> 8) & 255u);
+                pixels[i + 2] = static_cast<uint8_t>((f >> 16) & 255u);
+                pixels[i + 3] = 255;
+            }
+            Texture& texture = ring.begin_write(f);
+            upload(context, texture, host_pixels(pixels, 64, 64));
+            ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
+        }
+    } catch (...) {
+        producer_failure = std::current_exception();
+    }
+    consumer.join();
+    if (producer_failure) std::rethrow_exception(producer_failure);
+    if (consumer_failure) std::rethrow_exception(consumer_failure);
+    unsigned int counts[2] = {};
+    TVLM_CUDA_CHECK(cudaMemcpy(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost));
+    CHECK(counts[0] == 0);
+    CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
+    context.queue().wait_all();
+    MESSAGE("ring slots at the end: ", ring.slots());
+    CHECK(ring.slots() <= (max_slots ? max_slots : 3));
+}
+
 TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA has not read, and unknown frames") {
     Interop interop;
     CudaLink& link = interop.link();
@@ -168,6 +230,9 @@ TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA
     CHECK(ring.slots() == 2);
     CHECK_THROWS_WITH_AS(ring.begin_write(2), doctest::Contains("not read yet"), Error);
     CHECK_THROWS_WITH_AS(ring.texture(7), doctest::Contains("no frame 7"), Error);
+    // On the producer's own thread a frame not ended yet can never be: refused at once.
+    CHECK_THROWS_WITH_AS(ring.begin_read(1, stream.handle()), doctest::Contains("no end_write yet"), Error);
+    CHECK_THROWS_WITH_AS(ring.begin_read(5, stream.handle()), doctest::Contains("no frame 5"), Error);
     ring.begin_read(0, stream.handle());
     ring.end_read(0, stream.handle());
     Texture& rewritten = ring.begin_write(2);  // frame 0's slot, after its release
