@@ -61,6 +61,42 @@ TEST_CASE("a KNN graph links each point to its k nearest, ties by index, symmetr
     }
 }
 
+// Above 256 points the nearest come from a grid of cells instead of a scan of every pair:
+// the same lists, ties by index, for spread, tied, clustered, duplicated and collinear
+// points (the last taking the scan).
+TEST_CASE("the nearest of many points, by the grid: each list equals a sort of all distances") {
+    std::mt19937 random(12);
+    std::vector<std::vector<KnnPoint>> sets;
+    sets.push_back(random_points(1500, random));
+    std::vector<KnnPoint> lattice;  // spacing 1: four equal nearest everywhere
+    for (uint32_t y = 0; y < 30; ++y)
+        for (uint32_t x = 0; x < 40; ++x) lattice.push_back({float(x), float(y), y * 40 + x});
+    sets.push_back(lattice);
+    std::vector<KnnPoint> clusters;  // dense clumps far apart, most cells empty
+    std::normal_distribution<float> spread(0.0f, 0.5f);
+    for (uint32_t i = 0; i < 900; ++i)
+        clusters.push_back({float(i % 3) * 500 + spread(random), float(i % 5) * 300 + spread(random), i});
+    sets.push_back(clusters);
+    std::vector<KnnPoint> repeated;  // 300 places, each point given three times
+    for (uint32_t i = 0; i < 900; ++i) repeated.push_back({float((i % 300) * 7 % 97), float((i % 300) * 13 % 89), i});
+    sets.push_back(repeated);
+    std::vector<KnnPoint> line;  // no area: the scan
+    for (uint32_t i = 0; i < 400; ++i) line.push_back({float(i % 37), 5.0f, i});
+    sets.push_back(line);
+    for (size_t s = 0; s < sets.size(); ++s) {
+        CAPTURE(s);
+        const std::vector<KnnPoint>& points = sets[s];
+        const uint32_t k = 7;
+        const auto nearest = nearest_neighbours(points, k);
+        size_t wrong = 0;
+        for (uint32_t i = 0; i < points.size(); ++i) {
+            const std::vector<uint32_t> order = sorted_others(points, i);
+            wrong += nearest[i] != std::vector<uint32_t>(order.begin(), order.begin() + k);
+        }
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("KNN caps drop steep links and keep the shortest within a degree") {
     std::mt19937 random(8);
     const std::vector<KnnPoint> points = random_points(80, random);

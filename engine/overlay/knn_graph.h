@@ -4,8 +4,8 @@
 // index), links are symmetric and listed once, optional caps drop links that are too
 // steep or exceed a node's degree, and hysteresis keeps a link of the previous frame (found
 // by the points' track ids) while its ends stay within rank k + h of each other, where a
-// new link needs rank k. Exact, by brute force: O(N^2) distances per frame, the right
-// method up to a few thousand points on the CPU (a grid or k-d tree wins beyond).
+// new link needs rank k. Exact: each point's nearest by a scan of every pair up to 256
+// points, by a uniform grid beyond (the same lists, ties by index).
 #include <cstdint>
 #include <limits>
 #include <span>
