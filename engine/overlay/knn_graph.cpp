@@ -181,17 +181,31 @@ std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points, const std:
         return std::binary_search(previous_.begin(), previous_.end(), track_pair(points[a].track, points[b].track));
     };
     // Candidate links: rank < k either way, or rank < k + h either way for last frame's links.
-    std::vector<KnnEdge> edges;
+    std::vector<KnnEdge> candidates;
     for (uint32_t a = 0; a < nearest.size(); ++a)
         for (uint32_t r = 0; r < std::min<size_t>(nearest[a].size(), k + h); ++r) {
             const uint32_t b = nearest[a][r];
             const bool kept = r < k || was_linked(a, b);
             if (kept && std::abs(double(points[a].y) - points[b].y) <= options_.max_dy)
-                edges.push_back({std::min(a, b), std::max(a, b)});
+                candidates.push_back({std::min(a, b), std::max(a, b)});
         }
+    // In (a, b) order, each once: grouped by lower end (a counting sort), then each group's
+    // handful by higher end (a sort of all of them took ~1.5 ms for 5000 points).
+    std::vector<uint32_t> group(points.size() + 1, 0);
+    for (const KnnEdge& e : candidates) ++group[e.a + 1];
+    for (size_t a = 1; a < group.size(); ++a) group[a] += group[a - 1];
+    std::vector<KnnEdge> edges(candidates.size());
+    std::vector<uint32_t> next(group.begin(), group.end() - 1);
+    for (const KnnEdge& e : candidates) edges[next[e.a]++] = e;
+    size_t kept = 0;
+    for (size_t a = 0; a + 1 < group.size(); ++a) {
+        const auto first = edges.begin() + group[a], end = edges.begin() + group[a + 1];
+        std::sort(first, end, [](const KnnEdge& e, const KnnEdge& f) { return e.b < f.b; });
+        for (auto e = first; e != end; ++e)
+            if (e == first || e->b != std::prev(e)->b) edges[kept++] = *e;
+    }
+    edges.resize(kept);
     const auto by_ends = [](const KnnEdge& e, const KnnEdge& f) { return e.a < f.a || (e.a == f.a && e.b < f.b); };
-    std::sort(edges.begin(), edges.end(), by_ends);
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
     if (options_.max_degree) {
         // Shortest first (ties by the indices), each kept while both ends have room.
         std::vector<KnnEdge> by_length = edges;
