@@ -67,6 +67,24 @@ bool cuda_matches(Format format, uint32_t channel, float stored, float cuda) {
     return stored == cuda;  // f16 widened exactly, f32 as is
 }
 
+// Frame f of a ring's 64x64 RGBA8 textures: every texel stamped with f (its low 24 bits in
+// RGB), uploaded, mips by the box or the blit filter in turn; `pixels` is the staging.
+void write_stamped_frame(Context& context, FrameRing& ring, uint32_t f, std::vector<uint8_t>& pixels) {
+    pixels.resize(64 * 64 * 4);
+    for (size_t i = 0; i < pixels.size(); i += 4) {
+        pixels[i] = static_cast<uint8_t>(f & 255u);
+        pixels[i + 1] = static_cast<uint8_t>((f >> 8) & 255u);
+        pixels[i + 2] = static_cast<uint8_t>((f >> 16) & 255u);
+        pixels[i + 3] = 255;
+    }
+    Texture& texture = ring.begin_write(f);
+    upload(context, texture, host_pixels(pixels, 64, 64));
+    ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
+}
+// The negative controls' count: 4 frames checked against the next stamp, every texel of
+// every level mismatching.
+constexpr unsigned int kControlMismatches = 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1);
+
 size_t cuda_free_memory() {
     size_t free = 0, total = 0;
     TVLM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -125,19 +143,11 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point(), max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
-    std::vector<uint8_t> pixels(64 * 64 * 4);
+    std::vector<uint8_t> pixels;
     const int levels = 7;
     constexpr uint32_t kFrames = 2000;
     for (uint32_t f = 0; f < kFrames; ++f) {
-        for (size_t i = 0; i < pixels.size(); i += 4) {
-            pixels[i] = static_cast<uint8_t>(f & 255u);
-            pixels[i + 1] = static_cast<uint8_t>((f >> 8) & 255u);
-            pixels[i + 2] = static_cast<uint8_t>((f >> 16) & 255u);
-            pixels[i + 3] = 255;
-        }
-        Texture& texture = ring.begin_write(f);
-        upload(context, texture, host_pixels(pixels, 64, 64));
-        ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
+        write_stamped_frame(context, ring, f, pixels);
         const cudaTextureObject_t object = ring.begin_read(f, stream.handle());
         count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
         // Negative control: the same frame checked against the next stamp must mismatch.
@@ -149,7 +159,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.handle()));
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     CHECK(counts[0] == 0);
-    CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
+    CHECK(counts[1] == kControlMismatches);
     context.queue().wait_all();
     MESSAGE("ring slots at the end: ", ring.slots());
     CHECK(ring.slots() >= 3);
@@ -187,19 +197,11 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
             consumer_failure = std::current_exception();
         }
     });
-    std::vector<uint8_t> pixels(64 * 64 * 4);
+    std::vector<uint8_t> pixels;
     std::exception_ptr producer_failure;
     try {
         for (uint32_t f = 0; f < kFrames; ++f) {
-            for (size_t i = 0; i < pixels.size(); i += 4) {
-                pixels[i] = static_cast<uint8_t>(f & 255u);
-                pixels[i + 1] = static_cast<uint8_t>((f >> 8) & 255u);
-                pixels[i + 2] = static_cast<uint8_t>((f >> 16) & 255u);
-                pixels[i + 3] = 255;
-            }
-            Texture& texture = ring.begin_write(f);
-            upload(context, texture, host_pixels(pixels, 64, 64));
-            ring.end_write(f, generate_mips(context, texture, f % 2 ? MipFilter::box : MipFilter::blit));
+            write_stamped_frame(context, ring, f, pixels);
         }
     } catch (...) {
         producer_failure = std::current_exception();
@@ -210,7 +212,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
     unsigned int counts[2] = {};
     TVLM_CUDA_CHECK(cudaMemcpy(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost));
     CHECK(counts[0] == 0);
-    CHECK(counts[1] == 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1));  // 4 controls, every texel
+    CHECK(counts[1] == kControlMismatches);
     context.queue().wait_all();
     MESSAGE("ring slots at the end: ", ring.slots());
     CHECK(ring.slots() <= (max_slots ? max_slots : 3));
