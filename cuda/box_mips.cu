@@ -11,6 +11,7 @@
 
 #include "cuda_check.h"
 #include "cuda_devices.h"
+#include "early_launch.cuh"
 #include "box_arithmetic.cuh"
 #include "surface_texels.cuh"
 #include "srgb8_buckets.h"
@@ -26,17 +27,6 @@ __constant__ uint32_t kSrgbTables[511] = {TVLM_SRGB8_LINEAR_VALUES, TVLM_SRGB8_T
 constexpr uint32_t kTile = TVLM_BOX_TILE;
 static_assert(TVLM_BOX_TILE == 32 && TVLM_BOX_THREADS == 256 && TVLM_BOX_MAX_LEVELS == 6,
               "halve_tile maps 256 threads to a 16x16 grid of 2x2 texels of a 32x32 tile, six levels");
-
-// Programmatic dependent launch (Hopper): a pass lets the next launch start as soon as it
-// begins; a pass launched that way (BoxMipsLaunch::overlap_launch) waits here for the
-// previous one to finish and flush its writes, so launch latency overlaps the previous
-// pass instead of following it. Without the launch attribute the wait returns at once.
-__device__ void await_previous_pass() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cudaTriggerProgrammaticLaunchCompletion();
-    cudaGridDependencySynchronize();
-#endif
-}
 
 // Texel (x, y) of the next level from a source of src_w x src_h stored values read by
 // at(sx, sy), any ratio: the taps' weighted sums in double, rows first, like the reference.
@@ -114,7 +104,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     __shared__ float4 tile_a[kTile * kTile];
     __shared__ float4 tile_b[kTile * kTile / 4];
     const uint32_t t = threadIdx.x;
-    await_previous_pass();
+    await_previous_kernel();
     if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     if (l.params.kind == TVLM_BOX_SRGB8) {
         tables.linear[t] = kSrgbTables[t];
@@ -383,7 +373,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     using Word = typename Words::Word;
     __shared__ Word level4[16];
     __shared__ bool last_block;
-    await_previous_pass();
+    await_previous_kernel();
     if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
@@ -417,22 +407,13 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     halve_tile<Words>(ScratchSource<Word>{words, gridDim.x, gridDim.y}, tail, level4);
 }
 
-// `overlap`: launch while the previous kernel on the stream still runs (it waits in
-// await_previous_pass). Used for the passes after a chain's first: on the H200 that took
-// 4096^2 from 40.1 to 38.3 us and the 256^2 update from 10.4 to 9.3 us, while letting whole
-// chains overlap the chain before them made 1024^2 chains slower (8.5 -> 10.2 us).
+// `overlap`: launch while the previous kernel on the stream still runs (early_launch.cuh).
+// Used for the passes after a chain's first: on the H200 that took 4096^2 from 40.1 to
+// 38.3 us and the 256^2 update from 10.4 to 9.3 us, while letting whole chains overlap the
+// chain before them made 1024^2 chains slower (8.5 -> 10.2 us).
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t stream, Args... args) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = overlap ? 1 : 0;
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(TVLM_BOX_THREADS);
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;  // also when 0: without the attribute, two-launch 1024^2 chains took 6.4 -> 6.9 us (H200)
-    TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+    launch_kernel_early(kernel, grid, dim3(TVLM_BOX_THREADS), stream, overlap, args...);
 }
 
 template <SurfaceTexel T>
@@ -455,7 +436,7 @@ __global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l)
     __shared__ Tables tables;
     __shared__ cudaSurfaceObject_t dst[kBoxTailMaxLevels];  // shared: a run-time index of the parameter copies it
     const uint32_t t = threadIdx.x;
-    await_previous_pass();
+    await_previous_kernel();
     if (t < kBoxTailMaxLevels) dst[t] = l.dst[t];
     if (l.kind == TVLM_BOX_SRGB8 && t < 256) {
         tables.linear[t] = kSrgbTables[t];

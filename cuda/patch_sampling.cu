@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "cuda_check.h"
+#include "early_launch.cuh"
 
 namespace tvlm {
 
@@ -61,9 +62,7 @@ __device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer,
 // The one kernel body: sample (j, k) of patch n, filtered by `filter`, stored as [B, N, C, P, P].
 template <typename Out, class Filter>
 __global__ void patch_kernel(Filter filter, PatchLaunch l) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cudaGridDependencySynchronize();  // launched early (launch_early): what the kernel before wrote is visible after this
-#endif
+    await_previous_kernel();  // launched early (launch_early): what the kernel before wrote is visible after this
     const uint32_t per_patch = l.patch_size * l.patch_size;
     const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
@@ -170,16 +169,7 @@ unsigned int blocks(const PatchLaunch& l) {
 // 10.9 as a CUDA graph; back-to-back patch launches 3.7 -> 3.0 us).
 template <class Filter, class Out>
 void launch_early(const Filter& filter, const PatchLaunch& l, cudaStream_t stream) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks(l));
-    config.blockDim = dim3(kBlock);
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, patch_kernel<Out, Filter>, filter, l));
+    launch_kernel_early(patch_kernel<Out, Filter>, dim3(blocks(l)), dim3(kBlock), stream, true, filter, l);
 }
 
 template <typename Out, bool Layered, bool OneChannel>
