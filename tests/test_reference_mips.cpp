@@ -8,6 +8,7 @@
 #include "color.h"
 #include "random_image.h"
 #include "reference_mips.h"
+#include "srgb8_buckets.h"
 
 using namespace tvlm;
 using tvlm::test::random_image;
@@ -113,6 +114,23 @@ TEST_CASE("box arithmetic: the sRGB tables follow the transfer functions, roundi
     CHECK(unorm8_round(5, 4) == 1);    // 1.25
     CHECK(unorm8_round(6, 4) == 2);    // 1.5 rounds up
     CHECK(unorm8_round(1020, 4) == 255);
+}
+
+// The packed kernels encode the sum n of four linear values (4x the average) with the bucket
+// table instead of a search: every sum below 2^26 against the count of thresholds it
+// reaches, kept as n climbs.
+TEST_CASE("box arithmetic: the sRGB bucket table encodes every sum of four linear values") {
+    const Srgb8Buckets bytes = make_srgb8_buckets();
+    uint32_t reached = 0, wrong = 0;
+    for (uint32_t n = 0; n < (1u << 26); ++n) {
+        while (reached < 255 && n >= 4 * kSrgb8Thresholds[reached]) ++reached;
+        uint32_t byte = bytes.below[n >> kSrgb8BucketShift];
+        if (byte < 255 && n >= 4 * kSrgb8Thresholds[byte]) ++byte;
+        wrong += byte != reached;
+    }
+    CHECK(reached == 255);
+    CHECK(wrong == 0);
+    CHECK(srgb8_encode(double(4 * kSrgb8Thresholds[100]), 4) == 101);  // the same thresholds as srgb8_encode's
 }
 
 TEST_CASE("box taps: exact areas that sum to the source size, and the texels that depend on a range") {
