@@ -31,8 +31,16 @@ __device__ uint32_t mix64(uint64_t x) {  // MurmurHash3's finaliser
     return uint32_t(x);
 }
 
-__device__ ulonglong2 track_pair(const KnnLaunch& l, uint32_t a, uint32_t b) {
-    const uint64_t ta = l.tracks[a], tb = l.tracks[b];
+// A point's track id from the launch's array (the one-block path reads a copy in shared
+// memory instead: a dependent global load fewer in each hash probe).
+struct GlobalTracks {
+    const uint64_t* tracks;
+    __device__ uint64_t operator()(uint32_t p) const { return tracks[p]; }
+};
+
+template <class Track>
+__device__ ulonglong2 track_pair(const Track& track, uint32_t a, uint32_t b) {
+    const uint64_t ta = track(a), tb = track(b);
     return ta < tb ? make_ulonglong2(ta, tb) : make_ulonglong2(tb, ta);
 }
 __device__ uint32_t pair_hash(ulonglong2 p) { return mix64(p.x * 0x9e3779b97f4a7c15ull + p.y); }
@@ -44,11 +52,12 @@ __device__ void table_insert(uint32_t* table, uint32_t capacity, uint32_t hash, 
 }
 
 // Whether the last frame linked points a and b (by their track ids).
-__device__ bool linked_before(const KnnLaunch& l, uint32_t a, uint32_t b) {
+template <class Track>
+__device__ bool linked_before(const KnnLaunch& l, const Track& track, uint32_t a, uint32_t b) {
     const KnnDeviceState& s = *l.state;
     const uint32_t t = s.current;
     if (s.count[t] == 0) return false;
-    const ulonglong2 p = track_pair(l, a, b);
+    const ulonglong2 p = track_pair(track, a, b);
     const uint32_t capacity = s.capacity[t];
     for (uint32_t slot = pair_hash(p) & (capacity - 1);; slot = (slot + 1) & (capacity - 1)) {
         const uint32_t entry = l.tables[t][slot];
@@ -190,21 +199,24 @@ __global__ void __launch_bounds__(kNearestWarps * 32) nearest_kernel(KnnLaunch l
 
 // Whether point a keeps its rank-r neighbour b: rank below k, or below k + h where the
 // last frame linked them; and the link no steeper than max_dy (in double, as the CPU).
-__device__ bool keeps(const KnnLaunch& l, uint32_t a, uint32_t r, uint32_t b, float ya, float yb) {
-    if (r >= l.k && !linked_before(l, a, b)) return false;
+template <class Track>
+__device__ bool keeps(const KnnLaunch& l, const Track& track, uint32_t a, uint32_t r, uint32_t b, float ya, float yb) {
+    if (r >= l.k && !linked_before(l, track, a, b)) return false;
     return fabs(double(ya) - double(yb)) <= double(l.max_dy);
 }
 
 // Whether a lists its rank-r neighbour (b) as a link of the frame: each kept (a, b) once,
 // from a where a < b, else from a only where b does not keep a. `nearest(p, q)`: point p's
-// rank-q neighbour; `y(p)`: its y. Past the count: a refused frame's NaN point.
-template <class Nearest, class Y>
-__device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, uint32_t a, uint32_t r, uint32_t& b) {
+// rank-q neighbour; `y(p)`: its y; `track(p)`: its track id. Past the count: a refused
+// frame's NaN point.
+template <class Nearest, class Y, class Track>
+__device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, const Track& track, uint32_t a, uint32_t r,
+                      uint32_t& b) {
     b = nearest(a, r);
-    if (b >= l.count || !keeps(l, a, r, b, y(a), y(b))) return false;
+    if (b >= l.count || !keeps(l, track, a, r, b, y(a), y(b))) return false;
     if (a < b) return true;
     for (uint32_t q = 0; q < l.keep; ++q)
-        if (nearest(b, q) == a) return !keeps(l, b, q, a, y(b), y(a));
+        if (nearest(b, q) == a) return !keeps(l, track, b, q, a, y(b), y(a));
     return true;
 }
 
@@ -229,7 +241,7 @@ __global__ void link_kernel(KnnLaunch l) {
         const auto y = [&](uint32_t p) { return l.xy[2 * p + 1]; };
         uint32_t b = 0;
         const auto a = uint32_t(q / l.keep);
-        const bool listed = emits(l, nearest, y, a, uint32_t(q % l.keep), b);
+        const bool listed = emits(l, nearest, y, GlobalTracks{l.tracks}, a, uint32_t(q % l.keep), b);
         l.frame_links[q] = listed ? make_uint2(min(a, b), max(a, b)) : make_uint2(~0u, ~0u);
         if (listed) atomicAdd(&l.owned[min(a, b)], 1u);
     }
@@ -237,23 +249,13 @@ __global__ void link_kernel(KnnLaunch l) {
 
 // The link at `e` of the frame's list: its track pair into the next table, and counted where
 // the last frame had it.
-__device__ void commit(const KnnLaunch& l, uint32_t e, uint2 link) {
+template <class Track>
+__device__ void commit(const KnnLaunch& l, const Track& track, uint32_t e, uint2 link) {
     const uint32_t next = 1 - l.state->current;
-    const ulonglong2 p = track_pair(l, link.x, link.y);
+    const ulonglong2 p = track_pair(track, link.x, link.y);
     l.pairs[next][e] = p;
     table_insert(l.tables[next], l.table_capacity, pair_hash(p), e);
-    if (linked_before(l, link.x, link.y)) atomicAdd(&l.stats->kept_both, 1u);
-}
-
-// One lower end's links [first, end) sorted by their higher end (a handful: insertion
-// sort), so the list is in (a, b) order as the CPU's.
-__device__ void sort_links(uint2* links, uint32_t first, uint32_t end) {
-    for (uint32_t e = first + 1; e < end; ++e) {
-        const uint2 v = links[e];
-        uint32_t at = e;
-        for (; at > first && links[at - 1].y > v.y; --at) links[at] = links[at - 1];
-        links[at] = v;
-    }
+    if (linked_before(l, track, link.x, link.y)) atomicAdd(&l.stats->kept_both, 1u);
 }
 
 // The offsets of each lower end's links (an exclusive sum of `owned`) in one block, for
@@ -327,12 +329,12 @@ __global__ void commit_kernel(KnnLaunch l, bool capped) {
     const uint32_t links = capped ? l.stats->edges : l.offsets[l.count];
     for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < links; e += gridDim.x * blockDim.x) {
         if (capped) {
-            commit(l, e, l.capped[e]);
+            commit(l, GlobalTracks{l.tracks}, e, l.capped[e]);
         } else {
             const uint2 link = l.unsorted_links[e];
             const uint32_t at = sorted_place(l, link);
             l.frame_links[at] = link;
-            commit(l, at, link);
+            commit(l, GlobalTracks{l.tracks}, at, link);
         }
     }
     __shared__ bool last;
@@ -372,32 +374,45 @@ __device__ void finish(const KnnLaunch& l, uint32_t edges) {
 __global__ void finish_kernel(KnnLaunch l) { finish(l, 0u); }
 
 // Frames of up to kBlockPoints points keeping at most 8 neighbours, uncapped: the whole
-// graph in one block, in shared memory, with no launches between its steps (a frame of 100
-// points was ten latency-bound launches). The steps and their results are the grid path's.
-constexpr uint32_t kBlockPoints = 1024, kBlockSlots = kBlockPoints * 8, kBlockTrackSlots = 2 * kBlockPoints;
+// graph in one block of kBlockThreads, in shared memory, with no launches between its steps
+// (a frame of 100 points was ten latency-bound launches). The steps and their results are
+// the grid path's. The points' track ids are read from shared memory, and the links are
+// gathered there and each written once at its sorted place (its rank within its lower
+// end's links), where sorting them in global memory was a chain of dependent loads (H100,
+// 100 points: 24 us a frame, 46% of it warps waiting at barriers for that chain). Past 512
+// points the grid path is the faster: one block's 1024 threads walk every candidate.
+constexpr uint32_t kBlockThreads = 1024, kBlockPoints = 512, kBlockSlots = kBlockPoints * 8,
+                   kBlockTrackSlots = 2 * kBlockPoints;
 
-__global__ void __launch_bounds__(kBlockPoints) block_graph_kernel(KnnLaunch l) {
+__global__ void __launch_bounds__(kBlockThreads) block_graph_kernel(KnnLaunch l) {
     constexpr uint32_t kMax = 8;
     __shared__ float2 xy[kBlockPoints];
+    __shared__ uint64_t track_ids[kBlockPoints];
     __shared__ uint16_t nearest[kBlockSlots];
     __shared__ uint32_t seen[kBlockTrackSlots];  // point + 1 by track id
-    __shared__ uint32_t owned[kBlockPoints], cursor[kBlockPoints];  // owned: counts, then their offsets
+    __shared__ uint32_t owned[kBlockThreads], cursor[kBlockPoints];  // owned: counts, then their offsets
     __shared__ uint32_t emitted[kBlockSlots / 32];
+    __shared__ uint32_t gathered[kBlockSlots];  // the links by lower end, unsorted: lower | higher << 16
     __shared__ uint32_t total;
-    using Scan = cub::BlockScan<uint32_t, kBlockPoints>;
+    using Scan = cub::BlockScan<uint32_t, kBlockThreads>;
     __shared__ typename Scan::TempStorage scan;
     const uint32_t t = threadIdx.x, n = l.count, keep = l.keep, slots = n * keep;
     if (t == 0) *l.stats = KnnFrameStats{};
-    for (uint32_t i = t; i < kBlockTrackSlots; i += kBlockPoints) seen[i] = 0u;
-    for (uint32_t i = t; i < kBlockSlots / 32; i += kBlockPoints) emitted[i] = 0u;
-    owned[t] = cursor[t] = 0u;
-    if (t < n) xy[t] = reinterpret_cast<const float2*>(l.xy)[t];
+    for (uint32_t i = t; i < kBlockTrackSlots; i += kBlockThreads) seen[i] = 0u;
+    for (uint32_t i = t; i < kBlockSlots / 32; i += kBlockThreads) emitted[i] = 0u;
+    owned[t] = 0u;
+    if (t < kBlockPoints) cursor[t] = 0u;
+    if (t < n) {
+        xy[t] = reinterpret_cast<const float2*>(l.xy)[t];
+        track_ids[t] = l.tracks[t];
+    }
     uint32_t* next_table = l.tables[1 - l.state->current];
-    for (uint32_t i = t; i < l.table_capacity; i += kBlockPoints) next_table[i] = 0u;
+    for (uint32_t i = t; i < l.table_capacity; i += kBlockThreads) next_table[i] = 0u;
     __syncthreads();
+    const auto track = [&](uint32_t p) { return track_ids[p]; };
     if (t < n) check_point(l, t, xy[t], seen, kBlockTrackSlots);
     // Nearest: as many slices per point as the block has threads for (at most 8).
-    const uint32_t slices = n <= 128 ? 8 : n <= 256 ? 4 : n <= 512 ? 2 : 1;
+    const uint32_t slices = n <= 128 ? 8 : n <= 256 ? 4 : 2;
     const uint32_t i = t / slices, slice = t % slices;
     const bool live = i < n;
     float best_d[kMax];
@@ -414,9 +429,9 @@ __global__ void __launch_bounds__(kBlockPoints) block_graph_kernel(KnnLaunch l) 
     __syncthreads();
     const auto near = [&](uint32_t p, uint32_t r) -> uint32_t { return nearest[p * keep + r]; };
     const auto y = [&](uint32_t p) { return xy[p].y; };
-    for (uint32_t q = t; q < slots; q += kBlockPoints) {
+    for (uint32_t q = t; q < slots; q += kBlockThreads) {
         uint32_t b = 0;
-        if (emits(l, near, y, q / keep, q % keep, b)) {
+        if (emits(l, near, y, track, q / keep, q % keep, b)) {
             atomicOr(&emitted[q / 32], 1u << (q % 32));
             atomicAdd(&owned[min(q / keep, b)], 1u);
         }
@@ -427,15 +442,19 @@ __global__ void __launch_bounds__(kBlockPoints) block_graph_kernel(KnnLaunch l) 
     owned[t] = first;
     if (t == 0) total = sum;
     __syncthreads();
-    for (uint32_t q = t; q < slots; q += kBlockPoints)
+    for (uint32_t q = t; q < slots; q += kBlockThreads)
         if (emitted[q / 32] >> (q % 32) & 1u) {
             const uint32_t a = q / keep, b = near(a, q % keep), lo = min(a, b);
-            l.frame_links[owned[lo] + atomicAdd(&cursor[lo], 1u)] = make_uint2(lo, max(a, b));
+            gathered[owned[lo] + atomicAdd(&cursor[lo], 1u)] = lo | max(a, b) << 16;
         }
     __syncthreads();
-    if (t < n) sort_links(l.frame_links, owned[t], owned[t] + cursor[t]);
-    __syncthreads();
-    for (uint32_t e = t; e < total; e += kBlockPoints) commit(l, e, l.frame_links[e]);
+    for (uint32_t e = t; e < total; e += kBlockThreads) {
+        const uint32_t link = gathered[e], lo = link & 0xffffu, hi = link >> 16, from = owned[lo];
+        uint32_t at = from;
+        for (uint32_t j = from; j < from + cursor[lo]; ++j) at += (gathered[j] >> 16) < hi;
+        l.frame_links[at] = make_uint2(lo, hi);
+        commit(l, track, at, make_uint2(lo, hi));
+    }
     __syncthreads();
     if (t == 0) finish(l, total);
 }
@@ -461,7 +480,7 @@ size_t knn_scratch_bytes(uint32_t count, uint32_t keep) {
 void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
     const bool capped = l.max_degree != 0;
     if (!capped && l.count <= kBlockPoints && l.keep <= 8) {
-        block_graph_kernel<<<1, kBlockPoints, 0, stream>>>(l);
+        block_graph_kernel<<<1, kBlockThreads, 0, stream>>>(l);
         TVLM_CUDA_CHECK(cudaGetLastError());
         return;
     }
