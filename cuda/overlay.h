@@ -1,11 +1,12 @@
 #pragma once
 // The overlay renderer's CUDA kernels, for frames already in CUDA memory: the same passes as
 // the Vulkan renderer (shaders/overlay_*.comp) on the same shape records
-// (shaders/overlay_shapes.h): count each tile's shapes (noting the tiles that have any),
-// prefix-sum the counts, fill the tiles' lists, then shade the busy tiles' pixels with each
-// list sorted into scene order. The prefix sum is CUB's; the binning runs a block per shape;
-// the shading a fixed grid of blocks walking the busy tiles, so the 32,400 tiles of a 4K
-// frame cost nothing where no shape lies.
+// (shaders/overlay_shapes.h), binned in one pass instead of the Vulkan renderer's three
+// (count, prefix sum, fill): each tile's count, the tiles that have any, and a fixed list
+// of up to kOverlayTileList shapes per tile; then the busy tiles' pixels are shaded with
+// each list sorted into scene order, or, in a tile of more shapes, every shape walked in
+// order. The binning runs a block per shape; the shading a fixed grid of blocks walking the
+// busy tiles, so the 32,400 tiles of a 4K frame cost nothing where no shape lies.
 // Stream-ordered, no host sync. interop/cuda_overlay.h owns the buffers.
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
@@ -17,14 +18,33 @@
 
 namespace tvlm {
 
+inline constexpr uint32_t kOverlayTileList = 32;  // shapes a tile lists; a tile of more walks them all
+
+// Links computed on the device (the KNN graph's), drawn as curve shapes: the counting pass
+// makes slot i < max_edges (shape first + i) link i's curve, or a shape that covers nothing
+// past *edge_count.
+struct OverlayLinks {
+    const float* xy = nullptr;        // device: x, y per point
+    const uint2* edges = nullptr;     // device: the links' ends
+    const uint32_t* edge_count = nullptr;  // device
+    uint32_t max_edges = 0;           // 0: no device links
+    float width = 0;
+    uint32_t color = 0;               // RGBA8 word
+    uint32_t first = 0;               // the shape index of slot 0
+};
+
 struct OverlayLaunch {
-    const gpu::OverlayShape* shapes = nullptr;  // device memory, bounds on the frame
-    uint32_t shape_count = 0;
-    uint32_t* counts = nullptr;   // tiles + 2, zeroed by the launch: the counts, the scan's extra
-                                  // entry, the number of busy tiles
-    uint32_t* offsets = nullptr;  // tiles + 1
+    gpu::OverlayShape* shapes = nullptr;  // device memory, bounds on the frame (links' slots written here)
+    uint32_t shape_count = 0;             // the links' slots included
+    OverlayLinks links;
+    // Two counts of busy tiles, this draw's at [parity], then the tiles' counts (tiles): one
+    // buffer, all zero again after the next draw whatever the frame's size.
+    uint32_t* busy_counts = nullptr;
+    uint32_t* counts = nullptr;   // busy_counts + 2
+    bool counts_zeroed = false;   // both are all zero (the draws before ended): no memset
+    uint32_t parity = 0;          // 0 or 1, alternating from draw to draw
     uint32_t* busy = nullptr;     // tiles: the tiles some shape touches, in any order
-    uint32_t* lists = nullptr;    // one entry per (shape, tile) pair
+    uint32_t* lists = nullptr;    // tiles * kOverlayTileList: each tile's shapes, the first that came
     uint32_t busy_bound = 0;      // at most this many tiles are busy (the host's count of pairs, or tiles)
     void* frame = nullptr;        // RGBA8 words or RGBA16F texels, rows `pitch` bytes apart
     size_t pitch = 0;
@@ -33,26 +53,7 @@ struct OverlayLaunch {
     bool srgb = false;             // RGBA8 whose bytes are sRGB: blend in linear light
     const uint8_t* atlas = nullptr;  // the label font's SDF atlas (device memory), for glyphs
     uint32_t atlas_width = 0;
-    void* scan_scratch = nullptr;  // overlay_scan_scratch_bytes(tiles) bytes
-    size_t scan_scratch_bytes = 0;
 };
-
-// Links computed on the device (the KNN graph's) as curve shapes: slot i < max_edges of
-// `shapes` gets link i's curve, or a shape that covers nothing past *edge_count.
-struct OverlayLinkLaunch {
-    const float* xy = nullptr;        // device: x, y per point
-    const uint2* edges = nullptr;     // device: the links' ends
-    const uint32_t* edge_count = nullptr;  // device
-    uint32_t max_edges = 0;
-    float width = 0;
-    uint32_t color = 0;               // RGBA8 word
-    gpu::OverlayShape* shapes = nullptr;
-    uint32_t width_px = 0, height_px = 0;  // the frame
-};
-void launch_overlay_links(const OverlayLinkLaunch& launch, cudaStream_t stream);
-
-// The scratch CUB's prefix sum of `tiles` counts needs.
-size_t overlay_scan_scratch_bytes(uint32_t tiles);
 
 void launch_overlay(const OverlayLaunch& launch, cudaStream_t stream);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "cuda_check.h"
 #include "error.h"
@@ -47,7 +48,8 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     if (glyphs && !font) throw Error("CudaOverlay::draw: labels need the font this build left out (no stb_truetype)");
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
                          ((height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
-    // The links' lists: each link's tiles bounded by its length (overlay_curve_tile_bound).
+    // The (shape, tile) pairs, at most: with each link's tiles bounded by its length
+    // (overlay_curve_tile_bound), a bound on the busy tiles.
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height) +
                            uint64_t(link_slots) * (links ? gpu::overlay_curve_tile_bound(links->max_chord, links->width,
                                                                                          uint32_t(tiles))
@@ -55,11 +57,11 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
     ensure(shapes_, total, stream);
+    const uint32_t* counts_before = counts_.data();
     ensure(counts_, tiles + 2, stream);
-    ensure(scan_scratch_, overlay_scan_scratch_bytes(uint32_t(tiles)), stream);
-    ensure(offsets_, tiles + 1, stream);
+    if (counts_.data() != counts_before) counts_zeroed_ = false;  // new memory: zeroed by this draw
     ensure(busy_, tiles, stream);
-    ensure(lists_, size_t(pairs), stream);
+    ensure(lists_, tiles * kOverlayTileList, stream);
     if (glyphs && atlas_.size() == 0) {  // once; stream-ordered before the first draw reading it
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
@@ -70,28 +72,29 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         staging_[slot_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
         staging_count_[slot_] = total;
     }
-    // The scene's shapes with a gap for the links (their kernel fills it), in one copy.
+    // The scene's shapes with a gap for the links (the counting pass fills it), in one copy.
     const size_t at = links ? links->at : shapes.size();
     auto* staged = static_cast<gpu::OverlayShape*>(staging_[slot_].handle());
     std::memcpy(staged, shapes.data(), at * sizeof(gpu::OverlayShape));
     std::memcpy(staged + at + link_slots, shapes.data() + at, (shapes.size() - at) * sizeof(gpu::OverlayShape));
     TVLM_CUDA_CHECK(cudaMemcpyAsync(shapes_.data(), staged, total * sizeof(gpu::OverlayShape), cudaMemcpyHostToDevice, stream));
     TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));
+    OverlayLinks device_links{};
     if (links)
-        launch_overlay_links({.xy = links->xy,
-                              .edges = links->edges,
-                              .edge_count = links->edge_count,
-                              .max_edges = links->max_edges,
-                              .width = links->width,
-                              .color = links->color,
-                              .shapes = shapes_.data() + at,
-                              .width_px = width,
-                              .height_px = height},
-                             stream);
+        device_links = {.xy = links->xy,
+                        .edges = links->edges,
+                        .edge_count = links->edge_count,
+                        .max_edges = links->max_edges,
+                        .width = links->width,
+                        .color = links->color,
+                        .first = uint32_t(at)};
     launch_overlay({.shapes = shapes_.data(),
                     .shape_count = uint32_t(total),
-                    .counts = counts_.data(),
-                    .offsets = offsets_.data(),
+                    .links = device_links,
+                    .busy_counts = counts_.data(),
+                    .counts = counts_.data() + 2,
+                    .counts_zeroed = std::exchange(counts_zeroed_, false),  // false should a launch throw
+                    .parity = parity_ ^= 1u,
                     .busy = busy_.data(),
                     .lists = lists_.data(),
                     .busy_bound = uint32_t(links ? tiles : std::min<uint64_t>(pairs, tiles)),
@@ -102,10 +105,9 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                     .half = format == Format::rgba16f,
                     .srgb = format == Format::rgba8_srgb,
                     .atlas = glyphs ? atlas_.data() : nullptr,
-                    .atlas_width = font ? font->width : 0,
-                    .scan_scratch = scan_scratch_.data(),
-                    .scan_scratch_bytes = scan_scratch_.size()},
+                    .atlas_width = font ? font->width : 0},
                    stream);
+    counts_zeroed_ = true;  // the passes, all launched, return every count to zero
 }
 
 }  // namespace tvlm

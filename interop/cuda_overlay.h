@@ -51,8 +51,10 @@ private:
     CudaEvent copied_[2] = {make_event(), make_event()};  // the last copy out of each
     int slot_ = 0;
     DeviceBuffer<gpu::OverlayShape> shapes_;
-    DeviceBuffer<uint32_t> counts_, offsets_, busy_, lists_;
-    DeviceBuffer<uint8_t> scan_scratch_, atlas_;
+    DeviceBuffer<uint32_t> counts_, busy_, lists_;
+    bool counts_zeroed_ = false;  // counts_ is all zero: the draws' passes were all launched
+    uint32_t parity_ = 0;         // which of two counts of busy tiles the last draw used
+    DeviceBuffer<uint8_t> atlas_;
 };
 
 }  // namespace tvlm

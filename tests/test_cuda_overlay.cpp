@@ -1,7 +1,7 @@
 // The overlay renderer's CUDA kernels (frames in CUDA memory) against the CPU reference,
 // as the Vulkan renderer is tested: random scenes with labels on RGBA8, sRGB and RGBA16F
 // frames with a row pitch wider than the frame, thousands of translucent shapes over one
-// tile, a frame drawn again (the binning buffers reused), refusals.
+// tile, frames of many tiles, a frame drawn again (the binning buffers reused), refusals.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -48,13 +48,38 @@ TEST_CASE("CUDA overlays of random scenes equal the CPU reference within one ste
             CHECK(changed > 1000);
         }
     std::uniform_real_distribution<float> at(2.0f, 14.0f);
-    for (int count : {300, 3000}) {  // sorted per tile; past TVLM_OVERLAY_SORTED, walked in order
+    for (int count : {40, 300, 3000}) {  // listed per tile up to kOverlayTileList; past that, every shape walked in order
         CAPTURE(count);
         OverlayScene scene;
         for (int i = 0; i < count; ++i)
             scene.boxes.push_back({at(random), at(random), 6, 6, 1, 1, test::random_color(random, true),
                                    test::random_color(random, true)});
         CHECK(draw_both(overlay, scene, 40, 24, false, random) <= 1);
+    }
+}
+
+// Frames of many tiles (up to 67,591), with small shapes out to the last tiles, drawn one
+// after another by one overlay: each draw leaves every tile's count at zero for the next,
+// whatever the next frame's size.
+TEST_CASE("CUDA overlays of large frames of any size, one after another, equal the CPU reference") {
+    CudaOverlay overlay;
+    std::mt19937 random(44);
+    for (const auto& [w, h] : {std::pair<uint32_t, uint32_t>{2304, 2048}, {4208, 4112}, {320, 200}}) {
+        CAPTURE(w);
+        std::uniform_real_distribution<float> jitter(-6.0f, 6.0f), size(8.0f, 40.0f);
+        OverlayScene scene;
+        for (int i = 0; i <= 8; ++i)
+            for (int j = 0; j <= 8; ++j) {
+                const float x = float(w) * float(i) / 8.0f + jitter(random), y = float(h) * float(j) / 8.0f + jitter(random);
+                scene.boxes.push_back({x, y, size(random), size(random), 4, 2, test::random_color(random, true),
+                                       test::random_color(random, (i + j) % 2 == 0)});
+                if ((i + j) % 3 == 0)
+                    scene.labels.push_back({x - 10, y - 24, 14, "tile", {255, 255, 255, 255}, {20, 20, 200, 180}});
+            }
+        scene.points.push_back({float(w) - 2.0f, float(h) - 2.0f, 3});  // the frame's last tile
+        size_t changed = 0;
+        CHECK(draw_both(overlay, scene, w, h, false, random, &changed) <= 1);
+        CHECK(changed > (w > 1000 ? 10000u : 1000u));
     }
 }
 
