@@ -150,9 +150,9 @@ __device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x
 // A tile's list of at most kOverlayTileList = 32 shapes (almost every tile's), sorted into scene
 // order and decoded by the first warp alone: shuffles, no block-wide barriers (which were a third of
 // the shading's stalls when the whole block sorted every list).
-__device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, size_t first, uint32_t n, float x0, float y0,
+__device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, uint32_t entry, uint32_t n, float x0, float y0,
                                   TileShape* decoded) {
-    uint32_t v = lane < n ? l.lists[first + lane] : ~0u;
+    uint32_t v = lane < n ? entry : ~0u;
     for (uint32_t k = 2; k <= 32; k <<= 1)
         for (uint32_t j = k >> 1; j > 0; j >>= 1) {
             const uint32_t partner = __shfl_xor_sync(0xffffffffu, v, j);
@@ -178,8 +178,13 @@ __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS, 6) shade_kernel(OverlayL
     const uint32_t t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
     const uint32_t busy_tiles = l.busy_counts[l.parity];
     if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
+    uint32_t next = blockIdx.x < busy_tiles ? l.busy[blockIdx.x] : 0u;
     for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x) {
-        const uint32_t tile = l.busy[b], n = l.counts[tile];
+        // The tile's count, and its list entry for each lane of the first warp, loaded together
+        // (the list's place is fixed); the next tile's number loaded while this one shades.
+        const uint32_t tile = next, n = l.counts[tile];
+        const uint32_t entry = t < 32 ? l.lists[size_t(tile) * kOverlayTileList + t] : 0u;
+        if (b + gridDim.x < busy_tiles) next = l.busy[b + gridDim.x];
         const uint32_t tx = tile % tiles_x, ty = tile / tiles_x;
         const uint32_t x0 = tx * TVLM_OVERLAY_TILE, y0 = ty * TVLM_OVERLAY_TILE;
         const uint32_t x = x0 + threadIdx.x, y = y0 + threadIdx.y;
@@ -190,7 +195,7 @@ __global__ void __launch_bounds__(TVLM_OVERLAY_THREADS, 6) shade_kernel(OverlayL
         __syncthreads();  // the previous tile's shapes are no longer read, and every thread has read n
         if (t == 0) l.counts[tile] = 0u;
         if (n <= kOverlayTileList) {  // n is the block's: every thread takes the same branch
-            if (t < 32) decode_short_list(l, t, tile * kOverlayTileList, n, float(x0), float(y0), decoded);  // the first warp
+            if (t < 32) decode_short_list(l, t, entry, n, float(x0), float(y0), decoded);  // the first warp
             __syncthreads();
             if (inside)
                 for (uint32_t i = 0; i < n; ++i) composite(l, decoded[i], x, y, dst, touched);

@@ -61,7 +61,10 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     ensure(counts_, tiles + 2, stream);
     if (counts_.data() != counts_before) counts_zeroed_ = false;  // new memory: zeroed by this draw
     ensure(busy_, tiles, stream);
+    const uint32_t* lists_before = lists_.data();
     ensure(lists_, tiles * kOverlayTileList, stream);
+    if (lists_.data() != lists_before)  // the shading reads a list's 32 entries before its count masks them
+        TVLM_CUDA_CHECK(cudaMemsetAsync(lists_.data(), 0, lists_.bytes(), stream));
     if (glyphs && atlas_.size() == 0) {  // once; stream-ordered before the first draw reading it
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
