@@ -1,7 +1,8 @@
 // The overlay renderer for Python: a scene (the JSON schema of tvlm overlay, from a dict)
 // into shape records, optionally linked by a KNN graph kept across frames; drawn over RGBA8
 // or RGBA16F frames in place: host arrays by Vulkan compute or the CPU reference, CUDA memory by the
-// CUDA kernels on the caller's stream. texturevlm/overlay.py is the API.
+// CUDA kernels on the caller's stream, their KNN links made there too (CudaKnnGraph).
+// texturevlm/overlay.py is the API.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -24,6 +25,7 @@
 #include "vulkan_device.h"
 #ifdef TVLM_HAVE_CUDA
 #include "cuda_calls.h"
+#include "cuda_knn_graph.h"
 #include "cuda_overlay.h"
 #endif
 
@@ -33,11 +35,14 @@ namespace {
 
 using Frame = nb::ndarray<nb::ndim<3>, nb::c_contig, nb::device::cpu>;  // uint8 or float16
 
-// A scene's shapes for one frame size, and how many KNN links it got.
+// A scene's shapes for one frame size, and how many KNN links it got on the host; or, for
+// links made on the device, its points and where the links go among the shapes.
 struct OverlayShapes {
     std::vector<gpu::OverlayShape> shapes;
     uint32_t width = 0, height = 0;
     size_t links = 0;
+    std::vector<KnnPoint> points;  // device links: the scene's points with their track ids
+    size_t curves_end = 0;         // device links: their place (after the scene's curves)
 };
 
 // uint8 frames are RGBA8 (sRGB where asked), float16 ones RGBA16F, blended as stored.
@@ -59,17 +64,23 @@ private:
     float width_;
 };
 
-// The scene's shapes for a width x height frame, its points linked first where asked.
-OverlayShapes shapes_for(OverlaySceneFile& file, uint32_t width, uint32_t height, KnnLinks* links) {
+// The scene's shapes for a width x height frame, its points linked first where asked: by
+// `links` on the host, or (`device_links`) later, on the device, from the points kept here.
+OverlayShapes shapes_for(OverlaySceneFile& file, uint32_t width, uint32_t height, KnnLinks* links, bool device_links) {
     OverlayShapes out{{}, width, height, 0};
     if (links) out.links = links->link(file);
-    out.shapes = overlay_shapes(file.scene, width, height);
+    out.shapes = overlay_shapes(file.scene, width, height, &out.curves_end);
+    if (device_links) {
+        out.points.reserve(file.scene.points.size());
+        for (size_t i = 0; i < file.scene.points.size(); ++i)
+            out.points.push_back({file.scene.points[i].x, file.scene.points[i].y, file.point_tracks[i]});
+    }
     return out;
 }
 
-OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links) {
+OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links, bool device_links) {
     OverlaySceneFile file = parse_overlay_scene(json, "the scene");
-    return shapes_for(file, width, height, links);
+    return shapes_for(file, width, height, links, device_links);
 }
 
 // Detections as arrays (texturevlm.overlay.draw_bounding_boxes): boxes [N, 4] as (xmin,
@@ -93,7 +104,8 @@ OverlayColor color_at(const Bytes2D& colors, size_t i) {
 
 OverlayShapes shapes_of_arrays(const Floats2D& boxes, const Bytes2D& box_colors, const std::vector<std::string>& labels,
                                const Floats2D& points, const Bytes2D& point_colors, const Tracks& tracks,
-                               const BoxStyle& style, uint32_t width, uint32_t height, KnnLinks* links) {
+                               const BoxStyle& style, uint32_t width, uint32_t height, KnnLinks* links,
+                               bool device_links) {
     const size_t n = boxes.shape(0), m = points.shape(0);
     if ((n && boxes.shape(1) != 4) || box_colors.shape(0) != n || (n && box_colors.shape(1) != 4))
         throw Error("boxes are [N, 4] (xmin, ymin, xmax, ymax) with colours [N, 4]");
@@ -122,7 +134,7 @@ OverlayShapes shapes_of_arrays(const Floats2D& boxes, const Bytes2D& box_colors,
     for (size_t i = 0; i < m; ++i)
         scene.points.push_back({points.data()[2 * i], points.data()[2 * i + 1], style.point_radius, color_at(point_colors, i)});
     file.point_tracks.assign(tracks.data(), tracks.data() + m);
-    return shapes_for(file, width, height, links);
+    return shapes_for(file, width, height, links, device_links);
 }
 
 // The frame's format (uint8: RGBA8, sRGB where asked; float16: RGBA16F) after checking it
@@ -154,6 +166,14 @@ void draw_vulkan(VulkanDevice& device, const OverlayShapes& s, Frame frame, bool
     draw_overlay_on_host(device.context(), s.shapes, bytes_of(frame), s.width, s.height, format);
 }
 
+#ifdef TVLM_HAVE_CUDA
+// The KNN graph of a stream of CUDA frames, and how its links are drawn.
+struct CudaLinks {
+    CudaKnnGraph graph;
+    float width;
+};
+#endif
+
 }  // namespace
 
 void bind_overlay(nb::module_& m) {
@@ -166,14 +186,14 @@ void bind_overlay(nb::module_& m) {
     nb::class_<KnnLinks>(m, "KnnLinks", "A KNN graph over tracked points, kept across frames (hysteresis).")
         .def(nb::init<uint32_t, uint32_t, float>(), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"));
     m.def("overlay_shapes", &shapes_of, nb::arg("json"), nb::arg("width"), nb::arg("height"),
-          nb::arg("links").none() = nb::none());
+          nb::arg("links").none() = nb::none(), nb::arg("device_links") = false);
     nb::class_<BoxStyle>(m, "OverlayBoxStyle", "How draw_bounding_boxes draws: stroke width, corner radius, label "
                                                "size, point radius, fill opacity.")
         .def(nb::init<float, float, float, float, uint8_t>(), nb::arg("width"), nb::arg("radius"), nb::arg("font_size"),
              nb::arg("point_radius"), nb::arg("fill_alpha"));
     m.def("overlay_shapes_of_arrays", &shapes_of_arrays, nb::arg("boxes"), nb::arg("box_colors"), nb::arg("labels"),
           nb::arg("points"), nb::arg("point_colors"), nb::arg("tracks"), nb::arg("style"), nb::arg("width"),
-          nb::arg("height"), nb::arg("links").none() = nb::none(),
+          nb::arg("height"), nb::arg("links").none() = nb::none(), nb::arg("device_links") = false,
           "Shape records of boxes [N, 4] (xmin, ymin, xmax, ymax) with colours [N, 4] and labels, and points "
           "[M, 2] with colours and track ids, for a width x height frame; no JSON.");
     m.def("overlay_draw_cpu", &draw_cpu, nb::arg("shapes"), nb::arg("frame"), nb::arg("srgb"), Release());
@@ -189,13 +209,30 @@ void bind_overlay(nb::module_& m) {
              nb::arg("device"))
         .def("draw",
              [](CudaOverlay& o, int device, const OverlayShapes& s, uintptr_t frame, size_t pitch, const std::string& dtype,
-                bool srgb, uintptr_t stream) {
+                bool srgb, uintptr_t stream, CudaLinks* links) {
                  const DeviceGuard guard(device);
-                 o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, overlay_format(dtype, srgb),
-                        stream_of(stream));
+                 const Format format = overlay_format(dtype, srgb);
+                 if (!links) {
+                     o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format, stream_of(stream));
+                     return;
+                 }
+                 links->graph.update(s.points, stream_of(stream));
+                 const OverlayDeviceLinks made = links->graph.links(s.curves_end, links->width);
+                 o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format, stream_of(stream), &made);
              },
              nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("pitch_bytes"), nb::arg("dtype"),
-             nb::arg("srgb"), nb::arg("stream"));
+             nb::arg("srgb"), nb::arg("stream"), nb::arg("links").none() = nb::none(),
+             "Draws the shapes over the frame on the stream; with `links`, first that graph's next frame of the "
+             "shapes' points (made with device_links), its links drawn after the scene's curves.");
+    nb::class_<CudaLinks>(m, "CudaKnnLinks", "A KNN graph over tracked points on one CUDA device, kept across frames.")
+        .def("__init__",
+             [](CudaLinks* l, int device, uint32_t k, uint32_t hysteresis, float width) {
+                 const DeviceGuard guard(device);
+                 new (l) CudaLinks{CudaKnnGraph({.k = k, .hysteresis = hysteresis}), width};
+             },
+             nb::arg("device"), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"))
+        .def("count", [](CudaLinks& l) { return l.graph.edges().size(); }, Release(),
+             "The links of the last frame (waits for it).");
 #endif
 }
 

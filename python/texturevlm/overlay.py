@@ -54,7 +54,9 @@ def _cuda_frame(frame: Any) -> bool:
 class Overlay:
     """Draws scenes over frames of one stream of video. `knn=k` links the scene's points
     (each with a "track" id) to their k nearest with curved links, keeping links while
-    their ends stay within rank k + `hysteresis` from frame to frame."""
+    their ends stay within rank k + `hysteresis` from frame to frame. The graph lives where
+    the frames are: on the frame's CUDA device for CUDA tensors (no host sync), on the
+    host for host arrays."""
 
     def __init__(self, knn: Optional[int] = None, hysteresis: int = 2, link_width: float = 2.0,
                  backend: str = "auto", vulkan_device: str = "") -> None:
@@ -62,18 +64,27 @@ class Overlay:
             raise Error(f"backend must be 'auto', 'vulkan' or 'cpu' (CUDA tensors always draw with CUDA), not {backend!r}")
         if knn is not None and (not isinstance(knn, int) or knn < 1):
             raise Error(f"knn must be a positive number of neighbours or None, not {knn!r}")
+        self._knn = (knn, hysteresis, float(link_width)) if knn else None
         self._links = _core.KnnLinks(knn, hysteresis, float(link_width)) if knn else None
         self.backend = backend
         self.vulkan_device = vulkan_device
         self._cuda: Dict[int, Any] = {}
-        self.links = 0  #: KNN links drawn by the last draw()
+        self._cuda_links: Dict[int, Any] = {}
+        self._links_drawn: Callable[[], int] = lambda: 0
+
+    @property
+    def links(self) -> int:
+        """KNN links drawn by the last draw(). For a CUDA frame the graph was made on the
+        device: reading this waits for it."""
+        return self._links_drawn()
 
     def draw(self, frame: Any, scene: Scene, srgb: bool = False, stream: Any = None, inplace: bool = True) -> Any:
         """Composites `scene` over `frame` ([H, W, 4] uint8 or float16, rows contiguous) and
         returns it: in place, or a new tensor or array (`inplace=False`; the frame is left
         as it was). `srgb`: uint8 bytes are sRGB and blend in linear light."""
         json_text = _scene_json(scene)
-        return self._draw(frame, lambda w, h: _core.overlay_shapes(json_text, w, h, self._links), srgb, stream, inplace)
+        return self._draw(frame, lambda w, h, links, on_device: _core.overlay_shapes(json_text, w, h, links, on_device),
+                          srgb, stream, inplace)
 
     def draw_bounding_boxes(self, frame: Any, boxes: Any, labels: Optional[Sequence[str]] = None,
                             colors: Colors = None, fill: Union[bool, int] = False, width: float = 3.0,
@@ -98,18 +109,23 @@ class Overlay:
         if not 0 <= opacity <= 255:
             raise Error(f"fill is True, False or an opacity 0-255, not {fill!r}")
         style = _core.OverlayBoxStyle(float(width), float(radius), float(font_size), float(point_radius), opacity)
-        return self._draw(frame, lambda w, h: _core.overlay_shapes_of_arrays(
-            box_array, box_colors, names, point_array, dots, track_ids, style, w, h, self._links), srgb, stream, inplace)
+        return self._draw(frame, lambda w, h, links, on_device: _core.overlay_shapes_of_arrays(
+            box_array, box_colors, names, point_array, dots, track_ids, style, w, h, links, on_device),
+            srgb, stream, inplace)
 
-    def _draw(self, frame: Any, make_shapes: Callable[[int, int], Any], srgb: bool, stream: Any, inplace: bool) -> Any:
+    def _draw(self, frame: Any, make_shapes: Callable[[int, int, Any, bool], Any], srgb: bool, stream: Any,
+              inplace: bool) -> Any:
         shape = tuple(frame.shape)
         dtype = str(getattr(frame, "dtype", "")).replace("torch.", "")
         if len(shape) != 3 or shape[2] != 4 or dtype not in ("uint8", "float16"):
             raise Error(f"overlays draw on [H, W, 4] uint8 (RGBA8) or float16 (RGBA16F) frames, not {list(shape)} "
                         f"{dtype or type(frame).__name__}")
         height, width = int(shape[0]), int(shape[1])
-        shapes = make_shapes(width, height)  # before any copy: a bad scene changes nothing
-        self.links = shapes.links
+        on_device = _cuda_frame(frame) and self._knn is not None  # the links made by the frame's GPU
+        # Before any copy: a bad scene changes nothing.
+        shapes = make_shapes(width, height, None if on_device else self._links, on_device)
+        if not on_device:
+            self._links_drawn = lambda count=shapes.links: count
         if not inplace:
             frame = frame.clone() if hasattr(frame, "clone") else np.array(frame, copy=True)
         if _cuda_frame(frame):
@@ -122,8 +138,14 @@ class Overlay:
                 if not _core.cuda_built():
                     raise Error("this texturevlm was built without CUDA: draw on a host array instead")
                 cuda = self._cuda[index] = _core.CudaOverlay(index)
+            links = None
+            if on_device:
+                links = self._cuda_links.get(index)
+                if links is None:
+                    links = self._cuda_links[index] = _core.CudaKnnLinks(index, *self._knn)
+                self._links_drawn = links.count
             cuda.draw(index, shapes, frame.data_ptr(), frame.stride(0) * frame.element_size(), dtype, bool(srgb),
-                      cuda_stream("torch", index, stream))
+                      cuda_stream("torch", index, stream), links)
             return frame
         array = frame.numpy() if hasattr(frame, "numpy") else frame
         if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or not array.flags.writeable:

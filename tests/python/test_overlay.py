@@ -149,6 +149,28 @@ def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.G
     assert torch.cuda.mem_get_info()[0] + (16 << 20) >= free
 
 
+@needs_cuda
+def test_cuda_frames_link_their_points_on_the_device_as_the_host_does(rng: np.random.Generator) -> None:
+    """Jittering tracked points over twelve frames: the graph made on the frame's GPU keeps
+    the same links (hysteresis included) and draws the same pixels as the host's graph."""
+    import torch
+    scene = random_scene(rng, 160, 120)
+    on_gpu, reference = tv.overlay.Overlay(knn=3, hysteresis=2), tv.overlay.Overlay(knn=3, hysteresis=2, backend="cpu")
+    counts = []
+    for _ in range(12):
+        for p in scene["points"]:
+            p["x"] += float(rng.uniform(-6, 6))
+            p["y"] += float(rng.uniform(-6, 6))
+        before = random_frame(rng, 160, 120)
+        frame, cpu = torch.from_numpy(before).cuda(), before.copy()
+        on_gpu.draw(frame, scene)
+        reference.draw(cpu, scene)
+        counts.append(reference.links)
+        assert on_gpu.links == reference.links
+        assert worst_step(frame.cpu().numpy(), cpu) <= 1.0
+    assert min(counts) > 20  # 20 points, k = 3: every frame has links to compare
+
+
 def random_detections(rng: np.random.Generator, width: int, height: int, count: int) -> tuple:
     """Boxes [N, 4] (xmin, ymin, xmax, ymax) across the frame's edges, colours [N, 4], labels."""
     x0, y0 = rng.uniform(-20, width, count), rng.uniform(-20, height, count)
