@@ -49,20 +49,20 @@ __device__ bool in_tile(const OverlayShape& s, uint32_t tx, uint32_t ty) {
 // count; the first notes the tile in the busy list, the first kOverlayTileList write the shape
 // into the tile's fixed list. A count, a prefix sum and a filling pass did this in three
 // launches (H100, 100 boxes with labels: 6.0 + 2.3 + 4.7 + 5.4 us and the gaps between).
-// The pass also makes the device links' shapes (a launch of their own cost ~3 us a draw,
-// most of it the gap before the next launch).
+// The pass also reads the shapes from pinned host memory (a copy before it cost its own
+// operation and a gap) and makes the device links' shapes (a launch of their own cost
+// ~3 us a draw, most of it the gap before the next launch), writing both where the
+// shading reads them.
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     await_previous_kernel();
     const uint32_t i = blockIdx.x;
     __shared__ OverlayShape made;
-    OverlayShape s;
-    if (i - l.links.first < l.links.max_edges) {
-        if (threadIdx.x == 0) made = l.shapes[i] = link_shape(l.links, i - l.links.first, l.width, l.height);
-        __syncthreads();
-        s = made;
-    } else {
-        s = l.shapes[i];
+    if (threadIdx.x == 0) {  // the shape, into device memory for the shading
+        if (i - l.links.first < l.links.max_edges) made = l.shapes[i] = link_shape(l.links, i - l.links.first, l.width, l.height);
+        else made = l.shapes[i] = l.staged[i];
     }
+    __syncthreads();
+    const OverlayShape s = made;
     if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) return;  // an unused link slot: nothing to draw
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
     const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);

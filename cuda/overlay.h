@@ -34,7 +34,8 @@ struct OverlayLinks {
 };
 
 struct OverlayLaunch {
-    gpu::OverlayShape* shapes = nullptr;  // device memory, bounds on the frame (links' slots written here)
+    const gpu::OverlayShape* staged = nullptr;  // pinned host memory: the shapes (bounds on the frame)
+    gpu::OverlayShape* shapes = nullptr;  // device memory: the binning writes the shapes and the links' here
     uint32_t shape_count = 0;             // the links' slots included
     OverlayLinks links;
     // Two counts of busy tiles, this draw's at [parity], then the tiles' counts (tiles): one

@@ -75,13 +75,12 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         staging_[slot_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
         staging_count_[slot_] = total;
     }
-    // The scene's shapes with a gap for the links (the counting pass fills it), in one copy.
+    // The scene's shapes with a gap for the links (the binning pass fills it), read by the
+    // binning pass from this pinned memory (mapped: unified addressing).
     const size_t at = links ? links->at : shapes.size();
     auto* staged = static_cast<gpu::OverlayShape*>(staging_[slot_].handle());
     std::memcpy(staged, shapes.data(), at * sizeof(gpu::OverlayShape));
     std::memcpy(staged + at + link_slots, shapes.data() + at, (shapes.size() - at) * sizeof(gpu::OverlayShape));
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(shapes_.data(), staged, total * sizeof(gpu::OverlayShape), cudaMemcpyHostToDevice, stream));
-    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));
     OverlayLinks device_links{};
     if (links)
         device_links = {.xy = links->xy,
@@ -91,7 +90,8 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                         .width = links->width,
                         .color = links->color,
                         .first = uint32_t(at)};
-    launch_overlay({.shapes = shapes_.data(),
+    launch_overlay({.staged = staged,
+                    .shapes = shapes_.data(),
                     .shape_count = uint32_t(total),
                     .links = device_links,
                     .busy_counts = counts_.data(),
@@ -111,6 +111,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                     .atlas_width = font ? font->width : 0},
                    stream);
     counts_zeroed_ = true;  // the passes, all launched, return every count to zero
+    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));  // the binning read the staged shapes
 }
 
 }  // namespace tvlm

@@ -33,7 +33,8 @@ public:
     // Composites `shapes` (overlay_shapes() for this frame) over a frame in CUDA memory, rows
     // `pitch` bytes apart, on `stream`: Format::rgba8_unorm, rgba8_srgb (blended in linear
     // light) or rgba16f (blended as stored). The shapes go through this object's two pinned
-    // buffers in turn: the host waits only for the copy of the draw before the previous one. Labels' glyphs sample the font's atlas, copied to the device
+    // buffers in turn, read by the binning kernel: the host waits only for the draw before
+    // the previous one to have read its buffer. Labels' glyphs sample the font's atlas, copied to the device
     // at the first draw that has any.
     // Throws Error, launching nothing, for a null frame, another format, a pitch shorter than
     // a row or not a multiple of the texel size, or shapes whose bounds leave the frame.
@@ -44,11 +45,11 @@ public:
               Format format, cudaStream_t stream, const OverlayDeviceLinks* links = nullptr);
 
 private:
-    // Two pinned buffers in turn, so the host fills one while the GPU copies the other: a
-    // draw waits only for the copy of the draw before the last, and the host runs a frame ahead.
+    // Two pinned buffers in turn, so the host fills one while the GPU reads the other: a
+    // draw waits only for the draw before the last, and the host runs a frame ahead.
     PinnedMemory staging_[2];
     size_t staging_count_[2] = {};
-    CudaEvent copied_[2] = {make_event(), make_event()};  // the last copy out of each
+    CudaEvent copied_[2] = {make_event(), make_event()};  // the last draw that read each
     int slot_ = 0;
     DeviceBuffer<gpu::OverlayShape> shapes_;
     DeviceBuffer<uint32_t> counts_, busy_, lists_;
