@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cub/block/block_scan.cuh>
 
 #include "cuda_check.h"
 #include "cuda_devices.h"
@@ -147,9 +146,8 @@ __device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x
     touched = true;
 }
 
-// A tile's list of at most kOverlayTileList = 32 shapes (almost every tile's), sorted into scene
-// order and decoded by the first warp alone: shuffles, no block-wide barriers (which were a third of
-// the shading's stalls when the whole block sorted every list).
+// A tile's list of at most kOverlayTileList = 32 shapes (almost every tile's), one entry
+// per lane, sorted into scene order by shuffles and decoded.
 __device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, uint32_t entry, uint32_t n, float x0, float y0,
                                   TileShape* decoded) {
     uint32_t v = lane < n ? entry : ~0u;
@@ -161,58 +159,91 @@ __device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, uint32_
     if (lane < n) decode(l, l.shapes[v], x0, y0, decoded[lane]);
 }
 
-// The busy tiles, a block per tile at a time and a thread per pixel. A list of up to
-// kOverlayTileList shapes (almost every tile's) is sorted and decoded by one warp (above). A tile
-// with more walks every shape in scene order, kTileShapes at a time: the ones in the tile
-// (in_tile) are compacted in order by a block scan and decoded. Every pixel then composites
-// the decoded shapes in order. Each tile's count is zeroed once read, and the last draw's
-// busy count by block 0: the next draw needs no memset.
-// Six blocks per multiprocessor (40 registers): left to itself the compiler takes 60 and
-// fits four, and the shading waits on more latency than it saves.
+// The preparing warp of a shading block: tile `tile`'s count (zeroed once read, for the
+// next draw; no other warp reads it) and its list of up to kOverlayTileList shapes, sorted
+// and decoded into `decoded`, then the tile and its count into the slot's header.
+__device__ void prepare_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t lane, uint32_t tile, TileShape* decoded,
+                             uint32_t* slot_tile, uint32_t* slot_count) {
+    const uint32_t entry = l.lists[size_t(tile) * kOverlayTileList + lane];
+    uint32_t n = 0;
+    if (lane == 0) {
+        n = l.counts[tile];
+        l.counts[tile] = 0u;
+    }
+    n = __shfl_sync(0xffffffffu, n, 0);
+    if (n <= kOverlayTileList)
+        decode_short_list(l, lane, entry, n, float(tile % tiles_x * TVLM_OVERLAY_TILE),
+                          float(tile / tiles_x * TVLM_OVERLAY_TILE), decoded);
+    if (lane == 0) *slot_tile = tile, *slot_count = n;
+}
+
+// The 256 pixel threads of a shading block wait for each other (a named barrier: the
+// preparing warp goes on).
+__device__ void pixels_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+
+// The busy tiles, a block per tile at a time: eight warps composite a tile's pixels (a
+// thread each) while a ninth prepares the block's next tile into the other of two slots
+// (its count, zeroed once read for the next draw; its list of up to kOverlayTileList
+// shapes, sorted into scene order and decoded), so a tile's chain of dependent loads (busy
+// tile, count and list, shape records) runs while the tile before it shades, with one
+// barrier between tiles. When the first warp did both in turn, that chain and the
+// barriers around it were most of the shading's time (H100: ~3.5 us a tile, 6 tiles in
+// flight per multiprocessor). A tile of more shapes is walked by the pixel warps: every
+// shape in scene order, kTileShapes at a time, the ones in the tile (in_tile) compacted in
+// order by ballots and decoded. Block 0 zeroes the last draw's busy count.
+constexpr uint32_t kPixelWarps = TVLM_OVERLAY_THREADS / 32, kShadeThreads = TVLM_OVERLAY_THREADS + 32;
 template <bool kHalf>
-__global__ void __launch_bounds__(TVLM_OVERLAY_THREADS, 6) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
-    using Scan = cub::BlockScan<uint32_t, TVLM_OVERLAY_TILE, cub::BLOCK_SCAN_RAKING, TVLM_OVERLAY_TILE>;
-    __shared__ typename Scan::TempStorage scan;
-    __shared__ TileShape decoded[kTileShapes];
+__global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
+    __shared__ TileShape decoded[2][kOverlayTileList];
+    __shared__ TileShape walked[kTileShapes];
+    __shared__ uint32_t slot_tile[2], slot_count[2], walk_counts[kPixelWarps];
     await_previous_kernel();
-    const uint32_t t = threadIdx.y * TVLM_OVERLAY_TILE + threadIdx.x;
+    const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
+    const bool preparer = warp == kPixelWarps;
     const uint32_t busy_tiles = l.busy_counts[l.parity];
     if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
-    uint32_t next = blockIdx.x < busy_tiles ? l.busy[blockIdx.x] : 0u;
-    for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x) {
-        // The tile's count, and its list entry for each lane of the first warp, loaded together
-        // (the list's place is fixed); the next tile's number loaded while this one shades.
-        const uint32_t tile = next, n = l.counts[tile];
-        const uint32_t entry = t < 32 ? l.lists[size_t(tile) * kOverlayTileList + t] : 0u;
-        if (b + gridDim.x < busy_tiles) next = l.busy[b + gridDim.x];
-        const uint32_t tx = tile % tiles_x, ty = tile / tiles_x;
-        const uint32_t x0 = tx * TVLM_OVERLAY_TILE, y0 = ty * TVLM_OVERLAY_TILE;
-        const uint32_t x = x0 + threadIdx.x, y = y0 + threadIdx.y;
-        const bool inside = x < l.width && y < l.height;
-        gpu::OverlayPixel dst{};
-        if (inside) dst = load_pixel<kHalf>(l, x, y);
-        bool touched = false;
-        __syncthreads();  // the previous tile's shapes are no longer read, and every thread has read n
-        if (t == 0) l.counts[tile] = 0u;
-        if (n <= kOverlayTileList) {  // n is the block's: every thread takes the same branch
-            if (t < 32) decode_short_list(l, t, entry, n, float(x0), float(y0), decoded);  // the first warp
-            __syncthreads();
-            if (inside)
-                for (uint32_t i = 0; i < n; ++i) composite(l, decoded[i], x, y, dst, touched);
+    if (preparer && blockIdx.x < busy_tiles) prepare_tile(l, tiles_x, lane, l.busy[blockIdx.x], decoded[0], slot_tile, slot_count);
+    __syncthreads();
+    uint32_t slot = 0;
+    for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x, slot ^= 1u) {
+        if (preparer) {
+            if (b + gridDim.x < busy_tiles)
+                prepare_tile(l, tiles_x, lane, l.busy[b + gridDim.x], decoded[slot ^ 1u], slot_tile + (slot ^ 1u),
+                             slot_count + (slot ^ 1u));
         } else {
-            for (uint32_t round = 0; round < l.shape_count; round += kTileShapes) {
-                OverlayShape s{};
-                const bool in = t < kTileShapes && round + t < l.shape_count && in_tile(s = l.shapes[round + t], tx, ty);
-                uint32_t at = 0, here = 0;
-                Scan(scan).ExclusiveSum(in ? 1u : 0u, at, here);
-                if (in) decode(l, s, float(x0), float(y0), decoded[at]);
-                __syncthreads();
+            const uint32_t tile = slot_tile[slot], n = slot_count[slot];
+            const uint32_t tx = tile % tiles_x, ty = tile / tiles_x;
+            const uint32_t x0 = tx * TVLM_OVERLAY_TILE, y0 = ty * TVLM_OVERLAY_TILE;
+            const uint32_t x = x0 + t % TVLM_OVERLAY_TILE, y = y0 + t / TVLM_OVERLAY_TILE;
+            const bool inside = x < l.width && y < l.height;
+            gpu::OverlayPixel dst{};
+            if (inside) dst = load_pixel<kHalf>(l, x, y);
+            bool touched = false;
+            if (n <= kOverlayTileList) {
                 if (inside)
-                    for (uint32_t i = 0; i < here; ++i) composite(l, decoded[i], x, y, dst, touched);
-                __syncthreads();  // this round's shapes are no longer read
+                    for (uint32_t i = 0; i < n; ++i) composite(l, decoded[slot][i], x, y, dst, touched);
+            } else {
+                for (uint32_t round = 0; round < l.shape_count; round += kTileShapes) {
+                    OverlayShape s{};
+                    const bool in = t < kTileShapes && round + t < l.shape_count && in_tile(s = l.shapes[round + t], tx, ty);
+                    const uint32_t votes = __ballot_sync(0xffffffffu, in);
+                    if (lane == 0) walk_counts[warp] = __popc(votes);
+                    pixels_sync();
+                    uint32_t at = __popc(votes & ((1u << lane) - 1u)), here = 0;
+                    for (uint32_t w = 0; w < kPixelWarps; ++w) {
+                        at += w < warp ? walk_counts[w] : 0u;
+                        here += walk_counts[w];
+                    }
+                    if (in) decode(l, s, float(x0), float(y0), walked[at]);
+                    pixels_sync();
+                    if (inside)
+                        for (uint32_t i = 0; i < here; ++i) composite(l, walked[i], x, y, dst, touched);
+                    pixels_sync();  // this round's shapes and counts are no longer read
+                }
             }
+            if (touched) store_pixel<kHalf>(l, x, y, dst);
         }
-        if (touched) store_pixel<kHalf>(l, x, y, dst);
+        __syncthreads();  // the next tile's slot is ready, this one's free
     }
 }
 
@@ -228,7 +259,7 @@ uint32_t resident_shade_blocks() {
     if (device < kDevices && known[device].load(std::memory_order_relaxed)) return known[device].load(std::memory_order_relaxed);
     const int sms = current_device_multiprocessors();
     int per_sm = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, TVLM_OVERLAY_THREADS, 0));
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, kShadeThreads, 0));
     const auto blocks = uint32_t(std::max(1, sms * per_sm));
     if (device < kDevices) known[device].store(blocks, std::memory_order_relaxed);
     return blocks;
@@ -243,7 +274,7 @@ void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     if (!l.shape_count) return;
     if (!l.counts_zeroed) TVLM_CUDA_CHECK(cudaMemsetAsync(l.busy_counts, 0, (size_t(tiles) + 2) * sizeof(uint32_t), stream));
     bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x);
-    const dim3 block(TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE);
+    const dim3 block(kShadeThreads);
     const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
     if (l.half) launch_kernel_early(shade_kernel<true>, dim3(std::min(bound, resident_shade_blocks<true>())), block, stream, true, l, tiles_x);
     else launch_kernel_early(shade_kernel<false>, dim3(std::min(bound, resident_shade_blocks<false>())), block, stream, true, l, tiles_x);
