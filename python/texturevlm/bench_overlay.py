@@ -4,7 +4,7 @@ tensor against the CPU ways users draw today, on the same scenes in the same run
 addWeighted) and torchvision's draw_bounding_boxes / draw_keypoints. Each figure is wall
 time per call from Python (texturevlm's: pipelined, the host waiting once per run), next to
 the floor: the frame read and written once at the measured device copy rate. texturevlm's
-calls include parsing the scene and, with links, the KNN graph on the host."""
+calls include parsing the scene and, with links, the KNN graph (made on the tensor's GPU)."""
 from __future__ import annotations
 
 from typing import Any, List, Tuple
