@@ -111,7 +111,7 @@ def run(table: Any, per_call_us: Any) -> None:
         job = f"overlay {WIDTH}x{HEIGHT}: {name}"
         overlay = tv.overlay.Overlay(knn=k or None)
         t = per_call_us(lambda: overlay.draw(frame, scene), calls=50, runs=5)
-        table.add(job, "texturevlm.overlay on a CUDA tensor (scene parse + KNN on the host)", t, floor_bytes)
+        table.add(job, "texturevlm.overlay on a CUDA tensor (scene parse; KNN graph on the GPU)", t, floor_bytes)
         base = t[0]
         if boxes and not points:  # the same boxes and labels from arrays: no JSON
             xyxy = np.array([[b["x"] - b["width"] / 2, b["y"] - b["height"] / 2, b["x"] + b["width"] / 2,
