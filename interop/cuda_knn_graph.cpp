@@ -100,14 +100,9 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
     if (points.size() > kMaxPoints)
         throw Error("a KNN graph of " + std::to_string(points.size()) + " points: the CUDA graph takes at most " +
                     std::to_string(kMaxPoints));
-    float lo_x = 0, lo_y = 0, hi_x = 0, hi_y = 0;
-    for (size_t i = 0; i < points.size(); ++i) {
-        const KnnPoint& p = points[i];
-        if (!std::isfinite(p.x) || !std::isfinite(p.y))
+    for (size_t i = 0; i < points.size(); ++i)
+        if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y))
             throw Error("KNN point " + std::to_string(i) + " has a NaN or infinite coordinate");
-        lo_x = i ? std::min(lo_x, p.x) : p.x, hi_x = i ? std::max(hi_x, p.x) : p.x;
-        lo_y = i ? std::min(lo_y, p.y) : p.y, hi_y = i ? std::max(hi_y, p.y) : p.y;
-    }
     const auto count = uint32_t(points.size());
     const uint32_t keep = std::min(options_.k + options_.hysteresis, count ? count - 1 : 0u);
     grow(count, keep, stream);
@@ -166,7 +161,6 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
     TVLM_CUDA_CHECK(cudaEventRecord(done_.handle(), stream));
     count_ = count;
     keep_ = keep;
-    max_chord_ = std::hypot(hi_x - lo_x, hi_y - lo_y);
     stream_ = stream;
 }
 
@@ -196,13 +190,13 @@ std::vector<KnnEdge> CudaKnnGraph::edges() {
 }
 
 size_t CudaKnnGraph::changes() { return finished().changes; }
+size_t CudaKnnGraph::edge_count() { return finished().edges; }
 
 OverlayDeviceLinks CudaKnnGraph::links(size_t at, float width, OverlayColor color) const {
     return {.xy = reinterpret_cast<const float*>(points_.data()),
             .edges = options_.max_degree ? capped_.data() : frame_links_.data(),
             .edge_count = &reinterpret_cast<const KnnFrameStats*>(zeroed_.data())->edges,
             .max_edges = uint32_t(size_t(count_) * keep_),
-            .max_chord = max_chord_,
             .width = width,
             .color = color.word(),
             .at = at};

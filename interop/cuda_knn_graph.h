@@ -33,10 +33,12 @@ public:
     // changes() throws Error naming the point.
     void update(std::span<const KnnPoint> points, cudaStream_t stream);
 
-    // The last update's links sorted by (a, b), as KnnGraph::update returns them, and how
-    // many links appeared or disappeared at it (by track ids). Both wait for the update.
+    // The last update's links sorted by (a, b), as KnnGraph::update returns them, how many
+    // links appeared or disappeared at it (by track ids), and how many it has (edges().size()
+    // without copying them). All wait for the update.
     std::vector<KnnEdge> edges();
     size_t changes();
+    size_t edge_count();
 
     // The last update's links for CudaOverlay::draw, at index `at` of its shapes (valid
     // until the next update, stream-ordered after it).
@@ -48,7 +50,6 @@ private:
 
     KnnOptions options_;
     uint32_t count_ = 0, keep_ = 0;  // the last update's
-    float max_chord_ = 0;
     cudaStream_t stream_ = nullptr;  // the last update's
     // The points (x, y of each, then the track ids) through two pinned buffers in turn: an
     // update waits only for the copy of the update before the previous one.

@@ -37,9 +37,9 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) + " bytes apart: " +
                     std::string(format_info(format).name) + " rows need at least " + std::to_string(size_t{width} * texel) +
                     " bytes, a multiple of " + std::to_string(texel));
-    if (links && (links->at > shapes.size() || !(links->max_chord >= 0) || !(links->width >= 0)))
+    if (links && (links->at > shapes.size() || !(links->width >= 0)))
         throw Error("CudaOverlay::draw: device links placed at shape " + std::to_string(links->at) + " of " +
-                    std::to_string(shapes.size()) + ", or with a negative or NaN width or length bound");
+                    std::to_string(shapes.size()) + ", or with a negative or NaN width");
     const size_t link_slots = links ? links->max_edges : 0;
     const bool glyphs = std::any_of(shapes.begin(), shapes.end(), [](const gpu::OverlayShape& s) {
         return s.kind == TVLM_SHAPE_GLYPH;
@@ -48,12 +48,9 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     if (glyphs && !font) throw Error("CudaOverlay::draw: labels need the font this build left out (no stb_truetype)");
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
                          ((height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
-    // The (shape, tile) pairs, at most: with each link's tiles bounded by its length
-    // (overlay_curve_tile_bound), a bound on the busy tiles.
-    const uint64_t pairs = overlay_tile_pairs(shapes, width, height) +
-                           uint64_t(link_slots) * (links ? gpu::overlay_curve_tile_bound(links->max_chord, links->width,
-                                                                                         uint32_t(tiles))
-                                                         : 0u);
+    // The scene's (shape, tile) pairs, at most: a bound on the busy tiles where no device
+    // links come (theirs are known on the device only).
+    const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
     ensure(shapes_, total, stream);

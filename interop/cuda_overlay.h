@@ -22,7 +22,6 @@ struct OverlayDeviceLinks {
     const uint2* edges = nullptr;         // device: the links' ends
     const uint32_t* edge_count = nullptr;  // device: how many
     uint32_t max_edges = 0;               // at most this many
-    float max_chord = 0;                  // no link is longer (sizes the tiles' lists)
     float width = 2;
     uint32_t color = 0;  // RGBA8 word
     size_t at = 0;

@@ -436,20 +436,6 @@ TVLM_OVERLAY_FN bool overlay_curve_shape(OverlayShape& s, float x0, float y0, fl
                                max(max(y0, y1), s.cy) + h, frame_width, frame_height);
 }
 
-// At most how many tiles binning lists for a curve of `width` between ends at most
-// `chord` apart, on a frame of `tiles` tiles: a kept tile's centre lies within `reach`
-// (overlay_tile_empty) of the curve, so its square lies within reach + 8 * sqrt(2); the
-// squares are disjoint, and a curve of length A has a rho-neighbourhood of area at most
-// 2 rho A + pi rho^2. The curve is at most 2 * sqrt(0.5^2 + 0.3^2) = 1.1662 times its chord
-// (the control polygon's length).
-TVLM_OVERLAY_FN uint overlay_curve_tile_bound(float chord, float width, uint tiles) {
-    const float half_tile = 0.5f * float(TVLM_OVERLAY_TILE);
-    const float rho = 0.5f * width + 0.5f + (half_tile - 0.5f) * 1.41422f + 0.5f + half_tile * 1.41422f + 0.01f;
-    const float length = 1.16620f * chord;
-    const float bound = (2.0f * rho * length + 3.14160f * rho * rho) / float(TVLM_OVERLAY_TILE * TVLM_OVERLAY_TILE) + 2.0f;
-    return bound >= float(tiles) ? tiles : uint(bound);
-}
-
 static_assert(sizeof(OverlayShape) == 64, "std430 layout must match GLSL");
 static_assert(sizeof(OverlayParams) == 32, "push constant layout must match GLSL");
 }  // namespace tvlm::gpu

@@ -45,6 +45,7 @@ void check_frames(KnnOptions options, std::vector<KnnPoint> points, int frames, 
         gpu.update(points, nullptr);
         const std::vector<KnnEdge> expected = cpu.update(points);
         CHECK(gpu.edges() == expected);
+        CHECK(gpu.edge_count() == expected.size());
         CHECK(gpu.changes() == cpu.changes());
         links += expected.size();
         if (f) changes += cpu.changes();

@@ -231,7 +231,7 @@ void bind_overlay(nb::module_& m) {
                  new (l) CudaLinks{CudaKnnGraph({.k = k, .hysteresis = hysteresis}), width};
              },
              nb::arg("device"), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"))
-        .def("count", [](CudaLinks& l) { return l.graph.edges().size(); }, Release(),
+        .def("count", [](CudaLinks& l) { return l.graph.edge_count(); }, Release(),
              "The links of the last frame (waits for it).");
 #endif
 }
