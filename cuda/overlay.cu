@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "cuda_check.h"
 #include "cuda_devices.h"
@@ -75,19 +76,19 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     }
 }
 
+// A frame's pixels as stored: an RGBA8 word or four halves.
+template <bool kHalf>
+using FrameTexel = std::conditional_t<kHalf, uint2, uint32_t>;
+
 // A frame's pixel in the blending space, and back: RGBA8 words (sRGB decoded to linear
 // light where asked) or four halves, as stored.
-template <bool kHalf>
-__device__ gpu::OverlayPixel load_pixel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
-    const char* row = static_cast<const char*>(l.frame) + size_t(y) * l.pitch;
-    if constexpr (kHalf) {
-        const uint2 texel = reinterpret_cast<const uint2*>(row)[x];
-        const float2 rg = __half22float2(*reinterpret_cast<const __half2*>(&texel.x));
-        const float2 ba = __half22float2(*reinterpret_cast<const __half2*>(&texel.y));
-        return {rg.x, rg.y, ba.x, ba.y};
-    } else {
-        return gpu::overlay_load(reinterpret_cast<const uint32_t*>(row)[x], l.srgb ? 1u : 0u);
-    }
+__device__ gpu::OverlayPixel unpack_pixel(const OverlayLaunch&, uint2 texel) {
+    const float2 rg = __half22float2(*reinterpret_cast<const __half2*>(&texel.x));
+    const float2 ba = __half22float2(*reinterpret_cast<const __half2*>(&texel.y));
+    return {rg.x, rg.y, ba.x, ba.y};
+}
+__device__ gpu::OverlayPixel unpack_pixel(const OverlayLaunch& l, uint32_t texel) {
+    return gpu::overlay_load(texel, l.srgb ? 1u : 0u);
 }
 template <bool kHalf>
 __device__ void store_pixel(const OverlayLaunch& l, uint32_t x, uint32_t y, const gpu::OverlayPixel& p) {
@@ -105,34 +106,104 @@ __device__ float atlas_texel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
     return float(__ldg(&l.atlas[size_t(y) * l.atlas_width + x]));
 }
 
-// A shape as one tile's pixels read it, decoded once per tile: the record, its
-// colours premultiplied in the blending space, and whether it covers the whole tile with
-// its opaque-coverage fill (a box's interior: no distance to evaluate). Decoding per pixel
-// was most of the shading's instructions (byte extraction and conversion of both colours
-// for every pixel and shape).
-struct TileShape {
-    OverlayShape s;
-    gpu::OverlayPixel fill, stroke;
-    bool solid;
-};
-constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (12.5 KiB)
+// The pixel warps of a shading block each own an 8x4 block of the tile's 16x16 pixels
+// (warp w: columns 8 * (w % 2) ..., rows 4 * (w / 2) ...), so a shape's edge crossing a tile
+// concerns only some of them; a warp skips a shape none of its pixels can show, as a whole
+// (no divergence), and a block wholly inside a box's fill takes its colour without a distance.
+constexpr uint32_t kWarpBlockWidth = 8, kWarpBlockHeight = 4;
+__device__ uint32_t pixel_x(uint32_t t) { return (t / 32) % 2 * kWarpBlockWidth + t % kWarpBlockWidth; }
+__device__ uint32_t pixel_y(uint32_t t) { return (t / 32) / 2 * kWarpBlockHeight + t % 32 / kWarpBlockWidth; }
 
-__device__ void decode(const OverlayLaunch& l, const OverlayShape& s, float x0, float y0, TileShape& out) {
-    out.s = s;
-    out.fill = gpu::overlay_premultiply(s.fill, l.srgb ? 1u : 0u);
-    out.stroke = gpu::overlay_premultiply(s.stroke, l.srgb ? 1u : 0u);
-    out.solid = gpu::overlay_box_interior_covers(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
+// Whether shape s changes no pixel of [x0, x0 + kWarpBlockWidth) x [y0, y0 + kWarpBlockHeight):
+// outside its bounds, inside an outlined box, or further from a line or curve than any of
+// the block's pixels reaches (as overlay_tile_empty decides for whole tiles).
+__device__ bool block_empty(const OverlayShape& s, float x0, float y0) {
+    const float x1 = x0 + float(kWarpBlockWidth), y1 = y0 + float(kWarpBlockHeight);
+    if (!gpu::overlay_touches(s, x0, y0, x1, y1)) return true;
+    const float cx = 0.5f * (x0 + x1), cy = 0.5f * (y0 + y1);
+    const float corner = gpu::sqrt(0.25f * float((kWarpBlockWidth - 1) * (kWarpBlockWidth - 1) +
+                                                 (kWarpBlockHeight - 1) * (kWarpBlockHeight - 1)));
+    const float reach = s.half_width + 0.5f + corner + 0.5f;
+    if (s.kind == TVLM_SHAPE_SEGMENT) return gpu::overlay_segment_distance(cx, cy, s.x0, s.y0, s.x1, s.y1) > reach;
+    if (s.kind == TVLM_SHAPE_CURVE) return gpu::overlay_bezier_distance(cx, cy, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) > reach;
+    return gpu::overlay_box_hollow_over(s, x0, y0, x1, y1);
 }
 
-// Decoded shape d over the pixel (x, y), as overlay_shade.glsl composites it.
-__device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x, uint32_t y, gpu::OverlayPixel& dst,
-                          bool& touched) {
+// A shape as one tile's pixels read it, decoded once per tile: the record, its colours
+// premultiplied in the blending space, a box's per-pixel constants, and per pixel warp
+// whether it may change that warp's pixels and whether they all lie in a box's fill
+// (coverage 1, no distance to evaluate). Decoding per pixel was most of the shading's
+// instructions (byte extraction and conversion of both colours for every pixel and shape).
+struct TileShape {
+    OverlayShape s;
+    float4 box;  // half size less the corner radius (x, y); 0.5 + radius (z), less the stroke (w)
+    gpu::OverlayPixel fill, stroke;
+    uint32_t warps;  // bit w: pixel warp w draws the shape
+    uint32_t solid;  // bit w: ... from its fill alone
+};
+constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (14 KiB)
+
+__device__ void decode(const OverlayShape& s, uint32_t srgb, TileShape& out) {
+    out.s = s;
+    out.fill = gpu::overlay_premultiply(s.fill, srgb);
+    out.stroke = gpu::overlay_premultiply(s.stroke, srgb);
+    const float r = fminf(s.radius, fminf(s.x1, s.y1));
+    out.box = make_float4(s.x1 - r, s.y1 - r, 0.5f + r, 0.5f + r - 2.0f * s.half_width);
+}
+
+// Whether pixel warp w of the tile at (x0, y0) draws shape s, and whether from its fill
+// alone (its pixels all inside a box's fill; an outlined box's interior is neither).
+struct WarpShare {
+    bool draws;
+    bool solid;
+};
+__device__ WarpShare warp_share(const OverlayShape& s, float x0, float y0, uint32_t w) {
+    const float bx = x0 + float(w % 2 * kWarpBlockWidth), by = y0 + float(w / 2 * kWarpBlockHeight);
+    const bool draws = !block_empty(s, bx, by);
+    return {draws, draws && gpu::overlay_box_interior_covers(s, bx, by, bx + float(kWarpBlockWidth),
+                                                              by + float(kWarpBlockHeight))};
+}
+
+// The warps' shares of decoded shapes [0, n), a warp's 32 lanes testing four shapes for the
+// eight pixel warps at a time (a lane testing one shape for all eight made the preparing
+// warp the shading's critical path: H100, 1000 boxes 152 -> 264 us).
+__device__ void share_out(TileShape* decoded, uint32_t n, uint32_t lane, float x0, float y0) {
+    constexpr uint32_t kWarps = TVLM_OVERLAY_THREADS / 32, kPerRound = 32 / kWarps;
+    __syncwarp();
+    for (uint32_t first = 0; first < n; first += kPerRound) {
+        const uint32_t i = first + lane / kWarps;
+        WarpShare share{false, false};
+        if (i < n) share = warp_share(decoded[i].s, x0, y0, lane % kWarps);
+        const uint32_t draws = __ballot_sync(0xffffffffu, share.draws), solid = __ballot_sync(0xffffffffu, share.solid);
+        if (i < n && lane % kWarps == 0) {
+            decoded[i].warps = draws >> lane & ((1u << kWarps) - 1u);
+            decoded[i].solid = solid >> lane & ((1u << kWarps) - 1u);
+        }
+    }
+}
+
+// A box's coverage of the pixel centred at (px, py), from its decoded constants: the
+// rounded box's distance (overlay_round_box_distance) plus its radius, through the ramps.
+__device__ gpu::OverlayCoverage box_coverage(const TileShape& d, float px, float py) {
+    const float qx = fabsf(px - d.s.x0) - d.box.x, qy = fabsf(py - d.s.y0) - d.box.y;
+    const float ox = fmaxf(qx, 0.0f), oy = fmaxf(qy, 0.0f);
+    const float beyond_radius = gpu::sqrt(ox * ox + oy * oy) + fminf(fmaxf(qx, qy), 0.0f);
+    const float outer = __saturatef(d.box.z - beyond_radius), inner = __saturatef(d.box.w - beyond_radius);
+    return {inner, outer - inner};
+}
+
+// Decoded shape d over the pixel (x, y), as overlay_shade.glsl composites it; `solid`:
+// the pixel lies in the box's fill.
+__device__ void composite(const OverlayLaunch& l, const TileShape& d, bool solid, uint32_t x, uint32_t y,
+                          gpu::OverlayPixel& dst, bool& touched) {
     gpu::OverlayCoverage c{1.0f, 0.0f};
-    if (!d.solid) {
+    if (!solid) {
         const OverlayShape& s = d.s;
         if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
         const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-        if (s.kind == TVLM_SHAPE_GLYPH) {
+        if (s.kind == TVLM_SHAPE_BOX) {
+            c = box_coverage(d, px, py);
+        } else if (s.kind == TVLM_SHAPE_GLYPH) {
             const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
             c.fill = 0.0f;
             c.stroke = gpu::overlay_glyph_coverage_of(s, a, atlas_texel(l, a.x, a.y), atlas_texel(l, a.x + 1, a.y),
@@ -146,36 +217,121 @@ __device__ void composite(const OverlayLaunch& l, const TileShape& d, uint32_t x
     touched = true;
 }
 
-// A tile's list of at most kOverlayTileList = 32 shapes (almost every tile's), one entry
-// per lane, sorted into scene order by shuffles and decoded.
-__device__ void decode_short_list(const OverlayLaunch& l, uint32_t lane, uint32_t entry, uint32_t n, float x0, float y0,
-                                  TileShape* decoded) {
-    uint32_t v = lane < n ? entry : ~0u;
-    for (uint32_t k = 2; k <= 32; k <<= 1)
-        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-            const uint32_t partner = __shfl_xor_sync(0xffffffffu, v, j);
-            v = (((lane & k) == 0) == ((lane & j) == 0)) ? min(v, partner) : max(v, partner);
-        }
-    if (lane < n) decode(l, l.shapes[v], x0, y0, decoded[lane]);
+// Every shape of `list` (n decoded shapes) that pixel warp `warp` draws, over its pixel.
+__device__ void composite_list(const OverlayLaunch& l, const TileShape* list, uint32_t n, uint32_t warp, uint32_t x,
+                               uint32_t y, gpu::OverlayPixel& dst, bool& touched) {
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t warps = list[i].warps;
+        if ((warps >> warp & 1u) != 0u) composite(l, list[i], (list[i].solid >> warp & 1u) != 0u, x, y, dst, touched);
+    }
 }
 
-// The preparing warp of a shading block: tile `tile`'s count (zeroed once read, for the
-// next draw; no other warp reads it) and its list of up to kOverlayTileList shapes, sorted
-// and decoded into `decoded`, then the tile and its count into the slot's header.
-__device__ void prepare_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t lane, uint32_t tile, TileShape* decoded,
-                             uint32_t* slot_tile, uint32_t* slot_count) {
-    const uint32_t entry = l.lists[size_t(tile) * kOverlayTileList + lane];
-    uint32_t n = 0;
-    if (lane == 0) {
-        n = l.counts[tile];
-        l.counts[tile] = 0u;
-    }
-    n = __shfl_sync(0xffffffffu, n, 0);
-    if (n <= kOverlayTileList)
-        decode_short_list(l, lane, entry, n, float(tile % tiles_x * TVLM_OVERLAY_TILE),
-                          float(tile / tiles_x * TVLM_OVERLAY_TILE), decoded);
-    if (lane == 0) *slot_tile = tile, *slot_count = n;
+// Asynchronous copies into shared memory (cp.async): the preparing warp fetches what the
+// next tiles need without holding it in registers (held, the loads' results were spilled,
+// and the spill's store waited for them).
+template <uint32_t kBytes>  // 4, 8 or 16, the addresses aligned to it
+__device__ void copy_async(void* shared_target, const void* source) {
+    const auto target = uint32_t(__cvta_generic_to_shared(shared_target));
+    if constexpr (kBytes == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(target), "l"(source) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(target), "l"(source), "n"(kBytes) : "memory");
 }
+__device__ void copy_async_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// The preparing warp copies tile (tx, ty)'s pixels of the frame into `texels` (row-major),
+// so the pixel warps read their pixel from shared memory instead of waiting on the frame's
+// load at the start of every tile; pixels past the frame's edge are not read.
+template <bool kHalf>
+__device__ void fetch_tile_pixels(const OverlayLaunch& l, uint32_t lane, uint32_t tx, uint32_t ty, FrameTexel<kHalf>* texels) {
+    constexpr uint32_t kBytes = sizeof(FrameTexel<kHalf>);
+    for (uint32_t i = lane; i < TVLM_OVERLAY_THREADS; i += 32) {
+        const uint32_t x = tx * TVLM_OVERLAY_TILE + i % TVLM_OVERLAY_TILE, y = ty * TVLM_OVERLAY_TILE + i / TVLM_OVERLAY_TILE;
+        if (x >= l.width || y >= l.height) continue;
+        const char* source = static_cast<const char*>(l.frame) + size_t(y) * l.pitch + size_t(x) * kBytes;
+        copy_async<kBytes>(texels + i, source);
+    }
+}
+
+// What the preparing warp of a shading block hands the pixel warps for one tile.
+template <bool kHalf>
+struct TileSlot {
+    TileShape shapes[kOverlayTileList];  // its list, sorted and decoded, where it has at most kOverlayTileList
+    FrameTexel<kHalf> texels[TVLM_OVERLAY_THREADS];  // its pixels of the frame, row-major
+    uint32_t tile;
+    uint32_t count;  // its shapes
+};
+
+// A tile's list as binned (the first kOverlayTileList entries, in no order) and its count,
+// fetched a tile ahead; then its shape records, as listed.
+struct ListStage {
+    uint32_t entries[kOverlayTileList];
+    uint32_t count;
+};
+struct PreparerShared {
+    alignas(16) OverlayShape listed[kOverlayTileList];  // the tile being prepared: its shapes in list order
+    ListStage lists[2];                                 // tile j's in lists[j % 2]
+};
+
+// The preparing warp of a shading block, walking the block's busy tiles j = 0, 1, ...
+// (busy tiles blockIdx.x + j * gridDim.x) one ahead of the pixel warps. Tile j + 1's list
+// and count are fetched while tile j is prepared, the numbers of 32 tiles come in one load,
+// and a tile's shape records are fetched while its list is sorted: preparing a tile waits
+// on one round trip, overlapped, instead of three in a chain (tile number, then its count
+// and list, then the shapes), which made the preparing warp the shading's critical path
+// (ncu, H100, 1000 boxes: pixel warps busy 28% of the time, the preparing warp 95%).
+template <bool kHalf>
+struct Preparer {
+    const OverlayLaunch& l;
+    PreparerShared& stage;
+    uint32_t tiles_x, lane, tiles;  // tiles: the block's busy tiles
+    uint32_t batch = 0;             // lane i: the block's tile 32 * (j / 32) + i, j the last asked for
+    uint32_t next = 0;              // the number of the tile fetched last
+
+    __device__ uint32_t busy_tile(uint32_t j) {
+        if (j % 32 == 0) batch = j + lane < tiles ? l.busy[blockIdx.x + (j + lane) * gridDim.x] : 0u;
+        return __shfl_sync(0xffffffffu, batch, j % 32);
+    }
+    // Tile j's number, list and count, fetched into lists[j % 2].
+    __device__ void fetch_list(uint32_t j) {
+        next = busy_tile(j);
+        ListStage& to = stage.lists[j % 2];
+        copy_async<4>(&to.entries[lane], &l.lists[size_t(next) * kOverlayTileList + lane]);
+        if (lane == 0) copy_async<4>(&to.count, &l.counts[next]);
+    }
+    // Tile j (fetched): its pixels, and its list of up to kOverlayTileList shapes sorted into
+    // scene order and decoded, into `slot`; tile j + 1's list fetched.
+    __device__ void prepare(uint32_t j, TileSlot<kHalf>& slot) {
+        const uint32_t tile = next, tx = tile % tiles_x, ty = tile / tiles_x;
+        const ListStage& from = stage.lists[j % 2];
+        const uint32_t n = from.count, entry = from.entries[lane];
+        if (lane == 0) l.counts[tile] = 0u;  // for the next draw; no other warp reads it
+        fetch_tile_pixels<kHalf>(l, lane, tx, ty, slot.texels);
+        const bool listed = n <= kOverlayTileList && lane < n;
+        if (listed)
+            for (uint32_t part = 0; part < sizeof(OverlayShape) / 16; ++part)
+                copy_async<16>(reinterpret_cast<char*>(&stage.listed[lane]) + 16 * part,
+                              reinterpret_cast<const char*>(&l.shapes[entry]) + 16 * part);
+        __syncwarp();  // lists[j % 2] read by every lane before it is fetched into again
+        if (j + 1 < tiles) fetch_list(j + 1);
+        if (n <= kOverlayTileList) {
+            // Scene order: a bitonic sort of (shape, lane) by shuffles; indices below 2^27
+            // (kOverlayMaxShapes) leave the low 5 bits for the lane whose record it is.
+            uint32_t key = listed ? entry << 5 | lane : ~0u;
+            for (uint32_t k = 2; k <= 32; k <<= 1)
+                for (uint32_t i = k >> 1; i > 0; i >>= 1) {
+                    const uint32_t partner = __shfl_xor_sync(0xffffffffu, key, i);
+                    key = (((lane & k) == 0) == ((lane & i) == 0)) ? min(key, partner) : max(key, partner);
+                }
+            copy_async_wait();
+            __syncwarp();
+            if (lane < n) decode(stage.listed[key & 31u], l.srgb ? 1u : 0u, slot.shapes[lane]);
+            share_out(slot.shapes, n, lane, float(tx * TVLM_OVERLAY_TILE), float(ty * TVLM_OVERLAY_TILE));
+        }
+        if (lane == 0) slot.tile = tile, slot.count = n;
+        copy_async_wait();
+    }
+};
 
 // The 256 pixel threads of a shading block wait for each other (a named barrier: the
 // preparing warp goes on).
@@ -195,34 +351,40 @@ __device__ void pixels_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
 constexpr uint32_t kPixelWarps = TVLM_OVERLAY_THREADS / 32, kShadeThreads = TVLM_OVERLAY_THREADS + 32;
 template <bool kHalf>
 __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
-    __shared__ TileShape decoded[2][kOverlayTileList];
+    __shared__ TileSlot<kHalf> slots[2];
+    __shared__ PreparerShared stage;
     __shared__ TileShape walked[kTileShapes];
-    __shared__ uint32_t slot_tile[2], slot_count[2], walk_counts[kPixelWarps];
+    __shared__ uint32_t walk_counts[kPixelWarps];
     await_previous_kernel();
     const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
     const bool preparer = warp == kPixelWarps;
     const uint32_t busy_tiles = l.busy_counts[l.parity];
     if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
-    if (preparer && blockIdx.x < busy_tiles) prepare_tile(l, tiles_x, lane, l.busy[blockIdx.x], decoded[0], slot_tile, slot_count);
+    const uint32_t tiles = busy_tiles > blockIdx.x ? (busy_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0u;
+    Preparer<kHalf> preparing{l, stage, tiles_x, lane, tiles};
+    if (preparer && tiles) {
+        preparing.fetch_list(0);
+        copy_async_wait();
+        __syncwarp();
+        preparing.prepare(0, slots[0]);
+    }
     __syncthreads();
-    uint32_t slot = 0;
-    for (uint32_t b = blockIdx.x; b < busy_tiles; b += gridDim.x, slot ^= 1u) {
+    for (uint32_t j = 0; j < tiles; ++j) {
+        const uint32_t slot = j % 2;
         if (preparer) {
-            if (b + gridDim.x < busy_tiles)
-                prepare_tile(l, tiles_x, lane, l.busy[b + gridDim.x], decoded[slot ^ 1u], slot_tile + (slot ^ 1u),
-                             slot_count + (slot ^ 1u));
+            if (j + 1 < tiles) preparing.prepare(j + 1, slots[slot ^ 1u]);
         } else {
-            const uint32_t tile = slot_tile[slot], n = slot_count[slot];
+            const TileSlot<kHalf>& prepared = slots[slot];
+            const uint32_t tile = prepared.tile, n = prepared.count;
             const uint32_t tx = tile % tiles_x, ty = tile / tiles_x;
             const uint32_t x0 = tx * TVLM_OVERLAY_TILE, y0 = ty * TVLM_OVERLAY_TILE;
-            const uint32_t x = x0 + t % TVLM_OVERLAY_TILE, y = y0 + t / TVLM_OVERLAY_TILE;
+            const uint32_t px = pixel_x(t), py = pixel_y(t), x = x0 + px, y = y0 + py;
             const bool inside = x < l.width && y < l.height;
             gpu::OverlayPixel dst{};
-            if (inside) dst = load_pixel<kHalf>(l, x, y);
+            if (inside) dst = unpack_pixel(l, prepared.texels[py * TVLM_OVERLAY_TILE + px]);
             bool touched = false;
             if (n <= kOverlayTileList) {
-                if (inside)
-                    for (uint32_t i = 0; i < n; ++i) composite(l, decoded[slot][i], x, y, dst, touched);
+                if (inside) composite_list(l, prepared.shapes, n, warp, x, y, dst, touched);
             } else {
                 for (uint32_t round = 0; round < l.shape_count; round += kTileShapes) {
                     OverlayShape s{};
@@ -235,10 +397,13 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
                         at += w < warp ? walk_counts[w] : 0u;
                         here += walk_counts[w];
                     }
-                    if (in) decode(l, s, float(x0), float(y0), walked[at]);
+                    if (in) {  // every warp evaluates it (exact, and rare: tiles of more than 32 shapes)
+                        decode(s, l.srgb ? 1u : 0u, walked[at]);
+                        walked[at].warps = ~0u;
+                        walked[at].solid = 0u;
+                    }
                     pixels_sync();
-                    if (inside)
-                        for (uint32_t i = 0; i < here; ++i) composite(l, walked[i], x, y, dst, touched);
+                    if (inside) composite_list(l, walked, here, warp, x, y, dst, touched);
                     pixels_sync();  // this round's shapes and counts are no longer read
                 }
             }

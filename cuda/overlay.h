@@ -19,6 +19,8 @@
 namespace tvlm {
 
 inline constexpr uint32_t kOverlayTileList = 32;  // shapes a tile lists; a tile of more walks them all
+// Shapes of one draw, at most: the shading sorts a shape's index with its list slot in one word.
+inline constexpr size_t kOverlayMaxShapes = size_t{1} << 27;
 
 // Links computed on the device (the KNN graph's), drawn as curve shapes: the counting pass
 // makes slot i < max_edges (shape first + i) link i's curve, or a shape that covers nothing

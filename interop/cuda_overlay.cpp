@@ -53,6 +53,9 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
+    if (total > kOverlayMaxShapes)
+        throw Error("CudaOverlay::draw: " + std::to_string(total) + " shapes (device links' slots included); a draw takes at most " +
+                    std::to_string(kOverlayMaxShapes) + ": split the scene into several draws");
     ensure(shapes_, total, stream);
     const uint32_t* counts_before = counts_.data();
     ensure(counts_, tiles + 2, stream);
