@@ -44,35 +44,104 @@ __device__ bool in_tile(const OverlayShape& s, uint32_t tx, uint32_t ty) {
            !gpu::overlay_tile_empty(s, tx, ty);
 }
 
+// The shading's pixel warps each own an 8x4 block of a tile's 16x16 pixels (warp w:
+// columns 8 * (w % 2) ..., rows 4 * (w / 2) ...), so a shape's edge crossing a tile concerns
+// only some of them; a warp skips a shape none of its pixels can show, as a whole (no
+// divergence), and a block wholly inside a box's fill takes its colour without a distance.
+constexpr uint32_t kPixelWarps = TVLM_OVERLAY_THREADS / 32, kShadeThreads = TVLM_OVERLAY_THREADS + 32;
+constexpr uint32_t kWarpBlockWidth = 8, kWarpBlockHeight = 4;
+__device__ uint32_t pixel_x(uint32_t t) { return (t / 32) % 2 * kWarpBlockWidth + t % kWarpBlockWidth; }
+__device__ uint32_t pixel_y(uint32_t t) { return (t / 32) / 2 * kWarpBlockHeight + t % 32 / kWarpBlockWidth; }
+
+// Which pixel warps of a tile draw a shape (bits 0-7: warp w's 8x4 block), and which of
+// those from its fill alone (bits 8-15: the block's pixel centres all further inside a
+// box than its stroke and ramp, as overlay_box_interior_covers decides): OverlayListEntry's
+// warps. A block is left out where the shape changes none of its pixels: outside the
+// shape's bounds, inside an outlined box, or further from a straight line than any of its
+// pixels reaches. Curves are culled by their bounds only: their exact distance at eight
+// block centres per tile made the binning pass the links' largest cost (H100, 100 points
+// with 298 links: 13.6 -> 30 us for the pass). Made once per shape by each binning thread.
+struct BlockShares {
+    gpu::OverlayShape s;
+    float hx = 0, hy = 0;  // a box: its half size less the margin of its stroke and ramp
+    float reach = 0;       // a straight line: the distance from a block's centre its pixels may show at
+
+    __device__ explicit BlockShares(const gpu::OverlayShape& shape) : s(shape) {
+        if (s.kind == TVLM_SHAPE_BOX) {  // as overlay_box_interior_covers
+            const float r = fminf(s.radius, fminf(s.x1, s.y1));
+            const float margin = fmaxf(r, 0.5f + 2.0f * s.half_width) + 0.01f;
+            hx = s.x1 - margin;
+            hy = s.y1 - margin;
+        }
+        const float corner = gpu::sqrt(0.25f * float((kWarpBlockWidth - 1) * (kWarpBlockWidth - 1) +
+                                                     (kWarpBlockHeight - 1) * (kWarpBlockHeight - 1)));
+        reach = s.half_width + 0.5f + corner + 0.5f;  // as overlay_tile_empty, for a block
+    }
+    __device__ uint32_t of_tile(uint32_t tx, uint32_t ty) const {
+        uint32_t shares = 0;
+        for (uint32_t w = 0; w < kPixelWarps; ++w) {
+            const float x0 = float(tx * TVLM_OVERLAY_TILE + w % 2 * kWarpBlockWidth);
+            const float y0 = float(ty * TVLM_OVERLAY_TILE + w / 2 * kWarpBlockHeight);
+            const float x1 = x0 + float(kWarpBlockWidth), y1 = y0 + float(kWarpBlockHeight);
+            if (!gpu::overlay_touches(s, x0, y0, x1, y1)) continue;
+            const bool interior = s.kind == TVLM_SHAPE_BOX && x0 + 0.5f - s.x0 >= -hx && x1 - 0.5f - s.x0 <= hx &&
+                                  y0 + 0.5f - s.y0 >= -hy && y1 - 0.5f - s.y0 <= hy;
+            if (interior && (s.fill >> 24u) == 0u) continue;  // inside an outlined box
+            if (s.kind == TVLM_SHAPE_SEGMENT &&
+                gpu::overlay_segment_distance(0.5f * (x0 + x1), 0.5f * (y0 + y1), s.x0, s.y0, s.x1, s.y1) > reach)
+                continue;
+            shares |= (interior ? 0x101u : 1u) << w;
+        }
+        return shares;
+    }
+};
+
+__device__ OverlayDecodedShape decode(const OverlayShape& s, uint32_t srgb) {
+    OverlayDecodedShape d;
+    d.s = s;
+    d.fill = gpu::overlay_premultiply(s.fill, srgb);
+    d.stroke = gpu::overlay_premultiply(s.stroke, srgb);
+    const float r = fminf(s.radius, fminf(s.x1, s.y1));
+    d.box = make_float4(s.x1 - r, s.y1 - r, 0.5f + r, 0.5f + r - 2.0f * s.half_width);
+    return d;
+}
+
 // One pass, a block per shape, its threads over the tiles its bounds touch (a large shape's
 // hundreds of tiles in parallel): each (shape, tile) pair takes the next slot of the tile's
 // count; the first notes the tile in the busy list, the first kOverlayTileList write the shape
-// into the tile's fixed list. A count, a prefix sum and a filling pass did this in three
-// launches (H100, 100 boxes with labels: 6.0 + 2.3 + 4.7 + 5.4 us and the gaps between).
-// The pass also reads the shapes from pinned host memory (a copy before it cost its own
-// operation and a gap) and makes the device links' shapes (a launch of their own cost
-// ~3 us a draw, most of it the gap before the next launch), writing both where the
-// shading reads them.
+// into the tile's fixed list, with the pixel warps it concerns. A count, a prefix sum and a
+// filling pass did this in three launches (H100, 100 boxes with labels: 6.0 + 2.3 + 4.7 +
+// 5.4 us and the gaps between). The pass also reads the shapes from pinned host memory (a
+// copy before it cost its own operation and a gap), makes the device links' shapes (a
+// launch of their own cost ~3 us a draw, most of it the gap before the next launch) and
+// decodes each shape once for the shading. Deciding per tile which warps draw a shape, and
+// decoding it, in the shading's preparing warp made that one warp the shading's critical
+// path (ncu, H100, 1000 boxes: 394 instructions a tile, the warp busy all the time).
+// (Eight threads per tile, one per pixel warp, made the pass 2-3x slower: eight times the
+// rounds, each waiting on its atomics.)
+constexpr uint32_t kBinThreads = 256;  // per shape (H100, 100 points with 298 links: 13.1 us a pass with 128, 9.9 with 256)
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     await_previous_kernel();
     const uint32_t i = blockIdx.x;
     __shared__ OverlayShape made;
-    if (threadIdx.x == 0) {  // the shape, into device memory for the shading
-        if (i - l.links.first < l.links.max_edges) made = l.shapes[i] = link_shape(l.links, i - l.links.first, l.width, l.height);
-        else made = l.shapes[i] = l.staged[i];
-    }
+    if (threadIdx.x == 0)
+        made = i - l.links.first < l.links.max_edges ? link_shape(l.links, i - l.links.first, l.width, l.height)
+                                                     : l.staged[i];
     __syncthreads();
     const OverlayShape s = made;
+    if (threadIdx.x == 0) l.shapes[i] = decode(s, l.srgb ? 1u : 0u);  // for the shading, after the barrier
     if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) return;  // an unused link slot: nothing to draw
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
     const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
+    const BlockShares shares(s);
     for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) {
         const uint32_t tx = uint32_t(tx0) + k % across, ty = uint32_t(ty0) + k / across;
         if (gpu::overlay_tile_empty(s, tx, ty)) continue;  // nothing of it there
         const uint32_t tile = ty * tiles_x + tx, slot = atomicAdd(&l.counts[tile], 1u);
-        if (slot == 0u) l.busy[atomicAdd(&l.busy_counts[l.parity], 1u)] = tile;
-        if (slot < kOverlayTileList) l.lists[size_t(tile) * kOverlayTileList + slot] = i;
+        const uint32_t warps = shares.of_tile(tx, ty);  // while the atomic is under way
+        if (slot == 0u) l.busy[atomicAdd(&l.busy_counts[l.parity], 1u)] = ty << 16 | tx;
+        if (slot < kOverlayTileList) l.lists[size_t(tile) * kOverlayTileList + slot] = {i, warps};
     }
 }
 
@@ -106,85 +175,9 @@ __device__ float atlas_texel(const OverlayLaunch& l, uint32_t x, uint32_t y) {
     return float(__ldg(&l.atlas[size_t(y) * l.atlas_width + x]));
 }
 
-// The pixel warps of a shading block each own an 8x4 block of the tile's 16x16 pixels
-// (warp w: columns 8 * (w % 2) ..., rows 4 * (w / 2) ...), so a shape's edge crossing a tile
-// concerns only some of them; a warp skips a shape none of its pixels can show, as a whole
-// (no divergence), and a block wholly inside a box's fill takes its colour without a distance.
-constexpr uint32_t kWarpBlockWidth = 8, kWarpBlockHeight = 4;
-__device__ uint32_t pixel_x(uint32_t t) { return (t / 32) % 2 * kWarpBlockWidth + t % kWarpBlockWidth; }
-__device__ uint32_t pixel_y(uint32_t t) { return (t / 32) / 2 * kWarpBlockHeight + t % 32 / kWarpBlockWidth; }
-
-// Whether shape s changes no pixel of [x0, x0 + kWarpBlockWidth) x [y0, y0 + kWarpBlockHeight):
-// outside its bounds, inside an outlined box, or further from a line or curve than any of
-// the block's pixels reaches (as overlay_tile_empty decides for whole tiles).
-__device__ bool block_empty(const OverlayShape& s, float x0, float y0) {
-    const float x1 = x0 + float(kWarpBlockWidth), y1 = y0 + float(kWarpBlockHeight);
-    if (!gpu::overlay_touches(s, x0, y0, x1, y1)) return true;
-    const float cx = 0.5f * (x0 + x1), cy = 0.5f * (y0 + y1);
-    const float corner = gpu::sqrt(0.25f * float((kWarpBlockWidth - 1) * (kWarpBlockWidth - 1) +
-                                                 (kWarpBlockHeight - 1) * (kWarpBlockHeight - 1)));
-    const float reach = s.half_width + 0.5f + corner + 0.5f;
-    if (s.kind == TVLM_SHAPE_SEGMENT) return gpu::overlay_segment_distance(cx, cy, s.x0, s.y0, s.x1, s.y1) > reach;
-    if (s.kind == TVLM_SHAPE_CURVE) return gpu::overlay_bezier_distance(cx, cy, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) > reach;
-    return gpu::overlay_box_hollow_over(s, x0, y0, x1, y1);
-}
-
-// A shape as one tile's pixels read it, decoded once per tile: the record, its colours
-// premultiplied in the blending space, a box's per-pixel constants, and per pixel warp
-// whether it may change that warp's pixels and whether they all lie in a box's fill
-// (coverage 1, no distance to evaluate). Decoding per pixel was most of the shading's
-// instructions (byte extraction and conversion of both colours for every pixel and shape).
-struct TileShape {
-    OverlayShape s;
-    float4 box;  // half size less the corner radius (x, y); 0.5 + radius (z), less the stroke (w)
-    gpu::OverlayPixel fill, stroke;
-    uint32_t warps;  // bit w: pixel warp w draws the shape
-    uint32_t solid;  // bit w: ... from its fill alone
-};
-constexpr uint32_t kTileShapes = 128;  // shapes decoded per round into shared memory (14 KiB)
-
-__device__ void decode(const OverlayShape& s, uint32_t srgb, TileShape& out) {
-    out.s = s;
-    out.fill = gpu::overlay_premultiply(s.fill, srgb);
-    out.stroke = gpu::overlay_premultiply(s.stroke, srgb);
-    const float r = fminf(s.radius, fminf(s.x1, s.y1));
-    out.box = make_float4(s.x1 - r, s.y1 - r, 0.5f + r, 0.5f + r - 2.0f * s.half_width);
-}
-
-// Whether pixel warp w of the tile at (x0, y0) draws shape s, and whether from its fill
-// alone (its pixels all inside a box's fill; an outlined box's interior is neither).
-struct WarpShare {
-    bool draws;
-    bool solid;
-};
-__device__ WarpShare warp_share(const OverlayShape& s, float x0, float y0, uint32_t w) {
-    const float bx = x0 + float(w % 2 * kWarpBlockWidth), by = y0 + float(w / 2 * kWarpBlockHeight);
-    const bool draws = !block_empty(s, bx, by);
-    return {draws, draws && gpu::overlay_box_interior_covers(s, bx, by, bx + float(kWarpBlockWidth),
-                                                              by + float(kWarpBlockHeight))};
-}
-
-// The warps' shares of decoded shapes [0, n), a warp's 32 lanes testing four shapes for the
-// eight pixel warps at a time (a lane testing one shape for all eight made the preparing
-// warp the shading's critical path: H100, 1000 boxes 152 -> 264 us).
-__device__ void share_out(TileShape* decoded, uint32_t n, uint32_t lane, float x0, float y0) {
-    constexpr uint32_t kWarps = TVLM_OVERLAY_THREADS / 32, kPerRound = 32 / kWarps;
-    __syncwarp();
-    for (uint32_t first = 0; first < n; first += kPerRound) {
-        const uint32_t i = first + lane / kWarps;
-        WarpShare share{false, false};
-        if (i < n) share = warp_share(decoded[i].s, x0, y0, lane % kWarps);
-        const uint32_t draws = __ballot_sync(0xffffffffu, share.draws), solid = __ballot_sync(0xffffffffu, share.solid);
-        if (i < n && lane % kWarps == 0) {
-            decoded[i].warps = draws >> lane & ((1u << kWarps) - 1u);
-            decoded[i].solid = solid >> lane & ((1u << kWarps) - 1u);
-        }
-    }
-}
-
 // A box's coverage of the pixel centred at (px, py), from its decoded constants: the
 // rounded box's distance (overlay_round_box_distance) plus its radius, through the ramps.
-__device__ gpu::OverlayCoverage box_coverage(const TileShape& d, float px, float py) {
+__device__ gpu::OverlayCoverage box_coverage(const OverlayDecodedShape& d, float px, float py) {
     const float qx = fabsf(px - d.s.x0) - d.box.x, qy = fabsf(py - d.s.y0) - d.box.y;
     const float ox = fmaxf(qx, 0.0f), oy = fmaxf(qy, 0.0f);
     const float beyond_radius = gpu::sqrt(ox * ox + oy * oy) + fminf(fmaxf(qx, qy), 0.0f);
@@ -194,15 +187,16 @@ __device__ gpu::OverlayCoverage box_coverage(const TileShape& d, float px, float
 
 // Decoded shape d over the pixel (x, y), as overlay_shade.glsl composites it; `solid`:
 // the pixel lies in the box's fill.
-__device__ void composite(const OverlayLaunch& l, const TileShape& d, bool solid, uint32_t x, uint32_t y,
+__device__ void composite(const OverlayLaunch& l, const OverlayDecodedShape& d, bool solid, uint32_t x, uint32_t y,
                           gpu::OverlayPixel& dst, bool& touched) {
     gpu::OverlayCoverage c{1.0f, 0.0f};
     if (!solid) {
         const OverlayShape& s = d.s;
-        if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) return;
         const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-        if (s.kind == TVLM_SHAPE_BOX) {
+        if (s.kind == TVLM_SHAPE_BOX) {  // no bounds test: past its bounds a box covers nothing anyway
             c = box_coverage(d, px, py);
+        } else if (!gpu::overlay_touches(s, float(x), float(y), float(x) + 1.0f, float(y) + 1.0f)) {
+            return;
         } else if (s.kind == TVLM_SHAPE_GLYPH) {
             const gpu::OverlayAtlasTaps a = gpu::overlay_glyph_taps(s, px, py);
             c.fill = 0.0f;
@@ -217,18 +211,9 @@ __device__ void composite(const OverlayLaunch& l, const TileShape& d, bool solid
     touched = true;
 }
 
-// Every shape of `list` (n decoded shapes) that pixel warp `warp` draws, over its pixel.
-__device__ void composite_list(const OverlayLaunch& l, const TileShape* list, uint32_t n, uint32_t warp, uint32_t x,
-                               uint32_t y, gpu::OverlayPixel& dst, bool& touched) {
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t warps = list[i].warps;
-        if ((warps >> warp & 1u) != 0u) composite(l, list[i], (list[i].solid >> warp & 1u) != 0u, x, y, dst, touched);
-    }
-}
-
-// Asynchronous copies into shared memory (cp.async): the preparing warp fetches what the
-// next tiles need without holding it in registers (held, the loads' results were spilled,
-// and the spill's store waited for them).
+// Asynchronous copies into shared memory (cp.async), in commit groups: the shading fetches
+// what its next tiles need without holding it in registers (held, the loads' results were
+// spilled, and the spills' stores waited for them).
 template <uint32_t kBytes>  // 4, 8 or 16, the addresses aligned to it
 __device__ void copy_async(void* shared_target, const void* source) {
     const auto target = uint32_t(__cvta_generic_to_shared(shared_target));
@@ -237,99 +222,155 @@ __device__ void copy_async(void* shared_target, const void* source) {
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(target), "l"(source), "n"(kBytes) : "memory");
 }
-__device__ void copy_async_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ void copy_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>  // wait until at most the kPending groups committed last are in flight
+__device__ void copy_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
 
-// The preparing warp copies tile (tx, ty)'s pixels of the frame into `texels` (row-major),
-// so the pixel warps read their pixel from shared memory instead of waiting on the frame's
-// load at the start of every tile; pixels past the frame's edge are not read.
-template <bool kHalf>
-__device__ void fetch_tile_pixels(const OverlayLaunch& l, uint32_t lane, uint32_t tx, uint32_t ty, FrameTexel<kHalf>* texels) {
-    constexpr uint32_t kBytes = sizeof(FrameTexel<kHalf>);
-    for (uint32_t i = lane; i < TVLM_OVERLAY_THREADS; i += 32) {
-        const uint32_t x = tx * TVLM_OVERLAY_TILE + i % TVLM_OVERLAY_TILE, y = ty * TVLM_OVERLAY_TILE + i / TVLM_OVERLAY_TILE;
-        if (x >= l.width || y >= l.height) continue;
-        const char* source = static_cast<const char*>(l.frame) + size_t(y) * l.pitch + size_t(x) * kBytes;
-        copy_async<kBytes>(texels + i, source);
+// Shared-memory barriers (mbarrier) handing the ring's slots between the preparing warp and
+// the pixel warps: a phase completes when its count of arrivals came (a thread's, or the
+// completion of a thread's asynchronous copies so far); a waiter names the parity of the
+// phase it waits for.
+__device__ uint32_t shared_address(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+__device__ void barrier_init(uint64_t* barrier, uint32_t arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(arrivals) : "memory");
+}
+__device__ void barrier_arrive(uint64_t* barrier) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
+}
+__device__ void barrier_arrive_on_copies(uint64_t* barrier) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(shared_address(barrier)) : "memory");
+}
+__device__ bool barrier_done(uint64_t* barrier, uint32_t parity) {
+    uint32_t done = 0;
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, done;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(shared_address(barrier)), "r"(parity)
+        : "memory");
+    return done != 0u;
+}
+__device__ void barrier_wait(uint64_t* barrier, uint32_t parity) {
+    while (!barrier_done(barrier, parity)) {
     }
 }
+// The preparing warp sleeps between its looks at a slot it waits to be freed: polling, its
+// waits were a third of the shading's instructions (ncu, H100, 1000 boxes), issue slots
+// the pixel warps lost.
+__device__ void barrier_wait_sleeping(uint64_t* barrier, uint32_t parity) {
+    while (!barrier_done(barrier, parity)) __nanosleep(256);
+}
 
-// What the preparing warp of a shading block hands the pixel warps for one tile.
-template <bool kHalf>
-struct TileSlot {
-    TileShape shapes[kOverlayTileList];  // its list, sorted and decoded, where it has at most kOverlayTileList
-    FrameTexel<kHalf> texels[TVLM_OVERLAY_THREADS];  // its pixels of the frame, row-major
-    uint32_t tile;
-    uint32_t count;  // its shapes
+// A busy tile's column and row (OverlayLaunch::busy), and its number.
+struct TileAt {
+    uint32_t x, y, index;
 };
+__device__ TileAt tile_at(uint32_t packed, uint32_t tiles_x) {
+    const uint32_t x = packed & 0xffffu, y = packed >> 16;
+    return {x, y, y * tiles_x + x};
+}
 
-// A tile's list as binned (the first kOverlayTileList entries, in no order) and its count,
-// fetched a tile ahead; then its shape records, as listed.
-struct ListStage {
-    uint32_t entries[kOverlayTileList];
-    uint32_t count;
-};
-struct PreparerShared {
-    alignas(16) OverlayShape listed[kOverlayTileList];  // the tile being prepared: its shapes in list order
-    ListStage lists[2];                                 // tile j's in lists[j % 2]
-};
-
-// The preparing warp of a shading block, walking the block's busy tiles j = 0, 1, ...
-// (busy tiles blockIdx.x + j * gridDim.x) one ahead of the pixel warps. Tile j + 1's list
-// and count are fetched while tile j is prepared, the numbers of 32 tiles come in one load,
-// and a tile's shape records are fetched while its list is sorted: preparing a tile waits
-// on one round trip, overlapped, instead of three in a chain (tile number, then its count
-// and list, then the shapes), which made the preparing warp the shading's critical path
-// (ncu, H100, 1000 boxes: pixel warps busy 28% of the time, the preparing warp 95%).
-template <bool kHalf>
-struct Preparer {
-    const OverlayLaunch& l;
-    PreparerShared& stage;
-    uint32_t tiles_x, lane, tiles;  // tiles: the block's busy tiles
-    uint32_t batch = 0;             // lane i: the block's tile 32 * (j / 32) + i, j the last asked for
-    uint32_t next = 0;              // the number of the tile fetched last
-
-    __device__ uint32_t busy_tile(uint32_t j) {
-        if (j % 32 == 0) batch = j + lane < tiles ? l.busy[blockIdx.x + (j + lane) * gridDim.x] : 0u;
+// The busy tiles a shading block walks, j = 0, 1, ...: busy tiles blockIdx.x + j * gridDim.x,
+// read 32 at a time (a lane each) by the warp asking, j in increasing order.
+struct BlockTiles {
+    const uint32_t* busy;
+    uint32_t lane, count;  // count: the block's busy tiles
+    uint32_t batch = 0;    // lane i: the block's tile 32 * (j / 32) + i, j the last asked for
+    __device__ uint32_t tile(uint32_t j) {
+        if (j % 32 == 0) batch = j + lane < count ? busy[blockIdx.x + (j + lane) * gridDim.x] : 0u;
         return __shfl_sync(0xffffffffu, batch, j % 32);
     }
-    // Tile j's number, list and count, fetched into lists[j % 2].
+};
+
+// What the preparing warp hands the pixel warps for one tile: its list in scene order, where
+// it has at most kOverlayTileList shapes, which of them each pixel warp draws (bit i: shape
+// i) and from their fill alone, and its count.
+struct TileSlot {
+    OverlayDecodedShape shapes[kOverlayTileList];
+    uint32_t draws[kPixelWarps];
+    uint32_t solid[kPixelWarps];
+    uint32_t tile;  // OverlayLaunch::busy's entry
+    uint32_t count;
+};
+
+// A tile's number, its list as binned (the first kOverlayTileList entries, in no order) and
+// its count, fetched two tiles ahead of its preparing.
+struct ListStage {
+    OverlayListEntry entries[kOverlayTileList];
+    uint32_t count;
+    uint32_t tile;
+};
+
+// The preparing warp of a shading block, walking the block's busy tiles ahead of the pixel
+// warps: for tile j, each listed shape's rank in scene order, and its decoded record copied
+// into that place of the slot (cp.async) with its warps' shares; the slot's barrier
+// completes when the copies land, so the warp waits on no load of its own. Tile j + 2's list
+// is fetched meanwhile. (Waiting on three loads in a chain per tile, tile number, then its
+// count and list, then the shapes, the preparing warp was the shading's critical path:
+// ncu, H100, 1000 boxes, pixel warps busy 28% of the time, the preparing warp 95%.)
+struct Preparer {
+    const OverlayLaunch& l;
+    ListStage* lists;  // [3]: tile j's in lists[j % 3]
+    BlockTiles tiles;
+    uint32_t tiles_x, lane;
+
+    // Tile j's number, list and count, fetched into lists[j % 3] (a commit group, empty past
+    // the block's tiles).
     __device__ void fetch_list(uint32_t j) {
-        next = busy_tile(j);
-        ListStage& to = stage.lists[j % 2];
-        copy_async<4>(&to.entries[lane], &l.lists[size_t(next) * kOverlayTileList + lane]);
-        if (lane == 0) copy_async<4>(&to.count, &l.counts[next]);
-    }
-    // Tile j (fetched): its pixels, and its list of up to kOverlayTileList shapes sorted into
-    // scene order and decoded, into `slot`; tile j + 1's list fetched.
-    __device__ void prepare(uint32_t j, TileSlot<kHalf>& slot) {
-        const uint32_t tile = next, tx = tile % tiles_x, ty = tile / tiles_x;
-        const ListStage& from = stage.lists[j % 2];
-        const uint32_t n = from.count, entry = from.entries[lane];
-        if (lane == 0) l.counts[tile] = 0u;  // for the next draw; no other warp reads it
-        fetch_tile_pixels<kHalf>(l, lane, tx, ty, slot.texels);
-        const bool listed = n <= kOverlayTileList && lane < n;
-        if (listed)
-            for (uint32_t part = 0; part < sizeof(OverlayShape) / 16; ++part)
-                copy_async<16>(reinterpret_cast<char*>(&stage.listed[lane]) + 16 * part,
-                              reinterpret_cast<const char*>(&l.shapes[entry]) + 16 * part);
-        __syncwarp();  // lists[j % 2] read by every lane before it is fetched into again
-        if (j + 1 < tiles) fetch_list(j + 1);
-        if (n <= kOverlayTileList) {
-            // Scene order: a bitonic sort of (shape, lane) by shuffles; indices below 2^27
-            // (kOverlayMaxShapes) leave the low 5 bits for the lane whose record it is.
-            uint32_t key = listed ? entry << 5 | lane : ~0u;
-            for (uint32_t k = 2; k <= 32; k <<= 1)
-                for (uint32_t i = k >> 1; i > 0; i >>= 1) {
-                    const uint32_t partner = __shfl_xor_sync(0xffffffffu, key, i);
-                    key = (((lane & k) == 0) == ((lane & i) == 0)) ? min(key, partner) : max(key, partner);
-                }
-            copy_async_wait();
-            __syncwarp();
-            if (lane < n) decode(stage.listed[key & 31u], l.srgb ? 1u : 0u, slot.shapes[lane]);
-            share_out(slot.shapes, n, lane, float(tx * TVLM_OVERLAY_TILE), float(ty * TVLM_OVERLAY_TILE));
+        if (j < tiles.count) {
+            const uint32_t tile = tiles.tile(j), index = tile_at(tile, tiles_x).index;
+            ListStage& to = lists[j % 3];
+            copy_async<8>(&to.entries[lane], &l.lists[size_t(index) * kOverlayTileList + lane]);
+            if (lane == 0) {
+                copy_async<4>(&to.count, &l.counts[index]);
+                to.tile = tile;
+            }
         }
-        if (lane == 0) slot.tile = tile, slot.count = n;
-        copy_async_wait();
+        copy_async_commit();
+    }
+    // Groups in the order L0, (empty), L1, then per tile j: R(j) (its records), L(j + 2), so
+    // that before tile j only the two groups after L(j) may still be in flight.
+    __device__ void start() {
+        fetch_list(0);
+        copy_async_commit();
+        fetch_list(1);
+    }
+    // Tile j into `slot`, whose barrier `filled` completes when it is ready.
+    __device__ void prepare(uint32_t j, TileSlot& slot, uint64_t* filled) {
+        copy_async_wait<2>();  // L(j): all but the last two groups (R(j - 1), L(j + 1))
+        __syncwarp();
+        const ListStage& from = lists[j % 3];
+        const uint32_t n = from.count, tile = from.tile;
+        const OverlayListEntry entry = from.entries[lane];
+        if (lane == 0) {
+            l.counts[tile_at(tile, tiles_x).index] = 0u;  // for the next draw; no other warp reads it
+            slot.tile = tile;
+            slot.count = n;
+        }
+        if (n <= kOverlayTileList) {
+            uint32_t rank = 0;  // scene order (a tile lists a shape once)
+            for (uint32_t i = 0; i < n; ++i) rank += __shfl_sync(0xffffffffu, entry.shape, i) < entry.shape ? 1u : 0u;
+            const bool listed = lane < n;
+            if (listed) {
+                const auto* record = reinterpret_cast<const char*>(&l.shapes[entry.shape]);
+                for (uint32_t part = 0; part < sizeof(OverlayDecodedShape) / 16; ++part)
+                    copy_async<16>(reinterpret_cast<char*>(&slot.shapes[rank]) + 16 * part, record + 16 * part);
+            }
+            // Per pixel warp, the ranks it draws: its loop visits only those.
+            for (uint32_t w = 0; w < kPixelWarps; ++w) {
+                const uint32_t draws = __reduce_or_sync(0xffffffffu, listed && (entry.warps >> w & 1u) ? 1u << rank : 0u);
+                const uint32_t solid = __reduce_or_sync(0xffffffffu, listed && (entry.warps >> (w + 8) & 1u) ? 1u << rank : 0u);
+                if (lane == w) slot.draws[w] = draws, slot.solid[w] = solid;
+            }
+        }
+        copy_async_commit();
+        barrier_arrive_on_copies(filled);
+        barrier_arrive(filled);
+        __syncwarp();  // lists[j % 3] read by every lane before the next call fetches into it
+        fetch_list(j + 2);  // into lists[(j + 2) % 3], last read by the previous call
     }
 };
 
@@ -337,79 +378,115 @@ struct Preparer {
 // preparing warp goes on).
 __device__ void pixels_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
 
-// The busy tiles, a block per tile at a time: eight warps composite a tile's pixels (a
-// thread each) while a ninth prepares the block's next tile into the other of two slots
-// (its count, zeroed once read for the next draw; its list of up to kOverlayTileList
-// shapes, sorted into scene order and decoded), so a tile's chain of dependent loads (busy
-// tile, count and list, shape records) runs while the tile before it shades, with one
-// barrier between tiles (with the first warp doing both in turn, H100: 100 boxes with
-// labels 47.5-48.2 -> 46.3-46.4 us, 1000 boxes 155 -> 151-153 us). A tile of more shapes is
-// walked by the pixel warps: every shape in scene order, kTileShapes at a time, the ones in
-// the tile (in_tile) compacted in order by ballots and decoded. Block 0 zeroes the last
-// draw's busy count. Four blocks per multiprocessor, 56 registers (H100, 1000 boxes: 151 us;
-// five blocks, 40 registers and spills: 154 us; three: 165 us).
-constexpr uint32_t kPixelWarps = TVLM_OVERLAY_THREADS / 32, kShadeThreads = TVLM_OVERLAY_THREADS + 32;
+// The pixel warps' part of a prepared tile: thread t's pixel (its frame texel fetched
+// ahead), composited with the shapes its warp draws, written back where any changed it. A
+// tile of more than kOverlayTileList shapes is walked: every shape in scene order,
+// kTileShapes at a time, the ones in the tile (in_tile) compacted in order by ballots, all
+// pixel warps on that tile together (named barriers).
+constexpr uint32_t kTileShapes = 128;  // shapes per round of a walk (14 KiB of shared memory)
+template <bool kHalf>
+__device__ void shade_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t t, FrameTexel<kHalf> texel,
+                           const TileSlot& prepared, OverlayDecodedShape* walked, uint32_t* walk_counts) {
+    const uint32_t lane = t % 32, warp = t / 32, n = prepared.count;
+    const TileAt at = tile_at(prepared.tile, tiles_x);
+    const uint32_t tx = at.x, ty = at.y;
+    const uint32_t x = tx * TVLM_OVERLAY_TILE + pixel_x(t), y = ty * TVLM_OVERLAY_TILE + pixel_y(t);
+    const bool inside = x < l.width && y < l.height;
+    gpu::OverlayPixel dst = unpack_pixel(l, texel);
+    bool touched = false;
+    if (n <= kOverlayTileList) {
+        const uint32_t solid = prepared.solid[warp];
+        if (inside)
+            for (uint32_t draws = prepared.draws[warp]; draws != 0u; draws &= draws - 1u) {
+                const uint32_t i = uint32_t(__ffs(int(draws))) - 1u;
+                composite(l, prepared.shapes[i], (solid >> i & 1u) != 0u, x, y, dst, touched);
+            }
+    } else {
+        for (uint32_t round = 0; round < l.shape_count; round += kTileShapes) {
+            const bool in = t < kTileShapes && round + t < l.shape_count && in_tile(l.shapes[round + t].s, tx, ty);
+            const uint32_t votes = __ballot_sync(0xffffffffu, in);
+            if (lane == 0) walk_counts[warp] = __popc(votes);
+            pixels_sync();
+            uint32_t at = __popc(votes & ((1u << lane) - 1u)), here = 0;
+            for (uint32_t w = 0; w < kPixelWarps; ++w) {
+                at += w < warp ? walk_counts[w] : 0u;
+                here += walk_counts[w];
+            }
+            if (in) walked[at] = l.shapes[round + t];
+            pixels_sync();
+            if (inside)  // every shape, by distance (exact, and rare: tiles of more than 32 shapes)
+                for (uint32_t i = 0; i < here; ++i) composite(l, walked[i], false, x, y, dst, touched);
+            pixels_sync();  // this round's shapes and counts are no longer read
+        }
+    }
+    if (touched) store_pixel<kHalf>(l, x, y, dst);
+}
+
+// The busy tiles, a block per tile at a time: a preparing warp (the ninth) fills a ring of
+// kRingSlots slots, each with a tile's list of up to kOverlayTileList shapes in scene order
+// (Preparer), and eight pixel warps composite them, each fetching its pixel of the next tile
+// while it shades one. Slots change hands through mbarriers, so a pixel warp goes on to the
+// next prepared tile as soon as it is done with one: a tile's uneven work (one warp's pixels
+// under three shapes, another's under none) evens out over tiles instead of idling every
+// warp at a block-wide barrier per tile (H100, 1000 boxes: 47% of the warps' stall
+// samples). Block 0 zeroes the last draw's busy count. Four blocks per multiprocessor, 56
+// registers.
+constexpr uint32_t kRingSlots = 4;  // tiles prepared ahead of the pixel warps, at most
 template <bool kHalf>
 __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
-    __shared__ TileSlot<kHalf> slots[2];
-    __shared__ PreparerShared stage;
-    __shared__ TileShape walked[kTileShapes];
+    __shared__ TileSlot slots[kRingSlots];
+    __shared__ uint64_t filled[kRingSlots], emptied[kRingSlots];
+    __shared__ ListStage lists[3];
+    __shared__ OverlayDecodedShape walked[kTileShapes];
     __shared__ uint32_t walk_counts[kPixelWarps];
-    await_previous_kernel();
+    __shared__ FrameTexel<kHalf> texels[2][TVLM_OVERLAY_THREADS];  // the pixel threads' texels, fetched a tile ahead
     const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
-    const bool preparer = warp == kPixelWarps;
-    const uint32_t busy_tiles = l.busy_counts[l.parity];
-    if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
-    const uint32_t tiles = busy_tiles > blockIdx.x ? (busy_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0u;
-    Preparer<kHalf> preparing{l, stage, tiles_x, lane, tiles};
-    if (preparer && tiles) {
-        preparing.fetch_list(0);
-        copy_async_wait();
-        __syncwarp();
-        preparing.prepare(0, slots[0]);
+    if (t < kRingSlots) {
+        barrier_init(&filled[t], 64);            // each lane of the preparing warp, and its copies
+        barrier_init(&emptied[t], kPixelWarps);  // a lane of each pixel warp
     }
     __syncthreads();
-    for (uint32_t j = 0; j < tiles; ++j) {
-        const uint32_t slot = j % 2;
-        if (preparer) {
-            if (j + 1 < tiles) preparing.prepare(j + 1, slots[slot ^ 1u]);
-        } else {
-            const TileSlot<kHalf>& prepared = slots[slot];
-            const uint32_t tile = prepared.tile, n = prepared.count;
-            const uint32_t tx = tile % tiles_x, ty = tile / tiles_x;
-            const uint32_t x0 = tx * TVLM_OVERLAY_TILE, y0 = ty * TVLM_OVERLAY_TILE;
-            const uint32_t px = pixel_x(t), py = pixel_y(t), x = x0 + px, y = y0 + py;
-            const bool inside = x < l.width && y < l.height;
-            gpu::OverlayPixel dst{};
-            if (inside) dst = unpack_pixel(l, prepared.texels[py * TVLM_OVERLAY_TILE + px]);
-            bool touched = false;
-            if (n <= kOverlayTileList) {
-                if (inside) composite_list(l, prepared.shapes, n, warp, x, y, dst, touched);
-            } else {
-                for (uint32_t round = 0; round < l.shape_count; round += kTileShapes) {
-                    OverlayShape s{};
-                    const bool in = t < kTileShapes && round + t < l.shape_count && in_tile(s = l.shapes[round + t], tx, ty);
-                    const uint32_t votes = __ballot_sync(0xffffffffu, in);
-                    if (lane == 0) walk_counts[warp] = __popc(votes);
-                    pixels_sync();
-                    uint32_t at = __popc(votes & ((1u << lane) - 1u)), here = 0;
-                    for (uint32_t w = 0; w < kPixelWarps; ++w) {
-                        at += w < warp ? walk_counts[w] : 0u;
-                        here += walk_counts[w];
-                    }
-                    if (in) {  // every warp evaluates it (exact, and rare: tiles of more than 32 shapes)
-                        decode(s, l.srgb ? 1u : 0u, walked[at]);
-                        walked[at].warps = ~0u;
-                        walked[at].solid = 0u;
-                    }
-                    pixels_sync();
-                    if (inside) composite_list(l, walked, here, warp, x, y, dst, touched);
-                    pixels_sync();  // this round's shapes and counts are no longer read
-                }
-            }
-            if (touched) store_pixel<kHalf>(l, x, y, dst);
+    await_previous_kernel();
+    const uint32_t busy_tiles = l.busy_counts[l.parity];
+    if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
+    const uint32_t count = busy_tiles > blockIdx.x ? (busy_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0u;
+    if (!count) return;
+    BlockTiles tiles{l.busy, lane, count};
+    if (warp == kPixelWarps) {
+        Preparer preparing{l, lists, tiles, tiles_x, lane};
+        preparing.start();
+        for (uint32_t j = 0; j < count; ++j) {
+            const uint32_t slot = j % kRingSlots, round = j / kRingSlots;
+            if (round > 0) barrier_wait_sleeping(&emptied[slot], (round - 1) % 2);
+            preparing.prepare(j, slots[slot], &filled[slot]);
         }
-        __syncthreads();  // the next tile's slot is ready, this one's free
+        return;
+    }
+    // This thread's texel of the tile after the one it shades, fetched into shared memory
+    // meanwhile (cp.async: held in a register, it was spilled at once, and the spill's
+    // store waited for the load).
+    const uint32_t px = pixel_x(t), py = pixel_y(t);
+    const auto fetch_texel = [&](uint32_t j) {
+        if (j < count) {
+            const TileAt of = tile_at(tiles.tile(j), tiles_x);
+            const uint32_t x = of.x * TVLM_OVERLAY_TILE + px, y = of.y * TVLM_OVERLAY_TILE + py;
+            if (x < l.width && y < l.height)
+                copy_async<sizeof(FrameTexel<kHalf>)>(&texels[j % 2][t], static_cast<const char*>(l.frame) +
+                                                                             size_t(y) * l.pitch +
+                                                                             size_t(x) * sizeof(FrameTexel<kHalf>));
+        }
+        copy_async_commit();
+    };
+    fetch_texel(0);
+    for (uint32_t j = 0; j < count; ++j) {
+        const uint32_t slot = j % kRingSlots;
+        copy_async_wait<0>();
+        const FrameTexel<kHalf> mine = texels[j % 2][t];
+        fetch_texel(j + 1);
+        barrier_wait(&filled[slot], j / kRingSlots % 2);
+        shade_tile<kHalf>(l, tiles_x, t, mine, slots[slot], walked, walk_counts);
+        __syncwarp();
+        if (lane == 0) barrier_arrive(&emptied[slot]);
     }
 }
 
@@ -439,7 +516,7 @@ void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
     if (!l.shape_count) return;
     if (!l.counts_zeroed) TVLM_CUDA_CHECK(cudaMemsetAsync(l.busy_counts, 0, (size_t(tiles) + 2) * sizeof(uint32_t), stream));
-    bin_kernel<<<l.shape_count, 128, 0, stream>>>(l, tiles_x);
+    bin_kernel<<<l.shape_count, kBinThreads, 0, stream>>>(l, tiles_x);
     const dim3 block(kShadeThreads);
     const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
     if (l.half) launch_kernel_early(shade_kernel<true>, dim3(std::min(bound, resident_shade_blocks<true>())), block, stream, true, l, tiles_x);

@@ -3,8 +3,11 @@
 // the Vulkan renderer (shaders/overlay_*.comp) on the same shape records
 // (shaders/overlay_shapes.h), binned in one pass instead of the Vulkan renderer's three
 // (count, prefix sum, fill): each tile's count, the tiles that have any, and a fixed list
-// of up to kOverlayTileList shapes per tile; then the busy tiles' pixels are shaded with
-// each list sorted into scene order, or, in a tile of more shapes, every shape walked in
+// of up to kOverlayTileList shapes per tile, each entry with the pixel warps of the shading
+// it concerns; the pass also decodes every shape once (colours premultiplied, a box's
+// constants). Then the busy tiles are shaded: per block, one warp prepares tiles into a
+// ring of slots (each list in scene order, the decoded records copied in asynchronously)
+// while eight warps composite them, or, in a tile of more shapes, walk every shape in
 // order. The binning runs a block per shape; the shading a fixed grid of blocks walking the
 // busy tiles, so the 32,400 tiles of a 4K frame cost nothing where no shape lies.
 // Stream-ordered, no host sync. interop/cuda_overlay.h owns the buffers.
@@ -19,8 +22,22 @@
 namespace tvlm {
 
 inline constexpr uint32_t kOverlayTileList = 32;  // shapes a tile lists; a tile of more walks them all
-// Shapes of one draw, at most: the shading sorts a shape's index with its list slot in one word.
-inline constexpr size_t kOverlayMaxShapes = size_t{1} << 27;
+inline constexpr uint32_t kOverlayMaxSide = 1u << 20;  // frame pixels a side: a busy tile keeps its column and row in 16 bits each
+
+// A shape as the shading reads it, decoded once per draw by the binning pass: the record,
+// its colours premultiplied in the blending space, and a box's per-pixel constants.
+struct alignas(16) OverlayDecodedShape {
+    gpu::OverlayShape s;
+    float4 box;  // half size less the corner radius (x, y); 0.5 + radius (z), less the stroke (w)
+    gpu::OverlayPixel fill, stroke;
+};
+
+// A tile's list entry: the shape, and which pixel warps of the shading draw it (bits 0-7,
+// warp w's 8x4 block of the tile's pixels) and from their fill alone (bits 8-15).
+struct alignas(8) OverlayListEntry {
+    uint32_t shape;
+    uint32_t warps;
+};
 
 // Links computed on the device (the KNN graph's), drawn as curve shapes: the counting pass
 // makes slot i < max_edges (shape first + i) link i's curve, or a shape that covers nothing
@@ -37,7 +54,7 @@ struct OverlayLinks {
 
 struct OverlayLaunch {
     const gpu::OverlayShape* staged = nullptr;  // pinned host memory: the shapes (bounds on the frame)
-    gpu::OverlayShape* shapes = nullptr;  // device memory: the binning writes the shapes and the links' here
+    OverlayDecodedShape* shapes = nullptr;  // device memory: the binning writes the shapes and the links' here
     uint32_t shape_count = 0;             // the links' slots included
     OverlayLinks links;
     // Two counts of busy tiles, this draw's at [parity], then the tiles' counts (tiles): one
@@ -46,8 +63,8 @@ struct OverlayLaunch {
     uint32_t* counts = nullptr;   // busy_counts + 2
     bool counts_zeroed = false;   // both are all zero (the draws before ended): no memset
     uint32_t parity = 0;          // 0 or 1, alternating from draw to draw
-    uint32_t* busy = nullptr;     // tiles: the tiles some shape touches, in any order
-    uint32_t* lists = nullptr;    // tiles * kOverlayTileList: each tile's shapes, the first that came
+    uint32_t* busy = nullptr;     // tiles: the tiles some shape touches (row << 16 | column), in any order
+    OverlayListEntry* lists = nullptr;  // tiles * kOverlayTileList: each tile's shapes, the first that came
     uint32_t busy_bound = 0;      // at most this many tiles are busy (the host's count of pairs, or tiles)
     void* frame = nullptr;        // RGBA8 words or RGBA16F texels, rows `pitch` bytes apart
     size_t pitch = 0;

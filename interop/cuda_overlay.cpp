@@ -31,6 +31,9 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                        uint32_t height, Format format, cudaStream_t stream, const OverlayDeviceLinks* links) {
     if (!frame) throw Error("CudaOverlay::draw: no frame (a null pointer)");
     if (width == 0 || height == 0) throw Error("CudaOverlay::draw: an empty frame");
+    if (width > kOverlayMaxSide || height > kOverlayMaxSide)
+        throw Error("CudaOverlay::draw: a " + std::to_string(width) + "x" + std::to_string(height) +
+                    " frame; frames up to " + std::to_string(kOverlayMaxSide) + " pixels a side are drawn: split it into parts");
     check_overlay_format(format, "CudaOverlay::draw");
     const size_t texel = format_info(format).texel_bytes();
     if (pitch % texel || pitch < size_t{width} * texel)
@@ -53,15 +56,12 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
-    if (total > kOverlayMaxShapes)
-        throw Error("CudaOverlay::draw: " + std::to_string(total) + " shapes (device links' slots included); a draw takes at most " +
-                    std::to_string(kOverlayMaxShapes) + ": split the scene into several draws");
     ensure(shapes_, total, stream);
     const uint32_t* counts_before = counts_.data();
     ensure(counts_, tiles + 2, stream);
     if (counts_.data() != counts_before) counts_zeroed_ = false;  // new memory: zeroed by this draw
     ensure(busy_, tiles, stream);
-    const uint32_t* lists_before = lists_.data();
+    const OverlayListEntry* lists_before = lists_.data();
     ensure(lists_, tiles * kOverlayTileList, stream);
     if (lists_.data() != lists_before)  // the shading reads a list's 32 entries before its count masks them
         TVLM_CUDA_CHECK(cudaMemsetAsync(lists_.data(), 0, lists_.bytes(), stream));

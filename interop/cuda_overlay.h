@@ -27,6 +27,9 @@ struct OverlayDeviceLinks {
     size_t at = 0;
 };
 
+struct OverlayDecodedShape;  // cuda/overlay.h: what the kernels keep between their passes
+struct OverlayListEntry;
+
 class CudaOverlay {
 public:
     // Composites `shapes` (overlay_shapes() for this frame) over a frame in CUDA memory, rows
@@ -50,8 +53,9 @@ private:
     size_t staging_count_[2] = {};
     CudaEvent copied_[2] = {make_event(), make_event()};  // the last draw that read each
     int slot_ = 0;
-    DeviceBuffer<gpu::OverlayShape> shapes_;
-    DeviceBuffer<uint32_t> counts_, busy_, lists_;
+    DeviceBuffer<OverlayDecodedShape> shapes_;
+    DeviceBuffer<uint32_t> counts_, busy_;
+    DeviceBuffer<OverlayListEntry> lists_;
     bool counts_zeroed_ = false;  // counts_ is all zero: the draws' passes were all launched
     uint32_t parity_ = 0;         // which of two counts of busy tiles the last draw used
     DeviceBuffer<uint8_t> atlas_;

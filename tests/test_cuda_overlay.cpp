@@ -120,6 +120,8 @@ TEST_CASE("CUDA overlays refuse bad frames, formats and shapes, launching nothin
                          doctest::Contains("not r32f"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, unorm, nullptr), doctest::Contains("outside the 8x8"),
                          Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), size_t{4} << 21, (1u << 20) + 1, 1, unorm, nullptr),
+                         doctest::Contains("pixels a side"), Error);  // checked before the frame is touched
     overlay.draw({}, frame.data(), 64, 16, 16, unorm, nullptr);  // nothing to draw: fine
     std::vector<uint8_t> after(frame.bytes());
     TVLM_CUDA_CHECK(cudaMemcpy(after.data(), frame.data(), after.size(), cudaMemcpyDeviceToHost));
