@@ -119,14 +119,15 @@ __device__ OverlayDecodedShape decode(const OverlayShape& s, uint32_t srgb) {
 // path (ncu, H100, 1000 boxes: 394 instructions a tile, the warp busy all the time).
 // (Eight threads per tile, one per pixel warp, made the pass 2-3x slower: eight times the
 // rounds, each waiting on its atomics.)
-constexpr uint32_t kBinThreads = 256;  // per shape (H100, 100 points with 298 links: 13.1 us a pass with 128, 9.9 with 256)
+// Launched early: a scene shape is read from host memory (the draw filled it before the
+// launch) while the kernel before still runs; a device link is made after it.
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
-    await_previous_kernel();
     const uint32_t i = blockIdx.x;
+    const bool link = i - l.links.first < l.links.max_edges;
     __shared__ OverlayShape made;
-    if (threadIdx.x == 0)
-        made = i - l.links.first < l.links.max_edges ? link_shape(l.links, i - l.links.first, l.width, l.height)
-                                                     : l.staged[i];
+    if (threadIdx.x == 0 && !link) made = l.staged[i];
+    await_previous_kernel();
+    if (threadIdx.x == 0 && link) made = link_shape(l.links, i - l.links.first, l.width, l.height);
     __syncthreads();
     const OverlayShape s = made;
     if (threadIdx.x == 0) l.shapes[i] = decode(s, l.srgb ? 1u : 0u);  // for the shading, after the barrier
@@ -490,11 +491,11 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
     }
 }
 
-// Blocks that fill the GPU once: the shading grid walks the busy tiles with that many.
-// Asked of the runtime once per device and kernel, not on every draw (a draw's host time
-// is part of a video frame's).
-template <bool kHalf>
-uint32_t resident_shade_blocks() {
+// Blocks of `threads` threads of `kernel` that fit the GPU at once. Asked of the runtime
+// once per device, kernel and size, not on every draw (a draw's host time is part of a
+// video frame's).
+template <auto kKernel, uint32_t kThreads>
+uint32_t resident_blocks() {
     constexpr int kDevices = 64;
     static std::atomic<uint32_t> known[kDevices] = {};
     int device = 0;
@@ -502,7 +503,7 @@ uint32_t resident_shade_blocks() {
     if (device < kDevices && known[device].load(std::memory_order_relaxed)) return known[device].load(std::memory_order_relaxed);
     const int sms = current_device_multiprocessors();
     int per_sm = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shade_kernel<kHalf>, kShadeThreads, 0));
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, int(kThreads), 0));
     const auto blocks = uint32_t(std::max(1, sms * per_sm));
     if (device < kDevices) known[device].store(blocks, std::memory_order_relaxed);
     return blocks;
@@ -510,17 +511,25 @@ uint32_t resident_shade_blocks() {
 
 }  // namespace
 
-// The shading is launched early (early_launch.cuh): its launch overlaps the binning.
+// Both passes are launched early (early_launch.cuh): the binning's launch overlaps the kernel
+// before it, the shading's the binning. The binning takes 256 threads a shape where the
+// scene's blocks still fit the GPU at once, else 128 (H100: 298 links 13.1 -> 9.9 us a pass
+// with 256; 1000 boxes, two rounds of blocks with 256, 12.3 -> 13.0 us).
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
     if (!l.shape_count) return;
     if (!l.counts_zeroed) TVLM_CUDA_CHECK(cudaMemsetAsync(l.busy_counts, 0, (size_t(tiles) + 2) * sizeof(uint32_t), stream));
-    bin_kernel<<<l.shape_count, kBinThreads, 0, stream>>>(l, tiles_x);
+    const uint32_t bin_threads = l.shape_count <= resident_blocks<bin_kernel, 256>() ? 256 : 128;
+    launch_kernel_early(bin_kernel, dim3(l.shape_count), dim3(bin_threads), stream, true, l, tiles_x);
     const dim3 block(kShadeThreads);
     const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
-    if (l.half) launch_kernel_early(shade_kernel<true>, dim3(std::min(bound, resident_shade_blocks<true>())), block, stream, true, l, tiles_x);
-    else launch_kernel_early(shade_kernel<false>, dim3(std::min(bound, resident_shade_blocks<false>())), block, stream, true, l, tiles_x);
+    if (l.half)
+        launch_kernel_early(shade_kernel<true>, dim3(std::min(bound, resident_blocks<shade_kernel<true>, kShadeThreads>())),
+                            block, stream, true, l, tiles_x);
+    else
+        launch_kernel_early(shade_kernel<false>, dim3(std::min(bound, resident_blocks<shade_kernel<false>, kShadeThreads>())),
+                            block, stream, true, l, tiles_x);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
