@@ -19,6 +19,20 @@ __device__ inline void await_previous_kernel() {
 #endif
 }
 
+// Its two halves, for a kernel with work that reads nothing the kernel before it wrote: it
+// lets the next early launch begin at once, and waits before it ends, so that a kernel
+// awaiting it still finds every earlier kernel finished.
+__device__ inline void allow_next_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+__device__ inline void wait_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+}
+
 // `kernel<<<grid, block, shared_bytes, stream>>>(args...)`, allowed to start before the
 // kernel before it finishes where `early` (the kernel must await_previous_kernel() first).
 // The attribute is passed also when `early` is false: without it, two-launch 1024^2 box

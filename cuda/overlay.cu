@@ -123,19 +123,30 @@ __device__ OverlayDecodedShape decode(const OverlayShape& s, uint32_t srgb) {
 // path (ncu, H100, 1000 boxes: 394 instructions a tile, the warp busy all the time).
 // (Eight threads per tile, one per pixel warp, made the pass 2-3x slower: eight times the
 // rounds, each waiting on its atomics.)
-// Launched early: a scene shape is read from host memory (the draw filled it before the
-// launch) while the kernel before still runs; a device link is made after it.
+// Launched early, the pass reads nothing the kernel before it wrote, where the draw has no
+// device links: the scene's shapes come from host memory the draw filled before the
+// launch, and the buffers it writes are this draw's halves, which the shading of the draw
+// before does not read (CudaOverlay alternates them). So it bins while the kernel before
+// still runs (in a video loop, the previous draw's shading, whose last blocks leave SMs
+// idle), and waits for that kernel only before it ends: the shading, which awaits the
+// pass, still finds every earlier kernel finished. Device links are the kernel before's
+// output: a draw with them waits first.
 __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     const uint32_t i = blockIdx.x;
-    const bool link = i - l.links.first < l.links.max_edges;
+    const bool linked = l.links.max_edges != 0u;
+    allow_next_kernel();
+    if (linked) wait_previous_kernel();
     __shared__ OverlayShape made;
-    if (threadIdx.x == 0 && !link) made = l.staged[i];
-    await_previous_kernel();
-    if (threadIdx.x == 0 && link) made = link_shape(l.links, i - l.links.first, l.width, l.height);
+    if (threadIdx.x == 0)
+        made = i - l.links.first < l.links.max_edges ? link_shape(l.links, i - l.links.first, l.width, l.height)
+                                                     : l.staged[i];
     __syncthreads();
     const OverlayShape s = made;
     if (threadIdx.x == 0) l.shapes[i] = decode(s, l.srgb ? 1u : 0u);  // for the shading, after the barrier
-    if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) return;  // an unused link slot: nothing to draw
+    if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) {  // an unused link slot: nothing to draw
+        if (!linked) wait_previous_kernel();
+        return;
+    }
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
     const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
@@ -145,9 +156,10 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
         if (gpu::overlay_tile_empty(s, tx, ty)) continue;  // nothing of it there
         const uint32_t tile = ty * tiles_x + tx, slot = atomicAdd(&l.counts[tile], 1u);
         const uint32_t warps = shares.of_tile(tx, ty);  // while the atomic is under way
-        if (slot == 0u) l.busy[atomicAdd(&l.busy_counts[l.parity], 1u)] = ty << 16 | tx;
+        if (slot == 0u) l.busy[atomicAdd(&l.busy_counts[l.turn], 1u)] = ty << 16 | tx;
         if (slot < kOverlayTileList) l.lists[size_t(tile) * kOverlayTileList + slot] = {i, warps};
     }
+    if (!linked) wait_previous_kernel();
 }
 
 // A frame's pixels as stored: an RGBA8 word or four halves.
@@ -457,8 +469,8 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
     }
     __syncthreads();
     await_previous_kernel();
-    const uint32_t busy_tiles = l.busy_counts[l.parity];
-    if (blockIdx.x == 0 && t == 0) l.busy_counts[1 - l.parity] = 0u;  // the last draw's, which it read
+    const uint32_t busy_tiles = l.busy_counts[l.turn];
+    if (blockIdx.x == 0 && t == 0) l.busy_counts[(l.turn + 2) % 3] = 0u;  // the last draw's, next used two draws on
     const uint32_t count = busy_tiles > blockIdx.x ? (busy_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0u;
     if (!count) return;
     BlockTiles tiles{l.busy, lane, count};
@@ -528,7 +540,6 @@ void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
     if (!l.shape_count) return;
-    if (!l.counts_zeroed) TVLM_CUDA_CHECK(cudaMemsetAsync(l.busy_counts, 0, (size_t(tiles) + 2) * sizeof(uint32_t), stream));
     const uint32_t bin_threads = l.shape_count <= resident_blocks<bin_kernel, 256>() ? 256 : 128;
     launch_kernel_early(bin_kernel, dim3(l.shape_count), dim3(bin_threads), stream, true, l, tiles_x);
     const dim3 block(kShadeThreads);

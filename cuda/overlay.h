@@ -57,12 +57,13 @@ struct OverlayLaunch {
     OverlayDecodedShape* shapes = nullptr;  // device memory: the binning writes the shapes and the links' here
     uint32_t shape_count = 0;             // the links' slots included
     OverlayLinks links;
-    // Two counts of busy tiles, this draw's at [parity], then the tiles' counts (tiles): one
-    // buffer, all zero again after the next draw whatever the frame's size.
+    // Three counts of busy tiles in turn, this draw's at [turn]; the shading zeroes the last
+    // draw's.
     uint32_t* busy_counts = nullptr;
-    uint32_t* counts = nullptr;   // busy_counts + 2
-    bool counts_zeroed = false;   // both are all zero (the draws before ended): no memset
-    uint32_t parity = 0;          // 0 or 1, alternating from draw to draw
+    uint32_t turn = 0;
+    // The per-draw buffers here are the draw's half of two (CudaOverlay alternates them), so
+    // that a draw's binning runs while the shading of the draw before finishes.
+    uint32_t* counts = nullptr;   // tiles: each tile's count of shapes, zero before and after the draw
     uint32_t* busy = nullptr;     // tiles: the tiles some shape touches (row << 16 | column), in any order
     OverlayListEntry* lists = nullptr;  // tiles * kOverlayTileList: each tile's shapes, the first that came
     uint32_t busy_bound = 0;      // at most this many tiles are busy (the host's count of pairs, or tiles)

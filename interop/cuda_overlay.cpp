@@ -56,15 +56,23 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
-    ensure(shapes_, total, stream);
-    const uint32_t* counts_before = counts_.data();
-    ensure(counts_, tiles + 2, stream);
-    if (counts_.data() != counts_before) counts_zeroed_ = false;  // new memory: zeroed by this draw
-    ensure(busy_, tiles, stream);
-    const OverlayListEntry* lists_before = lists_.data();
-    ensure(lists_, tiles * kOverlayTileList, stream);
-    if (lists_.data() != lists_before)  // the shading reads a list's 32 entries before its count masks them
-        TVLM_CUDA_CHECK(cudaMemsetAsync(lists_.data(), 0, lists_.bytes(), stream));
+    half_ ^= 1;  // this draw's half of the per-draw buffers (the draw before may still read the other)
+    ensure(shapes_[half_], total, stream);
+    ensure(busy_[half_], tiles, stream);
+    for (int h = 0; h < 2; ++h) {  // both halves at once: the counts must be zero before any draw uses them
+        const uint32_t* counts_before = counts_[h].data();
+        ensure(counts_[h], tiles, stream);
+        if (counts_[h].data() != counts_before) counts_zeroed_ = false;
+        const OverlayListEntry* lists_before = lists_[h].data();
+        ensure(lists_[h], tiles * kOverlayTileList, stream);
+        if (lists_[h].data() != lists_before)  // the shading reads a list's 32 entries before its count masks them
+            TVLM_CUDA_CHECK(cudaMemsetAsync(lists_[h].data(), 0, lists_[h].bytes(), stream));
+    }
+    if (busy_counts_.size() == 0) busy_counts_ = DeviceBuffer<uint32_t>(3), counts_zeroed_ = false;
+    if (!counts_zeroed_) {  // new memory, or a draw that did not launch both passes
+        for (DeviceBuffer<uint32_t>& counts : counts_) TVLM_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), stream));
+        TVLM_CUDA_CHECK(cudaMemsetAsync(busy_counts_.data(), 0, busy_counts_.bytes(), stream));
+    }
     if (glyphs && atlas_.size() == 0) {  // once; stream-ordered before the first draw reading it
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
@@ -90,16 +98,17 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                         .width = links->width,
                         .color = links->color,
                         .first = uint32_t(at)};
+    counts_zeroed_ = false;  // until both passes are launched
+    turn_ = (turn_ + 1) % 3;
     launch_overlay({.staged = staged,
-                    .shapes = shapes_.data(),
+                    .shapes = shapes_[half_].data(),
                     .shape_count = uint32_t(total),
                     .links = device_links,
-                    .busy_counts = counts_.data(),
-                    .counts = counts_.data() + 2,
-                    .counts_zeroed = std::exchange(counts_zeroed_, false),  // false should a launch throw
-                    .parity = parity_ ^= 1u,
-                    .busy = busy_.data(),
-                    .lists = lists_.data(),
+                    .busy_counts = busy_counts_.data(),
+                    .turn = turn_,
+                    .counts = counts_[half_].data(),
+                    .busy = busy_[half_].data(),
+                    .lists = lists_[half_].data(),
                     .busy_bound = uint32_t(links ? tiles : std::min<uint64_t>(pairs, tiles)),
                     .frame = frame,
                     .pitch = pitch,

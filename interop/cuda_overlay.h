@@ -53,11 +53,15 @@ private:
     size_t staging_count_[2] = {};
     CudaEvent copied_[2] = {make_event(), make_event()};  // the last draw that read each
     int slot_ = 0;
-    DeviceBuffer<OverlayDecodedShape> shapes_;
-    DeviceBuffer<uint32_t> counts_, busy_;
-    DeviceBuffer<OverlayListEntry> lists_;
-    bool counts_zeroed_ = false;  // counts_ is all zero: the draws' passes were all launched
-    uint32_t parity_ = 0;         // which of two counts of busy tiles the last draw used
+    // The kernels' buffers: two halves in turn (a draw's binning writes its half while the
+    // shading of the draw before may still read the other), and three counts of busy tiles.
+    DeviceBuffer<OverlayDecodedShape> shapes_[2];
+    DeviceBuffer<uint32_t> counts_[2], busy_[2];
+    DeviceBuffer<OverlayListEntry> lists_[2];
+    DeviceBuffer<uint32_t> busy_counts_;
+    int half_ = 0;
+    uint32_t turn_ = 0;
+    bool counts_zeroed_ = false;  // the counts are all zero: the draws' passes were all launched
     DeviceBuffer<uint8_t> atlas_;
 };
 

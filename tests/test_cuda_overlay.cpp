@@ -1,7 +1,8 @@
 // The overlay renderer's CUDA kernels (frames in CUDA memory) against the CPU reference,
 // as the Vulkan renderer is tested: random scenes with labels on RGBA8, sRGB and RGBA16F
 // frames with a row pitch wider than the frame, thousands of translucent shapes over one
-// tile, frames of many tiles, a frame drawn again (the binning buffers reused), refusals.
+// tile, frames of many tiles, a frame drawn again (the binning buffers reused), draws
+// launched back to back with no wait, refusals.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "cuda_handle.h"
 #include "cuda_overlay.h"
 #include "device_buffer.h"
 #include "error.h"
@@ -100,6 +102,36 @@ TEST_CASE("CUDA overlays on RGBA16F frames equal the CPU reference within one 8-
         TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 8, frame.data(), pitch, size_t{w} * 8, h,
                                      cudaMemcpyDeviceToHost));
         const test::OverlayComparison c = test::compare_with_reference_f16(before, gpu, shapes, w, h);
+        CHECK(c.worst <= 1);
+        CHECK(c.changed > 1000);
+    }
+}
+
+TEST_CASE("CUDA overlays drawn back to back on one stream, no wait between, each equal the CPU reference") {
+    // A draw's binning runs while the shading of the draw before it still runs (each writes
+    // its own half of the buffers): eight scenes onto eight frames, launched in a row on a
+    // non-blocking stream, then each frame compared.
+    CudaOverlay overlay;
+    std::mt19937 random(5);
+    const CudaStream stream = make_stream();
+    constexpr uint32_t w = 203, h = 131;
+    constexpr size_t pitch = size_t{w} * 4;
+    std::vector<std::vector<uint8_t>> before;
+    std::vector<DeviceBuffer<uint8_t>> frames;
+    std::vector<std::vector<gpu::OverlayShape>> shapes;
+    for (size_t i = 0; i < 8; ++i) {
+        before.push_back(test::random_frame(w, h, random));
+        frames.emplace_back(pitch * h);
+        TVLM_CUDA_CHECK(cudaMemcpy(frames.back().data(), before.back().data(), pitch * h, cudaMemcpyHostToDevice));
+        shapes.push_back(overlay_shapes(test::random_scene(w, h, random, i % 2 == 0), w, h));
+    }
+    for (size_t i = 0; i < 8; ++i) overlay.draw(shapes[i], frames[i].data(), pitch, w, h, Format::rgba8_unorm, stream.handle());
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    for (size_t i = 0; i < 8; ++i) {
+        CAPTURE(i);
+        std::vector<uint8_t> gpu(pitch * h);
+        TVLM_CUDA_CHECK(cudaMemcpy(gpu.data(), frames[i].data(), gpu.size(), cudaMemcpyDeviceToHost));
+        const test::OverlayComparison c = test::compare_with_reference(before[i], gpu, shapes[i], w, h, false);
         CHECK(c.worst <= 1);
         CHECK(c.changed > 1000);
     }
