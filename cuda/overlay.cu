@@ -277,9 +277,9 @@ __device__ void barrier_wait(uint64_t* barrier, uint32_t parity) {
     while (!barrier_done(barrier, parity)) {
     }
 }
-// The preparing warp sleeps between its looks at a slot it waits to be freed: polling, its
-// waits were a third of the shading's instructions (ncu, H100, 1000 boxes), issue slots
-// the pixel warps lost.
+// The preparing warp, often a whole ring ahead, sleeps between its looks at a slot it waits
+// to be freed, leaving the issue slots to the pixel warps. (The pixel warps poll: their
+// waits are mostly at a block's first tile, and sleeping there changed nothing.)
 __device__ void barrier_wait_sleeping(uint64_t* barrier, uint32_t parity) {
     while (!barrier_done(barrier, parity)) __nanosleep(256);
 }
