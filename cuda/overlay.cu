@@ -57,48 +57,23 @@ __device__ uint32_t block_y(uint32_t warp) { return warp / kWarpBlocksAcross * k
 __device__ uint32_t pixel_x(uint32_t t) { return block_x(t / 32) + t % kWarpBlockWidth; }
 __device__ uint32_t pixel_y(uint32_t t) { return block_y(t / 32) + t % 32 / kWarpBlockWidth; }
 
-// Which pixel warps of a tile draw a shape (bits 0-7: warp w's 8x4 block), and which of
-// those from its fill alone (bits 8-15: the block's pixel centres all further inside a
-// box than its stroke and ramp, as overlay_box_interior_covers decides): OverlayListEntry's
-// warps. A block is left out where the shape changes none of its pixels: outside the
-// shape's bounds, inside an outlined box, or further from a straight line than any of its
-// pixels reaches. Curves are culled by their bounds only: their exact distance at eight
-// block centres per tile made the binning pass the links' largest cost (H100, 100 points
-// with 298 links: 13.6 -> 30 us for the pass). Made once per shape by each binning thread.
-struct BlockShares {
-    gpu::OverlayShape s;
-    float hx = 0, hy = 0;  // a box: its half size less the margin of its stroke and ramp
-    float reach = 0;       // a straight line: the distance from a block's centre its pixels may show at
-
-    __device__ explicit BlockShares(const gpu::OverlayShape& shape) : s(shape) {
-        if (s.kind == TVLM_SHAPE_BOX) {  // as overlay_box_interior_covers
-            const float r = fminf(s.radius, fminf(s.x1, s.y1));
-            const float margin = fmaxf(r, 0.5f + 2.0f * s.half_width) + 0.01f;
-            hx = s.x1 - margin;
-            hy = s.y1 - margin;
-        }
-        const float corner = gpu::sqrt(0.25f * float((kWarpBlockWidth - 1) * (kWarpBlockWidth - 1) +
-                                                     (kWarpBlockHeight - 1) * (kWarpBlockHeight - 1)));
-        reach = s.half_width + 0.5f + corner + 0.5f;  // as overlay_tile_empty, for a block
+// Which pixel warps of tile (tx, ty) draw shape s (bits 0-7: warp w's 8x4 block), and
+// which of those from its fill alone (bits 8-15: the block's pixel centres all further
+// inside a box than its stroke and ramp): OverlayListEntry's warps. A block is left out as
+// the binning leaves out a tile (overlay_rect_empty), but curves by their bounds only:
+// their exact distance at eight block centres per tile made the binning pass the links'
+// largest cost (H100, 100 points with 298 links: 13.6 -> 30 us for the pass).
+__device__ uint32_t warp_shares(const OverlayShape& s, uint32_t tx, uint32_t ty) {
+    uint32_t shares = 0;
+    for (uint32_t w = 0; w < kPixelWarps; ++w) {
+        const float x0 = float(tx * TVLM_OVERLAY_TILE + block_x(w)), y0 = float(ty * TVLM_OVERLAY_TILE + block_y(w));
+        const float x1 = x0 + float(kWarpBlockWidth), y1 = y0 + float(kWarpBlockHeight);
+        if (!gpu::overlay_touches(s, x0, y0, x1, y1)) continue;
+        if (s.kind != TVLM_SHAPE_CURVE && gpu::overlay_rect_empty(s, x0, y0, x1, y1)) continue;
+        shares |= (gpu::overlay_box_interior_covers(s, x0, y0, x1, y1) ? 0x101u : 1u) << w;
     }
-    __device__ uint32_t of_tile(uint32_t tx, uint32_t ty) const {
-        uint32_t shares = 0;
-        for (uint32_t w = 0; w < kPixelWarps; ++w) {
-            const float x0 = float(tx * TVLM_OVERLAY_TILE + block_x(w));
-            const float y0 = float(ty * TVLM_OVERLAY_TILE + block_y(w));
-            const float x1 = x0 + float(kWarpBlockWidth), y1 = y0 + float(kWarpBlockHeight);
-            if (!gpu::overlay_touches(s, x0, y0, x1, y1)) continue;
-            const bool interior = s.kind == TVLM_SHAPE_BOX && x0 + 0.5f - s.x0 >= -hx && x1 - 0.5f - s.x0 <= hx &&
-                                  y0 + 0.5f - s.y0 >= -hy && y1 - 0.5f - s.y0 <= hy;
-            if (interior && (s.fill >> 24u) == 0u) continue;  // inside an outlined box
-            if (s.kind == TVLM_SHAPE_SEGMENT &&
-                gpu::overlay_segment_distance(0.5f * (x0 + x1), 0.5f * (y0 + y1), s.x0, s.y0, s.x1, s.y1) > reach)
-                continue;
-            shares |= (interior ? 0x101u : 1u) << w;
-        }
-        return shares;
-    }
-};
+    return shares;
+}
 
 __device__ OverlayDecodedShape decode(const OverlayShape& s, uint32_t srgb) {
     OverlayDecodedShape d;
@@ -150,12 +125,11 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     const int tx0 = gpu::overlay_tile_of(s.min_x), ty0 = gpu::overlay_tile_of(s.min_y);
     const uint32_t across = uint32_t(gpu::overlay_tile_of(s.max_x) - tx0 + 1);
     const uint32_t count = across * uint32_t(gpu::overlay_tile_of(s.max_y) - ty0 + 1);
-    const BlockShares shares(s);
     for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) {
         const uint32_t tx = uint32_t(tx0) + k % across, ty = uint32_t(ty0) + k / across;
         if (gpu::overlay_tile_empty(s, tx, ty)) continue;  // nothing of it there
         const uint32_t tile = ty * tiles_x + tx, slot = atomicAdd(&l.counts[tile], 1u);
-        const uint32_t warps = shares.of_tile(tx, ty);  // while the atomic is under way
+        const uint32_t warps = warp_shares(s, tx, ty);  // while the atomic is under way
         if (slot == 0u) l.busy[atomicAdd(&l.busy_counts[l.turn], 1u)] = ty << 16 | tx;
         if (slot < kOverlayTileList) l.lists[size_t(tile) * kOverlayTileList + slot] = {i, warps};
     }

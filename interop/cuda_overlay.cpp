@@ -56,7 +56,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     const uint64_t pairs = overlay_tile_pairs(shapes, width, height);
     const size_t total = shapes.size() + link_slots;
     if (total == 0) return;
-    half_ ^= 1;  // this draw's half of the per-draw buffers (the draw before may still read the other)
+    half_ ^= 1;  // this draw's half of the staging and kernel buffers (the draw before may still read the other)
     ensure(shapes_[half_], total, stream);
     ensure(busy_[half_], tiles, stream);
     for (int h = 0; h < 2; ++h) {  // both halves at once: the counts must be zero before any draw uses them
@@ -77,16 +77,15 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
     }
-    slot_ ^= 1;
-    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[slot_].handle()));  // this staging buffer is free again
-    if (staging_count_[slot_] < total) {
-        staging_[slot_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
-        staging_count_[slot_] = total;
+    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[half_].handle()));  // this staging buffer is free again
+    if (staging_count_[half_] < total) {
+        staging_[half_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
+        staging_count_[half_] = total;
     }
     // The scene's shapes with a gap for the links (the binning pass fills it), read by the
     // binning pass from this pinned memory (mapped: unified addressing).
     const size_t at = links ? links->at : shapes.size();
-    auto* staged = static_cast<gpu::OverlayShape*>(staging_[slot_].handle());
+    auto* staged = static_cast<gpu::OverlayShape*>(staging_[half_].handle());
     std::memcpy(staged, shapes.data(), at * sizeof(gpu::OverlayShape));
     std::memcpy(staged + at + link_slots, shapes.data() + at, (shapes.size() - at) * sizeof(gpu::OverlayShape));
     OverlayLinks device_links{};
@@ -120,7 +119,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                     .atlas_width = font ? font->width : 0},
                    stream);
     counts_zeroed_ = true;  // the passes, all launched, return every count to zero
-    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));  // the binning read the staged shapes
+    TVLM_CUDA_CHECK(cudaEventRecord(copied_[half_].handle(), stream));  // the binning read the staged shapes
 }
 
 }  // namespace tvlm

@@ -38,8 +38,9 @@ public:
     // buffers in turn, read by the binning kernel: the host waits only for the draw before
     // the previous one to have read its buffer. Labels' glyphs sample the font's atlas, copied to the device
     // at the first draw that has any.
-    // Throws Error, launching nothing, for a null frame, another format, a pitch shorter than
-    // a row or not a multiple of the texel size, or shapes whose bounds leave the frame.
+    // Throws Error, launching nothing, for a null frame, a frame over kOverlayMaxSide (2^20)
+    // pixels a side, another format, a pitch shorter than a row or not a multiple of the
+    // texel size, or shapes whose bounds leave the frame.
     // Buffers grow as scenes need them; a draw waits for this object's previous draw
     // (stream-ordered) only where they must grow.
     // `links`: also these device-made links, at links->at (at most shapes.size()).
@@ -47,19 +48,19 @@ public:
               Format format, cudaStream_t stream, const OverlayDeviceLinks* links = nullptr);
 
 private:
-    // Two pinned buffers in turn, so the host fills one while the GPU reads the other: a
-    // draw waits only for the draw before the last, and the host runs a frame ahead.
+    // Everything a draw writes comes in two halves, used in turn by draws: the pinned staging
+    // buffers (the host fills one while the GPU reads the other: a draw waits only for the
+    // draw before the last, and the host runs a frame ahead) and the kernels' buffers (a
+    // draw's binning writes its half while the shading of the draw before may still read
+    // the other). The counts of busy tiles come in three, in turn.
+    int half_ = 0;
     PinnedMemory staging_[2];
     size_t staging_count_[2] = {};
     CudaEvent copied_[2] = {make_event(), make_event()};  // the last draw that read each
-    int slot_ = 0;
-    // The kernels' buffers: two halves in turn (a draw's binning writes its half while the
-    // shading of the draw before may still read the other), and three counts of busy tiles.
     DeviceBuffer<OverlayDecodedShape> shapes_[2];
     DeviceBuffer<uint32_t> counts_[2], busy_[2];
     DeviceBuffer<OverlayListEntry> lists_[2];
     DeviceBuffer<uint32_t> busy_counts_;
-    int half_ = 0;
     uint32_t turn_ = 0;
     bool counts_zeroed_ = false;  // the counts are all zero: the draws' passes were all launched
     DeviceBuffer<uint8_t> atlas_;

@@ -290,20 +290,25 @@ TVLM_OVERLAY_FN bool overlay_box_hollow_over(OverlayShape s, float x0, float y0,
     return (s.fill >> 24u) == 0u && overlay_box_interior_covers(s, x0, y0, x1, y1);
 }
 
-// Whether shape s draws nothing on tile (tx, ty), so binning leaves the pair out and the
-// cost follows coverage, not bounding boxes: inside an outlined box (above), or too far
-// from a line or curve for any pixel of the tile to reach its one-pixel ramp. Distances
-// change by at most the distance moved, and the tile's pixel centres lie within 7.5 * sqrt(2)
-// of its centre; half a pixel more allows for the rounding of the curve's distance. (A
+// Whether shape s draws nothing on the pixels [x0, x1) x [y0, y1) (a tile, or a block of
+// one), so binning leaves the pair out and the cost follows coverage, not bounding boxes:
+// inside an outlined box (above), or too far from a line or curve for any pixel of the
+// rectangle to reach its one-pixel ramp. Distances change by at most the distance moved,
+// and the rectangle's pixel centres lie within half its diagonal less a pixel of its
+// centre; half a pixel more allows for the rounding of the curve's distance. (A
 // butt-capped line's rectangle lies within half its width of the segment, so the
 // segment's distance bounds it too.)
-TVLM_OVERLAY_FN bool overlay_tile_empty(OverlayShape s, uint tx, uint ty) {
-    const float x0 = float(tx * uint(TVLM_OVERLAY_TILE)), y0 = float(ty * uint(TVLM_OVERLAY_TILE));
-    const float half_tile = 0.5f * float(TVLM_OVERLAY_TILE), cx = x0 + half_tile, cy = y0 + half_tile;
-    const float reach = s.half_width + 0.5f + (half_tile - 0.5f) * 1.41422f + 0.5f;
+TVLM_OVERLAY_FN bool overlay_rect_empty(OverlayShape s, float x0, float y0, float x1, float y1) {
+    const float cx = 0.5f * (x0 + x1), cy = 0.5f * (y0 + y1);
+    const float corner = 0.5f * sqrt((x1 - x0 - 1.0f) * (x1 - x0 - 1.0f) + (y1 - y0 - 1.0f) * (y1 - y0 - 1.0f));
+    const float reach = s.half_width + 0.5f + corner + 0.5f;
     if (s.kind == TVLM_SHAPE_SEGMENT) return overlay_segment_distance(cx, cy, s.x0, s.y0, s.x1, s.y1) > reach;
     if (s.kind == TVLM_SHAPE_CURVE) return overlay_bezier_distance(cx, cy, s.x0, s.y0, s.cx, s.cy, s.x1, s.y1) > reach;
-    return overlay_box_hollow_over(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
+    return overlay_box_hollow_over(s, x0, y0, x1, y1);
+}
+TVLM_OVERLAY_FN bool overlay_tile_empty(OverlayShape s, uint tx, uint ty) {
+    const float x0 = float(tx * uint(TVLM_OVERLAY_TILE)), y0 = float(ty * uint(TVLM_OVERLAY_TILE));
+    return overlay_rect_empty(s, x0, y0, x0 + float(TVLM_OVERLAY_TILE), y0 + float(TVLM_OVERLAY_TILE));
 }
 
 // The shape's coverage of the pixel centred at (px, py): .x the fill's (boxes), .y the
