@@ -28,15 +28,34 @@ constexpr uint32_t kTile = TVLM_BOX_TILE;
 static_assert(TVLM_BOX_TILE == 32 && TVLM_BOX_THREADS == 256 && TVLM_BOX_MAX_LEVELS == 6,
               "halve_tile maps 256 threads to a 16x16 grid of 2x2 texels of a 32x32 tile, six levels");
 
+// UNORM8 sums in float where it holds them exactly: with weights summing to d <= 2^14, every
+// sum of bytes times weights, 2n + d and (q + 1) 2d below are whole numbers under 2^24.
+// Then floor((2n + d) / 2d), the reference's half-up rounding, is a float estimate and one
+// exact step either way. The tails of video's odd chains (1080 = 135 x 8) are bound by the
+// latency of each texel's instructions, and double arithmetic (conversions, a division)
+// was most of them.
+constexpr uint32_t kFloatExactWeights = 1u << 14;
+__device__ inline float bytes_half_up(float n, float d) {
+    const float twice = 2.0f * n + d, step = 2.0f * d;
+    float q = floorf(__fdividef(twice, step));
+    if ((q + 1.0f) * step <= twice) q += 1.0f;
+    else if (q * step > twice) q -= 1.0f;
+    return q;
+}
+// Whether a level of src_w x src_h (both above 1) has weights summing to at most
+// kFloatExactWeights: an axis's weights sum to 2 (even sizes) or to its size (odd).
+__device__ inline bool float_sums_exact(uint32_t src_w, uint32_t src_h) {
+    const uint32_t sum_x = src_w % 2 == 0 ? 2 : src_w, sum_y = src_h % 2 == 0 ? 2 : src_h;
+    return sum_x <= kFloatExactWeights && sum_y <= kFloatExactWeights && sum_x * sum_y <= kFloatExactWeights;
+}
+
 // Texel (x, y) of the next level from a source of src_w x src_h stored values read by
 // at(sx, sy), any ratio: the taps' weighted sums in double, rows first, like the reference.
+// The general form: tap counts known at run time, taps read one after another.
 template <class At>
-__device__ float4 box_texel_any_ratio(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y,
-                                      At at) {
+__device__ float4 box_texel_any_taps(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y,
+                                     At at) {
     const Taps tx = taps(x, src_w), ty = taps(y, src_h);
-    // The taps one after another: reading all nine first (clamped) measured slower on the
-    // H100 (a 120x67 level 14.9 -> 18.9 us): these small odd passes are bound by the double
-    // arithmetic's latency, not the reads' (ncu, tvlm bench video-file).
     double n[4] = {0, 0, 0, 0};
     for (uint32_t b = 0; b < ty.count; ++b) {
         double row[4] = {0, 0, 0, 0};
@@ -52,18 +71,86 @@ __device__ float4 box_texel_any_ratio(const Filter& filter, uint32_t src_w, uint
     return out;
 }
 
+// The same with the level's tap counts (2 or 3 per axis: even or odd sizes, the same for
+// every texel) as template arguments: the loops unroll, every tap is read before the
+// arithmetic, and the weights stay in registers (with run-time counts they sat in local
+// memory). kUnorm8: the caller saw that float holds the sums exactly (float_sums_exact).
+template <bool kUnorm8, uint32_t kTapsX, uint32_t kTapsY, class At>
+__device__ float4 box_texel_fixed_taps(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y,
+                                       At at) {
+    const Taps tx = taps(x, src_w), ty = taps(y, src_h);
+    float4 v[kTapsY][kTapsX];
+#pragma unroll
+    for (uint32_t b = 0; b < kTapsY; ++b)
+#pragma unroll
+        for (uint32_t a = 0; a < kTapsX; ++a) v[b][a] = at(tx.first + a, ty.first + b);
+    float4 out;
+    if constexpr (kUnorm8) {
+        float n[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (uint32_t b = 0; b < kTapsY; ++b) {
+            float row[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (uint32_t a = 0; a < kTapsX; ++a)
+#pragma unroll
+                for (uint32_t c = 0; c < 4; ++c) row[c] = fmaf(float(tx.weight[a]), component(v[b][a], c), row[c]);
+#pragma unroll
+            for (uint32_t c = 0; c < 4; ++c) n[c] = fmaf(float(ty.weight[b]), row[c], n[c]);
+        }
+#pragma unroll
+        for (uint32_t c = 0; c < 4; ++c) set_component(out, c, bytes_half_up(n[c], float(tx.sum * ty.sum)));
+    } else {
+        double n[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (uint32_t b = 0; b < kTapsY; ++b) {
+            double row[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (uint32_t a = 0; a < kTapsX; ++a)
+#pragma unroll
+                for (uint32_t c = 0; c < 4; ++c)
+                    row[c] += static_cast<double>(tx.weight[a]) * filter.averaged(component(v[b][a], c), c);
+#pragma unroll
+            for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<double>(ty.weight[b]) * row[c];
+        }
+        const double d = static_cast<double>(tx.sum) * ty.sum;
+#pragma unroll
+        for (uint32_t c = 0; c < 4; ++c) set_component(out, c, filter.stored_value(n[c], d, c));
+    }
+    return out;
+}
+
+// Any ratio, choosing the form per level (uniform over a launch's texels). 8-bit texels
+// (kBytes) take the fixed taps only where UNORM8 sums in float exactly, and the general
+// form otherwise (sRGB, huge odd levels); the other formats take the fixed taps in double.
+// Each choice is one more copy of the arithmetic in the kernel: the tail kernel with every
+// combination for both arithmetics measured 16% of its time stalled on instruction fetch.
+template <bool kBytes, class At>
+__device__ float4 box_texel_any_ratio(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y,
+                                      At at) {
+    const bool fixed = src_w > 1 && src_h > 1 &&
+                       (!kBytes || (filter.kind == TVLM_BOX_UNORM8 && float_sums_exact(src_w, src_h)));
+    if (!fixed) return box_texel_any_taps(filter, src_w, src_h, x, y, at);
+    constexpr bool kUnorm8 = kBytes;
+    if (src_w % 2 == 0)
+        return src_h % 2 == 0 ? box_texel_fixed_taps<kUnorm8, 2, 2>(filter, src_w, src_h, x, y, at)
+                              : box_texel_fixed_taps<kUnorm8, 2, 3>(filter, src_w, src_h, x, y, at);
+    return src_h % 2 == 0 ? box_texel_fixed_taps<kUnorm8, 3, 2>(filter, src_w, src_h, x, y, at)
+                          : box_texel_fixed_taps<kUnorm8, 3, 3>(filter, src_w, src_h, x, y, at);
+}
+
 // The same where the source halves exactly on both axes (kHalving): the 2:1 fast path.
-template <bool kHalving, class At>
+// T: the texels' storage (8-bit texels may take exact float sums).
+template <SurfaceTexel T, bool kHalving, class At>
 __device__ float4 box_texel(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y, At at) {
     if constexpr (kHalving)
         return filter.halve(at(2 * x, 2 * y), at(2 * x + 1, 2 * y), at(2 * x, 2 * y + 1), at(2 * x + 1, 2 * y + 1));
     else
-        return box_texel_any_ratio(filter, src_w, src_h, x, y, at);
+        return box_texel_any_ratio<T == SurfaceTexel::uchar4>(filter, src_w, src_h, x, y, at);
 }
 
 template <SurfaceTexel T, bool kHalving>
 __device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {
-    return box_texel<kHalving>(filter, l.params.src_width, l.params.src_height, x, y,
+    return box_texel<T, kHalving>(filter, l.params.src_width, l.params.src_height, x, y,
                                [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); });
 }
 
@@ -456,10 +543,10 @@ __global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l)
             float4 v;
             if (step == 0) {
                 const auto at = [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); };
-                v = halving ? box_texel<true>(filter, src_w, src_h, x, y, at) : box_texel<false>(filter, src_w, src_h, x, y, at);
+                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at) : box_texel<T, false>(filter, src_w, src_h, x, y, at);
             } else {
                 const auto at = [&](uint32_t sx, uint32_t sy) { return from[sy * src_w + sx]; };
-                v = halving ? box_texel<true>(filter, src_w, src_h, x, y, at) : box_texel<false>(filter, src_w, src_h, x, y, at);
+                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at) : box_texel<T, false>(filter, src_w, src_h, x, y, at);
             }
             store<T>(dst[step], x, y, layer, l.layered, v);
             to[i] = v;
