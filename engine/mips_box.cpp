@@ -49,11 +49,36 @@ void check_box(const Context& context, const Texture& texture) {
         throw Error(why + ": use the blit filter");
 }
 
+// The chain's last passes, from the first whose level a+1 fits the general shader's tile in
+// shared memory (and a+2 its second array, and the rest one pass's six levels), run as one
+// workgroup (box_mips.comp's tail) where that saves passes: an odd size's chain otherwise
+// takes a dispatch and a barrier per level. passes.size(): no tail.
+size_t first_tail_pass(uint32_t width, uint32_t height, uint32_t levels, const std::vector<BoxPass>& passes) {
+    constexpr uint64_t kTailTexels = TVLM_BOX_TILE * TVLM_BOX_TILE;
+    const auto texels = [&](uint32_t level) {
+        const Extent2D e = level_extent(width, height, level);
+        return uint64_t{e.width} * e.height;
+    };
+    for (size_t p = 0; p < passes.size(); ++p) {
+        const uint32_t a = passes[p].src_level;
+        if (levels - 1 - a <= TVLM_BOX_MAX_LEVELS && texels(a + 1) <= kTailTexels && texels(a + 2) <= kTailTexels / 4)
+            return passes.size() - p >= 2 ? p : passes.size();
+    }
+    return passes.size();
+}
+
 void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, TexelRect dirty, uint32_t first_layer,
                        uint32_t layers) {
     const uint32_t levels = texture.levels();
     if (levels == 1) return;
-    const std::vector<BoxPass> passes = plan_box_passes(texture.desc().width, texture.desc().height, levels, dirty);
+    std::vector<BoxPass> passes = plan_box_passes(texture.desc().width, texture.desc().height, levels, dirty);
+    // The tail rewrites its levels whole, whatever part of them depends on `dirty`.
+    const size_t tail = first_tail_pass(texture.desc().width, texture.desc().height, levels, passes);
+    if (tail < passes.size()) {
+        const uint32_t a = passes[tail].src_level;
+        passes.resize(tail);
+        passes.push_back({.src_level = a, .levels = levels - 1 - a, .tiles_x = 1, .tiles_y = 1});
+    }
 
     std::vector<VkDescriptorType> bindings(2 + TVLM_BOX_MAX_LEVELS, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE);
     bindings.front() = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
@@ -92,11 +117,13 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
                              .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
-        for (const BoxPass& pass : passes) {
+        for (size_t i = 0; i < passes.size(); ++i) {
+            const BoxPass& pass = passes[i];
             const Extent2D src = texture.extent(pass.src_level);
+            const uint32_t is_tail = i == tail ? 1 : 0;
             const gpu::BoxMipsParams params{src.width, src.height, pass.levels, kind,
-                                            pass.tile_x, pass.tile_y, first_layer, 0};
-            const bool packs = words && src.width % 2 == 0 && src.height % 2 == 0;
+                                            pass.tile_x, pass.tile_y, first_layer, is_tail};
+            const bool packs = !is_tail && words && src.width % 2 == 0 && src.height % 2 == 0;
             const auto& pass_views = packs ? word_views : views;
             std::array<VkDescriptorImageInfo, 1 + TVLM_BOX_MAX_LEVELS> infos{};
             infos[0] = {context.point_sampler(), pass_views[pass.src_level][0], VK_IMAGE_LAYOUT_GENERAL};

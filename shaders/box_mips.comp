@@ -2,7 +2,8 @@
 // Up to six levels of the `box` mip filter in one dispatch. A workgroup computes a 32x32
 // tile of level a+1 straight from level a (any ratio: 2:1, 1:1 or the exact areas of an
 // odd size), keeps the stored values in shared memory and halves them level by level
-// (the host only chains levels whose ratio is 2:1). engine/box_filter.h defines the
+// (the host only chains levels whose ratio is 2:1), or, as a chain's tail, one workgroup
+// writes its last levels at any ratio (tail()). engine/box_filter.h defines the
 // arithmetic and engine/reference_mips.cpp is the reference; results are bit-exact for
 // 8-bit formats.
 #extension GL_GOOGLE_include_directive : require
@@ -89,24 +90,56 @@ Taps taps(uint i, uint s) {
     return Taps(2u * i, 3u, uvec3(d - i, d, i + 1u), s);
 }
 
-vec4 load_stored(uint x, uint y, uint layer) {
+// UNORM8 sums in float where float holds them exactly (as cuda/box_mips.cu does): with
+// weights summing to d <= 2^14, every sum of bytes times weights, 2n + d and (q + 1) 2d are
+// whole numbers under 2^24. floor((2n + d) / 2d), the half-up rounding, is then a float
+// quotient and one exact step either way. Double conversions and divisions made the odd
+// levels of video's frame sizes (1080 = 135 x 8) slow.
+const uint kFloatExactWeights = 16384u;
+vec4 bytes_half_up(vec4 n, float d) {
+    vec4 twice = 2.0 * n + d;
+    float step = 2.0 * d;
+    vec4 q = floor(twice / step);
+    return q + vec4(lessThanEqual((q + 1.0) * step, twice)) - vec4(greaterThan(q * step, twice));
+}
+
+// Where a texel's taps are read: level a through the sampler, or (the tail, below) a level
+// kept in shared memory as rows of `width` stored values.
+const uint kFromImage = 0u, kFromTileA = 1u, kFromTileB = 2u;
+vec4 load_stored(uint from, uint width, uint x, uint y, uint layer) {
+    if (from == kFromTileA) return tile_a[y * width + x];
+    if (from == kFromTileB) return tile_b[y * width + x];
     vec4 v = texelFetch(src, ivec3(x, y, layer), 0);
     return bytes() ? round(v * 255.0) : v;
 }
 
-// Texel (x, y) of level a+1 from level a: any ratio, exact areas.
-vec4 first_level_texel(uint x, uint y, uint layer) {
-    Taps tx = taps(x, p.src_width), ty = taps(y, p.src_height);
+// Texel (x, y) of the level after a src_w x src_h level read from `from`: any ratio, exact areas.
+vec4 box_texel(uint from, uint src_w, uint src_h, uint x, uint y, uint layer) {
+    Taps tx = taps(x, src_w), ty = taps(y, src_h);
     if (tx.count == 2u && ty.count == 2u) {
-        return halve(load_stored(tx.first, ty.first, layer), load_stored(tx.first + 1u, ty.first, layer),
-                     load_stored(tx.first, ty.first + 1u, layer), load_stored(tx.first + 1u, ty.first + 1u, layer));
+        return halve(load_stored(from, src_w, tx.first, ty.first, layer), load_stored(from, src_w, tx.first + 1u, ty.first, layer),
+                     load_stored(from, src_w, tx.first, ty.first + 1u, layer),
+                     load_stored(from, src_w, tx.first + 1u, ty.first + 1u, layer));
+    }
+    if (p.kind == TVLM_BOX_UNORM8 && tx.sum * ty.sum <= kFloatExactWeights) {
+        // Exact float sums (bytes_half_up): all nine taps read at once, clamped to the
+        // level; a tap past the count has weight 0 (box_filter.h's taps).
+        vec4 n = vec4(0.0);
+        for (uint b = 0u; b < 3u; ++b) {
+            vec4 row = vec4(0.0);
+            for (uint a = 0u; a < 3u; ++a)
+                row += float(tx.weight[a]) * load_stored(from, src_w, min(tx.first + a, src_w - 1u),
+                                                         min(ty.first + b, src_h - 1u), layer);
+            n += float(ty.weight[b]) * row;
+        }
+        return bytes_half_up(n, float(tx.sum * ty.sum));
     }
     dvec4 n = dvec4(0.0);
     uvec4 kinds = uvec4(0u);
     for (uint b = 0u; b < ty.count; ++b) {
         dvec4 row = dvec4(0.0);
         for (uint a = 0u; a < tx.count; ++a) {
-            vec4 v = load_stored(tx.first + a, ty.first + b, layer);
+            vec4 v = load_stored(from, src_w, tx.first + a, ty.first + b, layer);
             for (uint c = 0u; c < 4u; ++c) {
                 row[c] += double(tx.weight[a]) * averaged(v[c], c);
                 kinds[c] |= non_finite_kind(v[c]);
@@ -120,7 +153,36 @@ vec4 first_level_texel(uint x, uint y, uint layer) {
     return out_value;
 }
 
+vec4 first_level_texel(uint x, uint y, uint layer) { return box_texel(kFromImage, p.src_width, p.src_height, x, y, layer); }
+
 void store(uint step, ivec3 at, vec4 stored) { store_level(step, at, bytes() ? stored / 255.0 : stored); }
+
+// The tail of a chain (p.tail): one workgroup writes every level a+1 .. a+levels, each at
+// its own ratio, keeping each level whole in shared memory for the next (level a+1 at most
+// kTile^2 texels in tile_a, a+2 at most a quarter of that in tile_b; the host checks).
+// Odd sizes otherwise take a dispatch and a barrier per level.
+void tail(uint layer) {
+    uint t = gl_LocalInvocationIndex;
+    uvec2 size = uvec2(max(1u, p.src_width >> 1), max(1u, p.src_height >> 1));
+    for (uint i = t; i < size.x * size.y; i += TVLM_BOX_THREADS) {
+        uvec2 at = uvec2(i % size.x, i / size.x);
+        vec4 v = first_level_texel(at.x, at.y, layer);
+        store(1u, ivec3(at, layer), v);
+        tile_a[i] = v;
+    }
+    for (uint step = 2u; step <= p.levels; ++step) {
+        barrier();
+        uvec2 next = max(uvec2(1u), size >> 1);
+        bool from_a = step % 2u == 0u;
+        for (uint i = t; i < next.x * next.y; i += TVLM_BOX_THREADS) {
+            uvec2 at = uvec2(i % next.x, i / next.x);
+            vec4 v = box_texel(from_a ? kFromTileA : kFromTileB, size.x, size.y, at.x, at.y, layer);
+            store(step, ivec3(at, layer), v);
+            if (from_a) tile_b[i] = v; else tile_a[i] = v;
+        }
+        size = next;
+    }
+}
 
 void main() {
     uint t = gl_LocalInvocationIndex;
@@ -130,6 +192,10 @@ void main() {
     }
     barrier();
     uint layer = gl_WorkGroupID.z + p.first_layer;
+    if (p.tail != 0u) {
+        tail(layer);
+        return;
+    }
     uvec2 tile = gl_WorkGroupID.xy + uvec2(p.tile_x, p.tile_y);
     uvec2 size = uvec2(max(1u, p.src_width >> 1), max(1u, p.src_height >> 1));  // level a+1
 

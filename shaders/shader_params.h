@@ -31,7 +31,7 @@ struct BoxMipsParams {
     uint tile_x;       // first tile of the dispatch in tiles of level a+1 (partial updates)
     uint tile_y;
     uint first_layer;  // layer of workgroup z = 0
-    uint pad;
+    uint tail;         // Vulkan: 1 = one workgroup writes levels a+1 .. a+levels, any ratio each
 };
 
 // Anisotropic taps = ceil(rho_max / rho_min - TVLM_RATIO_SLACK): patch records are float32,
