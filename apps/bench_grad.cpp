@@ -1,4 +1,4 @@
-// tvlm bench grad: differentiable sampling on CUDA (cuda/point_sampling_grad.h), GPU time of
+// tvlm bench grad: differentiable sampling on CUDA (cuda/differentiable/point_sampling_grad.h), GPU time of
 // each step of a training step and of the whole, next to its floor. The jobs: 1M trilinear
 // samples at per-sample LOD from a 4096^2 RGBA float32 texture and from a 40-channel 1024^2
 // one, and 273 foveated 16x16 patches per image from one and from 32 RGBA 1024^2 images.

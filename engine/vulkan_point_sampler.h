@@ -2,8 +2,8 @@
 // The benchmarks' point-sampling job (shaders/point_samples.h: trilinear samples at hashed
 // per-sample LODs) with Vulkan compute (shaders/sample_points.comp): textureLod through the
 // patch samplers' trilinear sampler, a vec4 per sample, in sample order, into a
-// caller-provided storage buffer. The CUDA twins are in cuda/texture_reads.h (texture
-// unit) and cuda/patch_sampling.h (software filtering).
+// caller-provided storage buffer. The CUDA twins are in cuda/sampling/texture_reads.h (texture
+// unit) and cuda/sampling/patch_sampling.h (software filtering).
 #include "point_samples.h"
 #include "sampler.h"
 #include "vulkan.h"

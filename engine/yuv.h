@@ -1,7 +1,7 @@
 #pragma once
 // How video's YUV values map to RGB: the matrices of BT.601, BT.709 and BT.2020 (Kr, Kb)
 // and limited (16-235/240) or full range. Header-only and free of Vulkan: the decoder
-// (engine/video_files), the CUDA conversion (cuda/video_frames.cu) and their tests share it.
+// (engine/video_files), the CUDA conversion (cuda/video/video_frames.cu) and their tests share it.
 #include <cstddef>
 #include <cstdint>
 
@@ -20,7 +20,7 @@ constexpr YuvCoefficients yuv_coefficients(YuvMatrix m) {
 }
 
 // An 8-bit 4:2:0 frame with interleaved chroma (NV12) in CUDA memory, as NVDEC decodes it
-// (VideoDecoder::next) and cuda/video_frames.h converts it: chroma sited as MPEG-2/H.264
+// (VideoDecoder::next) and cuda/video/video_frames.h converts it: chroma sited as MPEG-2/H.264
 // place it (horizontally with even luma columns, vertically between rows).
 struct Nv12Frame {
     const uint8_t* luma = nullptr;

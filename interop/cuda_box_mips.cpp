@@ -109,7 +109,7 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
         throw Error("generate_from reads the frame with a kernel: pass CUDA device memory (a frame in host memory "
                     "goes in with copy_to_level0)");
     // Where the chain's first pass runs the packed RGBA8 kernel, it reads the frame itself
-    // and writes level 0 on the way (FrameSource in cuda/box_mips.cu): one launch and one
+    // and writes level 0 on the way (FrameSource in cuda/mips/box_mips.cu): one launch and one
     // read of the frame fewer (H200, frame to patches: 1024^2 17.0 -> 12.2 us, 4096^2 123
     // -> 100 us, 32 x 1024^2 226 -> 200 us against cudaMemcpy3D).
     if (frame_in_first_pass_ && aligned16(frame) && row_bytes % 16 == 0) {

@@ -4,7 +4,7 @@
 //  - texture filter: one box-mip launch over the tensors themselves (cuda_tensor_mips.h)
 //    writes the levels the sampler reads straight into a texture kept between calls (the
 //    finer levels are computed and dropped: a 4096^2 image shrunk to 224^2 puts 256^2 and
-//    128^2 into the texture), then the fused resize (cuda/image_resize.h) takes one
+//    128^2 into the texture), then the fused resize (cuda/processors/image_resize.h) takes one
 //    texture sample per output pixel: two launches a call (three where nothing is
 //    skipped: level 0 is copied in and the texture builds its own mips; two again for a
 //    two-level chain of uint8 images of even sides, whose copy writes level 1 too);

@@ -1,5 +1,5 @@
 #pragma once
-// The KNN graph over tracked points on CUDA (cuda/knn_graph_kernels.h), owning its
+// The KNN graph over tracked points on CUDA (cuda/overlay/knn_graph_kernels.h), owning its
 // buffers and the last frame's links between frames: the GPU twin of KnnGraph, with the
 // same rules and options. Its links go straight to CudaOverlay::draw (links()) with no host
 // round trip, so a frame's graph and drawing are all stream-ordered GPU work.

@@ -1,5 +1,5 @@
 #pragma once
-// The overlay renderer for frames in CUDA memory (cuda/overlay.h's kernels), owning the
+// The overlay renderer for frames in CUDA memory (cuda/overlay/overlay.h's kernels), owning the
 // binning buffers and the label font's atlas between draws: the CUDA twin of OverlayRenderer.
 #include <cuda_runtime_api.h>
 
@@ -27,7 +27,7 @@ struct OverlayDeviceLinks {
     size_t at = 0;
 };
 
-struct OverlayDecodedShape;  // cuda/overlay.h: what the kernels keep between their passes
+struct OverlayDecodedShape;  // cuda/overlay/overlay.h: what the kernels keep between their passes
 struct OverlayListEntry;
 
 class CudaOverlay {

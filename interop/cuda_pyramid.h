@@ -40,7 +40,7 @@ public:
     // level-0 size is not the texture's.
     void sample(const PatchLaunch& launch, cudaStream_t stream) const;
     // An image processor's output from layers [target.first_layer, + target.images): one
-    // anisotropic trilinear sample per output pixel (cuda/image_resize.h). Throws Error,
+    // anisotropic trilinear sample per output pixel (cuda/processors/image_resize.h). Throws Error,
     // launching nothing, for layers the texture does not have or a target it cannot write.
     void resize(const ResizeTarget& target, cudaStream_t stream) const;
 

@@ -2,7 +2,7 @@
 // The box mip chain of a CUDA tensor into CUDA tensors, with no texture in between: what
 // texturevlm.generate_mipmaps needs when the caller wants the levels as tensors, not a
 // texture to sample. The passes are the texture path's (plan_box_passes), the kernels
-// cuda/tensor_mips.cu, so every level equals CudaBoxMips' on a texture of the same format.
+// cuda/mips/tensor_mips.cu, so every level equals CudaBoxMips' on a texture of the same format.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -90,7 +90,7 @@ Taps taps(uint i, uint s) {
     return Taps(2u * i, 3u, uvec3(d - i, d, i + 1u), s);
 }
 
-// UNORM8 sums in float where float holds them exactly (as cuda/box_mips.cu does): with
+// UNORM8 sums in float where float holds them exactly (as cuda/mips/box_mips.cu does): with
 // weights summing to d <= 2^14, every sum of bytes times weights, 2n + d and (q + 1) 2d are
 // whole numbers under 2^24. floor((2n + d) / 2d), the half-up rounding, is then a float
 // quotient and one exact step either way. Double conversions and divisions made the odd

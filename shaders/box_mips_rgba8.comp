@@ -1,6 +1,6 @@
 #version 460
 // RGBA8 levels that halve, texels as R32_UINT words (box_mips_words.glsl; box_mips.comp
-// does every other case; cuda/box_mips.cu box_packed_kernel computes the same words with
+// does every other case; cuda/mips/box_mips.cu box_packed_kernel computes the same words with
 // warp shuffles): all four channels average at once, bytes 0 and 2 (then 1 and 3) summed
 // in two 16-bit lanes, rounded half up as (sum + 2) >> 2, the exact box of
 // engine/box_filter.h.

@@ -1,6 +1,6 @@
 #version 460
 // sRGB8 levels that halve, texels as R32_UINT words (box_mips_words.glsl), the arithmetic of
-// cuda/box_mips.cu Srgb8Words: colour channels summed in 24-bit linear light and encoded
+// cuda/mips/box_mips.cu Srgb8Words: colour channels summed in 24-bit linear light and encoded
 // back exactly with two table reads (shaders/srgb8_buckets.h), alpha averaged as a byte
 // (rounded half up). The exact box of engine/box_filter.h. The general shader took ~8x the
 // byte floor for this format: per channel a double division, a pow and a search.

@@ -2,7 +2,7 @@
 // levels that halve, every texel one word (WORD: uint for RGBA8 and sRGB8, uvec2 for
 // RGBA16F) read and written through word views of the levels (Texture::level_view *_words).
 // One textureGather per component word reads the 2x2 texels a texel of level a+1 averages.
-// The layout of cuda/box_mips.cu's packed kernel: each invocation reads a 4x4 block of level
+// The layout of cuda/mips/box_mips.cu's packed kernel: each invocation reads a 4x4 block of level
 // a and averages its 2x2 texels of a+1 and one of a+2 in registers; invocations in Morton
 // order make each quad a 2x2 block of a+2, so a+3 comes from quad broadcasts, and only the
 // 64 texels of a+3 (then the 4 of a+5) go through shared memory, two barriers, for

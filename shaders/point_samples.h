@@ -1,6 +1,6 @@
 // The point-sampling job of `tvlm bench sample` ("1M trilinear samples at per-sample LOD"):
 // where sample i reads, written once for GLSL (shaders/sample_points.comp), CUDA
-// (cuda/texture_reads.cu, cuda/patch_sampling.cu) and C++ (the tests' reference). The
+// (cuda/sampling/texture_reads.cu, cuda/sampling/patch_sampling.cu) and C++ (the tests' reference). The
 // points are hashed from their index, so no input buffer is read.
 #ifndef TVLM_POINT_SAMPLES_H
 #define TVLM_POINT_SAMPLES_H

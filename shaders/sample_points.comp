@@ -1,7 +1,7 @@
 #version 460
 // The point-sampling job of the benchmarks (point_samples.h) on Vulkan compute: one
 // invocation per sample, textureLod through the patch samplers' trilinear sampler, a vec4
-// per sample in sample order (cuda/texture_reads.cu sample_points is the CUDA twin).
+// per sample in sample order (cuda/sampling/texture_reads.cu sample_points is the CUDA twin).
 #extension GL_GOOGLE_include_directive : require
 #include "point_samples.h"
 

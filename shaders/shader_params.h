@@ -9,7 +9,7 @@ namespace tvlm::gpu {
 using uint = uint32_t;
 #endif
 
-// The single-pass box downsampler (shaders/box_mips.comp, cuda/box_mips.cu): a workgroup
+// The single-pass box downsampler (shaders/box_mips.comp, cuda/mips/box_mips.cu): a workgroup
 // of TVLM_BOX_THREADS owns a TILE x TILE tile of the first level it writes (a 64x64 source
 // tile when the ratio is 2:1), writes it, and reduces it in shared memory down to 1x1:
 // up to TVLM_BOX_MAX_LEVELS levels per dispatch. The host plans the passes (mips_box.cpp).

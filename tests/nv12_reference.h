@@ -1,5 +1,5 @@
 #pragma once
-// NV12 -> RGBA8 in double precision: the rule cuda/video_frames.cu follows (chroma co-sited
+// NV12 -> RGBA8 in double precision: the rule cuda/video/video_frames.cu follows (chroma co-sited
 // with even columns, between rows, bilinear; engine/yuv.h's matrices), for the tests.
 #include <algorithm>
 #include <cmath>

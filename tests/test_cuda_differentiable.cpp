@@ -1,4 +1,4 @@
-// CUDA differentiable point sampling (cuda/point_sampling_grad.h) against the double CPU
+// CUDA differentiable point sampling (cuda/differentiable/point_sampling_grad.h) against the double CPU
 // reference (engine/differentiable/): the chain, the samples, the gradients to every level
 // folded into level 0, to uv and to lod; float64 to 1e-10, float32 within its rounding.
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 #pragma once
 // Trilinear point samples of a FeatureChain at explicit (u, v, lod) per point, forward and
-// backward, in double: the definition the CUDA kernels (cuda/point_sampling_grad.h) and
+// backward, in double: the definition the CUDA kernels (cuda/differentiable/point_sampling_grad.h) and
 // the Python op texturevlm.sample_points follow. Bilinear within a level with
 // clamp-to-edge addressing (texel centres at (i + 0.5) / size), linear between floor(lod)
 // and the next level, lod clamped to [0, levels - 1] (what reference_trilinear does for

@@ -273,7 +273,7 @@ bool VideoDecoder::next(std::span<uint8_t> rgba) {
     s.scaler.reset(sws_getCachedContext(s.scaler.release(), f.width, f.height, AVPixelFormat(f.format), f.width,
                                         f.height, AV_PIX_FMT_RGBA,
                                         // Full chroma interpolation: nearer the bilinear rule of the CUDA conversion
-                                        // (cuda/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
+                                        // (cuda/video/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
                                         SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
     if (!s.scaler) s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
                           "' cannot be converted to RGBA");

@@ -59,7 +59,7 @@ public:
         pyramid_.sample(patch_launch(records, patch_count, patch_size, channels, gradients, half, width, height, out),
                         stream_of(stream));
     }
-    // An image processor's output from the texture (cuda/image_resize.h) into `out` (a
+    // An image processor's output from the texture (cuda/processors/image_resize.h) into `out` (a
     // copy of the target is written to, so one kept target serves every call and thread).
     void resize(const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);

@@ -1,6 +1,6 @@
 // Differentiable point sampling for Python (texturevlm.sample_points): the double CPU
 // reference over NumPy arrays (host tensors and the CI), and the CUDA kernels over device
-// pointers on the caller's stream (cuda/point_sampling_grad.h).
+// pointers on the caller's stream (cuda/differentiable/point_sampling_grad.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -183,7 +183,7 @@ void bind_differentiable(nb::module_& m) {
             else build_feature_chain<float>(job.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
         },
         "Levels 1.. of a chain into `coarse` (channels last) from its level 0 (planar or channels last) "
-        "(cuda/point_sampling_grad.h).");
+        "(cuda/differentiable/point_sampling_grad.h).");
     m.def(
         "cuda_fold_chain_gradient",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,

@@ -1,4 +1,4 @@
-// The image processors' CUDA work for Python: the target of a resize (cuda/image_resize.h;
+// The image processors' CUDA work for Python: the target of a resize (cuda/processors/image_resize.h;
 // what python/texturevlm/processors computes from a model's config) and the resizer that
 // runs a whole call's images of one size, either filter, in a few launches
 // (interop/cuda_image_resizer.h).
@@ -76,7 +76,7 @@ private:
 
 void bind_resize(nb::module_& m) {
     nb::class_<ResizeTarget>(m, "ResizeTarget",
-                             "Where a processor's resized, normalized pixels go (cuda/image_resize.h); the output "
+                             "Where a processor's resized, normalized pixels go (cuda/processors/image_resize.h); the output "
                              "pointer is given to each run.")
         .def(nb::init<>())
         .def_rw("images", &ResizeTarget::images)

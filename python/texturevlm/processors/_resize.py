@@ -1,7 +1,7 @@
 """The one operation every processor is made of: images of one size -> resized, cropped,
 rescaled + normalized pixels written once into the model's tensor layout.
 
-CUDA images: one fused kernel (cuda/image_resize.h) on the caller's stream, no host sync:
+CUDA images: one fused kernel (cuda/processors/image_resize.h) on the caller's stream, no host sync:
   filter='texture'  one launch computes the images' box mips from the tensors and writes
                     the levels the sampler reads into a kept texture (finer levels are
                     dropped), then the texture unit takes one anisotropic trilinear sample

@@ -33,7 +33,7 @@ struct BoxMipsLaunch {
     bool packed = true;  // RGBA8 and RGBA16F levels that halve: the packed-word kernel (false: per texel)
     bool overlap_launch = false;  // launch while the previous pass runs (programmatic dependent launch)
     BoxMipsTail tail{};           // packed kernel only
-    // A first pass (level 0 -> ...) driven by changed tiles (cuda/video_frames.h): a block
+    // A first pass (level 0 -> ...) driven by changed tiles (cuda/video/video_frames.h): a block
     // whose level-0 source touches no changed tile of TVLM_CHANGE_TILE texels returns at
     // once; the others recompute their tile as always. One layer; no tail. Null: every block.
     const uint32_t* changed_tiles = nullptr;
