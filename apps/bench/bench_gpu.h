@@ -29,7 +29,7 @@ public:
     std::vector<int> devices;
 };
 
-// The suites (apps/bench_*.cpp): rows of GPU or wall times, each with its floor.
+// The suites (apps/bench/bench_*.cpp): rows of GPU or wall times, each with its floor.
 std::vector<Row> bench_mips(BenchGpu& gpu);
 std::vector<Row> bench_handover(BenchGpu& gpu);
 std::vector<Row> bench_sample(BenchGpu& gpu);
