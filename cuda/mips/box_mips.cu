@@ -453,7 +453,7 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
-// host fuses only where that pays: interop/cuda_box_mips.cpp).
+// host fuses only where that pays: interop/pipelines/cuda_box_mips.cpp).
 // kFromFrame: level 0 comes from l.frame (FrameSource) and is written on the way.
 template <class Words, bool kFromFrame>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {

@@ -1,4 +1,4 @@
-// The CUDA backend for CUDA tensors: CudaPyramid (interop/cuda_pyramid.h) driven with raw
+// The CUDA backend for CUDA tensors: CudaPyramid (interop/pipelines/cuda_pyramid.h) driven with raw
 // device pointers and the caller's stream, so a call costs a few launches and no host
 // sync. The Python side checks shapes, dtypes and devices before it calls in.
 #include <nanobind/stl/pair.h>
