@@ -58,7 +58,7 @@ def pyramid(frame):
 def sample_patches(levels, metadata, patch, channels):
     """metadata [N, 5] = (cu, cv, su, sv, level) -> [B*N, C, P, P] for the B images of the
     pyramid (the same layout in each), sample (j, k) at cu + ((j+0.5)/P - 0.5) su,
-    cv + ((k+0.5)/P - 0.5) sv (engine/patch.h)."""
+    cv + ((k+0.5)/P - 0.5) sv (engine/sampling/patch.h)."""
     meta = torch.as_tensor(metadata, dtype=torch.float32, device=levels[0].device)
     n, batch = meta.shape[0], levels[0].shape[0]
     offsets = (torch.arange(patch, device=meta.device, dtype=torch.float32) + 0.5) / patch - 0.5

@@ -3,8 +3,8 @@
 // tile of level a+1 straight from level a (any ratio: 2:1, 1:1 or the exact areas of an
 // odd size), keeps the stored values in shared memory and halves them level by level
 // (the host only chains levels whose ratio is 2:1), or, as a chain's tail, one workgroup
-// writes its last levels at any ratio (tail()). engine/box_filter.h defines the
-// arithmetic and engine/reference_mips.cpp is the reference; results are bit-exact for
+// writes its last levels at any ratio (tail()). engine/mips/box_filter.h defines the
+// arithmetic and engine/mips/reference_mips.cpp is the reference; results are bit-exact for
 // 8-bit formats.
 #extension GL_GOOGLE_include_directive : require
 #include "box_mips_bindings.glsl"

@@ -2,7 +2,7 @@
 // RGBA16F levels that halve, texels as R32G32_UINT words (box_mips_words.glsl): each
 // channel of a 2x2 block summed in double, rows first like the reference, divided, rounded
 // to float and then to binary16 to nearest even: the arithmetic of box_mips.comp, the CUDA
-// kernels and engine/reference_mips.cpp. Two gathers (channels 0-1, then 2-3) read the
+// kernels and engine/mips/reference_mips.cpp. Two gathers (channels 0-1, then 2-3) read the
 // block where box_mips.comp fetched four texels.
 #extension GL_GOOGLE_include_directive : require
 #define WORD uvec2

@@ -3,7 +3,7 @@
 // does every other case; cuda/mips/box_mips.cu box_packed_kernel computes the same words with
 // warp shuffles): all four channels average at once, bytes 0 and 2 (then 1 and 3) summed
 // in two 16-bit lanes, rounded half up as (sum + 2) >> 2, the exact box of
-// engine/box_filter.h.
+// engine/mips/box_filter.h.
 #extension GL_GOOGLE_include_directive : require
 #define WORD uint
 #define WORD_FORMAT r32ui

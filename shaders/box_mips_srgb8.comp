@@ -2,7 +2,7 @@
 // sRGB8 levels that halve, texels as R32_UINT words (box_mips_words.glsl), the arithmetic of
 // cuda/mips/box_mips.cu Srgb8Words: colour channels summed in 24-bit linear light and encoded
 // back exactly with two table reads (shaders/srgb8_buckets.h), alpha averaged as a byte
-// (rounded half up). The exact box of engine/box_filter.h. The general shader took ~8x the
+// (rounded half up). The exact box of engine/mips/box_filter.h. The general shader took ~8x the
 // byte floor for this format: per channel a double division, a pow and a search.
 #extension GL_GOOGLE_include_directive : require
 #define WORD uint
@@ -11,7 +11,7 @@
 #include "box_mips_words.glsl"
 #include "srgb8_tables.h"
 
-// engine/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, the bucket words.
+// engine/mips/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, the bucket words.
 layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[]; };
 shared uint linear_table[256];
 shared uint threshold_table[255];

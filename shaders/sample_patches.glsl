@@ -1,4 +1,4 @@
-// Patch sampling (engine/patch.h has the rule; engine/reference_sampling.cpp the definition):
+// Patch sampling (engine/sampling/patch.h has the rule; engine/sampling/reference_sampling.cpp the definition):
 // one invocation per sample, all patches of a batch in one dispatch. Included by
 // sample_patches_f32.comp and sample_patches_f16.comp, which choose OUTPUT_T.
 #extension GL_GOOGLE_include_directive : require

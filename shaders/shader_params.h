@@ -17,7 +17,7 @@ using uint = uint32_t;
 #define TVLM_BOX_TILE 32
 #define TVLM_BOX_MAX_LEVELS 6
 
-// How texels are averaged and rounded (engine/box_filter.h has the arithmetic).
+// How texels are averaged and rounded (engine/mips/box_filter.h has the arithmetic).
 #define TVLM_BOX_UNORM8 0u
 #define TVLM_BOX_SRGB8 1u
 #define TVLM_BOX_FLOAT16 2u
@@ -45,7 +45,7 @@ struct BoxMipsParams {
 // One patch as every sampler reads it (std430: 32 bytes). Sample (j, k) of a P x P patch
 // sits at the centre plus ((j+0.5)/P - 0.5) * su along the patch axis and
 // ((k+0.5)/P - 0.5) * sv across it; the axis is a unit vector in pixel space, so (1, 0)
-// gives u = cu + ((j+0.5)/P - 0.5) * su exactly (engine/patch.h has the whole rule).
+// gives u = cu + ((j+0.5)/P - 0.5) * su exactly (engine/sampling/patch.h has the whole rule).
 struct PatchGpu {
     float cu;
     float cv;

@@ -1,6 +1,6 @@
 #pragma once
 // sRGB8 encoding of a 2x2 box average in two table reads (C++ and CUDA; GLSL reads the same
-// table from the buffer of engine/box_filter.h srgb8_tables()). The sum n of four linear
+// table from the buffer of engine/mips/box_filter.h srgb8_tables()). The sum n of four linear
 // values (srgb8_tables.h, 4x the average, below 2^26) encodes to #{k : n >= 4 THRESHOLD[k]};
 // bucket i = sums [i << 14, (i + 1) << 14) holds the count of thresholds below it, and since
 // no bucket holds two thresholds, one comparison with the next threshold settles the byte:

@@ -5,11 +5,11 @@
 // A box average A (a rational number on the same scale) encodes to the byte
 // #{k : A >= THRESHOLD[k]}: round to nearest in sRGB, halves up. Integer tables make the
 // result independent of float precision; tests/test_reference_mips.cpp checks them
-// against engine/color.cpp's transfer functions.
+// against engine/textures/color.cpp's transfer functions.
 #ifndef TVLM_SRGB8_TABLES_H
 #define TVLM_SRGB8_TABLES_H
 
-// The tables as the Vulkan box shaders read them from one buffer (engine/box_filter.h
+// The tables as the Vulkan box shaders read them from one buffer (engine/mips/box_filter.h
 // srgb8_tables()): the linear values and thresholds, then the bucket table of
 // srgb8_buckets.h, its 4097 bytes four to a word.
 #define TVLM_SRGB8_TABLE_WORDS 511

@@ -1,5 +1,5 @@
 // A Context that adopts an application's Vulkan instance, device and queue
-// (engine/host_vulkan.h): the work done on the host's device matches the reference, the
+// (engine/core/host_vulkan.h): the work done on the host's device matches the reference, the
 // context destroys nothing of the host's, a device without what texturevlm needs is refused
 // with every missing item named, and an adopted context works beside a self-created one.
 // The "host" here is raw Vulkan with its own validation messenger: any message fails.

@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kBlock = 256;
 
-// Box taps of destination i over a source axis of size s (engine/box_filter.h).
+// Box taps of destination i over a source axis of size s (engine/mips/box_filter.h).
 struct Taps {
     uint32_t first, count, weight[3], sum;
 };

@@ -55,7 +55,7 @@ template <class T> struct PointBatch {
     size_t count = 0;
 };
 
-// Levels 1.. of the chain into `coarse` from level 0 (exact box of engine/box_filter.h, in T).
+// Levels 1.. of the chain into `coarse` from level 0 (exact box of engine/mips/box_filter.h, in T).
 template <class T>
 void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coarse, cudaStream_t stream);
 

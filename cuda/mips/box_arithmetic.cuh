@@ -1,5 +1,5 @@
 #pragma once
-// The exact box of engine/box_filter.h in device code: which source texels (taps) and
+// The exact box of engine/mips/box_filter.h in device code: which source texels (taps) and
 // weights make a texel of the next level, and how an average is rounded into each
 // format (bytes half up, sRGB bytes in linear light, binary16 to nearest even, float).
 // Shared by the surface kernels (box_mips.cu) and the kernels over strided tensors

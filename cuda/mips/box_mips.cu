@@ -1,6 +1,6 @@
 // CUDA twin of shaders/box_mips.comp: a block computes a 32x32 tile of level a+1 from
 // level a (any ratio), keeps the stored values in shared memory and halves them down the
-// 2:1 levels the host chained. Arithmetic per engine/box_filter.h; the comments in the
+// 2:1 levels the host chained. Arithmetic per engine/mips/box_filter.h; the comments in the
 // shader explain each step.
 #include "box_mips.h"
 
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
 //  - sRGB8: below (Srgb8Words);
 //  - RGBA16F: each channel summed in double and rounded to float, then to binary16 (nearest
 //    even), the arithmetic of the per-texel kernel and of Vulkan.
-// All are the exact box of engine/box_filter.h.
+// All are the exact box of engine/mips/box_filter.h.
 struct Rgba8Words {
     using Word = uint32_t;
     __device__ static void prepare() {}

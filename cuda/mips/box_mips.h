@@ -1,6 +1,6 @@
 #pragma once
 // The single-pass box downsampler in CUDA, for content that arrives in CUDA memory: the
-// same passes, arithmetic and results as shaders/box_mips.comp (engine/box_filter.h),
+// same passes, arithmetic and results as shaders/box_mips.comp (engine/mips/box_filter.h),
 // reading and writing levels through surface objects.
 #include <cuda_runtime_api.h>
 

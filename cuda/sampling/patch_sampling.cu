@@ -16,7 +16,7 @@ struct SamplePlace {
     float dudx, dvdx, dudy, dvdy;      // gradients (one sample to the next along j, k)
 };
 
-// engine/patch.cpp's sample_position() and patch_gradients(), in float.
+// engine/sampling/patch.cpp's sample_position() and patch_gradients(), in float.
 __device__ SamplePlace place(const gpu::PatchGpu& p, uint32_t j, uint32_t k, const PatchLaunch& l) {
     const float inv = 1.0f / float(l.patch_size);
     const float a = ((float(j) + 0.5f) * inv - 0.5f) * p.su * l.width;
@@ -128,7 +128,7 @@ __device__ float4 trilinear(const SoftwarePyramid& py, int layer, float u, float
     return lerp4(lo, bilinear<Rgba8>(py, int(base) + 1, layer, u, v), blend);
 }
 
-// Software filtering; gradients per engine/patch.cpp gradient_footprint(): N trilinear
+// Software filtering; gradients per engine/sampling/patch.cpp gradient_footprint(): N trilinear
 // taps along the longer gradient.
 template <bool Rgba8, bool Gradients>
 struct SoftwareFilter {
@@ -142,7 +142,7 @@ struct SoftwareFilter {
             const float ry = hypotf(at.dudy * l.width, at.dvdy * l.height);
             const float rmax = fmaxf(rx, ry), rmin = fminf(rx, ry);
             const float ratio = rmin > 0.0f ? ceilf(rmax / rmin - float(TVLM_RATIO_SLACK)) : float(py.max_anisotropy);
-            // Magnification is one bilinear tap (engine/patch.cpp gradient_footprint()).
+            // Magnification is one bilinear tap (engine/sampling/patch.cpp gradient_footprint()).
             const int taps = rmax <= 1.0f ? 1 : int(fminf(fmaxf(ratio, 1.0f), float(max(py.max_anisotropy, 1u))));
             const float lod = rmax > 0.0f ? log2f(rmax / taps) : 0.0f;
             const float du = rx >= ry ? at.dudx : at.dudy, dv = rx >= ry ? at.dvdx : at.dvdy;

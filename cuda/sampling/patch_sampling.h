@@ -1,10 +1,10 @@
 #pragma once
 // Patch sampling kernels, one launch for a whole batch, one thread per sample, writing
-// [B, N, C, P, P] (engine/patch.h has the placement rule). Two filters, same interface:
+// [B, N, C, P, P] (engine/sampling/patch.h has the placement rule). Two filters, same interface:
 //  - the texture unit: tex2DLod / tex2DLayeredLod at the patch level, or tex2DGrad /
 //    tex2DLayeredGrad with the footprint's gradients (anisotropic);
 //  - software: bilinear/trilinear from a mip pyramid in global memory (what the texture
-//    unit buys is the difference), gradients per engine/patch.h's reference rule.
+//    unit buys is the difference), gradients per engine/sampling/patch.h's reference rule.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

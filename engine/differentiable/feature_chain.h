@@ -1,6 +1,6 @@
 #pragma once
 // The CPU reference of texturevlm's differentiable sampling, in double precision: the box
-// mip chain of a C-channel float image (any C; the box of engine/box_filter.h, exact for
+// mip chain of a C-channel float image (any C; the box of engine/mips/box_filter.h, exact for
 // odd sizes) and its adjoint, which folds gradients that land on every level back into
 // level 0. The oracle of the CUDA kernels (cuda/differentiable/point_sampling_grad.h); its own
 // derivatives are checked against finite differences (tests/test_differentiable.cpp).

@@ -1,6 +1,6 @@
 #pragma once
 // Move-only owner of two GL_TIMESTAMP queries: GPU time of the GL commands between begin()
-// and end(), for benchmarks (the GL counterpart of engine/gpu_timer.h). Timestamps, not a
+// and end(), for benchmarks (the GL counterpart of engine/core/gpu_timer.h). Timestamps, not a
 // GL_TIME_ELAPSED query: llvmpipe's elapsed-time query returned seconds for milliseconds
 // of work.
 #include "egl_context.h"

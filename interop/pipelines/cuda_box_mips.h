@@ -1,7 +1,7 @@
 #pragma once
 // The box mip chain built by CUDA on an imported texture, for content that arrives in CUDA
 // memory (decoded or generated frames written to level 0): the passes of
-// engine/box_filter.h, the kernel of cuda/mips/box_mips.cu, the same results as Vulkan's
+// engine/mips/box_filter.h, the kernel of cuda/mips/box_mips.cu, the same results as Vulkan's
 // update_mips/generate_mips. Surfaces on every level are made once; each call is
 // stream-ordered (no host sync).
 #include <cuda_runtime_api.h>

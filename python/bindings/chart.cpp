@@ -1,4 +1,4 @@
-// The embedded test chart (engine/test_chart.h): the default input of examples and tests.
+// The embedded test chart (engine/textures/test_chart.h): the default input of examples and tests.
 #include <string>
 
 #include "arrays.h"

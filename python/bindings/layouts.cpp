@@ -23,7 +23,7 @@ std::vector<Fixation> fixations_of(const std::vector<std::pair<double, double>>&
 }  // namespace
 
 void bind_layouts(nb::module_& m) {
-    nb::class_<PatchLayout>(m, "Layout", "A patch layout as the engine computed it (engine/patch_layouts.h).")
+    nb::class_<PatchLayout>(m, "Layout", "A patch layout as the engine computed it (engine/sampling/patch_layouts.h).")
         .def_prop_ro("kind", [](const PatchLayout& l) { return std::string(l.kind); })
         .def_ro("width", &PatchLayout::width)
         .def_ro("height", &PatchLayout::height)
@@ -48,7 +48,7 @@ void bind_layouts(nb::module_& m) {
             "float32 [images, N, 5]: (cu, cv, su, sv, level) per slot; padding slots are zeros with level -1.");
 
     m.def("sample_tolerance", &sample_tolerance, nb::arg("gradients"), nb::arg("half_output"), nb::arg("value"),
-          "How far a GPU patch sample may be from the CPU reference's value (engine/tolerance.h).");
+          "How far a GPU patch sample may be from the CPU reference's value (engine/sampling/tolerance.h).");
     m.def(
         "foveated_layout",
         [](uint32_t width, uint32_t height, const std::vector<std::pair<double, double>>& fixations, uint32_t budget,

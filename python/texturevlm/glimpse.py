@@ -52,9 +52,9 @@ _RATIO_SLACK = 1e-5  # TVLM_RATIO_SLACK: a footprint ratio this close above an i
 def sample_layout(image: Any, layout: Any, max_anisotropy: int = 16, levels: Optional[int] = None) -> Any:
     """Patches [B, N, C, P, P] of any engine layout (`texturevlm.layouts`) from a torch image
     ([C, H, W] or [B, C, H, W]) in software, differentiable in the image, with the engine's
-    reference filtering (engine/reference_sampling.cpp): level layouts trilinear at each
+    reference filtering (engine/sampling/reference_sampling.cpp): level layouts trilinear at each
     patch's level; gradient (anisotropic) layouts with `taps` samples along the footprint's
-    longer axis at lod log2(rho_max / taps), averaged (engine/patch.cpp, gradient_footprint).
+    longer axis at lod log2(rho_max / taps), averaged (engine/sampling/patch.cpp, gradient_footprint).
     Padding slots are zeros. `levels`: the chain's length (default: the full chain)."""
     import torch
     rec = np.frombuffer(np.ascontiguousarray(layout.records).tobytes(), dtype=_RECORD)

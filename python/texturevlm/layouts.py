@@ -1,6 +1,6 @@
 """Patch layouts: where each patch of an image sits and at which mip level, computed once
 on the host and reused frame after frame. Each sampler of every backend reads the same
-32-byte patch records (engine/patch.h); `metadata` gives (cu, cv, su, sv, level) per slot
+32-byte patch records (engine/sampling/patch.h); `metadata` gives (cu, cv, su, sv, level) per slot
 for positional embeddings."""
 from __future__ import annotations
 
