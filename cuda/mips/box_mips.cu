@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "cuda_check.h"
 #include "cuda_devices.h"
@@ -84,37 +85,27 @@ __device__ float4 box_texel_fixed_taps(const Filter& filter, uint32_t src_w, uin
     for (uint32_t b = 0; b < kTapsY; ++b)
 #pragma unroll
         for (uint32_t a = 0; a < kTapsX; ++a) v[b][a] = at(tx.first + a, ty.first + b);
+    // Sums in float (exact, above) or in double, rows first like the reference.
+    using Sum = std::conditional_t<kUnorm8, float, double>;
+    Sum n[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (uint32_t b = 0; b < kTapsY; ++b) {
+        Sum row[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (uint32_t a = 0; a < kTapsX; ++a)
+#pragma unroll
+            for (uint32_t c = 0; c < 4; ++c) {
+                const float stored = component(v[b][a], c);
+                row[c] += static_cast<Sum>(tx.weight[a]) * (kUnorm8 ? stored : filter.averaged(stored, c));
+            }
+#pragma unroll
+        for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<Sum>(ty.weight[b]) * row[c];
+    }
     float4 out;
-    if constexpr (kUnorm8) {
-        float n[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (uint32_t b = 0; b < kTapsY; ++b) {
-            float row[4] = {0, 0, 0, 0};
-#pragma unroll
-            for (uint32_t a = 0; a < kTapsX; ++a)
-#pragma unroll
-                for (uint32_t c = 0; c < 4; ++c) row[c] = fmaf(float(tx.weight[a]), component(v[b][a], c), row[c]);
-#pragma unroll
-            for (uint32_t c = 0; c < 4; ++c) n[c] = fmaf(float(ty.weight[b]), row[c], n[c]);
-        }
-#pragma unroll
-        for (uint32_t c = 0; c < 4; ++c) set_component(out, c, bytes_half_up(n[c], float(tx.sum * ty.sum)));
-    } else {
-        double n[4] = {0, 0, 0, 0};
-#pragma unroll
-        for (uint32_t b = 0; b < kTapsY; ++b) {
-            double row[4] = {0, 0, 0, 0};
-#pragma unroll
-            for (uint32_t a = 0; a < kTapsX; ++a)
-#pragma unroll
-                for (uint32_t c = 0; c < 4; ++c)
-                    row[c] += static_cast<double>(tx.weight[a]) * filter.averaged(component(v[b][a], c), c);
-#pragma unroll
-            for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<double>(ty.weight[b]) * row[c];
-        }
-        const double d = static_cast<double>(tx.sum) * ty.sum;
-#pragma unroll
-        for (uint32_t c = 0; c < 4; ++c) set_component(out, c, filter.stored_value(n[c], d, c));
+    for (uint32_t c = 0; c < 4; ++c) {
+        if constexpr (kUnorm8) set_component(out, c, bytes_half_up(n[c], static_cast<float>(tx.sum * ty.sum)));
+        else set_component(out, c, filter.stored_value(n[c], static_cast<double>(tx.sum) * ty.sum, c));
     }
     return out;
 }
