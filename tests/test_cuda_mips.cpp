@@ -86,7 +86,7 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
     const CudaStream stream = make_stream();
     for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
     for (Format format : kAllFormats)
-        for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3}, Size{1030, 70, 1}, Size{512, 256, 4},
+        for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3}, Size{1030, 70, 1}, Size{8190, 3, 1}, Size{512, 256, 4},
                        Size{2048, 2048, 1}}) {
             CAPTURE(static_cast<int>(kernels));
             CAPTURE(format_info(format).name);

@@ -160,6 +160,31 @@ TEST_CASE("box taps: exact areas that sum to the source size, and the texels tha
     }
 }
 
+TEST_CASE("box tails: the last passes run as one tail where each level fits its shared array") {
+    // 1920x1080: three halving levels to 240x135, then a pass per odd level.
+    const uint32_t levels = full_mip_count(1920, 1080);
+    const std::vector<BoxPass> video = plan_box_passes(1920, 1080, levels, {0, 0, 1920, 1080});
+    REQUIRE(video.size() >= 4);
+    const auto tail_source = [&](const std::vector<BoxPass>& passes, const BoxTailLimits& limits, uint32_t w,
+                                 uint32_t h) {
+        const size_t p = first_box_tail_pass(w, h, full_mip_count(w, h), passes, limits);
+        return p < passes.size() ? passes[p].src_level : ~0u;
+    };
+    // Vulkan's tail (1024 and 256 texels, six levels) starts at 60x33 -> 30x16 ...
+    const BoxTailLimits vulkan{1024, 256, 6};
+    CHECK(tail_source(video, vulkan, 1920, 1080) == 5);
+    // ... CUDA's (4096 and 1024 texels) one level earlier, 120x67 -> 60x33.
+    const BoxTailLimits cuda{4096, 1024, 16};
+    CHECK(tail_source(video, cuda, 1920, 1080) == 4);
+    // 8190x3: level 1 (4095x1) fits 4096 texels but level 2 (2047x1) not 1024, so the tail
+    // starts where level 2 of it fits.
+    const std::vector<BoxPass> wide = plan_box_passes(8190, 3, full_mip_count(8190, 3), {0, 0, 8190, 3});
+    CHECK(tail_source(wide, cuda, 8190, 3) == 1);
+    // A tail that would be the last pass alone saves nothing: none.
+    const std::vector<BoxPass> square = plan_box_passes(64, 64, 7, {0, 0, 64, 64});
+    CHECK(first_box_tail_pass(64, 64, 7, square, cuda) == square.size());
+}
+
 TEST_CASE("box passes: six halving levels per pass, new passes at odd sizes, dirty rectangles cover their dependents") {
     // 4096^2: levels 1..6 from level 0 over 64x64 tiles of level 1, then 7..12 in one tile.
     const std::vector<BoxPass> full = plan_box_passes(4096, 4096, 13, {0, 0, 4096, 4096});

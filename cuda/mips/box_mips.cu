@@ -29,13 +29,12 @@ constexpr uint32_t kTile = TVLM_BOX_TILE;
 static_assert(TVLM_BOX_TILE == 32 && TVLM_BOX_THREADS == 256 && TVLM_BOX_MAX_LEVELS == 6,
               "halve_tile maps 256 threads to a 16x16 grid of 2x2 texels of a 32x32 tile, six levels");
 
-// UNORM8 sums in float where it holds them exactly: with weights summing to d <= 2^14, every
-// sum of bytes times weights, 2n + d and (q + 1) 2d below are whole numbers under 2^24.
-// Then floor((2n + d) / 2d), the reference's half-up rounding, is a float estimate and one
-// exact step either way. The tails of video's odd chains (1080 = 135 x 8) are bound by the
+// UNORM8 sums in float where it holds them exactly (TVLM_BOX_FLOAT_EXACT_WEIGHTS). Then
+// floor((2n + d) / 2d), the reference's half-up rounding, is a float estimate and one exact
+// step either way. The tails of video's odd chains (1080 = 135 x 8) are bound by the
 // latency of each texel's instructions, and double arithmetic (conversions, a division)
 // was most of them.
-constexpr uint32_t kFloatExactWeights = 1u << 14;
+constexpr uint32_t kFloatExactWeights = TVLM_BOX_FLOAT_EXACT_WEIGHTS;
 __device__ inline float bytes_half_up(float n, float d) {
     const float twice = 2.0f * n + d, step = 2.0f * d;
     float q = floorf(__fdividef(twice, step));
@@ -581,8 +580,11 @@ void launch_tail(const BoxTailLaunch& l, cudaStream_t stream) {
 
 void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
     const uint32_t w = std::max(1u, l.src_width >> 1), h = std::max(1u, l.src_height >> 1);
-    if (size_t{w} * h > kBoxTailTexels || l.levels == 0 || l.levels > kBoxTailMaxLevels)
-        throw std::logic_error("a box tail's first level has at most kBoxTailTexels texels, and 1..16 levels");
+    const size_t second = size_t{std::max(1u, w >> 1)} * std::max(1u, h >> 1);
+    if (size_t{w} * h > kBoxTailTexels || (l.levels > 1 && second > kBoxTailTexels / 4) || l.levels == 0 ||
+        l.levels > kBoxTailMaxLevels)
+        throw std::logic_error("a box tail's first level has at most kBoxTailTexels texels, its second a quarter "
+                               "of that, and 1..16 levels");
     switch (l.texel) {
         case SurfaceTexel::uchar4: launch_tail<SurfaceTexel::uchar4>(l, stream); break;
         case SurfaceTexel::half4: launch_tail<SurfaceTexel::half4>(l, stream); break;

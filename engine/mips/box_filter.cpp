@@ -105,4 +105,19 @@ std::vector<BoxPass> plan_box_passes(uint32_t width, uint32_t height, uint32_t l
     return passes;
 }
 
+size_t first_box_tail_pass(uint32_t width, uint32_t height, uint32_t levels, const std::vector<BoxPass>& passes,
+                           const BoxTailLimits& limits) {
+    const auto texels = [&](uint32_t level) {
+        const Extent2D e = level_extent(width, height, level);
+        return uint64_t{e.width} * e.height;
+    };
+    for (size_t p = 0; p < passes.size(); ++p) {
+        const uint32_t a = passes[p].src_level;
+        const bool second_fits = a + 2 >= levels || texels(a + 2) <= limits.second_texels;
+        if (levels - 1 - a <= limits.max_levels && texels(a + 1) <= limits.first_texels && second_fits)
+            return passes.size() - p >= 2 ? p : passes.size();
+    }
+    return passes.size();
+}
+
 }  // namespace tvlm

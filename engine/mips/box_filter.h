@@ -76,4 +76,18 @@ struct BoxPass {
 // tiles), and chains as many 2:1 levels as one tile can halve.
 std::vector<BoxPass> plan_box_passes(uint32_t width, uint32_t height, uint32_t levels, TexelRect dirty);
 
+// A chain's tail: one workgroup (Vulkan) or block (CUDA) writes the chain's last levels
+// whole, one after another, each kept in shared memory for the next: level a+1 in an array
+// of first_texels, a+2 in one of second_texels, later levels (smaller) alternating.
+struct BoxTailLimits {
+    uint64_t first_texels = 0, second_texels = 0;
+    uint32_t max_levels = 0;
+};
+
+// The first of `passes` (plan_box_passes of a chain of `levels` levels over width x height)
+// from which the rest run as one tail within `limits`, where that saves passes (an odd
+// size's chain takes a pass per level otherwise); passes.size(): no tail.
+size_t first_box_tail_pass(uint32_t width, uint32_t height, uint32_t levels, const std::vector<BoxPass>& passes,
+                           const BoxTailLimits& limits);
+
 }  // namespace tvlm

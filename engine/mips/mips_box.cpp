@@ -49,23 +49,10 @@ void check_box(const Context& context, const Texture& texture) {
         throw Error(why + ": use the blit filter");
 }
 
-// The chain's last passes, from the first whose level a+1 fits the general shader's tile in
-// shared memory (and a+2 its second array, and the rest one pass's six levels), run as one
-// workgroup (box_mips.comp's tail) where that saves passes: an odd size's chain otherwise
-// takes a dispatch and a barrier per level. passes.size(): no tail.
-size_t first_tail_pass(uint32_t width, uint32_t height, uint32_t levels, const std::vector<BoxPass>& passes) {
-    constexpr uint64_t kTailTexels = TVLM_BOX_TILE * TVLM_BOX_TILE;
-    const auto texels = [&](uint32_t level) {
-        const Extent2D e = level_extent(width, height, level);
-        return uint64_t{e.width} * e.height;
-    };
-    for (size_t p = 0; p < passes.size(); ++p) {
-        const uint32_t a = passes[p].src_level;
-        if (levels - 1 - a <= TVLM_BOX_MAX_LEVELS && texels(a + 1) <= kTailTexels && texels(a + 2) <= kTailTexels / 4)
-            return passes.size() - p >= 2 ? p : passes.size();
-    }
-    return passes.size();
-}
+// The chain's last passes run as one workgroup (box_mips.comp's tail): level a+1 in the
+// general shader's tile in shared memory, a+2 in its second array, six levels at most.
+constexpr BoxTailLimits kTailLimits{TVLM_BOX_TILE * TVLM_BOX_TILE, TVLM_BOX_TILE * TVLM_BOX_TILE / 4,
+                                    TVLM_BOX_MAX_LEVELS};
 
 void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, TexelRect dirty, uint32_t first_layer,
                        uint32_t layers) {
@@ -73,7 +60,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     if (levels == 1) return;
     std::vector<BoxPass> passes = plan_box_passes(texture.desc().width, texture.desc().height, levels, dirty);
     // The tail rewrites its levels whole, whatever part of them depends on `dirty`.
-    const size_t tail = first_tail_pass(texture.desc().width, texture.desc().height, levels, passes);
+    const size_t tail = first_box_tail_pass(texture.desc().width, texture.desc().height, levels, passes, kTailLimits);
     if (tail < passes.size()) {
         const uint32_t a = passes[tail].src_level;
         passes.resize(tail);

@@ -47,15 +47,11 @@ bool fuses(const TextureDesc& desc, uint32_t blocks_at_once, const BoxPass& pass
            runs_packed(l) && runs_packed(next_l);
 }
 
-// The first pass of `passes` that runs in the one-block tail launch (passes.size(): none).
-// The passes from the first whose next level fits one block run as one tail launch, where
-// that saves launches (odd sizes: one pass per level otherwise).
+// The one-block tail launch (box_tail_kernel): level a+1 in kBoxTailTexels of shared
+// memory, a+2 in a quarter of that.
 size_t first_tail_pass(const TextureDesc& desc, const std::vector<BoxPass>& passes) {
-    for (size_t p = 0; p < passes.size(); ++p) {
-        const Extent2D next = level_extent(desc.width, desc.height, passes[p].src_level + 1);
-        if (size_t{next.width} * next.height <= kBoxTailTexels) return passes.size() - p >= 2 ? p : passes.size();
-    }
-    return passes.size();
+    return first_box_tail_pass(desc.width, desc.height, desc.mip_levels(), passes,
+                               {kBoxTailTexels, kBoxTailTexels / 4, kBoxTailMaxLevels});
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
