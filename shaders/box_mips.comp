@@ -90,12 +90,10 @@ Taps taps(uint i, uint s) {
     return Taps(2u * i, 3u, uvec3(d - i, d, i + 1u), s);
 }
 
-// UNORM8 sums in float where float holds them exactly (as cuda/mips/box_mips.cu does): with
-// weights summing to d <= 2^14, every sum of bytes times weights, 2n + d and (q + 1) 2d are
-// whole numbers under 2^24. floor((2n + d) / 2d), the half-up rounding, is then a float
+// UNORM8 sums in float where float holds them exactly (TVLM_BOX_FLOAT_EXACT_WEIGHTS, as
+// cuda/mips/box_mips.cu does). floor((2n + d) / 2d), the half-up rounding, is then a float
 // quotient and one exact step either way. Double conversions and divisions made the odd
 // levels of video's frame sizes (1080 = 135 x 8) slow.
-const uint kFloatExactWeights = 16384u;
 vec4 bytes_half_up(vec4 n, float d) {
     vec4 twice = 2.0 * n + d;
     float step = 2.0 * d;
@@ -121,7 +119,7 @@ vec4 box_texel(uint from, uint src_w, uint src_h, uint x, uint y, uint layer) {
                      load_stored(from, src_w, tx.first, ty.first + 1u, layer),
                      load_stored(from, src_w, tx.first + 1u, ty.first + 1u, layer));
     }
-    if (p.kind == TVLM_BOX_UNORM8 && tx.sum * ty.sum <= kFloatExactWeights) {
+    if (p.kind == TVLM_BOX_UNORM8 && tx.sum * ty.sum <= TVLM_BOX_FLOAT_EXACT_WEIGHTS) {
         // Exact float sums (bytes_half_up): all nine taps read at once, clamped to the
         // level; a tap past the count has weight 0 (box_filter.h's taps).
         vec4 n = vec4(0.0);

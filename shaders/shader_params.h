@@ -22,6 +22,10 @@ using uint = uint32_t;
 #define TVLM_BOX_SRGB8 1u
 #define TVLM_BOX_FLOAT16 2u
 #define TVLM_BOX_FLOAT32 3u
+// UNORM8 levels whose taps' weights sum to at most this sum in float instead of double:
+// every sum of bytes times weights, 2n + d and (q + 1) 2d of the half-up rounding are then
+// whole numbers under 2^24, held exactly (box_mips.comp, cuda/mips/box_mips.cu).
+#define TVLM_BOX_FLOAT_EXACT_WEIGHTS 16384u
 
 struct BoxMipsParams {
     uint src_width;    // level a, read; level a+1 is max(1, size >> 1), any ratio
