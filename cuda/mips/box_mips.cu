@@ -94,8 +94,12 @@ __device__ float4 box_texel_fixed_taps(const Filter& filter, uint32_t src_w, uin
         for (uint32_t a = 0; a < kTapsX; ++a)
 #pragma unroll
             for (uint32_t c = 0; c < 4; ++c) {
+                // Not a ?: of float and double, which would make the float path's products double.
                 const float stored = component(v[b][a], c);
-                row[c] += static_cast<Sum>(tx.weight[a]) * (kUnorm8 ? stored : filter.averaged(stored, c));
+                Sum value;
+                if constexpr (kUnorm8) value = stored;
+                else value = filter.averaged(stored, c);
+                row[c] += static_cast<Sum>(tx.weight[a]) * value;
             }
 #pragma unroll
         for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<Sum>(ty.weight[b]) * row[c];
