@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: tvlm bench [all | mips handover sample video grad video-file fields overlay ...] [--json FILE] [--plot FILE.png]\n"
-    "                  [--device D] [--devices all|I,J,...]\n"
+    "                  [--device D] [--devices all|I,J,...] [--only TEXT]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
     "  handover  per-frame cost of handing a texture to CUDA: Vulkan timeline semaphores or host waits,\n"
@@ -40,6 +40,7 @@ constexpr const char* kHelp =
     "  overlay   the overlay renderer on a 3840x2160 frame: 100 and 1000 boxes, 100 points with KNN\n"
     "            links, the design's whole frame (CUDA and Vulkan), the KNN graph of 5000 points (CPU)\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
+    "--only TEXT: mips and video run only the jobs whose name contains TEXT (e.g. 1920x1080, \"1024^2 rgba8 x 32\").\n"
     "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
 
@@ -74,7 +75,7 @@ std::vector<Row> video_file_rows(BenchGpu& gpu, bool asked) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    const Args args(argc, argv, 2, {"json", "plot", "device", "devices"}, {"help"});
+    const Args args(argc, argv, 2, {"json", "plot", "device", "devices", "only"}, {"help"});
     if (args.flag("help")) {
         std::fputs(kHelp, stdout);
         return 0;

@@ -68,7 +68,7 @@ std::vector<int> parse_devices(const std::string& text) {
 
 BenchGpu::BenchGpu(const Args& args)
     : context(bench_context(args)), link(context), owned_stream(make_stream()), stream(owned_stream.handle()),
-      devices(parse_devices(args.option_or("devices", "all"))) {
+      devices(parse_devices(args.option_or("devices", "all"))), only(args.option_or("only", "")) {
     TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
     machine = {prop.name, context.device_info().driver, device_copy_bandwidth(stream, size_t{1} << 30),
                upload_bandwidth(stream)};

@@ -4,6 +4,9 @@
 // bandwidths every floor is computed from, measured once at the start of the run.
 #include <cuda_runtime_api.h>
 
+#include <string>
+#include <vector>
+
 #include "args.h"
 #include "bench_rows.h"
 #include "context.h"
@@ -27,6 +30,9 @@ public:
     // --devices all|I,J,...: the CUDA devices a batch is sharded over in the video suite's
     // sharded rows (default all this process sees; a device may repeat).
     std::vector<int> devices;
+    // --only TEXT: the mips and video suites run only the jobs whose name contains TEXT
+    // (one chain under a profiler, one frame size); empty: every job.
+    std::string only;
 };
 
 // The suites (apps/bench/bench_*.cpp): rows of GPU or wall times, each with its floor.

@@ -85,6 +85,7 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
     for (size_t i = 0; i < jobs.size(); ++i) {
         const Job& j = jobs[i];
         const std::string name = job_name(j);
+        if (name.find(gpu.only) == std::string::npos) continue;
         const double floor_us = floor_bytes(j) / d2d * 1e6;
         ImportedTexture texture = ImportedTexture::create(context, {j.width, j.height, j.layers, 0, j.format, true});
         const Rgba8Image chart = make_test_chart(j.width, j.height);

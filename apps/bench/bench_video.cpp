@@ -106,6 +106,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                                  (j.layers > 1 ? " x " + std::to_string(j.layers) : "") + " -> " +
                                  std::to_string(layout.patches_per_image) + " patches" +
                                  (j.layers > 1 ? " per image" : "");
+        if (what.find(gpu.only) == std::string::npos) continue;
         const std::string host_job = "host frame " + what, device_job = "CUDA frame " + what;
         const double gpu_bytes = frame_bytes * 4.0 / 3.0 + double(out.bytes());  // level 0 read, mips + patches written
         const double host_floor = (frame_bytes / m.upload_bandwidth + gpu_bytes / m.copy_bandwidth) * 1e6;
