@@ -298,7 +298,9 @@ __device__ void write2(cudaSurfaceObject_t s, uint2 a, uint2 b, uint32_t x, uint
 
 // Where a tile's source texels come from: a level through its surface (rows past the
 // edge clamped; they feed only texels that are not written), or, for a fused tail, the
-// words the blocks of this launch left in global memory, read past L1.
+// words the blocks of this launch left in global memory, read past L1. copy_rows(r, x, y)
+// is given each thread's 4x4 block once read (FrameSource writes it into level 0; the
+// others have nothing to do), by every thread of the block.
 template <class Word>
 struct SurfaceSource {
     cudaSurfaceObject_t surface;
@@ -313,6 +315,7 @@ struct SurfaceSource {
 #pragma unroll
         for (uint32_t k = 0; k < 4; ++k) out[k] = read_word<Word>(surface, min(x + k, width - 1) * sizeof(Word), y, layer, layered);
     }
+    __device__ void copy_rows(const Word (&)[4][4], uint32_t, uint32_t) const {}
 };
 template <class Word>
 struct ScratchSource {
@@ -323,7 +326,14 @@ struct ScratchSource {
 #pragma unroll
         for (uint32_t k = 0; k < 4; ++k) out[k] = __ldcg(&words[y * width + min(x + k, width - 1)]);
     }
+    __device__ void copy_rows(const Word (&)[4][4], uint32_t, uint32_t) const {}
 };
+
+__device__ uint32_t shuffle_xor(uint32_t v, uint32_t lanes) { return __shfl_xor_sync(0xffffffffu, v, lanes); }
+__device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) { return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes)); }
+__device__ uint4 shuffle_xor(uint4 v, uint32_t lanes) {
+    return make_uint4(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes), shuffle_xor(v.z, lanes), shuffle_xor(v.w, lanes));
+}
 
 // Level 0 from a frame in CUDA memory (rows `row_bytes` apart, 16-byte aligned), written
 // into level 0's surface as it is read: the copy into the texture and the chain's first
@@ -335,35 +345,59 @@ struct ScratchSource {
 // than a separate kernel copy (H200, tvlm bench video).
 template <class Word>
 struct FrameSource {
+    static_assert(sizeof(Word) == 4, "a frame's row of four texels is one 16-byte chunk");
     const unsigned char* rows;  // this layer's row 0
     size_t row_bytes;
     cudaSurfaceObject_t level0;
     uint32_t width, height, layer;
     bool layered;
     __device__ void row4(uint32_t x, uint32_t y, Word out[4]) const {
-        const bool inside = y < height;
         y = min(y, height - 1);
         const Word* row = reinterpret_cast<const Word*>(rows + y * row_bytes);
         if (x + 3 < width) {
-            uint4* chunks = reinterpret_cast<uint4*>(out);
-            const uint4* from = reinterpret_cast<const uint4*>(row + x);
-#pragma unroll
-            for (uint32_t c = 0; c < sizeof(Word) * 4 / 16; ++c) {
-                chunks[c] = __ldcs(from + c);  // read once: streamed, not kept in cache
-                if (inside) write_word(level0, chunks[c], x * sizeof(Word) + 16 * c, y, layer, layered);
-            }
+            *reinterpret_cast<uint4*>(out) = __ldcs(reinterpret_cast<const uint4*>(row + x));  // read once: streamed
             return;
         }
 #pragma unroll
-        for (uint32_t k = 0; k < 4; ++k) {
-            out[k] = row[min(x + k, width - 1)];
-            if (inside && x + k < width) write_word(level0, out[k], (x + k) * sizeof(Word), y, layer, layered);
+        for (uint32_t k = 0; k < 4; ++k) out[k] = row[min(x + k, width - 1)];
+    }
+    // Writes into a CUDA array cost one L2 transaction per 32-byte sector an instruction
+    // touches, and a sector of its block-linear layout is 16 bytes of two neighbouring rows.
+    // A warp's lanes hold 4x4 blocks of 8 chunks x 16 rows (halve_tile's Morton order), so
+    // written as held, each store wrote rows 4 apart, half a sector per lane: 1.15 TB/s on
+    // the H100, where a warp writing 8 chunks x 4 neighbouring rows writes 3.1 TB/s. So
+    // the four lanes that share a column of chunks (lane bits 1 and 3) transpose their rows
+    // first, and store s writes rows 4s .. 4s+3 of the warp's 16.
+    __device__ void copy_rows(const Word (&r)[4][4], uint32_t x, uint32_t y) const {
+        const uint32_t lane = threadIdx.x & 31, q = ((lane >> 1) & 1) | ((lane >> 2) & 2);  // this block's place, 0..3
+        const auto chunk = [&](uint32_t k) { return make_uint4(r[k][0], r[k][1], r[k][2], r[k][3]); };
+        uint4 held[4];  // held[s]: row q of the block of lane s, row 4s + q of the warp's rows
+#pragma unroll
+        for (uint32_t i = 0; i < 4; ++i) {
+            // Round i: every lane sends its row q ^ i to the lane whose place is q ^ i.
+            const uint32_t k = q ^ i;
+            const uint4 send = k == 0 ? chunk(0) : k == 1 ? chunk(1) : k == 2 ? chunk(2) : chunk(3);
+            const uint4 got = i == 0 ? send : shuffle_xor(send, ((i & 1) << 1) | ((i & 2) << 2));
+#pragma unroll
+            for (uint32_t s = 0; s < 4; ++s)
+                if (s == k) held[s] = got;
+        }
+        const uint32_t top = y - 4 * q;  // the warp's first row
+#pragma unroll
+        for (uint32_t s = 0; s < 4; ++s) {
+            const uint32_t row = top + 4 * s + q;
+            if (row >= height) continue;
+            if (x + 3 < width) {
+                write_word(level0, held[s], x * sizeof(Word), row, layer, layered);
+                continue;
+            }
+            const uint32_t texels[4] = {held[s].x, held[s].y, held[s].z, held[s].w};
+#pragma unroll
+            for (uint32_t k = 0; k < 4; ++k)
+                if (x + k < width) write_word(level0, texels[k], (x + k) * sizeof(Word), row, layer, layered);
         }
     }
 };
-
-__device__ uint32_t shuffle_xor(uint32_t v, uint32_t lanes) { return __shfl_xor_sync(0xffffffffu, v, lanes); }
-__device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) { return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes)); }
 
 // The average of the words of lanes l, l^s, l^2s, l^3s (s = 1: a lane quad; s = 4: four quads).
 template <class Words>
@@ -411,6 +445,7 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
     Word r[4][4];
 #pragma unroll
     for (uint32_t k = 0; k < 4; ++k) src.row4(to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy + k, r[k]);
+    src.copy_rows(r, to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy);
     Word l1[2][2];
 #pragma unroll
     for (uint32_t i = 0; i < 2; ++i)
