@@ -22,6 +22,7 @@
 #include "device_buffer.h"
 #include "egl_context.h"
 #include "error.h"
+#include "level_copy.h"
 #include "open_fds.h"
 #include "patch_layouts.h"
 #include "patch_sampling.h"
@@ -30,6 +31,7 @@
 #include "reference_sampling.h"
 #include "sampling_check.h"
 #include "texture_compare.h"
+#include "tensor_texels.h"
 #include "texture_reads.h"
 
 using namespace tvlm;
@@ -336,6 +338,122 @@ TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned an
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     CHECK(device_memory_used() <= used + (size_t{4} << 20));
     CHECK(threads() == threads_before);
+}
+
+// Level 0's bytes of every layer (layers one after another).
+std::vector<uint8_t> level0_bytes(const CudaMipmaps& t) {
+    std::vector<uint8_t> bytes(level_bytes(t.desc, 0));
+    const size_t row = size_t{t.desc.width} * format_info(t.desc.format).texel_bytes();
+    cudaMemcpy3DParms p{};
+    p.srcArray = t.level(0);
+    p.dstPtr = cudaPitchedPtr{bytes.data(), row, t.desc.width, t.desc.height};
+    p.extent = cudaExtent{t.desc.width, t.desc.height, t.desc.layers};
+    p.kind = cudaMemcpyDeviceToHost;
+    TVLM_CUDA_CHECK(cudaMemcpy3D(&p));
+    return bytes;
+}
+
+TEST_CASE("write_texels writes every texel of its block once and nothing else, on every path of its kernel") {
+    // 200 x 75: runs of 64 texels with a partial one, and an odd height (a warp's row pair
+    // half past the end). Blocks: whole, and inside (x on a word boundary, so uint8 planar
+    // rows still take the word loads; x off it, texel loads). Tensors: uint8 planar (word
+    // loads), uint8 channels last and float32 planar (texel loads) into RGBA8 and RGBA16F.
+    const CudaStream stream = make_stream();
+    constexpr uint32_t kW = 200, kH = 75, kLayers = 2;
+    struct Case {
+        Format format;
+        TensorDtype dtype;
+        bool planar;
+        uint32_t channels;
+        TexelBlock block;
+    };
+    const Case cases[] = {
+        {Format::rgba8_unorm, TensorDtype::u8, true, 3, {0, 0, kW, kH, 0, kLayers}},
+        {Format::rgba8_unorm, TensorDtype::u8, true, 4, {8, 3, 130, 37, 1, 1}},
+        {Format::rgba8_unorm, TensorDtype::u8, true, 4, {5, 2, 150, 70, 0, 2}},
+        {Format::rgba8_unorm, TensorDtype::u8, false, 4, {0, 1, kW, 74, 0, kLayers}},
+        {Format::rgba16f, TensorDtype::f32, true, 4, {3, 0, 197, kH, 0, kLayers}},
+        {Format::rgba16f, TensorDtype::f32, true, 3, {0, 0, kW, kH, 0, kLayers}},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(format_info(c.format).name);
+        CAPTURE(c.planar);
+        CAPTURE(c.channels);
+        CAPTURE(c.block.x);
+        const TextureDesc desc{kW, kH, kLayers, 1, c.format, false};
+        const CudaArrayTexture texture = CudaArrayTexture::create(desc);
+        const std::vector<uint8_t> poison(level_bytes(desc, 0), 0xff);
+        copy_to_level0(texture.mipmaps(), poison.data(), size_t{kW} * format_info(c.format).texel_bytes(), 0, kLayers,
+                       stream.handle());
+        // The tensor: the block's texels, values k / 256 (exact in binary16) or bytes.
+        const TexelBlock& b = c.block;
+        const size_t values = size_t{b.layers} * c.channels * b.height * b.width;
+        std::vector<float> value(values);
+        std::vector<uint8_t> tensor_bytes(values * element_bytes(c.dtype));
+        for (size_t i = 0; i < values; ++i) {
+            const uint32_t byte = uint32_t(i * 2654435761u) >> 24;
+            value[i] = c.dtype == TensorDtype::u8 ? float(byte) : float(byte) / 256.0f;
+            if (c.dtype == TensorDtype::u8) tensor_bytes[i] = uint8_t(byte);
+            else std::memcpy(tensor_bytes.data() + 4 * i, &value[i], 4);
+        }
+        const int64_t plane = int64_t(b.width) * b.height;
+        const TensorView view{nullptr, c.dtype, plane * c.channels, c.planar ? plane : 1,
+                              c.planar ? int64_t(b.width) : int64_t(b.width) * c.channels, c.planar ? 1 : c.channels,
+                              c.channels};
+        const auto at = [&](uint32_t layer, uint32_t ch, uint32_t y, uint32_t x) {
+            return value[size_t(layer * view.stride_b + ch * view.stride_c + y * view.stride_y + x * view.stride_x)];
+        };
+        DeviceBuffer<uint8_t> device(tensor_bytes.size());
+        TVLM_CUDA_CHECK(cudaMemcpy(device.data(), tensor_bytes.data(), tensor_bytes.size(), cudaMemcpyHostToDevice));
+        TensorView on_device = view;
+        on_device.data = device.data();
+        const SurfaceObject level0 = texture.mipmaps().make_surface(0);
+        write_texels(on_device, level0.handle(), true, surface_texel(c.format), b, stream.handle());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        const std::vector<uint8_t> got = level0_bytes(texture.mipmaps());
+        const std::vector<ImageF> layers = [&] {
+            std::vector<ImageF> out;
+            const size_t layer_bytes = got.size() / kLayers;
+            for (uint32_t l = 0; l < kLayers; ++l)
+                out.push_back(decode_texels({got.data() + l * layer_bytes, layer_bytes}, kW, kH, c.format));
+            return out;
+        }();
+        size_t wrong = 0, poisoned = 0;
+        for (uint32_t l = 0; l < kLayers; ++l)
+            for (uint32_t y = 0; y < kH; ++y)
+                for (uint32_t x = 0; x < kW; ++x) {
+                    const bool inside = l >= b.first_layer && l < b.first_layer + b.layers && x >= b.x &&
+                                        x < b.x + b.width && y >= b.y && y < b.y + b.height;
+                    const size_t byte = ((size_t{l} * kH + y) * kW + x) * format_info(c.format).texel_bytes();
+                    if (!inside) {
+                        poisoned += std::all_of(got.begin() + ptrdiff_t(byte),
+                                                got.begin() + ptrdiff_t(byte + format_info(c.format).texel_bytes()),
+                                                [](uint8_t v) { return v == 0xff; });
+                        continue;
+                    }
+                    for (uint32_t ch = 0; ch < 4; ++ch) {
+                        const float opaque = c.dtype == TensorDtype::u8 ? 255.0f : 1.0f;
+                        float want = ch < c.channels ? at(l - b.first_layer, ch, y - b.y, x - b.x) : opaque;
+                        if (c.dtype == TensorDtype::u8) want /= 255.0f;  // decode_texels gives RGBA8 as byte / 255
+                        wrong += layers[l].at(x, y, ch) != want;
+                    }
+                }
+        CHECK(wrong == 0);
+        CHECK(poisoned == size_t{kLayers} * kW * kH - size_t{b.layers} * b.width * b.height);
+    }
+}
+
+TEST_CASE("copy_level_rows refuses rows it cannot copy in 16-byte chunks, launching nothing") {
+    DeviceBuffer<uint8_t> frame(4096);
+    const auto* base = frame.data();
+    const LevelCopy good{base, 256, 256, 4, 0, false, 0, 1};
+    CHECK(copies_in_chunks(good));
+    for (LevelCopy bad : {LevelCopy{base + 4, 256, 256, 4, 0, false, 0, 1}, LevelCopy{base, 260, 256, 4, 0, false, 0, 1},
+                          LevelCopy{base, 256, 248, 4, 0, false, 0, 1}, LevelCopy{base, 256, 256, 0, 0, false, 0, 1},
+                          LevelCopy{base, 128, 256, 4, 0, false, 0, 1}, LevelCopy{nullptr, 256, 256, 4, 0, false, 0, 1}}) {
+        CHECK_FALSE(copies_in_chunks(bad));
+        CHECK_THROWS_WITH_AS(copy_level_rows(bad, nullptr), doctest::Contains("16-byte"), Error);
+    }
 }
 
 TEST_CASE("generate_from refuses 1-channel textures: their frames go in by copy_to_level0") {

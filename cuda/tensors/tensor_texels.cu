@@ -53,61 +53,72 @@ __device__ bool thread_texel(const Copy& c, uint32_t& x, uint32_t& y, uint32_t& 
     return x < c.block.x + c.block.width && y < c.block.y + c.block.height;
 }
 
-// Texels per thread of a write, a warp's width apart along x: each load and store
-// instruction of a warp stays one contiguous run (a thread of one texel was latency-bound,
-// 26 cycles per instruction at 1024^2; four adjacent texels per thread made every warp
-// access strided and was 3x slower still), and a thread has four loads in flight.
-constexpr uint32_t kWriteRun = 4;
+// A write's warp stores 16 texels of each of two neighbouring rows per instruction: a
+// sector of an array's block-linear layout is 16 bytes of two neighbouring rows, and an
+// instruction costs one L2 transaction per sector it touches, so a warp storing 32 texels
+// of one row wrote half sectors (H100: 2.4 TB/s copying into an array, against 2.9 with
+// the rows paired). Lane = 16 h + i: row h of the pair, texels i, i + 16, ... of the run.
+// Each thread writes kWriteRun texels 16 apart: every load and store instruction of a warp
+// stays two contiguous runs (a thread of one texel was latency-bound, 26 cycles per
+// instruction at 1024^2; four adjacent texels per thread made every warp access strided
+// and was 3x slower still), and a thread has four loads in flight. A block of 32 x 8
+// threads covers 128 texels x 8 rows: warps 2p and 2p + 1 take the two 64-texel halves of
+// row pair p.
+constexpr uint32_t kWriteRun = 4, kPairRun = 16 * kWriteRun;
 
 // Byte k (0..3) of a word, as a float.
 __device__ inline float byte_of(uint32_t word, uint32_t k) { return float((word >> (8 * k)) & 0xFFu); }
 
-// A warp's run of 4 x 32 texels of one row of a uint8 tensor whose rows are 4-byte aligned
-// with stride_x 1: each lane loads one 32-bit word per channel (4 adjacent texels; a warp
-// load moves 128 bytes, where one-byte loads moved 32 and held the copy at 0.4 TB/s). A
-// 3-channel tensor's alpha word is opaque.
-__device__ void load_row_words(const TensorView& t, const unsigned char* row, uint32_t x_first, uint32_t words[4]) {
-    const uint32_t lane = threadIdx.x;  // blockDim.x is one warp
+// Word `word` of a run of uint8 texels whose rows are 4-byte aligned with stride_x 1, one
+// 32-bit word per channel (4 adjacent texels; a warp load moves 64 bytes of each of two
+// rows, where one-byte loads moved 32 and held the copy at 0.4 TB/s). A 3-channel
+// tensor's alpha word is opaque.
+__device__ void load_row_words(const TensorView& t, const unsigned char* row, uint32_t x_first, uint32_t word,
+                               uint32_t words[4]) {
 #pragma unroll
     for (uint32_t ch = 0; ch < 4; ++ch)
-        words[ch] = ch < t.channels ? __ldg(reinterpret_cast<const uint32_t*>(row + ch * t.stride_c + x_first) + lane)
+        words[ch] = ch < t.channels ? __ldg(reinterpret_cast<const uint32_t*>(row + ch * t.stride_c + x_first) + word)
                                     : 0xFFFFFFFFu;
 }
 
-// Texel k * 32 + lane of that run: the words are passed around the warp, so store k of
-// every lane is still one contiguous run.
-__device__ float4 run_texel(const uint32_t words[4], uint32_t k) {
-    const uint32_t lane = threadIdx.x;
+// Texel `texel` (0..15) of the 4 x 4 words that lanes first .. first + 3 hold: bytes of
+// the word of lane first + texel / 4, passed around the warp.
+__device__ float4 word_texel(const uint32_t words[4], uint32_t first, uint32_t texel) {
     float value[4];
 #pragma unroll
-    for (uint32_t ch = 0; ch < 4; ++ch) value[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[ch], 8 * k + lane / 4), lane % 4);
+    for (uint32_t ch = 0; ch < 4; ++ch) value[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[ch], first + texel / 4), texel % 4);
     return make_float4(value[0], value[1], value[2], value[3]);
 }
 
 template <SurfaceTexel T, bool kAlignedBytes>
 __global__ void write_kernel(const __grid_constant__ Copy c) {
-    const uint32_t x_first = c.block.x + blockIdx.x * blockDim.x * kWriteRun;
-    const uint32_t x0 = x_first + threadIdx.x;
-    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + threadIdx.y, b = blockIdx.z;
-    const uint32_t x_end = c.block.x + c.block.width;
-    if (y >= c.block.y + c.block.height) return;  // whole warps: a warp is one row
+    const uint32_t lane = threadIdx.x, h = lane / 16, i = lane % 16;
+    const uint32_t x_first = c.block.x + blockIdx.x * blockDim.x * kWriteRun + (threadIdx.y % 2) * kPairRun;
+    const uint32_t y = c.block.y + blockIdx.y * blockDim.y + (threadIdx.y / 2) * 2 + h, b = blockIdx.z;
+    const uint32_t x_end = c.block.x + c.block.width, y_end = c.block.y + c.block.height;
+    const bool row_inside = y < y_end;
     const TensorView& t = c.tensor;
     const void* data = image_data(t, c.sources, b);
     const bool byte_tensor = t.dtype == TensorDtype::u8;
-    if (kAlignedBytes && x_first + kWriteRun * blockDim.x <= x_end) {
+    if (kAlignedBytes && x_first + kPairRun <= x_end) {  // uniform over the warp: it shuffles
         uint32_t words[4];
-        load_row_words(t, static_cast<const unsigned char*>(data) + int64_t(y) * t.stride_y, x_first, words);
+        const uint32_t y_read = min(y, y_end - 1);  // a row past the end is read, not written
+        load_row_words(t, static_cast<const unsigned char*>(data) + int64_t(y_read) * t.stride_y, x_first, i, words);
 #pragma unroll
-        for (uint32_t k = 0; k < kWriteRun; ++k)
-            store<T>(c.level, x0 + k * blockDim.x, y, c.block.first_layer + b, c.layered,
-                     to_texel(run_texel(words, k), T == SurfaceTexel::uchar4, true));
+        for (uint32_t k = 0; k < kWriteRun; ++k) {
+            const float4 v = word_texel(words, 16 * h + 4 * k, i);  // texel 16 k + i: word 4 k + i / 4 of the row
+            if (row_inside)
+                store<T>(c.level, x_first + 16 * k + i, y, c.block.first_layer + b, c.layered,
+                         to_texel(v, T == SurfaceTexel::uchar4, true));
+        }
         return;
     }
+    if (!row_inside) return;
     const float alpha = byte_tensor ? 255.0f : 1.0f;
     float4 v[kWriteRun];
 #pragma unroll
     for (uint32_t k = 0; k < kWriteRun; ++k) {
-        const uint32_t x = x0 + k * blockDim.x;
+        const uint32_t x = x_first + 16 * k + i;
         if (x >= x_end) break;
         const int64_t e = int64_t(y) * t.stride_y + int64_t(x) * t.stride_x;
         v[k] = make_float4(load_element(data, t.dtype, e), load_element(data, t.dtype, e + t.stride_c),
@@ -116,7 +127,7 @@ __global__ void write_kernel(const __grid_constant__ Copy c) {
     }
 #pragma unroll
     for (uint32_t k = 0; k < kWriteRun; ++k) {
-        const uint32_t x = x0 + k * blockDim.x;
+        const uint32_t x = x_first + 16 * k + i;
         if (x >= x_end) break;
         store<T>(c.level, x, y, c.block.first_layer + b, c.layered,
                  to_texel(v[k], T == SurfaceTexel::uchar4, byte_tensor));
@@ -139,15 +150,24 @@ __global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurface
         return ch < t.channels ? float(rows[r][ch * t.stride_c + int64_t(x) * t.stride_x]) : 255.0f;
     };
     if (aligned && x_first + kWriteRun * blockDim.x <= c.block.width) {
-        uint32_t words[2][4];
+        uint32_t words[2][4];  // lane l: texels 4 l .. 4 l + 3 of each row
 #pragma unroll
-        for (uint32_t r = 0; r < 2; ++r) {
-            load_row_words(t, rows[r], x_first, words[r]);
+        for (uint32_t r = 0; r < 2; ++r) load_row_words(t, rows[r], x_first, lane, words[r]);
+        // Level 0 in full sectors (see kWriteRun): lane 16 h + j first gathers words j and
+        // 16 + j of row h (one exchange with lane ^ 16), then store m writes texels 16 m ..
+        // 16 m + 15 of both rows.
+        const uint32_t h = lane / 16, i = lane % 16;
+        uint32_t low[4], high[4];  // words lane % 16 and 16 + lane % 16 of row h
 #pragma unroll
-            for (uint32_t k = 0; k < kWriteRun; ++k)  // level 0 as write_kernel stores it
-                store<SurfaceTexel::uchar4>(c.level, x_first + k * blockDim.x + lane, 2 * y_next + r, layer, c.layered,
-                                            run_texel(words[r], k));
+        for (uint32_t ch = 0; ch < 4; ++ch) {
+            const uint32_t got = __shfl_xor_sync(0xFFFFFFFFu, h ? words[0][ch] : words[1][ch], 16);
+            low[ch] = h ? got : words[0][ch];
+            high[ch] = h ? words[1][ch] : got;
         }
+#pragma unroll
+        for (uint32_t m = 0; m < 2 * kWriteRun; ++m)
+            store<SurfaceTexel::uchar4>(c.level, x_first + 16 * m + i, 2 * y_next + h, layer, c.layered,
+                                        word_texel(m < kWriteRun ? low : high, 16 * h + 4 * (m % kWriteRun), i));
 #pragma unroll
         for (uint32_t j = 0; j < 2; ++j) {  // this lane's four columns make level-1 texels 2 * lane + j of the run
             float v[4];

@@ -1,13 +1,13 @@
 #include "cuda_box_mips.h"
 
 #include <algorithm>
-
 #include <string>
 
 #include "box_mips.h"
 #include "cuda_check.h"
 #include "error.h"
 #include "generate_mips.h"
+#include "level_copy.h"
 #include "tensor_texels.h"
 
 namespace tvlm {
@@ -59,7 +59,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }  // namespace
 
 CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
-    : desc_(texture.desc), kernels_(kernels), level0_(texture.level(0)) {
+    : desc_(texture.desc), kernels_(kernels) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
     // Passes fuse only where they rewrite a whole level, so the full chain's plan has every
     // fused pair any update can have.
@@ -112,16 +112,13 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
         run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes});
         return;
     }
-    // Otherwise the copy that measured faster (H100, tvlm bench video): the kernel for one
-    // image (RGBA8 1024^2 7.4 us against cudaMemcpy3D's 12.2) and for wider texels in
-    // batches, cudaMemcpy3D for batches of RGBA8 that cannot fuse.
-    if (desc_.layers > 1 && dtype == TensorDtype::u8) {
-        cudaMemcpy3DParms p{};
-        p.srcPtr = cudaPitchedPtr{const_cast<void*>(frame), row_bytes, desc_.width, desc_.height};
-        p.dstArray = level0_;
-        p.extent = cudaExtent{desc_.width, desc_.height, desc_.layers};
-        p.kind = cudaMemcpyDeviceToDevice;
-        TVLM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+    // Otherwise a kernel copies the frame into level 0, then the chain runs. Rows of whole
+    // 16-byte chunks are copied as they are, a warp storing 8 chunks x 4 rows (full sectors of
+    // the array: level_copy.h); other rows texel by texel (tensor_texels.h).
+    const LevelCopy chunks{frame, row_bytes, desc_.width * info.texel_bytes(), desc_.height, surfaces_[0].handle(),
+                           desc_.layers > 1, 0, desc_.layers};
+    if (copies_in_chunks(chunks)) {
+        copy_level_rows(chunks, stream);
     } else {
         const int64_t row = int64_t(row_bytes / element);
         const TensorView view{const_cast<void*>(frame), dtype, row * desc_.height, 1, row, 4, 4};

@@ -39,13 +39,12 @@ public:
     // `row_bytes` apart, layers one after another), then generate(). Where the chain's
     // first pass runs the packed kernel on an RGBA8 texture (even sides) and the frame and
     // its rows are 16-byte aligned, that pass reads the frame and writes level 0 on the
-    // way: the copy costs no launch and no second read. Otherwise single images (and
-    // batches of 16/32-bit texels) are written by a kernel through this object's level-0
-    // surface: 1.6x (RGBA8) to 2.2x (RGBA16F) faster than copy_to_level0's cudaMemcpy3D at
-    // 1024^2 on the H100; batches of RGBA8 keep cudaMemcpy3D, faster there. Capturable in
-    // a CUDA graph (the surface lives here). Throws Error, launching nothing, for r32f
-    // textures, short or misaligned rows, and memory that is not CUDA device memory (host
-    // frames go through copy_to_level0).
+    // way: the copy costs no launch and no second read. Otherwise a kernel writes the frame
+    // through this object's level-0 surface, then generate(): rows of whole 16-byte chunks
+    // as they are, in full sectors of the array (level_copy.h: 1.7x cudaMemcpy3D's rate on
+    // the H100), other rows texel by texel. Capturable in a CUDA graph (the surface lives
+    // here). Throws Error, launching nothing, for r32f textures, short or misaligned rows,
+    // and memory that is not CUDA device memory (host frames go through copy_to_level0).
     void generate_from(const void* frame, size_t row_bytes, cudaStream_t stream) const;
     // Only the texels of each level that depend on `region` of level 0. Throws Error,
     // launching nothing, for an empty or outside region.
@@ -72,7 +71,6 @@ private:
     DeviceBuffer<unsigned int> tail_counters_;
     uint32_t blocks_at_once_ = 0;  // of the packed kernel on this device
     bool frame_in_first_pass_ = false;  // generate_from's copy runs inside the chain's first pass (RGBA8, packed)
-    cudaArray_t level0_ = nullptr;   // generate_from's copies of batches
 };
 
 }  // namespace tvlm
