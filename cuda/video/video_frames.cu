@@ -58,14 +58,23 @@ __global__ void nv12_kernel(Nv12Frame f, YuvToRgb t, uint8_t* rgba, size_t rgba_
     *reinterpret_cast<unsigned int*>(rgba + y * rgba_pitch + 4 * x) = word;
 }
 
+// Texel i of a tile, in an order where the 32 texels of a warp's access are 16 of each of
+// two neighbouring rows: a sector of a CUDA array's block-linear layout is 16 bytes of two
+// rows, and a warp reading or writing 32 texels of one row touched half of each sector.
+static_assert(TVLM_CHANGE_TILE == 32 && TVLM_CHANGE_THREADS % 32 == 0, "tile_texel maps warps to 16 x 2 texels of a 32-texel tile");
+__device__ uint2 tile_texel(uint32_t i) {
+    const uint32_t lane = i % 32, step = i / 32;
+    return make_uint2((step % 2) * 16 + lane % 16, (step / 2) * 2 + lane / 16);
+}
+
 // One block of TVLM_CHANGE_THREADS per tile: each thread compares four texels.
 __global__ void changed_tiles_kernel(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
                                      uint32_t height, uint32_t threshold, uint32_t* changed) {
     const uint32_t tile_x = blockIdx.x, tile_y = blockIdx.y;
     bool differs = false;
     for (uint32_t i = threadIdx.x; i < TVLM_CHANGE_TILE * TVLM_CHANGE_TILE; i += TVLM_CHANGE_THREADS) {
-        const uint32_t x = tile_x * TVLM_CHANGE_TILE + i % TVLM_CHANGE_TILE;
-        const uint32_t y = tile_y * TVLM_CHANGE_TILE + i / TVLM_CHANGE_TILE;
+        const uint2 at = tile_texel(i);
+        const uint32_t x = tile_x * TVLM_CHANGE_TILE + at.x, y = tile_y * TVLM_CHANGE_TILE + at.y;
         if (x >= width || y >= height) continue;
         const uchar4 now = *reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x);
         const uchar4 held = surf2Dread<uchar4>(level0, int(4 * x), int(y));
@@ -82,8 +91,8 @@ __global__ void copy_tiles_kernel(const uint8_t* frame, size_t pitch, const uint
                                   cudaSurfaceObject_t level0, uint32_t width, uint32_t height) {
     if (!changed[blockIdx.y * gridDim.x + blockIdx.x]) return;
     for (uint32_t i = threadIdx.x; i < TVLM_CHANGE_TILE * TVLM_CHANGE_TILE; i += TVLM_CHANGE_THREADS) {
-        const uint32_t x = blockIdx.x * TVLM_CHANGE_TILE + i % TVLM_CHANGE_TILE;
-        const uint32_t y = blockIdx.y * TVLM_CHANGE_TILE + i / TVLM_CHANGE_TILE;
+        const uint2 at = tile_texel(i);
+        const uint32_t x = blockIdx.x * TVLM_CHANGE_TILE + at.x, y = blockIdx.y * TVLM_CHANGE_TILE + at.y;
         if (x < width && y < height)
             surf2Dwrite(*reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x), level0, int(4 * x), int(y));
     }
