@@ -385,9 +385,10 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
         const std::vector<uint8_t> poison(level_bytes(desc, 0), 0xff);
         copy_to_level0(texture.mipmaps(), poison.data(), size_t{kW} * format_info(c.format).texel_bytes(), 0, kLayers,
                        stream.handle());
-        // The tensor: the block's texels, values k / 256 (exact in binary16) or bytes.
+        // The tensor: level-sized (element (b, c, y, x) is texel (x, y); the block picks the
+        // same rectangle of both), values k / 256 (exact in binary16) or bytes.
         const TexelBlock& b = c.block;
-        const size_t values = size_t{b.layers} * c.channels * b.height * b.width;
+        const size_t values = size_t{b.layers} * c.channels * kH * kW;
         std::vector<float> value(values);
         std::vector<uint8_t> tensor_bytes(values * element_bytes(c.dtype));
         for (size_t i = 0; i < values; ++i) {
@@ -396,9 +397,9 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
             if (c.dtype == TensorDtype::u8) tensor_bytes[i] = uint8_t(byte);
             else std::memcpy(tensor_bytes.data() + 4 * i, &value[i], 4);
         }
-        const int64_t plane = int64_t(b.width) * b.height;
+        const int64_t plane = int64_t(kW) * kH;
         const TensorView view{nullptr, c.dtype, plane * c.channels, c.planar ? plane : 1,
-                              c.planar ? int64_t(b.width) : int64_t(b.width) * c.channels, c.planar ? 1 : c.channels,
+                              c.planar ? int64_t(kW) : int64_t(kW) * c.channels, c.planar ? 1 : c.channels,
                               c.channels};
         const auto at = [&](uint32_t layer, uint32_t ch, uint32_t y, uint32_t x) {
             return value[size_t(layer * view.stride_b + ch * view.stride_c + y * view.stride_y + x * view.stride_x)];
@@ -433,7 +434,7 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
                     }
                     for (uint32_t ch = 0; ch < 4; ++ch) {
                         const float opaque = c.dtype == TensorDtype::u8 ? 255.0f : 1.0f;
-                        float want = ch < c.channels ? at(l - b.first_layer, ch, y - b.y, x - b.x) : opaque;
+                        float want = ch < c.channels ? at(l - b.first_layer, ch, y, x) : opaque;
                         if (c.dtype == TensorDtype::u8) want /= 255.0f;  // decode_texels gives RGBA8 as byte / 255
                         wrong += layers[l].at(x, y, ch) != want;
                     }
