@@ -44,7 +44,7 @@ __device__ inline float bytes_half_up(float n, float d) {
 }
 // Whether a level of src_w x src_h (both above 1) has weights summing to at most
 // kFloatExactWeights: an axis's weights sum to 2 (even sizes) or to its size (odd).
-__device__ inline bool float_sums_exact(uint32_t src_w, uint32_t src_h) {
+__host__ __device__ inline bool float_sums_exact(uint32_t src_w, uint32_t src_h) {
     const uint32_t sum_x = src_w % 2 == 0 ? 2 : src_w, sum_y = src_h % 2 == 0 ? 2 : src_h;
     return sum_x <= kFloatExactWeights && sum_y <= kFloatExactWeights && sum_x * sum_y <= kFloatExactWeights;
 }
@@ -523,6 +523,60 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
     halve_tile<Words>(ScratchSource<Word>{words, gridDim.x, gridDim.y}, tail, level4);
 }
 
+// One level of any ratio (a pass of one level whose source does not halve: the odd levels
+// of video's chains, 1080 = 135 x 8), one texel per thread, the level's tap counts as
+// template arguments (0: the general form; 2 x 2: the 2:1 step). box_mips_kernel gave each
+// thread four texels of a 32x32 tile, one after another, on few blocks: the 240x135 ->
+// 120x67 pass of a 1080p chain ran 12 blocks for 6.5 us (H100), stalled on surface reads
+// and on instruction fetch across its many arithmetic variants. Blocks of 32 x 8 texels
+// over the pass's tiles of 32 x 32 (its dirty rectangle too).
+constexpr uint32_t kLevelBlockRows = TVLM_BOX_THREADS / TVLM_BOX_TILE;
+
+template <SurfaceTexel T, uint32_t kTapsX, uint32_t kTapsY>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_level_kernel(BoxMipsLaunch l) {
+    __shared__ Tables tables;
+    await_previous_kernel();
+    if (l.params.kind == TVLM_BOX_SRGB8) {
+        const uint32_t t = threadIdx.y * TVLM_BOX_TILE + threadIdx.x;
+        tables.linear[t] = kSrgbTables[t];
+        if (t < 255) tables.threshold[t] = kSrgbTables[256 + t];
+        __syncthreads();
+    }
+    const Filter filter{l.params.kind, &tables};
+    const uint32_t src_w = l.params.src_width, src_h = l.params.src_height;
+    const uint32_t width = max(1u, src_w >> 1), height = max(1u, src_h >> 1);
+    const uint32_t x = (l.params.tile_x + blockIdx.x) * TVLM_BOX_TILE + threadIdx.x;
+    const uint32_t y = l.params.tile_y * TVLM_BOX_TILE + blockIdx.y * kLevelBlockRows + threadIdx.y;
+    if (x >= width || y >= height) return;
+    const uint32_t layer = blockIdx.z + l.params.first_layer;
+    const auto at = [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); };
+    float4 v;
+    if constexpr (kTapsX == 0) v = box_texel_any_taps(filter, src_w, src_h, x, y, at);
+    else if constexpr (kTapsX == 2 && kTapsY == 2) v = box_texel<T, true>(filter, src_w, src_h, x, y, at);
+    else v = box_texel_fixed_taps<T == SurfaceTexel::uchar4, kTapsX, kTapsY>(filter, src_w, src_h, x, y, at);
+    store<T>(l.dst[0], x, y, layer, l.layered, v);
+}
+
+template <SurfaceTexel T>
+void launch_level(const BoxMipsLaunch& l, dim3 tiles, cudaStream_t stream) {
+    const uint32_t w = l.params.src_width, h = l.params.src_height;
+    const dim3 grid(tiles.x, tiles.y * (TVLM_BOX_TILE / kLevelBlockRows), tiles.z), threads(TVLM_BOX_TILE, kLevelBlockRows);
+    // The fixed taps where box_texel_any_ratio takes them: both sides above 1, and for 8-bit
+    // texels only UNORM8 whose sums float holds exactly (kFloatExactWeights).
+    const bool fixed = w > 1 && h > 1 &&
+                       (T != SurfaceTexel::uchar4 || (l.params.kind == TVLM_BOX_UNORM8 && float_sums_exact(w, h)));
+    auto* kernel = box_level_kernel<T, 0, 0>;
+    if (fixed && w % 2 == 0) kernel = h % 2 == 0 ? box_level_kernel<T, 2, 2> : box_level_kernel<T, 2, 3>;
+    else if (fixed) kernel = h % 2 == 0 ? box_level_kernel<T, 3, 2> : box_level_kernel<T, 3, 3>;
+    launch_kernel_early(kernel, grid, threads, stream, l.overlap_launch, l);
+}
+
+// Whether a launch takes box_level_kernel: packed kernels asked for, a pass of one level
+// whose source does not halve (the packed kernel takes those that do), not driven by changed tiles.
+bool runs_one_level(const BoxMipsLaunch& l) {
+    return l.packed && !runs_packed(l) && l.params.levels == 1 && !l.changed_tiles && l.tail.levels == 0;
+}
+
 // `overlap`: launch while the previous kernel on the stream still runs (early_launch.cuh).
 // Used for the passes after a chain's first: on the H200 that took 4096^2 from 40.1 to
 // 38.3 us and the 256^2 update from 10.4 to 9.3 us, while letting whole chains overlap the
@@ -539,6 +593,7 @@ void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_kernel<Srgb8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);
+    else if (runs_one_level(l)) launch_level<T>(l, grid, stream);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
 }
