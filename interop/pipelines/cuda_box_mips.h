@@ -41,7 +41,7 @@ public:
     // its rows are 16-byte aligned, that pass reads the frame and writes level 0 on the
     // way: the copy costs no launch and no second read. Otherwise a kernel writes the frame
     // through this object's level-0 surface, then generate(): rows of whole 16-byte chunks
-    // as they are, in full sectors of the array (level_copy.h: 1.7x cudaMemcpy3D's rate on
+    // as they are, in full sectors of the array (level_copy.h: 1.6x cudaMemcpy3D's rate on
     // the H100), other rows texel by texel. Capturable in a CUDA graph (the surface lives
     // here). Throws Error, launching nothing, for r32f textures, short or misaligned rows,
     // and memory that is not CUDA device memory (host frames go through copy_to_level0).
