@@ -340,12 +340,12 @@ __device__ uint4 shuffle_xor(uint4 v, uint32_t lanes) {
 // pass are one launch, and the frame is read once (a kernel copy, then the pass reading
 // level 0 back, read it twice and cost a launch: 1024^2 RGBA8 7.4 + 6.7 us on the H100).
 // Each source texel is read by one thread of one block, so each is written once; rows
-// and columns clamped past the edge are read, not written. RGBA8 only: fused into the
-// RGBA16F kernel (double arithmetic per channel) the copy made 4096^2 frames 1.7x slower
-// than a separate kernel copy (H200, tvlm bench video).
+// and columns clamped past the edge are read, not written. RGBA8 (Word: 4 bytes, a row of
+// four texels one 16-byte chunk) and RGBA16F (8 bytes, two chunks).
 template <class Word>
 struct FrameSource {
-    static_assert(sizeof(Word) == 4, "a frame's row of four texels is one 16-byte chunk");
+    static constexpr uint32_t kChunks = sizeof(Word) * 4 / 16;  // per row of four texels
+    static_assert(kChunks == 1 || kChunks == 2, "RGBA8 or RGBA16F words");
     const unsigned char* rows;  // this layer's row 0
     size_t row_bytes;
     cudaSurfaceObject_t level0;
@@ -355,7 +355,9 @@ struct FrameSource {
         y = min(y, height - 1);
         const Word* row = reinterpret_cast<const Word*>(rows + y * row_bytes);
         if (x + 3 < width) {
-            *reinterpret_cast<uint4*>(out) = __ldcs(reinterpret_cast<const uint4*>(row + x));  // read once: streamed
+#pragma unroll
+            for (uint32_t c = 0; c < kChunks; ++c)  // read once: streamed
+                reinterpret_cast<uint4*>(out)[c] = __ldcs(reinterpret_cast<const uint4*>(row + x) + c);
             return;
         }
 #pragma unroll
@@ -363,24 +365,27 @@ struct FrameSource {
     }
     // Writes into a CUDA array cost one L2 transaction per 32-byte sector an instruction
     // touches, and a sector of its block-linear layout is 16 bytes of two neighbouring rows.
-    // A warp's lanes hold 4x4 blocks of 8 chunks x 16 rows (halve_tile's Morton order), so
+    // A warp's lanes hold 4x4 blocks of 8 columns x 16 rows (halve_tile's Morton order), so
     // written as held, each store wrote rows 4 apart, half a sector per lane: 1.15 TB/s on
     // the H100, where a warp writing 8 chunks x 4 neighbouring rows writes 3.1 TB/s. So
-    // the four lanes that share a column of chunks (lane bits 1 and 3) transpose their rows
-    // first, and store s writes rows 4s .. 4s+3 of the warp's 16.
+    // the four lanes that share a column (lane bits 1 and 3) transpose their rows first,
+    // and store s writes rows 4s .. 4s+3 of the warp's 16.
     __device__ void copy_rows(const Word (&r)[4][4], uint32_t x, uint32_t y) const {
         const uint32_t lane = threadIdx.x & 31, q = ((lane >> 1) & 1) | ((lane >> 2) & 2);  // this block's place, 0..3
-        const auto chunk = [&](uint32_t k) { return make_uint4(r[k][0], r[k][1], r[k][2], r[k][3]); };
-        uint4 held[4];  // held[s]: row q of the block of lane s, row 4s + q of the warp's rows
+        const auto chunk = [&](uint32_t k, uint32_t c) { return reinterpret_cast<const uint4*>(r[k])[c]; };
+        uint4 held[4][kChunks];  // held[s]: row q of the block of lane s, row 4s + q of the warp's rows
 #pragma unroll
         for (uint32_t i = 0; i < 4; ++i) {
             // Round i: every lane sends its row q ^ i to the lane whose place is q ^ i.
             const uint32_t k = q ^ i;
-            const uint4 send = k == 0 ? chunk(0) : k == 1 ? chunk(1) : k == 2 ? chunk(2) : chunk(3);
-            const uint4 got = i == 0 ? send : shuffle_xor(send, ((i & 1) << 1) | ((i & 2) << 2));
 #pragma unroll
-            for (uint32_t s = 0; s < 4; ++s)
-                if (s == k) held[s] = got;
+            for (uint32_t c = 0; c < kChunks; ++c) {
+                const uint4 send = k == 0 ? chunk(0, c) : k == 1 ? chunk(1, c) : k == 2 ? chunk(2, c) : chunk(3, c);
+                const uint4 got = i == 0 ? send : shuffle_xor(send, ((i & 1) << 1) | ((i & 2) << 2));
+#pragma unroll
+                for (uint32_t s = 0; s < 4; ++s)
+                    if (s == k) held[s][c] = got;
+            }
         }
         const uint32_t top = y - 4 * q;  // the warp's first row
 #pragma unroll
@@ -388,10 +393,11 @@ struct FrameSource {
             const uint32_t row = top + 4 * s + q;
             if (row >= height) continue;
             if (x + 3 < width) {
-                write_word(level0, held[s], x * sizeof(Word), row, layer, layered);
+#pragma unroll
+                for (uint32_t c = 0; c < kChunks; ++c) write_word(level0, held[s][c], x * sizeof(Word) + 16 * c, row, layer, layered);
                 continue;
             }
-            const uint32_t texels[4] = {held[s].x, held[s].y, held[s].z, held[s].w};
+            const Word* texels = reinterpret_cast<const Word*>(held[s]);
 #pragma unroll
             for (uint32_t k = 0; k < 4; ++k)
                 if (x + k < width) write_word(level0, texels[k], (x + k) * sizeof(Word), row, layer, layered);
@@ -589,7 +595,8 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
+    if (l.frame && l.params.kind == TVLM_BOX_FLOAT16) launch(box_packed_kernel<Rgba16fWords, true>, grid, l.overlap_launch, stream, l);
+    else if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_kernel<Srgb8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);
@@ -711,10 +718,10 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
     if (launch.tail.levels && !runs_packed(launch)) throw std::logic_error("a box tail needs the packed kernel");
     if (launch.changed_tiles && (launch.tail.levels || launch.layers != 1 || launch.params.tile_x || launch.params.tile_y))
         throw std::logic_error("a launch driven by changed tiles covers one whole layer, without a tail");
-    if (launch.frame && (!runs_packed(launch) || launch.params.kind != TVLM_BOX_UNORM8 || launch.changed_tiles ||
+    if (launch.frame && (!runs_packed(launch) || (launch.params.kind != TVLM_BOX_UNORM8 && launch.params.kind != TVLM_BOX_FLOAT16) || launch.changed_tiles ||
                          launch.params.tile_x || launch.params.tile_y ||
                          reinterpret_cast<uintptr_t>(launch.frame) % 16 || launch.frame_row_bytes % 16))
-        throw std::logic_error("a frame is read by a whole first pass of the packed RGBA8 kernel, 16-byte aligned");
+        throw std::logic_error("a frame is read by a whole first pass of the packed RGBA8 or RGBA16F kernel, 16-byte aligned");
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
         case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;

@@ -69,8 +69,9 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     std::vector<BoxMipsLaunch> launches;
     for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, 0));
     // generate_from's plan, decided once: the chain's first pass reads the frame itself where
-    // it runs the packed RGBA8 kernel (and is not the one-block tail).
-    frame_in_first_pass_ = desc_.format == Format::rgba8_unorm && kernels_ == CudaBoxKernels::packed &&
+    // it runs the packed RGBA8 or RGBA16F kernel (and is not the one-block tail).
+    frame_in_first_pass_ = (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f) &&
+                           kernels_ == CudaBoxKernels::packed &&
                            first_tail_pass(desc_, passes) > 0 && runs_packed(launches[0]);
     size_t words = 0;
     for (size_t p = 0; p + 1 < passes.size(); ++p)
