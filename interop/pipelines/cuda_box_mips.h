@@ -37,7 +37,7 @@ public:
     void generate(cudaStream_t stream) const;
     // A frame in CUDA memory into level 0 of every layer (the format's texels, rows
     // `row_bytes` apart, layers one after another), then generate(). Where the chain's
-    // first pass runs the packed kernel on an RGBA8 texture (even sides) and the frame and
+    // first pass runs the packed kernel on an RGBA8 or RGBA16F texture (even sides) and the frame and
     // its rows are 16-byte aligned, that pass reads the frame and writes level 0 on the
     // way: the copy costs no launch and no second read. Otherwise a kernel writes the frame
     // through this object's level-0 surface, then generate(): rows of whole 16-byte chunks
