@@ -44,8 +44,9 @@ size_t level_bytes(const TextureDesc& d, uint32_t level) {
     return size_t{e.width} * e.height * d.layers * format_info(d.format).texel_bytes();
 }
 
-// One level of every layer as stored, through a CUDA copy out of the array.
-std::vector<ImageF> read_level(const CudaMipmaps& t, uint32_t level) {
+// One level's bytes, every layer (layers one after another), through a CUDA copy out of
+// the array.
+std::vector<uint8_t> stored_level(const CudaMipmaps& t, uint32_t level) {
     const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
     const size_t texel = format_info(t.desc.format).texel_bytes();
     std::vector<uint8_t> bytes(level_bytes(t.desc, level));
@@ -55,6 +56,13 @@ std::vector<ImageF> read_level(const CudaMipmaps& t, uint32_t level) {
     p.extent = cudaExtent{e.width, e.height, t.desc.layers};
     p.kind = cudaMemcpyDeviceToHost;
     TVLM_CUDA_CHECK(cudaMemcpy3D(&p));
+    return bytes;
+}
+
+// The same level decoded, one image per layer.
+std::vector<ImageF> read_level(const CudaMipmaps& t, uint32_t level) {
+    const Extent2D e = level_extent(t.desc.width, t.desc.height, level);
+    const std::vector<uint8_t> bytes = stored_level(t, level);
     std::vector<ImageF> layers;
     const size_t layer_bytes = bytes.size() / t.desc.layers;
     for (uint32_t l = 0; l < t.desc.layers; ++l)
@@ -340,19 +348,6 @@ TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned an
     CHECK(threads() == threads_before);
 }
 
-// Level 0's bytes of every layer (layers one after another).
-std::vector<uint8_t> level0_bytes(const CudaMipmaps& t) {
-    std::vector<uint8_t> bytes(level_bytes(t.desc, 0));
-    const size_t row = size_t{t.desc.width} * format_info(t.desc.format).texel_bytes();
-    cudaMemcpy3DParms p{};
-    p.srcArray = t.level(0);
-    p.dstPtr = cudaPitchedPtr{bytes.data(), row, t.desc.width, t.desc.height};
-    p.extent = cudaExtent{t.desc.width, t.desc.height, t.desc.layers};
-    p.kind = cudaMemcpyDeviceToHost;
-    TVLM_CUDA_CHECK(cudaMemcpy3D(&p));
-    return bytes;
-}
-
 TEST_CASE("write_texels writes every texel of its block once and nothing else, on every path of its kernel") {
     // 200 x 75: runs of 64 texels with a partial one, and an odd height (a warp's row pair
     // half past the end). Blocks: whole, and inside (x on a word boundary, so uint8 planar
@@ -411,14 +406,8 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
         const SurfaceObject level0 = texture.mipmaps().make_surface(0);
         write_texels(on_device, level0.handle(), true, surface_texel(c.format), b, stream.handle());
         TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-        const std::vector<uint8_t> got = level0_bytes(texture.mipmaps());
-        const std::vector<ImageF> layers = [&] {
-            std::vector<ImageF> out;
-            const size_t layer_bytes = got.size() / kLayers;
-            for (uint32_t l = 0; l < kLayers; ++l)
-                out.push_back(decode_texels({got.data() + l * layer_bytes, layer_bytes}, kW, kH, c.format));
-            return out;
-        }();
+        const std::vector<uint8_t> got = stored_level(texture.mipmaps(), 0);
+        const std::vector<ImageF> layers = read_level(texture.mipmaps(), 0);
         size_t wrong = 0, poisoned = 0;
         for (uint32_t l = 0; l < kLayers; ++l)
             for (uint32_t y = 0; y < kH; ++y)

@@ -48,6 +48,13 @@ __host__ __device__ inline bool float_sums_exact(uint32_t src_w, uint32_t src_h)
     const uint32_t sum_x = src_w % 2 == 0 ? 2 : src_w, sum_y = src_h % 2 == 0 ? 2 : src_h;
     return sum_x <= kFloatExactWeights && sum_y <= kFloatExactWeights && sum_x * sum_y <= kFloatExactWeights;
 }
+// Whether a level of src_w x src_h takes the fixed-tap form (box_texel_fixed_taps): both
+// sides above 1, and for 8-bit texels (`bytes`) only UNORM8 whose sums float holds
+// exactly; the general form otherwise (sRGB, huge odd levels, size-1 axes). Decided on the
+// device per level (box_texel_any_ratio) and on the host per launch (box_level_kernel).
+__host__ __device__ inline bool takes_fixed_taps(bool bytes, uint32_t kind, uint32_t src_w, uint32_t src_h) {
+    return src_w > 1 && src_h > 1 && (!bytes || (kind == TVLM_BOX_UNORM8 && float_sums_exact(src_w, src_h)));
+}
 
 // Texel (x, y) of the next level from a source of src_w x src_h stored values read by
 // at(sx, sy), any ratio: the taps' weighted sums in double, rows first, like the reference.
@@ -121,9 +128,7 @@ __device__ float4 box_texel_fixed_taps(const Filter& filter, uint32_t src_w, uin
 template <bool kBytes, class At>
 __device__ float4 box_texel_any_ratio(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y,
                                       At at) {
-    const bool fixed = src_w > 1 && src_h > 1 &&
-                       (!kBytes || (filter.kind == TVLM_BOX_UNORM8 && float_sums_exact(src_w, src_h)));
-    if (!fixed) return box_texel_any_taps(filter, src_w, src_h, x, y, at);
+    if (!takes_fixed_taps(kBytes, filter.kind, src_w, src_h)) return box_texel_any_taps(filter, src_w, src_h, x, y, at);
     constexpr bool kUnorm8 = kBytes;
     if (src_w % 2 == 0)
         return src_h % 2 == 0 ? box_texel_fixed_taps<kUnorm8, 2, 2>(filter, src_w, src_h, x, y, at)
@@ -567,10 +572,7 @@ template <SurfaceTexel T>
 void launch_level(const BoxMipsLaunch& l, dim3 tiles, cudaStream_t stream) {
     const uint32_t w = l.params.src_width, h = l.params.src_height;
     const dim3 grid(tiles.x, tiles.y * (TVLM_BOX_TILE / kLevelBlockRows), tiles.z), threads(TVLM_BOX_TILE, kLevelBlockRows);
-    // The fixed taps where box_texel_any_ratio takes them: both sides above 1, and for 8-bit
-    // texels only UNORM8 whose sums float holds exactly (kFloatExactWeights).
-    const bool fixed = w > 1 && h > 1 &&
-                       (T != SurfaceTexel::uchar4 || (l.params.kind == TVLM_BOX_UNORM8 && float_sums_exact(w, h)));
+    const bool fixed = takes_fixed_taps(T == SurfaceTexel::uchar4, l.params.kind, w, h);
     auto* kernel = box_level_kernel<T, 0, 0>;
     if (fixed && w % 2 == 0) kernel = h % 2 == 0 ? box_level_kernel<T, 2, 2> : box_level_kernel<T, 2, 3>;
     else if (fixed) kernel = h % 2 == 0 ? box_level_kernel<T, 3, 2> : box_level_kernel<T, 3, 3>;

@@ -38,10 +38,10 @@ struct BoxMipsLaunch {
     // once; the others recompute their tile as always. One layer; no tail. Null: every block.
     const uint32_t* changed_tiles = nullptr;
     uint32_t changed_tiles_x = 0, changed_tiles_y = 0;
-    // A whole first pass of the packed RGBA8 kernel may read level 0 from a frame in CUDA memory
-    // instead (layers one after another, rows frame_row_bytes apart; pointer and rows
-    // 16-byte aligned) and write it into level 0 (`src`) on the way: the copy into the
-    // texture and the pass in one launch. Null: level 0 is read through `src`.
+    // A whole first pass of the packed RGBA8 or RGBA16F kernel may read level 0 from a frame
+    // in CUDA memory instead (layers one after another, rows frame_row_bytes apart; pointer
+    // and rows 16-byte aligned) and write it into level 0 (`src`) on the way: the copy into
+    // the texture and the pass in one launch. Null: level 0 is read through `src`.
     const void* frame = nullptr;
     size_t frame_row_bytes = 0;
 };
