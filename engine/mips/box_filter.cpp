@@ -1,7 +1,6 @@
 #include "box_filter.h"
 
 #include <algorithm>
-
 #include <string>
 
 #include "error.h"
