@@ -78,7 +78,7 @@ TEST_CASE("An adopted context works beside a self-created one") {
 TEST_CASE("A device without full subgroups gets the general box shader: the same bits") {
     HostRenderer host(true, {}, false);
     Context context(host.objects());
-    CHECK_FALSE(context.subgroup_quads());
+    CHECK_FALSE(context.subgroup_shuffles());
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f}) {
         CAPTURE(format_info(format).name);
         const ImageF base = random_image(192, 128, format, 5);

@@ -220,6 +220,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
 // All are the exact box of engine/mips/box_filter.h.
 struct Rgba8Words {
     using Word = uint32_t;
+    static constexpr bool kRowPairStores = true;  // halve_tile's level a+1 in whole sectors
     __device__ static void prepare() {}
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
         constexpr uint32_t m = 0x00ff00ffu;
@@ -243,6 +244,9 @@ __shared__ __align__(4) uint8_t srgb_below[sizeof(Srgb8BucketWords)];
 
 struct Srgb8Words {
     using Word = uint32_t;
+    // Bound by instruction issue (its table reads), where the row exchange costs more
+    // than half-sector stores do (H100, 4096^2 chain: 46.2 -> 46.4-47.5 us with it).
+    static constexpr bool kRowPairStores = false;
     __device__ static void prepare() {
         const uint32_t t = threadIdx.x;
         srgb_linear[t] = kSrgbLinearTable[t];
@@ -267,6 +271,7 @@ struct Srgb8Words {
 
 struct Rgba16fWords {
     using Word = uint2;  // four binary16 channels
+    static constexpr bool kRowPairStores = true;
     __device__ static void prepare() {}
     __device__ static double channel(uint32_t w, uint32_t upper) {
         return __half2float(__ushort_as_half(static_cast<unsigned short>(upper ? w >> 16 : w & 0xffff)));
@@ -469,12 +474,25 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
     if ((t & 15) == 0) level4[t >> 4] = l4;
     __syncthreads();
 
-    const uint32_t x1 = to.tile_x * TVLM_BOX_TILE + 2 * qx, y1 = to.tile_y * TVLM_BOX_TILE + 2 * qy;
+    // Level a+1. A lane holds rows 2qy and 2qy+1 of it; stored as held, each store writes
+    // every other row of the warp's, half of each sector (FrameSource::copy_rows). So the
+    // two lanes of a pair in y (lane bit 1, b = qy & 1) swap a row first, and store k
+    // writes row 2k + b of the pair's four: neighbouring rows in neighbouring lanes.
+    constexpr bool kPairs = Words::kRowPairStores;
+    const uint32_t b = kPairs ? qy & 1 : 0, x1 = to.tile_x * TVLM_BOX_TILE + 2 * qx;
+    Word got0{}, got1{};
+    if constexpr (kPairs) {
+        got0 = shuffle_xor(b ? l1[0][0] : l1[1][0], 2);
+        got1 = shuffle_xor(b ? l1[0][1] : l1[1][1], 2);
+    }
 #pragma unroll
-    for (uint32_t i = 0; i < 2; ++i) {
-        if (y1 + i >= to.height) break;
-        if (x1 + 1 < to.width) write2(to.surface(1), l1[i][0], l1[i][1], x1, y1 + i, to.layer, to.layered);
-        else if (x1 < to.width) write_word(to.surface(1), l1[i][0], x1 * sizeof(Word), y1 + i, to.layer, to.layered);
+    for (uint32_t k = 0; k < 2; ++k) {
+        const uint32_t row = to.tile_y * TVLM_BOX_TILE + 2 * qy + (kPairs ? 2 * k - b : k);
+        if (row >= to.height) continue;
+        const bool other = kPairs && k != b;  // else this lane's own row k
+        const Word w0 = other ? got0 : l1[k][0], w1 = other ? got1 : l1[k][1];
+        if (x1 + 1 < to.width) write2(to.surface(1), w0, w1, x1, row, to.layer, to.layered);
+        else if (x1 < to.width) write_word(to.surface(1), w0, x1 * sizeof(Word), row, to.layer, to.layered);
     }
     to.store(2, l2, qx, qy);
     if ((t & 3) == 0) to.store(3, l3, qx / 2, qy / 2);

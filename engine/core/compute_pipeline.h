@@ -14,7 +14,7 @@ struct ComputePipelineDesc {
     std::vector<VkDescriptorType> bindings;  // binding i has type bindings[i]
     uint32_t push_constant_bytes = 0;
     // Every subgroup full (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT): for
-    // shaders that derive an invocation's place from its subgroup (Context::subgroup_quads).
+    // shaders that derive an invocation's place from its subgroup (Context::subgroup_shuffles).
     bool full_subgroups = false;
 };
 

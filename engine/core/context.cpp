@@ -12,15 +12,17 @@ namespace tvlm {
 
 namespace {
 
-// Quad operations in compute shaders, and workgroups of 256 made of whole subgroups (what
-// REQUIRE_FULL_SUBGROUPS asks of the local size).
-bool quads_in_compute(VkPhysicalDevice physical) {
+// Quad and shuffle operations in compute shaders, subgroups of at least 8 (the word
+// shaders exchange texels between lanes 4 apart), and workgroups of 256 made of whole
+// subgroups (what REQUIRE_FULL_SUBGROUPS asks of the local size).
+bool shuffles_in_compute(VkPhysicalDevice physical) {
     VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
     VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, &p13};
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11};
     vkGetPhysicalDeviceProperties2(physical, &props);
     return (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-           (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_QUAD_BIT) && p13.maxSubgroupSize >= 4 &&
+           (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_QUAD_BIT) &&
+           (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && p13.minSubgroupSize >= 8 &&
            TVLM_BOX_THREADS % p13.maxSubgroupSize == 0;
 }
 
@@ -40,7 +42,7 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     // isotropically.
     anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     float64_ = wanted.features.features.shaderFloat64 == VK_TRUE;
-    subgroup_quads_ = wanted.v13.computeFullSubgroups == VK_TRUE && quads_in_compute(info_.handle);
+    subgroup_shuffles_ = wanted.v13.computeFullSubgroups == VK_TRUE && shuffles_in_compute(info_.handle);
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -90,7 +92,7 @@ Context::Context(const HostVulkan& host) : instance_(host.instance, host.get_ins
     half_storage_ = f.storage_16bit;
     anisotropy_ = f.anisotropy && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;  // lavapipe: see above
     float64_ = f.float64;
-    subgroup_quads_ = f.full_subgroups && quads_in_compute(info_.handle);
+    subgroup_shuffles_ = f.full_subgroups && shuffles_in_compute(info_.handle);
     info_.memory_fd_export = info_.memory_fd_export && f.memory_fd;
     info_.semaphore_fd_export = info_.semaphore_fd_export && f.semaphore_fd;
     info_.queue_family = host.queue_family;

@@ -42,9 +42,9 @@ public:
     bool half_storage() const { return half_storage_; }  // 16-bit values in storage buffers
     bool anisotropy() const { return anisotropy_; }      // anisotropic samplers that work
     bool float64() const { return float64_; }            // doubles in shaders (box filter)
-    // Compute pipelines that require full subgroups, with quad operations (the packed box
-    // shaders; without it the general one runs).
-    bool subgroup_quads() const { return subgroup_quads_; }
+    // Compute pipelines that require full subgroups of 8 or more, with quad and shuffle
+    // operations (the packed box shaders; without them the general one runs).
+    bool subgroup_shuffles() const { return subgroup_shuffles_; }
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
@@ -71,7 +71,7 @@ private:
     bool half_storage_ = false;
     bool anisotropy_ = false;
     bool float64_ = false;
-    bool subgroup_quads_ = false;
+    bool subgroup_shuffles_ = false;
     bool owns_device_ = true;
 };
 

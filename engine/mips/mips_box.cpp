@@ -78,7 +78,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     // averages. Where the texture allows no such views (an application's image made without
     // MUTABLE_FORMAT) or the device no full subgroups with quads, the general shader runs.
     const uint32_t kind = box_kind(texture.desc().format);
-    const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed() && context.subgroup_quads();
+    const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed() && context.subgroup_shuffles();
     const ComputePipeline* packed = nullptr;
     if (words) {
         const auto [packed_name, packed_spirv] =
