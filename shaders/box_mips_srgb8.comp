@@ -18,13 +18,13 @@
 // engine/mips/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, the bucket words.
 layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[]; };
 shared uint linear_table[256];
-shared uint threshold_table[255];
+shared uint threshold4[256];  // 4 x each threshold, then one no sum (below 2^26) reaches
 shared uint bucket_words[TVLM_SRGB8_BUCKET_WORDS];
 
 void prepare_tables() {
     uint t = gl_LocalInvocationIndex;
     linear_table[t] = srgb_tables[t];
-    if (t < 255u) threshold_table[t] = srgb_tables[256u + t];
+    threshold4[t] = t < 255u ? 4u * srgb_tables[256u + t] : 0xffffffffu;
     for (uint i = t; i < TVLM_SRGB8_BUCKET_WORDS; i += TVLM_BOX_THREADS)
         bucket_words[i] = srgb_tables[TVLM_SRGB8_TABLE_WORDS + i];
     barrier();
@@ -34,10 +34,9 @@ void prepare_tables() {
 uint channel(uint a, uint b, uint c, uint d, uint shift) {
     uint n = linear_table[(a >> shift) & 255u] + linear_table[(b >> shift) & 255u] +
              linear_table[(c >> shift) & 255u] + linear_table[(d >> shift) & 255u];  // below 2^26
-    uint bucket = n >> 14;
-    uint byte = (bucket_words[bucket >> 2] >> ((bucket & 3u) * 8u)) & 255u;
-    if (byte < 255u && n >= 4u * threshold_table[byte]) ++byte;
-    return byte << shift;
+    // Bucket n >> 14: byte (n >> 14) & 3 of word n >> 16, at bit 8 x that = (n >> 11) & 24.
+    uint byte = (bucket_words[n >> 16] >> ((n >> 11) & 24u)) & 255u;
+    return (byte + uint(n >= threshold4[byte])) << shift;  // byte 255: never above
 }
 
 uint average4(uint a, uint b, uint c, uint d) {

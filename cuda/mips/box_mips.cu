@@ -239,7 +239,7 @@ __device__ const Srgb8BucketWords kSrgbBucketWords = make_srgb8_bucket_words();
 __device__ const uint32_t kSrgbLinearTable[256] = {TVLM_SRGB8_LINEAR_VALUES};
 __device__ const uint32_t kSrgbThresholdTable[255] = {TVLM_SRGB8_THRESHOLD_VALUES};
 __shared__ uint32_t srgb_linear[256];
-__shared__ uint32_t srgb_threshold[255];
+__shared__ uint32_t srgb_threshold4[256];  // 4 x each threshold, then one no sum reaches
 __shared__ __align__(4) uint8_t srgb_below[sizeof(Srgb8BucketWords)];
 
 struct Srgb8Words {
@@ -250,7 +250,7 @@ struct Srgb8Words {
     __device__ static void prepare() {
         const uint32_t t = threadIdx.x;
         srgb_linear[t] = kSrgbLinearTable[t];
-        if (t < 255) srgb_threshold[t] = kSrgbThresholdTable[t];
+        srgb_threshold4[t] = t < 255 ? 4 * kSrgbThresholdTable[t] : 0xffffffffu;
         constexpr uint32_t kWords = sizeof(Srgb8BucketWords) / 4;  // 1025 words, not 4097 bytes
         for (uint32_t i = t; i < kWords; i += TVLM_BOX_THREADS)
             reinterpret_cast<uint32_t*>(srgb_below)[i] = kSrgbBucketWords.words[i];
@@ -259,9 +259,8 @@ struct Srgb8Words {
     __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {
         const auto linear = [&](Word w) { return srgb_linear[(w >> shift) & 0xffu]; };
         const uint32_t n = linear(a) + linear(b) + linear(c) + linear(d);  // 4 x the average, below 2^27
-        uint32_t byte = srgb_below[n >> 14];
-        if (byte < 255 && n >= 4 * srgb_threshold[byte]) ++byte;
-        return byte << shift;
+        const uint32_t byte = srgb_below[n >> 14];
+        return (byte + (n >= srgb_threshold4[byte] ? 1 : 0)) << shift;  // byte 255: never above
     }
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
         const uint32_t alpha = (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2) >> 2) << 24;
