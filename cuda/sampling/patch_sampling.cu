@@ -60,16 +60,21 @@ __device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer,
 }
 
 // The one kernel body: sample (j, k) of patch n, filtered by `filter`, stored as [B, N, C, P, P].
+// Launched early (launch_early): what the kernel before wrote is visible after the wait.
+// With l.patches_ready the records and the sample's place are ready before it, so after
+// the chain a frame waits only for the texture read: 1024^2 RGBA8 frame graph 9.4 -> 8.7 us (H100), one image's patches back to back 4.7 -> 3.9 us.
 template <typename Out, class Filter>
 __global__ void patch_kernel(Filter filter, PatchLaunch l) {
-    await_previous_kernel();  // launched early (launch_early): what the kernel before wrote is visible after this
+    if (!l.patches_ready) await_previous_kernel();
     const uint32_t per_patch = l.patch_size * l.patch_size;
     const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
     if (n >= l.patch_count) return;
     const gpu::PatchGpu p = l.patches[n];
+    const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
+    if (l.patches_ready) await_previous_kernel();
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // padding slots stay zero
-    if (p.level >= 0.0f) value = filter(p, place(p, s % l.patch_size, s / l.patch_size, l), l);
+    if (p.level >= 0.0f) value = filter(p, at, l);
     store<Out>(l, n, s, value);
 }
 

@@ -23,6 +23,10 @@ struct PatchLaunch {
     bool half = false;                       // __half output instead of float
     float width = 0, height = 0;             // level-0 texels
     void* out = nullptr;                     // device memory, patch_count * C * P * P values
+    // No kernel on the stream writes `patches` (the host uploaded them once): the texture
+    // kernel then reads them, and places its samples, before it waits for the kernel it was
+    // launched behind, and only its texture reads wait.
+    bool patches_ready = false;
 };
 
 // `texture_channels` is what the texture stores: 4, or 1 (read as (r, 0, 0, 1)).
