@@ -7,7 +7,8 @@
 // order make each quad a 2x2 block of a+2, so a+3 comes from quad broadcasts, and only the
 // 64 texels of a+3 (then the 4 of a+5) go through shared memory, two barriers, for
 // a+4..a+6. Each texel is stored as soon as it is known. The pipeline requires full
-// subgroups with quad operations (Context::subgroup_shuffles). The including file defines WORD, WORD_FORMAT, then, after
+// subgroups of 8 or more with quad and shuffle operations (Context::subgroup_shuffles).
+// The including file defines WORD, WORD_FORMAT, then, after
 // including this file's first part, average4(a, b, c, d) over the texels of rows (a, b)
 // and (c, d), gather_average(at) and texel_of(word) (what imageStore takes), then defines
 // BOX_WORDS_MAIN and includes it again for main(). A file that defines WORD_TABLES also

@@ -76,7 +76,8 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     // RGBA8, sRGB8 and RGBA16F levels that halve: texels as words (box_mips_words.glsl), 2x2
     // of them read per textureGather through word views, quads of invocations sharing their
     // averages. Where the texture allows no such views (an application's image made without
-    // MUTABLE_FORMAT) or the device no full subgroups with quads, the general shader runs.
+    // MUTABLE_FORMAT) or the device no full subgroups with quads and shuffles, the general
+    // shader runs.
     const uint32_t kind = box_kind(texture.desc().format);
     const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed() && context.subgroup_shuffles();
     const ComputePipeline* packed = nullptr;
