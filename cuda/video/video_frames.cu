@@ -67,47 +67,55 @@ __device__ uint2 tile_texel(uint32_t i) {
     return make_uint2((step % 2) * 16 + lane % 16, (step / 2) * 2 + lane / 16);
 }
 
-// One block of TVLM_CHANGE_THREADS per tile: each thread compares four texels.
+// One block of TVLM_CHANGE_THREADS per tile: each thread compares four texels. kCopy: a
+// changed tile's texels are then written into level 0 from the registers they were
+// compared in (a second kernel read the frame's changed tiles again, and cost a launch).
+constexpr uint32_t kTexelsPerThread = TVLM_CHANGE_TILE * TVLM_CHANGE_TILE / TVLM_CHANGE_THREADS;
+static_assert(kTexelsPerThread * TVLM_CHANGE_THREADS == TVLM_CHANGE_TILE * TVLM_CHANGE_TILE, "whole texels per thread");
+
+template <bool kCopy>
 __global__ void changed_tiles_kernel(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
                                      uint32_t height, uint32_t threshold, uint32_t* changed) {
     const uint32_t tile_x = blockIdx.x, tile_y = blockIdx.y;
+    uchar4 now[kTexelsPerThread];
     bool differs = false;
-    for (uint32_t i = threadIdx.x; i < TVLM_CHANGE_TILE * TVLM_CHANGE_TILE; i += TVLM_CHANGE_THREADS) {
-        const uint2 at = tile_texel(i);
+#pragma unroll
+    for (uint32_t k = 0; k < kTexelsPerThread; ++k) {
+        const uint2 at = tile_texel(threadIdx.x + k * TVLM_CHANGE_THREADS);
         const uint32_t x = tile_x * TVLM_CHANGE_TILE + at.x, y = tile_y * TVLM_CHANGE_TILE + at.y;
         if (x >= width || y >= height) continue;
-        const uchar4 now = *reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x);
+        now[k] = *reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x);
         const uchar4 held = surf2Dread<uchar4>(level0, int(4 * x), int(y));
-        differs |= uint32_t(abs(int(now.x) - int(held.x))) > threshold ||
-                   uint32_t(abs(int(now.y) - int(held.y))) > threshold ||
-                   uint32_t(abs(int(now.z) - int(held.z))) > threshold ||
-                   uint32_t(abs(int(now.w) - int(held.w))) > threshold;
+        differs |= uint32_t(abs(int(now[k].x) - int(held.x))) > threshold ||
+                   uint32_t(abs(int(now[k].y) - int(held.y))) > threshold ||
+                   uint32_t(abs(int(now[k].z) - int(held.z))) > threshold ||
+                   uint32_t(abs(int(now[k].w) - int(held.w))) > threshold;
     }
     const int any = __syncthreads_or(differs);
     if (threadIdx.x == 0) changed[tile_y * gridDim.x + tile_x] = any ? 1u : 0u;
-}
-
-__global__ void copy_tiles_kernel(const uint8_t* frame, size_t pitch, const uint32_t* changed,
-                                  cudaSurfaceObject_t level0, uint32_t width, uint32_t height) {
-    if (!changed[blockIdx.y * gridDim.x + blockIdx.x]) return;
-    for (uint32_t i = threadIdx.x; i < TVLM_CHANGE_TILE * TVLM_CHANGE_TILE; i += TVLM_CHANGE_THREADS) {
-        const uint2 at = tile_texel(i);
-        const uint32_t x = blockIdx.x * TVLM_CHANGE_TILE + at.x, y = blockIdx.y * TVLM_CHANGE_TILE + at.y;
-        if (x < width && y < height)
-            surf2Dwrite(*reinterpret_cast<const uchar4*>(frame + y * pitch + 4 * x), level0, int(4 * x), int(y));
+    if constexpr (kCopy) {
+        if (!any) return;
+#pragma unroll
+        for (uint32_t k = 0; k < kTexelsPerThread; ++k) {
+            const uint2 at = tile_texel(threadIdx.x + k * TVLM_CHANGE_THREADS);
+            const uint32_t x = tile_x * TVLM_CHANGE_TILE + at.x, y = tile_y * TVLM_CHANGE_TILE + at.y;
+            if (x < width && y < height) surf2Dwrite(now[k], level0, int(4 * x), int(y));
+        }
     }
 }
 
-}  // namespace
-
-void copy_changed_tiles(const uint8_t* frame, size_t pitch, const uint32_t* changed, cudaSurfaceObject_t level0,
-                        uint32_t width, uint32_t height, cudaStream_t stream) {
+template <bool kCopy>
+void launch_changed_tiles(const char* name, const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0,
+                          uint32_t width, uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
     if (!frame || !changed || width == 0 || height == 0 || pitch < size_t{4} * width)
-        throw Error("copy_changed_tiles: a null pointer, an empty frame or a short pitch");
+        throw Error(std::string(name) + ": a null pointer, an empty frame or a short pitch");
     const dim3 grid((width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE, (height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE);
-    copy_tiles_kernel<<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, changed, level0, width, height);
+    changed_tiles_kernel<kCopy><<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, level0, width, height,
+                                                                          threshold, changed);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
+
+}  // namespace
 
 void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cudaStream_t stream) {
     if (!frame.luma || !frame.chroma || !rgba) throw Error("nv12_to_rgba8: a null frame or output pointer");
@@ -124,12 +132,12 @@ void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cud
 
 void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
                         uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
-    if (!frame || !changed || width == 0 || height == 0 || pitch < size_t{4} * width)
-        throw Error("find_changed_tiles: a null pointer, an empty frame or a short pitch");
-    const dim3 grid((width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE, (height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE);
-    changed_tiles_kernel<<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, level0, width, height, threshold,
-                                                                   changed);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+    launch_changed_tiles<false>("find_changed_tiles", frame, pitch, level0, width, height, threshold, changed, stream);
+}
+
+void update_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
+                          uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
+    launch_changed_tiles<true>("update_changed_tiles", frame, pitch, level0, width, height, threshold, changed, stream);
 }
 
 }  // namespace tvlm

@@ -22,9 +22,9 @@ void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cud
 void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
                         uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream);
 
-// Copies the tiles flagged in `changed` (find_changed_tiles' output) of `frame` into level 0
-// (an RGBA8 surface); unflagged tiles are not touched. One launch, no host sync.
-void copy_changed_tiles(const uint8_t* frame, size_t pitch, const uint32_t* changed, cudaSurfaceObject_t level0,
-                        uint32_t width, uint32_t height, cudaStream_t stream);
+// find_changed_tiles, and each changed tile of `frame` written into level 0 by the same
+// kernel (unchanged tiles are not touched). One launch, no host sync.
+void update_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
+                          uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream);
 
 }  // namespace tvlm

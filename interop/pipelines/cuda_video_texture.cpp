@@ -29,10 +29,8 @@ void CudaVideoTexture::update(cudaStream_t stream) {
         // at 1080p (H100: 85 us a frame as separate launches against 71 for the full chain).
         if (!update_graph_)
             update_graph_ = capture_graph([&](cudaStream_t capture) {
-                find_changed_tiles(frame_.data(), frame_pitch(), level0_.handle(), grid_.width, grid_.height,
-                                   detection_.threshold, changed_.data(), capture);
-                copy_changed_tiles(frame_.data(), frame_pitch(), changed_.data(), level0_.handle(), grid_.width,
-                                   grid_.height, capture);
+                update_changed_tiles(frame_.data(), frame_pitch(), level0_.handle(), grid_.width, grid_.height,
+                                     detection_.threshold, changed_.data(), capture);
                 mips_.update_changed(changed_.data(), capture);
                 TVLM_CUDA_CHECK(cudaMemcpyAsync(changed_host_.handle(), changed_.data(), changed_.bytes(),
                                                 cudaMemcpyDeviceToHost, capture));

@@ -2,9 +2,9 @@
 // A CUDA texture that follows a video whose frames arrive in CUDA memory (NVDEC through
 // VideoDecoder, or a decoder of the caller's): the CUDA twin of VideoTexture, decided on
 // the GPU. Each frame (RGBA8, written to frame()) is compared with level 0 tile by tile
-// (find_changed_tiles: the rule of engine/video/changed_tiles.h); only the changed tiles
-// are copied into level 0 (copy_changed_tiles) and only the mip texels that depend on
-// them recomputed (CudaBoxMips::update_changed). No host sync: stream-ordered steps whose
+// (the rule of engine/video/changed_tiles.h), and the same kernel copies only the changed
+// tiles into level 0 (update_changed_tiles); only the mip texels that depend on them are
+// recomputed (CudaBoxMips::update_changed). No host sync: stream-ordered steps whose
 // cost follows what changed, captured once as a CUDA graph and relaunched per frame. With threshold 0 the texture equals a full copy and
 // regeneration of every frame. What changed is read back on the side, for reports.
 #include <cuda_runtime_api.h>
