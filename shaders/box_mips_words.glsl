@@ -117,10 +117,11 @@ void main() {
     for (uint j = 0u; j < 4u; ++j) {
         uvec2 at1 = 2u * at2 + uvec2(j & 1u, j >> 1);
         first[j] = gather_average(vec3(vec2(2u * at1 + 1u) * texel_size, float(layer)));
-    }
 #ifdef STORE_FIRST_AS_HELD
-    for (uint j = 0u; j < 4u; ++j) store_if_inside(1u, 2u * at2 + uvec2(j & 1u, j >> 1), layer, first[j]);
-#else
+        store_if_inside(1u, at1, layer, first[j]);
+#endif
+    }
+#ifndef STORE_FIRST_AS_HELD
     store_first_level(first, t, tile, layer);
 #endif
     WORD second = average4(first[0], first[1], first[2], first[3]);
