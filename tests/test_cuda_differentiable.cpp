@@ -131,6 +131,11 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     check_against_reference<float>(2, 4, 12, 20, 4, 600, 2e-5);
     check_against_reference<double>(2, 8, 12, 20, 4, 600, 1e-10);
     check_against_reference<double>(1, 3, 64, 48, 2, 500, 1e-10);
+    // Levels 1 and 2 built in one pass (both above the one-block tail): whole float4 texels
+    // (channels last) and from a planar level 0; level 2 odd (200x120 -> 100x60 -> 50x30 ->
+    // 25x15), so level 3 takes the general taps.
+    check_against_reference<float>(1, 4, 200, 120, 6, 3000, 2e-5);
+    check_against_reference<float>(1, 4, 200, 120, 6, 3000, 2e-5, true);
     // Levels above the one-block tail (more than 16384 values) with odd sides: the general
     // taps in their own launches (chain and fold), level 0 assigned through them.
     check_against_reference<double>(1, 4, 301, 203, 9, 3000, 1e-10);

@@ -69,16 +69,30 @@ struct Level {
     }
 };
 
+// float4 arithmetic, channel by channel: an RGBA texel (channels last, 16-byte aligned) is
+// one load, one store and one vector atomic, with each channel's arithmetic that of float.
+__device__ float4 operator*(float4 a, float k) { return {a.x * k, a.y * k, a.z * k, a.w * k}; }
+__device__ float4 operator-(float4 a, float4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
+__device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
+__device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+template <class E> __device__ E quarter(E v) { return v * 0.25f; }
+template <> __device__ double quarter(double v) { return v * 0.25; }
+
+// The 2x2 average of source texels (2x, 2y)..(2x+1, 2y+1) of plane `in` (multiplying by
+// 1/4 is exactly /4). E: the element (T, or float4 for a whole RGBA texel).
+template <class E>
+__device__ E halved(const E* in, const Level& s, uint32_t x, uint32_t y) {
+    const E* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
+    const size_t row = size_t(s.width) * s.texel;
+    return quarter((r[0] + r[s.texel]) + (r[row] + r[row + s.texel]));
+}
+
 // The box of destination (x, y) over source plane `in` (element 0 of a layer and channel).
 // halving: both source sides even, every texel the 2x2 average (the general taps cost
-// more instructions than the memory traffic allows; multiplying by 1/4 is exactly /4).
+// more instructions than the memory traffic allows).
 template <class T>
 __device__ T box_value(const T* in, const Level& s, uint32_t x, uint32_t y, bool halving) {
-    if (halving) {
-        const T* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
-        const size_t row = size_t(s.width) * s.texel;
-        return ((r[0] + r[s.texel]) + (r[row] + r[row + s.texel])) * T(0.25);
-    }
+    if (halving) return halved(in, s, x, y);
     const Taps tx = taps(x, s.width), ty = taps(y, s.height);
     T n = 0;
 #pragma unroll
@@ -99,6 +113,28 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
     if (e >= d.width * channels) return;
     const uint32_t x = e / channels, c = e - x * channels;
     dst[d.element(layer, size_t(y) * d.width + x, c)] = box_value(src + s.element(layer, 0, c), s, x, y, kHalving);
+}
+
+// Levels l+1 and l+2 from level l in one pass, where l and l+1 both halve: a thread takes
+// one element of level l+2, averages the 4x4 of level l under it into the 2x2 of level l+1
+// (written) and those into its own. Level l+1 is never read back: at 4096^2 RGBA that is
+// 64 MB of the chain's 426. Sums in the order of the level-by-level kernels (bit-equal).
+// (A float4 version for RGBA, a thread per texel, was no faster: 4096^2 138 us either way.)
+template <class E>
+__global__ void box_two_levels_kernel(const E* src, E* mid, E* dst, Level s, Level m, Level d, uint32_t channels) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
+    if (e >= d.width * channels) return;
+    const uint32_t x = e / channels, c = e - x * channels;
+    const E* in = src + s.element(layer, 0, c);
+    E* out = mid + m.element(layer, 0, c);
+    const E v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
+    const E v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
+    const size_t row = size_t(m.width) * m.texel, at = (size_t(2 * y) * m.width + 2 * x) * m.texel;
+    out[at] = v00;
+    out[at + m.texel] = v10;
+    out[at + row] = v01;
+    out[at + row + m.texel] = v11;
+    dst[d.element(layer, size_t(y) * d.width + x, c)] = quarter((v00 + v10) + (v01 + v11));
 }
 
 // Level 0's folded gradient is non-finite exactly when some coarse gradient is (every
@@ -146,14 +182,17 @@ __global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine
 // already holding what the levels below it send back), where levels 0..depth-1 all halve:
 // a level-0 texel then gets g_l[x >> l, y >> l] / 4^l from each. Written, never read;
 // the level-by-level fold reads and writes every fine level once per step, and at 4096^2
-// its level-0 pass alone took 0.3 ms on an H200 (four times its bytes).
+// its level-0 pass alone took 0.3 ms on an H200 (four times its bytes). The four level-0
+// texels under one level-1 texel get the same sum: a thread computes it once and stores
+// it four times (two rows of two).
 constexpr uint32_t kMaxFusedFold = 3;
 
 struct FusedFold {
-    uint32_t width, rows, height, channels, depth;
-    size_t plane;           // texels of a level-0 plane (width * height)
-    bool planar;
-    FastDivmod by_height;   // row (layer * height + y) -> (layer, y)
+    uint32_t width, height, channels, depth;
+    uint32_t pair_rows;         // rows of level-0 row pairs: layers * height / 2
+    size_t plane;               // texels of a level-0 plane (width * height)
+    bool planar, pair_stores;   // pair_stores: planar, and x, x+1 stored as one 2-element vector
+    FastDivmod by_half_height;  // pair row -> (layer, y / 2)
     uint32_t level_width[kMaxFusedFold + 1], level_height[kMaxFusedFold + 1];
     size_t coarse_offset[kMaxFusedFold + 1];  // level l's first element in the coarse buffer
 };
@@ -165,17 +204,19 @@ __device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l,
            ((size_t(layer) * f.level_height[l] + (y >> l)) * f.level_width[l] + (x >> l)) * f.channels;
 }
 
-// Channels last, float, channels % 4 == 0: a thread takes 4 consecutive elements of a row
-// (4 channels of one texel), read and written as float4, so a warp's stores are one run
-// (a thread per texel with a loop over 40 channels wrote 160-byte strides: 4x slower).
+// Channels last, float, channels % 4 == 0: a thread takes 4 consecutive elements of a
+// level-0 row (4 channels of one texel), read as float4, and writes them to that texel and
+// the one below it (the same sum): each store instruction of a warp is one run (a thread
+// per texel with a loop over 40 channels wrote 160-byte strides: 4x slower; a thread per
+// 2x2 texels wrote every other 16 bytes per instruction, RGBA 4096^2 170 -> 192 us on an H100).
 __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
     const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
     if (first >= row_length) return;
     const uint32_t x = first / f.channels, c = first - x * f.channels;
-    for (uint32_t r = blockIdx.y; r < f.rows; r += gridDim.y) {
-        uint32_t y;
-        const uint32_t layer = f.by_height.divmod(r, y);
+    for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
+        uint32_t half_y;
+        const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
         float4 g[kMaxFusedFold + 1];
 #pragma unroll
         for (uint32_t l = 1; l <= kMaxFusedFold; ++l)  // unrolled: the levels' reads in flight together
@@ -186,34 +227,37 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
         for (uint32_t l = 1; l <= kMaxFusedFold; ++l) {
             weight *= 0.25f;
             if (l > f.depth) break;
-            sum.x += g[l].x * weight;
-            sum.y += g[l].y * weight;
-            sum.z += g[l].z * weight;
-            sum.w += g[l].w * weight;
+            sum = sum + g[l] * weight;
         }
         // x * 0 is NaN exactly for a non-finite x (0 otherwise): one check for the four.
         raise_if_nonfinite(nonfinite, sum.x * 0.f + sum.y * 0.f + sum.z * 0.f + sum.w * 0.f);
-        *reinterpret_cast<float4*>(level0 + size_t(r) * row_length + first) = sum;
+        float* out = level0 + size_t(2 * r) * row_length + first;  // row 2r is (layer, y)
+        *reinterpret_cast<float4*>(out) = sum;
+        *reinterpret_cast<float4*>(out + row_length) = sum;
     }
 }
 
-// Any layout and channel count: a thread takes one texel and loops over its channels,
-// finding each level's texel once; consecutive texels on neighbouring lanes, so a planar
-// level 0's stores coalesce channel by channel.
+template <class T> struct PairOf;
+template <> struct PairOf<float> { using type = float2; };
+template <> struct PairOf<double> { using type = double2; };
+
+// Any layout and channel count: a thread takes one level-1 texel and loops over its
+// channels, finding each level's texel once, and writes the 2x2 level-0 texels under it;
+// neighbouring lanes take neighbouring texels, so a planar level 0's stores coalesce
+// channel by channel (x and x + 1 as one vector where aligned).
 template <class T>
 __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
-    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= f.width) return;
-    const uint32_t C = f.channels;
-    for (uint32_t r = blockIdx.y; r < f.rows; r += gridDim.y) {
-        uint32_t y;
-        const uint32_t layer = f.by_height.divmod(r, y);
+    const uint32_t half_x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (half_x >= f.width / 2) return;
+    const uint32_t x = 2 * half_x, C = f.channels;
+    for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
+        uint32_t half_y;
+        const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
         const T* from[kMaxFusedFold + 1];
 #pragma unroll
         for (uint32_t l = 1; l <= kMaxFusedFold; ++l)
             if (l <= f.depth) from[l] = fold_source(coarse, f, l, layer, x, y);
-        const size_t in_plane = size_t(y) * f.width + x;
         for (uint32_t c = 0; c < C; ++c) {
             T sum = 0, weight = 1;
 #pragma unroll
@@ -223,8 +267,20 @@ __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __gri
                 sum += from[l][c] * weight;
             }
             raise_if_nonfinite(nonfinite, sum);
-            if (f.planar) level0[(size_t(layer) * C + c) * f.plane + in_plane] = sum;
-            else level0[(size_t(r) * f.width + x) * C + c] = sum;
+            if (f.planar) {
+                T* out = level0 + (size_t(layer) * C + c) * f.plane + size_t(y) * f.width + x;
+                if (f.pair_stores) {
+                    using Pair = typename PairOf<T>::type;
+                    *reinterpret_cast<Pair*>(out) = Pair{sum, sum};
+                    *reinterpret_cast<Pair*>(out + f.width) = Pair{sum, sum};
+                } else {
+                    out[0] = out[1] = out[f.width] = out[f.width + 1] = sum;
+                }
+            } else {
+                T* out = level0 + (size_t(2 * r) * f.width + x) * C + c;  // row 2r is (layer, y)
+                out[0] = out[C] = sum;
+                out[size_t(f.width) * C] = out[size_t(f.width + 1) * C] = sum;
+            }
         }
     }
 }
@@ -391,13 +447,12 @@ __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint32_t lay
     return uint32_t(min(max(points.layer[i], 0), int32_t(layers) - 1));
 }
 
-// RGBA levels (4 channels, channels last, 16-byte aligned: `texel4` below): a texel is one
-// float4, read with one load and its gradient added with one vector atomic (sm_90 has
-// them for global memory): a quarter of the instructions and atomics of the scalar path.
-__device__ float4 operator*(float4 a, float k) { return {a.x * k, a.y * k, a.z * k, a.w * k}; }
-__device__ float4 operator-(float4 a, float4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
-__device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
-__device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+// RGBA levels (4 channels, 16-byte aligned: `texel4` below): a texel is one float4, read
+// with one load and its gradient added with one vector atomic (sm_90 has them for global
+// memory) where the level is channels last: a quarter of the instructions and atomics of
+// the scalar path. A planar level 0 (torch's layout) gives its texels as float4 too, four
+// planes read: every point of a warp then takes the same path (with level 0 on the scalar
+// path, the ~8% of points below lod 1 made every warp run both: forward 52 -> 90 us).
 __device__ void atomic_add4(float4* at, float4 v) {
 #if __CUDA_ARCH__ >= 900
     atomicAdd(at, v);
@@ -408,18 +463,32 @@ __device__ void atomic_add4(float4* at, float4 v) {
     atomicAdd(&at->w, v.w);
 #endif
 }
+// Texel i of a layer (`in_layer`: the layer's element 0), channels last or planar.
+__device__ float4 texel4_at(const float* in_layer, const Level& level, size_t i) {
+    if (level.texel == 4) return reinterpret_cast<const float4*>(in_layer)[i];
+    const float* t = in_layer + i;
+    return {t[0], t[level.channel], t[2 * level.channel], t[3 * level.channel]};
+}
+__device__ void add_texel4(float* in_layer, const Level& level, size_t i, float4 v) {
+    if (level.texel == 4) return atomic_add4(reinterpret_cast<float4*>(in_layer) + i, v);
+    float* t = in_layer + i;
+    atomicAdd(t, v.x);
+    atomicAdd(t + level.channel, v.y);
+    atomicAdd(t + 2 * level.channel, v.z);
+    atomicAdd(t + 3 * level.channel, v.w);
+}
 __device__ Quad<float4> quad4_at(const float* texels, const Level& level, uint32_t layer, const Bilinear<float>& s) {
-    const float4* t = reinterpret_cast<const float4*>(texels + size_t(layer) * level.layer_stride);
-    return {t[s.i00], t[s.i10], t[s.i01], t[s.i11]};
+    const float* t = texels + size_t(layer) * level.layer_stride;
+    return {texel4_at(t, level, s.i00), texel4_at(t, level, s.i10), texel4_at(t, level, s.i01), texel4_at(t, level, s.i11)};
 }
 __device__ float4 blend_quad4(const Quad<float4>& q, const Bilinear<float>& s) {
     return (q.t00 * (1 - s.a) + q.t10 * s.a) * (1 - s.b) + (q.t01 * (1 - s.a) + q.t11 * s.a) * s.b;
 }
 
 // Thread t serves point t / lanes, channels (t % lanes) + k * lanes.
-// kTexel4: RGBA levels (float, 4 channels, 16-byte aligned buffers) take the float4 path
-// where a level is channels last; a template argument, so that the general path's kernel
-// does not carry its registers (the 40-channel job ran 1.3x slower with both in one).
+// kTexel4: RGBA (float, 4 channels, 16-byte aligned buffers) takes the float4 path; a
+// template argument, so that the general path's kernel does not carry its registers (the
+// 40-channel job ran 1.3x slower with both in one).
 template <class T, bool kTexel4>
 __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain, PointBatch<T> points,
                                T* out) {
@@ -434,18 +503,17 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
     const T* lo_texels = level_base(shape, chain, p.base);
     const T* hi_texels = level_base(shape, chain, next);
     if constexpr (kTexel4 && std::is_same_v<T, float>) {
-        if (lo_level.texel == 4 && hi_level.texel == 4) {
-            float4 value = blend_quad4(quad4_at(lo_texels, lo_level, layer, lo), lo);
-            if (next != p.base) value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
-            reinterpret_cast<float4*>(out)[i] = value;
-            return;
+        float4 value = blend_quad4(quad4_at(lo_texels, lo_level, layer, lo), lo);
+        if (next != p.base) value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
+        reinterpret_cast<float4*>(out)[i] = value;
+    } else {
+        for (uint32_t c = lane; c < shape.channels; c += shape.lanes) {
+            T value = blend_quad(quad_at(lo_texels + lo_level.element(layer, 0, c), lo_level, lo), lo);
+            if (next != p.base)
+                value = (1 - p.blend) * value +
+                        p.blend * blend_quad(quad_at(hi_texels + hi_level.element(layer, 0, c), hi_level, hi), hi);
+            out[i * shape.channels + c] = value;
         }
-    }
-    for (uint32_t c = lane; c < shape.channels; c += shape.lanes) {
-        T value = blend_quad(quad_at(lo_texels + lo_level.element(layer, 0, c), lo_level, lo), lo);
-        if (next != p.base)
-            value = (1 - p.blend) * value + p.blend * blend_quad(quad_at(hi_texels + hi_level.element(layer, 0, c), hi_level, hi), hi);
-        out[i * shape.channels + c] = value;
     }
 }
 
@@ -494,23 +562,31 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const T* t = level_base(shape, chain, l);
                 T* g = level_base(shape, grad, l);
                 if constexpr (kTexel4 && std::is_same_v<T, float>) {
-                    if (level.texel == 4 && level.offset < shared_base) {
-                        const float4 go = reinterpret_cast<const float4*>(grad_out)[i], gw = go * weight;
-                        if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-                        if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
-                            float4* g4 = reinterpret_cast<float4*>(g + size_t(layer) * level.layer_stride);
-                            atomic_add4(g4 + s.i00, gw * ((1 - s.a) * (1 - s.b)));
-                            atomic_add4(g4 + s.i10, gw * (s.a * (1 - s.b)));
-                            atomic_add4(g4 + s.i01, gw * ((1 - s.a) * s.b));
-                            atomic_add4(g4 + s.i11, gw * (s.a * s.b));
-                        }
-                        if (!pass.point_grads) continue;
-                        const Quad<float4> q = quad4_at(t, level, layer, s);
-                        gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
-                        gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
-                        if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
-                        continue;
+                    // Every point on this path, whichever level (channels last or planar, in
+                    // shared memory or not): a warp's points stay together.
+                    const float4 go = reinterpret_cast<const float4*>(grad_out)[i], gw = go * weight;
+                    if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
+                    if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
+                        const auto add4 = [&](size_t texel, float4 value) {
+                            const size_t first = level.offset + level.element(layer, texel, 0);
+                            if (first < shared_base) return add_texel4(g + size_t(layer) * level.layer_stride, level, texel, value);
+                            float* at = sums + (first - shared_base);
+                            atomicAdd(at, value.x);
+                            atomicAdd(at + level.channel, value.y);
+                            atomicAdd(at + 2 * level.channel, value.z);
+                            atomicAdd(at + 3 * level.channel, value.w);
+                        };
+                        add4(s.i00, gw * ((1 - s.a) * (1 - s.b)));
+                        add4(s.i10, gw * (s.a * (1 - s.b)));
+                        add4(s.i01, gw * ((1 - s.a) * s.b));
+                        add4(s.i11, gw * (s.a * s.b));
                     }
+                    if (!pass.point_grads) continue;
+                    const Quad<float4> q = quad4_at(t, level, layer, s);
+                    gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
+                    gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
+                    if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
+                    continue;
                 }
                 const auto add = [&](size_t element, T value) {
                     if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
@@ -578,8 +654,11 @@ unsigned blocks_for(size_t threads) { return unsigned((threads + kBlock - 1) / k
 bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
 
 // (element blocks of a row of `level`, its rows, layers).
+dim3 level_grid(const Level& level, uint32_t channels, uint32_t layers) {
+    return dim3(unsigned((size_t(level.width) * channels + kBlock - 1) / kBlock), level.height, layers);
+}
 dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
-    return dim3(unsigned((size_t(level.width) * shape.channels + kBlock - 1) / kBlock), level.height, shape.layers);
+    return level_grid(level, shape.channels, shape.layers);
 }
 
 }  // namespace
@@ -605,14 +684,23 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
     const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
     uint32_t tail = 1;  // the first small level
     while (tail < shape.levels && shape.level_values(tail) > kTailValues) ++tail;
-    for (uint32_t l = 1; l < tail; ++l) {
-        const dim3 grid = level_grid(d.level[l], shape);
+    for (uint32_t l = 1; l < tail;) {
+        const Level &s = d.level[l - 1], &m = d.level[l];
         const T* src = level_base(d, chain, l - 1);
         T* dst = level_base(d, chain, l);
-        if (halves(d.level[l - 1]))
-            box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
-        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(src, dst, d.level[l - 1], d.level[l], shape.channels);
+        if (l + 1 < tail && halves(s) && halves(m)) {  // levels l and l+1 in one pass
+            const Level& n = d.level[l + 1];
+            T* next = level_base(d, chain, l + 1);
+            box_two_levels_kernel<T><<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
+            TVLM_CUDA_CHECK(cudaGetLastError());
+            l += 2;
+            continue;
+        }
+        const dim3 grid = level_grid(m, shape);
+        if (halves(s)) box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(src, dst, s, m, shape.channels);
+        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(src, dst, s, m, shape.channels);
         TVLM_CUDA_CHECK(cudaGetLastError());
+        ++l;
     }
     if (tail < shape.levels) {
         box_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, chain, tail);
@@ -720,26 +808,28 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     FusedFold f{};
     f.width = shape.width;
     f.height = shape.height;
-    f.rows = shape.layers * shape.height;
     f.channels = shape.channels;
     f.depth = depth;
+    f.pair_rows = shape.layers * (shape.height / 2);
     f.plane = size_t{shape.width} * shape.height;
     f.planar = shape.planar_level0;
-    f.by_height = FastDivmod(shape.height);
+    f.pair_stores = f.planar && reinterpret_cast<uintptr_t>(grad.level0) % (2 * sizeof(T)) == 0;
+    f.by_half_height = FastDivmod(shape.height / 2);
     for (uint32_t l = 1; l <= depth; ++l) {
         f.level_width[l] = shape.level_width(l);
         f.level_height[l] = shape.level_height(l);
         f.coarse_offset[l] = shape.offset(l) - shape.level_values(0);
     }
-    const uint32_t grid_rows = std::min(f.rows, 65535u);
+    const uint32_t grid_rows = std::min(f.pair_rows, 65535u);
     bool groups = false;
     if constexpr (std::is_same_v<T, float>)
         groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
     if (groups) {
-        fused_fold_groups_kernel<<<dim3(blocks_for(shape.width * shape.channels / 4), grid_rows), kBlock, 0, stream>>>(
-            reinterpret_cast<float*>(grad.level0), reinterpret_cast<const float*>(grad.coarse), f, nonfinite);
+        fused_fold_groups_kernel<<<dim3(blocks_for(shape.width * shape.channels / 4), grid_rows), kBlock, 0,
+                                   stream>>>(reinterpret_cast<float*>(grad.level0),
+                                             reinterpret_cast<const float*>(grad.coarse), f, nonfinite);
     } else {
-        fused_fold_texels_kernel<T><<<dim3(blocks_for(shape.width), grid_rows), kBlock, 0, stream>>>(
+        fused_fold_texels_kernel<T><<<dim3(blocks_for(shape.width / 2), grid_rows), kBlock, 0, stream>>>(
             grad.level0, grad.coarse, f, nonfinite);
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
