@@ -22,6 +22,8 @@
 #include "gl_texture.h"
 #include "imported_texture.h"
 #include "texture_reads.h"
+#include "timeline.h"
+#include "vk_check.h"
 
 namespace tvlm {
 
@@ -74,34 +76,28 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             const Timing t = ring_frames(elastic, false);
             row("Vulkan, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
         }
-        {
-            // The same ring with its two sides on two threads, as a renderer and a model run:
-            // each thread pays only its own side's API calls. Wall time per frame of runs of
-            // kFrames frames (the consumer thread started and joined within each run).
-            FrameRing elastic(gpu.link, desc, 2, {}, 128);
+        // Wall time per frame with `produce` on this thread and `consume` on another, as a
+        // renderer and a model run: each thread pays only its own side's API calls. Runs of
+        // kFrames frames (the consumer thread started and joined within each run).
+        uint64_t next_frame = 0;
+        const auto on_two_threads = [&](const std::function<void(uint64_t)>& produce,
+                                        const std::function<void(uint64_t)>& consume) -> Timing {
             std::vector<double> per_frame;
-            uint64_t next = 0;
             for (int run = 0; run < kRuns + 2; ++run) {  // the first two warm up
-                const uint64_t first = next;
-                next += kFrames;
+                const uint64_t first = next_frame;
+                next_frame += kFrames;
                 std::exception_ptr failure;
                 const auto start = std::chrono::steady_clock::now();
                 std::thread consumer([&] {
                     try {
                         TVLM_CUDA_CHECK(cudaSetDevice(gpu.link.cuda_device()));
-                        for (uint64_t f = first; f < first + kFrames; ++f) {
-                            one_sample(elastic.begin_read(f, stream), f);
-                            elastic.end_read(f, stream);
-                        }
+                        for (uint64_t f = first; f < first + kFrames; ++f) consume(f);
                         sync_cuda();
                     } catch (...) {
                         failure = std::current_exception();
                     }
                 });
-                for (uint64_t f = first; f < first + kFrames; ++f) {
-                    elastic.begin_write(f);
-                    elastic.end_write(f, context.queue().submit([](VkCommandBuffer) {}));
-                }
+                for (uint64_t f = first; f < first + kFrames; ++f) produce(f);
                 consumer.join();
                 context.queue().wait_all();
                 if (failure) std::rethrow_exception(failure);
@@ -109,10 +105,25 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 if (run >= 2) per_frame.push_back(took.count() / kFrames);
             }
             std::sort(per_frame.begin(), per_frame.end());
+            return {per_frame[per_frame.size() / 2], per_frame.front()};
+        };
+        {
+            FrameRing elastic(gpu.link, desc, 2, {}, 128);
+            const Timing t = on_two_threads(
+                [&](uint64_t f) {
+                    elastic.begin_write(f);
+                    elastic.end_write(f, context.queue().submit([](VkCommandBuffer) {}));
+                },
+                [&](uint64_t f) {
+                    one_sample(elastic.begin_read(f, stream), f);
+                    elastic.end_read(f, stream);
+                });
             row("Vulkan, elastic ring, producer and consumer on two threads: grew to " +
-                    std::to_string(elastic.slots()) + " of 128",
-                {per_frame[per_frame.size() / 2], per_frame.front()});
+                    std::to_string(elastic.slots()) + " of 128", t);
         }
+        row("Vulkan submission and CUDA kernel per frame on two threads, nothing handed over",
+            on_two_threads([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
+                           [&](uint64_t f) { one_sample(own_object.handle(), f); }));
         FrameRing ring(gpu.link, desc, 2);
         row("Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", ring_frames(ring, true));
         // Where the time goes: the submission alone, and the Vulkan -> CUDA direction alone
@@ -120,6 +131,54 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         row("Vulkan part: an empty vkQueueSubmit alone",
             time_frames([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
                         [&] { context.queue().wait_all(); }, kFrames));
+        // The floor of a stream with nothing handed over: a Vulkan submission (what makes a
+        // frame) and the CUDA kernel, per frame, unsynchronised. The hand-over is what a
+        // ring adds to it.
+        row("Vulkan submission and CUDA kernel per frame, nothing handed over", time_frames([&](uint64_t f) {
+                context.queue().submit([](VkCommandBuffer) {});
+                one_sample(own_object.handle(), f);
+            }, [&] { sync_cuda(); context.queue().wait_all(); }, kFrames));
+        {  // What a submission costs the host in the driver itself (vkQueueSubmit2, no fence).
+            VkDevice device = context.device();
+            VkQueue queue = context.queue().handle();
+            TimelineSemaphore timeline(device, 0, false);
+            uint64_t value = 0;
+            VkCommandPool pool = VK_NULL_HANDLE;
+            VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+            pool_info.queueFamilyIndex = context.queue().family();
+            check_vk(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+            VkCommandBuffer commands = VK_NULL_HANDLE;
+            VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+            alloc.commandPool = pool;
+            alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+            alloc.commandBufferCount = 1;
+            check_vk(vkAllocateCommandBuffers(device, &alloc, &commands), "vkAllocateCommandBuffers");
+            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // recorded once, submitted per frame
+            check_vk(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
+            check_vk(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
+            const auto submit = [&](bool signal, bool with_commands) {
+                VkSemaphoreSubmitInfo signal_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+                signal_info.semaphore = timeline.handle();
+                signal_info.value = signal ? ++value : 0;
+                signal_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+                VkCommandBufferSubmitInfo command_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+                command_info.commandBuffer = commands;
+                VkSubmitInfo2 info{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+                info.commandBufferInfoCount = with_commands ? 1 : 0;
+                info.pCommandBufferInfos = &command_info;
+                info.signalSemaphoreInfoCount = signal ? 1 : 0;
+                info.pSignalSemaphoreInfos = &signal_info;
+                check_vk(vkQueueSubmit2(queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit2");
+            };
+            const auto idle = [&] { check_vk(vkQueueWaitIdle(queue), "vkQueueWaitIdle"); };
+            row("vkQueueSubmit2 alone: an empty batch", time_frames([&](uint64_t) { submit(false, false); }, idle, kFrames));
+            row("vkQueueSubmit2 alone: a timeline signal", time_frames([&](uint64_t) { submit(true, false); }, idle, kFrames));
+            row("vkQueueSubmit2 alone: an empty command buffer recorded once",
+                time_frames([&](uint64_t) { submit(false, true); }, idle, kFrames));
+            idle();
+            vkDestroyCommandPool(device, pool, nullptr);  // frees the command buffer
+        }
         const ImportedTexture imported = ImportedTexture::create(context, desc);
         const cudaTextureObject_t object = imported.object.handle();
         row("Vulkan, one way: submit + CUDA in-stream wait",

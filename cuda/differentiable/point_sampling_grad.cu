@@ -517,8 +517,9 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
     }
 }
 
-// Texel gradients of the coarsest levels (those that fit in kSharedBytes together) are
-// summed in shared memory by each block first, then added to the chain once per block:
+// Texel gradients of the coarsest levels (those that fit in kSharedBytes together and are
+// small against the points a block takes: `sample_points_backward`) are summed in shared
+// memory by each block first, then added to the chain once per block:
 // with points anywhere, thousands land on the few texels of the 2x2 and 1x1 levels, and
 // global atomics on one address serialize (1M points on a 4096^2 chain: 6.6 ms of the
 // backward with global atomics only). Blocks stride over the points, so they are few.
@@ -724,10 +725,14 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
 }
 
 // The coarsest levels of [first, end) whose texels fit in kSharedBytes together (the index
-// space's tail: levels are counted finest first), as (first element, count); none: count 0.
-template <class T> std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end) {
+// space's tail: levels are counted finest first), each of at most `max_texels` texels (all
+// layers), as (first element, count); none: count 0.
+template <class T>
+std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t max_texels) {
     uint32_t from = end;
-    while (from > first && (shape.offset(end) - shape.offset(from - 1)) * sizeof(T) <= kSharedBytes) --from;
+    while (from > first && (shape.offset(end) - shape.offset(from - 1)) * sizeof(T) <= kSharedBytes &&
+           shape.level_values(from - 1) / shape.channels <= max_texels)
+        --from;
     return {shape.offset(from), static_cast<uint32_t>(shape.offset(end) - shape.offset(from))};
 }
 
@@ -745,22 +750,27 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // from them, then level 0's own texel gradients are added on top.
     if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
     const Shape<T> d = device_shape<T>(shape);
-    // Six blocks per multiprocessor: the points' random reads and atomics need warps in
-    // flight, and each block adds its shared sums once (H200, whole step: RGBA 4096^2 699 ->
-    // 626 us, 40 channels 2.80 -> 2.28 ms against four blocks; eight were slower than six).
-    const unsigned blocks = std::min(blocks_for(points.count * d.lanes), unsigned(6 * current_device_multiprocessors()));
     const bool vector = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
+    const auto kernel = vector ? backward_kernel<T, true> : backward_kernel<T, false>;
+    // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
+    // 256 threads on sm_90), each striding over the points and adding its shared sums once.
+    // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
+    // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
+    int resident = 0;
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, kSharedBytes));
+    const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
+                                     unsigned(std::max(resident, 1) * current_device_multiprocessors()));
+    // A level is summed in shared memory where it has at most a quarter as many texels as a
+    // block has points: then the block's adds to it are likely to outnumber its texels, and
+    // its flush costs fewer global atomics than it saves (a shared float add is a
+    // compare-and-swap loop). H100, RGBA 4096^2: backward 398 -> 391 us against every level
+    // that fits; a sixteenth sent 64-texel levels to global atomics (+70 us).
+    const size_t max_texels = points.count / std::max(blocks, 1u) / 4;
     const auto run = [&](BackwardPass pass) {
-        const auto [shared_base, shared_values] = shared_levels<T>(shape, pass.first, pass.end);
+        const auto [shared_base, shared_values] = shared_levels<T>(shape, pass.first, pass.end, max_texels);
         const size_t shared_bytes = shared_values * sizeof(T);
-        if (vector)
-            backward_kernel<T, true><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                               grad_lod, pass, shared_base, shared_values,
-                                                                               nonfinite);
-        else
-            backward_kernel<T, false><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                                grad_lod, pass, shared_base, shared_values,
-                                                                                nonfinite);
+        kernel<<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv, grad_lod, pass,
+                                                         shared_base, shared_values, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     if (points.count) run({1, shape.levels, true});
