@@ -517,13 +517,16 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
     }
 }
 
-// Texel gradients of the coarsest levels (those that fit in kSharedBytes together and are
-// small against the points a block takes: `sample_points_backward`) are summed in shared
-// memory by each block first, then added to the chain once per block:
+// Texel gradients of the coarsest levels (those that fit in kSharedBytes together, or the
+// RGBA kernel's per-warp copies in kRgbaSharedBytes, and are small against the points a
+// block takes: `sample_points_backward`) are summed in shared memory by each block first,
+// then added to the chain once per block:
 // with points anywhere, thousands land on the few texels of the 2x2 and 1x1 levels, and
 // global atomics on one address serialize (1M points on a 4096^2 chain: 6.6 ms of the
 // backward with global atomics only). Blocks stride over the points, so they are few.
 constexpr size_t kSharedBytes = 32 * 1024;
+// The RGBA kernel's copies of them, one per warp (48 KB: the most without opting in).
+constexpr size_t kRgbaSharedBytes = 48 * 1024;
 
 // What one pass of the backward does: scatter the texel gradients of levels [first, end),
 // and (point_grads) write d loss / d uv and d loss / d lod. The backward runs two passes,
@@ -533,7 +536,7 @@ struct BackwardPass {
     bool point_grads;
 };
 
-template <class T, bool kTexel4>  // kTexel4: as forward_kernel's
+template <class T>
 __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
                                 PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
                                 BackwardPass pass, size_t shared_base, uint32_t shared_values, uint32_t* nonfinite) {
@@ -562,33 +565,6 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const Bilinear<T> s = bilinear_at(level, u, v);
                 const T* t = level_base(shape, chain, l);
                 T* g = level_base(shape, grad, l);
-                if constexpr (kTexel4 && std::is_same_v<T, float>) {
-                    // Every point on this path, whichever level (channels last or planar, in
-                    // shared memory or not): a warp's points stay together.
-                    const float4 go = reinterpret_cast<const float4*>(grad_out)[i], gw = go * weight;
-                    if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-                    if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
-                        const auto add4 = [&](size_t texel, float4 value) {
-                            const size_t first = level.offset + level.element(layer, texel, 0);
-                            if (first < shared_base) return add_texel4(g + size_t(layer) * level.layer_stride, level, texel, value);
-                            float* at = sums + (first - shared_base);
-                            atomicAdd(at, value.x);
-                            atomicAdd(at + level.channel, value.y);
-                            atomicAdd(at + 2 * level.channel, value.z);
-                            atomicAdd(at + 3 * level.channel, value.w);
-                        };
-                        add4(s.i00, gw * ((1 - s.a) * (1 - s.b)));
-                        add4(s.i10, gw * (s.a * (1 - s.b)));
-                        add4(s.i01, gw * ((1 - s.a) * s.b));
-                        add4(s.i11, gw * (s.a * s.b));
-                    }
-                    if (!pass.point_grads) continue;
-                    const Quad<float4> q = quad4_at(t, level, layer, s);
-                    gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
-                    gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
-                    if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
-                    continue;
-                }
                 const auto add = [&](size_t element, T value) {
                     if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
                     else atomicAdd(g + element, value);
@@ -632,6 +608,119 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
         const size_t index = shared_base + k;
         T* at = index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
         atomicAdd(at, sums[k]);
+    }
+}
+
+// RGBA (float, 4 channels, 16-byte aligned buffers): a thread per point, a texel one
+// float4 (four planes' values where level 0 is planar) and its gradient one vector atomic.
+// The levels summed in shared memory have a copy per warp: the lanes that add to the same
+// texel in one step are summed on one lane first (__match_any_sync), which adds to its
+// warp's copy without atomics. Shared float atomics are compare-and-swap loops, and on the
+// coarsest levels' few texels the lanes retried ~4.5 times per add: 40% of the pass's
+// instructions (ncu, H100).
+constexpr uint32_t kWarps = kBlock / 32, kNotShared = ~0u;
+
+__device__ float4 shuffle4(float4 v, int from) {
+    return {__shfl_sync(0xffffffffu, v.x, from), __shfl_sync(0xffffffffu, v.y, from),
+            __shfl_sync(0xffffffffu, v.z, from), __shfl_sync(0xffffffffu, v.w, from)};
+}
+
+// Warp-wide (every lane calls it): adds v to the warp's copy at element `at` (channels
+// `stride` apart), or nothing for kNotShared.
+__device__ void add_in_warp(float* warp_sums, uint32_t at, uint32_t stride, float4 v) {
+    const uint32_t lane = threadIdx.x % 32;
+    const unsigned same = __match_any_sync(0xffffffffu, at);
+    unsigned others = at == kNotShared ? 0u : same & ~(1u << lane);
+    float4 sum = v;
+    while (__any_sync(0xffffffffu, others != 0)) {  // as many rounds as the largest group has others
+        const int from = others ? __ffs(others) - 1 : int(lane);
+        const float4 got = shuffle4(v, from);
+        if (others) {
+            sum = sum + got;
+            others &= others - 1;
+        }
+    }
+    if (at != kNotShared && lane == uint32_t(__ffs(same) - 1)) {
+        float* p = warp_sums + at;
+        p[0] += sum.x;
+        p[stride] += sum.y;
+        p[2 * stride] += sum.z;
+        p[3 * stride] += sum.w;
+    }
+}
+
+__global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
+                                     PointBatch<float> points, const float* grad_out, ChainLevels<float> grad,
+                                     float* grad_uv, float* grad_lod, BackwardPass pass, size_t shared_base,
+                                     uint32_t shared_values, uint32_t* nonfinite) {
+    extern __shared__ unsigned char shared_bytes[];
+    float* sums = reinterpret_cast<float*>(shared_bytes);  // kWarps copies of shared_values
+    for (uint32_t k = threadIdx.x; k < kWarps * shared_values; k += blockDim.x) sums[k] = 0;
+    __syncthreads();
+    float* warp_sums = sums + (threadIdx.x / 32) * shared_values;
+    const size_t step = size_t(gridDim.x) * blockDim.x;
+    // The loop's bound and both k steps are the same for every lane of a warp: the shared
+    // adds are the warp's together.
+    for (size_t first = size_t(blockIdx.x) * blockDim.x; first < points.count; first += step) {
+        const size_t i = first + threadIdx.x;
+        const bool real = i < points.count;
+        float u = 0, v = 0;
+        LodPair<float> p{0, 0, false, false};
+        uint32_t layer = 0;
+        float4 go{0, 0, 0, 0};
+        if (real) {
+            u = points.uv[2 * i];
+            v = points.uv[2 * i + 1];
+            p = lod_pair(shape.levels, points.lod[i]);
+            layer = layer_of(points, i, shape.layers);
+            go = reinterpret_cast<const float4*>(grad_out)[i];
+            if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
+        }
+        float gu = 0, gv = 0, gl = 0;
+        for (uint32_t k = 0; k < 2; ++k) {
+            const uint32_t l = p.base + k;
+            const bool present = real && (k == 0 || p.has_next);
+            const bool scatter = present && l >= pass.first && l < pass.end;
+            const Level& level = shape.level[present ? l : 0];
+            const float weight = k == 0 ? 1 - p.blend : p.blend;
+            const float4 gw = go * weight;
+            const Bilinear<float> s = bilinear_at(level, u, v);
+            const bool adds = scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0);
+            const bool in_shared = adds && level.offset >= shared_base;  // whole levels are, or are not
+            const size_t texels[4] = {s.i00, s.i10, s.i01, s.i11};
+            const float weights[4] = {(1 - s.a) * (1 - s.b), s.a * (1 - s.b), (1 - s.a) * s.b, s.a * s.b};
+            const size_t level_first = level.offset + size_t(layer) * level.layer_stride;
+            float* g = level_base(shape, grad, present ? l : 0) + size_t(layer) * level.layer_stride;
+            const bool warp_shares = __any_sync(0xffffffffu, in_shared);
+#pragma unroll
+            for (uint32_t j = 0; j < 4; ++j) {
+                if (adds && !in_shared) add_texel4(g, level, texels[j], gw * weights[j]);
+                if (warp_shares)
+                    add_in_warp(warp_sums,
+                                in_shared ? uint32_t(level_first + texels[j] * level.texel - shared_base) : kNotShared,
+                                uint32_t(level.channel), gw * weights[j]);
+            }
+            if (!present || !pass.point_grads) continue;
+            const Quad<float4> q = quad4_at(level_base(shape, chain, l), level, layer, s);
+            gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
+            gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
+            if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
+        }
+        if (!real || !pass.point_grads) continue;
+        if (grad_uv) {
+            grad_uv[2 * i] = gu;
+            grad_uv[2 * i + 1] = gv;
+        }
+        if (grad_lod) grad_lod[i] = gl;
+    }
+    __syncthreads();
+    for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) {
+        float sum = 0;
+#pragma unroll
+        for (uint32_t w = 0; w < kWarps; ++w) sum += sums[w * shared_values + k];
+        if (sum == 0.f) continue;
+        const size_t index = shared_base + k;
+        atomicAdd(index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values), sum);
     }
 }
 
@@ -724,13 +813,13 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-// The coarsest levels of [first, end) whose texels fit in kSharedBytes together (the index
+// The coarsest levels of [first, end) whose elements fit in `room` together (the index
 // space's tail: levels are counted finest first), each of at most `max_texels` texels (all
 // layers), as (first element, count); none: count 0.
-template <class T>
-std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t max_texels) {
+std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t room,
+                                          size_t max_texels) {
     uint32_t from = end;
-    while (from > first && (shape.offset(end) - shape.offset(from - 1)) * sizeof(T) <= kSharedBytes &&
+    while (from > first && shape.offset(end) - shape.offset(from - 1) <= room &&
            shape.level_values(from - 1) / shape.channels <= max_texels)
         --from;
     return {shape.offset(from), static_cast<uint32_t>(shape.offset(end) - shape.offset(from))};
@@ -750,27 +839,40 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // from them, then level 0's own texel gradients are added on top.
     if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
     const Shape<T> d = device_shape<T>(shape);
-    const bool vector = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
-    const auto kernel = vector ? backward_kernel<T, true> : backward_kernel<T, false>;
+    // RGBA: every point on the float4 path, a copy of the shared levels per warp.
+    bool rgba = false;
+    if constexpr (std::is_same_v<T, float>)
+        rgba = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
+    const void* kernel = rgba ? reinterpret_cast<const void*>(backward_rgba_kernel)
+                              : reinterpret_cast<const void*>(backward_kernel<T>);
+    const size_t copies = rgba ? kWarps : 1, room = (rgba ? kRgbaSharedBytes : kSharedBytes) / (copies * sizeof(T));
     // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
     // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
     // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
     int resident = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, kSharedBytes));
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, room * copies * sizeof(T)));
     const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
                                      unsigned(std::max(resident, 1) * current_device_multiprocessors()));
     // A level is summed in shared memory where it has at most a quarter as many texels as a
     // block has points: then the block's adds to it are likely to outnumber its texels, and
-    // its flush costs fewer global atomics than it saves (a shared float add is a
-    // compare-and-swap loop). H100, RGBA 4096^2: backward 398 -> 391 us against every level
-    // that fits; a sixteenth sent 64-texel levels to global atomics (+70 us).
+    // its flush costs fewer global atomics than it saves. H100, RGBA 4096^2: backward 398 ->
+    // 391 us against every level that fits; a sixteenth sent 64-texel levels to global
+    // atomics (+70 us).
     const size_t max_texels = points.count / std::max(blocks, 1u) / 4;
     const auto run = [&](BackwardPass pass) {
-        const auto [shared_base, shared_values] = shared_levels<T>(shape, pass.first, pass.end, max_texels);
-        const size_t shared_bytes = shared_values * sizeof(T);
-        kernel<<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv, grad_lod, pass,
-                                                         shared_base, shared_values, nonfinite);
+        const auto [shared_base, shared_values] = shared_levels(shape, pass.first, pass.end, room, max_texels);
+        const size_t shared_bytes = shared_values * copies * sizeof(T);
+        if constexpr (std::is_same_v<T, float>) {
+            if (rgba) {
+                backward_rgba_kernel<<<blocks, kBlock, shared_bytes, stream>>>(
+                    d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
+                TVLM_CUDA_CHECK(cudaGetLastError());
+                return;
+            }
+        }
+        backward_kernel<T><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv, grad_lod,
+                                                                     pass, shared_base, shared_values, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     if (points.count) run({1, shape.levels, true});
