@@ -463,7 +463,7 @@ __device__ void atomic_add4(float4* at, float4 v) {
     atomicAdd(&at->w, v.w);
 #endif
 }
-// Texel i of a layer (`in_layer`: the layer's element 0), channels last or planar.
+// RGBA texel i of a layer (`in_layer`: the layer's element 0), channels last or planar.
 __device__ float4 texel4_at(const float* in_layer, const Level& level, size_t i) {
     if (level.texel == 4) return reinterpret_cast<const float4*>(in_layer)[i];
     const float* t = in_layer + i;
@@ -481,17 +481,42 @@ __device__ Quad<float4> quad4_at(const float* texels, const Level& level, uint32
     const float* t = texels + size_t(layer) * level.layer_stride;
     return {texel4_at(t, level, s.i00), texel4_at(t, level, s.i10), texel4_at(t, level, s.i01), texel4_at(t, level, s.i11)};
 }
+// Channels c..c+3 of texel i of a layer (`in_layer`: the layer's element 0): one float4
+// where the level is channels last (4 | channels, 16-byte aligned buffers), four planes'
+// values where it is planar.
+__device__ float4 group_at(const float* in_layer, const Level& level, size_t i, uint32_t c) {
+    const float* t = in_layer + i * level.texel + size_t(c) * level.channel;
+    if (level.channel == 1) return *reinterpret_cast<const float4*>(t);
+    return {t[0], t[level.channel], t[2 * level.channel], t[3 * level.channel]};
+}
+__device__ void add_group(float* in_layer, const Level& level, size_t i, float4 v, uint32_t c) {
+    float* t = in_layer + i * level.texel + size_t(c) * level.channel;
+    if (level.channel == 1) return atomic_add4(reinterpret_cast<float4*>(t), v);
+    atomicAdd(t, v.x);
+    atomicAdd(t + level.channel, v.y);
+    atomicAdd(t + 2 * level.channel, v.z);
+    atomicAdd(t + 3 * level.channel, v.w);
+}
+__device__ Quad<float4> quad_group_at(const float* texels, const Level& level, uint32_t layer, const Bilinear<float>& s,
+                                      uint32_t c) {
+    const float* t = texels + size_t(layer) * level.layer_stride;
+    return {group_at(t, level, s.i00, c), group_at(t, level, s.i10, c), group_at(t, level, s.i01, c),
+            group_at(t, level, s.i11, c)};
+}
 __device__ float4 blend_quad4(const Quad<float4>& q, const Bilinear<float>& s) {
     return (q.t00 * (1 - s.a) + q.t10 * s.a) * (1 - s.b) + (q.t01 * (1 - s.a) + q.t11 * s.a) * s.b;
 }
 
+// How a kernel takes a point's channels: one by one (any T and count), in float4 groups
+// (float, 4 | channels, 16-byte aligned buffers: a texel's group is one load), or RGBA (one
+// group: one thread per point). A template argument, so that each path's kernel carries
+// only its own registers: the 40-channel job ran 1.3x slower with the scalar and RGBA
+// paths in one kernel, and RGBA 48 -> 55 us with the group loop beside it.
+enum class Channels { each, groups, rgba };
+
 // Thread t serves point t / lanes, channels (t % lanes) + k * lanes.
-// kTexel4: RGBA (float, 4 channels, 16-byte aligned buffers) takes the float4 path; a
-// template argument, so that the general path's kernel does not carry its registers (the
-// 40-channel job ran 1.3x slower with both in one).
-template <class T, bool kTexel4>
-__global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain, PointBatch<T> points,
-                               T* out) {
+template <class T, Channels kChannels>
+__device__ void forward_point(const Shape<T>& shape, ChainLevels<const T> chain, const PointBatch<T>& points, T* out) {
     const size_t t = size_t(blockIdx.x) * blockDim.x + threadIdx.x, i = t >> shape.lane_bits;
     if (i >= points.count) return;
     const uint32_t lane = uint32_t(t & (shape.lanes - 1));
@@ -502,10 +527,17 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
     const Bilinear<T> lo = bilinear_at(lo_level, u, v), hi = bilinear_at(hi_level, u, v);
     const T* lo_texels = level_base(shape, chain, p.base);
     const T* hi_texels = level_base(shape, chain, next);
-    if constexpr (kTexel4 && std::is_same_v<T, float>) {
+    if constexpr (kChannels == Channels::rgba && std::is_same_v<T, float>) {
         float4 value = blend_quad4(quad4_at(lo_texels, lo_level, layer, lo), lo);
         if (next != p.base) value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
         reinterpret_cast<float4*>(out)[i] = value;
+    } else if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
+        for (uint32_t c = 4 * lane; c < shape.channels; c += 4 * shape.lanes) {
+            float4 value = blend_quad4(quad_group_at(lo_texels, lo_level, layer, lo, c), lo);
+            if (next != p.base)
+                value = value * (1 - p.blend) + blend_quad4(quad_group_at(hi_texels, hi_level, layer, hi, c), hi) * p.blend;
+            *reinterpret_cast<float4*>(out + i * shape.channels + c) = value;
+        }
     } else {
         for (uint32_t c = lane; c < shape.channels; c += shape.lanes) {
             T value = blend_quad(quad_at(lo_texels + lo_level.element(layer, 0, c), lo_level, lo), lo);
@@ -515,6 +547,22 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
             out[i * shape.channels + c] = value;
         }
     }
+}
+
+template <class T, Channels kChannels>  // each or rgba
+__global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain, PointBatch<T> points,
+                               T* out) {
+    forward_point<T, kChannels>(shape, chain, points, out);
+}
+
+// Channels in groups: 3 blocks of 256 are resident at its 72-85 registers in any case, and
+// allowed 85 nvcc keeps more of a point's loads in flight (40 channels on an H100: 72 -> 79
+// registers, 540 -> 496 us). The same bound on the RGBA kernel made it slower (32 images
+// of patches 42 -> 46 us), so this path has a kernel of its own.
+__global__ void __launch_bounds__(kBlock, 3)
+    forward_groups_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
+                          PointBatch<float> points, float* out) {
+    forward_point<float, Channels::groups>(shape, chain, points, out);
 }
 
 // Texel gradients of the coarsest levels (those that fit in kSharedBytes together, or the
@@ -536,7 +584,7 @@ struct BackwardPass {
     bool point_grads;
 };
 
-template <class T>
+template <class T, Channels kChannels>  // each or groups (RGBA: backward_rgba_kernel)
 __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
                                 PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
                                 BackwardPass pass, size_t shared_base, uint32_t shared_values, uint32_t* nonfinite) {
@@ -565,6 +613,36 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const Bilinear<T> s = bilinear_at(level, u, v);
                 const T* t = level_base(shape, chain, l);
                 T* g = level_base(shape, grad, l);
+                if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
+                    for (uint32_t c = 4 * lane; c < channels; c += 4 * lanes) {
+                        const float4 go = *reinterpret_cast<const float4*>(grad_out + i * channels + c), gw = go * weight;
+                        if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
+                        if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
+                            const size_t texels[4] = {s.i00, s.i10, s.i01, s.i11};
+                            const float weights[4] = {(1 - s.a) * (1 - s.b), s.a * (1 - s.b), (1 - s.a) * s.b, s.a * s.b};
+#pragma unroll
+                            for (uint32_t j = 0; j < 4; ++j) {
+                                const float4 value = gw * weights[j];
+                                const size_t element = level.element(layer, texels[j], c);
+                                if (level.offset + element < shared_base) {
+                                    add_group(g + size_t(layer) * level.layer_stride, level, texels[j], value, c);
+                                    continue;
+                                }
+                                float* at = sums + (level.offset + element - shared_base);
+                                atomicAdd(at, value.x);
+                                atomicAdd(at + level.channel, value.y);
+                                atomicAdd(at + 2 * level.channel, value.z);
+                                atomicAdd(at + 3 * level.channel, value.w);
+                            }
+                        }
+                        if (!pass.point_grads) continue;
+                        const Quad<float4> q = quad_group_at(t, level, layer, s, c);
+                        gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
+                        gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
+                        if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
+                    }
+                    continue;
+                }
                 const auto add = [&](size_t element, T value) {
                     if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
                     else atomicAdd(g + element, value);
@@ -726,12 +804,12 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Whether the kernels may take the RGBA float4 path for these buffers.
-template <class T> bool texel4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
+// Whether the kernels may take channels in float4 groups (RGBA: a texel) for these buffers.
+template <class T> bool groups4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
     if constexpr (!std::is_same_v<T, float>) {
         return false;
     } else {
-        if (shape.channels != 4) return false;
+        if (shape.channels % 4 != 0) return false;
         for (const void* b : buffers)
             if (!aligned16(b)) return false;
         return true;
@@ -807,9 +885,12 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
         throw Error("point sampling needs a chain, uv, lod and an output");
     const Shape<T> d = device_shape<T>(shape);
     const unsigned blocks = blocks_for(points.count * d.lanes);
-    if (texel4<T>(shape, {chain.level0, chain.coarse, out}))
-        forward_kernel<T, true><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
-    else forward_kernel<T, false><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
+    if (!groups4<T>(shape, {chain.level0, chain.coarse, out}))
+        forward_kernel<T, Channels::each><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
+    else if (shape.channels == 4)
+        forward_kernel<T, Channels::rgba><<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
+    else if constexpr (std::is_same_v<T, float>)
+        forward_groups_kernel<<<blocks, kBlock, 0, stream>>>(d, chain, points, out);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -839,12 +920,13 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // from them, then level 0's own texel gradients are added on top.
     if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
     const Shape<T> d = device_shape<T>(shape);
-    // RGBA: every point on the float4 path, a copy of the shared levels per warp.
-    bool rgba = false;
-    if constexpr (std::is_same_v<T, float>)
-        rgba = texel4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
-    const void* kernel = rgba ? reinterpret_cast<const void*>(backward_rgba_kernel)
-                              : reinterpret_cast<const void*>(backward_kernel<T>);
+    // Float channels in groups of 4 (float4 loads and vector atomics); RGBA: every point on
+    // the float4 path, a copy of the shared levels per warp.
+    const bool groups = groups4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
+    const bool rgba = groups && shape.channels == 4;
+    const void* kernel = rgba     ? reinterpret_cast<const void*>(backward_rgba_kernel)
+                         : groups ? reinterpret_cast<const void*>(backward_kernel<T, Channels::groups>)
+                                  : reinterpret_cast<const void*>(backward_kernel<T, Channels::each>);
     const size_t copies = rgba ? kWarps : 1, room = (rgba ? kRgbaSharedBytes : kSharedBytes) / (copies * sizeof(T));
     // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
@@ -871,8 +953,12 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                 return;
             }
         }
-        backward_kernel<T><<<blocks, kBlock, shared_bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv, grad_lod,
-                                                                     pass, shared_base, shared_values, nonfinite);
+        if (groups)
+            backward_kernel<T, Channels::groups><<<blocks, kBlock, shared_bytes, stream>>>(
+                d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
+        else
+            backward_kernel<T, Channels::each><<<blocks, kBlock, shared_bytes, stream>>>(
+                d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     if (points.count) run({1, shape.levels, true});
