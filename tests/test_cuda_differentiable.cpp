@@ -136,6 +136,10 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     // 25x15), so level 3 takes the general taps.
     check_against_reference<float>(1, 4, 200, 120, 6, 3000, 2e-5);
     check_against_reference<float>(1, 4, 200, 120, 6, 3000, 2e-5, true);
+    // Level 0 written from six levels that halve (256x128 .. 4x2), the coarser ones folded
+    // into the sixth first: float4 groups and a planar double chain.
+    check_against_reference<float>(1, 4, 256, 128, 9, 2000, 2e-5);
+    check_against_reference<double>(2, 3, 128, 64, 8, 1000, 1e-10, true);
     // Levels above the one-block tail (more than 16384 values) with odd sides: the general
     // taps in their own launches (chain and fold), level 0 assigned through them.
     check_against_reference<double>(1, 4, 301, 203, 9, 3000, 1e-10);

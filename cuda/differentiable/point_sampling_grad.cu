@@ -184,8 +184,12 @@ __global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine
 // the level-by-level fold reads and writes every fine level once per step, and at 4096^2
 // its level-0 pass alone took 0.3 ms on an H200 (four times its bytes). The four level-0
 // texels under one level-1 texel get the same sum: a thread computes it once and stores
-// it four times (two rows of two).
-constexpr uint32_t kMaxFusedFold = 3;
+// it four times (two rows of two). Up to 3 levels, or up to 6 where level 0 is small
+// (kShortFold): there the launches of folding levels 4.. one by one are most of the fold's
+// time (H200, 1024^2 RGBA: 25 -> 14 us), where on large images the extra reads per texel
+// cost more than the launches save (4096^2 RGBA 119 -> 125 us, 32 x 1024^2 213 -> 235 us).
+constexpr uint32_t kMaxFusedFold = 6, kFusedFold = 3;
+constexpr size_t kShortFold = size_t{1} << 22;  // values of level 0
 
 struct FusedFold {
     uint32_t width, height, channels, depth;
@@ -209,6 +213,7 @@ __device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l,
 // the one below it (the same sum): each store instruction of a warp is one run (a thread
 // per texel with a loop over 40 channels wrote 160-byte strides: 4x slower; a thread per
 // 2x2 texels wrote every other 16 bytes per instruction, RGBA 4096^2 170 -> 192 us on an H100).
+template <uint32_t kMost>  // the most levels it reads: kFusedFold or kMaxFusedFold (loops unrolled to it)
 __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
     const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
@@ -217,14 +222,14 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
     for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
         uint32_t half_y;
         const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
-        float4 g[kMaxFusedFold + 1];
+        float4 g[kMost + 1];
 #pragma unroll
-        for (uint32_t l = 1; l <= kMaxFusedFold; ++l)  // unrolled: the levels' reads in flight together
+        for (uint32_t l = 1; l <= kMost; ++l)  // unrolled: the levels' reads in flight together
             if (l <= f.depth) g[l] = *reinterpret_cast<const float4*>(fold_source(coarse, f, l, layer, x, y) + c);
         float4 sum{0, 0, 0, 0};
         float weight = 1;
 #pragma unroll
-        for (uint32_t l = 1; l <= kMaxFusedFold; ++l) {
+        for (uint32_t l = 1; l <= kMost; ++l) {
             weight *= 0.25f;
             if (l > f.depth) break;
             sum = sum + g[l] * weight;
@@ -245,7 +250,7 @@ template <> struct PairOf<double> { using type = double2; };
 // channels, finding each level's texel once, and writes the 2x2 level-0 texels under it;
 // neighbouring lanes take neighbouring texels, so a planar level 0's stores coalesce
 // channel by channel (x and x + 1 as one vector where aligned).
-template <class T>
+template <class T, uint32_t kMost>
 __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
     const uint32_t half_x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -254,14 +259,14 @@ __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __gri
     for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
         uint32_t half_y;
         const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
-        const T* from[kMaxFusedFold + 1];
+        const T* from[kMost + 1];
 #pragma unroll
-        for (uint32_t l = 1; l <= kMaxFusedFold; ++l)
+        for (uint32_t l = 1; l <= kMost; ++l)
             if (l <= f.depth) from[l] = fold_source(coarse, f, l, layer, x, y);
         for (uint32_t c = 0; c < C; ++c) {
             T sum = 0, weight = 1;
 #pragma unroll
-            for (uint32_t l = 1; l <= kMaxFusedFold; ++l) {
+            for (uint32_t l = 1; l <= kMost; ++l) {
                 weight *= T(0.25);
                 if (l > f.depth) break;
                 sum += from[l][c] * weight;
@@ -978,7 +983,8 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     // Levels 0..depth-1 halve: level 0 is written from levels 1..depth in one pass, after
     // the levels below depth are folded into it one by one (they are small).
     uint32_t depth = 0;
-    while (depth < std::min(kMaxFusedFold, shape.levels - 1) && halves(d.level[depth])) ++depth;
+    const uint32_t most = shape.level_values(0) <= kShortFold ? kMaxFusedFold : kFusedFold;
+    while (depth < std::min(most, shape.levels - 1) && halves(d.level[depth])) ++depth;
     const uint32_t last = std::max(depth, 1u) + 1;  // the finest level folded level by level
     uint32_t tail = shape.levels;                   // levels tail.. fold in one block
     while (tail > last && shape.level_values(tail - 2) <= kTailValues) --tail;
@@ -1022,14 +1028,21 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     bool groups = false;
     if constexpr (std::is_same_v<T, float>)
         groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
-    if (groups) {
-        fused_fold_groups_kernel<<<dim3(blocks_for(shape.width * shape.channels / 4), grid_rows), kBlock, 0,
-                                   stream>>>(reinterpret_cast<float*>(grad.level0),
-                                             reinterpret_cast<const float*>(grad.coarse), f, nonfinite);
-    } else {
-        fused_fold_texels_kernel<T><<<dim3(blocks_for(shape.width / 2), grid_rows), kBlock, 0, stream>>>(
-            grad.level0, grad.coarse, f, nonfinite);
-    }
+    // Each kernel's loops unroll to its most levels: one for 6 levels ran the 3-level folds
+    // of large images 10% slower (H200, 32 x 1024^2 RGBA 213 -> 236 us).
+    const dim3 group_grid(blocks_for(shape.width * shape.channels / 4), grid_rows);
+    const dim3 texel_grid(blocks_for(shape.width / 2), grid_rows);
+    float* level0 = reinterpret_cast<float*>(grad.level0);
+    const float* coarse = reinterpret_cast<const float*>(grad.coarse);
+    if (groups && most == kFusedFold)
+        fused_fold_groups_kernel<kFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
+    else if (groups)
+        fused_fold_groups_kernel<kMaxFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
+    else if (most == kFusedFold)
+        fused_fold_texels_kernel<T, kFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f, nonfinite);
+    else
+        fused_fold_texels_kernel<T, kMaxFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f,
+                                                                                    nonfinite);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
