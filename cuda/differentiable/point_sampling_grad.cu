@@ -1,392 +1,25 @@
-// One thread (or a few lanes) per point for the forward and backward, one per texel channel
-// for the chain and the adjoint (the fold); the arithmetic of engine/differentiable/ in T,
-// on channels-last levels. The backward scatters texel gradients with atomicAdd (points
-// land anywhere); the adjoint gathers, so it needs none. Order of a backward: coarse
-// levels' atomics (and d/d uv, d/d lod), the fold writing level 0, level 0's atomics.
+// Differentiable point sampling on CUDA: one thread (or a few lanes) per point for the
+// forward and backward, the arithmetic of engine/differentiable/ in T, on channels-last
+// levels (level 0 planar or channels last). The backward scatters texel gradients with
+// atomics (points land anywhere). Order of a backward: coarse levels' atomics (and d/d uv,
+// d/d lod), the fold writing level 0 (feature_chain.cu), level 0's atomics.
 #include "point_sampling_grad.h"
 
 #include <algorithm>
 #include <initializer_list>
-#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "cuda_check.h"
 #include "cuda_devices.h"
 #include "error.h"
-#include "fast_divmod.h"
+#include "feature_levels.cuh"
 
 namespace tvlm {
 
 namespace {
 
-constexpr int kBlock = 256;
-
-// Box taps of destination i over a source axis of size s (engine/mips/box_filter.h).
-struct Taps {
-    uint32_t first, count, weight[3], sum;
-};
-__device__ Taps taps(uint32_t i, uint32_t s) {
-    if (s == 1) return {i, 1, {1, 0, 0}, 1};
-    if (s % 2 == 0) return {2 * i, 2, {1, 1, 0}, 2};
-    const uint32_t d = s / 2;
-    return {2 * i, 3, {d - i, d, i + 1}, s};
-}
-
-// The destinations whose taps read source j on an axis of size s, with the tap's weight
-// over the axis sum: at most two.
-struct Dependents {
-    uint32_t index[2];
-    float weight_num[2];
-    uint32_t count, sum;
-};
-__device__ Dependents dependents(uint32_t j, uint32_t s) {
-    Dependents d{{0, 0}, {0, 0}, 0, 1};
-    if (s == 1) return {{j, 0}, {1, 0}, 1, 1};
-    if (s % 2 == 0) return {{j / 2, 0}, {1, 0}, 1, 2};
-    const uint32_t half = s / 2;
-    d.sum = s;
-    if (j / 2 < half) {  // tap 0 or 1 of destination j / 2
-        d.index[d.count] = j / 2;
-        d.weight_num[d.count++] = float(j % 2 == 0 ? half - j / 2 : half);
-    }
-    if (j % 2 == 0 && j >= 2) {  // tap 2 of destination j / 2 - 1
-        d.index[d.count] = j / 2 - 1;
-        d.weight_num[d.count++] = float(j / 2);
-    }
-    return d;
-}
-
-// A level: its size, where it starts in the chain's one index space (which picks the
-// levels the backward sums in shared memory), and its element strides: element (layer, x,
-// y, c) at layer * layer_stride + (y * width + x) * texel + c * channel.
-struct Level {
-    uint32_t width, height;
-    size_t offset;
-    size_t texel, channel, layer_stride;
-    __host__ __device__ size_t element(uint32_t layer, size_t texel_index, uint32_t c) const {
-        return layer * layer_stride + texel_index * texel + c * channel;
-    }
-};
-
-// float4 arithmetic, channel by channel: an RGBA texel (channels last, 16-byte aligned) is
-// one load, one store and one vector atomic, with each channel's arithmetic that of float.
-__device__ float4 operator*(float4 a, float k) { return {a.x * k, a.y * k, a.z * k, a.w * k}; }
-__device__ float4 operator-(float4 a, float4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
-__device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
-__device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
-template <class E> __device__ E quarter(E v) { return v * 0.25f; }
-template <> __device__ double quarter(double v) { return v * 0.25; }
-
-// The 2x2 average of source texels (2x, 2y)..(2x+1, 2y+1) of plane `in` (multiplying by
-// 1/4 is exactly /4). E: the element (T, or float4 for a whole RGBA texel).
-template <class E>
-__device__ E halved(const E* in, const Level& s, uint32_t x, uint32_t y) {
-    const E* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
-    const size_t row = size_t(s.width) * s.texel;
-    return quarter((r[0] + r[s.texel]) + (r[row] + r[row + s.texel]));
-}
-
-// The box of destination (x, y) over source plane `in` (element 0 of a layer and channel).
-// halving: both source sides even, every texel the 2x2 average (the general taps cost
-// more instructions than the memory traffic allows).
-template <class T>
-__device__ T box_value(const T* in, const Level& s, uint32_t x, uint32_t y, bool halving) {
-    if (halving) return halved(in, s, x, y);
-    const Taps tx = taps(x, s.width), ty = taps(y, s.height);
-    T n = 0;
-#pragma unroll
-    for (uint32_t b = 0; b < 3; ++b)  // fixed trip counts: the tap arrays stay in registers
-#pragma unroll
-        for (uint32_t a = 0; a < 3; ++a)
-            if (b < ty.count && a < tx.count)
-                n += T(tx.weight[a]) * T(ty.weight[b]) * in[(size_t(ty.first + b) * s.width + tx.first + a) * s.texel];
-    return n / (T(tx.sum) * T(ty.sum));
-}
-
-// Grids are (element blocks of a row, rows, layers), a row's elements in (x, c) order,
-// channels fastest: no 64-bit division per thread (the flat index version spent most of
-// its time dividing); one 32-bit division splits the element into (x, c).
-template <class T, bool kHalving>
-__global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_t channels) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
-    if (e >= d.width * channels) return;
-    const uint32_t x = e / channels, c = e - x * channels;
-    dst[d.element(layer, size_t(y) * d.width + x, c)] = box_value(src + s.element(layer, 0, c), s, x, y, kHalving);
-}
-
-// Levels l+1 and l+2 from level l in one pass, where l and l+1 both halve: a thread takes
-// one element of level l+2, averages the 4x4 of level l under it into the 2x2 of level l+1
-// (written) and those into its own. Level l+1 is never read back: at 4096^2 RGBA that is
-// 64 MB of the chain's 426. Sums in the order of the level-by-level kernels (bit-equal).
-// (A float4 version for RGBA, a thread per texel, was no faster: 4096^2 138 us either way.)
-template <class E>
-__global__ void box_two_levels_kernel(const E* src, E* mid, E* dst, Level s, Level m, Level d, uint32_t channels) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
-    if (e >= d.width * channels) return;
-    const uint32_t x = e / channels, c = e - x * channels;
-    const E* in = src + s.element(layer, 0, c);
-    E* out = mid + m.element(layer, 0, c);
-    const E v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
-    const E v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
-    const size_t row = size_t(m.width) * m.texel, at = (size_t(2 * y) * m.width + 2 * x) * m.texel;
-    out[at] = v00;
-    out[at + m.texel] = v10;
-    out[at + row] = v01;
-    out[at + row + m.texel] = v11;
-    dst[d.element(layer, size_t(y) * d.width + x, c)] = quarter((v00 + v10) + (v01 + v11));
-}
-
-// Level 0's folded gradient is non-finite exactly when some coarse gradient is (every
-// coarse texel sends a positive share to level 0) or their sum overflowed: the fold checks
-// what it writes, and the backward checks its upstream gradients, raising `nonfinite`
-// (a NonFiniteFlag's word; null: not checked).
-template <class T> __device__ void raise_if_nonfinite(uint32_t* nonfinite, T value) {
-    if (nonfinite && !isfinite(value)) *nonfinite = 1;
-}
-
-// What the coarse level's gradient sends back to fine element (x, y) of a plane; `g` is
-// the coarse plane's element 0 (a gather: no atomics).
-template <class T>
-__device__ T fold_value(const T* g, const Level& fine, const Level& coarse, uint32_t x, uint32_t y, bool halving) {
-    if (halving) return g[(size_t(y / 2) * coarse.width + x / 2) * coarse.texel] * T(0.25);  // one dependent
-    const Dependents dx = dependents(x, fine.width), dy = dependents(y, fine.height);
-    T sum = 0;
-#pragma unroll
-    for (uint32_t b = 0; b < 2; ++b)  // fixed trip counts: the arrays stay in registers
-#pragma unroll
-        for (uint32_t a = 0; a < 2; ++a)
-            if (b < dy.count && a < dx.count)
-                sum += g[(size_t(dy.index[b]) * coarse.width + dx.index[a]) * coarse.texel] * T(dx.weight_num[a]) *
-                       T(dy.weight_num[b]);
-    return sum / (T(dx.sum) * T(dy.sum));
-}
-
-// Adds to each fine element what the coarse level's gradient sends back to it. kAssign:
-// the fine level holds nothing yet (level 0, whose own texel gradients are scattered after
-// the fold), so it is written, not read and written: the image's gradient is the largest
-// buffer of the step, and this way it is touched once.
-template <class T, bool kHalving, bool kAssign>
-__global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine, Level coarse, uint32_t channels,
-                                  uint32_t* nonfinite) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
-    if (e >= fine.width * channels) return;
-    const uint32_t x = e / channels, c = e - x * channels;
-    T* out = fine_grad + fine.element(layer, size_t(y) * fine.width + x, c);
-    const T sent = fold_value(coarse_grad + coarse.element(layer, 0, c), fine, coarse, x, y, kHalving);
-    if (kAssign) raise_if_nonfinite(nonfinite, sent);
-    *out = kAssign ? sent : *out + sent;
-}
-
-// Level 0's gradient written in one pass from levels 1..depth of the gradient (level depth
-// already holding what the levels below it send back), where levels 0..depth-1 all halve:
-// a level-0 texel then gets g_l[x >> l, y >> l] / 4^l from each. Written, never read;
-// the level-by-level fold reads and writes every fine level once per step, and at 4096^2
-// its level-0 pass alone took 0.3 ms on an H200 (four times its bytes). The four level-0
-// texels under one level-1 texel get the same sum: a thread computes it once and stores
-// it four times (two rows of two). Up to 3 levels, or up to 6 where level 0 is small
-// (kShortFold): there the launches of folding levels 4.. one by one are most of the fold's
-// time (H200, 1024^2 RGBA: 25 -> 14 us), where on large images the extra reads per texel
-// cost more than the launches save (4096^2 RGBA 119 -> 125 us, 32 x 1024^2 213 -> 235 us).
-constexpr uint32_t kMaxFusedFold = 6, kFusedFold = 3;
-constexpr size_t kShortFold = size_t{1} << 22;  // values of level 0
-
-struct FusedFold {
-    uint32_t width, height, channels, depth;
-    uint32_t pair_rows;         // rows of level-0 row pairs: layers * height / 2
-    size_t plane;               // texels of a level-0 plane (width * height)
-    bool planar, pair_stores;   // pair_stores: planar, and x, x+1 stored as one 2-element vector
-    FastDivmod by_half_height;  // pair row -> (layer, y / 2)
-    uint32_t level_width[kMaxFusedFold + 1], level_height[kMaxFusedFold + 1];
-    size_t coarse_offset[kMaxFusedFold + 1];  // level l's first element in the coarse buffer
-};
-
-// Level l's texel of level-0 texel (layer, x, y), channel 0.
-template <class T>
-__device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l, uint32_t layer, uint32_t x, uint32_t y) {
-    return coarse + f.coarse_offset[l] +
-           ((size_t(layer) * f.level_height[l] + (y >> l)) * f.level_width[l] + (x >> l)) * f.channels;
-}
-
-// Channels last, float, channels % 4 == 0: a thread takes 4 consecutive elements of a
-// level-0 row (4 channels of one texel), read as float4, and writes them to that texel and
-// the one below it (the same sum): each store instruction of a warp is one run (a thread
-// per texel with a loop over 40 channels wrote 160-byte strides: 4x slower; a thread per
-// 2x2 texels wrote every other 16 bytes per instruction, RGBA 4096^2 170 -> 192 us on an H100).
-template <uint32_t kMost>  // the most levels it reads: kFusedFold or kMaxFusedFold (loops unrolled to it)
-__global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
-                                         uint32_t* nonfinite) {
-    const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
-    if (first >= row_length) return;
-    const uint32_t x = first / f.channels, c = first - x * f.channels;
-    for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
-        uint32_t half_y;
-        const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
-        float4 g[kMost + 1];
-#pragma unroll
-        for (uint32_t l = 1; l <= kMost; ++l)  // unrolled: the levels' reads in flight together
-            if (l <= f.depth) g[l] = *reinterpret_cast<const float4*>(fold_source(coarse, f, l, layer, x, y) + c);
-        float4 sum{0, 0, 0, 0};
-        float weight = 1;
-#pragma unroll
-        for (uint32_t l = 1; l <= kMost; ++l) {
-            weight *= 0.25f;
-            if (l > f.depth) break;
-            sum = sum + g[l] * weight;
-        }
-        // x * 0 is NaN exactly for a non-finite x (0 otherwise): one check for the four.
-        raise_if_nonfinite(nonfinite, sum.x * 0.f + sum.y * 0.f + sum.z * 0.f + sum.w * 0.f);
-        float* out = level0 + size_t(2 * r) * row_length + first;  // row 2r is (layer, y)
-        *reinterpret_cast<float4*>(out) = sum;
-        *reinterpret_cast<float4*>(out + row_length) = sum;
-    }
-}
-
-template <class T> struct PairOf;
-template <> struct PairOf<float> { using type = float2; };
-template <> struct PairOf<double> { using type = double2; };
-
-// Any layout and channel count: a thread takes one level-1 texel and loops over its
-// channels, finding each level's texel once, and writes the 2x2 level-0 texels under it;
-// neighbouring lanes take neighbouring texels, so a planar level 0's stores coalesce
-// channel by channel (x and x + 1 as one vector where aligned).
-template <class T, uint32_t kMost>
-__global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f,
-                                         uint32_t* nonfinite) {
-    const uint32_t half_x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (half_x >= f.width / 2) return;
-    const uint32_t x = 2 * half_x, C = f.channels;
-    for (uint32_t r = blockIdx.y; r < f.pair_rows; r += gridDim.y) {
-        uint32_t half_y;
-        const uint32_t layer = f.by_half_height.divmod(r, half_y), y = 2 * half_y;
-        const T* from[kMost + 1];
-#pragma unroll
-        for (uint32_t l = 1; l <= kMost; ++l)
-            if (l <= f.depth) from[l] = fold_source(coarse, f, l, layer, x, y);
-        for (uint32_t c = 0; c < C; ++c) {
-            T sum = 0, weight = 1;
-#pragma unroll
-            for (uint32_t l = 1; l <= kMost; ++l) {
-                weight *= T(0.25);
-                if (l > f.depth) break;
-                sum += from[l][c] * weight;
-            }
-            raise_if_nonfinite(nonfinite, sum);
-            if (f.planar) {
-                T* out = level0 + (size_t(layer) * C + c) * f.plane + size_t(y) * f.width + x;
-                if (f.pair_stores) {
-                    using Pair = typename PairOf<T>::type;
-                    *reinterpret_cast<Pair*>(out) = Pair{sum, sum};
-                    *reinterpret_cast<Pair*>(out + f.width) = Pair{sum, sum};
-                } else {
-                    out[0] = out[1] = out[f.width] = out[f.width + 1] = sum;
-                }
-            } else {
-                T* out = level0 + (size_t(2 * r) * f.width + x) * C + c;  // row 2r is (layer, y)
-                out[0] = out[C] = sum;
-                out[size_t(f.width) * C] = out[size_t(f.width + 1) * C] = sum;
-            }
-        }
-    }
-}
-
-// Lanes per point in the sampling kernels: a power of two, about one per 4 channels (at
-// most a warp), so a point's channels are read as one contiguous run of its texels
-// (channels last) by neighbouring lanes, and its uv / lod gradients are summed with
-// shuffles. Up to 4 channels one thread reads a texel's channels alone (they share a sector).
-uint32_t lanes_for(uint32_t channels) {
-    uint32_t lanes = 1;
-    while (lanes * 4 < channels && lanes < 32) lanes *= 2;
-    return lanes;
-}
-
-template <class T> struct Shape {
-    uint32_t layers, channels, levels, lanes, lane_bits;
-    size_t level0_values;
-    Level level[16];
-};
-
-template <class T>
-Shape<T> device_shape(const FeatureChainShape& s) {
-    const uint32_t lanes = lanes_for(s.channels);
-    uint32_t bits = 0;
-    while ((1u << bits) < lanes) ++bits;
-    Shape<T> d{s.layers, s.channels, s.levels, lanes, bits, s.level_values(0), {}};
-    for (uint32_t l = 0; l < s.levels; ++l) {
-        const size_t texels = size_t{s.level_width(l)} * s.level_height(l);
-        const bool planar = l == 0 && s.planar_level0;
-        d.level[l] = {s.level_width(l), s.level_height(l), s.offset(l), planar ? 1 : size_t{s.channels},
-                      planar ? texels : 1, texels * s.channels};
-    }
-    return d;
-}
-
-// Level l's first element (host or device).
-template <class T, class P>
-__host__ __device__ P* level_base(const Shape<T>& shape, ChainLevels<P> chain, uint32_t l) {
-    return l == 0 ? chain.level0 : chain.coarse + (shape.level[l].offset - shape.level0_values);
-}
-
-// The small levels of a chain (and of its fold) in one block, level after level: a launch
-// costs ~2.3 us on an H200 even for one block, and a 4096^2 chain has nine levels of
-// 64x64 or less (22 us of its 137 as separate launches). A level is small when it holds
-// at most kTailValues elements: one block is one multiprocessor, and with 16384 (64x64
-// RGBA) the tail took 27 us, more than the launches it saved. The block's writes are
-// visible to it after a barrier.
-constexpr uint32_t kTailValues = 2048, kTailBlock = 1024;
-
-// (layer, x, y, c) of element i of a level's (layer, y, x, c) order.
-struct ElementPlace {
-    uint32_t layer, x, y, c;
-};
-__device__ ElementPlace place_of(uint32_t i, const Level& level, uint32_t channels) {
-    const uint32_t row = level.width * channels, layer_size = row * level.height;
-    ElementPlace p;
-    p.layer = i / layer_size;
-    const uint32_t in_layer = i - p.layer * layer_size;
-    p.y = in_layer / row;
-    const uint32_t e = in_layer - p.y * row;
-    p.x = e / channels;
-    p.c = e - p.x * channels;
-    return p;
-}
-
-// Levels first.. of the chain, each from the one before.
-template <class T>
-__global__ void box_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain, uint32_t first) {
-    for (uint32_t l = first; l < shape.levels; ++l) {
-        const Level &s = shape.level[l - 1], &d = shape.level[l];
-        const T* src = level_base(shape, chain, l - 1);
-        T* dst = level_base(shape, chain, l);
-        const bool halving = s.width % 2 == 0 && s.height % 2 == 0;
-        const uint32_t count = d.width * d.height * shape.channels * shape.layers;
-        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
-            const ElementPlace p = place_of(i, d, shape.channels);
-            dst[d.element(p.layer, size_t(p.y) * d.width + p.x, p.c)] =
-                box_value(src + s.element(p.layer, 0, p.c), s, p.x, p.y, halving);
-        }
-        __syncthreads();
-    }
-}
-
-// The gradient's levels from the coarsest down to `last` folded each into the level above
-// it (last >= 2: level 1 and finer are left to the large kernels).
-template <class T>
-__global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> grad, uint32_t last) {
-    for (uint32_t l = shape.levels - 1; l >= last; --l) {
-        const Level &fine = shape.level[l - 1], &coarse = shape.level[l];
-        T* dst = level_base(shape, grad, l - 1);
-        const T* g = level_base(shape, grad, l);
-        const bool halving = fine.width % 2 == 0 && fine.height % 2 == 0;
-        const uint32_t count = fine.width * fine.height * shape.channels * shape.layers;
-        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
-            const ElementPlace p = place_of(i, fine, shape.channels);
-            dst[fine.element(p.layer, size_t(p.y) * fine.width + p.x, p.c)] +=
-                fold_value(g + coarse.element(p.layer, 0, p.c), fine, coarse, p.x, p.y, halving);
-        }
-        __syncthreads();
-    }
-}
+using namespace feature_levels;
 
 // A bilinear sample's texels (indices in a layer's plane of texels) and weights in one
 // level, clamp to edge.
@@ -581,6 +214,20 @@ constexpr size_t kSharedBytes = 32 * 1024;
 // The RGBA kernel's copies of them, one per warp (48 KB: the most without opting in).
 constexpr size_t kRgbaSharedBytes = 48 * 1024;
 
+// d loss / d uv and d loss / d lod of point i, where the caller wants them.
+template <class T> __device__ void store_point_grads(T* grad_uv, T* grad_lod, size_t i, T gu, T gv, T gl) {
+    if (grad_uv) {
+        grad_uv[2 * i] = gu;
+        grad_uv[2 * i + 1] = gv;
+    }
+    if (grad_lod) grad_lod[i] = gl;
+}
+
+// Element `index` of the chain's one index space in `grad`.
+template <class T> __device__ T* chain_element(const Shape<T>& shape, ChainLevels<T> grad, size_t index) {
+    return index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
+}
+
 // What one pass of the backward does: scatter the texel gradients of levels [first, end),
 // and (point_grads) write d loss / d uv and d loss / d lod. The backward runs two passes,
 // the coarse levels and the point gradients before the fold, level 0 after it.
@@ -677,21 +324,11 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
             gv += __shfl_xor_sync(0xffffffffu, gv, offset);
             gl += __shfl_xor_sync(0xffffffffu, gl, offset);
         }
-        if (real && lane == 0) {
-            if (grad_uv) {
-                grad_uv[2 * i] = gu;
-                grad_uv[2 * i + 1] = gv;
-            }
-            if (grad_lod) grad_lod[i] = gl;
-        }
+        if (real && lane == 0) store_point_grads(grad_uv, grad_lod, i, gu, gv, gl);
     }
     __syncthreads();
-    for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) {
-        if (sums[k] == T(0)) continue;
-        const size_t index = shared_base + k;
-        T* at = index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
-        atomicAdd(at, sums[k]);
-    }
+    for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x)
+        if (sums[k] != T(0)) atomicAdd(chain_element(shape, grad, shared_base + k), sums[k]);
 }
 
 // RGBA (float, 4 channels, 16-byte aligned buffers): a thread per point, a texel one
@@ -789,25 +426,16 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
             gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
             if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
         }
-        if (!real || !pass.point_grads) continue;
-        if (grad_uv) {
-            grad_uv[2 * i] = gu;
-            grad_uv[2 * i + 1] = gv;
-        }
-        if (grad_lod) grad_lod[i] = gl;
+        if (real && pass.point_grads) store_point_grads(grad_uv, grad_lod, i, gu, gv, gl);
     }
     __syncthreads();
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) {
         float sum = 0;
 #pragma unroll
         for (uint32_t w = 0; w < kWarps; ++w) sum += sums[w * shared_values + k];
-        if (sum == 0.f) continue;
-        const size_t index = shared_base + k;
-        atomicAdd(index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values), sum);
+        if (sum != 0.f) atomicAdd(chain_element(shape, grad, shared_base + k), sum);
     }
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Whether the kernels may take channels in float4 groups (RGBA: a texel) for these buffers.
 template <class T> bool groups4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
@@ -821,65 +449,7 @@ template <class T> bool groups4(const FeatureChainShape& shape, std::initializer
     }
 }
 
-unsigned blocks_for(size_t threads) { return unsigned((threads + kBlock - 1) / kBlock); }
-
-// Whether the next level of `level` is its 2x2 box in both axes.
-bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
-
-// (element blocks of a row of `level`, its rows, layers).
-dim3 level_grid(const Level& level, uint32_t channels, uint32_t layers) {
-    return dim3(unsigned((size_t(level.width) * channels + kBlock - 1) / kBlock), level.height, layers);
-}
-dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
-    return level_grid(level, shape.channels, shape.layers);
-}
-
 }  // namespace
-
-void check_feature_chain(const FeatureChainShape& s) {
-    if (s.layers == 0 || s.channels == 0 || s.width == 0 || s.height == 0)
-        throw Error("a feature texture needs positive layers, channels, width and height");
-    if (s.channels > 64) throw Error("feature textures hold 1..64 channels, not " + std::to_string(s.channels));
-    if (s.height > 65535 || s.layers > 65535)
-        throw Error("feature textures are at most 65535 texels high with at most 65535 layers");
-    uint32_t full = 0;  // bit_width (this file is C++17)
-    for (uint32_t size = std::max(s.width, s.height); size; size >>= 1) ++full;
-    if (s.levels == 0 || s.levels > full || s.levels > 16)
-        throw Error("a " + std::to_string(s.width) + "x" + std::to_string(s.height) + " texture has 1.." +
-                    std::to_string(std::min(full, 16u)) + " levels, not " + std::to_string(s.levels));
-}
-
-template <class T>
-void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coarse, cudaStream_t stream) {
-    check_feature_chain(shape);
-    if (!level0 || (shape.levels > 1 && !coarse)) throw Error("a chain needs its level 0 and a buffer for the rest");
-    const Shape<T> d = device_shape<T>(shape);
-    const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
-    uint32_t tail = 1;  // the first small level
-    while (tail < shape.levels && shape.level_values(tail) > kTailValues) ++tail;
-    for (uint32_t l = 1; l < tail;) {
-        const Level &s = d.level[l - 1], &m = d.level[l];
-        const T* src = level_base(d, chain, l - 1);
-        T* dst = level_base(d, chain, l);
-        if (l + 1 < tail && halves(s) && halves(m)) {  // levels l and l+1 in one pass
-            const Level& n = d.level[l + 1];
-            T* next = level_base(d, chain, l + 1);
-            box_two_levels_kernel<T><<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
-            TVLM_CUDA_CHECK(cudaGetLastError());
-            l += 2;
-            continue;
-        }
-        const dim3 grid = level_grid(m, shape);
-        if (halves(s)) box_level_kernel<T, true><<<grid, kBlock, 0, stream>>>(src, dst, s, m, shape.channels);
-        else box_level_kernel<T, false><<<grid, kBlock, 0, stream>>>(src, dst, s, m, shape.channels);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-        ++l;
-    }
-    if (tail < shape.levels) {
-        box_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, chain, tail);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-    }
-}
 
 template <class T>
 void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> chain, const PointBatch<T>& points,
@@ -971,88 +541,11 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     if (points.count) run({0, 1, false});
 }
 
-template <class T>
-void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream, uint32_t* nonfinite) {
-    check_feature_chain(shape);
-    if (!grad.level0 || (shape.levels > 1 && !grad.coarse)) throw Error("the fold needs the gradient's two parts");
-    if (shape.levels == 1) {
-        TVLM_CUDA_CHECK(cudaMemsetAsync(grad.level0, 0, shape.level_values(0) * sizeof(T), stream));
-        return;
-    }
-    const Shape<T> d = device_shape<T>(shape);
-    // Levels 0..depth-1 halve: level 0 is written from levels 1..depth in one pass, after
-    // the levels below depth are folded into it one by one (they are small).
-    uint32_t depth = 0;
-    const uint32_t most = shape.level_values(0) <= kShortFold ? kMaxFusedFold : kFusedFold;
-    while (depth < std::min(most, shape.levels - 1) && halves(d.level[depth])) ++depth;
-    const uint32_t last = std::max(depth, 1u) + 1;  // the finest level folded level by level
-    uint32_t tail = shape.levels;                   // levels tail.. fold in one block
-    while (tail > last && shape.level_values(tail - 2) <= kTailValues) --tail;
-    if (tail < shape.levels) {
-        fold_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, grad, tail);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-    }
-    for (uint32_t l = tail - 1; l >= last; --l) {
-        const dim3 grid = level_grid(d.level[l - 1], shape);
-        T* fine = level_base(d, grad, l - 1);
-        const T* coarse = level_base(d, grad, l);
-        if (halves(d.level[l - 1]))
-            fold_level_kernel<T, true, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels,
-                                                                           nullptr);
-        else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l],
-                                                                            shape.channels, nullptr);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-    }
-    if (depth == 0) {  // level 0 has an odd side: its taps take the general path
-        fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(
-            grad.level0, grad.coarse, d.level[0], d.level[1], shape.channels, nonfinite);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-        return;
-    }
-    FusedFold f{};
-    f.width = shape.width;
-    f.height = shape.height;
-    f.channels = shape.channels;
-    f.depth = depth;
-    f.pair_rows = shape.layers * (shape.height / 2);
-    f.plane = size_t{shape.width} * shape.height;
-    f.planar = shape.planar_level0;
-    f.pair_stores = f.planar && reinterpret_cast<uintptr_t>(grad.level0) % (2 * sizeof(T)) == 0;
-    f.by_half_height = FastDivmod(shape.height / 2);
-    for (uint32_t l = 1; l <= depth; ++l) {
-        f.level_width[l] = shape.level_width(l);
-        f.level_height[l] = shape.level_height(l);
-        f.coarse_offset[l] = shape.offset(l) - shape.level_values(0);
-    }
-    const uint32_t grid_rows = std::min(f.pair_rows, 65535u);
-    bool groups = false;
-    if constexpr (std::is_same_v<T, float>)
-        groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
-    // Each kernel's loops unroll to its most levels: one for 6 levels ran the 3-level folds
-    // of large images 10% slower (H200, 32 x 1024^2 RGBA 213 -> 236 us).
-    const dim3 group_grid(blocks_for(shape.width * shape.channels / 4), grid_rows);
-    const dim3 texel_grid(blocks_for(shape.width / 2), grid_rows);
-    float* level0 = reinterpret_cast<float*>(grad.level0);
-    const float* coarse = reinterpret_cast<const float*>(grad.coarse);
-    if (groups && most == kFusedFold)
-        fused_fold_groups_kernel<kFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
-    else if (groups)
-        fused_fold_groups_kernel<kMaxFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
-    else if (most == kFusedFold)
-        fused_fold_texels_kernel<T, kFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f, nonfinite);
-    else
-        fused_fold_texels_kernel<T, kMaxFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f,
-                                                                                    nonfinite);
-    TVLM_CUDA_CHECK(cudaGetLastError());
-}
-
 #define TVLM_POINT_SAMPLING(T)                                                                                  \
-    template void build_feature_chain<T>(const FeatureChainShape&, const T*, T*, cudaStream_t);                 \
     template void sample_points_forward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
                                            T*, cudaStream_t);                                                    \
     template void sample_points_backward<T>(const FeatureChainShape&, ChainLevels<const T>, const PointBatch<T>&, \
-                                            const T*, ChainLevels<T>, T*, T*, cudaStream_t, uint32_t*);           \
-    template void fold_chain_gradient<T>(const FeatureChainShape&, ChainLevels<T>, cudaStream_t, uint32_t*);
+                                            const T*, ChainLevels<T>, T*, T*, cudaStream_t, uint32_t*);
 TVLM_POINT_SAMPLING(float)
 TVLM_POINT_SAMPLING(double)
 
