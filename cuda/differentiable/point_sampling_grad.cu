@@ -367,6 +367,7 @@ __device__ void add_in_warp(float* warp_sums, uint32_t at, uint32_t stride, floa
         p[2 * stride] += sum.z;
         p[3 * stride] += sum.w;
     }
+    __syncwarp();  // these writes before any lane's next read of the copy (the *_sync calls above order no memory)
 }
 
 __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
