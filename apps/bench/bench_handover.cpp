@@ -27,6 +27,47 @@
 
 namespace tvlm {
 
+namespace {
+
+// A command pool of the bench's own, for submissions that bypass CommandQueue (what the
+// driver charges for a submission by itself). Waits for the queue before it goes.
+class OwnCommandPool {
+public:
+    explicit OwnCommandPool(Context& context) : device_(context.device()), queue_(context.queue().handle()) {
+        VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        info.queueFamilyIndex = context.queue().family();
+        check_vk(vkCreateCommandPool(device_, &info, nullptr, &pool_), "vkCreateCommandPool");
+    }
+    OwnCommandPool(const OwnCommandPool&) = delete;
+    OwnCommandPool& operator=(const OwnCommandPool&) = delete;
+    ~OwnCommandPool() {
+        vkQueueWaitIdle(queue_);
+        vkDestroyCommandPool(device_, pool_, nullptr);  // frees its command buffers
+    }
+
+    // An empty command buffer, recorded once, that may be submitted again while in flight.
+    VkCommandBuffer recorded_empty() const {
+        VkCommandBuffer commands = VK_NULL_HANDLE;
+        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        alloc.commandPool = pool_;
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        alloc.commandBufferCount = 1;
+        check_vk(vkAllocateCommandBuffers(device_, &alloc, &commands), "vkAllocateCommandBuffers");
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+        check_vk(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
+        check_vk(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
+        return commands;
+    }
+
+private:
+    VkDevice device_;
+    VkQueue queue_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+};
+
+}  // namespace
+
 std::vector<Row> bench_handover(BenchGpu& gpu) {
     constexpr int kFrames = 400;
     Context& context = gpu.context;
@@ -139,24 +180,10 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 one_sample(own_object.handle(), f);
             }, [&] { sync_cuda(); context.queue().wait_all(); }, kFrames));
         {  // What a submission costs the host in the driver itself (vkQueueSubmit2, no fence).
-            VkDevice device = context.device();
-            VkQueue queue = context.queue().handle();
-            TimelineSemaphore timeline(device, 0, false);
+            const TimelineSemaphore timeline(context.device(), 0, false);
             uint64_t value = 0;
-            VkCommandPool pool = VK_NULL_HANDLE;
-            VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-            pool_info.queueFamilyIndex = context.queue().family();
-            check_vk(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
-            VkCommandBuffer commands = VK_NULL_HANDLE;
-            VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-            alloc.commandPool = pool;
-            alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-            alloc.commandBufferCount = 1;
-            check_vk(vkAllocateCommandBuffers(device, &alloc, &commands), "vkAllocateCommandBuffers");
-            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-            begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // recorded once, submitted per frame
-            check_vk(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
-            check_vk(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
+            const OwnCommandPool pool(context);
+            const VkCommandBuffer commands = pool.recorded_empty();
             const auto submit = [&](bool signal, bool with_commands) {
                 VkSemaphoreSubmitInfo signal_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
                 signal_info.semaphore = timeline.handle();
@@ -169,15 +196,13 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 info.pCommandBufferInfos = &command_info;
                 info.signalSemaphoreInfoCount = signal ? 1 : 0;
                 info.pSignalSemaphoreInfos = &signal_info;
-                check_vk(vkQueueSubmit2(queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit2");
+                check_vk(vkQueueSubmit2(context.queue().handle(), 1, &info, VK_NULL_HANDLE), "vkQueueSubmit2");
             };
-            const auto idle = [&] { check_vk(vkQueueWaitIdle(queue), "vkQueueWaitIdle"); };
+            const auto idle = [&] { check_vk(vkQueueWaitIdle(context.queue().handle()), "vkQueueWaitIdle"); };
             row("vkQueueSubmit2 alone: an empty batch", time_frames([&](uint64_t) { submit(false, false); }, idle, kFrames));
             row("vkQueueSubmit2 alone: a timeline signal", time_frames([&](uint64_t) { submit(true, false); }, idle, kFrames));
             row("vkQueueSubmit2 alone: an empty command buffer recorded once",
                 time_frames([&](uint64_t) { submit(false, true); }, idle, kFrames));
-            idle();
-            vkDestroyCommandPool(device, pool, nullptr);  // frees the command buffer
         }
         const ImportedTexture imported = ImportedTexture::create(context, desc);
         const cudaTextureObject_t object = imported.object.handle();
