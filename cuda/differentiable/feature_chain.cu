@@ -53,14 +53,13 @@ __device__ Dependents dependents(uint32_t j, uint32_t s) {
     return d;
 }
 
-template <class E> __device__ E quarter(E v) { return v * 0.25f; }
-template <> __device__ double quarter(double v) { return v * 0.25; }
+template <class T> __device__ T quarter(T v) { return v * T(0.25); }
 
 // The 2x2 average of source texels (2x, 2y)..(2x+1, 2y+1) of plane `in` (multiplying by
-// 1/4 is exactly /4). E: the element (T, or float4 for a whole RGBA texel).
-template <class E>
-__device__ E halved(const E* in, const Level& s, uint32_t x, uint32_t y) {
-    const E* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
+// 1/4 is exactly /4).
+template <class T>
+__device__ T halved(const T* in, const Level& s, uint32_t x, uint32_t y) {
+    const T* r = in + (size_t(2 * y) * s.width + 2 * x) * s.texel;
     const size_t row = size_t(s.width) * s.texel;
     return quarter((r[0] + r[s.texel]) + (r[row] + r[row + s.texel]));
 }
@@ -98,15 +97,15 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
 // (written) and those into its own. Level l+1 is never read back: at 4096^2 RGBA that is
 // 64 MB of the chain's 426. Sums in the order of the level-by-level kernels (bit-equal).
 // (A float4 version for RGBA, a thread per texel, was no faster: 4096^2 138 us either way.)
-template <class E>
-__global__ void box_two_levels_kernel(const E* src, E* mid, E* dst, Level s, Level m, Level d, uint32_t channels) {
+template <class T>
+__global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Level m, Level d, uint32_t channels) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
     if (e >= d.width * channels) return;
     const uint32_t x = e / channels, c = e - x * channels;
-    const E* in = src + s.element(layer, 0, c);
-    E* out = mid + m.element(layer, 0, c);
-    const E v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
-    const E v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
+    const T* in = src + s.element(layer, 0, c);
+    T* out = mid + m.element(layer, 0, c);
+    const T v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
+    const T v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
     const size_t row = size_t(m.width) * m.texel, at = (size_t(2 * y) * m.width + 2 * x) * m.texel;
     out[at] = v00;
     out[at + m.texel] = v10;
@@ -325,11 +324,8 @@ __global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLe
 bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
 
 // (element blocks of a row of `level`, its rows, layers).
-dim3 level_grid(const Level& level, uint32_t channels, uint32_t layers) {
-    return dim3(unsigned((size_t(level.width) * channels + kBlock - 1) / kBlock), level.height, layers);
-}
 dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
-    return level_grid(level, shape.channels, shape.layers);
+    return dim3(unsigned((size_t(level.width) * shape.channels + kBlock - 1) / kBlock), level.height, shape.layers);
 }
 
 }  // namespace
