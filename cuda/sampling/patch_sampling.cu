@@ -4,6 +4,8 @@
 
 #include "cuda_check.h"
 #include "early_launch.cuh"
+#include "error.h"
+#include "fast_divmod.h"
 
 namespace tvlm {
 
@@ -16,26 +18,53 @@ struct SamplePlace {
     float dudx, dvdx, dudy, dvdy;      // gradients (one sample to the next along j, k)
 };
 
-// engine/sampling/patch.cpp's sample_position() and patch_gradients(), in float.
-__device__ SamplePlace place(const gpu::PatchGpu& p, uint32_t j, uint32_t k, const PatchLaunch& l) {
-    const float inv = 1.0f / float(l.patch_size);
-    const float a = ((float(j) + 0.5f) * inv - 0.5f) * p.su * l.width;
-    const float b = ((float(k) + 0.5f) * inv - 0.5f) * p.sv * l.height;
-    const float along = p.su * l.width * inv, across = p.sv * l.height * inv;
-    return {p.cu + (a * p.axis_x - b * p.axis_y) / l.width, p.cv + (a * p.axis_y + b * p.axis_x) / l.height,
-            along * p.axis_x / l.width, along * p.axis_y / l.height,
-            -across * p.axis_y / l.width, across * p.axis_x / l.height};
+// What every sample of a launch shares, worked out once on the host: the divisions that
+// map a thread to its patch and sample, and the aspect ratios of place(). The kernel was
+// bound by instruction issue (ncu, H200, 32 x 271 patches: 213 instructions a sample, issue
+// slots 73% busy), most of them a 64-bit division of the thread index and six float
+// divisions by the level-0 size.
+struct PatchGrid {
+    FastDivmod per_patch, per_row;  // P * P samples, P a row
+    float inv_size = 1;             // 1 / P
+    float width_over_height = 1, height_over_width = 1;
+    uint32_t samples = 0;           // patch_count * P * P
+};
+
+PatchGrid patch_grid(const PatchLaunch& l) {
+    const uint64_t samples = uint64_t{l.patch_count} * l.patch_size * l.patch_size;
+    if (l.patch_size == 0 || samples > UINT32_MAX || !(l.width > 0) || !(l.height > 0))
+        throw Error("patch sampling: P must be 1 or more, the level-0 size positive and the batch under 2^32 samples "
+                    "(sample fewer patches per launch)");
+    PatchGrid g;
+    g.per_patch = FastDivmod(l.patch_size * l.patch_size);
+    g.per_row = FastDivmod(l.patch_size);
+    g.inv_size = 1.0f / float(l.patch_size);
+    g.width_over_height = float(double(l.width) / l.height);
+    g.height_over_width = float(double(l.height) / l.width);
+    g.samples = static_cast<uint32_t>(samples);
+    return g;
 }
 
+// engine/sampling/patch.cpp's sample_position() and patch_gradients() in float, the level-0
+// size divided out: the patch's edges along j and across it as (u, v) vectors.
+__device__ SamplePlace place(const gpu::PatchGpu& p, uint32_t j, uint32_t k, const PatchGrid& g) {
+    const float along_u = p.su * p.axis_x, along_v = p.su * p.axis_y * g.width_over_height;
+    const float across_u = -p.sv * p.axis_y * g.height_over_width, across_v = p.sv * p.axis_x;
+    const float a = (float(j) + 0.5f) * g.inv_size - 0.5f, b = (float(k) + 0.5f) * g.inv_size - 0.5f;
+    return {p.cu + a * along_u + b * across_u, p.cv + a * along_v + b * across_v,
+            along_u * g.inv_size, along_v * g.inv_size, across_u * g.inv_size, across_v * g.inv_size};
+}
+
+// Sample s of patch n: its C values, planes P * P apart (C is 1..4).
 template <typename Out>
-__device__ void store(const PatchLaunch& l, uint32_t n, uint32_t s, float4 value) {
-    Out* out = static_cast<Out*>(l.out);
-    const size_t per_patch = size_t(l.patch_size) * l.patch_size;
-    const size_t base = size_t(n) * l.channels * per_patch + s;
+__device__ void store(const PatchLaunch& l, uint32_t n, uint32_t s, uint32_t per_patch, float4 value) {
+    Out* out = static_cast<Out*>(l.out) + (size_t(n) * l.channels * per_patch + s);
     const float v[4] = {value.x, value.y, value.z, value.w};
-    for (uint32_t c = 0; c < l.channels; ++c) {
-        if constexpr (sizeof(Out) == 2) out[base + c * per_patch] = __float2half_rn(v[c]);
-        else out[base + c * per_patch] = v[c];
+#pragma unroll
+    for (uint32_t c = 0; c < 4; ++c) {
+        if (c >= l.channels) break;
+        if constexpr (sizeof(Out) == 2) out[c * per_patch] = __float2half_rn(v[c]);
+        else out[c * per_patch] = v[c];
     }
 }
 
@@ -65,18 +94,18 @@ __device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer,
 // the chain a frame waits only for the texture read (H100: 1024^2 RGBA8 frame graph 9.4 ->
 // 8.7 us; one image's patches back to back 4.7 -> 3.9 us).
 template <typename Out, class Filter>
-__global__ void patch_kernel(Filter filter, PatchLaunch l) {
+__global__ void patch_kernel(Filter filter, PatchLaunch l, PatchGrid g) {
     if (!l.patches_ready) await_previous_kernel();
-    const uint32_t per_patch = l.patch_size * l.patch_size;
-    const size_t index = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const uint32_t n = uint32_t(index / per_patch), s = uint32_t(index % per_patch);
-    if (n >= l.patch_count) return;
+    const uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
+    if (index >= g.samples) return;
+    uint32_t s = 0, j = 0;
+    const uint32_t n = g.per_patch.divmod(index, s), k = g.per_row.divmod(s, j);
     const gpu::PatchGpu p = l.patches[n];
-    const SamplePlace at = place(p, s % l.patch_size, s / l.patch_size, l);
+    const SamplePlace at = place(p, j, k, g);
     if (l.patches_ready) await_previous_kernel();
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // padding slots stay zero
     if (p.level >= 0.0f) value = filter(p, at, l);
-    store<Out>(l, n, s, value);
+    store<Out>(l, n, s, g.per_patch.divisor, value);
 }
 
 // The texture unit: the patch level, or the footprint's gradients (anisotropic).
@@ -164,10 +193,7 @@ struct SoftwareFilter {
     }
 };
 
-unsigned int blocks(const PatchLaunch& l) {
-    const size_t samples = size_t(l.patch_count) * l.patch_size * l.patch_size;
-    return unsigned((samples + kBlock - 1) / kBlock);
-}
+unsigned int blocks(const PatchGrid& g) { return (g.samples + kBlock - 1) / kBlock; }
 
 // Launched while the kernel before it on the stream still runs (programmatic dependent
 // launch); patch_kernel waits for it before reading anything. A frame's chain then hides
@@ -175,7 +201,8 @@ unsigned int blocks(const PatchLaunch& l) {
 // 10.9 as a CUDA graph; back-to-back patch launches 3.7 -> 3.0 us).
 template <class Filter, class Out>
 void launch_early(const Filter& filter, const PatchLaunch& l, cudaStream_t stream) {
-    launch_kernel_early(patch_kernel<Out, Filter>, dim3(blocks(l)), dim3(kBlock), stream, true, filter, l);
+    const PatchGrid g = patch_grid(l);
+    launch_kernel_early(patch_kernel<Out, Filter>, dim3(blocks(g)), dim3(kBlock), stream, true, filter, l, g);
 }
 
 template <typename Out, bool Layered, bool OneChannel>
@@ -186,8 +213,9 @@ void launch_texture(cudaTextureObject_t t, const PatchLaunch& l, cudaStream_t st
 
 template <typename Out, bool Rgba8>
 void launch_software(const SoftwarePyramid& py, const PatchLaunch& l, cudaStream_t stream) {
-    if (l.gradients) patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, true>{py}, l);
-    else patch_kernel<Out><<<blocks(l), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, false>{py}, l);
+    const PatchGrid g = patch_grid(l);
+    if (l.gradients) patch_kernel<Out><<<blocks(g), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, true>{py}, l, g);
+    else patch_kernel<Out><<<blocks(g), kBlock, 0, stream>>>(SoftwareFilter<Rgba8, false>{py}, l, g);
 }
 
 template <bool Rgba8>
