@@ -110,6 +110,39 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
         }
 }
 
+// RGBA16F chains of special values (subnormals, the largest finite, infinities, NaNs,
+// ties) and of sums that a float sum would get wrong (random_image.h special_half_image),
+// both kernels, a layered texture, bit for bit against the reference chain of each layer
+// (the box float comparison elsewhere allows one ulp).
+TEST_CASE("CUDA float16 box chains with special and cancelling values equal the reference bit for bit") {
+    Context& context = shared_context();
+    const CudaStream stream = make_stream();
+    for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
+        for (Size s : {Size{256, 128, 2}, Size{96, 64, 1}, Size{4096, 64, 1}}) {
+            CAPTURE(static_cast<int>(kernels));
+            CAPTURE(s.width); CAPTURE(s.height);
+            ImportedTexture texture = ImportedTexture::create(context, {s.width, s.height, s.layers, 0, Format::rgba16f, true});
+            std::vector<ImageF> bases;
+            for (uint32_t layer = 0; layer < s.layers; ++layer) {
+                bases.push_back(special_half_image(s.width, s.height, 7 + layer));
+                upload(context, texture.vulkan, host_pixels(bases.back()), {.layer = layer});
+            }
+            poison_levels(context, texture.vulkan);
+            link(context).cuda_wait(stream.handle(), context.queue().last_submitted());
+            CudaBoxMips(texture.cuda, kernels).generate(stream.handle());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+            for (uint32_t layer = 0; layer < s.layers; ++layer) {
+                const auto reference = reference_mip_chain(bases[layer], Format::rgba16f, MipFilter::box, texture.vulkan.levels());
+                for (uint32_t level = 1; level < texture.vulkan.levels(); ++level) {
+                    CAPTURE(layer); CAPTURE(level);
+                    std::string first;
+                    CHECK_MESSAGE(half_mismatches(reference[level], readback_image(context, texture.vulkan, level, layer), &first) == 0,
+                                  first);
+                }
+            }
+        }
+}
+
 TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the reference chain bit for bit") {
     Context& context = shared_context();
     const CudaStream stream = make_stream();

@@ -91,6 +91,20 @@ inline size_t box_mismatches(const ImageF& expected, const ImageF& actual, Forma
     return bad;
 }
 
+// binary16 values bit for bit, any NaN equal to any NaN (the sign of a NaN is not
+// specified). Returns the number of values that differ.
+inline size_t half_mismatches(const ImageF& expected, const ImageF& actual, std::string* first = nullptr) {
+    REQUIRE(expected.texels.size() == actual.texels.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < expected.texels.size(); ++i) {
+        const uint16_t want = float_to_half(expected.texels[i]), got = float_to_half(actual.texels[i]);
+        if (want == got || (std::isnan(expected.texels[i]) && std::isnan(actual.texels[i]))) continue;
+        if (bad++ == 0 && first)
+            *first = "value " + std::to_string(i) + ": " + std::to_string(got) + ", expected " + std::to_string(want);
+    }
+    return bad;
+}
+
 // Every level l >= 1 of one layer of a GPU chain against `filter`'s reference applied to
 // the GPU's own level l-1 (so errors do not compound): box bit-exact for 8-bit formats and
 // within one ulp for floats (box_filter.h); blit within tolerance.h's hardware bound (blit
