@@ -31,10 +31,11 @@ inline ImageF rows_constant_image(uint32_t w, uint32_t h, Format format, uint32_
 }
 
 // An RGBA16F image of special binary16 values at random: subnormals, the largest finite
-// values, negatives, both infinities, NaNs. Its first row pair holds averages that fall
-// on ties, and its second 2x2 blocks whose float sums lose the small value to cancellation
-// (32768 + (1 + 2^-9) - 32768: summed in float, the average rounds to 0.25 where the exact
-// one is 0.25 + 2^-11), so a box filter that sums in float where that is not exact fails.
+// values, negatives, both infinities, NaNs. The first 16 texels of row 0 hold 1 + c ulps
+// in channel c (averages with row 1 that fall on ties), and rows 2-3 begin with 2x2 blocks
+// whose float sums lose the small value to cancellation (32768 + (1 + 2^-9) - 32768:
+// summed in float, the average rounds to 0.25 where the exact one is 0.25 + 2^-11), so a
+// box filter that sums in float where that is not exact fails.
 inline ImageF special_half_image(uint32_t w, uint32_t h, uint32_t seed) {
     const uint16_t kSpecial[] = {0x0000, 0x0001, 0x0003, 0x03ff, 0x0400, 0x0401, 0x3555, 0x3c00, 0x3c01,
                                  0x7bff, 0x7bfe, 0xfbff, 0x8001, 0xbc00, 0x7c00, 0x6400, 0x1400, 0x0002,
@@ -43,7 +44,7 @@ inline ImageF special_half_image(uint32_t w, uint32_t h, uint32_t seed) {
     std::mt19937 random(seed);
     for (float& v : image.texels) v = half_to_float(kSpecial[random() % std::size(kSpecial)]);
     for (uint32_t x = 0; x < std::min(w, 16u); ++x)
-        for (uint32_t c = 0; c < 4; ++c) image.at(x, 0, c) = half_to_float(uint16_t(0x3c00 + ((4 * x + c) & 3)));
+        for (uint32_t c = 0; c < 4; ++c) image.at(x, 0, c) = half_to_float(static_cast<uint16_t>(0x3c00 + c));
     const uint16_t kCancelling[4] = {0x7800, 0x3c02, 0xf800, 0x0000};  // 32768, 1 + 2^-9, -32768, 0
     for (uint32_t block = 0; block < std::min(w, 32u) / 2 && h >= 4; ++block)
         for (uint32_t k = 0; k < 4; ++k)
