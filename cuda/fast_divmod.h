@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "shader_params.h"
+
 namespace tvlm {
 
 struct FastDivmod {
@@ -14,10 +16,8 @@ struct FastDivmod {
 
     FastDivmod() = default;
     // d >= 1. shift = ceil(log2 d), multiplier = floor(2^32 (2^shift - d) / d) + 1.
-    explicit FastDivmod(uint32_t d) : divisor(d) {
-        while ((uint64_t{1} << shift) < d) ++shift;
-        multiplier = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1);
-    }
+    explicit FastDivmod(uint32_t d)
+        : divisor(d), multiplier(gpu::make_divisor(d).multiplier), shift(gpu::make_divisor(d).shift) {}
 
 #ifdef __CUDACC__
     __device__ uint32_t div(uint32_t n) const {

@@ -3,6 +3,7 @@
 // sample_patches_f32.comp and sample_patches_f16.comp, which choose OUTPUT_T.
 #extension GL_GOOGLE_include_directive : require
 #include "shader_params.h"
+#include "divide.glsl"
 
 layout(local_size_x = TVLM_SAMPLE_GROUP_SIZE) in;
 
@@ -16,10 +17,12 @@ void main() {
     // Groups are laid out 2D so that batches beyond 65535 groups fit one dispatch.
     const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     const uint index = group * TVLM_SAMPLE_GROUP_SIZE + gl_LocalInvocationID.x;
+    // Divisions by P * P and P through their multipliers (divide.glsl): the integer
+    // divisions they replace were most of a sample's instructions.
     const uint per_patch = p.patch_size * p.patch_size;
-    const uint n = index / per_patch, s = index % per_patch;
+    const uint n = divide(index, p.per_patch), s = index - n * per_patch;
     if (n >= p.patch_count) return;
-    const uint j = s % p.patch_size, k = s / p.patch_size;
+    const uint k = divide(s, p.per_row), j = s - k * p.patch_size;
     const PatchGpu rec = patches[n];
 
     vec4 value = vec4(0.0);  // padding slots stay zero

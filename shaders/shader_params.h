@@ -61,6 +61,16 @@ struct PatchGpu {
     uint layer;    // array layer: the image of the batch
 };
 
+// n / d for a 32-bit n and a run-time divisor d >= 1, as a multiply-high, adds and shifts
+// (Granlund and Montgomery; Hacker's Delight 10-9): shift = ceil(log2 d), multiplier =
+// floor(2^32 (2^shift - d) / d) + 1. Built on the host (make_divisor); divided by
+// shaders/divide.glsl and cuda/fast_divmod.h. Kernels that map a flat index to a place by
+// sizes known only at launch otherwise spend most of their instructions dividing.
+struct DivisorGpu {
+    uint multiplier;
+    uint shift;
+};
+
 // Push constants of the Vulkan patch sampler (the CUDA kernels take the same numbers).
 struct PatchSampleParams {
     uint patch_count;  // patches over the whole batch
@@ -69,8 +79,8 @@ struct PatchSampleParams {
     uint gradients;    // 1: textureGrad from the footprint (anisotropic); 0: textureLod(level)
     float width;       // level-0 extent in texels (the pixel space of the axis)
     float height;
-    uint pad0;
-    uint pad1;
+    DivisorGpu per_patch;  // P * P
+    DivisorGpu per_row;    // P
 };
 
 // Frame differencing (shaders/frame_changes.comp): a workgroup of TVLM_CHANGE_THREADS
@@ -104,11 +114,17 @@ struct KnnParams {
 };
 
 #ifdef __cplusplus
+constexpr DivisorGpu make_divisor(uint d) {
+    uint shift = 0;
+    while ((uint64_t{1} << shift) < d) ++shift;
+    return {static_cast<uint>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1), shift};
+}
+
 static_assert(sizeof(KnnParams) == 16, "push constant layout must match GLSL");
 static_assert(sizeof(FrameChangeParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(BoxMipsParams) == 32, "push constant layout must match GLSL");
 static_assert(sizeof(PatchGpu) == 32, "std430 layout must match GLSL");
-static_assert(sizeof(PatchSampleParams) == 32, "push constant layout must match GLSL");
+static_assert(sizeof(PatchSampleParams) == 40, "push constant layout must match GLSL");
 }  // namespace tvlm::gpu
 #endif
 

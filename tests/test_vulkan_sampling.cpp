@@ -66,6 +66,7 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: every layout and format
     fovea.patch_size = 8;
     const std::vector<PatchLayout> layouts = {
         level_grid_layout(w, h, 8, 0), level_grid_layout(w, h, 4, 2), foveated_layout(w, h, fovea).layout,
+        level_grid_layout(w, h, 7, 1), level_grid_layout(w, h, 5, 0),  // P * P and P not powers of two
         anisotropic_layout(w, h, {.patch_size = 8, .level = 1, .elongation = 1})};  // gradients, isotropic
     for (Format format : kAllFormats) {
         Images images = make_images(context, {test::random_image(w, h, format, 11)}, format);

@@ -38,7 +38,7 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
         throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
-    if (groups(layout_) > kMaxWorkgroups)
+    if (groups(layout_) > kMaxWorkgroups || layout_.samples() > UINT32_MAX)  // the shader's sample index is 32-bit
         throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
@@ -85,7 +85,8 @@ void VulkanPatchSampler::record_checked(VkCommandBuffer cmd, Texture& texture, V
          .push_constant_bytes = sizeof(gpu::PatchSampleParams)});
     const gpu::PatchSampleParams params{uint32_t(layout_.patches.size()), layout_.patch_size, output_.channels,
                                         layout_.mode == SamplingMode::gradients ? 1u : 0u, float(layout_.width),
-                                        float(layout_.height), 0, 0};
+                                        float(layout_.height), gpu::make_divisor(layout_.patch_size * layout_.patch_size),
+                                        gpu::make_divisor(layout_.patch_size)};
     VkDescriptorImageInfo image{sampler_.handle(), texture.sampled_view(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkDescriptorBufferInfo patches{patches_.handle(), 0, VK_WHOLE_SIZE};
     VkDescriptorBufferInfo out{output, offset, bytes};
