@@ -130,6 +130,7 @@ int run_bench(int argc, char** argv) {
 #else
     (void)json_file;
     (void)plot_file;
+    (void)named;
     throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");
 #endif
 }
