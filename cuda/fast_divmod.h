@@ -16,8 +16,11 @@ struct FastDivmod {
 
     FastDivmod() = default;
     // d >= 1. shift = ceil(log2 d), multiplier = floor(2^32 (2^shift - d) / d) + 1.
-    explicit FastDivmod(uint32_t d)
-        : divisor(d), multiplier(gpu::make_divisor(d).multiplier), shift(gpu::make_divisor(d).shift) {}
+    explicit FastDivmod(uint32_t d) : divisor(d) {
+        const gpu::DivisorGpu m = gpu::make_divisor(d);
+        multiplier = m.multiplier;
+        shift = m.shift;
+    }
 
 #ifdef __CUDACC__
     __device__ uint32_t div(uint32_t n) const {

@@ -124,6 +124,10 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: bad input is refused an
     CHECK_THROWS_WITH_AS(two.sample(images.texture, out.handle(), 0, 2 * (out.size() - 4)),
                          doctest::Contains("2 images but the texture has 1 layers"), Error);
     CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, layout, {.channels = 2}), doctest::Contains("3 or 4 channels"), Error);
+    PatchLayout huge = layout;  // one patch of 65536^2 samples: 2^32, past the shader's 32-bit index
+    huge.patches.resize(1);
+    huge.patch_size = 65536;
+    CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, huge, {.channels = 4}), doctest::Contains("too many samples"), Error);
     for (size_t i = 0; i < out.size(); ++i) REQUIRE(static_cast<uint8_t>(out.data()[i]) == 0x5a);
 }
 

@@ -38,8 +38,8 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
         throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
-    if (groups(layout_) > kMaxWorkgroups || layout_.samples() > UINT32_MAX)  // the shader's sample index is 32-bit
-        throw Error("the layout has too many samples for one dispatch: split the batch");
+    // The shader's sample index is 32-bit (which also keeps the workgroups under kMaxWorkgroups).
+    if (layout_.samples() > UINT32_MAX) throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memcpy(patches_.data(), layout_.patches.data(), layout_.patches.size() * sizeof(Patch));
