@@ -2,6 +2,7 @@
 // texture unit, ordering of 2000 frames without host waits, lifetime, bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <set>
@@ -137,22 +138,33 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     Interop interop;
     CudaLink& link = interop.link();
     const CudaStream stream = make_stream();
-    uint32_t max_slots = 0;  // fixed
+    uint32_t slots = 3, max_slots = 0, batch = 1;  // max_slots 0: fixed
     SUBCASE("a fixed ring of 3 slots") {}
     SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
-    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point(), max_slots);
+    // Batches: one CUDA wait (for the latest frame's value) and one release per batch.
+    SUBCASE("a fixed ring of 8 slots, read in batches of 8") { slots = 8; batch = 8; }
+    SUBCASE("an elastic ring of 3 to 64 slots, read in batches of 5") { max_slots = 64; batch = 5; }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(), max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
     std::vector<uint8_t> pixels;
     const int levels = 7;
     constexpr uint32_t kFrames = 2000;
-    for (uint32_t f = 0; f < kFrames; ++f) {
-        write_stamped_frame(context, ring, f, pixels);
-        const cudaTextureObject_t object = ring.begin_read(f, stream.handle());
-        count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
-        // Negative control: the same frame checked against the next stamp must mismatch.
-        if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
-        ring.end_read(f, stream.handle());
+    for (uint32_t first = 0; first < kFrames; first += batch) {
+        const uint32_t count = std::min(batch, kFrames - first);
+        for (uint32_t f = first; f < first + count; ++f) write_stamped_frame(context, ring, f, pixels);
+        const std::vector<cudaTextureObject_t> objects = batch == 1
+                                                             ? std::vector{ring.begin_read(first, stream.handle())}
+                                                             : ring.begin_read(first, count, stream.handle());
+        REQUIRE(objects.size() == count);
+        for (uint32_t f = first; f < first + count; ++f) {
+            const cudaTextureObject_t object = objects[f - first];
+            count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
+            // Negative control: the same frame checked against the next stamp must mismatch.
+            if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+        }
+        if (batch == 1) ring.end_read(first, stream.handle());
+        else ring.end_read(first, count, stream.handle());
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
     unsigned int counts[2] = {};
@@ -162,8 +174,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     CHECK(counts[1] == kControlMismatches);
     context.queue().wait_all();
     MESSAGE("ring slots at the end: ", ring.slots());
-    CHECK(ring.slots() >= 3);
-    CHECK(ring.slots() <= (max_slots ? max_slots : 3));
+    CHECK(ring.slots() >= slots);
+    CHECK(ring.slots() <= (max_slots ? max_slots : slots));
 }
 
 // The Vulkan side on this thread, the CUDA side on another, as a renderer and a model run:
@@ -172,10 +184,13 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
 TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consumer thread: no stale or torn frame") {
     Interop interop;
     CudaLink& link = interop.link();
-    uint32_t max_slots = 0;  // fixed
+    uint32_t slots = 3, max_slots = 0, batch = 1;  // max_slots 0: fixed
     SUBCASE("a fixed ring of 3 slots") {}
     SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
-    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), 3, CudaSamplerDesc::point(), max_slots);
+    // The consumer takes batches: it waits on the host until the batch's last frame is
+    // written; the fixed ring holds the producer at most two batches ahead.
+    SUBCASE("a fixed ring of 8 slots, read in batches of 4") { slots = 8; batch = 4; }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(), max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemset(mismatches.data(), 0, mismatches.bytes()));
     const int levels = 7;
@@ -185,12 +200,16 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
         try {
             TVLM_CUDA_CHECK(cudaSetDevice(link.cuda_device()));
             const CudaStream stream = make_stream();
-            for (uint32_t f = 0; f < kFrames; ++f) {
-                const cudaTextureObject_t object = ring.begin_read(f, stream.handle());
-                count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
-                if (f % 500 == 0)  // negative control: the next frame's stamp must mismatch
-                    count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
-                ring.end_read(f, stream.handle());
+            for (uint32_t first = 0; first < kFrames; first += batch) {
+                const uint32_t count = std::min(batch, kFrames - first);
+                const std::vector<cudaTextureObject_t> objects = ring.begin_read(first, count, stream.handle());
+                for (uint32_t f = first; f < first + count; ++f) {
+                    const cudaTextureObject_t object = objects[f - first];
+                    count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
+                    if (f % 500 == 0)  // negative control: the next frame's stamp must mismatch
+                        count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+                }
+                ring.end_read(first, count, stream.handle());
             }
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
         } catch (...) {
@@ -215,7 +234,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
     CHECK(counts[1] == kControlMismatches);
     context.queue().wait_all();
     MESSAGE("ring slots at the end: ", ring.slots());
-    CHECK(ring.slots() <= (max_slots ? max_slots : 3));
+    CHECK(ring.slots() <= (max_slots ? max_slots : slots));
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA has not read, and unknown frames") {
@@ -235,6 +254,11 @@ TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA
     // On the producer's own thread a frame not ended yet can never be: refused at once.
     CHECK_THROWS_WITH_AS(ring.begin_read(1, stream.handle()), doctest::Contains("no end_write yet"), Error);
     CHECK_THROWS_WITH_AS(ring.begin_read(5, stream.handle()), doctest::Contains("no frame 5"), Error);
+    // Batches: a count of 0, a frame past the last written, a frame not held.
+    CHECK_THROWS_WITH_AS(ring.begin_read(0, 0, stream.handle()), doctest::Contains("0 frames"), Error);
+    CHECK_THROWS_WITH_AS(ring.end_read(0, 0, stream.handle()), doctest::Contains("0 frames"), Error);
+    CHECK_THROWS_WITH_AS(ring.begin_read(0, 2, stream.handle()), doctest::Contains("no end_write yet"), Error);
+    CHECK_THROWS_WITH_AS(ring.end_read(0, 3, stream.handle()), doctest::Contains("no frame 2"), Error);
     ring.begin_read(0, stream.handle());
     ring.end_read(0, stream.handle());
     Texture& rewritten = ring.begin_write(2);  // frame 0's slot, after its release

@@ -117,6 +117,45 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             const Timing t = ring_frames(elastic, false);
             row("Vulkan, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
         }
+        // Frames in batches of k: the producer ends k frames with one submission's value (a
+        // renderer drawing k frames or views in one submission), the consumer waits once and
+        // releases once per batch, and runs the kernel per frame as before. `handed_over`
+        // false: the same submissions and kernels with no ring (what the hand-over adds to).
+        const auto batched_frames = [&](FrameRing* r, uint32_t k) {
+            uint64_t first = 0;
+            uint32_t pending = 0;
+            const auto flush = [&] {
+                if (pending == 0) return;
+                const uint64_t ready = context.queue().submit([](VkCommandBuffer) {});
+                if (r) {
+                    for (uint64_t f = first; f < first + pending; ++f) r->end_write(f, ready);
+                    const std::vector<cudaTextureObject_t> objects = r->begin_read(first, pending, stream);
+                    for (uint32_t i = 0; i < pending; ++i) one_sample(objects[i], first + i);
+                    r->end_read(first, pending, stream);
+                } else {
+                    for (uint32_t i = 0; i < pending; ++i) one_sample(own_object.handle(), first + i);
+                }
+                pending = 0;
+            };
+            return time_frames(
+                [&](uint64_t f) {
+                    if (r) r->begin_write(f);
+                    if (pending++ == 0) first = f;
+                    if (pending == k) flush();
+                },
+                [&] { flush(); sync_cuda(); context.queue().wait_all(); }, kFrames);
+        };
+        for (uint32_t k : {4u, 8u, 16u}) {
+            FrameRing ring(gpu.link, desc, 128);
+            row("Vulkan, batches of " + std::to_string(k) + " frames (one submission, CUDA wait and release each), 128-slot ring",
+                batched_frames(&ring, k));
+        }
+        {
+            FrameRing elastic(gpu.link, desc, 2, {}, 128);
+            const Timing t = batched_frames(&elastic, 8);
+            row("Vulkan, batches of 8 frames, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
+        }
+        row("Vulkan submission per 8 frames and CUDA kernel per frame, nothing handed over", batched_frames(nullptr, 8));
         // Wall time per frame with `produce` on this thread and `consume` on another, as a
         // renderer and a model run: each thread pays only its own side's API calls. Runs of
         // kFrames frames (the consumer thread started and joined within each run).

@@ -54,6 +54,15 @@ void CommandQueue::retire_completed() {
     in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
+void CommandQueue::wait_before_next(const TimelineWait& wait) {
+    for (TimelineWait& pending : pending_waits_)
+        if (pending.semaphore == wait.semaphore && pending.stages == wait.stages) {
+            pending.value = std::max(pending.value, wait.value);
+            return;
+        }
+    pending_waits_.push_back(wait);
+}
+
 uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record,
                               std::vector<HostBuffer> staging, const std::vector<TimelineWait>& waits) {
     retire_completed();

@@ -34,8 +34,10 @@ public:
     uint64_t submit(const std::function<void(VkCommandBuffer)>& record,
                     std::vector<HostBuffer> staging = {}, const std::vector<TimelineWait>& waits = {});
     // The next submission also waits for `wait` (e.g. CUDA releasing a texture it read),
-    // on the GPU: no host wait.
-    void wait_before_next(const TimelineWait& wait) { pending_waits_.push_back(wait); }
+    // on the GPU: no host wait. Waits on one semaphore with the same stages merge into the
+    // largest value (a timeline only moves forward): a batch of frames rewriting k slots
+    // gives the submission one wait, not k.
+    void wait_before_next(const TimelineWait& wait);
     // Host wait (tools, tests, readback); never on a per-frame path.
     void wait(uint64_t value);
     void wait_all() { wait(last_submitted_); }

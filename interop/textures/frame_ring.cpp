@@ -1,5 +1,6 @@
 #include "frame_ring.h"
 
+#include <algorithm>
 #include <string>
 
 #include "error.h"
@@ -63,36 +64,50 @@ void FrameRing::end_write(uint64_t frame, uint64_t ready) {
 }
 
 cudaTextureObject_t FrameRing::begin_read(uint64_t frame, cudaStream_t stream) {
+    return begin_read(frame, 1, stream).front();
+}
+
+std::vector<cudaTextureObject_t> FrameRing::begin_read(uint64_t first, uint32_t count, cudaStream_t stream) {
+    if (count == 0) throw Error("frame ring: begin_read of 0 frames: pass a count of at least 1");
+    const uint64_t last = first + count - 1;
     uint64_t ready = 0;
-    cudaTextureObject_t object = 0;
+    std::vector<cudaTextureObject_t> objects;
+    objects.reserve(count);
     {
         std::unique_lock lock(mutex_);
         consumer_ = std::this_thread::get_id();
         // A producer on another thread (or none yet) is waited for; on this thread it would
-        // never write the frame.
-        const bool written = wait_for_other(lock, producer_, [&] { return last_written_ && *last_written_ >= frame; });
-        const Slot& s = holding(frame);
+        // never write the frames.
+        const bool written = wait_for_other(lock, producer_, [&] { return last_written_ && *last_written_ >= last; });
+        for (uint64_t f = first; f <= last; ++f) {
+            const Slot& s = holding(f);
+            ready = std::max(ready, s.ready);
+            objects.push_back(s.texture.object.handle());
+        }
         if (!written)
-            throw Error("frame ring: frame " + std::to_string(frame) + " has no end_write yet: call end_write with "
+            throw Error("frame ring: frame " + std::to_string(last) + " has no end_write yet: call end_write with "
                         "the timeline value that completes it before begin_read");
-        ready = s.ready;
-        object = s.texture.object.handle();
     }
     link_.cuda_wait(stream, ready);  // outside the lock: the producer's calls go on meanwhile
-    return object;
+    return objects;
 }
 
-void FrameRing::end_read(uint64_t frame, cudaStream_t stream) {
+void FrameRing::end_read(uint64_t frame, cudaStream_t stream) { end_read(frame, 1, stream); }
+
+void FrameRing::end_read(uint64_t first, uint32_t count, cudaStream_t stream) {
+    if (count == 0) throw Error("frame ring: end_read of 0 frames: pass a count of at least 1");
     {
         const std::lock_guard lock(mutex_);
-        holding(frame);  // throws for a frame the ring does not hold, before signalling
+        for (uint64_t f = first; f < first + count; ++f) holding(f);  // throws before signalling
     }
     const uint64_t released = link_.cuda_signal(stream);  // the CUDA side's own counter
     {
         const std::lock_guard lock(mutex_);
-        Slot& s = holding(frame);
-        s.released = released;
-        s.read = true;
+        for (uint64_t f = first; f < first + count; ++f) {
+            Slot& s = holding(f);
+            s.released = released;
+            s.read = true;
+        }
     }
     changed_.notify_all();
 }

@@ -11,6 +11,13 @@
 // side per switch. A 2-slot ring pays two switches every two frames (171 us a frame); one
 // that grew to 128 slots, 17 us. Slots cost a texture each, so the growth is bounded.
 //
+// Batches: a producer that renders several frames in one submission ends each of them
+// with that submission's timeline value, and the consumer takes them together
+// (begin_read / end_read with a count): one in-stream wait and one release for the batch.
+// A stream of frames pays the driver ~12 us of host time per Vulkan submission with a CUDA
+// kernel behind it before anything is handed over, and the hand-over ~5 us more (H100,
+// docs/benchmarks.md, "Hand-over"); batches of k divide both by k.
+//
 // Two threads: the Vulkan side (begin_write, end_write) may run on a producer thread and
 // the CUDA side (begin_read, end_read) on a consumer thread, the way a renderer and a model
 // run (it is no faster than one thread: docs/benchmarks.md, "Hand-over"). Across threads
@@ -27,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "cuda_link.h"
 #include "imported_texture.h"
@@ -49,8 +57,15 @@ public:
     void end_write(uint64_t frame, uint64_t ready);
     // CUDA side: later work in `stream` waits for the frame; its texture object.
     cudaTextureObject_t begin_read(uint64_t frame, cudaStream_t stream);
+    // CUDA side of frames first .. first + count - 1 at once: one in-stream wait, for the
+    // latest of their timeline values, covers them all (a timeline only moves forward).
+    // Their texture objects, in frame order. Throws Error for a count of 0.
+    std::vector<cudaTextureObject_t> begin_read(uint64_t first, uint32_t count, cudaStream_t stream);
     // After the kernels that read the frame: its slot may be rewritten.
     void end_read(uint64_t frame, cudaStream_t stream);
+    // After the kernels that read frames first .. first + count - 1: one release signal
+    // for all of them. Throws Error, before signalling, for a frame the ring does not hold.
+    void end_read(uint64_t first, uint32_t count, cudaStream_t stream);
 
     // Frame f's slot (for its CUDA view: size, layers, array). Throws Error for a frame
     // the ring does not hold.
