@@ -506,6 +506,17 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
     return l6;
 }
 
+// The tail's ticket: an atomic increment that wraps to 0 after `last`, releasing this
+// thread's earlier writes (its block's word) and acquiring those of the blocks before it, at
+// GPU scope. It replaces __threadfence() + atomicInc() in every block and a second
+// __threadfence() in every thread of the last one: fences that wait for all of a thread's
+// outstanding memory operations, on the path of the last block to finish.
+__device__ uint32_t take_ticket(uint32_t* counter, uint32_t last) {
+    uint32_t old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(last) : "memory");
+    return old;
+}
+
 // Levels that halve, for the formats video and images arrive in (see halve_tile). A
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
@@ -540,12 +551,10 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     Word* words = static_cast<Word*>(l.tail.scratch) + blockIdx.z * blocks;
     if (threadIdx.x == 0) {
         words[blockIdx.y * gridDim.x + blockIdx.x] = last;
-        __threadfence();  // the word is visible before the ticket says so
-        last_block = atomicInc(&l.tail.counters[blockIdx.z], blocks - 1) == blocks - 1;  // wraps to 0
+        last_block = take_ticket(&l.tail.counters[blockIdx.z], blocks - 1) == blocks - 1;
     }
-    __syncthreads();
+    __syncthreads();  // the last block's threads read the words after thread 0's acquire
     if (!last_block) return;
-    __threadfence();
     TileTarget tail{{}, l.tail.levels, gridDim.x / 2, gridDim.y / 2, 0, 0, layer, l.layered};
     for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) tail.dst[k] = l.tail.dst[k];
     halve_tile<Words>(ScratchSource<Word>{words, gridDim.x, gridDim.y}, tail, level4);
