@@ -52,6 +52,14 @@ inline ImageF special_half_image(uint32_t w, uint32_t h, uint32_t seed) {
                 const auto bits = static_cast<uint16_t>(kCancelling[(k + block + c) % 4] ^ (block % 2 ? 0x8000u : 0u));  // rotated, negated
                 image.at(2 * block + k % 2, 2 + k / 2, c) = half_to_float(bits);
             }
+    // Signed zeros: a sum of zeros is -0 only where all four are -0 (rows 6-7, two texels
+    // a block): all -0; -0 and +0; -0 with a cancelling pair.
+    const uint16_t kZeros[3][4] = {{0x8000, 0x8000, 0x8000, 0x8000}, {0x8000, 0x8000, 0x8000, 0x0000},
+                                   {0x8000, 0x0001, 0x8001, 0x8000}};
+    for (uint32_t block = 0; block < std::min(w, 32u) / 2 && h >= 8; ++block)
+        for (uint32_t k = 0; k < 4; ++k)
+            for (uint32_t c = 0; c < 4; ++c)
+                image.at(2 * block + k % 2, 6 + k / 2, c) = half_to_float(kZeros[(block + c) % 3][k]);
     return image;
 }
 

@@ -78,7 +78,9 @@ struct Filter {
             return encode_srgb(n, 4.0);
         }
         if (bytes()) return floorf((a + b + e + f) * 0.25f + 0.5f);
-        const double n = (static_cast<double>(a) + b) + (static_cast<double>(e) + f);
+        // + 0.0: a sum of zeros is +0, as the reference's sums (which start at 0) are; four
+        // -0s would sum to -0 here.
+        const double n = ((static_cast<double>(a) + b) + (static_cast<double>(e) + f)) + 0.0;
         return stored_value(n, 4.0, c);
     }
     // One channel that is not sRGB colour (kernels over one-channel tensor planes).

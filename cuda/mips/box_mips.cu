@@ -279,7 +279,8 @@ struct Rgba16fWords {
         uint32_t out = 0;
         for (uint32_t upper = 0; upper < 2; ++upper) {
             const auto pick = [&](Word v) { return channel(high_word ? v.y : v.x, upper); };
-            const double n = (pick(a) + pick(b)) + (pick(c) + pick(d));
+            // + 0.0: a sum of zeros is +0, as the reference's sums (which start at 0) are.
+            const double n = ((pick(a) + pick(b)) + (pick(c) + pick(d))) + 0.0;
             out |= uint32_t{half_of(n, 4.0)} << (16 * upper);
         }
         return out;
