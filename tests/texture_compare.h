@@ -105,6 +105,17 @@ inline size_t half_mismatches(const ImageF& expected, const ImageF& actual, std:
     return bad;
 }
 
+// Levels 1.. of a float16 box chain built from `base` (level_image(l) reads level l) against
+// the reference chain, bit for bit (half_mismatches).
+inline void check_half_box_chain(const ImageF& base, uint32_t levels, const std::function<ImageF(uint32_t)>& level_image) {
+    const auto reference = reference_mip_chain(base, Format::rgba16f, MipFilter::box, levels);
+    for (uint32_t level = 1; level < levels; ++level) {
+        CAPTURE(level);
+        std::string first;
+        CHECK_MESSAGE(half_mismatches(reference[level], level_image(level), &first) == 0, first);
+    }
+}
+
 // Every level l >= 1 of one layer of a GPU chain against `filter`'s reference applied to
 // the GPU's own level l-1 (so errors do not compound): box bit-exact for 8-bit formats and
 // within one ulp for floats (box_filter.h); blit within tolerance.h's hardware bound (blit
