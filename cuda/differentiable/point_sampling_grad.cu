@@ -85,6 +85,19 @@ __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint32_t lay
     return uint32_t(min(max(points.layer[i], 0), int32_t(layers) - 1));
 }
 
+// The level table in shared memory, copied there by each block (every thread calls it).
+// The lanes of a warp read different levels, and a kernel parameter read at an index that
+// differs across a warp is served one index at a time by the constant cache. H100, `tvlm
+// bench grad`: the many-channel backward 1492-1495 -> 1447-1448 us; the RGBA backward and
+// the forward keep the parameter (RGBA backward 378-379 -> 442 us with the copy).
+template <class T> __device__ void copy_levels(const Shape<T>& shape, Level* levels) {
+    if (threadIdx.x < shape.levels) levels[threadIdx.x] = shape.level[threadIdx.x];
+    __syncthreads();
+}
+template <class T, class P> __device__ P* level_at(const Shape<T>& shape, const Level* levels, ChainLevels<P> chain, uint32_t l) {
+    return l == 0 ? chain.level0 : chain.coarse + (levels[l].offset - shape.level0_values);
+}
+
 // RGBA levels (4 channels, 16-byte aligned: `texel4` below): a texel is one float4, read
 // with one load and its gradient added with one vector atomic (sm_90 has them for global
 // memory) where the level is channels last: a quarter of the instructions and atomics of
@@ -246,7 +259,8 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
     extern __shared__ unsigned char shared_bytes[];
     T* sums = reinterpret_cast<T*>(shared_bytes);
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) sums[k] = 0;
-    __syncthreads();
+    __shared__ Level levels[16];
+    copy_levels(shape, levels);  // its barrier covers the sums' zeros too
     const uint32_t channels = shape.channels, lanes = shape.lanes, lane = threadIdx.x & (lanes - 1);
     const size_t per_block = blockDim.x >> shape.lane_bits, step = size_t(gridDim.x) * per_block;
     // The loop's bound is the same for a whole warp (points are whole lane groups of one
@@ -263,11 +277,11 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const uint32_t l = p.base + k;
                 const bool scatter = l >= pass.first && l < pass.end;
                 if (!scatter && !pass.point_grads) continue;
-                const Level& level = shape.level[l];
+                const Level& level = levels[l];
                 const T weight = k == 0 ? 1 - p.blend : p.blend;
                 const Bilinear<T> s = bilinear_at(level, u, v);
-                const T* t = level_base(shape, chain, l);
-                T* g = level_base(shape, grad, l);
+                const T* t = level_at(shape, levels, chain, l);
+                T* g = level_at(shape, levels, grad, l);
                 if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
                     for (uint32_t c = 4 * lane; c < channels; c += 4 * lanes) {
                         const float4 go = *reinterpret_cast<const float4*>(grad_out + i * channels + c), gw = go * weight;
