@@ -47,15 +47,12 @@ float round_half_up(double n, double d) {
     return float(q);
 }
 
-// The value a level stores for average n / d of one channel. A zero is +0: the
-// reference's sums start at 0, so four -0s average to +0, where the 2:1 step's
-// (a + b) + (c + d) gives -0 (cleared by bits: a compiler may drop a float "+ 0.0").
+// The value a level stores for average n / d of one channel.
 float stored_value(double n, double d, uint channel) {
     if (linear_light(channel)) return encode_srgb(n, d);
     if (bytes()) return round_half_up(n, d);
-    float f = float(d == 4.0 ? n * 0.25 : n / d);  // the same value; 2:1 steps skip the double division
-    const uint bits = floatBitsToUint(f);
-    f = uintBitsToFloat((bits & 0x7fffffffu) == 0u ? 0u : bits);
+    // The same value either way; 2:1 steps skip the double division.
+    const float f = positive_zero(float(d == 4.0 ? n * 0.25 : n / d));
     return p.kind == TVLM_BOX_FLOAT16 ? round_to_half(f) : f;
 }
 

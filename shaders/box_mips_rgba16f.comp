@@ -24,11 +24,8 @@ uint half_kind(uint h) {
 uint average_pair(uint a, uint b, uint c, uint d) {
     const dvec2 n = (dvec2(unpackHalf2x16(a)) + dvec2(unpackHalf2x16(b))) +
                     (dvec2(unpackHalf2x16(c)) + dvec2(unpackHalf2x16(d)));
-    // float(n / 4) is float(n) / 4 exactly (no average is below 2^-26). A sum of zeros is
-    // +0, as the reference's sums (which start at 0) are; four -0s sum to -0 here. Cleared
-    // by bits: a compiler may drop a float "+ 0.0".
-    const uvec2 bits = floatBitsToUint(vec2(n) * 0.25);
-    const vec2 average = uintBitsToFloat(mix(bits, uvec2(0u), equal(bits & 0x7fffffffu, uvec2(0u))));
+    // n * 0.25 is n / 4 exactly, without a double division (which GPUs run as a sequence).
+    const vec2 average = vec2(positive_zero(float(n.x * 0.25)), positive_zero(float(n.y * 0.25)));
     uint out_word = packHalf2x16(vec2(round_to_half(average.x), round_to_half(average.y)));
     // Infinities and NaNs: their average's bits replace what the arithmetic made of them.
     // One test first: an exponent field of 0x7c00 is the only one that carries into bit 15.

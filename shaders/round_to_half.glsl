@@ -25,3 +25,11 @@ float round_to_half(float f) {
     if (abs(f) < 6.103515625e-05) return roundEven(f * 16777216.0) / 16777216.0;  // subnormal: steps of 2^-24
     return uintBitsToFloat((u + 0x0FFFu + ((u >> 13) & 1u)) & ~0x1FFFu);  // keep 10 mantissa bits
 }
+
+// A float level's average with a zero made +0: the reference's sums start at 0, so four
+// -0s average to +0, where a 2:1 step's (a + b) + (c + d) gives -0. Cleared by bits: a
+// compiler may drop a float "+ 0.0".
+float positive_zero(float f) {
+    const uint bits = floatBitsToUint(f);
+    return uintBitsToFloat((bits & 0x7fffffffu) == 0u ? 0u : bits);
+}

@@ -72,10 +72,15 @@ Shape<T> device_shape(const FeatureChainShape& s) {
     return d;
 }
 
-// Level l's first element (host or device).
+// Level l's first element (host or device), its offset from `levels` (the shape's table,
+// or a copy of it).
+template <class T, class P>
+__host__ __device__ P* level_base(const Shape<T>& shape, const Level* levels, ChainLevels<P> chain, uint32_t l) {
+    return l == 0 ? chain.level0 : chain.coarse + (levels[l].offset - shape.level0_values);
+}
 template <class T, class P>
 __host__ __device__ P* level_base(const Shape<T>& shape, ChainLevels<P> chain, uint32_t l) {
-    return l == 0 ? chain.level0 : chain.coarse + (shape.level[l].offset - shape.level0_values);
+    return level_base(shape, shape.level, chain, l);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

@@ -94,9 +94,6 @@ template <class T> __device__ void copy_levels(const Shape<T>& shape, Level* lev
     if (threadIdx.x < shape.levels) levels[threadIdx.x] = shape.level[threadIdx.x];
     __syncthreads();
 }
-template <class T, class P> __device__ P* level_at(const Shape<T>& shape, const Level* levels, ChainLevels<P> chain, uint32_t l) {
-    return l == 0 ? chain.level0 : chain.coarse + (levels[l].offset - shape.level0_values);
-}
 
 // RGBA levels (4 channels, 16-byte aligned: `texel4` below): a texel is one float4, read
 // with one load and its gradient added with one vector atomic (sm_90 has them for global
@@ -280,8 +277,8 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const Level& level = levels[l];
                 const T weight = k == 0 ? 1 - p.blend : p.blend;
                 const Bilinear<T> s = bilinear_at(level, u, v);
-                const T* t = level_at(shape, levels, chain, l);
-                T* g = level_at(shape, levels, grad, l);
+                const T* t = level_base(shape, levels, chain, l);
+                T* g = level_base(shape, levels, grad, l);
                 if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
                     for (uint32_t c = 4 * lane; c < channels; c += 4 * lanes) {
                         const float4 go = *reinterpret_cast<const float4*>(grad_out + i * channels + c), gw = go * weight;

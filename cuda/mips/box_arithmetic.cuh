@@ -28,11 +28,11 @@ __device__ inline Taps taps(uint32_t i, uint32_t s) {
     return {2 * i, 3, {d - i, d, i + 1}, s};
 }
 
-// The binary16 a float16 level stores for the average n / d: through float, then to
-// nearest even, as the reference and Vulkan do.
-__device__ inline unsigned short half_of(double n, double d) {
-    return __half_as_ushort(__float2half_rn(static_cast<float>(n / d)));
-}
+// A float level's average n / d, rounded to float. A zero is +0: the reference's sums
+// start at 0, so four -0s average to +0, where a 2:1 step's (a + b) + (c + d) gives -0.
+__device__ inline float float_average(double n, double d) { return static_cast<float>(n / d) + 0.0f; }
+// The binary16 a float16 level stores for it: to nearest even, as the reference and Vulkan do.
+__device__ inline unsigned short half_of(float average) { return __half_as_ushort(__float2half_rn(average)); }
 
 __device__ inline float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
 __device__ inline void set_component(float4& v, uint32_t c, float x) {
@@ -66,8 +66,8 @@ struct Filter {
     __device__ float stored_value(double n, double d, uint32_t c) const {
         if (linear_light(c)) return encode_srgb(n, d);
         if (bytes()) return round_half_up(n, d);
-        const float f = static_cast<float>(n / d);
-        return kind == TVLM_BOX_FLOAT16 ? __half2float(__ushort_as_half(half_of(n, d))) : f;
+        const float f = float_average(n, d);
+        return kind == TVLM_BOX_FLOAT16 ? __half2float(__ushort_as_half(half_of(f))) : f;
     }
     // Channel c of a 2:1 step: texels (a, b) of one row and (e, f) of the next, rows
     // summed first like the reference.
@@ -78,9 +78,7 @@ struct Filter {
             return encode_srgb(n, 4.0);
         }
         if (bytes()) return floorf((a + b + e + f) * 0.25f + 0.5f);
-        // + 0.0: a sum of zeros is +0, as the reference's sums (which start at 0) are; four
-        // -0s would sum to -0 here.
-        const double n = ((static_cast<double>(a) + b) + (static_cast<double>(e) + f)) + 0.0;
+        const double n = (static_cast<double>(a) + b) + (static_cast<double>(e) + f);
         return stored_value(n, 4.0, c);
     }
     // One channel that is not sRGB colour (kernels over one-channel tensor planes).

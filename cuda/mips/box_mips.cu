@@ -280,10 +280,7 @@ struct Rgba16fWords {
         for (uint32_t upper = 0; upper < 2; ++upper) {
             const auto pick = [&](Word v) { return channel(high_word ? v.y : v.x, upper); };
             const double n = (pick(a) + pick(b)) + (pick(c) + pick(d));
-            // float(n / 4) is float(n) / 4 exactly (no average is below 2^-26); + 0.0f makes a
-            // sum of zeros +0, as the reference's sums (which start at 0) are.
-            const float average = static_cast<float>(n) * 0.25f + 0.0f;
-            out |= uint32_t{__half_as_ushort(__float2half_rn(average))} << (16 * upper);
+            out |= uint32_t{half_of(float_average(n, 4.0))} << (16 * upper);
         }
         return out;
     }
