@@ -9,6 +9,7 @@ std::span<const uint32_t> box_mips();
 std::span<const uint32_t> box_mips_rgba8();
 std::span<const uint32_t> box_mips_srgb8();
 std::span<const uint32_t> box_mips_rgba16f();
+std::span<const uint32_t> box_mips_rgba16f_rte();
 std::span<const uint32_t> sample_patches_f32();
 std::span<const uint32_t> sample_patches_f16();
 std::span<const uint32_t> sample_points();

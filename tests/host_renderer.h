@@ -19,13 +19,19 @@
 
 namespace tvlm::test {
 
+// Features texturevlm uses where a device has them, which an application may leave off.
+struct OptionalFeatures {
+    bool full_subgroups = true;  // computeFullSubgroups: the packed box shaders
+    bool float16 = true;         // shaderFloat16: the packed RGBA16F shader rounds by conversion
+};
+
 // What an application does before it ever hears of texturevlm: its own instance (with
 // validation), a device with the features it chose, a queue.
 class HostRenderer {
 public:
     // `with_requirements`: what texturevlm needs enabled; `extra`: more device extensions;
-    // `full_subgroups`: whether computeFullSubgroups, which texturevlm uses where enabled, is.
-    explicit HostRenderer(bool with_requirements, std::vector<const char*> extra = {}, bool full_subgroups = true)
+    // `optional`: which of the features it uses where enabled are.
+    explicit HostRenderer(bool with_requirements, std::vector<const char*> extra = {}, OptionalFeatures optional = {})
         : extensions_(std::move(extra)) {
         load_vulkan_loader();
         VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -57,7 +63,8 @@ public:
         const void* chain = &no_features_;
         if (with_requirements) {
             requirements_.emplace(physical_, false, false);
-            if (!full_subgroups) requirements_->v13.computeFullSubgroups = VK_FALSE;
+            if (!optional.full_subgroups) requirements_->v13.computeFullSubgroups = VK_FALSE;
+            if (!optional.float16) requirements_->v12.shaderFloat16 = VK_FALSE;
             chain = &requirements_->features;
             extensions_.insert(extensions_.end(), requirements_->extensions.begin(), requirements_->extensions.end());
         }

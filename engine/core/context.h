@@ -45,6 +45,10 @@ public:
     // Compute pipelines that require full subgroups of 8 or more, with quad and shuffle
     // operations (the packed box shaders; without them the general one runs).
     bool subgroup_shuffles() const { return subgroup_shuffles_; }
+    // float16 arithmetic types in shaders, conversions to them rounding to nearest even
+    // (shaderFloat16 and RoundingModeRTE for 16 bits): the packed RGBA16F box shader rounds
+    // in one conversion instead of in integer steps.
+    bool half_conversions() const { return half_conversions_; }
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
@@ -72,6 +76,7 @@ private:
     bool anisotropy_ = false;
     bool float64_ = false;
     bool subgroup_shuffles_ = false;
+    bool half_conversions_ = false;
     bool owns_device_ = true;
 };
 

@@ -34,8 +34,11 @@ HostFeatures host_features(const HostVulkan& host) {
     }
     if (auto* s = find(host.enabled_features, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES))
         f.storage_16bit = reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
-    if (auto* s = find(host.enabled_features, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES))
-        f.timeline_semaphore = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s)->timelineSemaphore;
+    if (auto* s = find(host.enabled_features, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)) {
+        const auto* v12 = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+        f.timeline_semaphore = v12->timelineSemaphore;
+        f.float16 = v12->shaderFloat16;
+    }
     if (auto* s = find(host.enabled_features, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES)) {
         const auto* v13 = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
         f.synchronization2 = v13->synchronization2;
@@ -62,7 +65,8 @@ std::vector<std::string> missing_requirements(const HostFeatures& f) {
 
 DeviceRequirements::DeviceRequirements(VkPhysicalDevice physical, bool export_memory, bool export_semaphores) {
     VkPhysicalDeviceVulkan13Features supported13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &supported13};
+    VkPhysicalDeviceVulkan12Features supported12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &supported13};
+    VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &supported12};
     VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported11};
     vkGetPhysicalDeviceFeatures2(physical, &supported);
     v13.synchronization2 = VK_TRUE;
@@ -71,11 +75,13 @@ DeviceRequirements::DeviceRequirements(VkPhysicalDevice physical, bool export_me
     features.features.shaderStorageImageWriteWithoutFormat = VK_TRUE;  // one shader for every format
     // Used where the device has them: float16 patch output, anisotropic sampling, the box
     // filter's exact arithmetic (box_filter.h), which needs doubles in shaders, and full
-    // subgroups for its packed shaders (box_mips_words.glsl).
+    // subgroups for its packed shaders (box_mips_words.glsl), float16 conversions for the
+    // packed RGBA16F one.
     v11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
     features.features.samplerAnisotropy = supported.features.samplerAnisotropy;
     features.features.shaderFloat64 = supported.features.shaderFloat64;
     v13.computeFullSubgroups = supported13.computeFullSubgroups;
+    v12.shaderFloat16 = supported12.shaderFloat16;
     extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (export_memory && has_extension(physical, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
         extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);

@@ -13,7 +13,9 @@
 // Used where enabled: shaderFloat64 (the exact box filter in compute shaders needs it),
 // storageBuffer16BitAccess (float16 patch output), samplerAnisotropy (anisotropic
 // layouts), computeFullSubgroups (VkPhysicalDeviceVulkan13Features: the packed box
-// shaders), VK_KHR_external_memory_fd and VK_KHR_external_semaphore_fd (CUDA import).
+// shaders), shaderFloat16 (VkPhysicalDeviceVulkan12Features: the packed RGBA16F box shader
+// rounds by conversion), VK_KHR_external_memory_fd and VK_KHR_external_semaphore_fd (CUDA
+// import).
 //
 // The queue is shared: Vulkan requires the application not to submit to it from another
 // thread while texturevlm does (external synchronisation of VkQueue).
@@ -45,7 +47,7 @@ struct HostVulkan {
 struct HostFeatures {
     bool push_descriptor = false, synchronization2 = false, maintenance4 = false, timeline_semaphore = false;
     bool storage_without_format = false, float64 = false, storage_16bit = false, anisotropy = false;
-    bool memory_fd = false, semaphore_fd = false, full_subgroups = false;
+    bool memory_fd = false, semaphore_fd = false, full_subgroups = false, float16 = false;
 };
 HostFeatures host_features(const HostVulkan& host);
 
