@@ -8,6 +8,7 @@
 #extension GL_GOOGLE_include_directive : require
 #define WORD uvec2
 #define WORD_FORMAT rg32ui
+#define WORD_PARTS 2
 #include "box_mips_words.glsl"
 
 #include "round_to_half.glsl"
@@ -51,6 +52,12 @@ uint average_pair(uint a, uint b, uint c, uint d) {
 
 uvec2 average4(uvec2 a, uvec2 b, uvec2 c, uvec2 d) {
     return uvec2(average_pair(a.x, b.x, c.x, d.x), average_pair(a.y, b.y, c.y, d.y));
+}
+
+// Word `part` of the average, the other 0 (quad_average, WORD_PARTS).
+uvec2 average4_part(uvec2 a, uvec2 b, uvec2 c, uvec2 d, uint part) {
+    uint word = part == 0u ? average_pair(a.x, b.x, c.x, d.x) : average_pair(a.y, b.y, c.y, d.y);
+    return part == 0u ? uvec2(word, 0u) : uvec2(0u, word);
 }
 
 // textureGather's order: (x, y+1), (x+1, y+1), (x+1, y), (x, y); one gather per word.

@@ -8,6 +8,7 @@
 #define WORD uint
 #define WORD_FORMAT r32ui
 #define WORD_TABLES
+#define WORD_PARTS 4
 // Bound by instruction issue (its table reads): the exchange before level a+1's stores
 // (store_first_level) costs more than the quarter-sector stores it saves (H100, 4096^2:
 // 46.9 -> 48.0 us with it).
@@ -39,9 +40,18 @@ uint channel(uint a, uint b, uint c, uint d, uint shift) {
     return (byte + uint(n >= threshold4[byte])) << shift;  // byte 255: never above
 }
 
+uint alpha_average(uint a, uint b, uint c, uint d) {
+    return (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2u) >> 2) << 24;
+}
+
 uint average4(uint a, uint b, uint c, uint d) {
-    uint alpha = (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2u) >> 2) << 24;
-    return channel(a, b, c, d, 0u) | channel(a, b, c, d, 8u) | channel(a, b, c, d, 16u) | alpha;
+    return channel(a, b, c, d, 0u) | channel(a, b, c, d, 8u) | channel(a, b, c, d, 16u) | alpha_average(a, b, c, d);
+}
+
+// Channel `part` of the average (3: alpha), the other bits 0 (quad_average, WORD_PARTS).
+uint average4_part(uint a, uint b, uint c, uint d, uint part) {
+    uint colour = channel(a, b, c, d, 8u * min(part, 2u));  // one table walk, not a branch
+    return part == 3u ? alpha_average(a, b, c, d) : colour;
 }
 
 #include "box_mips_uint_words.glsl"

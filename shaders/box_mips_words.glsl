@@ -12,7 +12,9 @@
 // including this file's first part, average4(a, b, c, d) over the texels of rows (a, b)
 // and (c, d), gather_average(at) and texel_of(word) (what imageStore takes), then defines
 // BOX_WORDS_MAIN and includes it again for main(). A file that defines WORD_TABLES also
-// defines prepare_tables(), which main() calls first (it ends with a barrier).
+// defines prepare_tables(), which main() calls first (it ends with a barrier). A file that
+// defines WORD_PARTS (2 or 4: a word's arithmetic is long) also defines
+// average4_part(a, b, c, d, part): part `part` of the average, its other bits 0.
 #ifndef BOX_WORDS_MAIN
 #include "shader_params.h"
 #if TVLM_BOX_THREADS != 256 || TVLM_BOX_TILE != 32
@@ -62,10 +64,23 @@ uvec2 morton(uint t) {
     return (v | (v >> 2)) & 0x0fu;
 }
 
-// The average of the quad's four words: (x, y), (x+1, y), (x, y+1), (x+1, y+1) in lane order.
+// The average of the quad's four words: (x, y), (x+1, y), (x, y+1), (x+1, y+1) in lane
+// order, in every lane of the quad. With WORD_PARTS, each lane works out part (lane % parts)
+// of it and the quad ors the parts together, where each lane had done the whole (RGBA8's
+// arithmetic is a few instructions: whole).
 WORD quad_average(WORD w) {
-    return average4(subgroupQuadBroadcast(w, 0u), subgroupQuadBroadcast(w, 1u), subgroupQuadBroadcast(w, 2u),
-                    subgroupQuadBroadcast(w, 3u));
+    WORD a = subgroupQuadBroadcast(w, 0u), b = subgroupQuadBroadcast(w, 1u), c = subgroupQuadBroadcast(w, 2u),
+         d = subgroupQuadBroadcast(w, 3u);
+#ifndef WORD_PARTS
+    return average4(a, b, c, d);
+#else
+    WORD part = average4_part(a, b, c, d, (gl_SubgroupInvocationID & 3u) % WORD_PARTS);
+    part |= subgroupQuadSwapHorizontal(part);  // lanes 0 and 1, 2 and 3
+#if WORD_PARTS == 4
+    part |= subgroupQuadSwapVertical(part);  // lanes 0 and 2, 1 and 3
+#endif
+    return part;
+#endif
 }
 
 void store_if_inside(uint step, uvec2 texel, uint layer, WORD word) {

@@ -221,6 +221,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
 struct Rgba8Words {
     using Word = uint32_t;
     static constexpr bool kRowPairStores = true;  // halve_tile's level a+1 in whole sectors
+    static constexpr uint32_t kParts = 1;         // lane_average: a word's arithmetic is a few instructions
     __device__ static void prepare() {}
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
         constexpr uint32_t m = 0x00ff00ffu;
@@ -247,6 +248,7 @@ struct Srgb8Words {
     // Bound by instruction issue (its table reads), where the row exchange costs more
     // than half-sector stores do (H100, 4096^2 chain: 46.2 -> 46.4-47.5 us with it).
     static constexpr bool kRowPairStores = false;
+    static constexpr uint32_t kParts = 4;  // lane_average: red, green, blue, alpha
     __device__ static void prepare() {
         const uint32_t t = threadIdx.x;
         srgb_linear[t] = kSrgbLinearTable[t];
@@ -262,15 +264,23 @@ struct Srgb8Words {
         const uint32_t byte = srgb_below[n >> 14];
         return (byte + (n >= srgb_threshold4[byte] ? 1 : 0)) << shift;  // byte 255: never above
     }
+    __device__ static uint32_t alpha(Word a, Word b, Word c, Word d) {
+        return (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2) >> 2) << 24;
+    }
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
-        const uint32_t alpha = (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2) >> 2) << 24;
-        return channel(a, b, c, d, 0) | channel(a, b, c, d, 8) | channel(a, b, c, d, 16) | alpha;
+        return channel(a, b, c, d, 0) | channel(a, b, c, d, 8) | channel(a, b, c, d, 16) | alpha(a, b, c, d);
+    }
+    // Channel `part` of the average (3: alpha), the other bits 0.
+    __device__ static Word average4_part(Word a, Word b, Word c, Word d, uint32_t part) {
+        const uint32_t colour = channel(a, b, c, d, 8 * min(part, 2u));  // one table walk, not a branch
+        return part == 3 ? alpha(a, b, c, d) : colour;
     }
 };
 
 struct Rgba16fWords {
     using Word = uint2;  // four binary16 channels
     static constexpr bool kRowPairStores = true;
+    static constexpr uint32_t kParts = 2;  // lane_average: channels 0-1, then 2-3
     __device__ static void prepare() {}
     __device__ static double channel(uint32_t w, uint32_t upper) {
         return __half2float(__ushort_as_half(static_cast<unsigned short>(upper ? w >> 16 : w & 0xffff)));
@@ -286,6 +296,11 @@ struct Rgba16fWords {
     }
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
         return make_uint2(pair(a, b, c, d, false), pair(a, b, c, d, true));
+    }
+    // Word `part` of the average, the other 0.
+    __device__ static Word average4_part(Word a, Word b, Word c, Word d, uint32_t part) {
+        const uint32_t word = pair(a, b, c, d, part != 0);
+        return part ? make_uint2(0, word) : make_uint2(word, 0);
     }
 };
 
@@ -414,10 +429,25 @@ struct FrameSource {
     }
 };
 
-// The average of the words of lanes l, l^s, l^2s, l^3s (s = 1: a lane quad; s = 4: four quads).
+__device__ uint2 operator|(uint2 a, uint2 b) { return make_uint2(a.x | b.x, a.y | b.y); }
+
+// The average of the words of lanes l, l^s, l^2s, l^3s (s = 1: a lane quad; s = 4: four
+// quads), in all four. Where a word's arithmetic is long (Words::kParts > 1), each of the
+// four lanes works out one part of it (a channel of sRGB8, a word of RGBA16F) and the parts
+// are or-ed together across the lanes: the same four lanes had each done the whole.
 template <class Words>
 __device__ typename Words::Word lane_average(typename Words::Word v, uint32_t s) {
-    return Words::average4(v, shuffle_xor(v, s), shuffle_xor(v, 2 * s), shuffle_xor(v, 3 * s));
+    using Word = typename Words::Word;
+    const Word b = shuffle_xor(v, s), c = shuffle_xor(v, 2 * s), d = shuffle_xor(v, 3 * s);
+    if constexpr (Words::kParts == 1) {
+        return Words::average4(v, b, c, d);
+    } else {
+        const uint32_t place = (threadIdx.x / s) & 3;  // this lane among the four
+        Word part = Words::average4_part(v, b, c, d, place % Words::kParts);
+        part = part | shuffle_xor(part, s);  // parts (place, place ^ 1)
+        if constexpr (Words::kParts == 4) part = part | shuffle_xor(part, 2 * s);
+        return part;
+    }
 }
 
 // Bits 0, 2, 4, 6 of v, packed: the x of a Morton index (the y is even_bits(v >> 1)).
