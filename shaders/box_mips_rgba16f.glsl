@@ -21,18 +21,19 @@ uint half_kind(uint h) {
 }
 
 // Two channels (the halves of one 32-bit word) of texels (a, b) of one row and (c, d) of
-// the next. unpackHalf2x16 reads and packHalf2x16 writes binary16 exactly here: every value
-// packed is one already (round_to_half), and the special-values test checks subnormals.
+// the next. unpackHalf2x16 reads binary16 exactly, subnormals too (the special-values test).
 uint average_pair(uint a, uint b, uint c, uint d) {
     const dvec2 n = (dvec2(unpackHalf2x16(a)) + dvec2(unpackHalf2x16(b))) +
                     (dvec2(unpackHalf2x16(c)) + dvec2(unpackHalf2x16(d)));
     // n * 0.25 is n / 4 exactly, without a double division (which GPUs run as a sequence).
     const vec2 average = vec2(positive_zero(float(n.x * 0.25)), positive_zero(float(n.y * 0.25)));
 #ifdef TVLM_HALF_CONVERSIONS
-    uint out_word = packFloat2x16(f16vec2(average));  // to nearest even: RoundingModeRTE
+    // To binary16 to nearest even (RoundingModeRTE). Infinities and NaNs took part in the
+    // arithmetic as IEEE says (SignedZeroInfNanPreserve), as they do in the reference.
+    return packFloat2x16(f16vec2(average));
 #else
+    // packHalf2x16 writes binary16 exactly here: every value packed is one already.
     uint out_word = packHalf2x16(vec2(round_to_half(average.x), round_to_half(average.y)));
-#endif
     // Infinities and NaNs: their average's bits replace what the arithmetic made of them.
     // One test first: an exponent field of 0x7c00 is the only one that carries into bit 15.
     const uint exponents = 0x7c007c00u, carry = 0x04000400u;
@@ -48,6 +49,7 @@ uint average_pair(uint a, uint b, uint c, uint d) {
         out_word = (out_word & (0xffff0000u >> shift)) | (half_bits << shift);
     }
     return out_word;
+#endif
 }
 
 uvec2 average4(uvec2 a, uvec2 b, uvec2 c, uvec2 d) {

@@ -26,13 +26,16 @@ bool shuffles_in_compute(VkPhysicalDevice physical) {
            TVLM_BOX_THREADS % p13.maxSubgroupSize == 0;
 }
 
-// Conversions to float16 in shaders may be asked to round to nearest even (SPIR-V's
-// RoundingModeRTE for 16 bits); without it their rounding is the implementation's.
-bool half_rounding_to_even(VkPhysicalDevice physical) {
+// The float controls box_mips_rgba16f_rte.comp asks for: conversions to float16 that round
+// to nearest even (without RoundingModeRTE their rounding is the implementation's), and
+// infinities, NaNs and signed zeros kept in 16-, 32- and 64-bit arithmetic (without
+// SignedZeroInfNanPreserve an implementation may drop them, and NVIDIA's did).
+bool ieee_half_arithmetic(VkPhysicalDevice physical) {
     VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p12};
     vkGetPhysicalDeviceProperties2(physical, &props);
-    return p12.shaderRoundingModeRTEFloat16 == VK_TRUE;
+    return p12.shaderRoundingModeRTEFloat16 && p12.shaderSignedZeroInfNanPreserveFloat16 &&
+           p12.shaderSignedZeroInfNanPreserveFloat32 && p12.shaderSignedZeroInfNanPreserveFloat64;
 }
 
 }  // namespace
@@ -52,7 +55,7 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     float64_ = wanted.features.features.shaderFloat64 == VK_TRUE;
     subgroup_shuffles_ = wanted.v13.computeFullSubgroups == VK_TRUE && shuffles_in_compute(info_.handle);
-    half_conversions_ = wanted.v12.shaderFloat16 == VK_TRUE && half_rounding_to_even(info_.handle);
+    half_conversions_ = wanted.v12.shaderFloat16 == VK_TRUE && ieee_half_arithmetic(info_.handle);
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -103,7 +106,7 @@ Context::Context(const HostVulkan& host) : instance_(host.instance, host.get_ins
     anisotropy_ = f.anisotropy && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;  // lavapipe: see above
     float64_ = f.float64;
     subgroup_shuffles_ = f.full_subgroups && shuffles_in_compute(info_.handle);
-    half_conversions_ = f.float16 && half_rounding_to_even(info_.handle);
+    half_conversions_ = f.float16 && ieee_half_arithmetic(info_.handle);
     info_.memory_fd_export = info_.memory_fd_export && f.memory_fd;
     info_.semaphore_fd_export = info_.semaphore_fd_export && f.semaphore_fd;
     info_.queue_family = host.queue_family;

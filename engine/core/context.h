@@ -45,9 +45,10 @@ public:
     // Compute pipelines that require full subgroups of 8 or more, with quad and shuffle
     // operations (the packed box shaders; without them the general one runs).
     bool subgroup_shuffles() const { return subgroup_shuffles_; }
-    // float16 arithmetic types in shaders, conversions to them rounding to nearest even
-    // (shaderFloat16 and RoundingModeRTE for 16 bits): the packed RGBA16F box shader rounds
-    // in one conversion instead of in integer steps.
+    // float16 types in shaders, conversions to them rounding to nearest even and IEEE
+    // infinities and NaNs (shaderFloat16, RoundingModeRTE for 16 bits, SignedZeroInfNanPreserve
+    // for 16, 32 and 64): the packed RGBA16F box shader rounds in one conversion and tests
+    // no bits for infinities, instead of integer steps and bit tests.
     bool half_conversions() const { return half_conversions_; }
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
