@@ -3,8 +3,9 @@
 // to float and then to binary16 to nearest even: the arithmetic of box_mips.comp, the CUDA
 // kernels and engine/mips/reference_mips.cpp. Two gathers (channels 0-1, then 2-3) read the
 // block where box_mips.comp fetched four texels. Included by box_mips_rgba16f.comp, which
-// rounds to binary16 in integer steps (round_to_half.glsl), and box_mips_rgba16f_rte.comp,
-// which defines TVLM_HALF_CONVERSIONS and rounds in one conversion (Context::half_conversions).
+// rounds to binary16 in integer steps (round_to_half.glsl) and tests bits for infinities,
+// and box_mips_rgba16f_rte.comp, which defines TVLM_HALF_CONVERSIONS: one conversion, IEEE
+// infinities (Context::ieee_float16).
 #extension GL_GOOGLE_include_directive : require
 #define WORD uvec2
 #define WORD_FORMAT rg32ui

@@ -1,5 +1,5 @@
 #version 460
-// The packed RGBA16F box shader for devices with float controls (Context::half_conversions):
+// The packed RGBA16F box shader for devices with float controls (Context::ieee_float16):
 // - float16 types (shaderFloat16) whose conversions round to nearest even (RoundingModeRTE
 //   for 16 bits: execution mode 4462, capability 4467), so a channel rounds to binary16 in
 //   one conversion where round_to_half's integer steps took ~10 instructions;

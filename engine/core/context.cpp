@@ -55,7 +55,7 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     float64_ = wanted.features.features.shaderFloat64 == VK_TRUE;
     subgroup_shuffles_ = wanted.v13.computeFullSubgroups == VK_TRUE && shuffles_in_compute(info_.handle);
-    half_conversions_ = wanted.v12.shaderFloat16 == VK_TRUE && ieee_half_arithmetic(info_.handle);
+    ieee_float16_ = wanted.v12.shaderFloat16 == VK_TRUE && ieee_half_arithmetic(info_.handle);
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -106,7 +106,7 @@ Context::Context(const HostVulkan& host) : instance_(host.instance, host.get_ins
     anisotropy_ = f.anisotropy && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;  // lavapipe: see above
     float64_ = f.float64;
     subgroup_shuffles_ = f.full_subgroups && shuffles_in_compute(info_.handle);
-    half_conversions_ = f.float16 && ieee_half_arithmetic(info_.handle);
+    ieee_float16_ = f.float16 && ieee_half_arithmetic(info_.handle);
     info_.memory_fd_export = info_.memory_fd_export && f.memory_fd;
     info_.semaphore_fd_export = info_.semaphore_fd_export && f.semaphore_fd;
     info_.queue_family = host.queue_family;

@@ -45,11 +45,11 @@ public:
     // Compute pipelines that require full subgroups of 8 or more, with quad and shuffle
     // operations (the packed box shaders; without them the general one runs).
     bool subgroup_shuffles() const { return subgroup_shuffles_; }
-    // float16 types in shaders, conversions to them rounding to nearest even and IEEE
-    // infinities and NaNs (shaderFloat16, RoundingModeRTE for 16 bits, SignedZeroInfNanPreserve
-    // for 16, 32 and 64): the packed RGBA16F box shader rounds in one conversion and tests
-    // no bits for infinities, instead of integer steps and bit tests.
-    bool half_conversions() const { return half_conversions_; }
+    // float16 types in shaders, conversions to them that round to nearest even, and
+    // infinities and NaNs kept in arithmetic as IEEE says (shaderFloat16, RoundingModeRTE for
+    // 16 bits, SignedZeroInfNanPreserve for 16, 32 and 64): the packed RGBA16F box shader
+    // then rounds in one conversion and tests no bits for infinities.
+    bool ieee_float16() const { return ieee_float16_; }
     ValidationLog& validation_log() { return instance_.validation_log(); }
     bool validation() const { return instance_.validation(); }
     CommandQueue& queue() { return *queue_; }
@@ -77,7 +77,7 @@ private:
     bool anisotropy_ = false;
     bool float64_ = false;
     bool subgroup_shuffles_ = false;
-    bool half_conversions_ = false;
+    bool ieee_float16_ = false;
     bool owns_device_ = true;
 };
 

@@ -85,7 +85,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
         const auto [packed_name, packed_spirv] =
             kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
             : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
-            : context.half_conversions() ? std::pair{"box_mips_rgba16f_rte", shaders::box_mips_rgba16f_rte()}
+            : context.ieee_float16() ? std::pair{"box_mips_rgba16f_rte", shaders::box_mips_rgba16f_rte()}
                                          : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
         packed = &context.pipeline(packed_name, {.spirv = packed_spirv,
                                                  .bindings = bindings,
