@@ -59,8 +59,10 @@ uvec2 average4(uvec2 a, uvec2 b, uvec2 c, uvec2 d) {
 
 // Word `part` of the average, the other 0 (quad_average, WORD_PARTS).
 uvec2 average4_part(uvec2 a, uvec2 b, uvec2 c, uvec2 d, uint part) {
-    uint word = part == 0u ? average_pair(a.x, b.x, c.x, d.x) : average_pair(a.y, b.y, c.y, d.y);
-    return part == 0u ? uvec2(word, 0u) : uvec2(0u, word);
+    // The word picked before the arithmetic, which then runs once.
+    bool low = part == 0u;
+    uint word = average_pair(low ? a.x : a.y, low ? b.x : b.y, low ? c.x : c.y, low ? d.x : d.y);
+    return low ? uvec2(word, 0u) : uvec2(0u, word);
 }
 
 // textureGather's order: (x, y+1), (x+1, y+1), (x+1, y), (x, y); one gather per word.

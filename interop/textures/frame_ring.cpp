@@ -63,32 +63,36 @@ void FrameRing::end_write(uint64_t frame, uint64_t ready) {
     changed_.notify_all();
 }
 
+uint64_t FrameRing::written_frames(uint64_t first, uint32_t count, cudaTextureObject_t* objects) {
+    const uint64_t last = first + count - 1;
+    uint64_t ready = 0;
+    std::unique_lock lock(mutex_);
+    consumer_ = std::this_thread::get_id();
+    // A producer on another thread (or none yet) is waited for; on this thread it would
+    // never write the frames.
+    const bool written = wait_for_other(lock, producer_, [&] { return last_written_ && *last_written_ >= last; });
+    for (uint64_t f = first; f <= last; ++f) {
+        const Slot& s = holding(f);
+        ready = std::max(ready, s.ready);
+        objects[f - first] = s.texture.object.handle();
+    }
+    if (!written)
+        throw Error("frame ring: frame " + std::to_string(last) + " has no end_write yet: call end_write with "
+                    "the timeline value that completes it before begin_read");
+    return ready;
+}
+
+// The in-stream waits outside the lock: the producer's calls go on meanwhile.
 cudaTextureObject_t FrameRing::begin_read(uint64_t frame, cudaStream_t stream) {
-    return begin_read(frame, 1, stream).front();
+    cudaTextureObject_t object = 0;  // no vector: a frame at a time is the per-frame path
+    link_.cuda_wait(stream, written_frames(frame, 1, &object));
+    return object;
 }
 
 std::vector<cudaTextureObject_t> FrameRing::begin_read(uint64_t first, uint32_t count, cudaStream_t stream) {
     if (count == 0) throw Error("frame ring: begin_read of 0 frames: pass a count of at least 1");
-    const uint64_t last = first + count - 1;
-    uint64_t ready = 0;
-    std::vector<cudaTextureObject_t> objects;
-    objects.reserve(count);
-    {
-        std::unique_lock lock(mutex_);
-        consumer_ = std::this_thread::get_id();
-        // A producer on another thread (or none yet) is waited for; on this thread it would
-        // never write the frames.
-        const bool written = wait_for_other(lock, producer_, [&] { return last_written_ && *last_written_ >= last; });
-        for (uint64_t f = first; f <= last; ++f) {
-            const Slot& s = holding(f);
-            ready = std::max(ready, s.ready);
-            objects.push_back(s.texture.object.handle());
-        }
-        if (!written)
-            throw Error("frame ring: frame " + std::to_string(last) + " has no end_write yet: call end_write with "
-                        "the timeline value that completes it before begin_read");
-    }
-    link_.cuda_wait(stream, ready);  // outside the lock: the producer's calls go on meanwhile
+    std::vector<cudaTextureObject_t> objects(count);
+    link_.cuda_wait(stream, written_frames(first, count, objects.data()));
     return objects;
 }
 

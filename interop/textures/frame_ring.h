@@ -85,6 +85,9 @@ private:
         bool read = true;             // end_read was called for the frame it holds
     };
     Slot& add_slot();
+    // Waits (across threads) until frames first .. first + count - 1 are written; their
+    // texture objects into `objects`, in frame order; the latest of their timeline values.
+    uint64_t written_frames(uint64_t first, uint32_t count, cudaTextureObject_t* objects);
     Slot& holding(uint64_t frame);  // with mutex_ held
     const Slot& holding(uint64_t frame) const;
     // Waits (mutex_ held by `lock`) until `done()`, where the other side runs on another
