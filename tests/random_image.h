@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iterator>
 #include <random>
+#include <vector>
 
 #include "half.h"
 #include "image.h"
@@ -16,6 +17,24 @@ inline ImageF random_image(uint32_t w, uint32_t h, Format format, uint32_t seed)
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     ImageF image(w, h, info.channels);
     for (float& v : image.texels) v = unit(rng);
+    return quantize(image, format);
+}
+
+// Random 8-bit texels that vary little within each 8x8 block: a random base byte per block
+// and channel (0..252) plus 0..3. Averages of 2x2 texels then fall all over [0, 255], the
+// darkest and brightest included, where uniform random bytes almost never average near 0
+// or 255: an sRGB encode reads its first and last buckets (srgb8_buckets.h) too.
+inline ImageF narrow_window_image(uint32_t w, uint32_t h, Format format, uint32_t seed) {
+    const FormatInfo& info = format_info(format);
+    std::mt19937 rng(seed);
+    const uint32_t blocks_x = (w + 7) / 8, blocks_y = (h + 7) / 8;
+    std::vector<uint32_t> base(size_t{blocks_x} * blocks_y * info.channels);
+    for (uint32_t& b : base) b = static_cast<uint32_t>(rng() % 253);
+    ImageF image(w, h, info.channels);
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x)
+            for (uint32_t c = 0; c < info.channels; ++c)
+                image.at(x, y, c) = float(base[((y / 8) * blocks_x + x / 8) * info.channels + c] + static_cast<uint32_t>(rng() % 4)) / 255.0f;
     return quantize(image, format);
 }
 

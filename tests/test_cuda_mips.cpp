@@ -53,12 +53,14 @@ struct Uploaded {
     uint64_t ready = 0;
 };
 
+// narrow: random_image.h narrow_window_image (8-bit formats), else uniform random texels.
 Uploaded upload_random(Context& context, uint32_t width, uint32_t height, uint32_t layers, Format format,
-                       uint32_t seed) {
+                       uint32_t seed, bool narrow = false) {
     Uploaded u;
     u.texture = ImportedTexture::create(context, {width, height, layers, 0, format, true});
     for (uint32_t layer = 0; layer < layers; ++layer) {
-        u.bases.push_back(random_image(width, height, format, seed + layer));
+        u.bases.push_back(narrow ? narrow_window_image(width, height, format, seed + layer)
+                                 : random_image(width, height, format, seed + layer));
         upload(context, u.texture.vulkan, host_pixels(u.bases.back()), {.layer = layer});
     }
     poison_levels(context, u.texture.vulkan);
@@ -108,6 +110,25 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
                     REQUIRE(readback(context, vulkan, level, layer) == readback(context, u.texture.vulkan, level, layer));
                 }
         }
+}
+
+// 8-bit chains whose 2x2 averages fall all over [0, 255], near black and white too, where
+// uniform random bytes almost never average: the sRGB encode's first and last buckets.
+TEST_CASE("CUDA 8-bit box chains of narrow-window texels equal the reference bit for bit") {
+    Context& context = shared_context();
+    const CudaStream stream = make_stream();
+    for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
+        for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb})
+            for (Size s : {Size{2048, 2048, 1}, Size{1000, 600, 3}}) {
+                CAPTURE(static_cast<int>(kernels));
+                CAPTURE(format_info(format).name);
+                CAPTURE(s.width); CAPTURE(s.layers);
+                Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 17, true);
+                link(context).cuda_wait(stream.handle(), u.ready);
+                CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                check_against_reference(context, u.texture.vulkan);
+            }
 }
 
 // RGBA16F chains of special values (subnormals, the largest finite, infinities, NaNs,

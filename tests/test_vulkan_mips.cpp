@@ -65,15 +65,18 @@ TEST_CASE_FIXTURE(VulkanFixture, "mips on the GPU match the reference: every for
 }
 
 // The whole chain against the reference chain (errors would compound here): bit for bit.
-TEST_CASE_FIXTURE(VulkanFixture, "8-bit box chains equal the reference chain bit for bit: 2048^2 and odd 1999x1531") {
+TEST_CASE_FIXTURE(VulkanFixture, "8-bit box chains equal the reference chain bit for bit: 2048^2 and odd 1999x1531, uniform and narrow-window texels") {
     // lavapipe (subgroups of 8) and NVIDIA's driver run the packed word shaders; without
     // them this suite would test only the general shader.
     REQUIRE(context.subgroup_shuffles());
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb})
-        for (Extent2D size : {Extent2D{2048, 2048}, Extent2D{1999, 1531}}) {
+        for (Extent2D size : {Extent2D{2048, 2048}, Extent2D{1999, 1531}})
+        for (bool narrow : {false, true}) {
             CAPTURE(format_info(format).name);
             CAPTURE(size.width);
-            const ImageF base = random_image(size.width, size.height, format, 42);
+            CAPTURE(narrow);
+            const ImageF base = narrow ? narrow_window_image(size.width, size.height, format, 43)
+                                       : random_image(size.width, size.height, format, 42);
             Texture texture = Texture::create(context, TextureDesc::sampled_2d(size.width, size.height, format));
             upload(context, texture, host_pixels(base));
             generate_mips(context, texture, MipFilter::box);
