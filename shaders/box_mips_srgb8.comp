@@ -16,18 +16,34 @@
 #include "box_mips_words.glsl"
 #include "srgb8_tables.h"
 
-// engine/mips/box_filter.h srgb8_tables(): 256 linear values, 255 thresholds, the bucket words.
-layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[]; };
+// engine/mips/box_filter.h srgb8_tables() (srgb8_tables.h): linear values, thresholds, the
+// bucket words, read 16 bytes at a time.
+layout(binding = 7, std430) readonly buffer SrgbTables { uvec4 srgb_chunks[]; };
 shared uint linear_table[256];
 shared uint threshold4[256];  // 4 x each threshold, then one no sum (below 2^26) reaches
-shared uint bucket_words[TVLM_SRGB8_BUCKET_WORDS];
+shared uint bucket_words[TVLM_SRGB8_BUCKET_WORDS + 3];  // whole chunks
 
+// Chunk c of the buffer into its table: chunks 0-63 are the linear values, 64-127 the
+// thresholds, the rest the bucket words (a warp's 32 chunks fall in one table). The CUDA
+// kernel's word-at-a-time fill was 18% of its instructions.
+void copy_chunk(uint c) {
+    uvec4 v = srgb_chunks[c];
+    if (c < 64u) {
+        for (uint i = 0u; i < 4u; ++i) linear_table[4u * c + i] = v[i];
+    } else if (c < 128u) {
+        for (uint i = 0u; i < 4u; ++i) threshold4[4u * (c - 64u) + i] = 4u * v[i];
+    } else {
+        for (uint i = 0u; i < 4u; ++i) bucket_words[4u * (c - 128u) + i] = v[i];
+    }
+}
+
+#if TVLM_SRGB8_CHUNKS < TVLM_BOX_THREADS || TVLM_SRGB8_CHUNKS > 2 * TVLM_BOX_THREADS
+#error "prepare_tables copies one or two chunks a thread"
+#endif
 void prepare_tables() {
     uint t = gl_LocalInvocationIndex;
-    linear_table[t] = srgb_tables[t];
-    threshold4[t] = t < 255u ? 4u * srgb_tables[256u + t] : 0xffffffffu;
-    for (uint i = t; i < TVLM_SRGB8_BUCKET_WORDS; i += TVLM_BOX_THREADS)
-        bucket_words[i] = srgb_tables[TVLM_SRGB8_TABLE_WORDS + i];
+    copy_chunk(t);
+    if (t + TVLM_BOX_THREADS < TVLM_SRGB8_CHUNKS) copy_chunk(t + TVLM_BOX_THREADS);
     barrier();
 }
 
