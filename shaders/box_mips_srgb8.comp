@@ -31,7 +31,7 @@ void copy_chunk(uint c) {
     if (c < 64u) {
         for (uint i = 0u; i < 4u; ++i) linear_table[4u * c + i] = v[i];
     } else if (c < 128u) {
-        for (uint i = 0u; i < 4u; ++i) threshold4[4u * (c - 64u) + i] = 4u * v[i];
+        for (uint i = 0u; i < 4u; ++i) threshold4[4u * (c - 64u) + i] = v[i];
     } else {
         for (uint i = 0u; i < 4u; ++i) bucket_words[4u * (c - 128u) + i] = v[i];
     }

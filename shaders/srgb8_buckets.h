@@ -7,6 +7,7 @@
 //   byte = below[n >> 14]; if (byte < 255 && n >= 4 * THRESHOLD[byte]) ++byte;
 // The GPU kernels hold 4 x THRESHOLD and a 256th entry no sum reaches, so that is
 // byte += n >= threshold4[byte]: 12% fewer instructions in CUDA's packed sRGB8 kernel.
+#include <cstddef>
 #include <cstdint>
 
 #include "srgb8_tables.h"
@@ -42,6 +43,29 @@ constexpr Srgb8BucketWords make_srgb8_bucket_words() {
     const Srgb8Buckets buckets = make_srgb8_buckets();
     Srgb8BucketWords out{};
     for (uint32_t i = 0; i < kSrgb8Buckets; ++i) out.words[i / 4] |= uint32_t{buckets.below[i]} << (8 * (i % 4));
+    return out;
+}
+
+// The three tables as the box kernels hold them in shared memory, built at compile time and
+// copied 16 bytes at a time (CUDA's Srgb8Words, box_mips_srgb8.comp; srgb8_tables() is this
+// block as the Vulkan shaders' buffer): 4 x each threshold is what an encode compares a sum
+// of four with, and the 256th one no sum reaches settles byte 255.
+struct alignas(16) Srgb8TableWords {
+    uint32_t linear[256];
+    uint32_t threshold4[256];
+    Srgb8BucketWords below;  // 4097 bytes in 1025 words
+    uint32_t padding[3];     // to whole 16-byte chunks
+};
+static_assert(sizeof(Srgb8TableWords) == 16 * TVLM_SRGB8_CHUNKS, "the chunks the shader copies");
+static_assert(offsetof(Srgb8TableWords, below) == 4 * TVLM_SRGB8_TABLE_WORDS, "where the shader's bucket words begin");
+
+constexpr Srgb8TableWords make_srgb8_table_words() {
+    constexpr uint32_t linear[256] = {TVLM_SRGB8_LINEAR_VALUES};
+    Srgb8TableWords out{};
+    for (uint32_t i = 0; i < 256; ++i) out.linear[i] = linear[i];
+    for (uint32_t k = 0; k < 255; ++k) out.threshold4[k] = 4 * kSrgb8Thresholds[k];
+    out.threshold4[255] = 0xffffffffu;
+    out.below = make_srgb8_bucket_words();
     return out;
 }
 

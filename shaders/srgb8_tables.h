@@ -9,15 +9,13 @@
 #ifndef TVLM_SRGB8_TABLES_H
 #define TVLM_SRGB8_TABLES_H
 
-// The tables as the Vulkan box shaders read them from one buffer (engine/mips/box_filter.h
-// srgb8_tables()): the 256 linear values and 255 thresholds, a 256th threshold no sum
-// reaches, then the bucket table of srgb8_buckets.h, its 4097 bytes four to a word, padded
-// to whole 16-byte chunks: box_mips_srgb8.comp copies it into shared memory a chunk at a
-// time, each table from whole chunks.
+// The tables as the box kernels hold them (srgb8_buckets.h Srgb8TableWords; the Vulkan
+// shaders' buffer, engine/mips/box_filter.h srgb8_tables()): the 256 linear values, 4 x each
+// of the 255 thresholds and a 256th no sum reaches, then the bucket table of
+// srgb8_buckets.h, its 4097 bytes four to a word, padded to whole 16-byte chunks.
 #define TVLM_SRGB8_TABLE_WORDS 512
 #define TVLM_SRGB8_BUCKET_WORDS 1025
 #define TVLM_SRGB8_CHUNKS 385
-#define TVLM_SRGB8_NEVER_REACHED 0x3fffffffu
 
 #define TVLM_SRGB8_LINEAR_VALUES \
     0u, 5092u, 10185u, 15277u, 20369u, 25462u, 30554u, 35646u, 40739u, 45831u, 50923u, 56146u, \

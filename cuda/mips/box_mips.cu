@@ -236,27 +236,11 @@ struct Rgba8Words {
 // below the bucket, and one comparison settles the one threshold a bucket can hold
 // (shaders/srgb8_buckets.h). Alpha averages as bytes. Tables live in shared memory, filled
 // by prepare().
-// The three tables as one block of words, built at compile time and copied into shared
+// The tables as one block of words (srgb8_buckets.h Srgb8TableWords), copied into shared
 // memory 16 bytes at a time. Copied a word at a time (4 x each threshold worked out on
 // the way) the fill took 123 instructions a warp, 18% of the kernel's (H200, ncu).
-struct alignas(16) SrgbTableWords {
-    uint32_t linear[256];
-    uint32_t threshold4[256];  // 4 x each threshold, then one no sum reaches
-    Srgb8BucketWords below;    // 4097 bytes in 1025 words
-    uint32_t padding[3];       // to whole 16-byte chunks
-};
-static_assert(sizeof(SrgbTableWords) % 16 == 0, "copied in 16-byte chunks");
-constexpr SrgbTableWords make_srgb_table_words() {
-    constexpr uint32_t linear[256] = {TVLM_SRGB8_LINEAR_VALUES};
-    SrgbTableWords out{};
-    for (uint32_t i = 0; i < 256; ++i) out.linear[i] = linear[i];
-    for (uint32_t k = 0; k < 255; ++k) out.threshold4[k] = 4 * kSrgb8Thresholds[k];
-    out.threshold4[255] = 0xffffffffu;
-    out.below = make_srgb8_bucket_words();
-    return out;
-}
-__device__ const SrgbTableWords kSrgbTableWords = make_srgb_table_words();
-__shared__ SrgbTableWords srgb_shared;
+__device__ const Srgb8TableWords kSrgbTableWords = make_srgb8_table_words();
+__shared__ Srgb8TableWords srgb_shared;
 
 struct Srgb8Words {
     using Word = uint32_t;
@@ -265,7 +249,7 @@ struct Srgb8Words {
     static constexpr bool kRowPairStores = false;
     static constexpr uint32_t kParts = 4;  // lane_average: red, green, blue, alpha
     __device__ static void prepare() {
-        constexpr uint32_t kChunks = sizeof(SrgbTableWords) / 16;
+        constexpr uint32_t kChunks = sizeof(Srgb8TableWords) / 16;
         const uint4* from = reinterpret_cast<const uint4*>(&kSrgbTableWords);
         uint4* to = reinterpret_cast<uint4*>(&srgb_shared);
         static_assert(kChunks >= TVLM_BOX_THREADS && kChunks <= 2 * TVLM_BOX_THREADS, "one or two chunks a thread");

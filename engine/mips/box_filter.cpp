@@ -12,30 +12,10 @@
 namespace tvlm {
 
 namespace {
-// 256 linear values, 255 thresholds and one no sum of four reaches, then the bucket
-// table's bytes four to a word (srgb8_buckets.h) and zeros to a whole 16-byte chunk: what
-// the Vulkan shaders read from one buffer (srgb8_tables.h).
 static_assert(sizeof(Srgb8BucketWords) == TVLM_SRGB8_BUCKET_WORDS * 4, "the bucket table's words, as the shaders size them");
-struct Srgb8Tables {
-    uint32_t words[4 * TVLM_SRGB8_CHUNKS];
-};
-static_assert(4 * TVLM_SRGB8_CHUNKS >= TVLM_SRGB8_TABLE_WORDS + TVLM_SRGB8_BUCKET_WORDS &&
-                  4 * (TVLM_SRGB8_CHUNKS - 1) < TVLM_SRGB8_TABLE_WORDS + TVLM_SRGB8_BUCKET_WORDS,
-              "whole chunks, none more");
-static_assert(4ull * TVLM_SRGB8_NEVER_REACHED >= 4ull << 24, "above any sum of four linear values");
-constexpr Srgb8Tables make_tables() {
-    constexpr uint32_t linear[256] = {TVLM_SRGB8_LINEAR_VALUES};
-    Srgb8Tables t{};
-    for (uint32_t i = 0; i < 256; ++i) t.words[i] = linear[i];
-    for (uint32_t i = 0; i < 255; ++i) t.words[256 + i] = kSrgb8Thresholds[i];
-    t.words[511] = TVLM_SRGB8_NEVER_REACHED;
-    const Srgb8BucketWords buckets = make_srgb8_bucket_words();
-    for (uint32_t i = 0; i < TVLM_SRGB8_BUCKET_WORDS; ++i) t.words[TVLM_SRGB8_TABLE_WORDS + i] = buckets.words[i];
-    return t;
-}
-constexpr Srgb8Tables kTables = make_tables();
-constexpr const uint32_t* kLinear = kTables.words;
-constexpr const uint32_t* kThreshold = kTables.words + 256;
+constexpr Srgb8TableWords kTables = make_srgb8_table_words();
+constexpr const uint32_t* kLinear = kTables.linear;
+constexpr const uint32_t* kThreshold = kSrgb8Thresholds;
 }  // namespace
 
 BoxTaps box_taps(uint32_t i, uint32_t s) {
@@ -63,7 +43,9 @@ uint32_t srgb8_encode(double n, double d) {
     return static_cast<uint32_t>(above - kThreshold);
 }
 
-std::span<const uint32_t> srgb8_tables() { return kTables.words; }
+std::span<const uint32_t> srgb8_tables() {
+    return {reinterpret_cast<const uint32_t*>(&kTables), sizeof(kTables) / sizeof(uint32_t)};
+}
 
 uint32_t unorm8_round(uint64_t n, uint64_t d) { return static_cast<uint32_t>((2 * n + d) / (2 * d)); }
 
