@@ -186,8 +186,8 @@ void tail(uint layer) {
 void main() {
     uint t = gl_LocalInvocationIndex;
     if (p.kind == TVLM_BOX_SRGB8) {
-        linear_table[t] = srgb_tables[t];
-        if (t < 255u) threshold_table[t] = srgb_tables[256u + t] >> 2;  // the buffer holds 4 x each
+        linear_table[t] = srgb_tables[t] >> 2;  // the buffer holds 4 x each
+        if (t < 255u) threshold_table[t] = srgb_tables[TVLM_SRGB8_THRESHOLD_WORD + t];
     }
     barrier();
     uint layer = gl_WorkGroupID.z + p.first_layer;

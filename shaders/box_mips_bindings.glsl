@@ -1,5 +1,6 @@
 // What both box shaders share (box_mips.comp, box_mips_rgba8.comp): one pipeline layout.
 #include "shader_params.h"
+#include "srgb8_tables.h"
 
 layout(local_size_x = TVLM_BOX_THREADS) in;
 
@@ -14,10 +15,10 @@ layout(binding = 6) writeonly uniform image2DArray dst6;  // level a+6
 
 layout(push_constant) uniform Push { BoxMipsParams p; };
 
-// srgb8_tables.h as one buffer: 256 linear values, then 255 thresholds (then the bucket
-// table that box_mips_srgb8.comp reads). (Constant arrays in the shader made lavapipe
-// spend seconds compiling each variant.)
-layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[511]; };
+// srgb8_tables.h as one buffer: 4 x the 256 linear values, the carry words that
+// box_mips_srgb8.comp reads, then the 255 thresholds. (Constant arrays in the shader made
+// lavapipe spend seconds compiling each variant.)
+layout(binding = 7, std430) readonly buffer SrgbTables { uint srgb_tables[TVLM_SRGB8_THRESHOLD_WORD + 255]; };
 
 // Writes level a+step (a value as imageStore takes it).
 void store_level(uint step, ivec3 at, vec4 v) {

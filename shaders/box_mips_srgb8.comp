@@ -1,7 +1,7 @@
 #version 460
 // sRGB8 levels that halve, texels as R32_UINT words (box_mips_words.glsl), the arithmetic of
 // cuda/mips/box_mips.cu Srgb8Words: colour channels summed in 24-bit linear light and encoded
-// back exactly with two table reads (shaders/srgb8_buckets.h), alpha averaged as a byte
+// back exactly with one table read (shaders/srgb8_buckets.h), alpha averaged as a byte
 // (rounded half up). The exact box of engine/mips/box_filter.h. The general shader took ~8x the
 // byte floor for this format: per channel a double division, a pow and a search.
 #extension GL_GOOGLE_include_directive : require
@@ -16,44 +16,42 @@
 #include "box_mips_words.glsl"
 #include "srgb8_tables.h"
 
-// engine/mips/box_filter.h srgb8_tables() (srgb8_tables.h): linear values, thresholds, the
-// bucket words, read 16 bytes at a time.
+// engine/mips/box_filter.h srgb8_tables() (srgb8_tables.h): 4 x the linear values and the
+// carry words (then the thresholds, which this shader does not read), 16 bytes at a time.
 layout(binding = 7, std430) readonly buffer SrgbTables { uvec4 srgb_chunks[]; };
-shared uint linear_table[256];
-shared uint threshold4[256];  // 4 x each threshold, then one no sum (below 2^26) reaches
-shared uint bucket_words[TVLM_SRGB8_BUCKET_WORDS + 3];  // whole chunks
+shared uint linear4[256];
+shared uint carry[TVLM_SRGB8_CARRY_WORDS];
 
-// Chunk c of the buffer into its table: chunks 0-63 are the linear values, 64-127 the
-// thresholds, the rest the bucket words (a warp's 32 chunks fall in one table). The CUDA
-// kernel's word-at-a-time fill was 18% of its instructions.
+// Chunk c of the buffer into its table: chunks 0-63 are the linear values, the rest of the
+// TVLM_SRGB8_SHARED_CHUNKS the carry words (a warp's 32 chunks fall in one table). The
+// CUDA kernel's word-at-a-time fill was 18% of its instructions.
 void copy_chunk(uint c) {
     uvec4 v = srgb_chunks[c];
     if (c < 64u) {
-        for (uint i = 0u; i < 4u; ++i) linear_table[4u * c + i] = v[i];
-    } else if (c < 128u) {
-        for (uint i = 0u; i < 4u; ++i) threshold4[4u * (c - 64u) + i] = v[i];
+        for (uint i = 0u; i < 4u; ++i) linear4[4u * c + i] = v[i];
     } else {
-        for (uint i = 0u; i < 4u; ++i) bucket_words[4u * (c - 128u) + i] = v[i];
+        for (uint i = 0u; i < 4u; ++i) carry[4u * (c - 64u) + i] = v[i];
     }
 }
 
-#if TVLM_SRGB8_CHUNKS < TVLM_BOX_THREADS || TVLM_SRGB8_CHUNKS > 2 * TVLM_BOX_THREADS
-#error "prepare_tables copies one or two chunks a thread"
+#if TVLM_SRGB8_SHARED_CHUNKS != 64 + TVLM_SRGB8_CARRY_WORDS / 4 || TVLM_SRGB8_SHARED_CHUNKS < TVLM_BOX_THREADS || TVLM_SRGB8_SHARED_CHUNKS > 2 * TVLM_BOX_THREADS
+#error "prepare_tables copies the linear values and the carry words, one or two chunks a thread"
 #endif
 void prepare_tables() {
     uint t = gl_LocalInvocationIndex;
     copy_chunk(t);
-    if (t + TVLM_BOX_THREADS < TVLM_SRGB8_CHUNKS) copy_chunk(t + TVLM_BOX_THREADS);
+    if (t + TVLM_BOX_THREADS < TVLM_SRGB8_SHARED_CHUNKS) copy_chunk(t + TVLM_BOX_THREADS);
     barrier();
 }
 
-// The encoded byte of channel `shift` / 8 of the average of four texels, at its place.
+// The encoded byte of channel `shift` / 8 of the average of four texels, at its place: m =
+// 16 x the average, and the byte is the carry word of m's bucket plus m, shifted down
+// (shaders/srgb8_buckets.h).
 uint channel(uint a, uint b, uint c, uint d, uint shift) {
-    uint n = linear_table[(a >> shift) & 255u] + linear_table[(b >> shift) & 255u] +
-             linear_table[(c >> shift) & 255u] + linear_table[(d >> shift) & 255u];  // below 2^26
-    // Bucket n >> 14: byte (n >> 14) & 3 of word n >> 16, at bit 8 x that = (n >> 11) & 24.
-    uint byte = (bucket_words[n >> 16] >> ((n >> 11) & 24u)) & 255u;
-    return (byte + uint(n >= threshold4[byte])) << shift;  // byte 255: never above
+    uint m = linear4[(a >> shift) & 255u] + linear4[(b >> shift) & 255u] +
+             linear4[(c >> shift) & 255u] + linear4[(d >> shift) & 255u];  // at most 2^28
+    uint bucket = min(m >> 16, (m >> 19) + TVLM_SRGB8_CARRY_COARSE);
+    return ((carry[bucket] + m) >> 24) << shift;
 }
 
 uint alpha_average(uint a, uint b, uint c, uint d) {

@@ -9,13 +9,16 @@
 #ifndef TVLM_SRGB8_TABLES_H
 #define TVLM_SRGB8_TABLES_H
 
-// The tables as the box kernels hold them (srgb8_buckets.h Srgb8TableWords; the Vulkan
-// shaders' buffer, engine/mips/box_filter.h srgb8_tables()): the 256 linear values, 4 x each
-// of the 255 thresholds and a 256th no sum reaches, then the bucket table of
-// srgb8_buckets.h, its 4097 bytes four to a word, padded to whole 16-byte chunks.
-#define TVLM_SRGB8_TABLE_WORDS 512
-#define TVLM_SRGB8_BUCKET_WORDS 1025
-#define TVLM_SRGB8_CHUNKS 385
+// The tables as the box kernels read them (srgb8_buckets.h Srgb8TableWords; the Vulkan
+// shaders' buffer, engine/mips/box_filter.h srgb8_tables()), in 32-bit words: 4 x the 256
+// linear values, the carry word of each of srgb8_buckets.h's 1409 buckets (and 3 words to
+// whole 16-byte chunks), then the 255 thresholds (and 1). The packed kernels keep the first
+// two in shared memory; the general shader reads the values and the thresholds.
+#define TVLM_SRGB8_CARRY_BUCKETS 1409
+#define TVLM_SRGB8_CARRY_COARSE 896
+#define TVLM_SRGB8_CARRY_WORDS 1412
+#define TVLM_SRGB8_THRESHOLD_WORD 1668
+#define TVLM_SRGB8_SHARED_CHUNKS 417
 
 #define TVLM_SRGB8_LINEAR_VALUES \
     0u, 5092u, 10185u, 15277u, 20369u, 25462u, 30554u, 35646u, 40739u, 45831u, 50923u, 56146u, \

@@ -116,20 +116,23 @@ TEST_CASE("box arithmetic: the sRGB tables follow the transfer functions, roundi
     CHECK(unorm8_round(1020, 4) == 255);
 }
 
-// The packed kernels encode the sum n of four linear values (4x the average) with the bucket
-// table instead of a search: every sum below 2^26 against the count of thresholds it
-// reaches, kept as n climbs.
-TEST_CASE("box arithmetic: the sRGB bucket table encodes every sum of four linear values") {
-    const Srgb8Buckets bytes = make_srgb8_buckets();
+// The packed kernels (CUDA and Vulkan) encode with one read of a carry word
+// (srgb8_buckets.h): every sum up to 2^26, as m = 4n, against the count of thresholds it
+// reaches, kept as n climbs; the buffer the general shader reads holds the linear values
+// (4 x) and the thresholds.
+TEST_CASE("box arithmetic: the sRGB carry words encode every sum of four linear values") {
+    const Srgb8TableWords words = make_srgb8_table_words();
+    for (uint32_t b = 0; b < 256; ++b) REQUIRE(words.linear4[b] == 4 * srgb8_linear(b));
+    for (uint32_t k = 0; k < 255; ++k) REQUIRE(words.threshold[k] == kSrgb8Thresholds[k]);
     uint32_t reached = 0, wrong = 0;
-    for (uint32_t n = 0; n < (1u << 26); ++n) {
+    for (uint32_t n = 0; n <= (1u << 26); ++n) {
         while (reached < 255 && n >= 4 * kSrgb8Thresholds[reached]) ++reached;
-        uint32_t byte = bytes.below[n >> kSrgb8BucketShift];
-        if (byte < 255 && n >= 4 * kSrgb8Thresholds[byte]) ++byte;
-        wrong += byte != reached;
+        const uint32_t m = 4 * n;
+        wrong += (words.carry[srgb8_carry_bucket(m)] + m) >> 24 != reached;
     }
     CHECK(reached == 255);
     CHECK(wrong == 0);
+    CHECK(srgb8_carry_bucket(4 * 4 * srgb8_linear(255)) == kSrgb8CarryBuckets - 1);  // the largest sum
     CHECK(srgb8_encode(double(4 * kSrgb8Thresholds[100]), 4) == 101);  // the same thresholds as srgb8_encode's
 }
 

@@ -231,16 +231,22 @@ struct Rgba8Words {
     }
 };
 // sRGB8: colour channels averaged in 24-bit linear light (tables of srgb8_tables.h) and
-// encoded back exactly, #{k : average >= THRESHOLD[k]}, with two table reads instead of a
-// pow and a search: a bucket table indexed by the sum's top bits gives the thresholds
-// below the bucket, and one comparison settles the one threshold a bucket can hold
+// encoded back exactly, #{k : average >= THRESHOLD[k]}, with one table read instead of a
+// pow and a search: the carry word of the bucket the sum falls in gives the thresholds
+// below the bucket and, as a carry, the one threshold a bucket can hold
 // (shaders/srgb8_buckets.h). Alpha averages as bytes. Tables live in shared memory, filled
 // by prepare().
-// The tables as one block of words (srgb8_buckets.h Srgb8TableWords), copied into shared
-// memory 16 bytes at a time. Copied a word at a time (4 x each threshold worked out on
-// the way) the fill took 123 instructions a warp, 18% of the kernel's (H200, ncu).
+// The tables (srgb8_buckets.h Srgb8TableWords): their linear values and carry words,
+// copied into shared memory 16 bytes at a time. Copied a word at a time (4 x each threshold
+// worked out on the way) the fill took 123 instructions a warp, 18% of the kernel's (H200,
+// ncu).
 __device__ const Srgb8TableWords kSrgbTableWords = make_srgb8_table_words();
-__shared__ Srgb8TableWords srgb_shared;
+struct alignas(16) Srgb8SharedTables {
+    uint32_t linear4[256];
+    uint32_t carry[TVLM_SRGB8_CARRY_WORDS];
+};
+static_assert(sizeof(Srgb8SharedTables) == 16 * TVLM_SRGB8_SHARED_CHUNKS, "the block's first chunks");
+__shared__ Srgb8SharedTables srgb_shared;
 
 struct Srgb8Words {
     using Word = uint32_t;
@@ -249,7 +255,7 @@ struct Srgb8Words {
     static constexpr bool kRowPairStores = false;
     static constexpr uint32_t kParts = 4;  // lane_average: red, green, blue, alpha
     __device__ static void prepare() {
-        constexpr uint32_t kChunks = sizeof(Srgb8TableWords) / 16;
+        constexpr uint32_t kChunks = TVLM_SRGB8_SHARED_CHUNKS;
         const uint4* from = reinterpret_cast<const uint4*>(&kSrgbTableWords);
         uint4* to = reinterpret_cast<uint4*>(&srgb_shared);
         static_assert(kChunks >= TVLM_BOX_THREADS && kChunks <= 2 * TVLM_BOX_THREADS, "one or two chunks a thread");
@@ -258,22 +264,32 @@ struct Srgb8Words {
         if (t + TVLM_BOX_THREADS < kChunks) to[t + TVLM_BOX_THREADS] = __ldg(from + t + TVLM_BOX_THREADS);
         __syncthreads();
     }
-    __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {
+    // The encoded byte of a channel of the average, in bits 24..31 (the other bits are not 0).
+    __device__ static uint32_t channel_high(Word a, Word b, Word c, Word d, uint32_t shift) {
         // The table's byte offset, 4 x the channel's byte, as one dot product of w's bytes
         // with (4 << shift) (IDP, on the FMA pipe), where a shift and a mask took two ALU
         // instructions: 11% fewer instructions, H100 4096^2 chain 41.7 -> 40.6 us.
-        const auto linear = [&](Word w) {
-            return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.linear) + __dp4a(w, 4u << shift, 0u));
+        const auto linear4 = [&](Word w) {
+            return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.linear4) + __dp4a(w, 4u << shift, 0u));
         };
-        const uint32_t n = linear(a) + linear(b) + linear(c) + linear(d);  // 4 x the average, below 2^27
-        const uint32_t byte = reinterpret_cast<const uint8_t*>(&srgb_shared.below)[n >> 14];
-        return (byte + (n >= srgb_shared.threshold4[byte] ? 1 : 0)) << shift;  // byte 255: never above
+        const uint32_t m = linear4(a) + linear4(b) + linear4(c) + linear4(d);  // 16 x the average, at most 2^28
+        // The bucket's byte offset, 4 x srgb8_carry_bucket(m): 4 (m >> 16) as a dot product
+        // of m's halves with bytes (0, 4); the add and the min are one VIADDMNMX.
+        const uint32_t offset = min(__dp2a_hi(m, 4u << 24, 0u), ((m >> 19) << 2) + 4 * kSrgb8CarryCoarse);
+        return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.carry) + offset) + m;
+    }
+    __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {
+        return (channel_high(a, b, c, d, shift) >> 24) << shift;
     }
     __device__ static uint32_t alpha(Word a, Word b, Word c, Word d) {
         return (((a >> 24) + (b >> 24) + (c >> 24) + (d >> 24) + 2) >> 2) << 24;
     }
     __device__ static Word average4(Word a, Word b, Word c, Word d) {
-        return channel(a, b, c, d, 0) | channel(a, b, c, d, 8) | channel(a, b, c, d, 16) | alpha(a, b, c, d);
+        // Each byte from the top of its word, in byte permutes (PRMT): bytes (red, green),
+        // then (red, green, blue), then alpha's (its word's top byte) on top.
+        const uint32_t red_green = __byte_perm(channel_high(a, b, c, d, 0), channel_high(a, b, c, d, 8), 0x0073);
+        const uint32_t colour = __byte_perm(red_green, channel_high(a, b, c, d, 16), 0x0710);
+        return __byte_perm(colour, alpha(a, b, c, d), 0x7210);
     }
     // Channel `part` of the average (3: alpha), the other bits 0.
     __device__ static Word average4_part(Word a, Word b, Word c, Word d, uint32_t part) {

@@ -12,9 +12,8 @@
 namespace tvlm {
 
 namespace {
-static_assert(sizeof(Srgb8BucketWords) == TVLM_SRGB8_BUCKET_WORDS * 4, "the bucket table's words, as the shaders size them");
 constexpr Srgb8TableWords kTables = make_srgb8_table_words();
-constexpr const uint32_t* kLinear = kTables.linear;
+constexpr const uint32_t* kLinear = kSrgb8Linear;
 constexpr const uint32_t* kThreshold = kSrgb8Thresholds;
 }  // namespace
 

@@ -37,9 +37,9 @@ IndexRange box_dependents(uint32_t x0, uint32_t x1, uint32_t s);
 // 24-bit linear value of an sRGB byte, and the byte a box average N / D encodes to.
 uint32_t srgb8_linear(uint32_t byte);
 uint32_t srgb8_encode(double n, double d);
-// The sRGB tables as box shaders read them (shaders/srgb8_buckets.h Srgb8TableWords): 256
-// linear values, 4 x each threshold and one no sum reaches, then the bucket table, its
-// bytes four to a word (1025 words), padded to whole 16-byte chunks.
+// The sRGB tables as box shaders read them (shaders/srgb8_buckets.h Srgb8TableWords): 4 x
+// the 256 linear values, the carry word of each encode bucket, then the 255 thresholds, in
+// whole 16-byte chunks.
 std::span<const uint32_t> srgb8_tables();
 // rgba8: N / D rounded half up, exactly.
 uint32_t unorm8_round(uint64_t n, uint64_t d);
