@@ -30,23 +30,28 @@ constexpr uint32_t srgb8_carry_bucket(uint32_t m) {
     return fine < coarse ? fine : coarse;
 }
 
-// The tables as the box kernels read them (srgb8_tables.h), built at compile time: CUDA's
-// Srgb8Words and box_mips_srgb8.comp copy linear4 and carry into shared memory, 16 bytes at
-// a time; srgb8_tables() is this block as the Vulkan shaders' buffer, whose general shader
-// (box_mips.comp) reads the linear values and the thresholds.
-struct alignas(16) Srgb8TableWords {
+// What the packed kernels keep in shared memory (CUDA's Srgb8Words, box_mips_srgb8.comp),
+// copied 16 bytes at a time.
+struct alignas(16) Srgb8PackedTables {
     uint32_t linear4[256];                    // 4 x srgb8_tables.h's linear values
     uint32_t carry[TVLM_SRGB8_CARRY_WORDS];  // kSrgb8CarryBuckets words, then 0s to whole chunks
-    uint32_t threshold[256];                  // srgb8_tables.h's 255, then 0
 };
-static_assert(offsetof(Srgb8TableWords, carry) == 4 * 256, "the carry words follow the linear values");
-static_assert(offsetof(Srgb8TableWords, threshold) == 4 * TVLM_SRGB8_THRESHOLD_WORD, "where the thresholds begin");
-static_assert(offsetof(Srgb8TableWords, threshold) == 16 * TVLM_SRGB8_SHARED_CHUNKS, "the chunks the packed kernels copy");
+static_assert(sizeof(Srgb8PackedTables) == 16 * TVLM_SRGB8_SHARED_CHUNKS, "the chunks the packed kernels copy");
+static_assert(offsetof(Srgb8PackedTables, carry) == 4 * 256, "the carry words follow the linear values");
 static_assert(TVLM_SRGB8_CARRY_WORDS >= kSrgb8CarryBuckets && TVLM_SRGB8_CARRY_WORDS % 4 == 0, "the buckets, in whole chunks");
+
+// The tables as the box kernels read them (srgb8_tables.h), built at compile time;
+// srgb8_tables() is this block as the Vulkan shaders' buffer, whose general shader
+// (box_mips.comp) reads the linear values and the thresholds.
+struct alignas(16) Srgb8TableWords {
+    Srgb8PackedTables packed;
+    uint32_t threshold[256];  // srgb8_tables.h's 255, then 0
+};
+static_assert(offsetof(Srgb8TableWords, threshold) == 4 * TVLM_SRGB8_THRESHOLD_WORD, "where the thresholds begin");
 
 constexpr Srgb8TableWords make_srgb8_table_words() {
     Srgb8TableWords out{};
-    for (uint32_t i = 0; i < 256; ++i) out.linear4[i] = 4 * kSrgb8Linear[i];
+    for (uint32_t i = 0; i < 256; ++i) out.packed.linear4[i] = 4 * kSrgb8Linear[i];
     uint32_t below = 0;
     for (uint32_t i = 0; i < kSrgb8CarryBuckets; ++i) {
         const bool fine = i < kSrgb8CarryFine;
@@ -54,7 +59,7 @@ constexpr Srgb8TableWords make_srgb8_table_words() {
         while (below < 255 && 16 * kSrgb8Thresholds[below] <= start) ++below;
         uint32_t inside = width;  // none: m - start never reaches it
         if (below < 255 && 16 * kSrgb8Thresholds[below] - start < width) inside = 16 * kSrgb8Thresholds[below] - start;
-        out.carry[i] = (below << 24) + (1u << 24) - inside - start;  // mod 2^32
+        out.packed.carry[i] = (below << 24) + (1u << 24) - inside - start;  // mod 2^32
     }
     for (uint32_t k = 0; k < 255; ++k) out.threshold[k] = kSrgb8Thresholds[k];
     return out;

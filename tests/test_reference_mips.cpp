@@ -122,13 +122,13 @@ TEST_CASE("box arithmetic: the sRGB tables follow the transfer functions, roundi
 // (4 x) and the thresholds.
 TEST_CASE("box arithmetic: the sRGB carry words encode every sum of four linear values") {
     const Srgb8TableWords words = make_srgb8_table_words();
-    for (uint32_t b = 0; b < 256; ++b) REQUIRE(words.linear4[b] == 4 * srgb8_linear(b));
+    for (uint32_t b = 0; b < 256; ++b) REQUIRE(words.packed.linear4[b] == 4 * srgb8_linear(b));
     for (uint32_t k = 0; k < 255; ++k) REQUIRE(words.threshold[k] == kSrgb8Thresholds[k]);
     uint32_t reached = 0, wrong = 0;
     for (uint32_t n = 0; n <= (1u << 26); ++n) {
         while (reached < 255 && n >= 4 * kSrgb8Thresholds[reached]) ++reached;
         const uint32_t m = 4 * n;
-        wrong += (words.carry[srgb8_carry_bucket(m)] + m) >> 24 != reached;
+        wrong += (words.packed.carry[srgb8_carry_bucket(m)] + m) >> 24 != reached;
     }
     CHECK(reached == 255);
     CHECK(wrong == 0);

@@ -241,12 +241,7 @@ struct Rgba8Words {
 // worked out on the way) the fill took 123 instructions a warp, 18% of the kernel's (H200,
 // ncu).
 __device__ const Srgb8TableWords kSrgbTableWords = make_srgb8_table_words();
-struct alignas(16) Srgb8SharedTables {
-    uint32_t linear4[256];
-    uint32_t carry[TVLM_SRGB8_CARRY_WORDS];
-};
-static_assert(sizeof(Srgb8SharedTables) == 16 * TVLM_SRGB8_SHARED_CHUNKS, "the block's first chunks");
-__shared__ Srgb8SharedTables srgb_shared;
+__shared__ Srgb8PackedTables srgb_shared;
 
 struct Srgb8Words {
     using Word = uint32_t;
@@ -255,8 +250,8 @@ struct Srgb8Words {
     static constexpr bool kRowPairStores = false;
     static constexpr uint32_t kParts = 4;  // lane_average: red, green, blue, alpha
     __device__ static void prepare() {
-        constexpr uint32_t kChunks = TVLM_SRGB8_SHARED_CHUNKS;
-        const uint4* from = reinterpret_cast<const uint4*>(&kSrgbTableWords);
+        constexpr uint32_t kChunks = sizeof(Srgb8PackedTables) / 16;
+        const uint4* from = reinterpret_cast<const uint4*>(&kSrgbTableWords.packed);
         uint4* to = reinterpret_cast<uint4*>(&srgb_shared);
         static_assert(kChunks >= TVLM_BOX_THREADS && kChunks <= 2 * TVLM_BOX_THREADS, "one or two chunks a thread");
         const uint32_t t = threadIdx.x;
