@@ -93,6 +93,8 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     DeviceBuffer<T> d_out(count * channels), d_grad_image(shape.level_values(0)), d_grad_uv(2 * count), d_grad_lod(count);
     TVLM_CUDA_CHECK(cudaMemset(d_out.data(), 0xFF, d_out.bytes()));  // poison: NaN
     TVLM_CUDA_CHECK(cudaMemset(d_grad_image.data(), 0xFF, d_grad_image.bytes()));
+    TVLM_CUDA_CHECK(cudaMemset(d_coarse.data(), 0xFF, d_coarse.bytes()));  // every level written
+    TVLM_CUDA_CHECK(cudaMemset(d_grad_coarse.data(), 0xFF, d_grad_coarse.bytes()));  // the backward zeroes it
     build_feature_chain<T>(shape, d_image.data(), d_coarse.data(), nullptr);
     const PointBatch<T> points{d_uv.data(), d_lod.data(), d_layer.data(), count};
     const ChainLevels<const T> chain_levels{d_image.data(), d_coarse.data()};
@@ -144,6 +146,14 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     // taps in their own launches (chain and fold), level 0 assigned through them.
     check_against_reference<double>(1, 4, 301, 203, 9, 3000, 1e-10);
     check_against_reference<float>(1, 4, 301, 203, 9, 3000, 2e-5, true);
+    // Coarse levels that halve, up to five a launch (box_pyramid_kernel), and their
+    // gradients folded in one launch (fold_ancestors_kernel): from one 16x16 tile in channel
+    // groups of four with a part group (40, 5 channels), layers; and an RGBA 1024^2 chain
+    // whose level 2 takes 8x8 tiles (levels 3..7), then one tile (8..10).
+    check_against_reference<float>(1, 40, 256, 256, 9, 3000, 2e-5);
+    check_against_reference<double>(2, 5, 512, 256, 10, 3000, 1e-10, true);
+    // (Float positions on a 1024-texel side are 2^-14 texel apart, ~3e-5 of a random texel step.)
+    check_against_reference<float>(1, 4, 1024, 1024, 11, 4000, 1e-4, true);
     check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order

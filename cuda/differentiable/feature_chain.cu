@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cuda_check.h"
+#include "early_launch.cuh"
 #include "error.h"
 #include "fast_divmod.h"
 #include "feature_levels.cuh"
@@ -54,6 +55,7 @@ __device__ Dependents dependents(uint32_t j, uint32_t s) {
 }
 
 template <class T> __device__ T quarter(T v) { return v * T(0.25); }
+__device__ float4 quarter4(float4 v) { return v * 0.25f; }
 
 // The 2x2 average of source texels (2x, 2y)..(2x+1, 2y+1) of plane `in` (multiplying by
 // 1/4 is exactly /4).
@@ -112,6 +114,72 @@ __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Lev
     out[at + row] = v01;
     out[at + row + m.texel] = v11;
     dst[d.element(layer, size_t(y) * d.width + x, c)] = quarter((v00 + v10) + (v01 + v11));
+}
+
+// Up to five levels that halve, from a coarse level (channels last): a block takes a
+// 32x32 tile of the source level and four of its channels, averages it into the 16x16
+// texels of the next level (a thread each), and those in shared memory into the 8x8, 4x4,
+// 2x2 and 1x1 after it, writing each level as it goes. Level-by-level launches spent most
+// of their time starting and draining: at 4096^2 RGBA the levels after 2 took 21.3 us in
+// four launches for 22 MB, and take 11.0 + 5.1 us in two (ncu, H200); the second launch
+// is this kernel on one tile, the 32x32 level the first ends at. Sums in the order of the
+// level-by-level kernels (bit-equal).
+constexpr uint32_t kMaxLevels = 16;  // of a chain (check_feature_chain)
+constexpr uint32_t kPyramidLevels = 5, kPyramidSide = 1u << kPyramidLevels;  // source tile side
+
+template <class T>
+__global__ void __launch_bounds__(kBlock) box_pyramid_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain,
+                                                             uint32_t source, uint32_t count, bool vector4) {
+    constexpr uint32_t kHalf = kPyramidSide / 2;  // the tile's side at level source + 1
+    static_assert(kHalf * kHalf == kBlock, "a thread per texel of the first level built");
+    __shared__ T tile[2][kHalf * kHalf][4];
+    await_previous_kernel();
+    const uint32_t groups = (shape.channels + 3) / 4, group = blockIdx.z % groups, layer = blockIdx.z / groups;
+    const uint32_t first = 4 * group, channels = min(4u, shape.channels - first), t = threadIdx.x;
+    {
+        const Level &s = shape.level[source], &d = shape.level[source + 1];
+        const uint32_t x = blockIdx.x * kHalf + t % kHalf, y = blockIdx.y * kHalf + t / kHalf;
+        T v[4] = {0, 0, 0, 0};
+        if (x < d.width && y < d.height) {
+            const T* in = level_base(shape, chain, source) + s.element(layer, 0, first);
+            T* out = level_base(shape, chain, source + 1) + d.element(layer, size_t(y) * d.width + x, first);
+            if constexpr (std::is_same_v<T, float>) {
+                if (vector4) {  // four channels of 16-byte aligned texels: one load a texel
+                    const auto at = [&](uint32_t i, uint32_t j) {
+                        return *reinterpret_cast<const float4*>(in + (size_t(j) * s.width + i) * s.texel);
+                    };
+                    const float4 sum = quarter4((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y)) +
+                                                (at(2 * x, 2 * y + 1) + at(2 * x + 1, 2 * y + 1)));
+                    *reinterpret_cast<float4*>(out) = sum;
+                    v[0] = sum.x, v[1] = sum.y, v[2] = sum.z, v[3] = sum.w;
+                }
+            }
+            if (!vector4) {
+#pragma unroll
+                for (uint32_t c = 0; c < 4; ++c)
+                    if (c < channels) out[c] = v[c] = halved(in + c, s, x, y);
+            }
+        }
+#pragma unroll
+        for (uint32_t c = 0; c < 4; ++c) tile[0][t][c] = v[c];
+    }
+    for (uint32_t k = 2; k <= count; ++k) {
+        __syncthreads();
+        const uint32_t side = kPyramidSide >> k;  // 8, 4, 2, 1
+        if (t >= side * side) continue;
+        const Level& d = shape.level[source + k];
+        const uint32_t tx = t % side, ty = t / side, x = blockIdx.x * side + tx, y = blockIdx.y * side + ty;
+        const T(*from)[4] = tile[k % 2];
+        const uint32_t i00 = 2 * ty * 2 * side + 2 * tx;  // the 2x2 under (tx, ty), rows 2 * side apart
+        T* out = x < d.width && y < d.height ? level_base(shape, chain, source + k) + d.element(layer, size_t(y) * d.width + x, first)
+                                            : nullptr;
+#pragma unroll
+        for (uint32_t c = 0; c < 4; ++c) {
+            const T v = quarter((from[i00][c] + from[i00 + 1][c]) + (from[i00 + 2 * side][c] + from[i00 + 2 * side + 1][c]));
+            tile[(k + 1) % 2][t][c] = v;
+            if (out && c < channels) out[c] = v;
+        }
+    }
 }
 
 // What the coarse level's gradient sends back to fine element (x, y) of a plane; `g` is
@@ -185,6 +253,7 @@ __device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l,
 template <uint32_t kMost>  // the most levels it reads: kFusedFold or kMaxFusedFold (loops unrolled to it)
 __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
+    await_previous_kernel();
     const uint32_t first = 4 * (blockIdx.x * blockDim.x + threadIdx.x), row_length = f.width * f.channels;
     if (first >= row_length) return;
     const uint32_t x = first / f.channels, c = first - x * f.channels;
@@ -222,6 +291,7 @@ template <> struct PairOf<double> { using type = double2; };
 template <class T, uint32_t kMost>
 __global__ void fused_fold_texels_kernel(T* level0, const T* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
+    await_previous_kernel();
     const uint32_t half_x = blockIdx.x * blockDim.x + threadIdx.x;
     if (half_x >= f.width / 2) return;
     const uint32_t x = 2 * half_x, C = f.channels;
@@ -320,8 +390,95 @@ __global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLe
     }
 }
 
+// Level `target`'s gradient with levels target+1..top folded into it, where each of
+// levels target..top-1 halves into the next: G_l = g_l + G_{l+1}[x / 2, y / 2] / 4, from the
+// coarsest (the level-by-level kernels' sums). One launch where those took one a level,
+// each mostly starting and draining (4096^2 RGBA: the fold 119 -> 100 us, H200). A block
+// takes a 16x16 tile of `target` and four channels: the tile's ancestors four levels up
+// are 8x8, 4x4, 2x2 and 1 texels of the tile, and above those one texel a level, a thread
+// a channel. Every value is read first; then five steps through shared memory. (A thread
+// per element finding its ancestors at every level took 33-46 us there, address
+// arithmetic and dependent reads; this takes 10.6 us, ncu.) The levels between keep their
+// own gradients (nothing reads them).
+template <class T>
+__global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> grad,
+                                                                uint32_t target, uint32_t top) {
+    constexpr uint32_t kSide = kPyramidSide / 2, kInTile = kPyramidLevels - 1;  // 16x16; 4 levels above it in the tile
+    __shared__ T folded[kInTile + 1][kSide / 2 * kSide / 2][4];                    // G of level target + k, k = 1..5
+    const uint32_t groups = (shape.channels + 3) / 4, group = blockIdx.z % groups, layer = blockIdx.z / groups;
+    const uint32_t first = 4 * group, channels = min(4u, shape.channels - first), t = threadIdx.x;
+    const uint32_t count = top - target, in_tile = min(count, kInTile);
+    // Texel i of the tile's part of level target + k, or null past the level's edge.
+    const auto texel = [&](uint32_t k, uint32_t i) -> T* {
+        const uint32_t side = kSide >> k, x = blockIdx.x * side + i % side, y = blockIdx.y * side + i / side;
+        const Level& level = shape.level[target + k];
+        if (x >= level.width || y >= level.height) return nullptr;
+        return level_base(shape, grad, target + k) + level.element(layer, size_t(y) * level.width + x, first);
+    };
+    await_previous_kernel();
+    // Threads 0..63 read the tile's 8x8 texels of level target + 1, 64..79 the 4x4 of
+    // target + 2, 80..83 the 2x2, 84 the 1x1 (as far as `top`).
+    uint32_t k_up = 0, index = 0;
+    for (uint32_t k = 1, base = 0; k <= in_tile; base += (kSide >> k) * (kSide >> k), ++k)
+        if (k_up == 0 && t >= base && t - base < (kSide >> k) * (kSide >> k)) k_up = k, index = t - base;
+    T* out = texel(0, t);
+    const T* above = k_up ? texel(k_up, index) : nullptr;
+    T own[4] = {0, 0, 0, 0}, up[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (uint32_t c = 0; c < 4; ++c)
+        if (c < channels) {
+            if (out) own[c] = out[c];
+            if (above) up[c] = above[c];
+        }
+    // Levels above the tile's: one texel each, a channel a thread (threads 96..99), every
+    // level read before the sums (a loop of dependent reads cost a latency a level).
+    constexpr uint32_t kAboveThread = 96;
+    if (count > kInTile && t >= kAboveThread && t - kAboveThread < channels) {
+        const uint32_t c = first + t - kAboveThread;
+        T g[kMaxLevels];
+#pragma unroll
+        for (uint32_t j = 0; j < kMaxLevels; ++j) {
+            const uint32_t l = target + kPyramidLevels + j, s = kPyramidLevels + j - kInTile;  // blockIdx: the tile at target + 4
+            if (l > top) break;
+            const Level& level = shape.level[l];
+            g[j] = level_base(shape, grad, l)[level.element(layer, size_t(blockIdx.y >> s) * level.width + (blockIdx.x >> s), c)];
+        }
+        T sum = 0;
+#pragma unroll
+        for (uint32_t j = kMaxLevels; j-- > 0;) {
+            const uint32_t l = target + kPyramidLevels + j;
+            if (l <= top) sum = l == top ? g[j] : g[j] + sum * T(0.25);
+        }
+        folded[kInTile][0][t - kAboveThread] = sum;
+    }
+    // From the top of the tile down: level target + k's G = g + G of its parent / 4.
+    for (uint32_t k = in_tile; k >= 1; --k) {
+        __syncthreads();
+        const uint32_t side = kSide >> k;
+        if (k == k_up && above) {
+            const uint32_t parent = (index / side / 2) * (side / 2) + (index % side) / 2;
+#pragma unroll
+            for (uint32_t c = 0; c < 4; ++c)
+                folded[k - 1][index][c] = k == count ? up[c] : up[c] + folded[k][parent][c] * T(0.25);
+        }
+    }
+    __syncthreads();
+    if (!out) return;
+    const uint32_t parent = (t / kSide / 2) * (kSide / 2) + (t % kSide) / 2;
+#pragma unroll
+    for (uint32_t c = 0; c < 4; ++c)
+        if (c < channels) out[c] = count == 0 ? own[c] : own[c] + folded[0][parent][c] * T(0.25);
+}
+
 // Whether the next level of `level` is its 2x2 box in both axes.
 bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
+
+// How many levels after `from` each halve the one before (from -> from + 1 -> ...).
+template <class T> uint32_t halving_run(const Shape<T>& d, uint32_t from, uint32_t levels) {
+    uint32_t run = 0;
+    while (from + run + 1 < levels && halves(d.level[from + run])) ++run;
+    return run;
+}
 
 // (element blocks of a row of `level`, its rows, layers).
 dim3 level_grid(const Level& level, const FeatureChainShape& shape) {
@@ -351,10 +508,38 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
     const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
     uint32_t tail = 1;  // the first small level
     while (tail < shape.levels && shape.level_values(tail) > kTailValues) ++tail;
-    for (uint32_t l = 1; l < tail;) {
+    const bool vector4 = std::is_same_v<T, float> && shape.channels % 4 == 0 && aligned16(coarse);
+    // The largest level the pyramid starts from: 1024^2 with up to 4 channels (two
+    // launches then build ten levels); with more, a block's texels lie C values apart, and
+    // from 256^2 x 40 channels it ran 2.5 us slower than the two-level passes (H200), so
+    // there it starts from one tile (32x32, where the one-block tail took over).
+    const uint32_t pyramid_source = shape.channels <= 4 ? 1024 : kPyramidSide;
+    for (uint32_t l = 1; l < shape.levels;) {
         const Level &s = d.level[l - 1], &m = d.level[l];
         const T* src = level_base(d, chain, l - 1);
         T* dst = level_base(d, chain, l);
+        // From a coarse level of at most 1024x1024: the levels that halve after it, five a
+        // launch (the second launch's source is at most 32x32, one tile).
+        const uint32_t run = halving_run(d, l - 1, shape.levels);
+        if (l >= 2 && run >= 2 && s.width <= pyramid_source && s.height <= pyramid_source) {
+            for (uint32_t built = 0; built < run;) {
+                const uint32_t count = std::min(run - built, kPyramidLevels);
+                const Level& next = d.level[l + built];
+                const dim3 grid((next.width + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
+                                (next.height + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
+                                ((shape.channels + 3) / 4) * shape.layers);
+                launch_kernel_early(box_pyramid_kernel<T>, grid, dim3(kBlock), stream, true, d, chain, l - 1 + built, count,
+                                    vector4);
+                built += count;
+            }
+            l += run;
+            continue;
+        }
+        if (l >= tail) {
+            box_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, chain, l);
+            TVLM_CUDA_CHECK(cudaGetLastError());
+            break;
+        }
         if (l + 1 < tail && halves(s) && halves(m)) {  // levels l and l+1 in one pass
             const Level& n = d.level[l + 1];
             T* next = level_base(d, chain, l + 1);
@@ -369,10 +554,6 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
         TVLM_CUDA_CHECK(cudaGetLastError());
         ++l;
     }
-    if (tail < shape.levels) {
-        box_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, chain, tail);
-        TVLM_CUDA_CHECK(cudaGetLastError());
-    }
 }
 
 template <class T>
@@ -385,12 +566,15 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     }
     const Shape<T> d = device_shape<T>(shape);
     // Levels 0..depth-1 halve: level 0 is written from levels 1..depth in one pass, after
-    // the levels below depth are folded into it one by one (they are small).
+    // the levels below depth are folded into it. Those that halve on from it (to `top`)
+    // in one launch; coarser ones, after an odd side, one by one (they are small).
     uint32_t depth = 0;
     const uint32_t most = shape.level_values(0) <= kShortFold ? kMaxFusedFold : kFusedFold;
     while (depth < std::min(most, shape.levels - 1) && halves(d.level[depth])) ++depth;
-    const uint32_t last = std::max(depth, 1u) + 1;  // the finest level folded level by level
-    uint32_t tail = shape.levels;                   // levels tail.. fold in one block
+    const uint32_t target = std::max(depth, 1u);  // the finest level folded before the last step
+    const uint32_t top = target + halving_run(d, target, shape.levels);
+    const uint32_t last = top + 1;   // the finest level folded level by level
+    uint32_t tail = shape.levels;    // levels tail.. fold in one block
     while (tail > last && shape.level_values(tail - 2) <= kTailValues) --tail;
     if (tail < shape.levels) {
         fold_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, grad, tail);
@@ -406,6 +590,12 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
         else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l],
                                                                             shape.channels, nullptr);
         TVLM_CUDA_CHECK(cudaGetLastError());
+    }
+    if (top > target) {
+        const Level& level = d.level[target];
+        const dim3 grid((level.width + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
+                        (level.height + kPyramidSide / 2 - 1) / (kPyramidSide / 2), ((shape.channels + 3) / 4) * shape.layers);
+        launch_kernel_early(fold_ancestors_kernel<T>, grid, dim3(kBlock), stream, true, d, grad, target, top);
     }
     if (depth == 0) {  // level 0 has an odd side: its taps take the general path
         fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(
@@ -438,16 +628,18 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     const dim3 texel_grid(blocks_for(shape.width / 2), grid_rows);
     float* level0 = reinterpret_cast<float*>(grad.level0);
     const float* coarse = reinterpret_cast<const float*>(grad.coarse);
+    // Launched early: its start overlaps the kernel before it (fold_ancestors_kernel).
     if (groups && most == kFusedFold)
-        fused_fold_groups_kernel<kFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
+        launch_kernel_early(fused_fold_groups_kernel<kFusedFold>, group_grid, dim3(kBlock), stream, true, level0, coarse, f, nonfinite);
     else if (groups)
-        fused_fold_groups_kernel<kMaxFusedFold><<<group_grid, kBlock, 0, stream>>>(level0, coarse, f, nonfinite);
+        launch_kernel_early(fused_fold_groups_kernel<kMaxFusedFold>, group_grid, dim3(kBlock), stream, true, level0, coarse, f,
+                            nonfinite);
     else if (most == kFusedFold)
-        fused_fold_texels_kernel<T, kFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f, nonfinite);
+        launch_kernel_early(fused_fold_texels_kernel<T, kFusedFold>, texel_grid, dim3(kBlock), stream, true, grad.level0,
+                            static_cast<const T*>(grad.coarse), f, nonfinite);
     else
-        fused_fold_texels_kernel<T, kMaxFusedFold><<<texel_grid, kBlock, 0, stream>>>(grad.level0, grad.coarse, f,
-                                                                                    nonfinite);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+        launch_kernel_early(fused_fold_texels_kernel<T, kMaxFusedFold>, texel_grid, dim3(kBlock), stream, true, grad.level0,
+                            static_cast<const T*>(grad.coarse), f, nonfinite);
 }
 
 #define TVLM_FEATURE_CHAIN(T)                                                                  \
