@@ -124,8 +124,16 @@ __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Lev
 // four launches for 22 MB, and take 11.0 + 5.1 us in two (ncu, H200); the second launch
 // is this kernel on one tile, the 32x32 level the first ends at. Sums in the order of the
 // level-by-level kernels (bit-equal).
-constexpr uint32_t kMaxLevels = 16;  // of a chain (check_feature_chain)
 constexpr uint32_t kPyramidLevels = 5, kPyramidSide = 1u << kPyramidLevels;  // source tile side
+
+// The tiled kernels' blocks take four channels of one layer: blockIdx.z is (layer, group).
+struct ChannelGroup {
+    uint32_t layer, first, count;  // channels first .. first + count - 1 (count <= 4)
+};
+__device__ ChannelGroup channel_group(uint32_t channels) {
+    const uint32_t groups = (channels + 3) / 4, group = blockIdx.z % groups;
+    return {blockIdx.z / groups, 4 * group, min(4u, channels - 4 * group)};
+}
 
 template <class T>
 __global__ void __launch_bounds__(kBlock) box_pyramid_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain,
@@ -134,8 +142,8 @@ __global__ void __launch_bounds__(kBlock) box_pyramid_kernel(const __grid_consta
     static_assert(kHalf * kHalf == kBlock, "a thread per texel of the first level built");
     __shared__ T tile[2][kHalf * kHalf][4];
     await_previous_kernel();
-    const uint32_t groups = (shape.channels + 3) / 4, group = blockIdx.z % groups, layer = blockIdx.z / groups;
-    const uint32_t first = 4 * group, channels = min(4u, shape.channels - first), t = threadIdx.x;
+    const ChannelGroup group = channel_group(shape.channels);
+    const uint32_t layer = group.layer, first = group.first, channels = group.count, t = threadIdx.x;
     {
         const Level &s = shape.level[source], &d = shape.level[source + 1];
         const uint32_t x = blockIdx.x * kHalf + t % kHalf, y = blockIdx.y * kHalf + t / kHalf;
@@ -405,8 +413,8 @@ __global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_con
                                                                 uint32_t target, uint32_t top) {
     constexpr uint32_t kSide = kPyramidSide / 2, kInTile = kPyramidLevels - 1;  // 16x16; 4 levels above it in the tile
     __shared__ T folded[kInTile + 1][kSide / 2 * kSide / 2][4];                    // G of level target + k, k = 1..5
-    const uint32_t groups = (shape.channels + 3) / 4, group = blockIdx.z % groups, layer = blockIdx.z / groups;
-    const uint32_t first = 4 * group, channels = min(4u, shape.channels - first), t = threadIdx.x;
+    const ChannelGroup group = channel_group(shape.channels);
+    const uint32_t layer = group.layer, first = group.first, channels = group.count, t = threadIdx.x;
     const uint32_t count = top - target, in_tile = min(count, kInTile);
     // Texel i of the tile's part of level target + k, or null past the level's edge.
     const auto texel = [&](uint32_t k, uint32_t i) -> T* {
@@ -473,6 +481,12 @@ __global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_con
 // Whether the next level of `level` is its 2x2 box in both axes.
 bool halves(const Level& level) { return level.width % 2 == 0 && level.height % 2 == 0; }
 
+// The tiled kernels' grid over `level`: its 16x16 tiles, and (layer, channel group).
+dim3 tile_grid(const Level& level, const FeatureChainShape& shape) {
+    constexpr uint32_t side = kPyramidSide / 2;
+    return dim3((level.width + side - 1) / side, (level.height + side - 1) / side, ((shape.channels + 3) / 4) * shape.layers);
+}
+
 // How many levels after `from` each halve the one before (from -> from + 1 -> ...).
 template <class T> uint32_t halving_run(const Shape<T>& d, uint32_t from, uint32_t levels) {
     uint32_t run = 0;
@@ -495,9 +509,9 @@ void check_feature_chain(const FeatureChainShape& s) {
         throw Error("feature textures are at most 65535 texels high with at most 65535 layers");
     uint32_t full = 0;  // bit_width (this file is C++17)
     for (uint32_t size = std::max(s.width, s.height); size; size >>= 1) ++full;
-    if (s.levels == 0 || s.levels > full || s.levels > 16)
+    if (s.levels == 0 || s.levels > full || s.levels > kMaxLevels)
         throw Error("a " + std::to_string(s.width) + "x" + std::to_string(s.height) + " texture has 1.." +
-                    std::to_string(std::min(full, 16u)) + " levels, not " + std::to_string(s.levels));
+                    std::to_string(std::min(full, kMaxLevels)) + " levels, not " + std::to_string(s.levels));
 }
 
 template <class T>
@@ -524,12 +538,8 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
         if (l >= 2 && run >= 2 && s.width <= pyramid_source && s.height <= pyramid_source) {
             for (uint32_t built = 0; built < run;) {
                 const uint32_t count = std::min(run - built, kPyramidLevels);
-                const Level& next = d.level[l + built];
-                const dim3 grid((next.width + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
-                                (next.height + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
-                                ((shape.channels + 3) / 4) * shape.layers);
-                launch_kernel_early(box_pyramid_kernel<T>, grid, dim3(kBlock), stream, true, d, chain, l - 1 + built, count,
-                                    vector4);
+                launch_kernel_early(box_pyramid_kernel<T>, tile_grid(d.level[l + built], shape), dim3(kBlock), stream, true, d,
+                                    chain, l - 1 + built, count, vector4);
                 built += count;
             }
             l += run;
@@ -592,10 +602,8 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
     if (top > target) {
-        const Level& level = d.level[target];
-        const dim3 grid((level.width + kPyramidSide / 2 - 1) / (kPyramidSide / 2),
-                        (level.height + kPyramidSide / 2 - 1) / (kPyramidSide / 2), ((shape.channels + 3) / 4) * shape.layers);
-        launch_kernel_early(fold_ancestors_kernel<T>, grid, dim3(kBlock), stream, true, d, grad, target, top);
+        launch_kernel_early(fold_ancestors_kernel<T>, tile_grid(d.level[target], shape), dim3(kBlock), stream, true, d, grad,
+                            target, top);
     }
     if (depth == 0) {  // level 0 has an odd side: its taps take the general path
         fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(

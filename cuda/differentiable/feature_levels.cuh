@@ -12,6 +12,7 @@
 namespace tvlm::feature_levels {
 
 inline constexpr int kBlock = 256;
+inline constexpr uint32_t kMaxLevels = 16;  // of a chain (check_feature_chain)
 
 // A level: its size, where it starts in the chain's one index space (which picks the
 // levels the backward sums in shared memory), and its element strides: element (layer, x,
@@ -54,7 +55,7 @@ inline uint32_t lanes_for(uint32_t channels) {
 template <class T> struct Shape {
     uint32_t layers, channels, levels, lanes, lane_bits;
     size_t level0_values;
-    Level level[16];
+    Level level[kMaxLevels];
 };
 
 template <class T>

@@ -256,7 +256,7 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
     extern __shared__ unsigned char shared_bytes[];
     T* sums = reinterpret_cast<T*>(shared_bytes);
     for (uint32_t k = threadIdx.x; k < shared_values; k += blockDim.x) sums[k] = 0;
-    __shared__ Level levels[16];
+    __shared__ Level levels[kMaxLevels];
     copy_levels(shape, levels);  // its barrier covers the sums' zeros too
     const uint32_t channels = shape.channels, lanes = shape.lanes, lane = threadIdx.x & (lanes - 1);
     const size_t per_block = blockDim.x >> shape.lane_bits, step = size_t(gridDim.x) * per_block;
