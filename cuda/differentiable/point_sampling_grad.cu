@@ -243,8 +243,9 @@ template <class T> __device__ T* chain_element(const Shape<T>& shape, ChainLevel
 }
 
 // What one pass of the backward does: scatter the texel gradients of levels [first, end),
-// and (point_grads) write d loss / d uv and d loss / d lod. The backward runs two passes,
-// the coarse levels and the point gradients before the fold, level 0 after it.
+// and (point_grads) write d loss / d uv and d loss / d lod. The backward runs one for the
+// coarse levels and the point gradients before the fold; level 0's atomics after it are
+// backward_level0_kernel's, or a second pass where level 0 is summed in shared memory.
 struct BackwardPass {
     uint32_t first, end;
     bool point_grads;
