@@ -154,6 +154,10 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     check_against_reference<double>(2, 5, 512, 256, 10, 3000, 1e-10, true);
     // (Float positions on a 1024-texel side are 2^-14 texel apart, ~3e-5 of a random texel step.)
     check_against_reference<float>(1, 4, 1024, 1024, 11, 4000, 1e-4, true);
+    // A tiny level 0 under many points: its texel gradients summed in shared memory by the
+    // strided pass (global atomics on 16 texels would serialize), RGBA and any channels.
+    check_against_reference<float>(1, 4, 4, 4, 3, 4000, 2e-4);
+    check_against_reference<double>(2, 3, 6, 4, 3, 4000, 1e-10, true);
     check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order
