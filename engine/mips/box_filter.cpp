@@ -13,8 +13,6 @@ namespace tvlm {
 
 namespace {
 constexpr Srgb8TableWords kTables = make_srgb8_table_words();
-constexpr const uint32_t* kLinear = kSrgb8Linear;
-constexpr const uint32_t* kThreshold = kSrgb8Thresholds;
 }  // namespace
 
 BoxTaps box_taps(uint32_t i, uint32_t s) {
@@ -34,12 +32,13 @@ IndexRange box_dependents(uint32_t x0, uint32_t x1, uint32_t s) {
     return {static_cast<uint32_t>(first), static_cast<uint32_t>(std::min<uint64_t>(end, d))};
 }
 
-uint32_t srgb8_linear(uint32_t byte) { return kLinear[byte]; }
+uint32_t srgb8_linear(uint32_t byte) { return kSrgb8Linear[byte]; }
 
 uint32_t srgb8_encode(double n, double d) {
     // Thresholds times D stay below 2^53: exact in double (N and D are integers).
-    const uint32_t* above = std::partition_point(kThreshold, kThreshold + 255, [&](uint32_t t) { return n >= t * d; });
-    return static_cast<uint32_t>(above - kThreshold);
+    const uint32_t* above =
+        std::partition_point(kSrgb8Thresholds, kSrgb8Thresholds + 255, [&](uint32_t t) { return n >= t * d; });
+    return static_cast<uint32_t>(above - kSrgb8Thresholds);
 }
 
 std::span<const uint32_t> srgb8_tables() {
