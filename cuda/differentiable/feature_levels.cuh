@@ -32,6 +32,8 @@ inline __device__ float4 operator*(float4 a, float k) { return {a.x * k, a.y * k
 inline __device__ float4 operator-(float4 a, float4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
 inline __device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
 inline __device__ float dot4(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+// Whether any channel is non-zero (a gradient worth scattering).
+inline __device__ bool nonzero(float4 a) { return a.x != 0 || a.y != 0 || a.z != 0 || a.w != 0; }
 
 // Level 0's folded gradient is non-finite exactly when some coarse gradient is (every
 // coarse texel sends a positive share to level 0) or their sum overflowed: the fold checks

@@ -27,6 +27,14 @@ using namespace feature_levels;
 template <class T> struct Bilinear {
     size_t i00, i10, i01, i11;
     T a, b, width, height;
+    // The four taps (texels 00, 10, 01, 11) and their weights, for the loops that scatter.
+    struct Taps {
+        size_t texel[4];
+        T weight[4];
+    };
+    __device__ Taps taps() const {
+        return {{i00, i10, i01, i11}, {(1 - a) * (1 - b), a * (1 - b), (1 - a) * b, a * b}};
+    }
 };
 
 template <class T>
@@ -285,15 +293,14 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                     for (uint32_t c = 4 * lane; c < channels; c += 4 * lanes) {
                         const float4 go = *reinterpret_cast<const float4*>(grad_out + i * channels + c), gw = go * weight;
                         if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-                        if (scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0)) {
-                            const size_t texels[4] = {s.i00, s.i10, s.i01, s.i11};
-                            const float weights[4] = {(1 - s.a) * (1 - s.b), s.a * (1 - s.b), (1 - s.a) * s.b, s.a * s.b};
+                        if (scatter && nonzero(gw)) {
+                            const auto tap = s.taps();
 #pragma unroll
                             for (uint32_t j = 0; j < 4; ++j) {
-                                const float4 value = gw * weights[j];
-                                const size_t element = level.element(layer, texels[j], c);
+                                const float4 value = gw * tap.weight[j];
+                                const size_t element = level.element(layer, tap.texel[j], c);
                                 if (level.offset + element < shared_base) {
-                                    add_group(g + size_t(layer) * level.layer_stride, level, texels[j], value, c);
+                                    add_group(g + size_t(layer) * level.layer_stride, level, tap.texel[j], value, c);
                                     continue;
                                 }
                                 float* at = sums + (level.offset + element - shared_base);
@@ -422,10 +429,9 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
             const float weight = k == 0 ? 1 - p.blend : p.blend;
             const float4 gw = go * weight;
             const Bilinear<float> s = bilinear_at(level, u, v);
-            const bool adds = scatter && (gw.x != 0 || gw.y != 0 || gw.z != 0 || gw.w != 0);
+            const bool adds = scatter && nonzero(gw);
             const bool in_shared = adds && level.offset >= shared_base;  // whole levels are, or are not
-            const size_t texels[4] = {s.i00, s.i10, s.i01, s.i11};
-            const float weights[4] = {(1 - s.a) * (1 - s.b), s.a * (1 - s.b), (1 - s.a) * s.b, s.a * s.b};
+            const auto tap = s.taps();
             const size_t level_first = level.offset + size_t(layer) * level.layer_stride;
             float* g = level_base(shape, grad, present ? l : 0) + size_t(layer) * level.layer_stride;
             // The texels for d/d uv and d/d lod read before the scatter, which then hides
@@ -437,11 +443,11 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
             const bool warp_shares = __any_sync(0xffffffffu, in_shared);
 #pragma unroll
             for (uint32_t j = 0; j < 4; ++j) {
-                if (adds && !in_shared) add_texel4(g, level, texels[j], gw * weights[j]);
+                if (adds && !in_shared) add_texel4(g, level, tap.texel[j], gw * tap.weight[j]);
                 if (warp_shares)
                     add_in_warp(warp_sums,
-                                in_shared ? uint32_t(level_first + texels[j] * level.texel - shared_base) : kNotShared,
-                                uint32_t(level.channel), gw * weights[j]);
+                                in_shared ? uint32_t(level_first + tap.texel[j] * level.texel - shared_base) : kNotShared,
+                                uint32_t(level.channel), gw * tap.weight[j]);
             }
             if (!grads) continue;
             gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
@@ -478,22 +484,21 @@ __global__ void backward_level0_kernel(const __grid_constant__ Shape<T> shape, P
     const T weight = 1 - p.blend;
     const Bilinear<T> s = bilinear_at(level, points.uv[2 * i], points.uv[2 * i + 1]);
     T* g = grad_level0 + size_t(layer_of(points, i, shape.layers)) * level.layer_stride;
-    const size_t texels[4] = {s.i00, s.i10, s.i01, s.i11};
-    const T weights[4] = {(1 - s.a) * (1 - s.b), s.a * (1 - s.b), (1 - s.a) * s.b, s.a * s.b};
+    const auto tap = s.taps();
     if constexpr (kChannels == Channels::rgba && std::is_same_v<T, float>) {
         const float4 gw = reinterpret_cast<const float4*>(grad_out)[i] * weight;
         await_previous_kernel();
-        if (gw.x == 0 && gw.y == 0 && gw.z == 0 && gw.w == 0) return;
+        if (!nonzero(gw)) return;
 #pragma unroll
-        for (uint32_t j = 0; j < 4; ++j) add_texel4(g, level, texels[j], gw * weights[j]);
+        for (uint32_t j = 0; j < 4; ++j) add_texel4(g, level, tap.texel[j], gw * tap.weight[j]);
     } else if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
         const uint32_t lane = uint32_t(t & (shape.lanes - 1));
         await_previous_kernel();
         for (uint32_t c = 4 * lane; c < shape.channels; c += 4 * shape.lanes) {
             const float4 gw = *reinterpret_cast<const float4*>(grad_out + i * shape.channels + c) * weight;
-            if (gw.x == 0 && gw.y == 0 && gw.z == 0 && gw.w == 0) continue;
+            if (!nonzero(gw)) continue;
 #pragma unroll
-            for (uint32_t j = 0; j < 4; ++j) add_group(g, level, texels[j], gw * weights[j], c);
+            for (uint32_t j = 0; j < 4; ++j) add_group(g, level, tap.texel[j], gw * tap.weight[j], c);
         }
     } else {
         const uint32_t lane = uint32_t(t & (shape.lanes - 1));
@@ -502,7 +507,7 @@ __global__ void backward_level0_kernel(const __grid_constant__ Shape<T> shape, P
             const T gw = grad_out[i * shape.channels + c] * weight;
             if (gw == T(0)) continue;
 #pragma unroll
-            for (uint32_t j = 0; j < 4; ++j) atomicAdd(g + level.element(0, texels[j], c), gw * weights[j]);
+            for (uint32_t j = 0; j < 4; ++j) atomicAdd(g + level.element(0, tap.texel[j], c), gw * tap.weight[j]);
         }
     }
 }
