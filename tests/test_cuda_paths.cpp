@@ -188,20 +188,25 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
         }
 }
 
+// 512^2: the chain's last pass (levels 7-9) is the tail of the one before, and the patches
+// read levels 0-3 only, so the graph runs that tail beside them (deferred_tail_level).
+// 256x160: its chain has no such tail.
 TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames, equals the steps launched one by one") {
     const CudaStream stream = make_stream();
-    for (Format format : {Format::rgba8_unorm, Format::rgba16f})
+    for (const Extent2D size : {Extent2D{256, 160}, Extent2D{512, 512}})
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
         for (uint32_t layers : {1u, 3u}) {
+            CAPTURE(size.width);
             CAPTURE(format_info(format).name);
             CAPTURE(layers);
-            const TextureDesc desc{256, 160, layers, 0, format, false};
-            const size_t row_bytes = 256 * format_info(format).texel_bytes();
+            const TextureDesc desc{size.width, size.height, layers, 0, format, false};
+            const size_t row_bytes = size.width * format_info(format).texel_bytes();
             std::vector<PatchLayout> per_image;
             for (uint32_t l = 0; l < layers; ++l) {
                 FoveatedParams p;
                 p.fixations = {{0.3 + 0.2 * l, 0.6}};
                 p.budget = 60;
-                per_image.push_back(foveated_layout(256, 160, p).layout);
+                per_image.push_back(foveated_layout(size.width, size.height, p).layout);
             }
             const PatchLayout layout = layers > 1 ? batch_layouts(per_image) : per_image[0];
             const CudaPatchSampler sampler(layout, {.channels = 3});
@@ -209,6 +214,12 @@ TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames
             // The graph's texture and output, and the same steps on their own texture.
             const CudaArrayTexture graph_texture = CudaArrayTexture::create(desc), eager_texture = CudaArrayTexture::create(desc);
             const CudaBoxMips graph_mips(graph_texture), eager_mips(eager_texture);
+            if (size.width == 512) {  // the deferred tail is what this size tests
+                REQUIRE(graph_mips.deferred_tail_level() == 7);
+                REQUIRE(layout.levels_needed <= 7);
+            } else {
+                REQUIRE(graph_mips.deferred_tail_level() == desc.mip_levels());
+            }
             const TextureObject graph_object = graph_texture.mipmaps().make_texture_object(sampler.sampler_desc());
             const TextureObject eager_object = eager_texture.mipmaps().make_texture_object(sampler.sampler_desc());
             DeviceBuffer<unsigned char> graph_out(out_bytes), eager_out(out_bytes);

@@ -562,6 +562,16 @@ __device__ uint32_t take_ticket(uint32_t* counter, uint32_t last) {
     asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(last) : "memory");
     return old;
 }
+// A deferred tail's count: one more block done, releasing this thread's earlier writes (its
+// block's word). A reduction: nothing comes back, so the block does not wait for it.
+__device__ void count_in(uint32_t* counter) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+__device__ uint32_t acquire_count(const uint32_t* counter) {
+    uint32_t count;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(count) : "l"(counter) : "memory");
+    return count;
+}
 
 // Levels that halve, for the formats video and images arrive in (see halve_tile). A
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
@@ -595,6 +605,13 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
 
     const uint32_t blocks = gridDim.x * gridDim.y;
     Word* words = static_cast<Word*>(l.tail.scratch) + blockIdx.z * blocks;
+    if (l.tail.deferred) {  // box_packed_deferred_tail_kernel halves the words
+        if (threadIdx.x == 0) {
+            words[blockIdx.y * gridDim.x + blockIdx.x] = last;
+            count_in(&l.tail.counters[blockIdx.z]);
+        }
+        return;
+    }
     if (threadIdx.x == 0) {
         words[blockIdx.y * gridDim.x + blockIdx.x] = last;
         last_block = take_ticket(&l.tail.counters[blockIdx.z], blocks - 1) == blocks - 1;
@@ -609,6 +626,29 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
 template <class Words, bool kFromFrame>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     packed_tile<Words, kFromFrame>(l);
+}
+
+// A deferred tail (launch_box_deferred_tail): block z halves layer z's words once all
+// l.tiles_x x l.tiles_y blocks of the pass have counted themselves in, and sets the count
+// back to 0 for the next chain.
+template <class Words>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_deferred_tail_kernel(BoxMipsLaunch l) {
+    using Word = typename Words::Word;
+    __shared__ Word level4[16];
+    allow_next_kernel();
+    Words::prepare();
+    const uint32_t blocks = l.tiles_x * l.tiles_y, layer = blockIdx.z + l.params.first_layer;
+    uint32_t* counter = &l.tail.counters[blockIdx.z];
+    if (threadIdx.x == 0) {
+        while (acquire_count(counter) < blocks) __nanosleep(64);
+        *counter = 0;  // the next chain's pass starts after this kernel ends
+    }
+    __syncthreads();  // the block's threads read the words after thread 0's acquire
+    const Word* words = static_cast<const Word*>(l.tail.scratch) + blockIdx.z * blocks;
+    TileTarget tail{{}, l.tail.levels, l.tiles_x / 2, l.tiles_y / 2, 0, 0, layer, l.layered};
+    for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) tail.dst[k] = l.tail.dst[k];
+    halve_tile<Words>(ScratchSource<Word>{words, l.tiles_x, l.tiles_y}, tail, level4);
+    wait_previous_kernel();  // ends after the kernel before it, as stream order promises
 }
 
 // RGBA16F frames: left to itself nvcc gave this kernel 82 registers, so 88 were allocated
@@ -822,6 +862,19 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
         case SurfaceTexel::float4: launch_kernel<SurfaceTexel::float4>(launch, grid, stream); break;
         case SurfaceTexel::float1: launch_kernel<SurfaceTexel::float1>(launch, grid, stream); break;
     }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_box_deferred_tail(const BoxMipsLaunch& launch, cudaStream_t stream) {
+    if (!launch.tail.levels || !launch.tail.deferred || !runs_packed(launch))
+        throw std::logic_error("a deferred box tail follows a packed launch whose tail was deferred");
+    const dim3 grid(1, 1, launch.layers), block(TVLM_BOX_THREADS);
+    if (launch.params.kind == TVLM_BOX_UNORM8)
+        launch_kernel_early(box_packed_deferred_tail_kernel<Rgba8Words>, grid, block, stream, true, launch);
+    else if (launch.params.kind == TVLM_BOX_SRGB8)
+        launch_kernel_early(box_packed_deferred_tail_kernel<Srgb8Words>, grid, block, stream, true, launch);
+    else
+        launch_kernel_early(box_packed_deferred_tail_kernel<Rgba16fWords>, grid, block, stream, true, launch);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

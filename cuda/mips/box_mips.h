@@ -15,12 +15,15 @@ enum class SurfaceTexel : uint8_t { uchar4, half4, float4, float1 };
 
 // The pass after a launch's own, when it is one tile of the packed kernel and the launch
 // rewrites its whole source with one texel per block: the last block of each layer to
-// finish does it (box_packed_kernel), so the chain needs one launch less.
+// finish does it (box_packed_kernel), so the chain needs one launch less. Deferred: the
+// blocks only leave their texel and count themselves in, and launch_box_deferred_tail(),
+// later in the stream, halves the texels once all are in.
 struct BoxMipsTail {
     cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // its levels
     uint32_t levels = 0;                                // 0: no tail
     void* scratch = nullptr;            // a texel (8 bytes at most) per block and layer
     unsigned int* counters = nullptr;   // one per layer, 0 between launches
+    bool deferred = false;
 };
 
 struct BoxMipsLaunch {
@@ -47,6 +50,14 @@ struct BoxMipsLaunch {
 };
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
+
+// The deferred tail of `launch` (its tail.deferred set; the same BoxMipsLaunch), one block
+// per layer, launched early (programmatic dependent launch) after whatever came between:
+// it waits for the launch's blocks by their count, not for the kernel before it, so it runs
+// beside that kernel (the patches of a frame graph, which read only levels above the tail's).
+// It still ends after that kernel, as stream order promises. Safe from deadlock because an
+// early launch starts only once every block of the kernels before it has started.
+void launch_box_deferred_tail(const BoxMipsLaunch& launch, cudaStream_t stream);
 
 // The small end of a chain in one block per layer (box_tail_kernel): levels a+1 .. a+levels
 // from level a, any ratio at every step, each level kept in shared memory for the next.

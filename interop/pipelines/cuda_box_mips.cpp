@@ -77,6 +77,14 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     for (size_t p = 0; p + 1 < passes.size(); ++p)
         if (fuses(desc_, blocks_at_once_, passes[p], launches[p], passes[p + 1], launches[p + 1], 1))
             words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
+    // A tail can wait (generate_from's defer_tail) where it is the chain's last pass: no
+    // later pass reads its levels.
+    deferred_tail_level_ = desc_.mip_levels();
+    if (const size_t last = passes.size() - 1; passes.size() >= 2 && first_tail_pass(desc_, passes) == passes.size() &&
+        fuses(desc_, blocks_at_once_, passes[last - 1], launches[last - 1], passes[last], launches[last], desc_.layers)) {
+        deferrable_pass_ = last - 1;
+        deferred_tail_level_ = passes[last].src_level + 1;
+    }
     if (words) {
         tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
         tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
@@ -88,7 +96,7 @@ void CudaBoxMips::generate(cudaStream_t stream) const {
     launch({0, 0, desc_.width, desc_.height}, 0, desc_.layers, stream);
 }
 
-void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_t stream) const {
+void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_t stream, bool defer_tail) const {
     const FormatInfo& info = format_info(desc_.format);
     if (info.channels != 4)
         throw Error("a frame goes into a " + std::string(info.name) + " texture through copy_to_level0: the "
@@ -110,7 +118,7 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     // and one read of the frame fewer (H100, 32 x 1024^2 frame to patches, level 0 stored in
     // whole sectors: RGBA8 141 us against 252 before; RGBA16F 261 us against 356 copied first).
     if (frame_in_first_pass_ && aligned16(frame) && row_bytes % 16 == 0) {
-        run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes});
+        run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes}, defer_tail);
         return;
     }
     // Otherwise a kernel copies the frame into level 0, then the chain runs. Rows of whole
@@ -126,7 +134,25 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
         write_texels(view, surfaces_[0].handle(), desc_.layers > 1, surface_texel(desc_.format),
                      {0, 0, desc_.width, desc_.height, 0, desc_.layers}, stream);
     }
-    generate(stream);
+    run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {}, defer_tail);
+}
+
+void CudaBoxMips::finish_deferred_tail(cudaStream_t stream) const {
+    if (deferred_tail_level_ == desc_.mip_levels()) return;
+    const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
+                                                        {0, 0, desc_.width, desc_.height});
+    BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[deferrable_pass_], 0);
+    l.layers = desc_.layers;
+    add_tail(l, pass_launch(desc_, surfaces_, kernels_, passes[deferrable_pass_ + 1], 0), true);
+    launch_box_deferred_tail(l, stream);
+}
+
+void CudaBoxMips::add_tail(BoxMipsLaunch& l, const BoxMipsLaunch& next, bool deferred) const {
+    std::copy(std::begin(next.dst), std::end(next.dst), std::begin(l.tail.dst));
+    l.tail.levels = next.params.levels;
+    l.tail.scratch = tail_scratch_.data();
+    l.tail.counters = tail_counters_.data();
+    l.tail.deferred = deferred;
 }
 
 void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
@@ -146,7 +172,7 @@ void CudaBoxMips::launch(TexelRect dirty, uint32_t first_layer, uint32_t layers,
 }
 
 void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
-                      cudaStream_t stream, BoxFrameInput frame) const {
+                      cudaStream_t stream, BoxFrameInput frame, bool defer_tail) const {
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
     const size_t tail = first_tail_pass(desc_, passes);
     std::vector<BoxMipsLaunch> launches;
@@ -165,11 +191,8 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
             l.changed_tiles_y = (desc_.height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
         } else if (p + 1 < tail &&
                    fuses(desc_, blocks_at_once_, passes[p], l, passes[p + 1], launches[p + 1], layers)) {
-            const BoxMipsLaunch& next = launches[++p];
-            std::copy(std::begin(next.dst), std::end(next.dst), std::begin(l.tail.dst));
-            l.tail.levels = next.params.levels;
-            l.tail.scratch = tail_scratch_.data();
-            l.tail.counters = tail_counters_.data();
+            add_tail(l, launches[p + 1], defer_tail && p == deferrable_pass_ && deferred_tail_level_ < desc_.mip_levels());
+            ++p;
         }
         launch_box_mips(l, stream);
     }

@@ -45,7 +45,18 @@ public:
     // the H100), other rows texel by texel. Capturable in a CUDA graph (the surface lives
     // here). Throws Error, launching nothing, for r32f textures, short or misaligned rows,
     // and memory that is not CUDA device memory (host frames go through copy_to_level0).
-    void generate_from(const void* frame, size_t row_bytes, cudaStream_t stream) const;
+    //
+    // defer_tail: where the chain ends with a pass that its pass before finishes as a tail
+    // (one tile; deferred_tail_level() < the level count), that last pass is left to
+    // finish_deferred_tail(), which must follow on the same stream. Work launched in between
+    // may read levels below deferred_tail_level() and runs beside the tail: a frame graph's
+    // patches (CudaFrameGraph; H200, 1024^2 RGBA8, the tail took ~1.7 us of 8).
+    void generate_from(const void* frame, size_t row_bytes, cudaStream_t stream, bool defer_tail = false) const;
+    // The first level generate_from(..., true) leaves to finish_deferred_tail(); the level
+    // count where it leaves none.
+    uint32_t deferred_tail_level() const { return deferred_tail_level_; }
+    // The levels generate_from(..., true) left; nothing where it left none.
+    void finish_deferred_tail(cudaStream_t stream) const;
     // Only the texels of each level that depend on `region` of level 0. Throws Error,
     // launching nothing, for an empty or outside region.
     void update(const DirtyRegion& region, cudaStream_t stream) const;
@@ -60,8 +71,11 @@ private:
     void launch(TexelRect dirty, uint32_t first_layer, uint32_t layers, cudaStream_t stream) const;
     // The passes for `dirty` (the first driven by `changed_tiles`, or reading `frame`, where
     // given), the small end of the chain as one tail launch (launch_box_tail).
+    // defer_tail: a whole chain whose fused tail is left to finish_deferred_tail().
     void run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
-             cudaStream_t stream, BoxFrameInput frame = {}) const;
+             cudaStream_t stream, BoxFrameInput frame = {}, bool defer_tail = false) const;
+    // `next`, the pass after l's, as l's tail (deferred: left to finish_deferred_tail()).
+    void add_tail(BoxMipsLaunch& l, const BoxMipsLaunch& next, bool deferred) const;
     TextureDesc desc_;
     CudaBoxKernels kernels_ = CudaBoxKernels::packed;
     std::vector<SurfaceObject> surfaces_;  // one per level
@@ -70,6 +84,10 @@ private:
     DeviceBuffer<uint2> tail_scratch_;
     DeviceBuffer<unsigned int> tail_counters_;
     uint32_t blocks_at_once_ = 0;  // of the packed kernel on this device
+    // The whole chain's pass (of plan_box_passes) that takes the last pass as its tail, and
+    // that pass's first level; none: the level count.
+    size_t deferrable_pass_ = 0;
+    uint32_t deferred_tail_level_ = 0;
     bool frame_in_first_pass_ = false;  // generate_from's copy runs inside the chain's first pass (RGBA8, packed)
 };
 

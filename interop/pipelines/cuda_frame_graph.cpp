@@ -16,9 +16,14 @@ CudaFrameGraph::CudaFrameGraph(const FrameGraphDesc& desc) : desc_(desc) {
 }
 
 CudaGraphExec CudaFrameGraph::capture(const void* frame) const {
+    // Where the patches read no level of the chain's tail, the tail runs beside them
+    // (CudaBoxMips::generate_from's defer_tail) instead of before them.
+    const bool defer_tail = desc_.tail_beside_patches &&
+                            desc_.sampler->layout().levels_needed <= desc_.mips->deferred_tail_level();
     return capture_graph([&](cudaStream_t stream) {
-        desc_.mips->generate_from(frame, desc_.row_bytes, stream);
+        desc_.mips->generate_from(frame, desc_.row_bytes, stream, defer_tail);
         desc_.sampler->sample(desc_.texture, desc_.object, desc_.output, desc_.output_bytes, stream);
+        if (defer_tail) desc_.mips->finish_deferred_tail(stream);
     });
 }
 

@@ -32,6 +32,10 @@ struct FrameGraphDesc {
     size_t row_bytes = 0;
     void* output = nullptr;               // the sampler's output, `output_bytes` long
     size_t output_bytes = 0;
+    // Run the chain's tail beside the patches where they read none of its levels
+    // (CudaBoxMips::generate_from's defer_tail); false: the whole chain first, as before
+    // (kept for the benchmark's comparison).
+    bool tail_beside_patches = true;
 };
 
 class CudaFrameGraph {
