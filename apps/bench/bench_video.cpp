@@ -234,6 +234,12 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                 add(device_job, "CUDA only, one CUDA graph: generate_from + patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
+            if (mips.deferred_tail_level() < texture.desc().mip_levels()) {  // the previous order, where it differs
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(), row_bytes,
+                                      out.data(), out.bytes(), false});
+                add(device_job, "CUDA only, one CUDA graph, the chain's tail before the patches",
+                    time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
+            }
             // The same on a Vulkan texture imported in CUDA: nothing on the Vulkan side per frame.
             ImportedTexture imported = ImportedTexture::create(context, exportable, sampler.sampler_desc());
             const CudaBoxMips imported_mips(imported.cuda);
