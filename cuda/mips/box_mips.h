@@ -54,7 +54,8 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream);
 // The deferred tail of `launch` (its tail.deferred set; the same BoxMipsLaunch), one block
 // per layer, launched early (programmatic dependent launch) after whatever came between:
 // it waits for the launch's blocks by their count, not for the kernel before it, so it runs
-// beside that kernel (the patches of a frame graph, which read only levels above the tail's).
+// beside that kernel (the patches of a frame graph, which read only levels finer than the
+// tail's).
 // It still ends after that kernel, as stream order promises. Safe from deadlock because an
 // early launch starts only once every block of the kernels before it has started.
 void launch_box_deferred_tail(const BoxMipsLaunch& launch, cudaStream_t stream);
