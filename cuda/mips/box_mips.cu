@@ -573,13 +573,25 @@ __device__ uint32_t acquire_count(const uint32_t* counter) {
     return count;
 }
 
+// A fused tail's halving, in the last block to finish, as a call (packed_tile's kTailCall).
+template <class Words>
+__device__ __noinline__ void halve_fused_tail(ScratchSource<typename Words::Word> words, TileTarget tail) {
+    __shared__ typename Words::Word level4[16];
+    halve_tile<Words>(words, tail, level4);
+}
+
 // Levels that halve, for the formats video and images arrive in (see halve_tile). A
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
 // host fuses only where that pays: interop/pipelines/cuda_box_mips.cpp).
 // kFromFrame: level 0 comes from l.frame (FrameSource) and is written on the way.
-template <class Words, bool kFromFrame>
+// kTailCall: the tail's halve_tile is a call (halve_fused_tail), not inlined, so that it
+// does not share the register allocation of the halve_tile every block runs (see
+// box_packed_srgb8_kernel). The RGBA8 and RGBA16F kernels, with registers to spare, gain
+// nothing from it and lose the call's cost in the block that runs the tail (H200: 1024^2
+// and 2048^2 RGBA8 chains +0.5-0.7 us).
+template <class Words, bool kFromFrame, bool kTailCall = false>
 __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     using Word = typename Words::Word;
     __shared__ Word level4[16];
@@ -620,7 +632,9 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     if (!last_block) return;
     TileTarget tail{{}, l.tail.levels, gridDim.x / 2, gridDim.y / 2, 0, 0, layer, l.layered};
     for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) tail.dst[k] = l.tail.dst[k];
-    halve_tile<Words>(ScratchSource<Word>{words, gridDim.x, gridDim.y}, tail, level4);
+    const ScratchSource<Word> source{words, gridDim.x, gridDim.y};
+    if constexpr (kTailCall) halve_fused_tail<Words>(source, tail);
+    else halve_tile<Words>(source, tail, level4);
 }
 
 template <class Words, bool kFromFrame>
@@ -661,8 +675,11 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS, 3) box_packed_rgba16f_frame_
 // sRGB8: left to itself nvcc gives this kernel 48 registers, five blocks an SM. At 40 (no
 // spills) six fit: H100, 4096^2 chain, 40.5 -> 39.4 us. Since its tables are copied in
 // 16-byte chunks, 32 registers (eight blocks, a 4-byte spill) beat 40: H200 36.6 -> 36.1 us.
+// Its tail is a call: inlined, ptxas put two spill stores and three reloads on every block's
+// path; as a call, the spills fall in the branch of edge tiles only. H200, sRGB8 chains
+// 1024^2 / 2048^2 / 4096^2: 8.2-8.4 / 14.0-14.1 / 35.6 -> 8.0 / 13.1 / 34.1-34.2 us.
 __global__ void __launch_bounds__(TVLM_BOX_THREADS, 8) box_packed_srgb8_kernel(BoxMipsLaunch l) {
-    packed_tile<Srgb8Words, false>(l);
+    packed_tile<Srgb8Words, false, true>(l);
 }
 
 // One level of any ratio (a pass of one level whose source does not halve: the odd levels
