@@ -80,6 +80,7 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
                                    {3840, 2160, 1, Format::rgba8_unorm}, {1024, 1024, 1, Format::rgba16f},
                                    {2048, 2048, 1, Format::rgba16f},     {4096, 4096, 1, Format::rgba16f},
                                    {1024, 1024, 32, Format::rgba8_unorm}, {1024, 1024, 32, Format::rgba16f},
+                                   {1024, 1024, 1, Format::rgba8_srgb},  {2048, 2048, 1, Format::rgba8_srgb},
                                    {4096, 4096, 1, Format::rgba8_srgb},  {4096, 4096, 1, Format::rgba8_unorm, 256}};
     std::vector<Row> rows;
     for (size_t i = 0; i < jobs.size(); ++i) {
