@@ -90,6 +90,11 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
         tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
         TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
     }
+    if (deferred_tail_level_ < desc_.mip_levels()) {
+        deferred_tail_ = launches[deferrable_pass_];
+        deferred_tail_.layers = desc_.layers;
+        add_tail(deferred_tail_, launches[deferrable_pass_ + 1], true);
+    }
 }
 
 void CudaBoxMips::generate(cudaStream_t stream) const {
@@ -138,13 +143,7 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
 }
 
 void CudaBoxMips::finish_deferred_tail(cudaStream_t stream) const {
-    if (deferred_tail_level_ == desc_.mip_levels()) return;
-    const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
-                                                        {0, 0, desc_.width, desc_.height});
-    BoxMipsLaunch l = pass_launch(desc_, surfaces_, kernels_, passes[deferrable_pass_], 0);
-    l.layers = desc_.layers;
-    add_tail(l, pass_launch(desc_, surfaces_, kernels_, passes[deferrable_pass_ + 1], 0), true);
-    launch_box_deferred_tail(l, stream);
+    if (deferred_tail_level_ < desc_.mip_levels()) launch_box_deferred_tail(deferred_tail_, stream);
 }
 
 void CudaBoxMips::add_tail(BoxMipsLaunch& l, const BoxMipsLaunch& next, bool deferred) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "box_filter.h"
+#include "box_mips.h"
 #include "cuda_handle.h"
 #include "cuda_mipmaps.h"
 #include "device_buffer.h"
@@ -88,6 +89,7 @@ private:
     // that pass's first level; none: the level count.
     size_t deferrable_pass_ = 0;
     uint32_t deferred_tail_level_ = 0;
+    BoxMipsLaunch deferred_tail_;  // what finish_deferred_tail() launches, built once
     bool frame_in_first_pass_ = false;  // generate_from's copy runs inside the chain's first pass (RGBA8, packed)
 };
 
