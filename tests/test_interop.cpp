@@ -86,6 +86,8 @@ void write_stamped_frame(Context& context, FrameRing& ring, uint32_t f, std::vec
 // every level mismatching.
 constexpr unsigned int kControlMismatches = 4u * (64 * 64 + 32 * 32 + 16 * 16 + 8 * 8 + 4 * 4 + 2 * 2 + 1);
 
+// The GPU's free memory, for every process on it: run alone, or another process's
+// allocations in the meantime read as this one's leak.
 size_t cuda_free_memory() {
     size_t free = 0, total = 0;
     TVLM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -284,7 +286,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and V
     CHECK(new_fds(fds, open_fds()) == "");
     CHECK(DeviceMemory::live_count() == vulkan_memory);
     const size_t after = cuda_free_memory();
-    CHECK_MESSAGE(after + (4u << 20) >= cuda_free, "CUDA free memory dropped by ", (cuda_free - after) >> 20, " MiB");
+    CHECK_MESSAGE(after + (4u << 20) >= cuda_free, "CUDA free memory dropped by ", (cuda_free - after) >> 20,
+                  " MiB (the GPU's: was another process using it meanwhile?)");
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "CUDA writes a level through a surface, Vulkan reads it after an in-stream signal") {
