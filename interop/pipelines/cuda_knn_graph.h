@@ -14,8 +14,8 @@
 #include "cuda_handle.h"
 #include "cuda_overlay.h"
 #include "device_buffer.h"
+#include "knn_graph.h"
 #include "knn_graph_kernels.h"
-#include "overlay/knn_graph.h"
 
 namespace tvlm {
 

@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
+#include "changed_tiles.h"
 #include "cuda_array_texture.h"
 #include "cuda_box_mips.h"
 #include "cuda_handle.h"
 #include "device_buffer.h"
-#include "video/changed_tiles.h"
 
 namespace tvlm {
 
