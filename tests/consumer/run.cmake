@@ -19,3 +19,6 @@ step(${CMAKE_COMMAND} -S "${CMAKE_CURRENT_LIST_DIR}" -B "${WORK}" -G "${GENERATO
      "-DCMAKE_CXX_FLAGS=${FLAGS}" "-DCMAKE_C_FLAGS=${FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${FLAGS}")
 step(${CMAKE_COMMAND} --build "${WORK}")
 step("${WORK}/consumer")
+if(EXISTS "${WORK}/consumer_cuda")
+  step("${WORK}/consumer_cuda")
+endif()
