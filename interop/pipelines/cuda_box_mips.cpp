@@ -77,23 +77,21 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     for (size_t p = 0; p + 1 < passes.size(); ++p)
         if (fuses(desc_, blocks_at_once_, passes[p], launches[p], passes[p + 1], launches[p + 1], 1))
             words = std::max(words, size_t{passes[p].tiles_x} * passes[p].tiles_y);
-    // A tail can wait (generate_from's defer_tail) where it is the chain's last pass: no
-    // later pass reads its levels.
-    deferred_tail_level_ = desc_.mip_levels();
-    if (const size_t last = passes.size() - 1; passes.size() >= 2 && first_tail_pass(desc_, passes) == passes.size() &&
-        fuses(desc_, blocks_at_once_, passes[last - 1], launches[last - 1], passes[last], launches[last], desc_.layers)) {
-        deferrable_pass_ = last - 1;
-        deferred_tail_level_ = passes[last].src_level + 1;
-    }
     if (words) {
         tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
         tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
         TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
     }
-    if (deferred_tail_level_ < desc_.mip_levels()) {
+    // A tail can wait (generate_from's defer_tail) where it is the chain's last pass: no
+    // later pass reads its levels. finish_deferred_tail()'s launch is built here, once.
+    deferred_tail_level_ = desc_.mip_levels();
+    if (const size_t last = passes.size() - 1; passes.size() >= 2 && first_tail_pass(desc_, passes) == passes.size() &&
+        fuses(desc_, blocks_at_once_, passes[last - 1], launches[last - 1], passes[last], launches[last], desc_.layers)) {
+        deferrable_pass_ = last - 1;
+        deferred_tail_level_ = passes[last].src_level + 1;
         deferred_tail_ = launches[deferrable_pass_];
         deferred_tail_.layers = desc_.layers;
-        add_tail(deferred_tail_, launches[deferrable_pass_ + 1], true);
+        add_tail(deferred_tail_, launches[last], true);
     }
 }
 
