@@ -845,18 +845,15 @@ void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-uint32_t packed_blocks_at_once(SurfaceTexel texel) {
-    const int sms = current_device_multiprocessors();
+uint32_t packed_blocks_at_once(uint32_t kind) {
     int per_sm = 0;
-    if (texel == SurfaceTexel::half4) {
+    if (kind == TVLM_BOX_FLOAT16)
         TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords, false>, TVLM_BOX_THREADS, 0));
-    } else {  // RGBA8 and sRGB8 share the texel; the sRGB kernel's tables may fit fewer blocks
-        int srgb = 0;
+    else if (kind == TVLM_BOX_SRGB8)
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_srgb8_kernel, TVLM_BOX_THREADS, 0));
+    else if (kind == TVLM_BOX_UNORM8)
         TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words, false>, TVLM_BOX_THREADS, 0));
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&srgb, box_packed_srgb8_kernel, TVLM_BOX_THREADS, 0));
-        per_sm = std::min(per_sm, srgb);
-    }
-    return static_cast<uint32_t>(sms * per_sm);
+    return static_cast<uint32_t>(current_device_multiprocessors() * per_sm);
 }
 
 bool runs_packed(const BoxMipsLaunch& l) {

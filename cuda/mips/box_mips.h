@@ -83,7 +83,8 @@ void launch_box_tail(const BoxTailLaunch& launch, cudaStream_t stream);
 // asked for, an RGBA8 or RGBA16F format, and a source that halves on both axes.
 bool runs_packed(const BoxMipsLaunch& launch);
 
-// How many blocks of the packed kernel the current device runs at once.
-uint32_t packed_blocks_at_once(SurfaceTexel texel);
+// How many blocks of the packed kernel of `kind` (TVLM_BOX_*) the current device runs at
+// once; 0 for kinds without one.
+uint32_t packed_blocks_at_once(uint32_t kind);
 
 }  // namespace tvlm

@@ -65,7 +65,7 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     // fused pair any update can have.
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(),
                                                         {0, 0, desc_.width, desc_.height});
-    blocks_at_once_ = packed_blocks_at_once(surface_texel(desc_.format));
+    blocks_at_once_ = packed_blocks_at_once(box_kind(desc_.format));
     std::vector<BoxMipsLaunch> launches;
     for (const BoxPass& pass : passes) launches.push_back(pass_launch(desc_, surfaces_, kernels_, pass, 0));
     // generate_from's plan, decided once: the chain's first pass reads the frame itself where
