@@ -490,6 +490,17 @@ struct TileTarget {
         if (step <= levels && x < width >> (step - 1) && y < height >> (step - 1))
             write_word(surface(step), v, x * sizeof(Word), y, layer, layered);
     }
+    // Thread 0's first store into each of the block's levels, done early with any value (0):
+    // thread 0 stores that texel again when the block has halved its tile. On an H100 the
+    // first surface stores of a one-block pass into its levels held up its store issue by
+    // 0.3-0.5 us a level, 1.2 us in all, where the pass after its wait took ~3 us (warming
+    // with loads did nothing). An early-launched pass stores these while it waits for the
+    // pass before it (which reads and writes other levels); its later stores issue at once.
+    template <class Word>
+    __device__ void store_first_texels_early() const {
+#pragma unroll
+        for (uint32_t step = 1; step <= TVLM_BOX_MAX_LEVELS; ++step) store(step, Word{}, 0, 0);
+    }
 };
 
 // One block halves a 64x64 tile of level a down to 1x1 (level a+6). Thread t owns the 4x4
@@ -573,6 +584,15 @@ __device__ uint32_t acquire_count(const uint32_t* counter) {
     return count;
 }
 
+// This block's part of the launch's levels (packed_tile writes the same out again: built by
+// this call there, ptxas allocated the RGBA16F and frame kernels' registers differently).
+__device__ TileTarget tile_target(const BoxMipsLaunch& l) {
+    TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
+                  blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, blockIdx.z + l.params.first_layer, l.layered};
+    for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) to.dst[k] = l.dst[k];
+    return to;
+}
+
 // A fused tail's halving, in the last block to finish, as a call (packed_tile's kTailCall).
 template <class Words>
 __device__ __noinline__ void halve_fused_tail(ScratchSource<typename Words::Word> words, TileTarget tail) {
@@ -586,19 +606,24 @@ __device__ __noinline__ void halve_fused_tail(ScratchSource<typename Words::Word
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
 // host fuses only where that pays: interop/pipelines/cuda_box_mips.cpp).
 // kFromFrame: level 0 comes from l.frame (FrameSource) and is written on the way.
+// kOneTile: box_packed_one_tile_kernel's early start (below).
 // kTailCall: the tail's halve_tile is a call (halve_fused_tail), not inlined, so that it
 // does not share the register allocation of the halve_tile every block runs (see
 // box_packed_srgb8_kernel). The RGBA8 and RGBA16F kernels, with registers to spare, gain
 // nothing from it and lose the call's cost in the block that runs the tail (H200: 1024^2
 // and 2048^2 RGBA8 chains +0.5-0.7 us).
-template <class Words, bool kFromFrame, bool kTailCall = false>
+template <class Words, bool kFromFrame, bool kTailCall = false, bool kOneTile = false>
 __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     using Word = typename Words::Word;
     __shared__ Word level4[16];
     __shared__ bool last_block;
+    if constexpr (kOneTile) {  // box_packed_one_tile_kernel: what needs nothing from the pass before
+        if (threadIdx.x == 0) tile_target(l).store_first_texels_early<Word>();
+        Words::prepare();
+    }
     await_previous_kernel();
     if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
-    Words::prepare();
+    if constexpr (!kOneTile) Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
     TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
                   blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, layer, l.layered};
@@ -640,6 +665,19 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
 template <class Words, bool kFromFrame>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLaunch l) {
     packed_tile<Words, kFromFrame>(l);
+}
+
+// A pass of one tile a layer launched early, as a chain's last pass is: its blocks start
+// while the pass before runs, and wait. Meanwhile they fill their tables and store ahead
+// (TileTarget::store_first_texels_early); every texel of their tile they rewrite (no
+// changed tiles, no tail: runs_one_tile). H200, 4096^2 chains: RGBA8 27.2-27.4 -> 25.8-26.0
+// us, sRGB8 34.0-34.1 -> 32.2-32.5 us, RGBA16F 54.7-54.8 -> 53.4-53.7 us. A kernel of its
+// own, so that this code leaves the register allocation of the kernels of a chain's other
+// passes as it was (in them it cost the fused sRGB8 chains and the 1024^2 frame graph
+// 0.3-0.4 us, H100).
+template <class Words>
+__global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_one_tile_kernel(BoxMipsLaunch l) {
+    packed_tile<Words, false, false, true>(l);
 }
 
 // A deferred tail (launch_box_deferred_tail): block z halves layer z's words once all
@@ -742,11 +780,23 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
     launch_kernel_early(kernel, grid, dim3(TVLM_BOX_THREADS), stream, overlap, args...);
 }
 
+// Whether a packed launch takes box_packed_one_tile_kernel: one tile a layer, launched
+// early, its tile rewritten whole, no tail. Launched early means a later pass of a chain
+// (cuda_box_mips.cpp launches a chain's first pass without overlap), so the kernels that
+// may run beside its early stores are its own chain's passes, which write other levels.
+bool runs_one_tile(const BoxMipsLaunch& l) {
+    return runs_packed(l) && l.tiles_x == 1 && l.tiles_y == 1 && l.overlap_launch && !l.changed_tiles && !l.frame &&
+           !l.tail.levels;
+}
+
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     if (l.frame && l.params.kind == TVLM_BOX_FLOAT16) launch(box_packed_rgba16f_frame_kernel, grid, l.overlap_launch, stream, l);
     else if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
+    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_one_tile_kernel<Rgba8Words>, grid, true, stream, l);
+    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_one_tile_kernel<Srgb8Words>, grid, true, stream, l);
+    else if (runs_one_tile(l)) launch(box_packed_one_tile_kernel<Rgba16fWords>, grid, true, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_srgb8_kernel, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);
