@@ -621,7 +621,7 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
         if (threadIdx.x == 0) tile_target(l).store_first_texels_early<Word>();
         Words::prepare();
     }
-    await_previous_kernel();
+    await_previous_kernel_then_allow_next();
     if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     if constexpr (!kOneTile) Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
@@ -780,12 +780,13 @@ void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t str
     launch_kernel_early(kernel, grid, dim3(TVLM_BOX_THREADS), stream, overlap, args...);
 }
 
-// Whether a packed launch takes box_packed_one_tile_kernel: one tile a layer, launched
-// early, its tile rewritten whole, no tail. Launched early means a later pass of a chain
-// (cuda_box_mips.cpp launches a chain's first pass without overlap), so the kernels that
-// may run beside its early stores are its own chain's passes, which write other levels.
+// Whether a packed launch takes box_packed_one_tile_kernel: one tile a layer after a pass of
+// its chain, its tile rewritten whole, no tail. The kernels that may run beside its early
+// stores are its own chain's passes, which write other levels: each pass starts only once
+// every block of the pass before started, and the first pass starts early only as a packed
+// kernel, whose blocks let the next launch begin only after their wait (packed_tile).
 bool runs_one_tile(const BoxMipsLaunch& l) {
-    return runs_packed(l) && l.tiles_x == 1 && l.tiles_y == 1 && l.overlap_launch && !l.changed_tiles && !l.frame &&
+    return runs_packed(l) && l.tiles_x == 1 && l.tiles_y == 1 && l.after_pass && !l.changed_tiles && !l.frame &&
            !l.tail.levels;
 }
 
@@ -794,9 +795,9 @@ void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     if (l.frame && l.params.kind == TVLM_BOX_FLOAT16) launch(box_packed_rgba16f_frame_kernel, grid, l.overlap_launch, stream, l);
     else if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
-    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_one_tile_kernel<Rgba8Words>, grid, true, stream, l);
-    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_one_tile_kernel<Srgb8Words>, grid, true, stream, l);
-    else if (runs_one_tile(l)) launch(box_packed_one_tile_kernel<Rgba16fWords>, grid, true, stream, l);
+    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_one_tile_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
+    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_one_tile_kernel<Srgb8Words>, grid, l.overlap_launch, stream, l);
+    else if (runs_one_tile(l)) launch(box_packed_one_tile_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_srgb8_kernel, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);

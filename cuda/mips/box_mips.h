@@ -34,7 +34,8 @@ struct BoxMipsLaunch {
     bool layered = false;                               // surfaces on a layered array
     SurfaceTexel texel = SurfaceTexel::uchar4;
     bool packed = true;  // RGBA8 and RGBA16F levels that halve: the packed-word kernel (false: per texel)
-    bool overlap_launch = false;  // launch while the previous pass runs (programmatic dependent launch)
+    bool overlap_launch = false;  // launch while the kernel before runs (programmatic dependent launch)
+    bool after_pass = false;      // the kernel before it on the stream is a pass of its own chain
     BoxMipsTail tail{};           // packed kernel only
     // A first pass (level 0 -> ...) driven by changed tiles (cuda/video/video_frames.h): a block
     // whose level-0 source touches no changed tile of TVLM_CHANGE_TILE texels returns at

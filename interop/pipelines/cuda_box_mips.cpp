@@ -177,7 +177,12 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
     for (size_t p = 0; p < tail; ++p) {
         BoxMipsLaunch& l = launches[p];
         l.layers = layers;
-        l.overlap_launch = p > 0;  // passes of one chain overlap; the chain waits for the work before it
+        // Passes of one chain overlap. A first pass of the packed kernel overlaps the work before
+        // it too (its blocks wait before they read or write, and let later launches begin only
+        // after: packed_tile). H200, back-to-back 4096^2 chains: RGBA8 26.1 -> 24.7 us, sRGB8
+        // 32.4-32.6 -> 31.1 us, RGBA16F 53.8-53.9 -> 52.1 us.
+        l.after_pass = p > 0;
+        l.overlap_launch = p > 0 || runs_packed(l);
         if (p == 0 && frame.texels) {
             l.frame = frame.texels;
             l.frame_row_bytes = frame.row_bytes;
