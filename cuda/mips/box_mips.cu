@@ -790,17 +790,35 @@ bool runs_one_tile(const BoxMipsLaunch& l) {
            !l.tail.levels;
 }
 
+// Whether `kind` (TVLM_BOX_*) has packed kernels: texels of one or two words.
+bool has_packed_words(uint32_t kind) {
+    return kind == TVLM_BOX_UNORM8 || kind == TVLM_BOX_SRGB8 || kind == TVLM_BOX_FLOAT16;
+}
+
+// Calls use(Words{}) with the packed kernels' word type of `kind` (has_packed_words): the
+// one place where a format picks its packed kernels.
+template <class Use> void with_packed_words(uint32_t kind, Use&& use) {
+    if (kind == TVLM_BOX_UNORM8) use(Rgba8Words{});
+    else if (kind == TVLM_BOX_SRGB8) use(Srgb8Words{});
+    else use(Rgba16fWords{});
+}
+
+// The packed kernel of a pass of Words: sRGB8's has launch bounds and a tail call of its own.
+template <class Words> constexpr auto packed_kernel() {
+    if constexpr (std::is_same_v<Words, Srgb8Words>) return box_packed_srgb8_kernel;
+    else return box_packed_kernel<Words, false>;
+}
+
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
     if (l.frame && l.params.kind == TVLM_BOX_FLOAT16) launch(box_packed_rgba16f_frame_kernel, grid, l.overlap_launch, stream, l);
     else if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
-    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_one_tile_kernel<Rgba8Words>, grid, l.overlap_launch, stream, l);
-    else if (runs_one_tile(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_one_tile_kernel<Srgb8Words>, grid, l.overlap_launch, stream, l);
-    else if (runs_one_tile(l)) launch(box_packed_one_tile_kernel<Rgba16fWords>, grid, l.overlap_launch, stream, l);
-    else if (runs_packed(l) && l.params.kind == TVLM_BOX_UNORM8) launch(box_packed_kernel<Rgba8Words, false>, grid, l.overlap_launch, stream, l);
-    else if (runs_packed(l) && l.params.kind == TVLM_BOX_SRGB8) launch(box_packed_srgb8_kernel, grid, l.overlap_launch, stream, l);
-    else if (runs_packed(l)) launch(box_packed_kernel<Rgba16fWords, false>, grid, l.overlap_launch, stream, l);
+    else if (runs_packed(l))
+        with_packed_words(l.params.kind, [&](auto words) {
+            using Words = decltype(words);
+            launch(runs_one_tile(l) ? box_packed_one_tile_kernel<Words> : packed_kernel<Words>(), grid, l.overlap_launch, stream, l);
+        });
     else if (runs_one_level(l)) launch_level<T>(l, grid, stream);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
     else launch(box_mips_kernel<T, false>, grid, l.overlap_launch, stream, l);
@@ -902,19 +920,17 @@ void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
 }
 
 uint32_t packed_blocks_at_once(uint32_t kind) {
+    if (!has_packed_words(kind)) return 0;
     int per_sm = 0;
-    if (kind == TVLM_BOX_FLOAT16)
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba16fWords, false>, TVLM_BOX_THREADS, 0));
-    else if (kind == TVLM_BOX_SRGB8)
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_srgb8_kernel, TVLM_BOX_THREADS, 0));
-    else if (kind == TVLM_BOX_UNORM8)
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, box_packed_kernel<Rgba8Words, false>, TVLM_BOX_THREADS, 0));
+    with_packed_words(kind, [&](auto words) {
+        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, packed_kernel<decltype(words)>(),
+                                                                      TVLM_BOX_THREADS, 0));
+    });
     return static_cast<uint32_t>(current_device_multiprocessors() * per_sm);
 }
 
 bool runs_packed(const BoxMipsLaunch& l) {
-    return l.packed && l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0 &&
-           (l.params.kind == TVLM_BOX_UNORM8 || l.params.kind == TVLM_BOX_SRGB8 || l.params.kind == TVLM_BOX_FLOAT16);
+    return l.packed && l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0 && has_packed_words(l.params.kind);
 }
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
@@ -938,13 +954,10 @@ void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
 void launch_box_deferred_tail(const BoxMipsLaunch& launch, cudaStream_t stream) {
     if (!launch.tail.levels || !launch.tail.deferred || !runs_packed(launch))
         throw std::logic_error("a deferred box tail follows a packed launch whose tail was deferred");
-    const dim3 grid(1, 1, launch.layers), block(TVLM_BOX_THREADS);
-    if (launch.params.kind == TVLM_BOX_UNORM8)
-        launch_kernel_early(box_packed_deferred_tail_kernel<Rgba8Words>, grid, block, stream, true, launch);
-    else if (launch.params.kind == TVLM_BOX_SRGB8)
-        launch_kernel_early(box_packed_deferred_tail_kernel<Srgb8Words>, grid, block, stream, true, launch);
-    else
-        launch_kernel_early(box_packed_deferred_tail_kernel<Rgba16fWords>, grid, block, stream, true, launch);
+    with_packed_words(launch.params.kind, [&](auto words) {
+        launch_kernel_early(box_packed_deferred_tail_kernel<decltype(words)>, dim3(1, 1, launch.layers),
+                            dim3(TVLM_BOX_THREADS), stream, true, launch);
+    });
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

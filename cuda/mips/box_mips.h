@@ -81,7 +81,7 @@ struct BoxTailLaunch {
 void launch_box_tail(const BoxTailLaunch& launch, cudaStream_t stream);
 
 // Whether the launch runs the packed kernel (the only one that takes a tail): packed words
-// asked for, an RGBA8 or RGBA16F format, and a source that halves on both axes.
+// asked for, an RGBA8, sRGB8 or RGBA16F format, and a source that halves on both axes.
 bool runs_packed(const BoxMipsLaunch& launch);
 
 // How many blocks of the packed kernel of `kind` (TVLM_BOX_*) the current device runs at
