@@ -33,7 +33,7 @@ struct BoxMipsLaunch {
     uint32_t tiles_x = 0, tiles_y = 0, layers = 1;
     bool layered = false;                               // surfaces on a layered array
     SurfaceTexel texel = SurfaceTexel::uchar4;
-    bool packed = true;  // RGBA8 and RGBA16F levels that halve: the packed-word kernel (false: per texel)
+    bool packed = true;  // RGBA8, sRGB8 and RGBA16F levels that halve: the packed-word kernels (false: per texel)
     bool overlap_launch = false;  // launch while the kernel before runs (programmatic dependent launch)
     bool after_pass = false;      // the kernel before it on the stream is a pass of its own chain
     BoxMipsTail tail{};           // packed kernel only
