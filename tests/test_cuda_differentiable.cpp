@@ -114,6 +114,17 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     // uv gradients scale with the level's size: compare relative to it.
     check_close(download(d_grad_uv.data(), 2 * count), want_grad.uv, tolerance * width * channels, "d loss / d uv");
     check_close(download(d_grad_lod.data(), count), want_grad.lod, tolerance * channels, "d loss / d lod");
+    // A texture that takes no gradient: d/d uv and d/d lod alone, as above.
+    TVLM_CUDA_CHECK(cudaMemset(d_grad_uv.data(), 0xFF, d_grad_uv.bytes()));
+    TVLM_CUDA_CHECK(cudaMemset(d_grad_lod.data(), 0xFF, d_grad_lod.bytes()));
+    sample_points_backward<T>(shape, chain_levels, points, d_grad_out.data(), ChainLevels<T>{}, d_grad_uv.data(),
+                              d_grad_lod.data(), nullptr, nonfinite.device_word());
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK_FALSE(nonfinite.take());
+    check_close(download(d_grad_uv.data(), 2 * count), want_grad.uv, tolerance * width * channels,
+                "d loss / d uv, the texture taking no gradient");
+    check_close(download(d_grad_lod.data(), count), want_grad.lod, tolerance * channels,
+                "d loss / d lod, the texture taking no gradient");
 }
 
 }  // namespace
@@ -167,13 +178,15 @@ namespace {
 
 // Whether a backward whose upstream gradient holds one `bad` value (at a random place) among
 // random finite ones raises the flag; the fold alone likewise, for one bad coarse value.
+// `texture_grad` false: the backward of a texture that takes no gradient (d/d uv alone).
 template <class T>
 bool upstream_flagged(uint32_t channels, uint32_t width, uint32_t height, uint32_t levels, bool planar, T bad,
-                      bool fold_only) {
+                      bool fold_only, bool texture_grad = true) {
     CAPTURE(channels);
     CAPTURE(width);
     CAPTURE(planar);
     CAPTURE(fold_only);
+    CAPTURE(texture_grad);
     const FeatureChainShape shape{2, channels, width, height, levels, planar};
     const size_t count = 300;
     std::mt19937 rng(channels + width);
@@ -200,8 +213,9 @@ bool upstream_flagged(uint32_t channels, uint32_t width, uint32_t height, uint32
         fold_chain_gradient<T>(shape, grad, nullptr, nonfinite.device_word());
     } else {
         const PointBatch<T> points{d_uv.data(), d_lod.data(), nullptr, count};
-        sample_points_backward<T>(shape, {d_image.data(), d_coarse.data()}, points, d_grad_out.data(), grad,
-                                  d_grad_uv.data(), nullptr, nullptr, nonfinite.device_word());
+        sample_points_backward<T>(shape, {d_image.data(), d_coarse.data()}, points, d_grad_out.data(),
+                                  texture_grad ? grad : ChainLevels<T>{}, d_grad_uv.data(), nullptr, nullptr,
+                                  nonfinite.device_word());
     }
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
     const bool raised = nonfinite.take();
@@ -218,6 +232,8 @@ TEST_CASE("CUDA backwards flag NaN and infinite gradients without a host sync") 
         CHECK(upstream_flagged<float>(4, 32, 16, 5, planar, nan, false));
         CHECK(upstream_flagged<float>(3, 37, 21, 6, planar, -inf, false));
         CHECK(upstream_flagged<double>(40, 12, 20, 4, planar, double(inf), false));
+        CHECK(upstream_flagged<float>(4, 32, 16, 5, planar, nan, false, false));  // d/d uv alone
+        CHECK(upstream_flagged<float>(40, 12, 20, 4, planar, inf, false, false));
         // Upstream of the fold: the float4 groups, a thread per texel, odd sides' general taps.
         CHECK(upstream_flagged<float>(4, 32, 16, 5, planar, inf, true));
         CHECK(upstream_flagged<double>(3, 64, 48, 7, planar, double(nan), true));

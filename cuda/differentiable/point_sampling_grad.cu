@@ -561,14 +561,15 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                             const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod, cudaStream_t stream,
                             uint32_t* nonfinite) {
     check_feature_chain(shape);
-    const bool coarse = shape.levels > 1;
-    if (!chain.level0 || (coarse && !chain.coarse) || !grad.level0 || (coarse && !grad.coarse) ||
+    const bool coarse = shape.levels > 1, texture = grad.level0 != nullptr;
+    if (!chain.level0 || (coarse && !chain.coarse) || (texture && coarse && !grad.coarse) ||
         (points.count && (!points.uv || !points.lod || !grad_out)))
-        throw Error("the backward needs the chain, the points, the output gradient and a chain gradient buffer");
+        throw Error("the backward needs the chain, the points, the output gradient, and a coarse gradient buffer "
+                    "where it has a gradient buffer for level 0");
     // Level 0's gradient is the image's: the largest buffer, so it is never zeroed nor read
     // back. The coarse levels gather their texel gradients first, the fold writes level 0
     // from them, then level 0's own texel gradients are added on top.
-    if (coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
+    if (texture && coarse) TVLM_CUDA_CHECK(cudaMemsetAsync(grad.coarse, 0, shape.coarse_values() * sizeof(T), stream));
     const Shape<T> d = device_shape<T>(shape);
     // Float channels in groups of 4 (float4 loads and vector atomics); RGBA: every point on
     // the float4 path, a copy of the shared levels per warp.
@@ -611,6 +612,13 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                 d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
+    // A texture that takes no gradient (a model learning where to look in a fixed image):
+    // d/d uv and d/d lod alone, no texel atomics and no fold: each is a pass over the
+    // points as long as the forward.
+    if (!texture) {
+        if (points.count) run({0, 0, true});
+        return;
+    }
     if (points.count) run({1, shape.levels, true});
     fold_chain_gradient(shape, grad, stream, nonfinite);
     if (!points.count) return;

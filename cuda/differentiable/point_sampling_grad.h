@@ -67,7 +67,8 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
 
 // grad.level0 receives d loss / d image: every level's texel gradients folded into level 0
 // through the chain's adjoint (nothing is read from it first: no zeroing needed);
-// grad.coarse is scratch (its levels' gradients, changed by the fold). grad_uv [2 * count]
+// grad.coarse is scratch (its levels' gradients, changed by the fold). Both null: the
+// texture takes no gradient, and only d/d uv and d/d lod are computed. grad_uv [2 * count]
 // and grad_lod [count] are written (either may be null: not wanted). `nonfinite`
 // (NonFiniteFlag::device_word, or null) is set to 1 when grad_out holds a NaN or an
 // infinity: the values live on the device, so the verdict comes without a host sync.

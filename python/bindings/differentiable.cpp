@@ -241,7 +241,8 @@ void bind_differentiable(nb::module_& m) {
             }
         },
         "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "
-        "(0 pointers: not wanted).");
+        "(0 pointers: not wanted; grad_level0 and grad_coarse 0: the texture takes no gradient, and the backward "
+        "skips its texel atomics and fold).");
     m.def(
         "cuda_take_nonfinite", [](int device) { return nonfinite_flag(device).take(); }, nb::arg("device"),
         "Whether a finished backward on the device received NaN or infinite gradients since the last take "

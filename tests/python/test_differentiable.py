@@ -122,6 +122,42 @@ def test_cuda_float32_equals_the_reference(channels):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-5 * scale * channels)
 
 
+@needs_torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("channels", [3, 4, 40])
+def test_a_fixed_image_gives_the_same_position_gradients(device, channels):
+    """An image that takes no gradient (a model learning where to look): uv and lod get the
+    gradients they get beside the image's (on CUDA the backward then skips the texel
+    atomics and the fold), the image none; eager and compiled."""
+    import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    dtype = torch.float32 if device == "cuda" else torch.float64
+    image, uv, lod, layer = _job(torch, device, dtype, channels=channels, points=500)
+    weights = (torch.rand((500, channels), generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2 - 1)
+    weights = weights.to(device, dtype)
+
+    def loss(i, u, l):
+        return (tv.sample_points(i, u, l, layer) * weights).sum()
+
+    def grads(image_grad, fn=loss):
+        i, u, l = image.clone().requires_grad_(image_grad), uv.clone().requires_grad_(), lod.clone().requires_grad_()
+        fn(i, u, l).backward()
+        return i.grad, u.grad, l.grad
+
+    _, want_uv, want_lod = grads(True)
+    got_image, got_uv, got_lod = grads(False)
+    assert got_image is None
+    assert bool(torch.isfinite(got_uv).all()) and float(got_uv.abs().max()) > 0
+    torch.testing.assert_close(got_uv, want_uv, rtol=0, atol=0)  # the same arithmetic, image gradient or not
+    torch.testing.assert_close(got_lod, want_lod, rtol=0, atol=0)
+    if device == "cuda":
+        got_image, got_uv, got_lod = grads(False, torch.compile(loss, fullgraph=True))
+        assert got_image is None
+        torch.testing.assert_close(got_uv, want_uv)
+        torch.testing.assert_close(got_lod, want_lod)
+
+
 @needs_cuda
 def test_cuda_op_compiles_and_makes_no_host_sync():
     import torch
