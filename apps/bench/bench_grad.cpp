@@ -114,12 +114,24 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     add("(of it) fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
             fold_chain_gradient(shape, grad, stream, nonfinite.device_word());
         }, kSteps), image + rest);
+    // A fixed texture (a model learning where to look): no texel atomics, no fold.
+    const ChainLevels<float> no_texture_grad{};
+    add("backward to uv and lod alone (the texture takes no gradient)", time_cuda(stream, [&] {
+            sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
+                                   grad_lod.data(), stream, nonfinite.device_word());
+        }, kSteps), samples_out);
     add("whole step: chain + forward + backward", time_cuda(stream, [&] {
             build_feature_chain(shape, level0.data(), coarse.data(), stream);
             sample_points_forward(shape, chain, points, out.data(), stream);
             sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream,
                                    nonfinite.device_word());
         }, kSteps), 2 * image + 3 * rest);  // image read, coarse written; coarse gradient zeroed + read; image's written
+    add("whole step, gradients to uv and lod alone: chain + forward + backward", time_cuda(stream, [&] {
+            build_feature_chain(shape, level0.data(), coarse.data(), stream);
+            sample_points_forward(shape, chain, points, out.data(), stream);
+            sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
+                                   grad_lod.data(), stream, nonfinite.device_word());
+        }, kSteps), image + rest);  // image read, coarse written
 }
 
 }  // namespace

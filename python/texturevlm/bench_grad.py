@@ -1,16 +1,18 @@
 """python -m texturevlm.bench grad: differentiable sampling, forward + backward, against
 PyTorch in the same run. Jobs: 1M trilinear samples at per-sample LOD from a 4096^2 RGBA
 float32 texture with gradients to the texture (every level folded into level 0) and to uv
-(the issue's job), the same from a 40-channel 1024^2 texture, and 273 foveated 16x16
-patches per image from one and from 32 RGBA 1024^2 images, gradients to the texture; and,
-forward only, 273 patches of a 40-channel 1024^2 feature map through the texture unit
+(the issue's job), the same with the image fixed (gradients to uv alone: a model learning
+where to look), the same from a 40-channel 1024^2 texture, and 273 foveated 16x16 patches
+per image from one and from 32 RGBA 1024^2 images, gradients to the texture; and, forward
+only, 273 patches of a 40-channel 1024^2 feature map through the texture unit
 (FeaturePyramid) against the software path.
 Beside each: the PyTorch way of the same job (an avg_pool2d pyramid, grid_sample of every
-point on every level weighted by its trilinear weight), and for the first, grid_sample on
-level 0 alone (no LOD: a lower bound for any PyTorch version). Each figure next to its
+point on every level weighted by its trilinear weight), and for the RGBA jobs, grid_sample
+on level 0 alone (no LOD: a lower bound for any PyTorch version). Each figure next to its
 floor: the image read and its coarse levels written, the coarse levels' gradient zeroed and
-read back, the image's gradient written. texturevlm's step also runs replayed as a CUDA
-graph (torch.cuda.CUDAGraph), which takes the host's launches and autograd out of it."""
+read back, the image's gradient written (with the image fixed, the first two alone).
+texturevlm's step also runs replayed as a CUDA graph (torch.cuda.CUDAGraph), which takes
+the host's launches and autograd out of it."""
 from __future__ import annotations
 
 from typing import Any
@@ -69,7 +71,10 @@ def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any,
     """Rows of one job: texturevlm, the PyTorch way, and `extra` (name, function) if given;
     gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default)."""
     image_bytes = image.numel() * 4
-    floor_bytes = 2 * image_bytes + 3 * image_bytes / 3  # image read, its gradient written; coarse levels 3 times
+    if image.requires_grad:
+        floor_bytes = 2 * image_bytes + 3 * image_bytes / 3  # image read, its gradient written; coarse levels 3 times
+    else:
+        floor_bytes = image_bytes + image_bytes / 3  # image read, its coarse levels written
     leaves = [image] + [t for t in getattr(ours, "leaves", ())]
 
     def timed(fn: Any) -> Any:
@@ -80,7 +85,8 @@ def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any,
         return step
 
     t = per_call_us(timed(ours), calls=10, runs=5)
-    table.add(job, "texturevlm (software trilinear, atomics + adjoint fold)", t, floor_bytes)
+    method = "atomics + adjoint fold" if image.requires_grad else "d/d uv alone: no atomics, no fold"
+    table.add(job, f"texturevlm (software trilinear, {method})", t, floor_bytes)
     base = t[0]
     try:
         graph = _captured(timed(ours))
@@ -122,6 +128,11 @@ def run(table: Any, per_call_us: Any) -> None:
         _job(table, per_call_us, f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
              "fwd + bwd (grads: texture, uv)", image, ours, lambda: _torch_trilinear(image, uv[None], lod[None])[0],
              grad, extra)
+        if channels == 4:  # the image fixed (a model learning where to look): gradients to uv alone
+            image.requires_grad_(False)
+            _job(table, per_call_us, f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
+                 "float32, fwd + bwd (grad: uv; the image fixed)", image, ours,
+                 lambda: _torch_trilinear(image, uv[None], lod[None])[0], grad, extra)
         del image, uv, lod, grad
     # 273 foveated 16x16 patches per image, gradients to the texture: one image and 32.
     for batch in (1, 32):
