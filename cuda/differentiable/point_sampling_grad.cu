@@ -613,8 +613,9 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     // A texture that takes no gradient (a model learning where to look in a fixed image):
-    // d/d uv and d/d lod alone, no texel atomics and no fold: each is a pass over the
-    // points as long as the forward.
+    // d/d uv and d/d lod alone, one pass over the points that reads what the forward read,
+    // with no zeroing, texel atomics or fold (H200, 1M points of a 4096^2 RGBA chain:
+    // 54 us, where the backward with the texture's gradient takes 276).
     if (!texture) {
         if (points.count) run({0, 0, true});
         return;
