@@ -66,13 +66,17 @@ NumpyArray reference_forward(const Doubles& image, uint32_t levels, const Double
                        nb::dtype<double>());
 }
 
+// image_grad false: the image takes no gradient, so its fold is skipped and its entry is None.
 nb::tuple reference_backward(const Doubles& image, uint32_t levels, const Doubles& uv, const Doubles& lod,
-                             const std::optional<Layers>& layer, const Doubles& grad_out) {
+                             const std::optional<Layers>& layer, const Doubles& grad_out, bool image_grad) {
     const HostJob job(image, levels, uv, lod, layer);
     PointGradients g = sample_points_backward(job.chain, job.query(), values_of(grad_out));
-    std::vector<double> image_grad = box_chain_adjoint(job.chain, std::move(g.levels));
     const FeatureChain& c = job.chain;
-    return nb::make_tuple(owned_array(std::move(image_grad), {c.layers, c.channels, c.height, c.width}, nb::dtype<double>()),
+    nb::object folded = nb::none();
+    if (image_grad)
+        folded = nb::cast(owned_array(box_chain_adjoint(job.chain, std::move(g.levels)),
+                                      {c.layers, c.channels, c.height, c.width}, nb::dtype<double>()));
+    return nb::make_tuple(folded,
                           owned_array(std::move(g.uv), {job.lod.size(), 2}, nb::dtype<double>()),
                           owned_array(std::move(g.lod), {job.lod.size()}, nb::dtype<double>()));
 }
@@ -164,8 +168,9 @@ void bind_differentiable(nb::module_& m) {
           "Trilinear samples [N, C] of the box chain of image [L, C, H, W] (float64) at uv [N, 2], lod [N] "
           "(engine/differentiable/point_sampling.h).");
     m.def("reference_sample_points_backward", &reference_backward, nb::arg("image"), nb::arg("levels"), nb::arg("uv"),
-          nb::arg("lod"), nb::arg("layer").none(), nb::arg("grad_out"),
-          "(d loss / d image, d loss / d uv, d loss / d lod) for d loss / d samples = grad_out [N, C].");
+          nb::arg("lod"), nb::arg("layer").none(), nb::arg("grad_out"), nb::arg("image_grad") = true,
+          "(d loss / d image, d loss / d uv, d loss / d lod) for d loss / d samples = grad_out [N, C]; "
+          "image_grad=False: None for the image, its fold skipped.");
     m.def("reference_box_chain", &reference_chain, nb::arg("image"), nb::arg("levels"),
           "The box chain of image [L, C, H, W] (float64) packed level 0 first "
           "(engine/differentiable/feature_chain.h).");

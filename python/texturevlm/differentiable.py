@@ -296,7 +296,7 @@ def _register_torch_ops() -> None:
 
     # `image_grad` False (the image takes no gradient: a model learning where to look):
     # d/d uv and d/d lod alone, and an empty tensor for the image. On CUDA that skips the
-    # texel atomics and the fold, most of a backward's time.
+    # texel atomics and the fold, most of a backward's time; on the CPU the fold.
     def sample_backward(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
                         levels: int, grad_out: Tensor, image_grad: bool) -> Tuple[Tensor, Tensor, Tensor]:
         count = lod.shape[0]
@@ -318,10 +318,10 @@ def _register_torch_ops() -> None:
             raise Error("the gradient reaching sample_points has non-finite values: find where the loss overflows")
         check_host_layers(image, layer)
         i, u, lo, la = host_args(image, uv, lod, layer)
-        g = _core.reference_sample_points_backward(i, levels, u, lo, la,
-                                                   np.ascontiguousarray(grad_out.numpy().astype(np.float64)))
-        grad_image, grad_uv, grad_lod = (torch.from_numpy(a).to(image.dtype) for a in g)
-        return (grad_image if image_grad else image.new_empty(0)), grad_uv, grad_lod
+        folded, g_uv, g_lod = _core.reference_sample_points_backward(
+            i, levels, u, lo, la, np.ascontiguousarray(grad_out.numpy().astype(np.float64)), image_grad)
+        grad_image = image.new_empty(0) if folded is None else torch.from_numpy(folded).to(image.dtype)
+        return grad_image, torch.from_numpy(g_uv).to(image.dtype), torch.from_numpy(g_lod).to(image.dtype)
 
     backward_op = torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())(sample_backward)
 

@@ -337,6 +337,19 @@ def numpy_box_chain(image: np.ndarray, levels: int) -> list:
     return out
 
 
+def test_reference_backward_without_the_image_gradient(rng):
+    # image_grad=False (torch's backward for an image that takes no gradient): no image
+    # gradient, the same uv and lod gradients.
+    image, uv, lod = rng.random((2, 3, 9, 7)), rng.random((50, 2)), rng.random(50) * 3
+    layer, grad = rng.integers(0, 2, 50, dtype=np.int32), rng.standard_normal((50, 3))
+    full = tv._core.reference_sample_points_backward(image, 4, uv, lod, layer, grad)
+    alone = tv._core.reference_sample_points_backward(image, 4, uv, lod, layer, grad, False)
+    assert full[0].shape == image.shape and alone[0] is None
+    assert np.abs(full[1]).max() > 0
+    np.testing.assert_array_equal(alone[1], full[1])
+    np.testing.assert_array_equal(alone[2], full[2])
+
+
 def test_reference_box_chain_and_its_adjoint(rng):
     # Odd and even sides, layers and many channels: the packed chain equals the definition,
     # and the adjoint is the chain's transpose: <chain(x), g> = <x, adjoint(g)>.
