@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "atomic_ceiling.h"
 #include "bench_gpu.h"
 #include "bench_timing.h"
 #include "cuda_check.h"
@@ -63,6 +64,41 @@ HostPoints patch_points(const PatchLayout& layout) {
     return points;
 }
 
+// The float4 atomics the backward issues to levels of at least 64x64 texels (below that the
+// RGBA kernel sums in shared memory first), as float4 indices into the gradient's level 0
+// and into its coarse levels: the points' taps as the kernels find them (float, clamp to
+// edge, no atomics of zero weight). Level 0 channels last and 4 | channels only.
+struct AtomicTargets {
+    std::vector<uint32_t> level0, coarse;
+};
+AtomicTargets texel_atomic_targets(const FeatureChainShape& shape, const HostPoints& host) {
+    AtomicTargets targets;
+    const uint32_t groups = shape.channels / 4;
+    const float top = float(shape.levels - 1);
+    for (size_t i = 0; i < host.lod.size(); ++i) {
+        const float clamped = std::fmin(std::fmax(host.lod[i], 0.f), top);
+        const uint32_t base = uint32_t(std::fmin(std::floor(clamped), top));
+        const float blend = clamped - float(base);
+        for (uint32_t k = 0; k < 2; ++k) {
+            const uint32_t l = base + k;
+            if (l >= shape.levels || (k == 1 && blend == 0.f)) continue;
+            const uint32_t w = shape.level_width(l), h = shape.level_height(l);
+            if (size_t{w} * h < 4096) continue;
+            const float x = host.uv[2 * i] * float(w) - 0.5f, y = host.uv[2 * i + 1] * float(h) - 0.5f;
+            const auto clamp = [](float v, uint32_t size) { return size_t(std::fmin(std::fmax(v, 0.f), float(size - 1))); };
+            const size_t x0 = clamp(std::floor(x), w), x1 = clamp(std::floor(x) + 1, w);
+            const size_t y0 = clamp(std::floor(y), h), y1 = clamp(std::floor(y) + 1, h);
+            const size_t layer_first = size_t(host.layer[i]) * w * h * shape.channels;
+            const size_t level_first = l == 0 ? 0 : shape.offset(l) - shape.level_values(0);
+            std::vector<uint32_t>& to = l == 0 ? targets.level0 : targets.coarse;
+            for (const size_t texel : {y0 * w + x0, y0 * w + x1, y1 * w + x0, y1 * w + x1})
+                for (uint32_t g = 0; g < groups; ++g)
+                    to.push_back(uint32_t((level_first + layer_first + texel * shape.channels) / 4 + g));
+        }
+    }
+    return targets;
+}
+
 template <class T> DeviceBuffer<T> on_device(const std::vector<T>& values) {
     DeviceBuffer<T> buffer(values.size());
     TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -114,6 +150,21 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     add("(of it) fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
             fold_chain_gradient(shape, grad, stream, nonfinite.device_word());
         }, kSteps), image + rest);
+    // What the hardware retires for the backward's own texel atomics (levels of 64x64 texels
+    // and more), with nothing else to do: the scatter's share of the backward at best.
+    if (!shape.planar_level0 && shape.channels % 4 == 0) {
+        const AtomicTargets targets = texel_atomic_targets(shape, host);
+        const DeviceBuffer<uint32_t> level0_targets = on_device(targets.level0), coarse_targets = on_device(targets.coarse);
+        const size_t atomics = targets.level0.size() + targets.coarse.size();
+        char millions[32];
+        std::snprintf(millions, sizeof millions, "%.1fM", double(atomics) * 1e-6);
+        add(std::string("ceiling: its ") + millions + " float4 texel atomics alone (levels of 64x64 texels and more)",
+            time_cuda(stream, [&] {
+                add_ones_at(grad_level0.data(), level0_targets.data(), level0_targets.size(), stream);
+                add_ones_at(grad_coarse.data(), coarse_targets.data(), coarse_targets.size(), stream);
+            }, kSteps),
+            double(atomics) * 16.0);
+    }
     // A fixed texture (a model learning where to look): no texel atomics, no fold.
     const ChainLevels<float> no_texture_grad{};
     add("backward to uv and lod alone (the texture takes no gradient)", time_cuda(stream, [&] {
