@@ -137,6 +137,11 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
         }
     }
     check_against_reference<double>(3, 5, 64, 48, 7, 3000, 1e-10, true);  // even sides: the 2:1 paths
+    // Enough points that the float groups kernel sums levels in every place it has: a copy
+    // per point slot (1x1, 2x2), the block's copy (4x4), global atomics (8x8 and finer),
+    // with 16 points a warp (8 channels) and 2 (64 channels).
+    check_against_reference<float>(1, 8, 64, 64, 7, 40000, 1e-4);
+    check_against_reference<float>(1, 64, 64, 64, 7, 40000, 1e-4);
     check_against_reference<float>(2, 3, 37, 21, 1, 500, 2e-5, true);     // level 0 alone: nothing to fold
     // Level 0 written in one pass from the levels that halve: 3 of them, 2 (12x20 -> 6x10
     // -> 3x5) and 1 (a two-level chain); float4 texel groups (channels last, 4 | channels).

@@ -259,7 +259,9 @@ struct BackwardPass {
     bool point_grads;
 };
 
-template <class T, Channels kChannels>  // each or groups (RGBA: backward_rgba_kernel)
+// Channels one by one (any T and count; float groups: backward_groups_kernel, RGBA:
+// backward_rgba_kernel), the levels summed in shared memory in one copy per block.
+template <class T>
 __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<const T> chain,
                                 PointBatch<T> points, const T* grad_out, ChainLevels<T> grad, T* grad_uv, T* grad_lod,
                                 BackwardPass pass, size_t shared_base, uint32_t shared_values, uint32_t* nonfinite) {
@@ -289,35 +291,6 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const Bilinear<T> s = bilinear_at(level, u, v);
                 const T* t = level_base(shape, levels, chain, l);
                 T* g = level_base(shape, levels, grad, l);
-                if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
-                    for (uint32_t c = 4 * lane; c < channels; c += 4 * lanes) {
-                        const float4 go = *reinterpret_cast<const float4*>(grad_out + i * channels + c), gw = go * weight;
-                        if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-                        if (scatter && nonzero(gw)) {
-                            const auto tap = s.taps();
-#pragma unroll
-                            for (uint32_t j = 0; j < 4; ++j) {
-                                const float4 value = gw * tap.weight[j];
-                                const size_t element = level.element(layer, tap.texel[j], c);
-                                if (level.offset + element < shared_base) {
-                                    add_group(g + size_t(layer) * level.layer_stride, level, tap.texel[j], value, c);
-                                    continue;
-                                }
-                                float* at = sums + (level.offset + element - shared_base);
-                                atomicAdd(at, value.x);
-                                atomicAdd(at + level.channel, value.y);
-                                atomicAdd(at + 2 * level.channel, value.z);
-                                atomicAdd(at + 3 * level.channel, value.w);
-                            }
-                        }
-                        if (!pass.point_grads) continue;
-                        const Quad<float4> q = quad_group_at(t, level, layer, s, c);
-                        gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
-                        gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
-                        if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
-                    }
-                    continue;
-                }
                 const auto add = [&](size_t element, T value) {
                     if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
                     else atomicAdd(g + element, value);
@@ -465,6 +438,127 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
     }
 }
 
+// Where the groups kernel sums levels in shared memory: the coarsest (elements
+// [slot_first, slot_first + slot_values)) in a copy per point slot of the block, the next
+// finer ones ([block_first, slot_first)) in one copy per block, with shared atomics.
+struct SharedSums {
+    size_t block_first, slot_first;
+    uint32_t slot_values;
+    __host__ __device__ uint32_t block_values() const { return uint32_t(slot_first - block_first); }
+};
+
+// Float channels in groups of 4 (4 | channels, more than 4, 16-byte aligned buffers): a
+// point's lanes take a group each (lanes_for gives a point a lane a group, up to 128
+// channels). A block's threads serve kBlock / lanes points at a time, each from a slot of
+// lanes; the coarsest levels have a copy per slot, so a slot's lanes (distinct channels)
+// add to it with plain loads and stores: no atomics, no lanes waiting on each other. The
+// next levels share the block's copy with shared atomics (compare-and-swap loops: their
+// more texels keep retries rare), or go to global atomics (groups_shared_sums). H100, 40
+// channels at 1024^2, 16 points a block at once: with only the block's copy the backward
+// took 1434 us, ~460 of it in the compare-and-swap loops; with a copy per warp for the
+// 1x1..4x4 levels (the RGBA kernel's __match_any_sync sums) 1278 us; a copy per slot 1130
+// us, and 1008 us with the 8x8 level on global atomics. One kernel for both passes (with
+// and without texel gradients), so that d/d uv and d/d lod are the same arithmetic, bit
+// for bit, whether the image takes a gradient or not.
+__global__ void __launch_bounds__(kBlock, 3)
+    backward_groups_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
+                           PointBatch<float> points, const float* grad_out, ChainLevels<float> grad, float* grad_uv,
+                           float* grad_lod, BackwardPass pass, SharedSums shared, uint32_t* nonfinite) {
+    extern __shared__ unsigned char shared_bytes[];
+    float* sums = reinterpret_cast<float*>(shared_bytes);  // the slots' copies, then the block's
+    const uint32_t slots = blockDim.x >> shape.lane_bits, slot = threadIdx.x >> shape.lane_bits;
+    const uint32_t block_values = shared.block_values(), all_values = slots * shared.slot_values + block_values;
+    for (uint32_t k = threadIdx.x; k < all_values; k += blockDim.x) sums[k] = 0;
+    __shared__ Level levels[kMaxLevels];
+    copy_levels(shape, levels);  // its barrier covers the sums' zeros too
+    float* slot_sums = sums + slot * shared.slot_values;
+    float* block_sums = sums + slots * shared.slot_values;
+    const uint32_t channels = shape.channels, lane = threadIdx.x & (shape.lanes - 1), c = 4 * lane;
+    const bool has_group = c < channels;
+    const size_t step = size_t(gridDim.x) * slots;
+    // The loop's bound is the same for every lane of a warp (points are whole lane groups
+    // of one warp): all reach the shuffles.
+    for (size_t first = size_t(blockIdx.x) * slots; first < points.count; first += step) {
+        const size_t i = first + slot;
+        const bool real = i < points.count;
+        float u = 0, v = 0;
+        LodPair<float> p{0, 0, false, false};
+        uint32_t layer = 0;
+        float4 go{0, 0, 0, 0};
+        if (real) {
+            u = points.uv[2 * i];
+            v = points.uv[2 * i + 1];
+            p = lod_pair(shape.levels, points.lod[i]);
+            layer = layer_of(points, i, shape.layers);
+            if (has_group) {
+                go = *reinterpret_cast<const float4*>(grad_out + i * channels + c);
+                if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
+            }
+        }
+        float gu = 0, gv = 0, gl = 0;
+        for (uint32_t k = 0; k < 2; ++k) {
+            const uint32_t l = p.base + k;
+            const bool present = real && has_group && (k == 0 || p.has_next);
+            if (!present) continue;
+            const bool scatter = l >= pass.first && l < pass.end;
+            const Level& level = levels[l];
+            const float weight = k == 0 ? 1 - p.blend : p.blend;
+            const float4 gw = go * weight;
+            const Bilinear<float> s = bilinear_at(level, u, v);
+            // The texels for d/d uv and d/d lod read before the scatter, which hides their latency.
+            Quad<float4> q{};
+            if (pass.point_grads) q = quad_group_at(level_base(shape, levels, chain, l), level, layer, s, c);
+            if (scatter && nonzero(gw)) {
+                // Whole levels are summed in the slots' copies, the block's, or neither.
+                const bool in_slot = level.offset >= shared.slot_first, in_block = !in_slot && level.offset >= shared.block_first;
+                const auto tap = s.taps();
+                const size_t level_first = level.offset + size_t(layer) * level.layer_stride + size_t(c) * level.channel;
+                float* g = level_base(shape, levels, grad, l) + size_t(layer) * level.layer_stride;
+#pragma unroll
+                for (uint32_t j = 0; j < 4; ++j) {
+                    const float4 value = gw * tap.weight[j];
+                    const size_t element = level_first + tap.texel[j] * level.texel;
+                    if (in_slot) {
+                        float* at = slot_sums + (element - shared.slot_first);
+                        at[0] += value.x;
+                        at[level.channel] += value.y;
+                        at[2 * level.channel] += value.z;
+                        at[3 * level.channel] += value.w;
+                    } else if (in_block) {
+                        float* at = block_sums + (element - shared.block_first);
+                        atomicAdd(at, value.x);
+                        atomicAdd(at + level.channel, value.y);
+                        atomicAdd(at + 2 * level.channel, value.z);
+                        atomicAdd(at + 3 * level.channel, value.w);
+                    } else {
+                        add_group(g, level, tap.texel[j], value, c);
+                    }
+                }
+            }
+            if (!pass.point_grads) continue;
+            gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);
+            gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
+            if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
+        }
+        if (!pass.point_grads) continue;  // the same for the whole grid
+        for (uint32_t offset = shape.lanes / 2; offset > 0; offset /= 2) {  // the point's lanes' sums
+            gu += __shfl_xor_sync(0xffffffffu, gu, offset);
+            gv += __shfl_xor_sync(0xffffffffu, gv, offset);
+            gl += __shfl_xor_sync(0xffffffffu, gl, offset);
+        }
+        if (real && lane == 0) store_point_grads(grad_uv, grad_lod, i, gu, gv, gl);
+    }
+    __syncthreads();
+    for (uint32_t k = threadIdx.x; k < block_values + shared.slot_values; k += blockDim.x) {
+        float sum = 0;
+        if (k < block_values)
+            sum = block_sums[k];
+        else
+            for (uint32_t w = 0; w < slots; ++w) sum += sums[w * shared.slot_values + (k - block_values)];
+        if (sum != 0.f) atomicAdd(chain_element(shape, grad, shared.block_first + k), sum);
+    }
+}
+
 // Level 0's texel gradients, added after the fold wrote level 0: a thread (or lanes) per
 // point, and only points whose trilinear pair starts at level 0 (lod < 1) go on. As a pass
 // of the strided kernels above it took 30-35 us at 4096^2 RGBA (H200) for the ~8% of points
@@ -547,13 +641,40 @@ void sample_points_forward(const FeatureChainShape& shape, ChainLevels<const T> 
 // The coarsest levels of [first, end) whose elements fit in `room` together (the index
 // space's tail: levels are counted finest first), each of at most `max_texels` texels (all
 // layers), as (first element, count); none: count 0.
-std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t room,
-                                          size_t max_texels) {
+uint32_t coarsest_levels_from(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t room,
+                              size_t max_texels) {
     uint32_t from = end;
     while (from > first && shape.offset(end) - shape.offset(from - 1) <= room &&
            shape.level_values(from - 1) / shape.channels <= max_texels)
         --from;
+    return from;
+}
+std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32_t first, uint32_t end, size_t room,
+                                          size_t max_texels) {
+    const uint32_t from = coarsest_levels_from(shape, first, end, room, max_texels);
     return {shape.offset(from), static_cast<uint32_t>(shape.offset(end) - shape.offset(from))};
+}
+
+// The groups kernel's copies: the slots' (up to kGroupsSlotBytes) and the block's (the
+// rest of kGroupsSharedBytes), above the 48 KB a kernel gets without opting in; three
+// blocks an SM still fit. Where a warp holds at most 8 points (4 lanes a point or more),
+// the block's copy takes only levels of fewer than kGroupsBlockTexels texels, where global
+// atomics would queue on a few addresses: on larger ones the L2's vector atomics beat the
+// copy's compare-and-swap loops. With 16 points a warp (8 channels) the copy takes every
+// level that fits. H100, 1M points at 1024^2, backward with the limit and without it:
+// 8 channels 351 / 279 us, 16: 424 / 451, 40: 1008 / 1130, 64: 1306 / 1321.
+constexpr size_t kGroupsSharedBytes = 64 * 1024, kGroupsSlotBytes = 56 * 1024, kGroupsBlockTexels = 64;
+
+SharedSums groups_shared_sums(const FeatureChainShape& shape, uint32_t lanes, uint32_t first, uint32_t end,
+                              size_t max_texels) {
+    const size_t slots = kBlock / lanes;
+    const uint32_t slot_from =
+        coarsest_levels_from(shape, first, end, kGroupsSlotBytes / (slots * sizeof(float)), max_texels);
+    const size_t slot_values = shape.offset(end) - shape.offset(slot_from);
+    const size_t block_texels = lanes >= 4 ? std::min(max_texels, kGroupsBlockTexels - 1) : max_texels;
+    const uint32_t block_from = coarsest_levels_from(
+        shape, first, slot_from, kGroupsSharedBytes / sizeof(float) - slots * slot_values, block_texels);
+    return {shape.offset(block_from), shape.offset(slot_from), static_cast<uint32_t>(slot_values)};
 }
 
 template <class T>
@@ -576,15 +697,18 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     const bool groups = groups4<T>(shape, {chain.level0, chain.coarse, grad.level0, grad.coarse, grad_out});
     const bool rgba = groups && shape.channels == 4;
     const void* kernel = rgba     ? reinterpret_cast<const void*>(backward_rgba_kernel)
-                         : groups ? reinterpret_cast<const void*>(backward_kernel<T, Channels::groups>)
-                                  : reinterpret_cast<const void*>(backward_kernel<T, Channels::each>);
+                         : groups ? reinterpret_cast<const void*>(backward_groups_kernel)
+                                  : reinterpret_cast<const void*>(backward_kernel<T>);
     const size_t copies = rgba ? kWarps : 1, room = (rgba ? kRgbaSharedBytes : kSharedBytes) / (copies * sizeof(T));
+    const size_t most_shared = groups && !rgba ? kGroupsSharedBytes : room * copies * sizeof(T);
+    if (groups && !rgba)
+        TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most_shared)));
     // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
     // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
     // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
     int resident = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, room * copies * sizeof(T)));
+    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, most_shared));
     const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
                                      unsigned(std::max(resident, 1) * current_device_multiprocessors()));
     // A level is summed in shared memory where it has at most a quarter as many texels as a
@@ -604,12 +728,18 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                 return;
             }
         }
-        if (groups)
-            backward_kernel<T, Channels::groups><<<blocks, kBlock, shared_bytes, stream>>>(
-                d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
-        else
-            backward_kernel<T, Channels::each><<<blocks, kBlock, shared_bytes, stream>>>(
-                d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
+        if constexpr (std::is_same_v<T, float>) {
+            if (groups) {
+                const SharedSums sums = groups_shared_sums(shape, d.lanes, pass.first, pass.end, max_texels);
+                const size_t bytes = (kBlock / d.lanes * sums.slot_values + sums.block_values()) * sizeof(float);
+                backward_groups_kernel<<<blocks, kBlock, bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
+                                                                          grad_lod, pass, sums, nonfinite);
+                TVLM_CUDA_CHECK(cudaGetLastError());
+                return;
+            }
+        }
+        backward_kernel<T><<<blocks, kBlock, shared_bytes, stream>>>(
+            d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
         TVLM_CUDA_CHECK(cudaGetLastError());
     };
     // A texture that takes no gradient (a model learning where to look in a fixed image):
