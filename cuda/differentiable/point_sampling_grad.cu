@@ -327,6 +327,32 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
         if (sums[k] != T(0)) atomicAdd(chain_element(shape, grad, shared_base + k), sums[k]);
 }
 
+// What the float4 backward kernels read of point i before its levels: position, level
+// pair, layer, and channels c..c+3 of its upstream gradient ([count, channels]; `group`:
+// the lane has them), checked for NaN and infinity where `check`; an index past the end
+// reads as zeros. (The same PTX as the kernels' own reads, but for the order of moves.)
+struct PointRead {
+    float u = 0, v = 0;
+    LodPair<float> p{0, 0, false, false};
+    uint32_t layer = 0;
+    float4 go{0, 0, 0, 0};
+};
+__device__ PointRead read_point(const Shape<float>& shape, const PointBatch<float>& points, const float* grad_out,
+                                size_t i, uint32_t channels, uint32_t c, bool group, bool check, uint32_t* nonfinite) {
+    PointRead r;
+    if (i < points.count) {
+        r.u = points.uv[2 * i];
+        r.v = points.uv[2 * i + 1];
+        r.p = lod_pair(shape.levels, points.lod[i]);
+        r.layer = layer_of(points, i, shape.layers);
+        if (group) {
+            r.go = *reinterpret_cast<const float4*>(grad_out + i * channels + c);
+            if (check) raise_if_nonfinite(nonfinite, r.go.x * 0.f + r.go.y * 0.f + r.go.z * 0.f + r.go.w * 0.f);
+        }
+    }
+    return r;
+}
+
 // RGBA (float, 4 channels, 16-byte aligned buffers): a thread per point, a texel one
 // float4 (four planes' values where level 0 is planar) and its gradient one vector atomic.
 // The levels summed in shared memory have a copy per warp: the lanes that add to the same
@@ -381,18 +407,7 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
     for (size_t first = size_t(blockIdx.x) * blockDim.x; first < points.count; first += step) {
         const size_t i = first + threadIdx.x;
         const bool real = i < points.count;
-        float u = 0, v = 0;
-        LodPair<float> p{0, 0, false, false};
-        uint32_t layer = 0;
-        float4 go{0, 0, 0, 0};
-        if (real) {
-            u = points.uv[2 * i];
-            v = points.uv[2 * i + 1];
-            p = lod_pair(shape.levels, points.lod[i]);
-            layer = layer_of(points, i, shape.layers);
-            go = reinterpret_cast<const float4*>(grad_out)[i];
-            if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-        }
+        const auto [u, v, p, layer, go] = read_point(shape, points, grad_out, i, 4, 0, true, pass.point_grads, nonfinite);
         float gu = 0, gv = 0, gl = 0;
         for (uint32_t k = 0; k < 2; ++k) {
             const uint32_t l = p.base + k;
@@ -481,20 +496,8 @@ __global__ void __launch_bounds__(kBlock, 3)
     for (size_t first = size_t(blockIdx.x) * slots; first < points.count; first += step) {
         const size_t i = first + slot;
         const bool real = i < points.count;
-        float u = 0, v = 0;
-        LodPair<float> p{0, 0, false, false};
-        uint32_t layer = 0;
-        float4 go{0, 0, 0, 0};
-        if (real) {
-            u = points.uv[2 * i];
-            v = points.uv[2 * i + 1];
-            p = lod_pair(shape.levels, points.lod[i]);
-            layer = layer_of(points, i, shape.layers);
-            if (has_group) {
-                go = *reinterpret_cast<const float4*>(grad_out + i * channels + c);
-                if (pass.point_grads) raise_if_nonfinite(nonfinite, go.x * 0.f + go.y * 0.f + go.z * 0.f + go.w * 0.f);
-            }
-        }
+        const auto [u, v, p, layer, go] =
+            read_point(shape, points, grad_out, i, channels, c, has_group, pass.point_grads, nonfinite);
         float gu = 0, gv = 0, gl = 0;
         for (uint32_t k = 0; k < 2; ++k) {
             const uint32_t l = p.base + k;
