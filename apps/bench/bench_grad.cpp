@@ -64,10 +64,12 @@ HostPoints patch_points(const PatchLayout& layout) {
     return points;
 }
 
-// The float4 atomics the backward issues to levels of at least 64x64 texels (below that the
-// RGBA kernel sums in shared memory first), as float4 indices into the gradient's level 0
-// and into its coarse levels: the points' taps as the kernels find them (float, clamp to
-// edge, no atomics of zero weight). Level 0 channels last and 4 | channels only.
+// The float4 atomics the backward issues to levels of at least 64x64 texels, as float4
+// indices into the gradient's level 0 and into its coarse levels: the points' taps as the
+// kernels find them (float, clamp to edge, no atomics of zero weight). Level 0 channels
+// last and 4 | channels only. A subset: on smaller levels the kernels sum some levels in
+// shared memory first (which ones depends on the kernel and the channel count) and send
+// the rest to global atomics, so the row is a lower bound on the scatter's time.
 struct AtomicTargets {
     std::vector<uint32_t> level0, coarse;
 };
