@@ -1,6 +1,10 @@
 #include "cuda_devices.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "cuda_check.h"
 #include "error.h"
@@ -43,6 +47,27 @@ int current_device_multiprocessors() {
     TVLM_CUDA_CHECK(cudaGetDevice(&device));
     TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
     return processors;
+}
+
+uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_shared) {
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    using Key = std::tuple<int, const void*, int, size_t>;
+    static std::mutex mutex;
+    static std::map<Key, uint32_t> known;
+    const Key key{device, kernel, threads, dynamic_shared};
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto found = known.find(key); found != known.end()) return found->second;
+    constexpr size_t kDefaultDynamicShared = 48 * 1024;
+    if (dynamic_shared > kDefaultDynamicShared)
+        TVLM_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_shared)));
+    int per_multiprocessor = 0;
+    TVLM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, dynamic_shared));
+    const auto blocks = static_cast<uint32_t>(std::max(1, per_multiprocessor) * current_device_multiprocessors());
+    known.emplace(key, blocks);
+    return blocks;
 }
 
 }  // namespace tvlm

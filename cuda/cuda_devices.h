@@ -26,4 +26,12 @@ CudaDeviceList list_cuda_devices();
 // The current CUDA device's multiprocessors: what kernels size grids of resident blocks by.
 int current_device_multiprocessors();
 
+// Blocks of `kernel` (`threads` threads, `dynamic_shared` bytes of dynamic shared memory)
+// that the current device's multiprocessors hold at once, at least 1: a grid of one wave.
+// Where `dynamic_shared` is above the 48 KB a kernel gets by default, the kernel is first
+// allowed that much (cudaFuncAttributeMaxDynamicSharedMemorySize). The occupancy query and
+// the attribute cost microseconds of host time, so each device, kernel, block size and byte
+// count is asked once and remembered.
+uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_shared = 0);
+
 }  // namespace tvlm

@@ -704,16 +704,12 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
                                   : reinterpret_cast<const void*>(backward_kernel<T>);
     const size_t copies = rgba ? kWarps : 1, room = (rgba ? kRgbaSharedBytes : kSharedBytes) / (copies * sizeof(T));
     const size_t most_shared = groups && !rgba ? kGroupsSharedBytes : room * copies * sizeof(T);
-    if (groups && !rgba)
-        TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most_shared)));
     // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
     // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
     // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
-    int resident = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, most_shared));
-    const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
-                                     unsigned(std::max(resident, 1) * current_device_multiprocessors()));
+    const unsigned blocks =
+        std::min(blocks_for(points.count * d.lanes), resident_wave_blocks(kernel, int(kBlock), most_shared));
     // A level is summed in shared memory where it has at most a quarter as many texels as a
     // block has points: then the block's adds to it are likely to outnumber its texels, and
     // its flush costs fewer global atomics than it saves. H100, RGBA 4096^2: backward 398 ->
@@ -721,22 +717,24 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // atomics (+70 us).
     const size_t max_texels = points.count / std::max(blocks, 1u) / 4;
     const auto run = [&](BackwardPass pass) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (groups && !rgba) {
+                const SharedSums sums = groups_shared_sums(shape, d.lanes, pass.first, pass.end, max_texels);
+                const size_t bytes = (kBlock / d.lanes * sums.slot_values + sums.block_values()) * sizeof(float);
+                backward_groups_kernel<<<blocks, kBlock, bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
+                                                                          grad_lod, pass, sums, nonfinite);
+                TVLM_CUDA_CHECK(cudaGetLastError());
+                return;
+            }
+        }
+        // The other kernels keep one range of levels in shared memory, a copy per warp (RGBA)
+        // or per block.
         const auto [shared_base, shared_values] = shared_levels(shape, pass.first, pass.end, room, max_texels);
         const size_t shared_bytes = shared_values * copies * sizeof(T);
         if constexpr (std::is_same_v<T, float>) {
             if (rgba) {
                 backward_rgba_kernel<<<blocks, kBlock, shared_bytes, stream>>>(
                     d, chain, points, grad_out, grad, grad_uv, grad_lod, pass, shared_base, shared_values, nonfinite);
-                TVLM_CUDA_CHECK(cudaGetLastError());
-                return;
-            }
-        }
-        if constexpr (std::is_same_v<T, float>) {
-            if (groups) {
-                const SharedSums sums = groups_shared_sums(shape, d.lanes, pass.first, pass.end, max_texels);
-                const size_t bytes = (kBlock / d.lanes * sums.slot_values + sums.block_values()) * sizeof(float);
-                backward_groups_kernel<<<blocks, kBlock, bytes, stream>>>(d, chain, points, grad_out, grad, grad_uv,
-                                                                          grad_lod, pass, sums, nonfinite);
                 TVLM_CUDA_CHECK(cudaGetLastError());
                 return;
             }

@@ -921,12 +921,11 @@ void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
 
 uint32_t packed_blocks_at_once(uint32_t kind) {
     if (!has_packed_words(kind)) return 0;
-    int per_sm = 0;
+    uint32_t blocks = 0;
     with_packed_words(kind, [&](auto words) {
-        TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, packed_kernel<decltype(words)>(),
-                                                                      TVLM_BOX_THREADS, 0));
+        blocks = resident_wave_blocks(reinterpret_cast<const void*>(packed_kernel<decltype(words)>()), TVLM_BOX_THREADS);
     });
-    return static_cast<uint32_t>(current_device_multiprocessors() * per_sm);
+    return blocks;
 }
 
 bool runs_packed(const BoxMipsLaunch& l) {

@@ -3,7 +3,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 #include "cuda_check.h"
@@ -486,22 +485,12 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
     }
 }
 
-// Blocks of `threads` threads of `kernel` that fit the GPU at once. Asked of the runtime
-// once per device, kernel and size, not on every draw (a draw's host time is part of a
+// Blocks of `threads` threads of `kernel` that fit the GPU at once (asked of the runtime
+// once per device, kernel and size, not on every draw: a draw's host time is part of a
 // video frame's).
 template <auto kKernel, uint32_t kThreads>
 uint32_t resident_blocks() {
-    constexpr int kDevices = 64;
-    static std::atomic<uint32_t> known[kDevices] = {};
-    int device = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    if (device < kDevices && known[device].load(std::memory_order_relaxed)) return known[device].load(std::memory_order_relaxed);
-    const int sms = current_device_multiprocessors();
-    int per_sm = 0;
-    TVLM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, int(kThreads), 0));
-    const auto blocks = uint32_t(std::max(1, sms * per_sm));
-    if (device < kDevices) known[device].store(blocks, std::memory_order_relaxed);
-    return blocks;
+    return resident_wave_blocks(reinterpret_cast<const void*>(kKernel), int(kThreads));
 }
 
 }  // namespace
