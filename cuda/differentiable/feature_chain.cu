@@ -1,7 +1,7 @@
 // The box chain of a feature texture (levels 1.. from level 0) and its adjoint, the fold
 // of every level's gradient into level 0, in T on channels-last levels: one thread per
 // texel channel, the arithmetic of engine/differentiable/. The adjoint gathers, so it needs
-// no atomics. The points' kernels are in point_sampling_grad.cu.
+// no atomics. The points' kernels are in point_forward.cu and point_backward.cu.
 #include <algorithm>
 #include <string>
 #include <type_traits>
