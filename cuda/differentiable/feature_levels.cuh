@@ -1,7 +1,7 @@
 #pragma once
-// What the feature-chain kernels (feature_chain.cu: the box chain and its adjoint) and the
-// point-sampling kernels (point_forward.cu, point_backward.cu) share: a chain's levels as the device
-// sees them, and float4 arithmetic. Internal to cuda/differentiable/.
+// What the feature-chain kernels (feature_chain_build.cu, feature_chain_fold.cu) and the
+// point-sampling kernels (point_forward.cu, point_backward.cu) share: a chain's levels as
+// the device sees them, and float4 arithmetic. Internal to cuda/differentiable/.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Differentiable point sampling on CUDA, the backward: which kernel, which levels it sums
 // in shared memory, and the order of a backward: the coarse levels' texel atomics (with
-// d/d uv and d/d lod), the fold writing level 0 (feature_chain.cu), level 0's atomics.
+// d/d uv and d/d lod), the fold writing level 0 (feature_chain_fold.cu), level 0's atomics.
 // The backward scatters texel gradients with atomics: points land anywhere.
 #include <algorithm>
 #include <type_traits>
