@@ -174,6 +174,11 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     // strided pass (global atomics on 16 texels would serialize), RGBA and any channels.
     check_against_reference<float>(1, 4, 4, 4, 3, 4000, 2e-4);
     check_against_reference<double>(2, 3, 6, 4, 3, 4000, 1e-10, true);
+    // Float groups decide by their own copies: 8 channels put this level 0 in the block's
+    // copy (the strided pass); 40 channels keep 64 texels out of it (4 lanes a point or more)
+    // and take the lean kernel, where the other kernels' one copy would have taken it.
+    check_against_reference<float>(1, 8, 4, 4, 3, 4000, 2e-4);
+    check_against_reference<float>(1, 40, 8, 8, 4, 200000, 2e-4);
     check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
     check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order

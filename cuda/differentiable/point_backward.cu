@@ -137,8 +137,12 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     fold_chain_gradient(shape, grad, stream, nonfinite);
     if (!points.count) return;
     // Level 0 summed in shared memory (a tiny texture under many points: global atomics on
-    // its few texels would serialize) takes the strided kernel; otherwise the lean one.
-    if (shared_levels(shape, 0, 1, room, max_texels).second != 0) return run({0, 1, false});
+    // its few texels would serialize) takes the strided kernel; otherwise the lean one. The
+    // groups kernel has its own copies, so it is asked where it would put level 0.
+    const bool level0_shared = groups && !rgba
+                                   ? groups_shared_sums(shape, d.lanes, 0, 1, max_texels).block_first < shape.offset(1)
+                                   : shared_levels(shape, 0, 1, room, max_texels).second != 0;
+    if (level0_shared) return run({0, 1, false});
     const unsigned level0_blocks = blocks_for(points.count * d.lanes);
     if (rgba) {
         if constexpr (std::is_same_v<T, float>)
