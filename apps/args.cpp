@@ -8,8 +8,7 @@
 
 namespace tvlm {
 
-Args::Args(int argc, char** argv, int first, const std::set<std::string>& options,
-           const std::set<std::string>& flags) {
+Args::Args(int argc, char** argv, int first, const std::set<std::string>& options, const std::set<std::string>& flags) {
     for (int i = first; i < argc; ++i) {
         std::string a = argv[i];
         if (a.rfind("--", 0) != 0 || a == "--") {
@@ -54,9 +53,7 @@ std::optional<uint32_t> Args::uint_option(const std::string& name) const {
     unsigned long value = 0;
     try {
         value = std::stoul(*text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
+    } catch (const std::exception&) { used = 0; }
     if (used != text->size() || text->empty() || (*text)[0] == '-' || value > UINT32_MAX)
         throw Error("--" + name + " expects a non-negative integer, not '" + *text + "'");
     return static_cast<uint32_t>(value);

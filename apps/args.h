@@ -18,8 +18,7 @@ std::vector<Fixation> parse_fixations(const std::string& text, const std::string
 class Args {
 public:
     // `options` take a value, `flags` do not; anything else starting with -- is an error.
-    Args(int argc, char** argv, int first, const std::set<std::string>& options,
-         const std::set<std::string>& flags);
+    Args(int argc, char** argv, int first, const std::set<std::string>& options, const std::set<std::string>& flags);
 
     const std::vector<std::string>& positionals() const { return positionals_; }
     bool flag(const std::string& name) const { return flags_.count(name) != 0; }

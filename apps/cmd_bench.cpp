@@ -20,7 +20,8 @@ namespace tvlm {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: tvlm bench [all | mips handover sample video grad video-file fields overlay ...] [--json FILE] [--plot FILE.png]\n"
+    "usage: tvlm bench [all | mips handover sample video grad video-file fields overlay ...] [--json FILE] [--plot "
+    "FILE.png]\n"
     "                  [--device D] [--devices all|I,J,...] [--only TEXT]\n"
     "  mips      mip chain GPU time: box downsampler (Vulkan compute, CUDA on imported and CUDA-only\n"
     "            arrays) vs Vulkan blit and glGenerateMipmap; 1024^2..4096^2, RGBA8/sRGB/RGBA16F, 32 layers\n"
@@ -64,8 +65,9 @@ std::vector<Row> video_file_rows(BenchGpu& gpu, bool asked) {
 #else
     (void)gpu;
     if (asked)
-        throw Error("tvlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev and "
-                    "libswscale-dev and rebuild for video-file");
+        throw Error(
+            "tvlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev and "
+            "libswscale-dev and rebuild for video-file");
     std::printf("video-file: left out (tvlm was built without FFmpeg's libraries)\n");
     return {};
 #endif
@@ -89,7 +91,9 @@ int run_bench(int argc, char** argv) {
         }
         bool known = false;
         for (const auto& [suite, note] : kSuites) known = known || suite == name;
-        if (!known) throw Error("unknown benchmark suite '" + name + "': expected all, mips, handover, sample, video, grad, video-file, fields or overlay");
+        if (!known)
+            throw Error("unknown benchmark suite '" + name +
+                        "': expected all, mips, handover, sample, video, grad, video-file, fields or overlay");
         suites.push_back(name);
         named = true;
     }
@@ -104,16 +108,17 @@ int run_bench(int argc, char** argv) {
     std::vector<Row> rows;
     std::vector<Rgba8Image> charts;
     for (const std::string& suite : suites) {
-        std::vector<Row> suite_rows = suite == "mips"       ? bench_mips(gpu)
-                                      : suite == "handover" ? bench_handover(gpu)
-                                      : suite == "sample"   ? bench_sample(gpu)
-                                      : suite == "grad"     ? bench_grad(gpu)
+        std::vector<Row> suite_rows = suite == "mips"         ? bench_mips(gpu)
+                                      : suite == "handover"   ? bench_handover(gpu)
+                                      : suite == "sample"     ? bench_sample(gpu)
+                                      : suite == "grad"       ? bench_grad(gpu)
                                       : suite == "video-file" ? video_file_rows(gpu, named)
-                                      : suite == "fields"   ? bench_fields(gpu)
-                                      : suite == "overlay"  ? bench_overlay(gpu)
-                                                            : bench_video(gpu);
+                                      : suite == "fields"     ? bench_fields(gpu)
+                                      : suite == "overlay"    ? bench_overlay(gpu)
+                                                              : bench_video(gpu);
         for (const auto& [name, note] : kSuites)
-            if (name == suite && args.option("plot")) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));
+            if (name == suite && args.option("plot"))
+                charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));
         rows.insert(rows.end(), suite_rows.begin(), suite_rows.end());
     }
     char title[512];

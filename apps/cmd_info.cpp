@@ -57,9 +57,7 @@ EglSummary egl_summary() {
         s.devices = egl_devices();
         const EglContext context;
         s.renderer = context.renderer() + ", OpenGL " + context.version();
-    } catch (const std::exception& e) {
-        s.error = e.what();
-    }
+    } catch (const std::exception& e) { s.error = e.what(); }
     return s;
 }
 
@@ -72,38 +70,45 @@ std::string egl_device_text(const EglDevice& d) {
 
 int run_info(int argc, char** argv) {
     const Args args(argc, argv, 2, {}, {"json", "validation", "help"});
-    if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
+    if (args.flag("help")) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
     Instance instance(args.flag("validation") || validation_requested_by_env());
     const auto& devices = instance.devices();
     const DeviceSelector any;
     if (args.flag("json")) {
-        std::printf("{\n  \"vulkan_loader\": \"%s\",\n  \"devices\": [", api_version_string(instance.api_version()).c_str());
+        std::printf("{\n  \"vulkan_loader\": \"%s\",\n  \"devices\": [",
+                    api_version_string(instance.api_version()).c_str());
         for (size_t i = 0; i < devices.size(); ++i) {
             const DeviceInfo& d = devices[i];
             const CudaMatch m = match_cuda_device(d);
             const std::string why = rejection_reason(d, any);
             bool works = false;
             const std::string interop = interop_text(d, m, &works);
-            std::printf("%s\n    {\"index\": %u, \"name\": %s, \"type\": \"%s\", \"api\": \"%s\", \"driver\": %s, "
-                        "\"uuid\": \"%s\", \"memory_fd_export\": %s, \"semaphore_fd_export\": %s, "
-                        "\"usable\": %s, \"unusable_reason\": %s, \"cuda_built\": %s, \"cuda_device\": %s, "
-                        "\"cuda_unavailable\": %s, \"interop_works\": %s, \"interop\": %s}",
-                        i ? "," : "", d.index, json_quote(d.name).c_str(), d.type.c_str(),
-                        api_version_string(d.api_version).c_str(), json_quote(d.driver).c_str(), d.uuid.str().c_str(),
-                        json_bool(d.memory_fd_export), json_bool(d.semaphore_fd_export), json_bool(why.empty()),
-                        json_quote(why).c_str(), json_bool(m.cuda_built),
-                        m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str(),
-                        json_bool(works), json_quote(interop).c_str());
+            std::printf(
+                "%s\n    {\"index\": %u, \"name\": %s, \"type\": \"%s\", \"api\": \"%s\", \"driver\": %s, "
+                "\"uuid\": \"%s\", \"memory_fd_export\": %s, \"semaphore_fd_export\": %s, "
+                "\"usable\": %s, \"unusable_reason\": %s, \"cuda_built\": %s, \"cuda_device\": %s, "
+                "\"cuda_unavailable\": %s, \"interop_works\": %s, \"interop\": %s}",
+                i ? "," : "", d.index, json_quote(d.name).c_str(), d.type.c_str(),
+                api_version_string(d.api_version).c_str(), json_quote(d.driver).c_str(), d.uuid.str().c_str(),
+                json_bool(d.memory_fd_export), json_bool(d.semaphore_fd_export), json_bool(why.empty()),
+                json_quote(why).c_str(), json_bool(m.cuda_built),
+                m.ordinal ? std::to_string(*m.ordinal).c_str() : "null", json_quote(m.unavailable).c_str(),
+                json_bool(works), json_quote(interop).c_str());
         }
         const EglSummary egl = egl_summary();
         std::printf("\n  ],\n  \"egl\": {\"devices\": [");
         for (size_t i = 0; i < egl.devices.size(); ++i)
             std::printf("%s{\"index\": %d, \"cuda_device\": %d, \"software\": %s}", i ? ", " : "", egl.devices[i].index,
                         egl.devices[i].cuda_device, json_bool(egl.devices[i].software));
-        std::printf("], \"opengl\": %s, \"error\": %s}\n}\n", json_quote(egl.renderer).c_str(), json_quote(egl.error).c_str());
+        std::printf("], \"opengl\": %s, \"error\": %s}\n}\n", json_quote(egl.renderer).c_str(),
+                    json_quote(egl.error).c_str());
         return 0;
     }
-    std::printf("Vulkan loader %s, %zu device(s)\n", api_version_string(instance.api_version()).c_str(), devices.size());
+    std::printf("Vulkan loader %s, %zu device(s)\n", api_version_string(instance.api_version()).c_str(),
+                devices.size());
     for (const DeviceInfo& d : devices) {
         const std::string why = rejection_reason(d, any);
         std::printf("\n[%u] %s (%s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(),
@@ -122,7 +127,8 @@ int run_info(int argc, char** argv) {
     const EglSummary egl = egl_summary();
     std::printf("\nEGL %zu device(s)\n", egl.devices.size());
     for (const EglDevice& d : egl.devices) std::printf("[%d] %s\n", d.index, egl_device_text(d).c_str());
-    std::printf("    OpenGL (headless)    %s\n", egl.error.empty() ? egl.renderer.c_str() : ("no: " + egl.error).c_str());
+    std::printf("    OpenGL (headless)    %s\n",
+                egl.error.empty() ? egl.renderer.c_str() : ("no: " + egl.error).c_str());
     return 0;
 }
 

@@ -62,9 +62,9 @@ ImageF contact_sheet(const std::vector<ImageF>& levels) {
 
 // What an earlier run left in its folder (the only files a new run may replace).
 bool is_mips_output(const std::string& name) {
-    return name == "sheet.png" || (name.size() == 12 && name.starts_with("level_") && name.ends_with(".png") &&
-                                   std::isdigit(static_cast<unsigned char>(name[6])) &&
-                                   std::isdigit(static_cast<unsigned char>(name[7])));
+    return name == "sheet.png" ||
+           (name.size() == 12 && name.starts_with("level_") && name.ends_with(".png") &&
+            std::isdigit(static_cast<unsigned char>(name[6])) && std::isdigit(static_cast<unsigned char>(name[7])));
 }
 
 // One level as PNG, converted a row at a time from the format's bytes: memory for the
@@ -86,7 +86,10 @@ void write_level_png(const std::string& path, const std::vector<uint8_t>& bytes,
 
 int run_mips(int argc, char** argv) {
     const Args args(argc, argv, 2, {"format", "filter", "levels", "out", "device"}, {"validation", "help"});
-    if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
+    if (args.flag("help")) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
     if (args.positionals().size() > 1) throw Error("tvlm mips takes at most one IMAGE (see --help)");
     const Format format = parse_format(args.option_or("format", "rgba8"));
     const std::string filter_name = args.option_or("filter", "");

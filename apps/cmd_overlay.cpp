@@ -80,11 +80,12 @@ int run_overlay(int argc, char** argv) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     write_png(staged, image);
     outputs.commit();
-    std::printf("%s: %ux%u, %zu shapes drawn (%zu boxes, %zu lines, %zu curves incl. %zu KNN links, %zu points) by %s "
-                "in %.2f ms (upload, draw, readback)\nwrote %s\n",
-                chart ? "embedded test chart" : args.positionals()[0].c_str(), image.width, image.height,
-                shapes.size(), file.scene.boxes.size(), file.scene.lines.size(), file.scene.curves.size(), links,
-                file.scene.points.size(), where.c_str(), ms, out.c_str());
+    std::printf(
+        "%s: %ux%u, %zu shapes drawn (%zu boxes, %zu lines, %zu curves incl. %zu KNN links, %zu points) by %s "
+        "in %.2f ms (upload, draw, readback)\nwrote %s\n",
+        chart ? "embedded test chart" : args.positionals()[0].c_str(), image.width, image.height, shapes.size(),
+        file.scene.boxes.size(), file.scene.lines.size(), file.scene.curves.size(), links, file.scene.points.size(),
+        where.c_str(), ms, out.c_str());
     return 0;
 }
 

@@ -57,15 +57,17 @@ void reject_options(const Args& args, std::initializer_list<const char*> names, 
 
 PatchLayout make_layout(const Args& args, uint32_t w, uint32_t h, std::string& params_json) {
     const uint32_t patch = args.uint_option("patch").value_or(16);
-    const int modes = (args.option("level") && !args.flag("anisotropic")) + args.flag("foveated") + args.flag("anisotropic");
+    const int modes = (args.option("level") && !args.flag("anisotropic")) + args.flag("foveated") +
+                      args.flag("anisotropic");
     if (modes > 1) throw Error("choose one of --level L, --foveated and --anisotropic");
     const auto foveated_only = {"fixation", "budget", "m0", "e0", "bias"};
     if (args.flag("anisotropic")) reject_options(args, foveated_only, "--anisotropic patches");
     else if (args.option("level")) reject_options(args, foveated_only, "--level (a grid)");
-    if (!args.flag("anisotropic")) reject_options(args, {"elongation", "vertical"}, "this layout: it is --anisotropic's");
+    if (!args.flag("anisotropic"))
+        reject_options(args, {"elongation", "vertical"}, "this layout: it is --anisotropic's");
     if (args.flag("anisotropic")) {
-        const AnisotropicParams p{patch, args.uint_option("level").value_or(0), args.uint_option("elongation").value_or(4),
-                                  args.flag("vertical")};
+        const AnisotropicParams p{patch, args.uint_option("level").value_or(0),
+                                  args.uint_option("elongation").value_or(4), args.flag("vertical")};
         params_json = "{\"elongation\": " + std::to_string(p.elongation) + ", \"level\": " + std::to_string(p.level) +
                       ", \"vertical\": " + json_bool(p.vertical) + "}";
         return anisotropic_layout(w, h, p);
@@ -84,7 +86,8 @@ PatchLayout make_layout(const Args& args, uint32_t w, uint32_t h, std::string& p
     if (args.option("bias")) p.bias = parse_number(*args.option("bias"), "--bias");
     const FoveatedLayout f = foveated_layout(w, h, p);
     std::string fix;
-    for (const Fixation& x : p.fixations) fix += (fix.empty() ? "[" : ", [") + std::to_string(x.x) + ", " + std::to_string(x.y) + "]";
+    for (const Fixation& x : p.fixations)
+        fix += (fix.empty() ? "[" : ", [") + std::to_string(x.x) + ", " + std::to_string(x.y) + "]";
     params_json = "{\"fixations\": [" + fix + "], \"budget\": " + std::to_string(p.budget) +
                   ", \"m0\": " + std::to_string(p.m0) + ", \"e0\": " + std::to_string(p.e0) +
                   ", \"bias\": " + std::to_string(p.bias) + ", \"threshold\": " + std::to_string(f.threshold) + "}";
@@ -98,7 +101,8 @@ std::string meta_json(const PatchLayout& layout, const SampleRequest& request, c
                     ",\n  \"parameters\": " + params + ",\n  \"backend\": " + json_quote(backend) +
                     ",\n  \"device\": " + json_quote(device) +
                     ",\n  \"format\": " + json_quote(std::string(format_info(request.format).name)) +
-                    ",\n  \"width\": " + std::to_string(layout.width) + ", \"height\": " + std::to_string(layout.height) +
+                    ",\n  \"width\": " + std::to_string(layout.width) +
+                    ", \"height\": " + std::to_string(layout.height) +
                     ",\n  \"images\": " + std::to_string(layout.images) +
                     ", \"patches_per_image\": " + std::to_string(layout.patches_per_image) +
                     ", \"channels\": " + std::to_string(request.output.channels) +
@@ -109,7 +113,8 @@ std::string meta_json(const PatchLayout& layout, const SampleRequest& request, c
     char buf[160];
     for (size_t n = 0; n < layout.patches.size(); ++n) {
         std::snprintf(buf, sizeof buf, "%s\n    [%.9g, %.9g, %.9g, %.9g, %.9g]", n ? "," : "", double(rows[n * 5]),
-                      double(rows[n * 5 + 1]), double(rows[n * 5 + 2]), double(rows[n * 5 + 3]), double(rows[n * 5 + 4]));
+                      double(rows[n * 5 + 1]), double(rows[n * 5 + 2]), double(rows[n * 5 + 3]),
+                      double(rows[n * 5 + 4]));
         s += buf;
     }
     s += "\n  ],\n  \"layers\": [";
@@ -127,10 +132,13 @@ std::string meta_json(const PatchLayout& layout, const SampleRequest& request, c
 
 int run_sample(int argc, char** argv) {
     const Args args(argc, argv, 2,
-                    {"fixation", "budget", "patch", "level", "elongation", "backend", "format", "channels", "out", "meta",
-                     "viz", "device", "m0", "e0", "bias"},
+                    {"fixation", "budget", "patch", "level", "elongation", "backend", "format", "channels", "out",
+                     "meta", "viz", "device", "m0", "e0", "bias"},
                     {"foveated", "anisotropic", "vertical", "half", "validation", "help"});
-    if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
+    if (args.flag("help")) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
     const std::string backend = args.option_or("backend", "auto");
     if (backend != "auto" && backend != "cuda" && backend != "vulkan" && backend != "cpu")
         throw Error("unknown backend '" + backend + "': expected auto, cuda, vulkan or cpu");
@@ -153,11 +161,11 @@ int run_sample(int argc, char** argv) {
     if (sources.empty()) request.images.push_back(chart_input(request.format));
     for (const std::string& path : sources) {
         request.images.push_back(load_input(path, request.format));
-        const InputImage& a = request.images.front(), &b = request.images.back();
+        const InputImage &a = request.images.front(), &b = request.images.back();
         if (a.width != b.width || a.height != b.height)
-            throw Error("images of one batch must have one size: '" + sources.front() + "' is " + std::to_string(a.width) +
-                        "x" + std::to_string(a.height) + ", '" + path + "' is " + std::to_string(b.width) + "x" +
-                        std::to_string(b.height));
+            throw Error("images of one batch must have one size: '" + sources.front() + "' is " +
+                        std::to_string(a.width) + "x" + std::to_string(a.height) + ", '" + path + "' is " +
+                        std::to_string(b.width) + "x" + std::to_string(b.height));
     }
     const uint32_t w = request.images[0].width, h = request.images[0].height;
     std::string params;

@@ -62,18 +62,21 @@ std::vector<TimedFixations> read_timeline(const std::string& path) {
     std::vector<TimedFixations> keyframes;
     std::string line;
     for (int number = 1; std::getline(file, line); ++number) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+        if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#')
+            continue;
         std::istringstream fields(line);
         std::string time, points;
         if (!(fields >> time >> points))
-            throw Error("--fixations '" + path + "' line " + std::to_string(number) + ": expected 'SECONDS x,y[;x,y...]'");
+            throw Error("--fixations '" + path + "' line " + std::to_string(number) +
+                        ": expected 'SECONDS x,y[;x,y...]'");
         keyframes.push_back({parse_number(time, "--fixations time"), parse_fixations(points, "--fixations")});
     }
     return keyframes;
 }
 
 FixationSchedule make_schedule(const Args& args) {
-    const int given = bool(args.option("fixation")) + bool(args.option("fixations")) + bool(args.option("follow-changes"));
+    const int given = bool(args.option("fixation")) + bool(args.option("fixations")) +
+                      bool(args.option("follow-changes"));
     if (given > 1) throw Error("choose one of --fixation, --fixations and --follow-changes");
     if (args.option("fixations")) return FixationSchedule::timeline(read_timeline(*args.option("fixations")));
     if (args.option("follow-changes"))
@@ -111,7 +114,8 @@ std::string layout_json(const PatchLayout& layout) {
     char buf[160];
     for (size_t n = 0; n < layout.patches.size(); ++n) {
         std::snprintf(buf, sizeof buf, "%s[%.9g, %.9g, %.9g, %.9g, %.9g]", n ? ", " : "", double(rows[n * 5]),
-                      double(rows[n * 5 + 1]), double(rows[n * 5 + 2]), double(rows[n * 5 + 3]), double(rows[n * 5 + 4]));
+                      double(rows[n * 5 + 1]), double(rows[n * 5 + 2]), double(rows[n * 5 + 3]),
+                      double(rows[n * 5 + 4]));
         s += buf;
     }
     return s + "]";
@@ -131,10 +135,13 @@ std::string frame_file_name(size_t index) {
 
 int run_video(int argc, char** argv) {
     const Args args(argc, argv, 2,
-                    {"fixation", "fixations", "follow-changes", "budget", "patch", "every", "frames", "threshold", "out",
-                     "meta", "viz-video", "channels", "format", "device", "decoder"},
+                    {"fixation", "fixations", "follow-changes", "budget", "patch", "every", "frames", "threshold",
+                     "out", "meta", "viz-video", "channels", "format", "device", "decoder"},
                     {"validation", "help"});
-    if (args.flag("help")) { std::fputs(kHelp, stdout); return 0; }
+    if (args.flag("help")) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
     if (args.positionals().size() > 1) throw Error("tvlm video takes at most one FILE (see --help)");
     const bool clip = args.positionals().empty();
     const std::string source = clip ? "embedded test clip" : args.positionals()[0];
@@ -154,8 +161,8 @@ int run_video(int argc, char** argv) {
     // The folder's own name, without the trailing slash that asked for it (a rename onto
     // "dir/" fails once the folder exists).
     const std::string out_folder = out.size() > 1 && out.ends_with("/") ? out.substr(0, out.size() - 1) : out;
-    const std::string out_target =
-        per_frame ? outputs.folder(out_folder, "--out", is_frame_output) : outputs.file(out, "--out");
+    const std::string out_target = per_frame ? outputs.folder(out_folder, "--out", is_frame_output)
+                                             : outputs.file(out, "--out");
     const std::string meta_file = outputs.file(meta, "--meta");
     const std::optional<std::string> viz = args.option("viz-video");
     const std::string viz_file = viz ? outputs.file(*viz, "--viz-video") : "";
@@ -173,8 +180,8 @@ int run_video(int argc, char** argv) {
     std::unique_ptr<VideoPath> path;
     if (!clip && decoder_name != "cpu") {
         try {
-            if (format != Format::rgba8_unorm) throw Error("NVDEC frames become rgba8 textures, not " +
-                                                           std::string(format_info(format).name));
+            if (format != Format::rgba8_unorm)
+                throw Error("NVDEC frames become rgba8 textures, not " + std::string(format_info(format).name));
             path = nvdec_video_path(context, source, detection);
         } catch (const Error& e) {
             if (decoder_name == "nvdec") throw;
@@ -183,8 +190,8 @@ int run_video(int argc, char** argv) {
     }
     if (!path) {
         if (clip) {
-            const std::filesystem::path file =
-                std::filesystem::temp_directory_path() / ("tvlm-test-clip-" + std::to_string(::getpid()) + ".mkv");
+            const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                               ("tvlm-test-clip-" + std::to_string(::getpid()) + ".mkv");
             try {
                 write_test_clip(file.string());
                 path = vulkan_video_path(context, VideoDecoder(file.string()), format, detection);
@@ -193,7 +200,8 @@ int run_video(int argc, char** argv) {
                 throw;
             }
             std::filesystem::remove(file);
-            if (decoder_name == "nvdec") throw Error("the embedded clip is FFV1, which NVDEC cannot decode: give a FILE");
+            if (decoder_name == "nvdec")
+                throw Error("the embedded clip is FFV1, which NVDEC cannot decode: give a FILE");
         } else {
             path = vulkan_video_path(context, VideoDecoder(source), format, detection);
         }
@@ -206,8 +214,9 @@ int run_video(int argc, char** argv) {
     foveated_layout(info.width, info.height, params);
     std::optional<VideoEncoder> encoder;
     if (viz)
-        encoder.emplace(viz_file, info.width & ~1u, info.height & ~1u,
-                        VideoEncoding{.frames_per_second = std::max(1, int(fps / every + 0.5)), .container_from = *viz});
+        encoder.emplace(
+            viz_file, info.width & ~1u, info.height & ~1u,
+            VideoEncoding{.frames_per_second = std::max(1, int(fps / every + 0.5)), .container_from = *viz});
 
     PatchLayout layout;
     std::vector<std::string> layouts;
@@ -257,8 +266,9 @@ int run_video(int argc, char** argv) {
                 if (info.width % 2 || info.height % 2) {  // 4:2:0 encoders take even sides: drop the odd edge
                     std::vector<uint8_t> even;
                     for (uint32_t y = 0; y < (info.height & ~1u); ++y)
-                        even.insert(even.end(), viz_frame.begin() + std::ptrdiff_t(size_t{y} * info.width * 4),
-                                    viz_frame.begin() + std::ptrdiff_t((size_t{y} * info.width + (info.width & ~1u)) * 4));
+                        even.insert(
+                            even.end(), viz_frame.begin() + std::ptrdiff_t(size_t{y} * info.width * 4),
+                            viz_frame.begin() + std::ptrdiff_t((size_t{y} * info.width + (info.width & ~1u)) * 4));
                     viz_frame.swap(even);
                 }
                 encoder->write(viz_frame);
@@ -270,7 +280,8 @@ int run_video(int argc, char** argv) {
         if (now - last_report > std::chrono::milliseconds(500)) {
             const double seconds = std::chrono::duration<double>(now - start).count();
             std::fprintf(stderr, "\rframe %zu%s: %.1f frames/s", decoded,
-                         info.frames > 0 ? (" of " + std::to_string(info.frames)).c_str() : "", double(decoded) / seconds);
+                         info.frames > 0 ? (" of " + std::to_string(info.frames)).c_str() : "",
+                         double(decoded) / seconds);
             last_report = now;
         }
     }
@@ -284,25 +295,27 @@ int run_video(int argc, char** argv) {
     std::string layouts_json;
     for (size_t i = 0; i < layouts.size(); ++i) layouts_json += (i ? ",\n    " : "\n    ") + layouts[i];
     char head[512];
-    std::snprintf(head, sizeof head,
-                  "{\n  \"source\": %s,\n  \"width\": %u, \"height\": %u, \"codec\": %s, \"frames_per_second\": %.6g,\n"
-                  "  \"device\": %s, \"format\": %s, \"budget\": %u, \"patch_size\": %u, \"channels\": %u, \"every\": %u,\n"
-                  "  \"threshold\": %u,\n  \"metadata_columns\": [\"cu\", \"cv\", \"su\", \"sv\", \"level\"],\n",
-                  json_quote(source).c_str(), info.width, info.height, json_quote(info.codec).c_str(), fps,
-                  json_quote(path->where()).c_str(), json_quote(std::string(format_info(format).name)).c_str(),
-                  budget, patch, channels, every, args.uint_option("threshold").value_or(0));
-    write_text(meta_file, std::string(head) + "  \"layouts\": [" + layouts_json + "\n  ],\n  \"frames\": [" + frames_json +
-                              "\n  ]\n}\n");
+    std::snprintf(
+        head, sizeof head,
+        "{\n  \"source\": %s,\n  \"width\": %u, \"height\": %u, \"codec\": %s, \"frames_per_second\": %.6g,\n"
+        "  \"device\": %s, \"format\": %s, \"budget\": %u, \"patch_size\": %u, \"channels\": %u, \"every\": %u,\n"
+        "  \"threshold\": %u,\n  \"metadata_columns\": [\"cu\", \"cv\", \"su\", \"sv\", \"level\"],\n",
+        json_quote(source).c_str(), info.width, info.height, json_quote(info.codec).c_str(), fps,
+        json_quote(path->where()).c_str(), json_quote(std::string(format_info(format).name)).c_str(), budget, patch,
+        channels, every, args.uint_option("threshold").value_or(0));
+    write_text(meta_file, std::string(head) + "  \"layouts\": [" + layouts_json + "\n  ],\n  \"frames\": [" +
+                              frames_json + "\n  ]\n}\n");
     if (encoder) encoder->finish();
     outputs.commit();
 
-    std::printf("%s: %ux%u %s, %zu frames decoded (%s), %zu sampled; %.1f%% of texels copied per frame on "
-                "average; %zu layout(s)\n",
-                source.c_str(), info.width, info.height, info.codec.c_str(), decoded, info.decoder.c_str(), sampled,
-                100.0 * copied / double(decoded), layouts.size());
+    std::printf(
+        "%s: %ux%u %s, %zu frames decoded (%s), %zu sampled; %.1f%% of texels copied per frame on "
+        "average; %zu layout(s)\n",
+        source.c_str(), info.width, info.height, info.codec.c_str(), decoded, info.decoder.c_str(), sampled,
+        100.0 * copied / double(decoded), layouts.size());
     std::printf("%.1f frames/s, %s\n", double(decoded) / seconds, path->where().c_str());
-    std::printf("wrote %s [%zu, %u, %u, %u, %u] float32, %s%s%s\n", out.c_str(), sampled, budget, channels, patch, patch,
-                meta.c_str(), viz ? " and " : "", viz ? viz->c_str() : "");
+    std::printf("wrote %s [%zu, %u, %u, %u, %u] float32, %s%s%s\n", out.c_str(), sampled, budget, channels, patch,
+                patch, meta.c_str(), viz ? " and " : "", viz ? viz->c_str() : "");
     return 0;
 }
 

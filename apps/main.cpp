@@ -45,11 +45,14 @@ int main(int argc, char** argv) {
 #ifdef TVLM_HAVE_VIDEO_FILES
             return tvlm::run_video(argc, argv);
 #else
-            throw tvlm::Error("this tvlm was built without FFmpeg's libraries: install libavformat-dev, "
-                              "libavcodec-dev and libswscale-dev and rebuild");
+            throw tvlm::Error(
+                "this tvlm was built without FFmpeg's libraries: install libavformat-dev, "
+                "libavcodec-dev and libswscale-dev and rebuild");
 #endif
         }
-        std::fprintf(stderr, "tvlm: unknown command '%s' (expected info, mips, sample, video or bench; see tvlm --help)\n", command.c_str());
+        std::fprintf(stderr,
+                     "tvlm: unknown command '%s' (expected info, mips, sample, video or bench; see tvlm --help)\n",
+                     command.c_str());
         return 2;
     } catch (const tvlm::Error& e) {
         std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());

@@ -47,7 +47,8 @@ fs::path OutputFiles::temporary_beside(const fs::path& target) const {
 void OutputFiles::check_distinct(const fs::path& target, const std::string& what) const {
     for (const Output& o : outputs_)
         if (identity(o.target) == identity(target))
-            throw Error(what + " '" + target.string() + "' is also where another output goes: give each output its own path");
+            throw Error(what + " '" + target.string() +
+                        "' is also where another output goes: give each output its own path");
 }
 
 std::string OutputFiles::file(const std::string& path, const std::string& what) {
@@ -60,7 +61,8 @@ std::string OutputFiles::file(const std::string& path, const std::string& what) 
                     (fs::is_directory(status) ? "a folder" : "a device, pipe or socket") + "): name a file");
     if (target.filename().empty()) throw Error(what + " '" + path + "' names a folder: name a file");
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    if (!fs::is_directory(folder, ec)) throw Error("the folder of " + what + " '" + path + "' does not exist: create it first");
+    if (!fs::is_directory(folder, ec))
+        throw Error("the folder of " + what + " '" + path + "' does not exist: create it first");
     check_distinct(target, what);
     outputs_.push_back({target, temporary_beside(target), false});
     return outputs_.back().temporary.string();

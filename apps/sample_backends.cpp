@@ -16,7 +16,8 @@ SampleResult sample_on_cpu(const SampleRequest& request) {
     std::vector<MipLevels> images;
     for (const InputImage& image : request.images) {
         const ImageF base = to_image(image.pixels(), format_info(request.format).channels);
-        images.push_back(reference_mip_chain(base, request.format, MipFilter::box, full_mip_count(image.width, image.height)));
+        images.push_back(
+            reference_mip_chain(base, request.format, MipFilter::box, full_mip_count(image.width, image.height)));
     }
     SampleResult result{reference_sample_patches(request.layout, images, request.format, request.output.channels),
                         request.layout.mode == SamplingMode::gradients ? kMaxAnisotropy : 1};
@@ -27,8 +28,8 @@ SampleResult sample_on_cpu(const SampleRequest& request) {
 
 SampleResult sample_on_vulkan(Context& context, const SampleRequest& request) {
     const InputImage& first = request.images.front();
-    Texture texture = Texture::create(context, {first.width, first.height, uint32_t(request.images.size()), 0,
-                                                request.format, false});
+    Texture texture = Texture::create(
+        context, {first.width, first.height, uint32_t(request.images.size()), 0, request.format, false});
     VulkanPatchSampler sampler(context, request.layout, request.output);
     const size_t bytes = request.output.bytes(request.layout);
     sampler.check(texture, bytes);

@@ -23,8 +23,14 @@ struct Footprint {
     uint32_t x0, x1, y0, y1;
 };
 Footprint footprint(const Patch& p, uint32_t w, uint32_t h) {
-    Footprint f{(double(p.cu) - p.su / 2.0) * w, (double(p.cu) + p.su / 2.0) * w, (double(p.cv) - p.sv / 2.0) * h,
-                (double(p.cv) + p.sv / 2.0) * h, 0, 0, 0, 0};
+    Footprint f{(double(p.cu) - p.su / 2.0) * w,
+                (double(p.cu) + p.su / 2.0) * w,
+                (double(p.cv) - p.sv / 2.0) * h,
+                (double(p.cv) + p.sv / 2.0) * h,
+                0,
+                0,
+                0,
+                0};
     f.x0 = uint32_t(std::clamp(std::floor(f.fx0), 0.0, double(w)));
     f.x1 = uint32_t(std::clamp(std::ceil(f.fx1), 0.0, double(w)));
     f.y0 = uint32_t(std::clamp(std::floor(f.fy0), 0.0, double(h)));
@@ -80,7 +86,8 @@ ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, cons
     for (uint32_t y = 0; y < ph; ++y)
         for (uint32_t x = 0; x < pw; ++x)
             for (uint32_t c = 0; c < 3; ++c)
-                left[(size_t{y} * pw + x) * 4 + c] = uint8_t(std::lround(std::clamp(viz.at(x, y, c), 0.0f, 1.0f) * 255.0f));
+                left[(size_t{y} * pw + x) * 4 + c] = uint8_t(
+                    std::lround(std::clamp(viz.at(x, y, c), 0.0f, 1.0f) * 255.0f));
     draw_layout(left, pw, ph, layout, b, {});
     for (uint32_t y = 0; y < ph; ++y)
         for (uint32_t x = 0; x < pw; ++x)

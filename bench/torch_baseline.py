@@ -25,6 +25,7 @@ last row/column of odd sizes, where texturevlm's box filter does not: layouts th
 levels differ there, and the script says so. GPU times use CUDA events (median over runs of
 many launches after warm-up); without CUDA, CPU wall time. Exits 77 when PyTorch is missing.
 """
+
 import argparse
 import json
 import math
@@ -42,6 +43,7 @@ except ImportError as e:  # the test suite reports this as skipped
 
 def load_rgba(path):
     from PIL import Image
+
     return np.array(Image.open(path).convert("RGBA"))  # [H, W, 4] uint8, writable
 
 
@@ -77,8 +79,9 @@ def sample_patches(levels, metadata, patch, channels):
             if idx.numel() == 0:
                 continue
             g = grid[idx].reshape(1, idx.numel() * patch, patch, 2).expand(batch, -1, -1, -1)
-            s = F.grid_sample(levels[level][:, :channels], g, mode="bilinear", padding_mode="border",
-                              align_corners=False)  # [B, C, n*P, P]
+            s = F.grid_sample(
+                levels[level][:, :channels], g, mode="bilinear", padding_mode="border", align_corners=False
+            )  # [B, C, n*P, P]
             s = s.reshape(batch, channels, idx.numel(), patch, patch).permute(0, 2, 1, 3, 4)
             out.index_add_(1, idx, s * w[idx])
     return out.reshape(batch * n, channels, patch, patch)
@@ -137,11 +140,19 @@ def video_jobs(metadata, meta_width, patch, channels, rows, device):
                 what = f"{size}^2 {fmt}" + (f" x {batch}" if batch > 1 else "")
                 run = lambda f: sample_patches(pyramid(to_float(f)), scaled, patch, channels)  # noqa: E731
                 med, low = time_us(lambda: run(gpu), device)
-                yield (f"video, CUDA frame {what}: pyramid + patches", med, low,
-                       tvlm_best(rows, f"CUDA frame {what} ->", prefix=True))
+                yield (
+                    f"video, CUDA frame {what}: pyramid + patches",
+                    med,
+                    low,
+                    tvlm_best(rows, f"CUDA frame {what} ->", prefix=True),
+                )
                 med, low = time_us(lambda: run(torch.from_numpy(host).to(device)), device, heavy=True)
-                yield (f"video, host frame {what}: upload + pyramid + patches", med, low,
-                       tvlm_best(rows, f"host frame {what} ->", prefix=True))
+                yield (
+                    f"video, host frame {what}: upload + pyramid + patches",
+                    med,
+                    low,
+                    tvlm_best(rows, f"host frame {what} ->", prefix=True),
+                )
                 del gpu, host
 
 
@@ -160,12 +171,16 @@ def main():
 
     meta = json.load(open(args.meta))
     if meta.get("sampling") != "level":
-        sys.exit(f"torch_baseline: layout sampling '{meta.get('sampling')}' is not supported "
-                 "(grid_sample has no gradients-driven anisotropic filter): use a level-sampled layout")
+        sys.exit(
+            f"torch_baseline: layout sampling '{meta.get('sampling')}' is not supported "
+            "(grid_sample has no gradients-driven anisotropic filter): use a level-sampled layout"
+        )
     rgba = load_rgba(args.image)
     if (rgba.shape[1], rgba.shape[0]) != (meta["width"], meta["height"]):
-        sys.exit(f"torch_baseline: {args.image} is {rgba.shape[1]}x{rgba.shape[0]}, the layout was made for "
-                 f"{meta['width']}x{meta['height']}")
+        sys.exit(
+            f"torch_baseline: {args.image} is {rgba.shape[1]}x{rgba.shape[0]}, the layout was made for "
+            f"{meta['width']}x{meta['height']}"
+        )
     frame = torch.as_tensor(rgba, device=device).permute(2, 0, 1)[None].float() / 255.0
     levels = pyramid(frame)
     patch, channels = meta["patch_size"], meta["channels"]
@@ -181,24 +196,42 @@ def main():
             theirs = np.load(args.patches).reshape(-1, channels, patch, patch)[:per_image]
             diff = float(np.abs(out.cpu().numpy() - theirs).max())
             odd = [i for i, l in enumerate(levels) if any(s % 2 and s > 1 for s in l.shape[-2:])]
-            print(f"patches vs tvlm: max |difference| {diff:.3g} over {per_image} patches"
-                  + (f" (avg_pool2d drops a row/column below levels {odd})" if odd else ""))
+            print(
+                f"patches vs tvlm: max |difference| {diff:.3g} over {per_image} patches"
+                + (f" (avg_pool2d drops a row/column below levels {odd})" if odd else "")
+            )
             if args.check is not None and not diff <= args.check:
                 print(f"FAILED: the PyTorch patches differ from tvlm's by {diff:.3g} > {args.check}")
                 return 1
         med, low = time_us(lambda: sample_patches(levels, metadata, patch, channels), device)
-        job = f"{per_image} foveated {patch}x{patch} patches, {meta['width']}^2 RGBA8, C={channels} f32" \
-            if meta["width"] == meta["height"] else None
-        table.append((f"{per_image} patches of {patch}x{patch} from {meta['width']}x{meta['height']} (grid_sample)",
-                      med, low, tvlm_best(rows, job) if job else None))
+        job = (
+            f"{per_image} foveated {patch}x{patch} patches, {meta['width']}^2 RGBA8, C={channels} f32"
+            if meta["width"] == meta["height"]
+            else None
+        )
+        table.append(
+            (
+                f"{per_image} patches of {patch}x{patch} from {meta['width']}x{meta['height']} (grid_sample)",
+                med,
+                low,
+                tvlm_best(rows, job) if job else None,
+            )
+        )
         # tvlm bench sample's job: patches from a ready 4096^2 pyramid (the layout scaled to it).
         scaled = metadata.copy()
         scaled[:, 4] += math.log2(4096 / meta["width"])
         big = pyramid(torch.rand((1, 4, 4096, 4096), device=device))
         med, low = time_us(lambda: sample_patches(big, scaled, patch, channels), device)
-        table.append((f"{per_image} patches of {patch}x{patch} from a 4096^2 pyramid", med, low,
-                      tvlm_best(rows, f"foveated {patch}x{patch} patches (budget 273), 4096^2 RGBA8, C={channels} f32",
-                                part=True)))
+        table.append(
+            (
+                f"{per_image} patches of {patch}x{patch} from a 4096^2 pyramid",
+                med,
+                low,
+                tvlm_best(
+                    rows, f"foveated {patch}x{patch} patches (budget 273), 4096^2 RGBA8, C={channels} f32", part=True
+                ),
+            )
+        )
         del big
 
     if "pyramid" in jobs:

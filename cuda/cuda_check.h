@@ -11,9 +11,8 @@ namespace tvlm {
 
 }  // namespace tvlm
 
-#define TVLM_CUDA_CHECK(call)                                                         \
-    do {                                                                              \
-        const cudaError_t tvlm_cuda_status_ = (call);                                 \
-        if (tvlm_cuda_status_ != cudaSuccess)                                         \
-            ::tvlm::throw_cuda_error(tvlm_cuda_status_, #call, __FILE__, __LINE__);   \
+#define TVLM_CUDA_CHECK(call)                                                                                         \
+    do {                                                                                                              \
+        const cudaError_t tvlm_cuda_status_ = (call);                                                                 \
+        if (tvlm_cuda_status_ != cudaSuccess) ::tvlm::throw_cuda_error(tvlm_cuda_status_, #call, __FILE__, __LINE__); \
     } while (0)

@@ -12,8 +12,8 @@
 namespace tvlm {
 
 void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
-    throw Error(std::string(call) + " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) +
-                ") at " + file + ":" + std::to_string(line));
+    throw Error(std::string(call) + " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ") at " +
+                file + ":" + std::to_string(line));
 }
 
 CudaDeviceList list_cuda_devices() {
@@ -60,8 +60,8 @@ uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_sh
     if (const auto found = known.find(key); found != known.end()) return found->second;
     constexpr size_t kDefaultDynamicShared = 48 * 1024;
     if (dynamic_shared > kDefaultDynamicShared)
-        TVLM_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_shared)));
+        TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(dynamic_shared)));
     int per_multiprocessor = 0;
     TVLM_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, dynamic_shared));

@@ -18,7 +18,11 @@ public:
     }
     DeviceBuffer(DeviceBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-        if (this != &o) { reset(); data_ = std::exchange(o.data_, nullptr); count_ = o.count_; }
+        if (this != &o) {
+            reset();
+            data_ = std::exchange(o.data_, nullptr);
+            count_ = o.count_;
+        }
         return *this;
     }
     DeviceBuffer(const DeviceBuffer&) = delete;
@@ -28,7 +32,11 @@ public:
     T* data() const { return data_; }
     size_t size() const { return count_; }
     size_t bytes() const { return count_ * sizeof(T); }
-    void reset() { if (data_) cudaFree(data_); data_ = nullptr; count_ = 0; }
+    void reset() {
+        if (data_) cudaFree(data_);
+        data_ = nullptr;
+        count_ = 0;
+    }
 
 private:
     T* data_ = nullptr;

@@ -11,8 +11,10 @@
 namespace tvlm {
 
 // Texels as the average sees them: bytes 0..255 for 8-bit surfaces, else floats.
-template <SurfaceTexel T> struct Surface;
-template <> struct Surface<SurfaceTexel::uchar4> {
+template <SurfaceTexel T>
+struct Surface;
+template <>
+struct Surface<SurfaceTexel::uchar4> {
     using Raw = uchar4;
     __device__ static float4 value(Raw r) { return make_float4(r.x, r.y, r.z, r.w); }
     __device__ static Raw raw(float4 v) {
@@ -20,19 +22,22 @@ template <> struct Surface<SurfaceTexel::uchar4> {
                            static_cast<unsigned char>(v.z), static_cast<unsigned char>(v.w));
     }
 };
-template <> struct Surface<SurfaceTexel::half4> {
+template <>
+struct Surface<SurfaceTexel::half4> {
     using Raw = ushort4;  // binary16 bits
     __device__ static float h(unsigned short b) { return __half2float(__ushort_as_half(b)); }
     __device__ static unsigned short b(float v) { return __half_as_ushort(__float2half_rn(v)); }
     __device__ static float4 value(Raw r) { return make_float4(h(r.x), h(r.y), h(r.z), h(r.w)); }
     __device__ static Raw raw(float4 v) { return make_ushort4(b(v.x), b(v.y), b(v.z), b(v.w)); }
 };
-template <> struct Surface<SurfaceTexel::float4> {
+template <>
+struct Surface<SurfaceTexel::float4> {
     using Raw = float4;
     __device__ static float4 value(Raw r) { return r; }
     __device__ static Raw raw(float4 v) { return v; }
 };
-template <> struct Surface<SurfaceTexel::float1> {
+template <>
+struct Surface<SurfaceTexel::float1> {
     using Raw = float;
     __device__ static float4 value(Raw r) { return make_float4(r, 0.0f, 0.0f, 1.0f); }
     __device__ static Raw raw(float4 v) { return v.x; }

@@ -14,7 +14,7 @@ struct YuvCoefficients {
 };
 
 constexpr YuvCoefficients yuv_coefficients(YuvMatrix m) {
-    return m == YuvMatrix::bt709 ? YuvCoefficients{0.2126f, 0.0722f}
+    return m == YuvMatrix::bt709    ? YuvCoefficients{0.2126f, 0.0722f}
            : m == YuvMatrix::bt2020 ? YuvCoefficients{0.2627f, 0.0593f}
                                     : YuvCoefficients{0.299f, 0.114f};
 }

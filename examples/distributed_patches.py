@@ -21,6 +21,7 @@ Images: `--images-dir DIR` decodes the PNG/JPEG files there with torchvision; ot
 `--verify` makes rank 0 recompute every image's patches alone and check that the ranks'
 checksum equals its own. `--fail-rank R` makes rank R raise after its first batch (the
 launcher then stops every rank: the tests check that nothing is left behind)."""
+
 from __future__ import annotations
 
 import argparse
@@ -30,16 +31,15 @@ from pathlib import Path
 from typing import List, Tuple
 
 import numpy as np
+import texturevlm as tv
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
-import texturevlm as tv
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vit_foveated import FoveatedViT  # noqa: E402  (the model of the single-GPU example)
+from vit_foveated import FoveatedViT
 
 
 class ChartImages(Dataset):
@@ -108,16 +108,23 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024, help="image side after loading")
     parser.add_argument("--batch", type=int, default=8, help="images per rank per step")
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
-                        help="auto: one GPU per rank where there are enough GPUs, else the host")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cuda", "cpu"),
+        default="auto",
+        help="auto: one GPU per rank where there are enough GPUs, else the host",
+    )
     parser.add_argument("--verify", action="store_true", help="rank 0 recomputes every image alone and compares")
     parser.add_argument("--fail-rank", type=int, default=-1, help="this rank raises after its first batch")
     args = parser.parse_args()
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()
-                                         and torch.cuda.device_count() >= int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    use_cuda = args.device == "cuda" or (
+        args.device == "auto"
+        and torch.cuda.is_available()
+        and torch.cuda.device_count() >= int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    )
     if use_cuda:
         torch.cuda.set_device(local_rank)  # before anything touches CUDA: texturevlm follows it
         device = torch.device("cuda", local_rank)
@@ -128,8 +135,9 @@ def main() -> None:
 
     dataset = FileImages(args.images_dir, args.size) if args.images_dir else ChartImages(args.images, args.size)
     sampler = DistributedSampler(dataset, shuffle=False, drop_last=False)
-    loader = DataLoader(dataset, batch_size=args.batch, sampler=sampler, num_workers=2, pin_memory=use_cuda,
-                        persistent_workers=False)
+    loader = DataLoader(
+        dataset, batch_size=args.batch, sampler=sampler, num_workers=2, pin_memory=use_cuda, persistent_workers=False
+    )
     model = DistributedDataParallel(FoveatedViT().to(device), device_ids=[local_rank] if use_cuda else None)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
 
@@ -155,14 +163,20 @@ def main() -> None:
             if rank == args.fail_rank:
                 raise RuntimeError(f"rank {rank} failed on purpose after its first batch (--fail-rank)")
             if step == 0 and epoch == 0:
-                print(f"rank {rank}/{world} on {device} ({patches.device}): batch {list(patches.shape)}, loss "
-                      f"{loss.item():.5f}", flush=True)
+                print(
+                    f"rank {rank}/{world} on {device} ({patches.device}): batch {list(patches.shape)}, loss "
+                    f"{loss.item():.5f}",
+                    flush=True,
+                )
 
     for value in (checksum, seen):
         dist.all_reduce(value)
     if rank == 0:
-        print(f"{world} ranks: each of {len(dataset)} images counted {int(seen.min())}..{int(seen.max())} "
-              f"time(s), checksum {checksum.item():.6e}", flush=True)
+        print(
+            f"{world} ranks: each of {len(dataset)} images counted {int(seen.min())}..{int(seen.max())} "
+            f"time(s), checksum {checksum.item():.6e}",
+            flush=True,
+        )
         ok = bool((seen == 1).all())
         if args.verify:
             alone = torch.zeros((), dtype=torch.float64, device=device)

@@ -3,12 +3,12 @@ the target is a field of 20 random Gaussians, sampled at random points each step
 model has 200 Gaussians with full covariances. Prints the loss as it goes down.
 
     python examples/fit_gaussian_field.py [--steps 300] [--device cuda]"""
+
 import argparse
 import time
 
-import torch
-
 import texturevlm as tv
+import torch
 
 
 def main() -> None:
@@ -39,8 +39,10 @@ def main() -> None:
         if step % 50 == 0 or step == args.steps - 1:
             print(f"step {step:4d}: loss {last:.6f}")
     seconds = time.perf_counter() - start
-    print(f"loss {first:.6f} -> {last:.6f} ({first / last:.1f}x lower) in {args.steps} steps, "
-          f"{seconds / args.steps * 1e3:.2f} ms a step on {args.device}")
+    print(
+        f"loss {first:.6f} -> {last:.6f} ({first / last:.1f}x lower) in {args.steps} steps, "
+        f"{seconds / args.steps * 1e3:.2f} ms a step on {args.device}"
+    )
 
 
 if __name__ == "__main__":

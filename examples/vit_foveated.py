@@ -8,12 +8,12 @@ looked. Runs on the embedded test chart; on a CUDA GPU the image never leaves it
 
 The loop trains the encoder for a few steps to reconstruct each patch's mean colour from
 its token (a stand-in task: the point is the data path, tensors in and out, no copies)."""
+
 import argparse
 
+import texturevlm as tv
 import torch
 from torch import nn
-
-import texturevlm as tv
 
 
 class FoveatedViT(nn.Module):
@@ -46,9 +46,11 @@ def main() -> None:
     image = torch.from_numpy(tv.test_chart(1536, 1024)).to(device)  # [3, H, W] uint8
     pyramid = tv.TexturePyramid(image)
     patches, meta = pyramid.sample_foveated(fixation, num_patches=273)
-    print(f"backend {pyramid.backend} ({pyramid.backend_reason}): patches {list(patches.shape)}, "
-          f"meta {list(meta.shape)}, {int((meta[:, 4] >= 0).sum())} real tokens, "
-          f"levels {meta[:, 4].min().item():.0f}..{meta[:, 4].max().item():.0f}")
+    print(
+        f"backend {pyramid.backend} ({pyramid.backend_reason}): patches {list(patches.shape)}, "
+        f"meta {list(meta.shape)}, {int((meta[:, 4] >= 0).sum())} real tokens, "
+        f"levels {meta[:, 4].min().item():.0f}..{meta[:, 4].max().item():.0f}"
+    )
 
     model = FoveatedViT().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)

@@ -8,7 +8,8 @@ namespace tvlm {
 namespace {
 Context& require_semaphore_export(Context& context) {
     if (!context.semaphore_export())
-        throw Error("Vulkan device '" + context.device_info().name + "' cannot export timeline semaphores "
+        throw Error("Vulkan device '" + context.device_info().name +
+                    "' cannot export timeline semaphores "
                     "(VK_KHR_external_semaphore_fd): Vulkan -> CUDA interop needs an NVIDIA GPU");
     return context;
 }

@@ -8,10 +8,10 @@
 namespace tvlm {
 
 struct CudaMatch {
-    bool cuda_built = false;       // texturevlm was built with the CUDA backend
-    std::string unavailable;       // why no CUDA device could be listed, if none
-    std::optional<int> ordinal;    // CUDA ordinal of the matching device
-    std::string name;              // its name
+    bool cuda_built = false;     // texturevlm was built with the CUDA backend
+    std::string unavailable;     // why no CUDA device could be listed, if none
+    std::optional<int> ordinal;  // CUDA ordinal of the matching device
+    std::string name;            // its name
 };
 
 CudaMatch match_cuda_device(const DeviceInfo& vulkan_device);

@@ -40,6 +40,8 @@ CudaTimeline CudaTimeline::import(UniqueFd fd) {
 
 void CudaTimeline::wait(cudaStream_t stream, uint64_t value) const { wait_cuda_semaphore(semaphore_, stream, value); }
 
-void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const { signal_cuda_semaphore(semaphore_, stream, value); }
+void CudaTimeline::signal(cudaStream_t stream, uint64_t value) const {
+    signal_cuda_semaphore(semaphore_, stream, value);
+}
 
 }  // namespace tvlm

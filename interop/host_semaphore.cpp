@@ -9,8 +9,9 @@ namespace tvlm {
 HostSemaphore HostSemaphore::import(Context& context, VkSemaphore semaphore, Kind kind) {
     if (!semaphore) throw Error("no VkSemaphore to import: pass the application's semaphore");
     if (!context.semaphore_export())
-        throw Error("the device cannot export semaphores: create it with VK_KHR_external_semaphore_fd (and list it "
-                    "in HostVulkan::enabled_extensions)");
+        throw Error(
+            "the device cannot export semaphores: create it with VK_KHR_external_semaphore_fd (and list it "
+            "in HostVulkan::enabled_extensions)");
     HostSemaphore s;
     s.semaphore_ = import_cuda_semaphore(export_semaphore_fd(context.device(), semaphore), kind == Kind::timeline);
     s.kind_ = kind;

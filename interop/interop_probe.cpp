@@ -35,7 +35,8 @@ InteropProbe probe_interop(const DeviceInfo& device) {
         for (uint32_t level = 0; level < texture.vulkan.levels(); ++level) {
             const Extent2D e = texture.vulkan.extent(level);
             read_level({texture.object.handle(), static_cast<int>(level), 0, false, static_cast<int>(e.width),
-                        static_cast<int>(e.height), 4, out.data()}, stream);
+                        static_cast<int>(e.height), 4, out.data()},
+                       stream);
             TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), size_t{e.width} * e.height * 16,
                                             cudaMemcpyDeviceToHost, stream));
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -44,11 +45,10 @@ InteropProbe probe_interop(const DeviceInfo& device) {
                 wrong += static_cast<int>(host[i] * 255.0f + 0.5f) != expected[i];
         }
         if (wrong) return {false, std::to_string(wrong) + " texel values read by CUDA differ from Vulkan's"};
-        return {true, "CUDA device " + std::to_string(link.cuda_device()) + " reads a Vulkan mip chain after an "
-                      "in-stream timeline wait, every level equal"};
-    } catch (const Error& e) {
-        return {false, e.what()};
-    }
+        return {true, "CUDA device " + std::to_string(link.cuda_device()) +
+                          " reads a Vulkan mip chain after an "
+                          "in-stream timeline wait, every level equal"};
+    } catch (const Error& e) { return {false, e.what()}; }
 }
 
 }  // namespace tvlm

@@ -101,8 +101,8 @@ struct OverlayParams {
     uint tiles_x;  // ceil(width / TVLM_OVERLAY_TILE)
     uint tiles_y;
     uint shape_count;
-    uint mode;  // overlay_bin.comp: 0 counts the tiles' shapes, 1 fills their lists
-    uint srgb;  // 1: the frame's bytes are sRGB, blended in linear light
+    uint mode;         // overlay_bin.comp: 0 counts the tiles' shapes, 1 fills their lists
+    uint srgb;         // 1: the frame's bytes are sRGB, blended in linear light
     uint atlas_width;  // the label font's atlas, in texels (bytes)
 };
 
@@ -160,7 +160,7 @@ TVLM_OVERLAY_FN OverlayCosSin overlay_cos_sin_small(float v) {
 // closest parameter solves a cubic, in closed form (Inigo Quilez's sdBezier). A straight
 // curve (B on the chord's midpoint, or A = B = C) is a segment.
 TVLM_OVERLAY_FN float overlay_bezier_distance(float px, float py, float Ax, float Ay, float Bx, float By, float Cx,
-                                             float Cy) {
+                                              float Cy) {
     const float ax = Bx - Ax, ay = By - Ay;
     const float bx = Ax - 2.0f * Bx + Cx, by = Ay - 2.0f * By + Cy;
     const float bb = bx * bx + by * by;
@@ -195,9 +195,7 @@ TVLM_OVERLAY_FN float overlay_bezier_distance(float px, float py, float Ax, floa
 // An RGBA8 word's channel `c` in [0, 1].
 // (A multiply by the reciprocal, not a division: a tenth of the instructions on a GPU; the
 // CPU reference does the same, so both round alike.)
-TVLM_OVERLAY_FN float overlay_channel(uint rgba, uint c) {
-    return float((rgba >> (8u * c)) & 0xffu) * (1.0f / 255.0f);
-}
+TVLM_OVERLAY_FN float overlay_channel(uint rgba, uint c) { return float((rgba >> (8u * c)) & 0xffu) * (1.0f / 255.0f); }
 
 // sRGB <-> linear light (IEC 61966-2-1), for blending sRGB frames.
 TVLM_OVERLAY_FN float overlay_srgb_to_linear(float c) {
@@ -336,7 +334,8 @@ TVLM_OVERLAY_FN OverlayCoverage overlay_shape_coverage(OverlayShape s, float px,
                 const float ux = dx / chord, uy = dy / chord;
                 const float wx = px - 0.5f * (s.x0 + s.x1), wy = py - 0.5f * (s.y0 + s.y1);
                 const float along = wx * ux + wy * uy, across = -wx * uy + wy * ux;
-                c.stroke = overlay_coverage(overlay_round_box_distance(along, across, 0.5f * chord, s.half_width, 0.0f));
+                c.stroke = overlay_coverage(
+                    overlay_round_box_distance(along, across, 0.5f * chord, s.half_width, 0.0f));
             }
         }
     } else if (s.kind == TVLM_SHAPE_CURVE) {
@@ -413,7 +412,8 @@ TVLM_OVERLAY_FN OverlayPixel overlay_over(OverlayPixel dst, OverlayShape s, Over
 
 // Fills s's bounds from the extent [x0, x1] x [y0, y1] grown by the one-pixel antialiasing
 // ramp and clipped to the frame; false where nothing of it lies on the frame.
-TVLM_OVERLAY_FN bool overlay_clip_bounds(OverlayShape& s, float x0, float y0, float x1, float y1, uint width, uint height) {
+TVLM_OVERLAY_FN bool overlay_clip_bounds(OverlayShape& s, float x0, float y0, float x1, float y1, uint width,
+                                         uint height) {
     const float grow = 1.0f;
     s.min_x = max(x0 - grow, 0.0f);
     s.min_y = max(y0 - grow, 0.0f);
@@ -424,7 +424,8 @@ TVLM_OVERLAY_FN bool overlay_clip_bounds(OverlayShape& s, float x0, float y0, fl
 
 // A segment or curve record (kind) from (x0, y0) to (x1, y1), `width` wide, in colour
 // `rgba`; flags, control point and bounds to be filled.
-TVLM_OVERLAY_FN OverlayShape overlay_line_shape(uint kind, float x0, float y0, float x1, float y1, float width, uint rgba) {
+TVLM_OVERLAY_FN OverlayShape overlay_line_shape(uint kind, float x0, float y0, float x1, float y1, float width,
+                                                uint rgba) {
     OverlayShape s{};
     s.kind = kind;
     s.x0 = x0;
@@ -440,8 +441,8 @@ TVLM_OVERLAY_FN OverlayShape overlay_line_shape(uint kind, float x0, float y0, f
 // Bezier whose control point is the midpoint moved 0.3 of the length along the left normal
 // (the design document's rule), with its bounds (the curve lies in its control triangle);
 // false where nothing of it lies on the frame.
-TVLM_OVERLAY_FN bool overlay_curve_shape(OverlayShape& s, float x0, float y0, float x1, float y1, float width, uint rgba,
-                                         uint frame_width, uint frame_height) {
+TVLM_OVERLAY_FN bool overlay_curve_shape(OverlayShape& s, float x0, float y0, float x1, float y1, float width,
+                                         uint rgba, uint frame_width, uint frame_height) {
     s = overlay_line_shape(TVLM_SHAPE_CURVE, x0, y0, x1, y1, width, rgba);
     s.flags = TVLM_SHAPE_ROUND_CAPS;
     s.cx = 0.5f * (x0 + x1) - 0.3f * (y1 - y0);

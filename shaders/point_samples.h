@@ -30,8 +30,8 @@ struct PointSampleParams {
     uint count;     // samples
     float max_lod;  // LODs are hashed in [0, max_lod]
     uint seed;
-    uint tiles;     // 1: 256 consecutive samples on a 16x16 grid, neighbours 2^lod texels apart
-    float texel;    // 1 / level-0 width (tiles)
+    uint tiles;   // 1: 256 consecutive samples on a 16x16 grid, neighbours 2^lod texels apart
+    float texel;  // 1 / level-0 width (tiles)
     uint pad0;
     uint pad1;
     uint pad2;

@@ -28,11 +28,11 @@ using uint = uint32_t;
 #define TVLM_BOX_FLOAT_EXACT_WEIGHTS 16384u
 
 struct BoxMipsParams {
-    uint src_width;    // level a, read; level a+1 is max(1, size >> 1), any ratio
+    uint src_width;  // level a, read; level a+1 is max(1, size >> 1), any ratio
     uint src_height;
-    uint levels;       // levels a+1 .. a+levels written; every step after the first is 2:1
-    uint kind;         // TVLM_BOX_*
-    uint tile_x;       // first tile of the dispatch in tiles of level a+1 (partial updates)
+    uint levels;  // levels a+1 .. a+levels written; every step after the first is 2:1
+    uint kind;    // TVLM_BOX_*
+    uint tile_x;  // first tile of the dispatch in tiles of level a+1 (partial updates)
     uint tile_y;
     uint first_layer;  // layer of workgroup z = 0
     uint tail;         // Vulkan: 1 = one workgroup writes levels a+1 .. a+levels, any ratio each
@@ -58,7 +58,7 @@ struct PatchGpu {
     float level;   // LOD for explicit-level sampling; < 0 marks a padding slot (zeros)
     float axis_x;  // unit direction of the patch's j axis in pixel space
     float axis_y;
-    uint layer;    // array layer: the image of the batch
+    uint layer;  // array layer: the image of the batch
 };
 
 // n / d for a 32-bit n and a run-time divisor d >= 1, as a multiply-high, adds and shifts
@@ -91,9 +91,9 @@ struct PatchSampleParams {
 #define TVLM_CHANGE_THREADS 256
 
 struct FrameChangeParams {
-    uint width;      // level-0 extent in texels
+    uint width;  // level-0 extent in texels
     uint height;
-    uint tiles_x;    // ceil(width / TVLM_CHANGE_TILE)
+    uint tiles_x;  // ceil(width / TVLM_CHANGE_TILE)
     uint tiles_y;
     uint threshold;  // the largest difference of a byte that still counts as unchanged
     uint pad0;

@@ -33,12 +33,13 @@ constexpr uint32_t srgb8_carry_bucket(uint32_t m) {
 // What the packed kernels keep in shared memory (CUDA's Srgb8Words, box_mips_srgb8.comp),
 // copied 16 bytes at a time.
 struct alignas(16) Srgb8PackedTables {
-    uint32_t linear4[256];                    // 4 x srgb8_tables.h's linear values
+    uint32_t linear4[256];                   // 4 x srgb8_tables.h's linear values
     uint32_t carry[TVLM_SRGB8_CARRY_WORDS];  // kSrgb8CarryBuckets words, then 0s to whole chunks
 };
 static_assert(sizeof(Srgb8PackedTables) == 16 * TVLM_SRGB8_SHARED_CHUNKS, "the chunks the packed kernels copy");
 static_assert(offsetof(Srgb8PackedTables, carry) == 4 * 256, "the carry words follow the linear values");
-static_assert(TVLM_SRGB8_CARRY_WORDS >= kSrgb8CarryBuckets && TVLM_SRGB8_CARRY_WORDS % 4 == 0, "the buckets, in whole chunks");
+static_assert(TVLM_SRGB8_CARRY_WORDS >= kSrgb8CarryBuckets && TVLM_SRGB8_CARRY_WORDS % 4 == 0,
+              "the buckets, in whole chunks");
 
 // The tables as the box kernels read them (srgb8_tables.h), built at compile time;
 // srgb8_tables() is this block as the Vulkan shaders' buffer, whose general shader
@@ -67,8 +68,10 @@ constexpr Srgb8TableWords make_srgb8_table_words() {
 
 constexpr bool at_most_one_threshold_per_bucket() {
     for (uint32_t k = 1; k < 255; ++k)
-        if (srgb8_carry_bucket(16 * kSrgb8Thresholds[k - 1]) == srgb8_carry_bucket(16 * kSrgb8Thresholds[k])) return false;
-    return srgb8_carry_bucket(1u << 28) == kSrgb8CarryBuckets - 1 && srgb8_carry_bucket((1u << 26) - 1) < kSrgb8CarryFine;
+        if (srgb8_carry_bucket(16 * kSrgb8Thresholds[k - 1]) == srgb8_carry_bucket(16 * kSrgb8Thresholds[k]))
+            return false;
+    return srgb8_carry_bucket(1u << 28) == kSrgb8CarryBuckets - 1 &&
+           srgb8_carry_bucket((1u << 26) - 1) < kSrgb8CarryFine;
 }
 static_assert(at_most_one_threshold_per_bucket(), "an sRGB bucket holds at most one threshold");
 

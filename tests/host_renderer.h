@@ -100,7 +100,8 @@ public:
     }
     // Records `record` into a command buffer of the application's own pool and submits it
     // on its queue with its own fence, then waits: what a renderer's frame does.
-    template <class F> void submit(F record) {
+    template <class F>
+    void submit(F record) {
         VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
         pool_info.queueFamilyIndex = family_;
         VkCommandPool pool = VK_NULL_HANDLE;
@@ -159,7 +160,8 @@ private:
 // docs/embedding.md tells applications to allocate images CUDA maps zero-copy.
 class OwnImage {
 public:
-    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage, bool exportable = false)
+    OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage,
+             bool exportable = false)
         : device_(host.device()), usage_(usage), width_(width), height_(height) {
         VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
         external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -182,8 +184,8 @@ public:
     ~OwnImage() { vkDestroyImage(device_, image_, nullptr); }  // the memory after it (member order)
 
     ApplicationImage described() const {
-        ApplicationImage a{device_, image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f), usage_, 0,
-                           VK_IMAGE_LAYOUT_UNDEFINED};
+        ApplicationImage a{device_, image_, TextureDesc::sampled_2d(width_, height_, Format::rgba32f),
+                           usage_,  0,      VK_IMAGE_LAYOUT_UNDEFINED};
         if (exportable_) {
             a.exportable_memory = memory_.handle();
             a.memory_size = memory_.size();

@@ -11,8 +11,8 @@
 namespace tvlm {
 
 // The rule in double: chroma co-sited with even columns, between rows, bilinear.
-inline std::vector<uint8_t> nv12_reference(const std::vector<uint8_t>& luma, const std::vector<uint8_t>& chroma, uint32_t w,
-                                    uint32_t h, YuvMatrix matrix, bool full) {
+inline std::vector<uint8_t> nv12_reference(const std::vector<uint8_t>& luma, const std::vector<uint8_t>& chroma,
+                                           uint32_t w, uint32_t h, YuvMatrix matrix, bool full) {
     const YuvCoefficients k = yuv_coefficients(matrix);
     const double kr = k.kr, kb = k.kb, kg = 1 - kr - kb;
     const uint32_t cw = (w + 1) / 2, ch = (h + 1) / 2;
@@ -24,7 +24,9 @@ inline std::vector<uint8_t> nv12_reference(const std::vector<uint8_t>& luma, con
             const uint32_t r0 = std::min(uint32_t(cy), ch - 1), r1 = std::min(r0 + 1, ch - 1);
             const uint32_t c0 = std::min(uint32_t(cx), cw - 1), c1 = std::min(c0 + 1, cw - 1);
             const double wy = cy - r0, wx = cx - c0;
-            auto at = [&](uint32_t r, uint32_t c, uint32_t comp) { return double(chroma[(size_t{r} * cw + c) * 2 + comp]); };
+            auto at = [&](uint32_t r, uint32_t c, uint32_t comp) {
+                return double(chroma[(size_t{r} * cw + c) * 2 + comp]);
+            };
             auto sample = [&](uint32_t comp) {
                 const double top = at(r0, c0, comp) * (1 - wx) + at(r0, c1, comp) * wx;
                 const double bottom = at(r1, c0, comp) * (1 - wx) + at(r1, c1, comp) * wx;

@@ -13,7 +13,9 @@ namespace tvlm {
 struct Field {
     int dims;
     std::vector<double> means, cholesky, weights, covariances;  // covariances [N, D, D] for the check
-    GaussianFieldView<double> view() const { return {dims, weights.size(), means.data(), cholesky.data(), weights.data()}; }
+    GaussianFieldView<double> view() const {
+        return {dims, weights.size(), means.data(), cholesky.data(), weights.data()};
+    }
 };
 
 // Sigma = R diag(s^2) R^T with a random rotation and scales spanning a factor of 100

@@ -34,7 +34,9 @@ inline ImageF narrow_window_image(uint32_t w, uint32_t h, Format format, uint32_
     for (uint32_t y = 0; y < h; ++y)
         for (uint32_t x = 0; x < w; ++x)
             for (uint32_t c = 0; c < info.channels; ++c)
-                image.at(x, y, c) = float(base[((y / 8) * blocks_x + x / 8) * info.channels + c] + static_cast<uint32_t>(rng() % 4)) / 255.0f;
+                image.at(x, y, c) = float(base[((y / 8) * blocks_x + x / 8) * info.channels + c] +
+                                          static_cast<uint32_t>(rng() % 4)) /
+                                    255.0f;
     return quantize(image, format);
 }
 
@@ -56,9 +58,8 @@ inline ImageF rows_constant_image(uint32_t w, uint32_t h, Format format, uint32_
 // summed in float, the average rounds to 0.25 where the exact one is 0.25 + 2^-11), so a
 // box filter that sums in float where that is not exact fails.
 inline ImageF special_half_image(uint32_t w, uint32_t h, uint32_t seed) {
-    const uint16_t kSpecial[] = {0x0000, 0x0001, 0x0003, 0x03ff, 0x0400, 0x0401, 0x3555, 0x3c00, 0x3c01,
-                                 0x7bff, 0x7bfe, 0xfbff, 0x8001, 0xbc00, 0x7c00, 0x6400, 0x1400, 0x0002,
-                                 0xfc00, 0x7e00};
+    const uint16_t kSpecial[] = {0x0000, 0x0001, 0x0003, 0x03ff, 0x0400, 0x0401, 0x3555, 0x3c00, 0x3c01, 0x7bff,
+                                 0x7bfe, 0xfbff, 0x8001, 0xbc00, 0x7c00, 0x6400, 0x1400, 0x0002, 0xfc00, 0x7e00};
     ImageF image(w, h, 4);
     std::mt19937 random(seed);
     for (float& v : image.texels) v = half_to_float(kSpecial[random() % std::size(kSpecial)]);
@@ -68,13 +69,14 @@ inline ImageF special_half_image(uint32_t w, uint32_t h, uint32_t seed) {
     for (uint32_t block = 0; block < std::min(w, 32u) / 2 && h >= 4; ++block)
         for (uint32_t k = 0; k < 4; ++k)
             for (uint32_t c = 0; c < 4; ++c) {
-                const auto bits = static_cast<uint16_t>(kCancelling[(k + block + c) % 4] ^ (block % 2 ? 0x8000u : 0u));  // rotated, negated
+                const auto bits = static_cast<uint16_t>(kCancelling[(k + block + c) % 4] ^
+                                                        (block % 2 ? 0x8000u : 0u));  // rotated, negated
                 image.at(2 * block + k % 2, 2 + k / 2, c) = half_to_float(bits);
             }
     // Signed zeros: a sum of zeros is -0 only where all four are -0 (rows 6-7, two texels
     // a block): all -0; -0 and +0; -0 with a cancelling pair.
-    const uint16_t kZeros[3][4] = {{0x8000, 0x8000, 0x8000, 0x8000}, {0x8000, 0x8000, 0x8000, 0x0000},
-                                   {0x8000, 0x0001, 0x8001, 0x8000}};
+    const uint16_t kZeros[3][4] = {
+        {0x8000, 0x8000, 0x8000, 0x8000}, {0x8000, 0x8000, 0x8000, 0x0000}, {0x8000, 0x0001, 0x8001, 0x8000}};
     for (uint32_t block = 0; block < std::min(w, 32u) / 2 && h >= 8; ++block)
         for (uint32_t k = 0; k < 4; ++k)
             for (uint32_t c = 0; c < 4; ++c)

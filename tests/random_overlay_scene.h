@@ -23,25 +23,38 @@ inline OverlayColor random_color(std::mt19937& random, bool translucent) {
 
 // `labels`: also text labels of random sizes (the Vulkan and CPU renderers draw them).
 inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random, bool labels = false) {
-    std::uniform_real_distribution<float> x(-30.0f, float(w) + 30.0f), y(-30.0f, float(h) + 30.0f),
-        size(0.0f, 60.0f), width(0.5f, 9.0f);
+    std::uniform_real_distribution<float> x(-30.0f, float(w) + 30.0f), y(-30.0f, float(h) + 30.0f), size(0.0f, 60.0f),
+        width(0.5f, 9.0f);
     OverlayScene scene;
     for (int i = 0; i < 40; ++i) {
-        OverlayBox b{x(random), y(random), size(random), size(random), size(random) * 0.3f, width(random),
-                     random_color(random, true), random_color(random, i % 3 == 0)};
-        if (i % 10 == 0) b.stroke_width = 80;                      // wider than the box: all stroke
-        if (i == 5) b.width = 0;                                   // zero size: nothing
+        OverlayBox b{x(random),
+                     y(random),
+                     size(random),
+                     size(random),
+                     size(random) * 0.3f,
+                     width(random),
+                     random_color(random, true),
+                     random_color(random, i % 3 == 0)};
+        if (i % 10 == 0) b.stroke_width = 80;  // wider than the box: all stroke
+        if (i == 5) b.width = 0;               // zero size: nothing
         if (i == 7) b = {float(w) / 2, float(h) / 2, 10000, 10000, 0, 3, random_color(random, true), {}};  // huge
         scene.boxes.push_back(b);
     }
     for (int i = 0; i < 3; ++i)  // outlined (transparent fill) and big: binning leaves their inner tiles out
-        scene.boxes.push_back({x(random), y(random), 60 + 2 * size(random), 60 + 2 * size(random), size(random) * 0.5f,
-                               width(random), random_color(random, true), {}});
+        scene.boxes.push_back({x(random),
+                               y(random),
+                               60 + 2 * size(random),
+                               60 + 2 * size(random),
+                               size(random) * 0.5f,
+                               width(random),
+                               random_color(random, true),
+                               {}});
     for (int i = 0; i < 2; ++i)  // filled and big: the CUDA shading composites their inner tiles' fill as a constant
         scene.boxes.push_back({x(random), y(random), 60 + 2 * size(random), 60 + 2 * size(random), size(random) * 0.5f,
                                width(random), random_color(random, true), random_color(random, true)});
     for (int i = 0; i < 30; ++i) {
-        OverlayLine l{x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
+        OverlayLine l{
+            x(random), y(random), x(random), y(random), width(random), i % 2 == 0, random_color(random, true)};
         if (i % 7 == 0) l.x1 = l.x0, l.y1 = l.y0;  // zero length: a dot (round caps) or nothing (butt)
         scene.lines.push_back(l);
     }
@@ -56,9 +69,11 @@ inline OverlayScene random_scene(uint32_t w, uint32_t h, std::mt19937& random, b
         scene.trails.push_back(t);
     }
     for (int i = 0; labels && i < 8; ++i)
-        scene.labels.push_back({x(random), y(random), 6 + size(random) * 0.5f, i % 2 ? "person 0.97" : "car ~!@#$%^&*()_+?",
-                                random_color(random, true), random_color(random, i % 3 != 0)});
-    for (int i = 0; i < 30; ++i) scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
+        scene.labels.push_back({x(random), y(random), 6 + size(random) * 0.5f,
+                                i % 2 ? "person 0.97" : "car ~!@#$%^&*()_+?", random_color(random, true),
+                                random_color(random, i % 3 != 0)});
+    for (int i = 0; i < 30; ++i)
+        scene.points.push_back({x(random), y(random), size(random) * 0.2f, random_color(random, true)});
     return scene;
 }
 
@@ -97,8 +112,10 @@ inline std::vector<uint16_t> random_frame_f16(uint32_t w, uint32_t h, std::mt199
 }
 
 // The same comparison for RGBA16F frames: the largest difference in 8-bit steps (rounded up).
-inline OverlayComparison compare_with_reference_f16(const std::vector<uint16_t>& before, const std::vector<uint16_t>& gpu,
-                                                    const std::vector<gpu::OverlayShape>& shapes, uint32_t w, uint32_t h) {
+inline OverlayComparison compare_with_reference_f16(const std::vector<uint16_t>& before,
+                                                    const std::vector<uint16_t>& gpu,
+                                                    const std::vector<gpu::OverlayShape>& shapes, uint32_t w,
+                                                    uint32_t h) {
     std::vector<uint16_t> reference = before;
     draw_overlay_reference_f16(shapes, reference, w, h);
     OverlayComparison c;

@@ -74,12 +74,14 @@ TEST_CASE("--json rows: every row with its job, method, times and floor") {
 
 TEST_CASE("--plot of several suites: one chart per suite, stacked in one image") {
     const Rgba8Image a = bar_chart("mips", {{"job", "CUDA box", 40, 39, 20, "mips"}});
-    const Rgba8Image b = bar_chart("video", {{"job", "CUDA", 400, 390, 20, "video"}, {"job 2", "GL", 900, 800, 20, "video"}},
+    const Rgba8Image b = bar_chart("video",
+                                   {{"job", "CUDA", 400, 390, 20, "video"}, {"job 2", "GL", 900, 800, 20, "video"}},
                                    "median wall time per frame");
     const Rgba8Image both = stack_charts({a, b});
     REQUIRE(both.width == a.width);
     REQUIRE(both.height == a.height + b.height);
     REQUIRE(both.texels.size() == size_t{both.width} * both.height * 4);
-    CHECK(std::equal(b.texels.begin(), b.texels.end(), both.texels.begin() + static_cast<std::ptrdiff_t>(a.texels.size())));
+    CHECK(std::equal(b.texels.begin(), b.texels.end(),
+                     both.texels.begin() + static_cast<std::ptrdiff_t>(a.texels.size())));
     CHECK(b.height > a.height);  // more jobs, taller
 }

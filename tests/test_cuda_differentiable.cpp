@@ -42,14 +42,16 @@ std::vector<double> channels_last(const std::vector<double>& planes, uint32_t la
     for (uint32_t b = 0; b < layers; ++b)
         for (uint32_t c = 0; c < channels; ++c)
             for (size_t t = 0; t < size_t{width} * height; ++t)
-                out[(size_t{b} * width * height + t) * channels + c] = planes[(size_t{b} * channels + c) * width * height + t];
+                out[(size_t{b} * width * height + t) * channels + c] =
+                    planes[(size_t{b} * channels + c) * width * height + t];
     return out;
 }
 
 void check_close(const std::vector<double>& got, const std::vector<double>& want, double tolerance, const char* what) {
     REQUIRE(got.size() == want.size());
     double worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
+    for (size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
     INFO(what, ": worst relative difference ", worst);
     CHECK(worst <= tolerance);
 }
@@ -82,18 +84,21 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
     // CUDA, in T: level 0 (planar or channels last) and the coarse levels (channels last) apart.
     const FeatureChainShape shape{layers, channels, width, height, levels, planar_level0};
     const auto last = [&](const std::vector<double>& planes, uint32_t l) {
-        return l == 0 && planar_level0 ? planes
-                                       : channels_last(planes, layers, channels, shape.level_width(l), shape.level_height(l));
+        return l == 0 && planar_level0
+                   ? planes
+                   : channels_last(planes, layers, channels, shape.level_width(l), shape.level_height(l));
     };
     DeviceBuffer<T> d_image = upload<T>(last(image, 0));
-    DeviceBuffer<T> d_coarse(std::max<size_t>(shape.coarse_values(), 1)), d_grad_coarse(std::max<size_t>(shape.coarse_values(), 1));
+    DeviceBuffer<T> d_coarse(std::max<size_t>(shape.coarse_values(), 1)),
+        d_grad_coarse(std::max<size_t>(shape.coarse_values(), 1));
     DeviceBuffer<T> d_uv = upload<T>(uv), d_lod = upload<T>(lod), d_grad_out = upload<T>(grad_out);
     DeviceBuffer<int32_t> d_layer(count);
     TVLM_CUDA_CHECK(cudaMemcpy(d_layer.data(), device_layer.data(), count * sizeof(int32_t), cudaMemcpyHostToDevice));
-    DeviceBuffer<T> d_out(count * channels), d_grad_image(shape.level_values(0)), d_grad_uv(2 * count), d_grad_lod(count);
+    DeviceBuffer<T> d_out(count * channels), d_grad_image(shape.level_values(0)), d_grad_uv(2 * count),
+        d_grad_lod(count);
     TVLM_CUDA_CHECK(cudaMemset(d_out.data(), 0xFF, d_out.bytes()));  // poison: NaN
     TVLM_CUDA_CHECK(cudaMemset(d_grad_image.data(), 0xFF, d_grad_image.bytes()));
-    TVLM_CUDA_CHECK(cudaMemset(d_coarse.data(), 0xFF, d_coarse.bytes()));  // every level written
+    TVLM_CUDA_CHECK(cudaMemset(d_coarse.data(), 0xFF, d_coarse.bytes()));            // every level written
     TVLM_CUDA_CHECK(cudaMemset(d_grad_coarse.data(), 0xFF, d_grad_coarse.bytes()));  // the backward zeroes it
     build_feature_chain<T>(shape, d_image.data(), d_coarse.data(), nullptr);
     const PointBatch<T> points{d_uv.data(), d_lod.data(), d_layer.data(), count};
@@ -132,7 +137,8 @@ void check_against_reference(uint32_t layers, uint32_t channels, uint32_t width,
 TEST_CASE("CUDA differentiable point samples equal the double reference: values, image, uv and lod gradients") {
     for (uint32_t channels : {1u, 3u, 4u, 40u}) {
         for (bool planar : {false, true}) {  // level 0 as the caller's image is laid out
-            check_against_reference<double>(2, channels, 37, 21, 6, 500, 1e-10, planar);  // odd sizes, layers, full chain
+            check_against_reference<double>(2, channels, 37, 21, 6, 500, 1e-10,
+                                            planar);  // odd sizes, layers, full chain
             check_against_reference<float>(2, channels, 37, 21, 6, 500, 2e-5, planar);
         }
     }
@@ -142,7 +148,7 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     // with 16 points a warp (8 channels) and 2 (64 channels).
     check_against_reference<float>(1, 8, 64, 64, 7, 40000, 1e-4);
     check_against_reference<float>(1, 64, 64, 64, 7, 40000, 1e-4);
-    check_against_reference<float>(2, 3, 37, 21, 1, 500, 2e-5, true);     // level 0 alone: nothing to fold
+    check_against_reference<float>(2, 3, 37, 21, 1, 500, 2e-5, true);  // level 0 alone: nothing to fold
     // Level 0 written in one pass from the levels that halve: 3 of them, 2 (12x20 -> 6x10
     // -> 3x5) and 1 (a two-level chain); float4 texel groups (channels last, 4 | channels).
     check_against_reference<float>(2, 4, 32, 16, 5, 800, 2e-5, true);
@@ -179,9 +185,9 @@ TEST_CASE("CUDA differentiable point samples equal the double reference: values,
     // and take the lean kernel, where the other kernels' one copy would have taken it.
     check_against_reference<float>(1, 8, 4, 4, 3, 4000, 2e-4);
     check_against_reference<float>(1, 40, 8, 8, 4, 200000, 2e-4);
-    check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);           // no points: the image's gradient is 0
+    check_against_reference<double>(1, 4, 16, 16, 5, 0, 1e-10);      // no points: the image's gradient is 0
     check_against_reference<double>(1, 64, 64, 64, 4, 2000, 1e-10);  // 64 channels, many points per texel
-    check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);     // float atomics in any order
+    check_against_reference<float>(1, 64, 64, 64, 4, 2000, 2e-4);    // float atomics in any order
 }
 
 namespace {
@@ -249,7 +255,7 @@ TEST_CASE("CUDA backwards flag NaN and infinite gradients without a host sync") 
         CHECK(upstream_flagged<double>(3, 64, 48, 7, planar, double(nan), true));
         CHECK(upstream_flagged<float>(4, 37, 21, 6, planar, nan, true));
     }
-    CHECK(upstream_flagged<float>(4, 301, 203, 9, false, -inf, true));  // levels above the one-block tail
+    CHECK(upstream_flagged<float>(4, 301, 203, 9, false, -inf, true));          // levels above the one-block tail
     CHECK(upstream_flagged<float>(4, 32, 16, 5, false, 1e38f, true) == false);  // large but finite: no overflow here
 }
 

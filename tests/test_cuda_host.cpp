@@ -33,8 +33,8 @@ VkSemaphore exportable_semaphore(VkDevice device, bool timeline) {
     export_info.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
     VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, &export_info};
     type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, timeline ? static_cast<void*>(&type)
-                                                                                 : static_cast<void*>(&export_info)};
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                               timeline ? static_cast<void*>(&type) : static_cast<void*>(&export_info)};
     VkSemaphore semaphore = VK_NULL_HANDLE;
     check_vk(vkCreateSemaphore(device, &info, nullptr, &semaphore), "vkCreateSemaphore");
     return semaphore;
@@ -93,9 +93,9 @@ TEST_CASE("A device without semaphore export is refused, and a null semaphore") 
     HostRenderer host(true);  // no VK_KHR_external_semaphore_fd
     Context context(host.objects());
     CHECK_FALSE(context.semaphore_export());
-    CHECK_THROWS_WITH_AS(HostSemaphore::import(context, reinterpret_cast<VkSemaphore>(uintptr_t{1}),
-                                               HostSemaphore::Kind::timeline),
-                         doctest::Contains("VK_KHR_external_semaphore_fd"), Error);
+    CHECK_THROWS_WITH_AS(
+        HostSemaphore::import(context, reinterpret_cast<VkSemaphore>(uintptr_t{1}), HostSemaphore::Kind::timeline),
+        doctest::Contains("VK_KHR_external_semaphore_fd"), Error);
     CHECK_THROWS_AS(HostSemaphore::import(context, VK_NULL_HANDLE, HostSemaphore::Kind::binary), Error);
 }
 

@@ -29,7 +29,8 @@ namespace {
 std::vector<KnnPoint> eighths_points(size_t n, int range, std::mt19937& random) {
     std::uniform_int_distribution<int> eighths(0, range * 8);
     std::vector<KnnPoint> points;
-    for (uint64_t i = 0; i < n; ++i) points.push_back({float(eighths(random)) / 8, float(eighths(random)) / 8, 5000 + 3 * i});
+    for (uint64_t i = 0; i < n; ++i)
+        points.push_back({float(eighths(random)) / 8, float(eighths(random)) / 8, 5000 + 3 * i});
     return points;
 }
 
@@ -60,7 +61,7 @@ TEST_CASE("the CUDA KNN graph equals the CPU's frame after frame, ties by index"
     std::mt19937 random(31);
     check_frames({.k = 5, .hysteresis = 2}, eighths_points(300, 100, random), 5, random);
     check_frames({.k = 4, .hysteresis = 0}, eighths_points(300, 100, random), 3, random);
-    check_frames({.k = 9, .hysteresis = 7}, eighths_points(200, 60, random), 3, random);  // 16 kept: the grid path
+    check_frames({.k = 9, .hysteresis = 7}, eighths_points(200, 60, random), 3, random);    // 16 kept: the grid path
     check_frames({.k = 5, .hysteresis = 2}, eighths_points(2500, 400, random), 2, random);  // over 1024: the grid path
     check_frames({.k = 3, .hysteresis = 1}, eighths_points(9000, 800, random), 2, random);  // offsets by CUB's scan
     std::vector<KnnPoint> grid;  // every distance repeated: ties everywhere
@@ -69,8 +70,10 @@ TEST_CASE("the CUDA KNN graph equals the CPU's frame after frame, ties by index"
     check_frames({.k = 5, .hysteresis = 2}, grid, 1, random);
     check_frames({.k = 5, .hysteresis = 2, .max_dy = 10}, eighths_points(300, 100, random), 3, random);
     check_frames({.k = 6, .hysteresis = 2, .max_degree = 4}, eighths_points(300, 100, random), 3, random);
-    check_frames({.k = 6, .hysteresis = 1, .max_dy = 20, .max_degree = 3}, eighths_points(1500, 300, random), 2, random);
-    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}}) check_frames({.k = 5, .hysteresis = 2}, eighths_points(n, 100, random), 2, random);
+    check_frames({.k = 6, .hysteresis = 1, .max_dy = 20, .max_degree = 3}, eighths_points(1500, 300, random), 2,
+                 random);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}})
+        check_frames({.k = 5, .hysteresis = 2}, eighths_points(n, 100, random), 2, random);
 }
 
 TEST_CASE("the CUDA KNN graph follows points that come and go, growing its buffers") {
@@ -143,7 +146,8 @@ TEST_CASE("links drawn from the device equal link_points' links drawn from the h
         TVLM_CUDA_CHECK(cudaMemcpy(drawn.data(), frame.data(), drawn.size(), cudaMemcpyDeviceToHost));
         OverlayScene linked = scene;
         CHECK(link_points(linked, tracks, cpu, 3, {40, 220, 255, 200}) == gpu.edges().size());
-        const test::OverlayComparison c = test::compare_with_reference(before, drawn, overlay_shapes(linked, w, h), w, h, false);
+        const test::OverlayComparison c = test::compare_with_reference(before, drawn, overlay_shapes(linked, w, h), w,
+                                                                       h, false);
         CHECK(c.worst <= 1);
         CHECK(c.changed > 1000);
         for (size_t i = 0; i < points.size(); ++i) {  // the points move; the scene's with them

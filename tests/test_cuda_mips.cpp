@@ -37,7 +37,8 @@ CudaLink& link(Context& context) {
 // (NaN for floats, 255 for bytes): a texel the kernel skips cannot pass.
 void poison_levels(Context& context, Texture& texture) {
     const float poison = format_info(texture.desc().format).component == ComponentType::u8
-                             ? 1.0f : std::numeric_limits<float>::quiet_NaN();
+                             ? 1.0f
+                             : std::numeric_limits<float>::quiet_NaN();
     for (uint32_t layer = 0; layer < texture.desc().layers; ++layer)
         for (uint32_t level = 1; level < texture.levels(); ++level) {
             const Extent2D e = texture.extent(level);
@@ -54,8 +55,8 @@ struct Uploaded {
 };
 
 // narrow: random_image.h narrow_window_image (8-bit formats), else uniform random texels.
-Uploaded upload_random(Context& context, uint32_t width, uint32_t height, uint32_t layers, Format format,
-                       uint32_t seed, bool narrow = false) {
+Uploaded upload_random(Context& context, uint32_t width, uint32_t height, uint32_t layers, Format format, uint32_t seed,
+                       bool narrow = false) {
     Uploaded u;
     u.texture = ImportedTexture::create(context, {width, height, layers, 0, format, true});
     for (uint32_t layer = 0; layer < layers; ++layer) {
@@ -87,29 +88,34 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
     Context& context = shared_context();
     const CudaStream stream = make_stream();
     for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
-    for (Format format : kAllFormats)
-        for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3}, Size{1030, 70, 1}, Size{8190, 3, 1}, Size{512, 256, 4},
-                       Size{2048, 2048, 1}}) {
-            CAPTURE(static_cast<int>(kernels));
-            CAPTURE(format_info(format).name);
-            CAPTURE(s.width); CAPTURE(s.height); CAPTURE(s.layers);
-            Uploaded u = upload_random(context, s.width, s.height, s.layers, format, s.width + s.height);
-            link(context).cuda_wait(stream.handle(), u.ready);
-            CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-            check_against_reference(context, u.texture.vulkan);
+        for (Format format : kAllFormats)
+            for (Size s : {Size{1, 1, 1}, Size{5, 3, 1}, Size{4097, 3, 1}, Size{131, 257, 1}, Size{1000, 600, 3},
+                           Size{1030, 70, 1}, Size{8190, 3, 1}, Size{512, 256, 4}, Size{2048, 2048, 1}}) {
+                CAPTURE(static_cast<int>(kernels));
+                CAPTURE(format_info(format).name);
+                CAPTURE(s.width);
+                CAPTURE(s.height);
+                CAPTURE(s.layers);
+                Uploaded u = upload_random(context, s.width, s.height, s.layers, format, s.width + s.height);
+                link(context).cuda_wait(stream.handle(), u.ready);
+                CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                check_against_reference(context, u.texture.vulkan);
 
-            // Vulkan's compute path on the same content gives the same bits.
-            Texture vulkan = Texture::create(context, TextureDesc::sampled_array(s.width, s.height, s.layers, format));
-            for (uint32_t layer = 0; layer < s.layers; ++layer)
-                upload(context, vulkan, host_pixels(u.bases[layer]), {.layer = layer});
-            generate_mips(context, vulkan, MipFilter::box);
-            for (uint32_t layer = 0; layer < s.layers; ++layer)
-                for (uint32_t level = 1; level < vulkan.levels(); ++level) {
-                    CAPTURE(layer); CAPTURE(level);
-                    REQUIRE(readback(context, vulkan, level, layer) == readback(context, u.texture.vulkan, level, layer));
-                }
-        }
+                // Vulkan's compute path on the same content gives the same bits.
+                Texture vulkan = Texture::create(context,
+                                                 TextureDesc::sampled_array(s.width, s.height, s.layers, format));
+                for (uint32_t layer = 0; layer < s.layers; ++layer)
+                    upload(context, vulkan, host_pixels(u.bases[layer]), {.layer = layer});
+                generate_mips(context, vulkan, MipFilter::box);
+                for (uint32_t layer = 0; layer < s.layers; ++layer)
+                    for (uint32_t level = 1; level < vulkan.levels(); ++level) {
+                        CAPTURE(layer);
+                        CAPTURE(level);
+                        REQUIRE(readback(context, vulkan, level, layer) ==
+                                readback(context, u.texture.vulkan, level, layer));
+                    }
+            }
 }
 
 // 8-bit chains whose 2x2 averages fall all over [0, 255], near black and white too, where
@@ -125,7 +131,8 @@ TEST_CASE("CUDA 8-bit box chains of narrow-window texels equal the reference bit
             for (Size s : {Size{2048, 2048, 1}, Size{2048, 2048, 2}, Size{1000, 600, 3}}) {
                 CAPTURE(static_cast<int>(kernels));
                 CAPTURE(format_info(format).name);
-                CAPTURE(s.width); CAPTURE(s.layers);
+                CAPTURE(s.width);
+                CAPTURE(s.layers);
                 Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 17, true);
                 link(context).cuda_wait(stream.handle(), u.ready);
                 CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
@@ -144,8 +151,10 @@ TEST_CASE("CUDA float16 box chains with special and cancelling values equal the 
     for (CudaBoxKernels kernels : {CudaBoxKernels::packed, CudaBoxKernels::per_texel})
         for (Size s : {Size{256, 128, 2}, Size{96, 64, 1}, Size{4096, 64, 1}}) {
             CAPTURE(static_cast<int>(kernels));
-            CAPTURE(s.width); CAPTURE(s.height);
-            ImportedTexture texture = ImportedTexture::create(context, {s.width, s.height, s.layers, 0, Format::rgba16f, true});
+            CAPTURE(s.width);
+            CAPTURE(s.height);
+            ImportedTexture texture = ImportedTexture::create(context,
+                                                              {s.width, s.height, s.layers, 0, Format::rgba16f, true});
             std::vector<ImageF> bases;
             for (uint32_t layer = 0; layer < s.layers; ++layer) {
                 bases.push_back(special_half_image(s.width, s.height, 7 + layer));
@@ -157,8 +166,9 @@ TEST_CASE("CUDA float16 box chains with special and cancelling values equal the 
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             for (uint32_t layer = 0; layer < s.layers; ++layer) {
                 CAPTURE(layer);
-                check_half_box_chain(bases[layer], texture.vulkan.levels(),
-                                     [&](uint32_t level) { return readback_image(context, texture.vulkan, level, layer); });
+                check_half_box_chain(bases[layer], texture.vulkan.levels(), [&](uint32_t level) {
+                    return readback_image(context, texture.vulkan, level, layer);
+                });
             }
         }
 }
@@ -172,7 +182,8 @@ TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the re
         link(context).cuda_wait(stream.handle(), u.ready);
         CudaBoxMips(u.texture.cuda).generate(stream.handle());
         TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-        const auto reference = reference_mip_chain(u.bases[0], Format::rgba8_unorm, MipFilter::box, u.texture.vulkan.levels());
+        const auto reference = reference_mip_chain(u.bases[0], Format::rgba8_unorm, MipFilter::box,
+                                                   u.texture.vulkan.levels());
         Texture vulkan = Texture::create(context, TextureDesc::sampled_2d(s.width, s.height, Format::rgba8_unorm));
         upload(context, vulkan, host_pixels(u.bases[0]));
         generate_mips(context, vulkan, MipFilter::box);
@@ -204,7 +215,8 @@ TEST_CASE("CUDA partial box updates equal full regeneration for random rectangle
                 const uint32_t w = 1 + below(300), h = 1 + below(300);
                 const uint32_t x = below(s.width - w + 1), y = below(s.height - h + 1), layer = below(s.layers);
                 const ImageF patch = random_image(w, h, format, 50 + static_cast<uint32_t>(round));
-                context.queue().wait(upload(context, u.texture.vulkan, host_pixels(patch), {.layer = layer, .x = x, .y = y}));
+                context.queue().wait(
+                    upload(context, u.texture.vulkan, host_pixels(patch), {.layer = layer, .x = x, .y = y}));
                 mips.update({.x = x, .y = y, .width = w, .height = h, .first_layer = layer}, stream.handle());
                 TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             }
@@ -217,8 +229,9 @@ TEST_CASE("CUDA box updates reject empty and outside regions, launching nothing"
     const CudaStream stream = make_stream();
     Uploaded u = upload_random(context, 64, 32, 2, Format::rgba8_unorm, 9);
     const CudaBoxMips mips(u.texture.cuda);
-    for (DirtyRegion bad : {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.x = 64, .width = 1, .height = 1},
-                            DirtyRegion{.width = 1, .height = 33}, DirtyRegion{.width = 1, .height = 1, .first_layer = 2}}) {
+    for (DirtyRegion bad :
+         {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.x = 64, .width = 1, .height = 1},
+          DirtyRegion{.width = 1, .height = 33}, DirtyRegion{.width = 1, .height = 1, .first_layer = 2}}) {
         CHECK_THROWS_WITH_AS(mips.update(bad, stream.handle()), doctest::Contains("region"), Error);
     }
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));

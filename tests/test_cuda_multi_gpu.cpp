@@ -18,8 +18,13 @@ namespace tvlm {
 namespace {
 
 std::vector<uint8_t> run_on(const std::vector<int>& devices, uint32_t batch, const std::vector<uint8_t>& images) {
-    const MultiGpuDesc desc{devices, 96, 80, batch, Format::rgba8_unorm,
-                            foveated_layout(96, 80, {.budget = 20, .patch_size = 8}).layout, {.channels = 4}};
+    const MultiGpuDesc desc{devices,
+                            96,
+                            80,
+                            batch,
+                            Format::rgba8_unorm,
+                            foveated_layout(96, 80, {.budget = 20, .patch_size = 8}).layout,
+                            {.channels = 4}};
     MultiGpuPipeline pipeline(desc);
     const size_t image_bytes = 96 * 80 * 4;
     for (size_t s = 0; s < pipeline.shards().size(); ++s) {

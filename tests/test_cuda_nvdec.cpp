@@ -102,7 +102,8 @@ TEST_CASE("NVDEC frames match the CPU decoder's and update a CUDA video texture 
     const YuvFrames yuv = cpu_yuv(path.string());
     REQUIRE(yuv.luma.size() == clip.frames);
     CudaVideoTexture video(clip.width, clip.height);
-    CudaArrayTexture full = CudaArrayTexture::create(TextureDesc::sampled_2d(clip.width, clip.height, Format::rgba8_unorm));
+    CudaArrayTexture full = CudaArrayTexture::create(
+        TextureDesc::sampled_2d(clip.width, clip.height, Format::rgba8_unorm));
     const CudaBoxMips full_mips(full.mipmaps());
     const uint32_t cw = (clip.width + 1) / 2, ch = (clip.height + 1) / 2;
     std::vector<uint8_t> from_cpu(size_t{clip.width} * clip.height * 4), from_gpu(from_cpu.size());
@@ -120,8 +121,8 @@ TEST_CASE("NVDEC frames match the CPU decoder's and update a CUDA video texture 
         // NVDEC's work is on the legacy default stream: these copies are ordered after it.
         TVLM_CUDA_CHECK(cudaMemcpy2D(luma.data(), clip.width, frame.luma, frame.luma_pitch, clip.width, clip.height,
                                      cudaMemcpyDeviceToHost));
-        TVLM_CUDA_CHECK(cudaMemcpy2D(chroma.data(), 2 * cw, frame.chroma, frame.chroma_pitch, 2 * cw, ch,
-                                     cudaMemcpyDeviceToHost));
+        TVLM_CUDA_CHECK(
+            cudaMemcpy2D(chroma.data(), 2 * cw, frame.chroma, frame.chroma_pitch, 2 * cw, ch, cudaMemcpyDeviceToHost));
         CHECK(luma == yuv.luma[frames]);
         CHECK(chroma == yuv.chroma[frames]);
         nv12_to_rgba8(frame, video.frame(), video.frame_pitch(), nullptr);
@@ -148,10 +149,11 @@ TEST_CASE("NVDEC frames match the CPU decoder's and update a CUDA video texture 
     }
     CHECK(frames == clip.frames);
     CHECK(worst_rule <= 1);
-    MESSAGE("NVDEC: planes equal to the CPU decode; RGBA within " << worst_rule << " of the rule; against the CPU "
+    MESSAGE("NVDEC: planes equal to the CPU decode; RGBA within "
+            << worst_rule << " of the rule; against the CPU "
             << "decoder's swscale RGBA a mean difference of at most " << worst_swscale_mean << " (its chroma "
-            << "filter differs); " << whole << " of " << frames << " frames whole, "
-            << 100.0 * copied / frames << "% of texels copied per frame");
+            << "filter differs); " << whole << " of " << frames << " frames whole, " << 100.0 * copied / frames
+            << "% of texels copied per frame");
     CHECK(whole == 1 + cuts);  // the first frame and the scene cuts, which the GPU updated tile by tile
     CHECK(cuts >= 1);          // the clip's cut at least
     CHECK_THROWS_WITH_AS(nvdec->next(from_cpu), doctest::Contains("next(DeviceFrame&)"), Error);

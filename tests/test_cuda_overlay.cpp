@@ -28,11 +28,13 @@ int draw_both(CudaOverlay& overlay, const OverlayScene& scene, uint32_t w, uint3
     const std::vector<uint8_t> before = test::random_frame(w, h, random);
     const size_t pitch = size_t{w} * 4 + 64;  // rows apart by more than a row
     DeviceBuffer<uint8_t> frame(pitch * h);
-    TVLM_CUDA_CHECK(cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 4, size_t{w} * 4, h, cudaMemcpyHostToDevice));
+    TVLM_CUDA_CHECK(
+        cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 4, size_t{w} * 4, h, cudaMemcpyHostToDevice));
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, w, h);
     overlay.draw(shapes, frame.data(), pitch, w, h, srgb ? Format::rgba8_srgb : Format::rgba8_unorm, nullptr);
     std::vector<uint8_t> gpu(before.size());
-    TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 4, frame.data(), pitch, size_t{w} * 4, h, cudaMemcpyDeviceToHost));
+    TVLM_CUDA_CHECK(
+        cudaMemcpy2D(gpu.data(), size_t{w} * 4, frame.data(), pitch, size_t{w} * 4, h, cudaMemcpyDeviceToHost));
     const test::OverlayComparison c = test::compare_with_reference(before, gpu, shapes, w, h, srgb);
     if (changed) *changed = c.changed;
     return c.worst;
@@ -46,11 +48,13 @@ TEST_CASE("CUDA overlays of random scenes equal the CPU reference within one ste
             CAPTURE(srgb);
             CAPTURE(scene);
             size_t changed = 0;
-            CHECK(draw_both(overlay, test::random_scene(203, 131, random, true), 203, 131, srgb, random, &changed) <= 1);
+            CHECK(draw_both(overlay, test::random_scene(203, 131, random, true), 203, 131, srgb, random, &changed) <=
+                  1);
             CHECK(changed > 1000);
         }
     std::uniform_real_distribution<float> at(2.0f, 14.0f);
-    for (int count : {40, 300, 3000}) {  // listed per tile up to kOverlayTileList; past that, every shape walked in order
+    for (int count :
+         {40, 300, 3000}) {  // listed per tile up to kOverlayTileList; past that, every shape walked in order
         CAPTURE(count);
         OverlayScene scene;
         for (int i = 0; i < count; ++i)
@@ -72,7 +76,8 @@ TEST_CASE("CUDA overlays of large frames of any size, one after another, equal t
         OverlayScene scene;
         for (int i = 0; i <= 8; ++i)
             for (int j = 0; j <= 8; ++j) {
-                const float x = float(w) * float(i) / 8.0f + jitter(random), y = float(h) * float(j) / 8.0f + jitter(random);
+                const float x = float(w) * float(i) / 8.0f + jitter(random),
+                            y = float(h) * float(j) / 8.0f + jitter(random);
                 scene.boxes.push_back({x, y, size(random), size(random), 4, 2, test::random_color(random, true),
                                        test::random_color(random, (i + j) % 2 == 0)});
                 if ((i + j) % 3 == 0)
@@ -94,13 +99,13 @@ TEST_CASE("CUDA overlays on RGBA16F frames equal the CPU reference within one 8-
         const std::vector<uint16_t> before = test::random_frame_f16(w, h, random);
         const size_t pitch = size_t{w} * 8 + 24;
         DeviceBuffer<uint8_t> frame(pitch * h);
-        TVLM_CUDA_CHECK(cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 8, size_t{w} * 8, h,
-                                     cudaMemcpyHostToDevice));
+        TVLM_CUDA_CHECK(
+            cudaMemcpy2D(frame.data(), pitch, before.data(), size_t{w} * 8, size_t{w} * 8, h, cudaMemcpyHostToDevice));
         const std::vector<gpu::OverlayShape> shapes = overlay_shapes(test::random_scene(w, h, random, true), w, h);
         overlay.draw(shapes, frame.data(), pitch, w, h, Format::rgba16f, nullptr);
         std::vector<uint16_t> gpu(before.size());
-        TVLM_CUDA_CHECK(cudaMemcpy2D(gpu.data(), size_t{w} * 8, frame.data(), pitch, size_t{w} * 8, h,
-                                     cudaMemcpyDeviceToHost));
+        TVLM_CUDA_CHECK(
+            cudaMemcpy2D(gpu.data(), size_t{w} * 8, frame.data(), pitch, size_t{w} * 8, h, cudaMemcpyDeviceToHost));
         const test::OverlayComparison c = test::compare_with_reference_f16(before, gpu, shapes, w, h);
         CHECK(c.worst <= 1);
         CHECK(c.changed > 1000);
@@ -125,7 +130,8 @@ TEST_CASE("CUDA overlays drawn back to back on one stream, no wait between, each
         TVLM_CUDA_CHECK(cudaMemcpy(frames.back().data(), before.back().data(), pitch * h, cudaMemcpyHostToDevice));
         shapes.push_back(overlay_shapes(test::random_scene(w, h, random, i % 2 == 0), w, h));
     }
-    for (size_t i = 0; i < 8; ++i) overlay.draw(shapes[i], frames[i].data(), pitch, w, h, Format::rgba8_unorm, stream.handle());
+    for (size_t i = 0; i < 8; ++i)
+        overlay.draw(shapes[i], frames[i].data(), pitch, w, h, Format::rgba8_unorm, stream.handle());
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     for (size_t i = 0; i < 8; ++i) {
         CAPTURE(i);
@@ -144,17 +150,17 @@ TEST_CASE("CUDA overlays refuse bad frames, formats and shapes, launching nothin
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes({.points = {{8, 8, 3}}}, 16, 16);
     const auto unorm = Format::rgba8_unorm;
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, nullptr, 64, 16, 16, unorm, nullptr), doctest::Contains("null"), Error);
-    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 62, 16, 16, unorm, nullptr), doctest::Contains("multiple of 4"),
-                         Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 62, 16, 16, unorm, nullptr),
+                         doctest::Contains("multiple of 4"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 68, 16, 16, Format::rgba16f, nullptr),
                          doctest::Contains("multiple of 8"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 64, 16, 16, Format::r32f, nullptr),
                          doctest::Contains("not r32f"), Error);
-    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, unorm, nullptr), doctest::Contains("outside the 8x8"),
-                         Error);
+    CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), 32, 8, 8, unorm, nullptr),
+                         doctest::Contains("outside the 8x8"), Error);
     CHECK_THROWS_WITH_AS(overlay.draw(shapes, frame.data(), size_t{4} << 21, (1u << 20) + 1, 1, unorm, nullptr),
                          doctest::Contains("pixels a side"), Error);  // checked before the frame is touched
-    overlay.draw({}, frame.data(), 64, 16, 16, unorm, nullptr);  // nothing to draw: fine
+    overlay.draw({}, frame.data(), 64, 16, 16, unorm, nullptr);       // nothing to draw: fine
     std::vector<uint8_t> after(frame.bytes());
     TVLM_CUDA_CHECK(cudaMemcpy(after.data(), frame.data(), after.size(), cudaMemcpyDeviceToHost));
     CHECK(std::all_of(after.begin(), after.end(), [](uint8_t b) { return b == 7; }));  // nothing was drawn

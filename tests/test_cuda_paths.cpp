@@ -66,7 +66,8 @@ std::vector<ImageF> read_level(const CudaMipmaps& t, uint32_t level) {
     std::vector<ImageF> layers;
     const size_t layer_bytes = bytes.size() / t.desc.layers;
     for (uint32_t l = 0; l < t.desc.layers; ++l)
-        layers.push_back(decode_texels({bytes.data() + l * layer_bytes, layer_bytes}, e.width, e.height, t.desc.format));
+        layers.push_back(
+            decode_texels({bytes.data() + l * layer_bytes, layer_bytes}, e.width, e.height, t.desc.format));
     return layers;
 }
 
@@ -191,82 +192,86 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
 // 512^2: the chain's last pass (levels 7-9) is the tail of the one before, and the patches
 // read levels 0-3 only, so the graph runs that tail beside them (deferred_tail_level).
 // 256x160: its chain has no such tail.
-TEST_CASE("A frame pipeline captured as a CUDA graph, relaunched with new frames, equals the steps launched one by one") {
+TEST_CASE(
+    "A frame pipeline captured as a CUDA graph, relaunched with new frames, equals the steps launched one by one") {
     const CudaStream stream = make_stream();
     for (const Extent2D size : {Extent2D{256, 160}, Extent2D{512, 512}})
-    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
-        for (uint32_t layers : {1u, 3u}) {
-            CAPTURE(size.width);
-            CAPTURE(format_info(format).name);
-            CAPTURE(layers);
-            const TextureDesc desc{size.width, size.height, layers, 0, format, false};
-            const size_t row_bytes = size.width * format_info(format).texel_bytes();
-            std::vector<PatchLayout> per_image;
-            for (uint32_t l = 0; l < layers; ++l) {
-                FoveatedParams p;
-                p.fixations = {{0.3 + 0.2 * l, 0.6}};
-                p.budget = 60;
-                per_image.push_back(foveated_layout(size.width, size.height, p).layout);
+        for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
+            for (uint32_t layers : {1u, 3u}) {
+                CAPTURE(size.width);
+                CAPTURE(format_info(format).name);
+                CAPTURE(layers);
+                const TextureDesc desc{size.width, size.height, layers, 0, format, false};
+                const size_t row_bytes = size.width * format_info(format).texel_bytes();
+                std::vector<PatchLayout> per_image;
+                for (uint32_t l = 0; l < layers; ++l) {
+                    FoveatedParams p;
+                    p.fixations = {{0.3 + 0.2 * l, 0.6}};
+                    p.budget = 60;
+                    per_image.push_back(foveated_layout(size.width, size.height, p).layout);
+                }
+                const PatchLayout layout = layers > 1 ? batch_layouts(per_image) : per_image[0];
+                const CudaPatchSampler sampler(layout, {.channels = 3});
+                const size_t out_bytes = PatchOutput{.channels = 3}.bytes(layout);
+                // The graph's texture and output, and the same steps on their own texture.
+                const CudaArrayTexture graph_texture = CudaArrayTexture::create(desc),
+                                       eager_texture = CudaArrayTexture::create(desc);
+                const CudaBoxMips graph_mips(graph_texture), eager_mips(eager_texture);
+                if (size.width == 512) {  // the deferred tail is what this size tests
+                    REQUIRE(graph_mips.deferred_tail_level() == 7);
+                    REQUIRE(layout.levels_needed <= 7);
+                } else {
+                    REQUIRE(graph_mips.deferred_tail_level() == desc.mip_levels());
+                }
+                const TextureObject graph_object = graph_texture.mipmaps().make_texture_object(sampler.sampler_desc());
+                const TextureObject eager_object = eager_texture.mipmaps().make_texture_object(sampler.sampler_desc());
+                DeviceBuffer<unsigned char> graph_out(out_bytes), eager_out(out_bytes);
+                // Three frames: two buffers, the first rewritten in place for the third.
+                DeviceBuffer<uint8_t> a(level_bytes(desc, 0)), b(level_bytes(desc, 0));
+                const auto fill = [&](DeviceBuffer<uint8_t>& buffer, uint32_t seed) {
+                    const std::vector<uint8_t> frame = random_frame(desc, seed);
+                    TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
+                };
+                fill(a, 1);
+                CudaFrameGraph graph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(), a.data(),
+                                      row_bytes, graph_out.data(), out_bytes});
+                for (int frame = 0; frame < 3; ++frame) {
+                    CAPTURE(frame);
+                    DeviceBuffer<uint8_t>& source = frame == 1 ? b : a;
+                    fill(source, 10 + uint32_t(frame));
+                    TVLM_CUDA_CHECK(cudaMemsetAsync(graph_out.data(), 0xff, out_bytes, stream.handle()));
+                    poison_levels(graph_texture.mipmaps());
+                    graph.launch(stream.handle(), source.data());
+                    copy_to_level0(eager_texture, source.data(), row_bytes, 0, layers, stream.handle());
+                    eager_mips.generate(stream.handle());
+                    sampler.sample(eager_texture, eager_object.handle(), eager_out.data(), out_bytes, stream.handle());
+                    std::vector<unsigned char> got(out_bytes), want(out_bytes);
+                    TVLM_CUDA_CHECK(cudaMemcpyAsync(got.data(), graph_out.data(), out_bytes, cudaMemcpyDeviceToHost,
+                                                    stream.handle()));
+                    TVLM_CUDA_CHECK(cudaMemcpyAsync(want.data(), eager_out.data(), out_bytes, cudaMemcpyDeviceToHost,
+                                                    stream.handle()));
+                    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                    CHECK(got == want);  // the same kernels on the same frame: the same bytes
+                    const std::vector<MipLevels> graph_levels = read_levels(graph_texture.mipmaps());
+                    const std::vector<MipLevels> eager_levels = read_levels(eager_texture.mipmaps());
+                    for (uint32_t l = 0; l < layers; ++l)
+                        for (uint32_t level = 0; level < desc.mip_levels(); ++level)
+                            CHECK(graph_levels[l][level].texels == eager_levels[l][level].texels);
+                }
+                CHECK(graph.kept() == 2);  // one graph per frame address
+                // generate_from reads CUDA memory only, with whole rows.
+                const std::vector<uint8_t> host_frame = random_frame(desc, 3);
+                CHECK_THROWS_WITH_AS(graph_mips.generate_from(host_frame.data(), row_bytes, stream.handle()),
+                                     doctest::Contains("CUDA device memory"), Error);
+                CHECK_THROWS_WITH_AS(graph_mips.generate_from(a.data(), row_bytes - 1, stream.handle()),
+                                     doctest::Contains("rows"), Error);
+                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                                                a.data(), row_bytes, graph_out.data(), out_bytes - 4}),
+                                Error);
+                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                                                nullptr, row_bytes, graph_out.data(), out_bytes}),
+                                Error);
             }
-            const PatchLayout layout = layers > 1 ? batch_layouts(per_image) : per_image[0];
-            const CudaPatchSampler sampler(layout, {.channels = 3});
-            const size_t out_bytes = PatchOutput{.channels = 3}.bytes(layout);
-            // The graph's texture and output, and the same steps on their own texture.
-            const CudaArrayTexture graph_texture = CudaArrayTexture::create(desc), eager_texture = CudaArrayTexture::create(desc);
-            const CudaBoxMips graph_mips(graph_texture), eager_mips(eager_texture);
-            if (size.width == 512) {  // the deferred tail is what this size tests
-                REQUIRE(graph_mips.deferred_tail_level() == 7);
-                REQUIRE(layout.levels_needed <= 7);
-            } else {
-                REQUIRE(graph_mips.deferred_tail_level() == desc.mip_levels());
-            }
-            const TextureObject graph_object = graph_texture.mipmaps().make_texture_object(sampler.sampler_desc());
-            const TextureObject eager_object = eager_texture.mipmaps().make_texture_object(sampler.sampler_desc());
-            DeviceBuffer<unsigned char> graph_out(out_bytes), eager_out(out_bytes);
-            // Three frames: two buffers, the first rewritten in place for the third.
-            DeviceBuffer<uint8_t> a(level_bytes(desc, 0)), b(level_bytes(desc, 0));
-            const auto fill = [&](DeviceBuffer<uint8_t>& buffer, uint32_t seed) {
-                const std::vector<uint8_t> frame = random_frame(desc, seed);
-                TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
-            };
-            fill(a, 1);
-            CudaFrameGraph graph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(), a.data(),
-                                  row_bytes, graph_out.data(), out_bytes});
-            for (int frame = 0; frame < 3; ++frame) {
-                CAPTURE(frame);
-                DeviceBuffer<uint8_t>& source = frame == 1 ? b : a;
-                fill(source, 10 + uint32_t(frame));
-                TVLM_CUDA_CHECK(cudaMemsetAsync(graph_out.data(), 0xff, out_bytes, stream.handle()));
-                poison_levels(graph_texture.mipmaps());
-                graph.launch(stream.handle(), source.data());
-                copy_to_level0(eager_texture, source.data(), row_bytes, 0, layers, stream.handle());
-                eager_mips.generate(stream.handle());
-                sampler.sample(eager_texture, eager_object.handle(), eager_out.data(), out_bytes, stream.handle());
-                std::vector<unsigned char> got(out_bytes), want(out_bytes);
-                TVLM_CUDA_CHECK(cudaMemcpyAsync(got.data(), graph_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream.handle()));
-                TVLM_CUDA_CHECK(cudaMemcpyAsync(want.data(), eager_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream.handle()));
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-                CHECK(got == want);  // the same kernels on the same frame: the same bytes
-                const std::vector<MipLevels> graph_levels = read_levels(graph_texture.mipmaps());
-                const std::vector<MipLevels> eager_levels = read_levels(eager_texture.mipmaps());
-                for (uint32_t l = 0; l < layers; ++l)
-                    for (uint32_t level = 0; level < desc.mip_levels(); ++level)
-                        CHECK(graph_levels[l][level].texels == eager_levels[l][level].texels);
-            }
-            CHECK(graph.kept() == 2);  // one graph per frame address
-            // generate_from reads CUDA memory only, with whole rows.
-            const std::vector<uint8_t> host_frame = random_frame(desc, 3);
-            CHECK_THROWS_WITH_AS(graph_mips.generate_from(host_frame.data(), row_bytes, stream.handle()),
-                                 doctest::Contains("CUDA device memory"), Error);
-            CHECK_THROWS_WITH_AS(graph_mips.generate_from(a.data(), row_bytes - 1, stream.handle()),
-                                 doctest::Contains("rows"), Error);
-            CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
-                                            a.data(), row_bytes, graph_out.data(), out_bytes - 4}),
-                            Error);
-            CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
-                                            nullptr, row_bytes, graph_out.data(), out_bytes}),
-                            Error);
-        }
 }
 
 TEST_CASE("generate_from reads the frame in the chain's first pass: every level as a copy, then the chain") {
@@ -278,20 +283,23 @@ TEST_CASE("generate_from reads the frame in the chain's first pass: every level 
     // texels); a batch; a square whose level 1 goes to the one-block tail (no first pass
     // to fuse into); odd sides (the general kernels): the copy stays apart.
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
-        for (const Case c : {Case{256, 128, 1}, Case{202, 118, 1}, Case{130, 66, 3}, Case{128, 128, 1}, Case{97, 64, 1}})
+        for (const Case c :
+             {Case{256, 128, 1}, Case{202, 118, 1}, Case{130, 66, 3}, Case{128, 128, 1}, Case{97, 64, 1}})
             for (size_t pad : {size_t{0}, size_t{16}, size_t{4}}) {  // 4: rows off 16-byte boundaries
                 CAPTURE(format_info(format).name);
                 CAPTURE(c.width);
                 CAPTURE(c.layers);
                 CAPTURE(pad);
                 const TextureDesc desc{c.width, c.height, c.layers, 0, format, false};
-                const size_t texel = format_info(format).texel_bytes(), tight = c.width * texel, row_bytes = tight + pad;
+                const size_t texel = format_info(format).texel_bytes(), tight = c.width * texel,
+                             row_bytes = tight + pad;
                 const std::vector<uint8_t> frame = random_frame(desc, 40 + c.width);
                 std::vector<uint8_t> pitched(row_bytes * c.height * c.layers, 0xee);
                 for (size_t row = 0; row < size_t{c.height} * c.layers; ++row)
                     std::memcpy(pitched.data() + row * row_bytes, frame.data() + row * tight, tight);
                 DeviceBuffer<uint8_t> device_frame(pitched.size());
-                TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), pitched.data(), pitched.size(), cudaMemcpyHostToDevice));
+                TVLM_CUDA_CHECK(
+                    cudaMemcpy(device_frame.data(), pitched.data(), pitched.size(), cudaMemcpyHostToDevice));
                 const CudaArrayTexture fused = CudaArrayTexture::create(desc), eager = CudaArrayTexture::create(desc);
                 const CudaBoxMips fused_mips(fused), eager_mips(eager);
                 // Level 0 poisoned too: every texel of it must be written.
@@ -319,8 +327,8 @@ TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by
     const CudaStream stream = make_stream();
     PinnedStaging staging(size_t{1} << 20, 3, 3);
     CHECK(staging.threads() == 3);
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{1000}, (size_t{1} << 20) - 1, size_t{1} << 20,
-                         (size_t{20} << 20) + 13}) {
+    for (size_t bytes :
+         {size_t{0}, size_t{1}, size_t{1000}, (size_t{1} << 20) - 1, size_t{1} << 20, (size_t{20} << 20) + 13}) {
         CAPTURE(bytes);
         std::vector<uint8_t> frame(bytes);
         for (size_t i = 0; i < bytes; ++i) frame[i] = uint8_t((i * 2654435761u) >> 24);
@@ -346,7 +354,8 @@ TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned an
     const std::vector<uint8_t> frame(size_t{3} << 20, 7);
     { PinnedStaging warm(size_t{1} << 20, 2, 2); }
     const auto threads = [] {
-        return std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator());
+        return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                             std::filesystem::directory_iterator());
     };
     const auto threads_before = threads();
     const size_t used = device_memory_used();
@@ -404,8 +413,12 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
             else std::memcpy(tensor_bytes.data() + 4 * i, &value[i], 4);
         }
         const int64_t plane = int64_t(kW) * kH;
-        const TensorView view{nullptr, c.dtype, plane * c.channels, c.planar ? plane : 1,
-                              c.planar ? int64_t(kW) : int64_t(kW) * c.channels, c.planar ? 1 : c.channels,
+        const TensorView view{nullptr,
+                              c.dtype,
+                              plane * c.channels,
+                              c.planar ? plane : 1,
+                              c.planar ? int64_t(kW) : int64_t(kW) * c.channels,
+                              c.planar ? 1 : c.channels,
                               c.channels};
         const auto at = [&](uint32_t layer, uint32_t ch, uint32_t y, uint32_t x) {
             return value[size_t(layer * view.stride_b + ch * view.stride_c + y * view.stride_y + x * view.stride_x)];
@@ -449,9 +462,10 @@ TEST_CASE("copy_level_rows refuses rows it cannot copy in 16-byte chunks, launch
     const auto* base = frame.data();
     const LevelCopy good{base, 256, 256, 4, 0, false, 0, 1};
     CHECK(copies_in_chunks(good));
-    for (LevelCopy bad : {LevelCopy{base + 4, 256, 256, 4, 0, false, 0, 1}, LevelCopy{base, 260, 256, 4, 0, false, 0, 1},
-                          LevelCopy{base, 256, 248, 4, 0, false, 0, 1}, LevelCopy{base, 256, 256, 0, 0, false, 0, 1},
-                          LevelCopy{base, 128, 256, 4, 0, false, 0, 1}, LevelCopy{nullptr, 256, 256, 4, 0, false, 0, 1}}) {
+    for (LevelCopy bad :
+         {LevelCopy{base + 4, 256, 256, 4, 0, false, 0, 1}, LevelCopy{base, 260, 256, 4, 0, false, 0, 1},
+          LevelCopy{base, 256, 248, 4, 0, false, 0, 1}, LevelCopy{base, 256, 256, 0, 0, false, 0, 1},
+          LevelCopy{base, 128, 256, 4, 0, false, 0, 1}, LevelCopy{nullptr, 256, 256, 4, 0, false, 0, 1}}) {
         CHECK_FALSE(copies_in_chunks(bad));
         CHECK_THROWS_WITH_AS(copy_level_rows(bad, nullptr), doctest::Contains("16-byte"), Error);
     }
@@ -464,8 +478,9 @@ TEST_CASE("generate_from refuses 1-channel textures: their frames go in by copy_
                          doctest::Contains("copy_to_level0"), Error);
 }
 
-TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's job) equal the reference: texture unit, grouped "
-          "by level or not, and software filtering") {
+TEST_CASE(
+    "CUDA point samples at per-sample LOD (the benchmark's job) equal the reference: texture unit, grouped "
+    "by level or not, and software filtering") {
     const CudaStream stream = make_stream();
     const CudaArrayTexture texture = CudaArrayTexture::create({256, 192, 1, 0, Format::rgba8_unorm, false});
     const std::vector<uint8_t> frame = random_frame(texture.desc(), 5);
@@ -494,7 +509,8 @@ TEST_CASE("CUDA point samples at per-sample LOD (the benchmark's job) equal the 
             TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream.handle()));  // NaN
             launch();
             std::vector<float> actual(4 * size_t{kCount});
-            TVLM_CUDA_CHECK(cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.handle()));
+            TVLM_CUDA_CHECK(
+                cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.handle()));
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
             CHECK(sample_mismatches(expected, actual, false, false) == 0);
             return actual;
@@ -522,7 +538,8 @@ TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocate
     std::vector<uint8_t> zeros(level_bytes(texture.desc(), 0), 0);
     copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.handle());
     std::vector<uint8_t> frame(zeros.size(), 0x3c);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle()), doctest::Contains("null"), Error);
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle()), doctest::Contains("null"),
+                         Error);
     CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.handle()),
                          doctest::Contains("a row of the 64-texel rgba16f level has 512 bytes"), Error);
     CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.handle()),
@@ -565,11 +582,13 @@ TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on 
                 const std::vector<uint8_t> texels = random_frame(texture.desc(), 100 * frame + layers);
                 texture.upload_texels(texels.data(), 0, layers);
                 texture.generate_mips();
-                const CudaMipmaps mapped = cuda.map(stream.handle());  // orders the GL work before
+                const CudaMipmaps mapped = cuda.map(stream.handle());     // orders the GL work before
                 TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));  // for the host copies below
                 CHECK(read_level(mapped, 0)[layers - 1].texels ==
                       decode_texels({texels.data() + (layers - 1) * level_bytes(mapped.desc, 0) / layers,
-                                     level_bytes(mapped.desc, 0) / layers}, 320, 240, format).texels);
+                                     level_bytes(mapped.desc, 0) / layers},
+                                    320, 240, format)
+                          .texels);
                 check_sampling(mapped, stream.handle(), format == Format::rgba16f);
                 // Objects are made once per mapped array and sampler, then reused.
                 const cudaTextureObject_t object = cuda.texture_object(mapped);
@@ -593,7 +612,7 @@ TEST_CASE("GL texture in CUDA: kept mapped across frames, GL writes ordered by h
         const std::vector<uint8_t> texels = random_frame(texture.desc(), 7 + frame);
         texture.upload_texels(texels.data(), 0, 1);
         texture.generate_mips();
-        gl->gl().glFinish();  // GL done before CUDA reads; CUDA done (below) before GL writes again
+        gl->gl().glFinish();                      // GL done before CUDA reads; CUDA done (below) before GL writes again
         check_sampling(mapped, stream.handle());  // synchronises the stream
         CHECK(read_level(mapped, 0)[0].texels == decode_texels(texels, 256, 256, Format::rgba8_unorm).texels);
     }
@@ -619,8 +638,8 @@ TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture
         TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
         for (uint32_t l = 0; l < 2; ++l) {  // read back through GL: what GL users then see
             CAPTURE(l);
-            check_levels([&](uint32_t level) { return texture.readback(level, l); }, texture.levels(), 333, 222,
-                         format, MipFilter::box);
+            check_levels([&](uint32_t level) { return texture.readback(level, l); }, texture.levels(), 333, 222, format,
+                         MipFilter::box);
         }
     }
 }

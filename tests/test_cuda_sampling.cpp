@@ -44,8 +44,8 @@ struct Images {
 
 Images make_images(Context& context, const std::vector<ImageF>& layers, Format format) {
     Images images;
-    images.texture = ImportedTexture::create(context, {layers[0].width, layers[0].height, uint32_t(layers.size()), 0,
-                                                       format, true});
+    images.texture = ImportedTexture::create(
+        context, {layers[0].width, layers[0].height, uint32_t(layers.size()), 0, format, true});
     for (uint32_t l = 0; l < layers.size(); ++l)
         upload(context, images.texture.vulkan, host_pixels(layers[l]), {.layer = l});
     images.ready = generate_mips(context, images.texture.vulkan, MipFilter::box);
@@ -82,7 +82,8 @@ std::vector<float> cuda_sample(Setup& s, Images& images, const PatchLayout& layo
 
 std::vector<float> vulkan_sample(Context& context, Images& images, const PatchLayout& layout, PatchOutput output) {
     VulkanPatchSampler sampler(context, layout, output);
-    HostBuffer out(context.physical_device(), context.device(), output.bytes(layout), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    HostBuffer out(context.physical_device(), context.device(), output.bytes(layout),
+                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memset(out.data(), 0xff, out.size());
     context.queue().wait(sampler.sample(images.texture.vulkan, out.handle(), 0, out.size()));
     return output_values(out.data(), layout.output_values(output.channels), output.half);
@@ -139,7 +140,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: 16x anisotropic footprints") {
         Images noise = make_images(s.context, {random_image(512, 256, format, 6)}, format);
         check_all(s, noise, anisotropic_layout(512, 256, {.patch_size = 8, .level = 0, .elongation = 4}),
                   {.channels = 4}, false);
-        check_all(s, noise, anisotropic_layout(512, 256, {.patch_size = 8, .level = 2, .elongation = 3, .vertical = true}),
+        check_all(s, noise,
+                  anisotropic_layout(512, 256, {.patch_size = 8, .level = 2, .elongation = 3, .vertical = true}),
                   {.channels = 4}, false);
     }
 }
@@ -192,12 +194,14 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: bad input is refused and nothin
     CHECK_THROWS_WITH_AS(sampler.sample(images.texture.cuda, object.handle(), out.data(), out.bytes(), s.stream),
                          doctest::Contains("needs 12288"), Error);
     ImportedTexture one_level = ImportedTexture::create(s.context, {64, 48, 1, 1, Format::rgba16f, true});
-    CHECK_THROWS_WITH_AS(sampler.sample(one_level.cuda, one_level.object.handle(), out.data(), out.bytes() - 4, s.stream),
-                         doctest::Contains("samples 2 mip levels but the texture has 1"), Error);
+    CHECK_THROWS_WITH_AS(
+        sampler.sample(one_level.cuda, one_level.object.handle(), out.data(), out.bytes() - 4, s.stream),
+        doctest::Contains("samples 2 mip levels but the texture has 1"), Error);
     CudaPatchSampler two(batch_layouts(std::vector{layout, layout}), {.channels = 4});
     CHECK_THROWS_WITH_AS(two.sample(images.texture.cuda, object.handle(), out.data(), 2 * (out.bytes() - 4), s.stream),
                          doctest::Contains("2 images but the texture has 1 layers"), Error);
-    CHECK_THROWS_WITH_AS(PyramidCopy::copy(images.texture.cuda, s.stream), doctest::Contains("rgba8 or rgba32f"), Error);
+    CHECK_THROWS_WITH_AS(PyramidCopy::copy(images.texture.cuda, s.stream), doctest::Contains("rgba8 or rgba32f"),
+                         Error);
     CHECK_THROWS_WITH_AS(CudaPatchSampler(layout, {.channels = 1}), doctest::Contains("3 or 4 channels"), Error);
     std::vector<unsigned char> host(out.bytes());
     TVLM_CUDA_CHECK(cudaMemcpy(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));

@@ -87,14 +87,16 @@ TEST_CASE("NV12 frames convert to RGBA8 as the double-precision rule says, every
             nv12_to_rgba8({dluma.data(), dchroma.data(), pitch, pitch, kW, kH, matrix, full}, out.data(), out_pitch,
                           nullptr);
             std::vector<uint8_t> got(size_t{kW} * kH * 4);
-            TVLM_CUDA_CHECK(cudaMemcpy2D(got.data(), 4 * kW, out.data(), out_pitch, 4 * kW, kH, cudaMemcpyDeviceToHost));
+            TVLM_CUDA_CHECK(
+                cudaMemcpy2D(got.data(), 4 * kW, out.data(), out_pitch, 4 * kW, kH, cudaMemcpyDeviceToHost));
             const std::vector<uint8_t> expected = nv12_reference(luma, chroma, kW, kH, matrix, full);
             int worst = 0;
             for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(int{got[i]} - int{expected[i]}));
             CHECK(worst <= 1);  // float32 against double, at rounding boundaries
         }
-    CHECK_THROWS_WITH_AS(nv12_to_rgba8({dluma.data(), dchroma.data(), 10, pitch, kW, kH}, out.data(), out_pitch, nullptr),
-                         doctest::Contains("short"), Error);
+    CHECK_THROWS_WITH_AS(
+        nv12_to_rgba8({dluma.data(), dchroma.data(), 10, pitch, kW, kH}, out.data(), out_pitch, nullptr),
+        doctest::Contains("short"), Error);
 }
 
 TEST_CASE("1000 CUDA video textures fed frames leak no device memory or fds") {

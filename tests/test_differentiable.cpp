@@ -67,15 +67,18 @@ void check_gradients(const Job& j) {
     // Every texel of small images, a seeded subset of large ones.
     const size_t step = j.image.size() > 600 ? j.image.size() / 300 + 1 : 1;
     for (size_t i = 0; i < j.image.size(); i += step) {
-        const double fd = central_difference(j.image, i, [&](const std::vector<double>& v) { return loss(j, v, j.uv, j.lod); });
+        const double fd = central_difference(j.image, i,
+                                             [&](const std::vector<double>& v) { return loss(j, v, j.uv, j.lod); });
         CHECK_MESSAGE(std::abs(image_grad[i] - fd) <= 1e-6 * (1 + std::abs(fd)), "texel ", i);
     }
     for (size_t i = 0; i < j.uv.size(); ++i) {
-        const double fd = central_difference(j.uv, i, [&](const std::vector<double>& v) { return loss(j, j.image, v, j.lod); });
+        const double fd = central_difference(j.uv, i,
+                                             [&](const std::vector<double>& v) { return loss(j, j.image, v, j.lod); });
         CHECK_MESSAGE(std::abs(g.uv[i] - fd) <= 1e-5 * (1 + std::abs(fd)), "uv ", i);
     }
     for (size_t i = 0; i < j.lod.size(); ++i) {
-        const double fd = central_difference(j.lod, i, [&](const std::vector<double>& v) { return loss(j, j.image, j.uv, v); });
+        const double fd = central_difference(j.lod, i,
+                                             [&](const std::vector<double>& v) { return loss(j, j.image, j.uv, v); });
         CHECK_MESSAGE(std::abs(g.lod[i] - fd) <= 1e-6 * (1 + std::abs(fd)), "lod ", i);
     }
 }
@@ -85,7 +88,7 @@ void check_gradients(const Job& j) {
 TEST_CASE("differentiable reference: gradients to texels, uv and lod equal finite differences") {
     for (uint32_t channels : {1u, 3u, 4u, 40u}) {
         CAPTURE(channels);
-        check_gradients(random_job(2, channels, 13, 9, 4, 24, 7 + channels));  // odd sizes, 2 layers
+        check_gradients(random_job(2, channels, 13, 9, 4, 24, 7 + channels));   // odd sizes, 2 layers
         check_gradients(random_job(1, channels, 16, 8, 5, 16, 11 + channels));  // even sizes, the full chain
     }
     check_gradients(random_job(3, 2, 1, 7, 3, 12, 3));  // one texel wide
@@ -123,8 +126,9 @@ TEST_CASE("differentiable reference: bad input is refused") {
     const std::vector<uint32_t> far_layer{1};
     CHECK_THROWS_WITH_AS(sample_points(chain, {uv, nan_lod, {}}), doctest::Contains("non-finite"), Error);
     CHECK_THROWS_WITH_AS(sample_points(chain, {uv, lod, far_layer}), doctest::Contains("layer 1 of 1"), Error);
-    CHECK_THROWS_WITH_AS(sample_points(chain, {std::span(uv).first(1), lod, {}}), doctest::Contains("two values"), Error);
-    const std::vector<double> short_grad(2);
-    CHECK_THROWS_WITH_AS(sample_points_backward(chain, {uv, lod, {}}, short_grad), doctest::Contains("[points, channels]"),
+    CHECK_THROWS_WITH_AS(sample_points(chain, {std::span(uv).first(1), lod, {}}), doctest::Contains("two values"),
                          Error);
+    const std::vector<double> short_grad(2);
+    CHECK_THROWS_WITH_AS(sample_points_backward(chain, {uv, lod, {}}, short_grad),
+                         doctest::Contains("[points, channels]"), Error);
 }

@@ -37,8 +37,8 @@ TEST_CASE("make_divisor's multiplier and shift divide every 32-bit numerator exa
     for (uint32_t d : divisors) {
         CAPTURE(d);
         const tvlm::gpu::DivisorGpu divisor = tvlm::gpu::make_divisor(d);
-        std::vector<uint32_t> numerators = {0, 1, d - 1, d, d + 1, UINT32_MAX, UINT32_MAX - 1, UINT32_MAX / d * d,
-                                            UINT32_MAX / d * d - 1};
+        std::vector<uint32_t> numerators = {
+            0, 1, d - 1, d, d + 1, UINT32_MAX, UINT32_MAX - 1, UINT32_MAX / d * d, UINT32_MAX / d * d - 1};
         for (int i = 0; i < 200; ++i) numerators.push_back(static_cast<uint32_t>(random()));
         size_t wrong = 0;
         for (uint32_t n : numerators)

@@ -116,7 +116,8 @@ TEST_CASE("Gaussian fields refuse what they cannot evaluate, with the reason") {
     CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), std::vector<double>{0.1, std::nan(""), 0.3}),
                          doctest::Contains("point 0 has a NaN"), Error);
     f.weights[1] = std::numeric_limits<double>::infinity();
-    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), points), doctest::Contains("weight is NaN or infinite"), Error);
+    CHECK_THROWS_WITH_AS(field_forward_reference(f.view(), points), doctest::Contains("weight is NaN or infinite"),
+                         Error);
     f.weights[1] = 1.0;
     CHECK_THROWS_WITH_AS(field_backward_reference(f.view(), points, std::vector<double>{1, 2}),
                          doctest::Contains("2 upstream gradients for 1 points"), Error);
@@ -143,8 +144,8 @@ TEST_CASE("a 2D field's strongest, separated maxima become fixations, strongest 
     CHECK(fixations_from_field(field, 1).size() == 1);
     CHECK_THROWS_WITH_AS(fixations_from_field(field, 0), doctest::Contains("k = 0"), Error);
     const std::vector<double> m3 = {0, 0, 0}, l3 = {1, 0, 1, 0, 0, 1}, w3 = {1};
-    CHECK_THROWS_WITH_AS(fixations_from_field({3, 1, m3.data(), l3.data(), w3.data()}, 1), doctest::Contains("2D field"),
-                         Error);
+    CHECK_THROWS_WITH_AS(fixations_from_field({3, 1, m3.data(), l3.data(), w3.data()}, 1),
+                         doctest::Contains("2D field"), Error);
 }
 
 }  // namespace

@@ -89,20 +89,26 @@ TEST_CASE("glGenerateMipmap follows one reference filter on every format, size, 
     MESSAGE("glGenerateMipmap on ", gl_context().renderer(), " filters like `", mip_filter_name(filter), "`");
     std::printf("glGenerateMipmap on %s filters like `%s`\n", gl_context().renderer().c_str(),
                 std::string(mip_filter_name(filter)).c_str());  // the GPU run's summary reads this line
-    struct Size { uint32_t w, h, layers; };
+    struct Size {
+        uint32_t w, h, layers;
+    };
     for (Format format : kAllFormats)
         for (Size s : {Size{64, 48, 1}, Size{256, 256, 2}, Size{37, 21, 1}, Size{5, 3, 1}, Size{4097, 3, 1}}) {
             CAPTURE(format_info(format).name);
-            CAPTURE(s.w); CAPTURE(s.h);
+            CAPTURE(s.w);
+            CAPTURE(s.h);
             GlTexture t = GlTexture::create(gl_context(), {s.w, s.h, s.layers, 0, format, false});
-            for (uint32_t layer = 0; layer < s.layers; ++layer) t.upload(random_image(s.w, s.h, format, 9 + layer), layer);
+            for (uint32_t layer = 0; layer < s.layers; ++layer)
+                t.upload(random_image(s.w, s.h, format, 9 + layer), layer);
             t.generate_mips();
             for (uint32_t layer = 0; layer < s.layers; ++layer) {
                 ImageF previous = t.readback(0, layer);
                 for (uint32_t level = 1; level < t.levels(); ++level) {
-                    CAPTURE(layer); CAPTURE(level);
+                    CAPTURE(layer);
+                    CAPTURE(level);
                     const ImageF actual = t.readback(level, layer);
-                    const ImageF expected = reference_downsample(previous, level_extent(s.w, s.h, level), filter, format);
+                    const ImageF expected = reference_downsample(previous, level_extent(s.w, s.h, level), filter,
+                                                                 format);
                     std::string first;
                     const size_t bad = mismatches(expected, actual, format, Weights::hardware, false, &first);
                     CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
@@ -122,7 +128,8 @@ TEST_CASE("GL textures reject bad sizes and uploads, creating nothing") {
     CHECK_THROWS_WITH_AS(GlTexture::create(gl_context(), {8, 8, 1, 0, Format::rgba8_unorm, true}),
                          doctest::Contains("cudaGraphicsGLRegisterImage"), Error);
     GlTexture t = GlTexture::create(gl_context(), {8, 8, 2, 0, Format::rgba8_unorm, false});
-    CHECK_THROWS_WITH_AS(t.upload(random_image(8, 7, Format::rgba8_unorm, 1)), doctest::Contains("sizes must match"), Error);
+    CHECK_THROWS_WITH_AS(t.upload(random_image(8, 7, Format::rgba8_unorm, 1)), doctest::Contains("sizes must match"),
+                         Error);
     CHECK_THROWS_WITH_AS(t.upload(random_image(8, 8, Format::rgba8_unorm, 1), 2), doctest::Contains("layer 2"), Error);
     CHECK_THROWS_WITH_AS(t.readback(4, 0), doctest::Contains("does not exist"), Error);
 }

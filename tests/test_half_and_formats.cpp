@@ -14,9 +14,9 @@ TEST_CASE("half conversion: known values and round to nearest even") {
     CHECK(float_to_half(1.0f) == 0x3c00);
     CHECK(float_to_half(-2.0f) == 0xc000);
     CHECK(float_to_half(65504.0f) == 0x7bff);
-    CHECK(float_to_half(65520.0f) == 0x7c00);                 // rounds past the largest half
-    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);    // smallest subnormal
-    CHECK(float_to_half(std::ldexp(1.0f, -26)) == 0x0000);    // below half of it
+    CHECK(float_to_half(65520.0f) == 0x7c00);                          // rounds past the largest half
+    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);             // smallest subnormal
+    CHECK(float_to_half(std::ldexp(1.0f, -26)) == 0x0000);             // below half of it
     CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);      // tie -> even (down)
     CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie -> even (up)
     CHECK(std::isnan(half_to_float(float_to_half(NAN))));

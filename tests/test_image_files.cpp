@@ -26,9 +26,7 @@ fs::path temp_dir() {
     return dir;
 }
 
-void write_file(const fs::path& path, const std::string& bytes) {
-    std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_file(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 
 // The pattern tests/fuzz/make_seeds.py draws: channel c of pixel (x, y).
@@ -134,8 +132,8 @@ TEST_CASE("hostile and broken files are refused with the reason, before their cl
     CHECK_THROWS_WITH_AS(load_image(bad + "png_20000x20000_header.png"),
                          doctest::Contains("is 20000x20000: sides must be 1..16384"), Error);
     // The audit's JPEG claims 16384^2 in a few hundred bytes: its data ends at once.
-    CHECK_THROWS_WITH_AS(load_image(bad + "jpeg_16384x16384_header.jpg"),
-                         doctest::Contains("premature end of data"), Error);
+    CHECK_THROWS_WITH_AS(load_image(bad + "jpeg_16384x16384_header.jpg"), doctest::Contains("premature end of data"),
+                         Error);
     CHECK_THROWS_WITH_AS(load_image(bad + "jpeg_16384x16384_header.jpg", 8192), doctest::Contains("16384x16384"),
                          Error);
     CHECK_THROWS_WITH_AS(load_image(bad + "jpeg_cut_in_half.jpg"), doctest::Contains("corrupt or truncated"), Error);

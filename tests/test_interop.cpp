@@ -51,7 +51,8 @@ std::vector<float> cuda_read(const TextureObject& object, const Texture& t, uint
     DeviceBuffer<float> out(size_t{e.width} * e.height * static_cast<size_t>(channels));
     TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));  // poison: NaN
     read_level({object.handle(), static_cast<int>(level), static_cast<int>(layer), t.desc().layers > 1,
-                static_cast<int>(e.width), static_cast<int>(e.height), channels, out.data()}, stream);
+                static_cast<int>(e.width), static_cast<int>(e.height), channels, out.data()},
+               stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
     std::vector<float> host(out.size());
     TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
@@ -65,7 +66,7 @@ bool cuda_matches(Format format, uint32_t channel, float stored, float cuda) {
         return texel_matches(format, true, stored, static_cast<float>(linear_to_srgb(cuda)), Weights::exact);
     if (format_info(format).component == ComponentType::u8)
         return std::fabs(stored - cuda) <= 1e-6f;  // byte/255 either way
-    return stored == cuda;  // f16 widened exactly, f32 as is
+    return stored == cuda;                         // f16 widened exactly, f32 as is
 }
 
 // Frame f of a ring's 64x64 RGBA8 textures: every texel stamped with f (its low 24 bits in
@@ -100,26 +101,34 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
     Interop interop;
     CudaLink& link = interop.link();
     const CudaStream stream = make_stream();
-    struct Shape { uint32_t w, h, layers; };
+    struct Shape {
+        uint32_t w, h, layers;
+    };
     const Shape shapes[] = {{64, 48, 1}, {37, 23, 1}, {128, 16, 1}, {1, 33, 1}, {20, 12, 3}, {9, 6, 64}};
     for (Format format : kAllFormats)
         for (MipFilter filter : {MipFilter::blit, MipFilter::box})
             for (Shape s : shapes) {
-                CAPTURE(format_info(format).name); CAPTURE(mip_filter_name(filter));
-                CAPTURE(s.w); CAPTURE(s.h); CAPTURE(s.layers);
-                ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_array(s.w, s.h, s.layers, format),
-                                                            CudaSamplerDesc::point());
+                CAPTURE(format_info(format).name);
+                CAPTURE(mip_filter_name(filter));
+                CAPTURE(s.w);
+                CAPTURE(s.h);
+                CAPTURE(s.layers);
+                ImportedTexture t = ImportedTexture::create(
+                    context, TextureDesc::sampled_array(s.w, s.h, s.layers, format), CudaSamplerDesc::point());
                 TextureObject trilinear = t.cuda.make_texture_object(CudaSamplerDesc::trilinear());
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
-                    upload(context, t.vulkan, host_pixels(random_image(s.w, s.h, format, layer * 13 + s.w)), {.layer = layer});
+                    upload(context, t.vulkan, host_pixels(random_image(s.w, s.h, format, layer * 13 + s.w)),
+                           {.layer = layer});
                 link.cuda_wait(stream.handle(), generate_mips(context, t.vulkan, filter));
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
                     for (uint32_t level = 0; level < t.vulkan.levels(); ++level) {
-                        CAPTURE(layer); CAPTURE(level);
+                        CAPTURE(layer);
+                        CAPTURE(level);
                         const ImageF stored = readback_image(context, t.vulkan, level, layer);
                         if (level > 0) {  // Vulkan's level against the reference of its own previous level
                             const ImageF previous = readback_image(context, t.vulkan, level - 1, layer);
-                            const ImageF expected = reference_downsample(previous, t.vulkan.extent(level), filter, format);
+                            const ImageF expected = reference_downsample(previous, t.vulkan.extent(level), filter,
+                                                                         format);
                             const Weights w = filter == MipFilter::blit ? Weights::hardware : Weights::exact;
                             const bool exact = filter == MipFilter::box && format == Format::rgba8_unorm &&
                                                exact_ratio({previous.width, previous.height}, t.vulkan.extent(level));
@@ -129,8 +138,10 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
                             const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.handle());
                             size_t bad = 0;
                             for (size_t i = 0; i < cuda.size(); ++i)
-                                bad += !cuda_matches(format, static_cast<uint32_t>(i % stored.channels), stored.texels[i], cuda[i]);
-                            CHECK_MESSAGE(bad == 0, bad, " values differ (", object == &t.object ? "point" : "trilinear", ")");
+                                bad += !cuda_matches(format, static_cast<uint32_t>(i % stored.channels),
+                                                     stored.texels[i], cuda[i]);
+                            CHECK_MESSAGE(bad == 0, bad, " values differ (",
+                                          object == &t.object ? "point" : "trilinear", ")");
                         }
                     }
             }
@@ -144,9 +155,16 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
     SUBCASE("a fixed ring of 3 slots") {}
     SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
     // Batches: one CUDA wait (for the latest frame's value) and one release per batch.
-    SUBCASE("a fixed ring of 8 slots, read in batches of 8") { slots = 8; batch = 8; }
-    SUBCASE("an elastic ring of 3 to 64 slots, read in batches of 5") { max_slots = 64; batch = 5; }
-    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(), max_slots);
+    SUBCASE("a fixed ring of 8 slots, read in batches of 8") {
+        slots = 8;
+        batch = 8;
+    }
+    SUBCASE("an elastic ring of 3 to 64 slots, read in batches of 5") {
+        max_slots = 64;
+        batch = 5;
+    }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(),
+                   max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
     std::vector<uint8_t> pixels;
@@ -163,7 +181,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
             const cudaTextureObject_t object = objects[f - first];
             count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
             // Negative control: the same frame checked against the next stamp must mismatch.
-            if (f % 500 == 0) count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+            if (f % 500 == 0)
+                count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
         }
         if (batch == 1) ring.end_read(first, stream.handle());
         else ring.end_read(first, count, stream.handle());
@@ -191,8 +210,12 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
     SUBCASE("an elastic ring of 3 to 64 slots") { max_slots = 64; }
     // The consumer takes batches: it waits on the host until the batch's last frame is
     // written; the fixed ring holds the producer at most two batches ahead.
-    SUBCASE("a fixed ring of 8 slots, read in batches of 4") { slots = 8; batch = 4; }
-    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(), max_slots);
+    SUBCASE("a fixed ring of 8 slots, read in batches of 4") {
+        slots = 8;
+        batch = 4;
+    }
+    FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(),
+                   max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemset(mismatches.data(), 0, mismatches.bytes()));
     const int levels = 7;
@@ -214,19 +237,13 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consum
                 ring.end_read(first, count, stream.handle());
             }
             TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
-        } catch (...) {
-            consumer_failure = std::current_exception();
-        }
+        } catch (...) { consumer_failure = std::current_exception(); }
     });
     std::vector<uint8_t> pixels;
     std::exception_ptr producer_failure;
     try {
-        for (uint32_t f = 0; f < kFrames; ++f) {
-            write_stamped_frame(context, ring, f, pixels);
-        }
-    } catch (...) {
-        producer_failure = std::current_exception();
-    }
+        for (uint32_t f = 0; f < kFrames; ++f) { write_stamped_frame(context, ring, f, pixels); }
+    } catch (...) { producer_failure = std::current_exception(); }
     consumer.join();
     if (producer_failure) std::rethrow_exception(producer_failure);
     if (consumer_failure) std::rethrow_exception(consumer_failure);
@@ -279,7 +296,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and V
     const size_t cuda_free = cuda_free_memory();
     const int64_t vulkan_memory = DeviceMemory::live_count();
     for (int i = 0; i < 5000; ++i) {
-        ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 64, i % 2 ? Format::rgba8_unorm : Format::rgba16f));
+        ImportedTexture t = ImportedTexture::create(
+            context, TextureDesc::sampled_2d(64, 64, i % 2 ? Format::rgba8_unorm : Format::rgba16f));
         CHECK(t.cuda.valid());
     }
     TVLM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -341,7 +359,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
     TextureDesc desc = TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm);
     desc.exportable = true;
     Texture exportable = Texture::create(context, desc);
-    CHECK_THROWS_WITH_AS(import_dedicated_memory(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"), Error);
+    CHECK_THROWS_WITH_AS(import_dedicated_memory(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"),
+                         Error);
     // CUDA itself accepts a dedicated import 64x larger than the allocation (seen on the
     // H200): the external import checks the size against the image's requirement.
     const size_t size = exportable.allocation_size();
@@ -352,6 +371,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
     const CudaTexture external = CudaTexture::import_external(context, desc, exportable.export_memory_fd(), size);
     CHECK(external.valid());
     CHECK_THROWS_WITH_AS(import_dedicated_memory(UniqueFd(), 4096), doctest::Contains("not valid"), Error);
-    CHECK_THROWS_WITH_AS(CudaTexture::import(exportable).make_surface(9), doctest::Contains("level 9 does not exist"), Error);
+    CHECK_THROWS_WITH_AS(CudaTexture::import(exportable).make_surface(9), doctest::Contains("level 9 does not exist"),
+                         Error);
     cudaGetLastError();  // the refused import leaves a non-sticky error behind
 }

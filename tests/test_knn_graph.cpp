@@ -27,7 +27,8 @@ std::vector<KnnPoint> random_points(size_t n, std::mt19937& random) {
 std::vector<uint32_t> sorted_others(const std::vector<KnnPoint>& points, uint32_t i) {
     std::vector<std::pair<double, uint32_t>> all;
     for (uint32_t j = 0; j < points.size(); ++j)
-        if (j != i) all.push_back({std::hypot(double(points[i].x) - points[j].x, double(points[i].y) - points[j].y), j});
+        if (j != i)
+            all.push_back({std::hypot(double(points[i].x) - points[j].x, double(points[i].y) - points[j].y), j});
     std::sort(all.begin(), all.end());
     std::vector<uint32_t> order;
     for (const auto& [d, j] : all) order.push_back(j);
@@ -136,7 +137,7 @@ TEST_CASE("hysteresis keeps links of jittering points from flickering") {
     };
     const size_t flicker = frames_of(0), held = frames_of(2);
     MESSAGE("link changes over 39 frames of 100 jittering points: " << flicker << " without hysteresis, " << held
-                                                                   << " with h = 2");
+                                                                    << " with h = 2");
     CHECK(flicker > 100);
     CHECK(held * 4 < flicker);
 }
@@ -151,7 +152,7 @@ TEST_CASE("KNN graphs refuse NaN points, repeated tracks and k = 0, changing not
     const std::vector<KnnPoint> twice{{0, 0, 1}, {1, 0, 1}};
     CHECK_THROWS_WITH_AS(graph.update(twice), doctest::Contains("repeats track id 1"), Error);
     CHECK(graph.update(good).size() == 3);  // k = 2 of 3 points: every pair
-    CHECK(graph.changes() == 0);  // the refused frames left the previous links
+    CHECK(graph.changes() == 0);            // the refused frames left the previous links
 }
 
 }  // namespace

@@ -59,8 +59,14 @@ TEST_CASE("tiles and 8x4 blocks binning leaves out are ones where the shape chan
         OverlayScene scene;
         const bool visible_fill = i % 7 == 0;
         if (i % 3 == 0)
-            scene.boxes.push_back({at(random), at(random), side(random), side(random), radius(random), width(random),
-                                   {255, 0, 0, 255}, visible_fill ? OverlayColor{0, 0, 255, 1} : OverlayColor{0, 0, 0, 0}});
+            scene.boxes.push_back({at(random),
+                                   at(random),
+                                   side(random),
+                                   side(random),
+                                   radius(random),
+                                   width(random),
+                                   {255, 0, 0, 255},
+                                   visible_fill ? OverlayColor{0, 0, 255, 1} : OverlayColor{0, 0, 0, 0}});
         else if (i % 3 == 1)
             scene.lines.push_back({at(random), at(random), at(random), at(random), width(random) * 0.25f, i % 2 == 0});
         else {
@@ -70,12 +76,16 @@ TEST_CASE("tiles and 8x4 blocks binning leaves out are ones where the shape chan
         }
         CAPTURE(i);
         for (const gpu::OverlayShape& s : overlay_shapes(scene, 512, 512)) {
-            check_rects(s, TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE,
-                        [&](uint32_t tx, uint32_t ty, float, float) { return gpu::overlay_tile_empty(s, tx, ty); }, tiles);
+            check_rects(
+                s, TVLM_OVERLAY_TILE, TVLM_OVERLAY_TILE,
+                [&](uint32_t tx, uint32_t ty, float, float) { return gpu::overlay_tile_empty(s, tx, ty); }, tiles);
             if (i % 3 != 2)  // the CUDA shading's pixel-warp blocks (curves are culled there by bounds only)
-                check_rects(s, 8, 4, [&](uint32_t, uint32_t, float x0, float y0) {
-                    return gpu::overlay_rect_empty(s, x0, y0, x0 + 8.0f, y0 + 4.0f);
-                }, blocks);
+                check_rects(
+                    s, 8, 4,
+                    [&](uint32_t, uint32_t, float x0, float y0) {
+                        return gpu::overlay_rect_empty(s, x0, y0, x0 + 8.0f, y0 + 4.0f);
+                    },
+                    blocks);
         }
     }
     CHECK(tiles.left_out[TVLM_SHAPE_BOX] > 500);  // each case was exercised

@@ -95,8 +95,8 @@ void check_foveated(const Case& c) {
     for (size_t i = 0; i < n; ++i) {
         const PixelRect r = pixel_rect(layout.patches[i], c.w, c.h);
         const uint32_t level = f.cell_level[i];
-        const double want = level - desired_level(params, eccentricity(params, c.w, c.h, double(r.x0),
-                                   double(r.y0), double(r.x1), double(r.y1)));
+        const double want = level - desired_level(params, eccentricity(params, c.w, c.h, double(r.x0), double(r.y0),
+                                                                       double(r.x1), double(r.y1)));
         if (level > 0) CHECK(want <= f.threshold + 1e-9);
         if (level < root) {
             const long size = long(c.patch) << (level + 1);
@@ -117,8 +117,8 @@ void check_foveated(const Case& c) {
 }  // namespace
 
 TEST_CASE("level grid: a ViT patchify of one level, edge patches keep their spacing") {
-    for (auto [w, h, p, level] : {std::array<uint32_t, 4>{64, 48, 16, 0}, {97, 61, 8, 1}, {1536, 1024, 16, 3},
-                                  {5, 3, 4, 2}, {1, 1, 1, 0}}) {
+    for (auto [w, h, p, level] :
+         {std::array<uint32_t, 4>{64, 48, 16, 0}, {97, 61, 8, 1}, {1536, 1024, 16, 3}, {5, 3, 4, 2}, {1, 1, 1, 0}}) {
         CAPTURE(w);
         CAPTURE(h);
         CAPTURE(level);
@@ -205,7 +205,8 @@ TEST_CASE("foveated: bad input is refused") {
     CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("at least one fixation"), Error);
     params = {};
     params.budget = 0;
-    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("budget 0 is below the 1 patches"), Error);
+    CHECK_THROWS_WITH_AS(foveated_layout(256, 256, params), doctest::Contains("budget 0 is below the 1 patches"),
+                         Error);
     params.budget = 10;
     CHECK_THROWS_WITH_AS(foveated_layout(4096, 64, params), doctest::Contains("below the 64 patches"), Error);
     params.budget = 273;
@@ -228,7 +229,8 @@ TEST_CASE("anisotropic: elongated patches sampled with gradients") {
         CHECK(f.taps == 4);
         CHECK(f.major_is_x);
     }
-    const PatchLayout v = anisotropic_layout(256, 128, {.patch_size = 8, .level = 0, .elongation = 2, .vertical = true});
+    const PatchLayout v = anisotropic_layout(256, 128,
+                                             {.patch_size = 8, .level = 0, .elongation = 2, .vertical = true});
     CHECK(v.patches.size() == size_t{32} * 8);
     CHECK(!gradient_footprint(patch_gradients(v.patches[0], 8, 256, 128), 256, 128).major_is_x);
     // A rotated axis turns the footprint: the gradients rotate with it.

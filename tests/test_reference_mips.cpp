@@ -38,7 +38,8 @@ TEST_CASE("reference: even sizes are exact 2x2 boxes, for blit and box alike") {
             for (uint32_t x = 0; x < 4; ++x)
                 for (uint32_t c = 0; c < 4; ++c) {
                     const double box = (double{base.at(2 * x, 2 * y, c)} + base.at(2 * x + 1, 2 * y, c) +
-                                        base.at(2 * x, 2 * y + 1, c) + base.at(2 * x + 1, 2 * y + 1, c)) / 4.0;
+                                        base.at(2 * x, 2 * y + 1, c) + base.at(2 * x + 1, 2 * y + 1, c)) /
+                                       4.0;
                     REQUIRE(next.at(x, y, c) == doctest::Approx(box).epsilon(1e-7));
                 }
     }
@@ -66,8 +67,10 @@ TEST_CASE("reference: blit on odd sizes follows the spec formula and skips texel
 }
 
 TEST_CASE("reference: box preserves the mean on odd, prime and non-square sizes") {
-    for (auto [w, h] : {std::pair{13u, 7u}, std::pair{5u, 1u}, std::pair{1u, 9u}, std::pair{31u, 17u}, std::pair{4097u, 3u}}) {
-        CAPTURE(w); CAPTURE(h);
+    for (auto [w, h] :
+         {std::pair{13u, 7u}, std::pair{5u, 1u}, std::pair{1u, 9u}, std::pair{31u, 17u}, std::pair{4097u, 3u}}) {
+        CAPTURE(w);
+        CAPTURE(h);
         const ImageF base = random_image(w, h, Format::rgba32f, w * 31 + h);
         const ImageF next = reference_downsample(base, level_extent(w, h, 1), MipFilter::box, Format::rgba32f);
         for (uint32_t c = 0; c < 4; ++c) CHECK(mean(next, c) == doctest::Approx(mean(base, c)).epsilon(1e-6));
@@ -110,9 +113,9 @@ TEST_CASE("box arithmetic: the sRGB tables follow the transfer functions, roundi
         REQUIRE(srgb8_encode(t, 1) == k + 1);
         REQUIRE(srgb8_encode(3 * t - 1, 3) == k);
     }
-    CHECK(unorm8_round(2, 4) == 1);    // 0.5 rounds up
-    CHECK(unorm8_round(5, 4) == 1);    // 1.25
-    CHECK(unorm8_round(6, 4) == 2);    // 1.5 rounds up
+    CHECK(unorm8_round(2, 4) == 1);  // 0.5 rounds up
+    CHECK(unorm8_round(5, 4) == 1);  // 1.25
+    CHECK(unorm8_round(6, 4) == 2);  // 1.5 rounds up
     CHECK(unorm8_round(1020, 4) == 255);
 }
 
@@ -144,7 +147,10 @@ TEST_CASE("box taps: exact areas that sum to the source size, and the texels tha
         for (uint32_t i = 0; i < d; ++i) {
             const BoxTaps t = box_taps(i, s);
             uint32_t sum = 0;
-            for (uint32_t a = 0; a < t.count; ++a) { sum += t.weight[a]; covered[t.first + a] += t.weight[a]; }
+            for (uint32_t a = 0; a < t.count; ++a) {
+                sum += t.weight[a];
+                covered[t.first + a] += t.weight[a];
+            }
             REQUIRE(sum == t.sum);
         }
         // A source texel spans d units when the ratio is odd (weights are areas in 1/d

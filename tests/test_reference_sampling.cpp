@@ -12,7 +12,8 @@ using namespace tvlm;
 
 TEST_CASE("reference: a level grid reads each texel of its level exactly") {
     const ImageF base = test::random_image(37, 23, Format::rgba8_unorm, 7);
-    const MipLevels levels = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box, full_mip_count(base.width, base.height));
+    const MipLevels levels = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box,
+                                                 full_mip_count(base.width, base.height));
     for (uint32_t level : {0u, 1u, 2u}) {
         const PatchLayout layout = level_grid_layout(37, 23, 4, level);
         const std::vector<float> out = reference_sample_patches(layout, std::span(&levels, 1), Format::rgba8_unorm, 4);
@@ -62,7 +63,8 @@ TEST_CASE("reference: anisotropic taps along a constant direction equal one tril
 
 TEST_CASE("reference: padding slots are zeros; missing levels are refused") {
     const ImageF base = test::random_image(32, 32, Format::rgba8_unorm, 9);
-    const MipLevels levels = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box, full_mip_count(base.width, base.height));
+    const MipLevels levels = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box,
+                                                 full_mip_count(base.width, base.height));
     FoveatedParams p;
     p.budget = 4;
     const PatchLayout one = foveated_layout(32, 32, p).layout;

@@ -121,8 +121,18 @@ TEST_CASE("Missing, corrupt, truncated and audio-only files and wrong buffers ar
         std::ofstream out(path, std::ios::binary);
         const auto u32 = [&](uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
         const auto u16 = [&](uint16_t v) { out.write(reinterpret_cast<const char*>(&v), 2); };
-        out.write("RIFF", 4); u32(36 + 16000); out.write("WAVEfmt ", 8); u32(16); u16(1); u16(1); u32(8000); u32(16000);
-        u16(2); u16(16); out.write("data", 4); u32(16000);
+        out.write("RIFF", 4);
+        u32(36 + 16000);
+        out.write("WAVEfmt ", 8);
+        u32(16);
+        u16(1);
+        u16(1);
+        u32(8000);
+        u32(16000);
+        u16(2);
+        u16(16);
+        out.write("data", 4);
+        u32(16000);
         for (int i = 0; i < 8000; ++i) u16(uint16_t((i * 40) & 0x7fff));
         out.close();
         CHECK_THROWS_WITH_AS(VideoDecoder(path.string()), doctest::Contains("no video stream"), Error);
@@ -152,7 +162,8 @@ TEST_CASE("Missing, corrupt, truncated and audio-only files and wrong buffers ar
 TEST_CASE("Decoders opened and closed 300 times leave fds and memory flat") {
     const auto path = make_video("leak.mkv", "ffv1", 64, 48, 4);
     const auto fds = [] {
-        return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+        return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                             std::filesystem::directory_iterator());
     };
     const auto rss_kib = [] {
         std::ifstream status("/proc/self/status");
@@ -163,7 +174,10 @@ TEST_CASE("Decoders opened and closed 300 times leave fds and memory flat") {
         return 0L;
     };
     std::vector<uint8_t> rgba(64 * 48 * 4);
-    { VideoDecoder warm(path.string()); while (warm.next(rgba)) {} }
+    {
+        VideoDecoder warm(path.string());
+        while (warm.next(rgba)) {}
+    }
     const auto fds_before = fds();
     const long rss_before = rss_kib();
     for (int i = 0; i < 300; ++i) {
@@ -181,11 +195,13 @@ TEST_CASE("Decoders opened and closed 300 times leave fds and memory flat") {
 TEST_CASE("the encoder refuses what it cannot write, leaving no file, and says why") {
     const auto path = scratch("refused.mp4");
     std::filesystem::remove(path);
-    CHECK_THROWS_WITH_AS(VideoEncoder(scratch("x.notacontainer").string(), 64, 64), doctest::Contains("container"), Error);
+    CHECK_THROWS_WITH_AS(VideoEncoder(scratch("x.notacontainer").string(), 64, 64), doctest::Contains("container"),
+                         Error);
     CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 64, 64, {.codec = "no_such_codec"}),
                          doctest::Contains("no encoder 'no_such_codec'"), Error);
     CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 0, 64), doctest::Contains("[1, 16384]"), Error);
-    CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 63, 64, {.codec = "mpeg4"}), doctest::Contains("even sides"), Error);
+    CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 63, 64, {.codec = "mpeg4"}), doctest::Contains("even sides"),
+                         Error);
     CHECK(!std::filesystem::exists(path));
     VideoEncoder encoder(path.string(), 64, 64, {.codec = "mpeg4"});
     CHECK_THROWS_WITH_AS(encoder.write(std::vector<uint8_t>(10)), doctest::Contains("64x64 RGBA8 is 16384"), Error);
@@ -237,7 +253,7 @@ ClipRun run_clip(Context& context, const char* codec, const std::string& name) {
     }
     CHECK(run.frames == clip.frames);
     MESSAGE(std::string(codec) << " clip: " << run.whole << " of " << run.frames << " frames replaced whole, "
-                  << 100.0 * run.copied / run.frames << "% of texels copied per frame");
+                               << 100.0 * run.copied / run.frames << "% of texels copied per frame");
     return run;
 }
 

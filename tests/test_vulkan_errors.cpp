@@ -36,8 +36,10 @@ TEST_CASE_FIXTURE(VulkanFixture, "readback and upload outside the texture fail a
     CHECK_THROWS_WITH_AS(readback(context, texture, 5), doctest::Contains("mip level 5 does not exist"), Error);
     CHECK_THROWS_WITH_AS(readback(context, texture, 0, 2), doctest::Contains("layer 2 does not exist"), Error);
     const ImageF patch = random_image(4, 4, Format::rgba8_unorm, 4);
-    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.x = 13}), doctest::Contains("does not fit"), Error);
-    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.layer = 3}), doctest::Contains("layer 3"), Error);
+    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.x = 13}), doctest::Contains("does not fit"),
+                         Error);
+    CHECK_THROWS_WITH_AS(upload(context, texture, host_pixels(patch), {.layer = 3}), doctest::Contains("layer 3"),
+                         Error);
     const uint8_t two[8] = {};
     CHECK_THROWS_WITH_AS(upload(context, texture, HostPixels{two, ComponentType::u8, 2, 2, 2, 0}),
                          doctest::Contains("2-channel"), Error);

@@ -32,7 +32,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "exported memory imported as a second image rea
         CHECK_FALSE(fd.valid());  // the import took the fd
         for (uint32_t layer = 0; layer < 3; ++layer)
             for (uint32_t level = 0; level < original.levels(); ++level) {
-                CAPTURE(layer); CAPTURE(level);
+                CAPTURE(layer);
+                CAPTURE(level);
                 REQUIRE(readback(context, imported, level, layer) == readback(context, original, level, layer));
             }
     }
@@ -41,9 +42,9 @@ TEST_CASE_FIXTURE(VulkanFixture, "exported memory imported as a second image rea
 TEST_CASE_FIXTURE(VulkanFixture, "export and import refuse what cannot work") {
     Texture plain = Texture::create(context, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm));
     CHECK_THROWS_WITH_AS(plain.export_memory_fd(), doctest::Contains("not created exportable"), Error);
-    CHECK_THROWS_WITH_AS(Texture::import_memory(context, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm),
-                                                UniqueFd(), 4096),
-                         doctest::Contains("fd is not valid"), Error);
+    CHECK_THROWS_WITH_AS(
+        Texture::import_memory(context, TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm), UniqueFd(), 4096),
+        doctest::Contains("fd is not valid"), Error);
     // Memory too small for the texture described.
     TextureDesc small = TextureDesc::sampled_2d(8, 8, Format::rgba8_unorm, 1);
     small.exportable = true;
@@ -58,7 +59,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "semaphore export is refused with a reason wher
         UniqueFd fd = context.queue().timeline().export_fd();
         CHECK(fd.valid());
     } else {
-        CHECK_THROWS_WITH_AS(context.queue().timeline().export_fd(),
-                             doctest::Contains("VK_KHR_external_semaphore_fd"), Error);
+        CHECK_THROWS_WITH_AS(context.queue().timeline().export_fd(), doctest::Contains("VK_KHR_external_semaphore_fd"),
+                             Error);
     }
 }

@@ -105,7 +105,8 @@ TEST_CASE("A device without shaderFloat16 rounds float16 box chains in integer s
     Context context(host.objects());
     REQUIRE(context.subgroup_shuffles());
     CHECK_FALSE(context.ieee_float16());
-    for (Extent2D size : {Extent2D{256, 128}, Extent2D{96, 64}}) check_special_half_chain(context, size.width, size.height, 11);
+    for (Extent2D size : {Extent2D{256, 128}, Extent2D{96, 64}})
+        check_special_half_chain(context, size.width, size.height, 11);
     for (const std::string& m : host.log().messages()) FAIL_CHECK(m);
 }
 
@@ -153,14 +154,15 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
         context.queue().wait(sampler.sample(texture, out.handle(), 0, out.size()));
         const std::vector<float> got = test::output_values(out.data(), layout.output_values(4), false);
         const std::vector<MipLevels> images{levels};
-        CHECK(test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
-                                      got, false, false) == 0);
+        CHECK(test::sample_mismatches(
+                  reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()), got, false,
+                  false) == 0);
         CHECK(texture.layout() == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);  // where the steps left it
     }
     // The texture is gone, the image is not: the application can still use (and destroy) it.
     {
-        Texture again = Texture::wrap(context, {host.device(), image.described().image, image.described().desc, kAllUsage, 0,
-                                                VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+        Texture again = Texture::wrap(context, {host.device(), image.described().image, image.described().desc,
+                                                kAllUsage, 0, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
         const ImageF level0 = readback_image(context, again, 0);
         CHECK(level0.texels == base.texels);
     }
@@ -168,8 +170,8 @@ TEST_CASE("The application's own image: mips and patch sampling in place, its im
     OwnImage sampled_only(host, 32, 32, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
     Texture limited = Texture::wrap(context, sampled_only.described());
     const uint64_t before = context.queue().last_submitted();
-    CHECK_THROWS_WITH_AS(generate_mips(context, limited, MipFilter::box), doctest::Contains("VK_IMAGE_USAGE_STORAGE_BIT"),
-                         Error);
+    CHECK_THROWS_WITH_AS(generate_mips(context, limited, MipFilter::box),
+                         doctest::Contains("VK_IMAGE_USAGE_STORAGE_BIT"), Error);
     CHECK_THROWS_WITH_AS(generate_mips(context, limited, MipFilter::blit),
                          doctest::Contains("VK_IMAGE_USAGE_TRANSFER_SRC_BIT"), Error);
     CHECK_THROWS_WITH_AS(readback(context, limited, 0, 0), doctest::Contains("VK_IMAGE_USAGE_TRANSFER_SRC_BIT"), Error);
@@ -215,15 +217,17 @@ TEST_CASE("Recorded into the application's command buffer: upload, mips and patc
         sampler.record(cmd, texture, out.handle(), 0, out.size());
     });
     CHECK(context.queue().last_submitted() == before);  // everything went in the application's submission
-    const MipLevels levels = check_rgba32f_box_chain(
-        [&](uint32_t l) { return readback_image(context, texture, l); }, base, texture.levels());
+    const MipLevels levels = check_rgba32f_box_chain([&](uint32_t l) { return readback_image(context, texture, l); },
+                                                     base, texture.levels());
     const std::vector<MipLevels> images{levels};
-    CHECK(test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
-                                  test::output_values(out.data(), layout.output_values(4), false), false, false) == 0);
+    CHECK(
+        test::sample_mismatches(reference_sample_patches(layout, images, Format::rgba32f, 4, sampler.max_anisotropy()),
+                                test::output_values(out.data(), layout.output_values(4), false), false, false) == 0);
     // Bad input is refused before anything is recorded.
     HostBuffer small(context.physical_device(), context.device(), 16, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
     host.submit([&](VkCommandBuffer cmd) {
-        CHECK_THROWS_WITH_AS(record_upload(cmd, texture, small, {}, 64, 40), doctest::Contains("staging buffer"), Error);
+        CHECK_THROWS_WITH_AS(record_upload(cmd, texture, small, {}, 64, 40), doctest::Contains("staging buffer"),
+                             Error);
         CHECK_THROWS_WITH_AS(record_upload(cmd, texture, staging, {.x = 1}, 64, 40), doctest::Contains("does not fit"),
                              Error);
         CHECK_THROWS_AS(sampler.record(cmd, texture, out.handle(), 0, out.size() - 4), Error);

@@ -36,7 +36,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 textures and 1000 export/import cycles le
     const std::set<std::string> fds = open_fds();
     const int64_t memory = DeviceMemory::live_count();
     for (int i = 0; i < 2000; ++i) {
-        TextureDesc desc = TextureDesc::sampled_2d(16 + static_cast<uint32_t>(i % 5), 16, i % 2 ? Format::rgba8_unorm : Format::rgba16f);
+        TextureDesc desc = TextureDesc::sampled_2d(16 + static_cast<uint32_t>(i % 5), 16,
+                                                   i % 2 ? Format::rgba8_unorm : Format::rgba16f);
         desc.exportable = i % 3 == 0 && context.memory_export();
         Texture t = Texture::create(context, desc);
         if (i % 10 == 0) upload(context, t, host_pixels(pixels));
@@ -52,7 +53,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 textures and 1000 export/import cycles le
         const int64_t with_original = DeviceMemory::live_count();
         const std::set<std::string> fds_with_original = open_fds();  // lavapipe keeps a memfd per export
         for (int i = 0; i < 1000; ++i) {
-            Texture imported = Texture::import_memory(context, desc, original.export_memory_fd(), original.allocation_size());
+            Texture imported = Texture::import_memory(context, desc, original.export_memory_fd(),
+                                                      original.allocation_size());
             CHECK(imported.valid());
         }
         CHECK(new_fds(fds_with_original, open_fds()) == "");
@@ -77,8 +79,9 @@ TEST_CASE("a context with validation outlives later instances and contexts witho
 
 TEST_CASE("300 adopted contexts and 1000 wrapped application images leak no fds or memory") {
     HostRenderer host(true);
-    OwnImage image(host, 32, 32, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
-                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+    OwnImage image(host, 32, 32,
+                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                       VK_IMAGE_USAGE_TRANSFER_DST_BIT);
     const ImageF pixels = random_image(32, 32, Format::rgba32f, 4);
     const auto cycle = [&](bool work) {
         Context context(host.objects());

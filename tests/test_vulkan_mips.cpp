@@ -35,7 +35,9 @@ struct Case {
 void check_chain(Context& context, Format format, MipFilter filter, Case c) {
     CAPTURE(format_info(format).name);
     CAPTURE(mip_filter_name(filter));
-    CAPTURE(c.width); CAPTURE(c.height); CAPTURE(c.layers);
+    CAPTURE(c.width);
+    CAPTURE(c.height);
+    CAPTURE(c.layers);
     Texture texture = Texture::create(context, TextureDesc::sampled_array(c.width, c.height, c.layers, format));
     std::vector<ImageF> bases;
     for (uint32_t layer = 0; layer < c.layers; ++layer) {
@@ -45,7 +47,8 @@ void check_chain(Context& context, Format format, MipFilter filter, Case c) {
     generate_mips(context, texture, filter);
     for (uint32_t layer = 0; layer < c.layers; ++layer) {
         CAPTURE(layer);
-        REQUIRE(mismatches(bases[layer], readback_image(context, texture, 0, layer), format, Weights::exact, true) == 0);
+        REQUIRE(mismatches(bases[layer], readback_image(context, texture, 0, layer), format, Weights::exact, true) ==
+                0);
         check_levels([&](uint32_t level) { return readback_image(context, texture, level, layer); }, texture.levels(),
                      c.width, c.height, format, filter);
     }
@@ -53,8 +56,9 @@ void check_chain(Context& context, Format format, MipFilter filter, Case c) {
 
 // Odd, prime, non-square, thin, layered; 640x384 and 1000x600 chain several 2:1 levels
 // in one pass and then switch to odd ratios; 131x257 crosses tiles with odd levels.
-constexpr Case kSizes[] = {{1, 1, 1}, {1, 13, 1}, {13, 1, 1}, {5, 3, 1}, {13, 9, 1}, {64, 48, 1}, {96, 33, 1},
-                           {4097, 3, 1}, {19, 11, 7}, {6, 10, 64}, {131, 257, 1}, {640, 384, 2}, {1000, 600, 1}};
+constexpr Case kSizes[] = {{1, 1, 1},     {1, 13, 1},    {13, 1, 1},    {5, 3, 1},   {13, 9, 1},
+                           {64, 48, 1},   {96, 33, 1},   {4097, 3, 1},  {19, 11, 7}, {6, 10, 64},
+                           {131, 257, 1}, {640, 384, 2}, {1000, 600, 1}};
 
 }  // namespace
 
@@ -65,28 +69,30 @@ TEST_CASE_FIXTURE(VulkanFixture, "mips on the GPU match the reference: every for
 }
 
 // The whole chain against the reference chain (errors would compound here): bit for bit.
-TEST_CASE_FIXTURE(VulkanFixture, "8-bit box chains equal the reference chain bit for bit: 2048^2 and odd 1999x1531, uniform and narrow-window texels") {
+TEST_CASE_FIXTURE(VulkanFixture,
+                  "8-bit box chains equal the reference chain bit for bit: 2048^2 and odd 1999x1531, uniform and "
+                  "narrow-window texels") {
     // lavapipe (subgroups of 8) and NVIDIA's driver run the packed word shaders; without
     // them this suite would test only the general shader.
     REQUIRE(context.subgroup_shuffles());
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb})
         for (Extent2D size : {Extent2D{2048, 2048}, Extent2D{1999, 1531}})
-        for (bool narrow : {false, true}) {
-            CAPTURE(format_info(format).name);
-            CAPTURE(size.width);
-            CAPTURE(narrow);
-            const ImageF base = narrow ? narrow_window_image(size.width, size.height, format, 43)
-                                       : random_image(size.width, size.height, format, 42);
-            Texture texture = Texture::create(context, TextureDesc::sampled_2d(size.width, size.height, format));
-            upload(context, texture, host_pixels(base));
-            generate_mips(context, texture, MipFilter::box);
-            const auto reference = reference_mip_chain(base, format, MipFilter::box, texture.levels());
-            for (uint32_t level = 0; level < texture.levels(); ++level) {
-                CAPTURE(level);
-                CHECK(mismatches(reference[level], readback_image(context, texture, level), format, Weights::exact,
-                                 true) == 0);
+            for (bool narrow : {false, true}) {
+                CAPTURE(format_info(format).name);
+                CAPTURE(size.width);
+                CAPTURE(narrow);
+                const ImageF base = narrow ? narrow_window_image(size.width, size.height, format, 43)
+                                           : random_image(size.width, size.height, format, 42);
+                Texture texture = Texture::create(context, TextureDesc::sampled_2d(size.width, size.height, format));
+                upload(context, texture, host_pixels(base));
+                generate_mips(context, texture, MipFilter::box);
+                const auto reference = reference_mip_chain(base, format, MipFilter::box, texture.levels());
+                for (uint32_t level = 0; level < texture.levels(); ++level) {
+                    CAPTURE(level);
+                    CHECK(mismatches(reference[level], readback_image(context, texture, level), format, Weights::exact,
+                                     true) == 0);
+                }
             }
-        }
 }
 
 // float16 chains, through the packed word shader where levels halve: subnormals, the
@@ -94,10 +100,13 @@ TEST_CASE_FIXTURE(VulkanFixture, "8-bit box chains equal the reference chain bit
 // top), negatives, both infinities (which meet as NaN), NaNs, averages that fall on ties
 // and sums that are not exact in float (random_image.h special_half_image), bit for bit
 // (any NaN equals any NaN: the sign of a NaN is not specified).
-TEST_CASE_FIXTURE(VulkanFixture, "float16 box chains with subnormal, huge, negative, tied and cancelling values equal the reference bit for bit") {
+TEST_CASE_FIXTURE(
+    VulkanFixture,
+    "float16 box chains with subnormal, huge, negative, tied and cancelling values equal the reference bit for bit") {
     REQUIRE(context.subgroup_shuffles());  // the packed RGBA16F shader runs (lavapipe and NVIDIA),
     REQUIRE(context.ieee_float16());       // rounding by conversion (test_vulkan_host: in integer steps)
-    for (Extent2D size : {Extent2D{256, 128}, Extent2D{96, 64}}) check_special_half_chain(context, size.width, size.height, 7);
+    for (Extent2D size : {Extent2D{256, 128}, Extent2D{96, 64}})
+        check_special_half_chain(context, size.width, size.height, 7);
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "2048x2048 blits stay within the tolerance on every level, every format") {
@@ -149,7 +158,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "box partial regeneration equals full regenerat
     for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba32f})
         for (Case c : {Case{1000, 600, 2}, Case{131, 257, 1}, Case{512, 512, 1}}) {
             CAPTURE(format_info(format).name);
-            CAPTURE(c.width); CAPTURE(c.height);
+            CAPTURE(c.width);
+            CAPTURE(c.height);
             Texture texture = Texture::create(context, TextureDesc::sampled_array(c.width, c.height, c.layers, format));
             std::vector<ImageF> bases;
             for (uint32_t layer = 0; layer < c.layers; ++layer) {
@@ -186,9 +196,10 @@ TEST_CASE_FIXTURE(VulkanFixture, "partial regeneration rejects empty and outside
     upload(context, texture, host_pixels(random_image(64, 32, Format::rgba8_unorm, 3)));
     generate_mips(context, texture, MipFilter::box);
     const ImageF before = readback_image(context, texture, 1);
-    for (DirtyRegion bad : {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.width = 4, .height = 4, .layers = 0},
-                            DirtyRegion{.x = 60, .width = 5, .height = 1}, DirtyRegion{.y = 32, .width = 1, .height = 1},
-                            DirtyRegion{.width = 1, .height = 1, .first_layer = 1, .layers = 2}}) {
+    for (DirtyRegion bad :
+         {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.width = 4, .height = 4, .layers = 0},
+          DirtyRegion{.x = 60, .width = 5, .height = 1}, DirtyRegion{.y = 32, .width = 1, .height = 1},
+          DirtyRegion{.width = 1, .height = 1, .first_layer = 1, .layers = 2}}) {
         CHECK_THROWS_WITH_AS(update_mips(context, texture, bad), doctest::Contains("region"), Error);
     }
     CHECK(readback_image(context, texture, 1).texels == before.texels);

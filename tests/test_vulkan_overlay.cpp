@@ -53,7 +53,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "overlays of random scenes equal the CPU refere
             CAPTURE(format_info(format).name);
             CAPTURE(scene);
             size_t changed = 0;
-            CHECK(draw_both(context, renderer, random_scene(203, 131, random, true), 203, 131, format, random, &changed) <= 1);
+            CHECK(draw_both(context, renderer, random_scene(203, 131, random, true), 203, 131, format, random,
+                            &changed) <= 1);
             CHECK(changed > 1000);  // the scene drew (the test can fail)
         }
 }
@@ -84,7 +85,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "thousands of translucent shapes over one tile 
         CAPTURE(count);
         OverlayScene scene;
         for (int i = 0; i < count; ++i)
-            scene.boxes.push_back({at(random), at(random), 6, 6, 1, 1, random_color(random, true), random_color(random, true)});
+            scene.boxes.push_back(
+                {at(random), at(random), 6, 6, 1, 1, random_color(random, true), random_color(random, true)});
         CHECK(draw_both(context, renderer, scene, 40, 24, Format::rgba8_unorm, random) <= 1);
     }
 }
@@ -92,13 +94,16 @@ TEST_CASE_FIXTURE(VulkanFixture, "thousands of translucent shapes over one tile 
 TEST_CASE_FIXTURE(VulkanFixture, "overlays refuse bad scenes and frames, drawing nothing") {
     OverlayRenderer renderer(context);
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{nan, 1, 2, 2}}}, 8, 8), doctest::Contains("NaN or infinite"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{nan, 1, 2, 2}}}, 8, 8), doctest::Contains("NaN or infinite"),
+                         Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({.points = {{1, inf, 2}}}, 8, 8), doctest::Contains("point 0"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({.boxes = {{1, 1, -2, 2}}}, 8, 8), doctest::Contains("negative width"), Error);
-    CHECK_THROWS_WITH_AS(overlay_shapes({.lines = {{0, 0, 1, 1, -1}}}, 8, 8), doctest::Contains("negative width"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.lines = {{0, 0, 1, 1, -1}}}, 8, 8), doctest::Contains("negative width"),
+                         Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({}, 0, 8), doctest::Contains("at least 1x1"), Error);
     CHECK_THROWS_WITH_AS(overlay_shapes({.trails = {{{1, 2, 3}}}}, 8, 8), doctest::Contains("odd number"), Error);
-    CHECK_THROWS_WITH_AS(overlay_shapes({.labels = {{1, 2, -3, "x"}}}, 8, 8), doctest::Contains("negative size"), Error);
+    CHECK_THROWS_WITH_AS(overlay_shapes({.labels = {{1, 2, -3, "x"}}}, 8, 8), doctest::Contains("negative size"),
+                         Error);
     CHECK(overlay_shapes({.boxes = {{-100, -100, 10, 10}}}, 8, 8).empty());  // off the frame: nothing to draw
     // An empty scene leaves the frame as it was.
     std::mt19937 random(1);

@@ -33,7 +33,8 @@ Images make_images(Context& context, const std::vector<ImageF>& layers, Format f
     generate_mips(context, images.texture, MipFilter::box);
     for (uint32_t l = 0; l < layers.size(); ++l) {
         MipLevels levels;
-        for (uint32_t m = 0; m < images.texture.levels(); ++m) levels.push_back(readback_image(context, images.texture, m, l));
+        for (uint32_t m = 0; m < images.texture.levels(); ++m)
+            levels.push_back(readback_image(context, images.texture, m, l));
         images.levels.push_back(std::move(levels));
     }
     return images;
@@ -47,10 +48,12 @@ void check_sampling(Context& context, Images& images, const PatchLayout& layout,
     CAPTURE(output.half);
     CAPTURE(output.channels);
     VulkanPatchSampler sampler(context, layout, output);
-    HostBuffer out(context.physical_device(), context.device(), output.bytes(layout), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    HostBuffer out(context.physical_device(), context.device(), output.bytes(layout),
+                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memset(out.data(), 0xff, out.size());  // NaN in float32 and float16
     context.queue().wait(sampler.sample(images.texture, out.handle(), 0, out.size()));
-    const std::vector<float> actual = test::output_values(out.data(), layout.output_values(output.channels), output.half);
+    const std::vector<float> actual = test::output_values(out.data(), layout.output_values(output.channels),
+                                                          output.half);
     const std::vector<float> expected = reference_sample_patches(layout, images.levels, format, output.channels,
                                                                  sampler.max_anisotropy());
     CHECK(test::sample_mismatches(expected, actual, layout.mode == SamplingMode::gradients, output.half) == 0);
@@ -65,8 +68,11 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: every layout and format
     fovea.budget = 40;
     fovea.patch_size = 8;
     const std::vector<PatchLayout> layouts = {
-        level_grid_layout(w, h, 8, 0), level_grid_layout(w, h, 4, 2), foveated_layout(w, h, fovea).layout,
-        level_grid_layout(w, h, 7, 1), level_grid_layout(w, h, 5, 0),  // P * P and P not powers of two
+        level_grid_layout(w, h, 8, 0),
+        level_grid_layout(w, h, 4, 2),
+        foveated_layout(w, h, fovea).layout,
+        level_grid_layout(w, h, 7, 1),
+        level_grid_layout(w, h, 5, 0),                                              // P * P and P not powers of two
         anisotropic_layout(w, h, {.patch_size = 8, .level = 1, .elongation = 1})};  // gradients, isotropic
     for (Format format : kAllFormats) {
         Images images = make_images(context, {test::random_image(w, h, format, 11)}, format);
@@ -81,7 +87,8 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: anisotropic footprints 
     for (Format format : {Format::rgba8_unorm, Format::rgba16f}) {
         Images images = make_images(context, {test::rows_constant_image(128, 64, format, 5)}, format);
         for (uint32_t elongation : {2u, 4u, 8u})
-            check_sampling(context, images, anisotropic_layout(128, 64, {.patch_size = 4, .level = 1, .elongation = elongation}),
+            check_sampling(context, images,
+                           anisotropic_layout(128, 64, {.patch_size = 4, .level = 1, .elongation = elongation}),
                            {.channels = 4});
     }
 }
@@ -123,15 +130,18 @@ TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan sampling: bad input is refused an
     VulkanPatchSampler two(context, batch_layouts(std::vector<PatchLayout>{layout, layout}), {.channels = 4});
     CHECK_THROWS_WITH_AS(two.sample(images.texture, out.handle(), 0, 2 * (out.size() - 4)),
                          doctest::Contains("2 images but the texture has 1 layers"), Error);
-    CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, layout, {.channels = 2}), doctest::Contains("3 or 4 channels"), Error);
+    CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, layout, {.channels = 2}), doctest::Contains("3 or 4 channels"),
+                         Error);
     PatchLayout huge = layout;  // one patch of 65536^2 samples: 2^32, past the shader's 32-bit index
     huge.patches.resize(1);
     huge.patch_size = 65536;
-    CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, huge, {.channels = 4}), doctest::Contains("too many samples"), Error);
+    CHECK_THROWS_WITH_AS(VulkanPatchSampler(context, huge, {.channels = 4}), doctest::Contains("too many samples"),
+                         Error);
     for (size_t i = 0; i < out.size(); ++i) REQUIRE(static_cast<uint8_t>(out.data()[i]) == 0x5a);
 }
 
-TEST_CASE_FIXTURE(test::VulkanFixture, "vulkan point samples at per-sample LOD (the benchmark's job) match the reference") {
+TEST_CASE_FIXTURE(test::VulkanFixture,
+                  "vulkan point samples at per-sample LOD (the benchmark's job) match the reference") {
     constexpr uint32_t kCount = 3000;  // not a multiple of the workgroup
     VulkanPointSampler sampler(context);
     HostBuffer out(context.physical_device(), context.device(), 16 * kCount, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);

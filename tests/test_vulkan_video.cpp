@@ -59,7 +59,8 @@ void check_video(Context& context, Format format, const MovingSquare& video) {
     VideoTexture texture(context, video.width, video.height, format, {}, video.layers);
     const TileGrid& grid = texture.grid();
     // The same frames uploaded whole and regenerated: what every update must equal.
-    Texture full = Texture::create(context, TextureDesc::sampled_array(video.width, video.height, video.layers, format));
+    Texture full = Texture::create(context,
+                                   TextureDesc::sampled_array(video.width, video.height, video.layers, format));
     std::vector<PatchLayout> per_layer;
     for (uint32_t layer = 0; layer < video.layers; ++layer) {
         FoveatedParams params{.fixations = {{0.3 + 0.2 * layer, 0.4}}, .budget = 40, .patch_size = 8};
@@ -90,7 +91,8 @@ void check_video(Context& context, Format format, const MovingSquare& video) {
         }
         held = frame;
         for (uint32_t layer = 0; layer < video.layers; ++layer)
-            upload(context, full, host_pixels(layer_of(frame, video.width, video.height, layer), video.width, video.height),
+            upload(context, full,
+                   host_pixels(layer_of(frame, video.width, video.height, layer), video.width, video.height),
                    {.layer = layer});
         generate_mips(context, full, MipFilter::box);
         for (uint32_t layer = 0; layer < video.layers; ++layer)

@@ -48,8 +48,8 @@ inline bool exact_ratio(Extent2D src, Extent2D dst) {
 }
 
 // Counts texels of `actual` that do not match `expected` (bit-exact when `bit_exact`).
-inline size_t mismatches(const ImageF& expected, const ImageF& actual, Format format, Weights weights,
-                         bool bit_exact, std::string* first = nullptr) {
+inline size_t mismatches(const ImageF& expected, const ImageF& actual, Format format, Weights weights, bool bit_exact,
+                         std::string* first = nullptr) {
     REQUIRE(expected.width == actual.width);
     REQUIRE(expected.height == actual.height);
     size_t bad = 0;
@@ -60,8 +60,8 @@ inline size_t mismatches(const ImageF& expected, const ImageF& actual, Format fo
         if (!ok && bad++ == 0 && first) {
             const size_t t = i / expected.channels;
             *first = "texel (" + std::to_string(t % expected.width) + "," + std::to_string(t / expected.width) +
-                     ") channel " + std::to_string(c) + ": expected " + std::to_string(expected.texels[i]) +
-                     ", got " + std::to_string(actual.texels[i]);
+                     ") channel " + std::to_string(c) + ": expected " + std::to_string(expected.texels[i]) + ", got " +
+                     std::to_string(actual.texels[i]);
         }
     }
     return bad;
@@ -77,7 +77,8 @@ inline int64_t ulps_apart(Format format, float expected, float actual) {
 
 // How the box filter agrees with its reference: 8-bit formats bit for bit, float formats
 // within one ulp (box_filter.h). Returns the number of texel channels that do not.
-inline size_t box_mismatches(const ImageF& expected, const ImageF& actual, Format format, std::string* first = nullptr) {
+inline size_t box_mismatches(const ImageF& expected, const ImageF& actual, Format format,
+                             std::string* first = nullptr) {
     if (format_info(format).component == ComponentType::u8)
         return mismatches(expected, actual, format, Weights::exact, true, first);
     REQUIRE(expected.texels.size() == actual.texels.size());
@@ -107,7 +108,8 @@ inline size_t half_mismatches(const ImageF& expected, const ImageF& actual, std:
 
 // Levels 1.. of a float16 box chain built from `base` (level_image(l) reads level l) against
 // the reference chain, bit for bit (half_mismatches).
-inline void check_half_box_chain(const ImageF& base, uint32_t levels, const std::function<ImageF(uint32_t)>& level_image) {
+inline void check_half_box_chain(const ImageF& base, uint32_t levels,
+                                 const std::function<ImageF(uint32_t)>& level_image) {
     const auto reference = reference_mip_chain(base, Format::rgba16f, MipFilter::box, levels);
     for (uint32_t level = 1; level < levels; ++level) {
         CAPTURE(level);
@@ -129,8 +131,9 @@ inline void check_levels(const std::function<ImageF(uint32_t)>& level_image, uin
         const ImageF actual = level_image(level);
         const ImageF expected = reference_downsample(previous, level_extent(width, height, level), filter, format);
         std::string first;
-        const size_t bad = filter == MipFilter::box ? box_mismatches(expected, actual, format, &first)
-                                                    : mismatches(expected, actual, format, Weights::hardware, false, &first);
+        const size_t bad = filter == MipFilter::box
+                               ? box_mismatches(expected, actual, format, &first)
+                               : mismatches(expected, actual, format, Weights::hardware, false, &first);
         CHECK_MESSAGE(bad == 0, bad, " texels differ; first: ", first);
         previous = actual;
     }

@@ -19,7 +19,8 @@ inline void check_special_half_chain(Context& context, uint32_t width, uint32_t 
     Texture texture = Texture::create(context, TextureDesc::sampled_2d(width, height, Format::rgba16f));
     upload(context, texture, host_pixels(base));
     generate_mips(context, texture, MipFilter::box);
-    check_half_box_chain(base, texture.levels(), [&](uint32_t level) { return readback_image(context, texture, level); });
+    check_half_box_chain(base, texture.levels(),
+                         [&](uint32_t level) { return readback_image(context, texture, level); });
 }
 
 }  // namespace tvlm::test

@@ -24,7 +24,7 @@ void add_ones_at(float* base, const uint32_t* index, size_t count, cudaStream_t 
     if (count == 0) return;
     constexpr unsigned kBlock = 256;
     add_ones_kernel<<<unsigned((count + kBlock - 1) / kBlock), kBlock, 0, stream>>>(reinterpret_cast<float4*>(base),
-                                                                                   index, count);
+                                                                                    index, count);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -50,8 +50,8 @@ std::vector<Row> bench_fields(BenchGpu& gpu) {
                                   d_weights = upload(weights), d_up = upload(upstream);
         DeviceBuffer<float> values(j.points), g_points(points.size()), g_means(means.size()), g_chol(chol.size()),
             g_weights(weights.size());
-        const FieldArgs<float> args{3, j.points, d_points.data(), j.gaussians, d_means.data(), d_chol.data(),
-                                    d_weights.data()};
+        const FieldArgs<float> args{
+            3, j.points, d_points.data(), j.gaussians, d_means.data(), d_chol.data(), d_weights.data()};
         const FieldGradientsOut<float> out{g_points.data(), g_means.data(), g_chol.data(), g_weights.data()};
         const double pairs = double(j.gaussians) * double(j.points);
         const auto floor_us = [&](double flops_per_pair, double exps_per_pair) {
@@ -63,18 +63,23 @@ std::vector<Row> bench_fields(BenchGpu& gpu) {
         const auto add = [&](const std::string& method, Timing t, double floor) {
             rows.push_back({job, method, t.median_us, t.min_us, floor});
         };
-        add("forward (fused, values only)", time_cuda(stream, [&] {
-                gaussian_field_forward(args, values.data(), static_cast<float*>(nullptr), stream);
-            }, launches),
+        add("forward (fused, values only)",
+            time_cuda(
+                stream, [&] { gaussian_field_forward(args, values.data(), static_cast<float*>(nullptr), stream); },
+                launches),
             floor_us(25, 1));
-        add("backward (points; Gaussians by chunks)", time_cuda(stream, [&] {
-                gaussian_field_backward(args, d_up.data(), out, stream);
-            }, launches),
+        add("backward (points; Gaussians by chunks)",
+            time_cuda(
+                stream, [&] { gaussian_field_backward(args, d_up.data(), out, stream); }, launches),
             floor_us(2 * 60, 2));
-        add("forward + backward", time_cuda(stream, [&] {
-                gaussian_field_forward(args, values.data(), static_cast<float*>(nullptr), stream);
-                gaussian_field_backward(args, d_up.data(), out, stream);
-            }, launches),
+        add("forward + backward",
+            time_cuda(
+                stream,
+                [&] {
+                    gaussian_field_forward(args, values.data(), static_cast<float*>(nullptr), stream);
+                    gaussian_field_backward(args, d_up.data(), out, stream);
+                },
+                launches),
             floor_us(25 + 2 * 60, 3));
     }
     return rows;

@@ -50,14 +50,12 @@ std::vector<int> parse_devices(const std::string& text) {
         int device = -1;
         try {
             device = std::stoi(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
+        } catch (const std::exception&) { used = 0; }
         if (item.empty() || used != item.size() || device < 0)
             throw Error("--devices: '" + item + "' is not a CUDA device index: give 'all' or a list such as 0,1");
         if (device >= count)
-            throw Error("--devices: CUDA device " + item + " does not exist: this process sees " + std::to_string(count) +
-                        " (CUDA_VISIBLE_DEVICES decides which)");
+            throw Error("--devices: CUDA device " + item + " does not exist: this process sees " +
+                        std::to_string(count) + " (CUDA_VISIBLE_DEVICES decides which)");
         devices.push_back(device);
         start = end + 1;
     }
@@ -67,8 +65,12 @@ std::vector<int> parse_devices(const std::string& text) {
 }  // namespace
 
 BenchGpu::BenchGpu(const Args& args)
-    : context(bench_context(args)), link(context), owned_stream(make_stream()), stream(owned_stream.handle()),
-      devices(parse_devices(args.option_or("devices", "all"))), only(args.option_or("only", "")) {
+    : context(bench_context(args)),
+      link(context),
+      owned_stream(make_stream()),
+      stream(owned_stream.handle()),
+      devices(parse_devices(args.option_or("devices", "all"))),
+      only(args.option_or("only", "")) {
     TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));
     machine = {prop.name, context.device_info().driver, device_copy_bandwidth(stream, size_t{1} << 30),
                upload_bandwidth(stream)};

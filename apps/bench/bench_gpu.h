@@ -43,7 +43,7 @@ std::vector<Row> bench_video(BenchGpu& gpu);
 std::vector<Row> bench_grad(BenchGpu& gpu);
 std::vector<Row> bench_fields(BenchGpu& gpu);
 std::vector<Row> bench_overlay(BenchGpu& gpu);
-std::vector<Row> bench_sharded(BenchGpu& gpu);  // part of video: batches over gpu.devices
+std::vector<Row> bench_sharded(BenchGpu& gpu);     // part of video: batches over gpu.devices
 std::vector<Row> bench_video_file(BenchGpu& gpu);  // where FFmpeg was found
 
 }  // namespace tvlm

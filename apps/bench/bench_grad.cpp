@@ -40,7 +40,10 @@ struct HostPoints {
 HostPoints random_points(size_t count, uint32_t size) {
     HostPoints points;
     uint32_t h = 12345;
-    const auto next = [&] { h = h * 1664525u + 1013904223u; return double(h >> 8) * (1.0 / 16777216.0); };
+    const auto next = [&] {
+        h = h * 1664525u + 1013904223u;
+        return double(h >> 8) * (1.0 / 16777216.0);
+    };
     const double top = double(full_mip_count(size, size) - 1);
     for (size_t i = 0; i < count; ++i) {
         const double u = next(), v = next();
@@ -87,7 +90,9 @@ AtomicTargets texel_atomic_targets(const FeatureChainShape& shape, const HostPoi
             const uint32_t w = shape.level_width(l), h = shape.level_height(l);
             if (size_t{w} * h < 4096) continue;
             const float x = host.uv[2 * i] * float(w) - 0.5f, y = host.uv[2 * i + 1] * float(h) - 0.5f;
-            const auto clamp = [](float v, uint32_t size) { return size_t(std::fmin(std::fmax(v, 0.f), float(size - 1))); };
+            const auto clamp = [](float v, uint32_t size) {
+                return size_t(std::fmin(std::fmax(v, 0.f), float(size - 1)));
+            };
             const size_t x0 = clamp(std::floor(x), w), x1 = clamp(std::floor(x) + 1, w);
             const size_t y0 = clamp(std::floor(y), h), y1 = clamp(std::floor(y) + 1, h);
             const size_t layer_first = size_t(host.layer[i]) * w * h * shape.channels;
@@ -101,7 +106,8 @@ AtomicTargets texel_atomic_targets(const FeatureChainShape& shape, const HostPoi
     return targets;
 }
 
-template <class T> DeviceBuffer<T> on_device(const std::vector<T>& values) {
+template <class T>
+DeviceBuffer<T> on_device(const std::vector<T>& values) {
     DeviceBuffer<T> buffer(values.size());
     TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
     return buffer;
@@ -137,54 +143,81 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     };
     constexpr int kSteps = 5;  // each step is 0.1-2 ms: fewer launches per timed run
     // Floors: the bytes each step must move (points and sparse texel reads not counted).
-    add("chain: box levels 1.. from level 0", time_cuda(stream, [&] {
-            build_feature_chain(shape, level0.data(), coarse.data(), stream);
-        }, kSteps), image + rest);
-    add("forward: trilinear samples", time_cuda(stream, [&] {
-            sample_points_forward(shape, chain, points, out.data(), stream);
-        }, kSteps), samples_out);
+    add("chain: box levels 1.. from level 0",
+        time_cuda(
+            stream, [&] { build_feature_chain(shape, level0.data(), coarse.data(), stream); }, kSteps),
+        image + rest);
+    add("forward: trilinear samples",
+        time_cuda(
+            stream, [&] { sample_points_forward(shape, chain, points, out.data(), stream); }, kSteps),
+        samples_out);
     // The backward's floor: the coarse gradient zeroed and read back by the fold, the
     // image's gradient written once (the design never zeroes nor reads it).
-    add("backward: texel atomics, uv and lod, fold into the image's gradient", time_cuda(stream, [&] {
-            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream,
-                                   nonfinite.device_word());
-        }, kSteps), image + 2 * rest + samples_out);
-    add("(of it) fold: the chain's adjoint into level 0", time_cuda(stream, [&] {
-            fold_chain_gradient(shape, grad, stream, nonfinite.device_word());
-        }, kSteps), image + rest);
+    add("backward: texel atomics, uv and lod, fold into the image's gradient",
+        time_cuda(
+            stream,
+            [&] {
+                sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(),
+                                       stream, nonfinite.device_word());
+            },
+            kSteps),
+        image + 2 * rest + samples_out);
+    add("(of it) fold: the chain's adjoint into level 0",
+        time_cuda(
+            stream, [&] { fold_chain_gradient(shape, grad, stream, nonfinite.device_word()); }, kSteps),
+        image + rest);
     // What the hardware retires for the backward's own texel atomics (levels of 64x64 texels
     // and more), with nothing else to do: the scatter's share of the backward at best.
     if (!shape.planar_level0 && shape.channels % 4 == 0) {
         const AtomicTargets targets = texel_atomic_targets(shape, host);
-        const DeviceBuffer<uint32_t> level0_targets = on_device(targets.level0), coarse_targets = on_device(targets.coarse);
+        const DeviceBuffer<uint32_t> level0_targets = on_device(targets.level0),
+                                     coarse_targets = on_device(targets.coarse);
         const size_t atomics = targets.level0.size() + targets.coarse.size();
         char millions[32];
         std::snprintf(millions, sizeof millions, "%.1fM", double(atomics) * 1e-6);
         add(std::string("ceiling: its ") + millions + " float4 texel atomics alone (levels of 64x64 texels and more)",
-            time_cuda(stream, [&] {
-                add_ones_at(grad_level0.data(), level0_targets.data(), level0_targets.size(), stream);
-                add_ones_at(grad_coarse.data(), coarse_targets.data(), coarse_targets.size(), stream);
-            }, kSteps),
+            time_cuda(
+                stream,
+                [&] {
+                    add_ones_at(grad_level0.data(), level0_targets.data(), level0_targets.size(), stream);
+                    add_ones_at(grad_coarse.data(), coarse_targets.data(), coarse_targets.size(), stream);
+                },
+                kSteps),
             double(atomics) * 16.0);
     }
     // A fixed texture (a model learning where to look): no texel atomics, no fold.
     const ChainLevels<float> no_texture_grad{};
-    add("backward to uv and lod alone (the texture takes no gradient)", time_cuda(stream, [&] {
-            sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
-                                   grad_lod.data(), stream, nonfinite.device_word());
-        }, kSteps), samples_out);
-    add("whole step: chain + forward + backward", time_cuda(stream, [&] {
-            build_feature_chain(shape, level0.data(), coarse.data(), stream);
-            sample_points_forward(shape, chain, points, out.data(), stream);
-            sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(), stream,
-                                   nonfinite.device_word());
-        }, kSteps), 2 * image + 3 * rest);  // image read, coarse written; coarse gradient zeroed + read; image's written
-    add("whole step, gradients to uv and lod alone: chain + forward + backward", time_cuda(stream, [&] {
-            build_feature_chain(shape, level0.data(), coarse.data(), stream);
-            sample_points_forward(shape, chain, points, out.data(), stream);
-            sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
-                                   grad_lod.data(), stream, nonfinite.device_word());
-        }, kSteps), image + rest);  // image read, coarse written
+    add("backward to uv and lod alone (the texture takes no gradient)",
+        time_cuda(
+            stream,
+            [&] {
+                sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
+                                       grad_lod.data(), stream, nonfinite.device_word());
+            },
+            kSteps),
+        samples_out);
+    add("whole step: chain + forward + backward",
+        time_cuda(
+            stream,
+            [&] {
+                build_feature_chain(shape, level0.data(), coarse.data(), stream);
+                sample_points_forward(shape, chain, points, out.data(), stream);
+                sample_points_backward(shape, chain, points, grad_out.data(), grad, grad_uv.data(), grad_lod.data(),
+                                       stream, nonfinite.device_word());
+            },
+            kSteps),
+        2 * image + 3 * rest);  // image read, coarse written; coarse gradient zeroed + read; image's written
+    add("whole step, gradients to uv and lod alone: chain + forward + backward",
+        time_cuda(
+            stream,
+            [&] {
+                build_feature_chain(shape, level0.data(), coarse.data(), stream);
+                sample_points_forward(shape, chain, points, out.data(), stream);
+                sample_points_backward(shape, chain, points, grad_out.data(), no_texture_grad, grad_uv.data(),
+                                       grad_lod.data(), stream, nonfinite.device_word());
+            },
+            kSteps),
+        image + rest);  // image read, coarse written
 }
 
 }  // namespace
@@ -194,8 +227,8 @@ std::vector<Row> bench_grad(BenchGpu& gpu) {
     constexpr size_t kPoints = size_t{1} << 20;
     // The RGBA job twice: level 0 channels last (a texture's texels) and planar (torch's
     // [B, C, H, W], what Python callers pass).
-    for (const auto& [channels, size, planar] : {std::tuple{4u, 4096u, false}, std::tuple{4u, 4096u, true},
-                                                 std::tuple{40u, 1024u, false}}) {
+    for (const auto& [channels, size, planar] :
+         {std::tuple{4u, 4096u, false}, std::tuple{4u, 4096u, true}, std::tuple{40u, 1024u, false}}) {
         const FeatureChainShape shape{1, channels, size, size, full_mip_count(size, size), planar};
         time_job(gpu,
                  "1M trilinear samples, per-sample LOD, [" + std::to_string(channels) + ", " + std::to_string(size) +

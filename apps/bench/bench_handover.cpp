@@ -103,14 +103,19 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                     r.end_read(f, stream);
                     if (host_waits) sync_cuda();
                 },
-                [&] { sync_cuda(); context.queue().wait_all(); }, kFrames);
+                [&] {
+                    sync_cuda();
+                    context.queue().wait_all();
+                },
+                kFrames);
         };
         const auto row = [&](const std::string& method, const Timing& t) {
             rows.push_back({job, method, t.median_us, t.min_us, floor.median_us});
         };
         for (uint32_t slots : {2u, 4u, 8u, 16u, 32u, 64u, 128u}) {
             FrameRing ring(gpu.link, desc, slots);
-            row("Vulkan, timeline semaphores in-stream, " + std::to_string(slots) + "-slot ring", ring_frames(ring, false));
+            row("Vulkan, timeline semaphores in-stream, " + std::to_string(slots) + "-slot ring",
+                ring_frames(ring, false));
         }
         {
             FrameRing elastic(gpu.link, desc, 2, {}, 128);
@@ -143,19 +148,28 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                     if (pending++ == 0) first = f;
                     if (pending == k) flush();
                 },
-                [&] { flush(); sync_cuda(); context.queue().wait_all(); }, kFrames);
+                [&] {
+                    flush();
+                    sync_cuda();
+                    context.queue().wait_all();
+                },
+                kFrames);
         };
         for (uint32_t k : {4u, 8u, 16u}) {
             FrameRing ring(gpu.link, desc, 128);
-            row("Vulkan, batches of " + std::to_string(k) + " frames (one submission, CUDA wait and release each), 128-slot ring",
+            row("Vulkan, batches of " + std::to_string(k) +
+                    " frames (one submission, CUDA wait and release each), 128-slot ring",
                 batched_frames(&ring, k));
         }
         {
             FrameRing elastic(gpu.link, desc, 2, {}, 128);
             const Timing t = batched_frames(&elastic, 8);
-            row("Vulkan, batches of 8 frames, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) + " of 128", t);
+            row("Vulkan, batches of 8 frames, elastic ring: 2 slots, grew to " + std::to_string(elastic.slots()) +
+                    " of 128",
+                t);
         }
-        row("Vulkan submission per 8 frames and CUDA kernel per frame, nothing handed over", batched_frames(nullptr, 8));
+        row("Vulkan submission per 8 frames and CUDA kernel per frame, nothing handed over",
+            batched_frames(nullptr, 8));
         // Wall time per frame with `produce` on this thread and `consume` on another, as a
         // renderer and a model run: each thread pays only its own side's API calls. Runs of
         // kFrames frames (the consumer thread started and joined within each run).
@@ -173,9 +187,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                         TVLM_CUDA_CHECK(cudaSetDevice(gpu.link.cuda_device()));
                         for (uint64_t f = first; f < first + kFrames; ++f) consume(f);
                         sync_cuda();
-                    } catch (...) {
-                        failure = std::current_exception();
-                    }
+                    } catch (...) { failure = std::current_exception(); }
                 });
                 for (uint64_t f = first; f < first + kFrames; ++f) produce(f);
                 consumer.join();
@@ -199,7 +211,8 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                     elastic.end_read(f, stream);
                 });
             row("Vulkan, elastic ring, producer and consumer on two threads: grew to " +
-                    std::to_string(elastic.slots()) + " of 128", t);
+                    std::to_string(elastic.slots()) + " of 128",
+                t);
         }
         row("Vulkan submission and CUDA kernel per frame on two threads, nothing handed over",
             on_two_threads([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
@@ -214,10 +227,17 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         // The floor of a stream with nothing handed over: a Vulkan submission (what makes a
         // frame) and the CUDA kernel, per frame, unsynchronised. The hand-over is what a
         // ring adds to it.
-        row("Vulkan submission and CUDA kernel per frame, nothing handed over", time_frames([&](uint64_t f) {
-                context.queue().submit([](VkCommandBuffer) {});
-                one_sample(own_object.handle(), f);
-            }, [&] { sync_cuda(); context.queue().wait_all(); }, kFrames));
+        row("Vulkan submission and CUDA kernel per frame, nothing handed over",
+            time_frames(
+                [&](uint64_t f) {
+                    context.queue().submit([](VkCommandBuffer) {});
+                    one_sample(own_object.handle(), f);
+                },
+                [&] {
+                    sync_cuda();
+                    context.queue().wait_all();
+                },
+                kFrames));
         {  // What a submission costs the host in the driver itself (vkQueueSubmit2, no fence).
             const TimelineSemaphore timeline(context.device(), 0, false);
             uint64_t value = 0;
@@ -238,8 +258,10 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 check_vk(vkQueueSubmit2(context.queue().handle(), 1, &info, VK_NULL_HANDLE), "vkQueueSubmit2");
             };
             const auto idle = [&] { check_vk(vkQueueWaitIdle(context.queue().handle()), "vkQueueWaitIdle"); };
-            row("vkQueueSubmit2 alone: an empty batch", time_frames([&](uint64_t) { submit(false, false); }, idle, kFrames));
-            row("vkQueueSubmit2 alone: a timeline signal", time_frames([&](uint64_t) { submit(true, false); }, idle, kFrames));
+            row("vkQueueSubmit2 alone: an empty batch",
+                time_frames([&](uint64_t) { submit(false, false); }, idle, kFrames));
+            row("vkQueueSubmit2 alone: a timeline signal",
+                time_frames([&](uint64_t) { submit(true, false); }, idle, kFrames));
             row("vkQueueSubmit2 alone: an empty command buffer recorded once",
                 time_frames([&](uint64_t) { submit(false, true); }, idle, kFrames));
         }
@@ -251,7 +273,11 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                     gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
                     one_sample(object, f);
                 },
-                [&] { sync_cuda(); context.queue().wait_all(); }, kFrames));
+                [&] {
+                    sync_cuda();
+                    context.queue().wait_all();
+                },
+                kFrames));
     }
     // Where the time goes: the latency of one step, from idle, seen by the host spinning on
     // non-blocking reads (docs/benchmarks.md, "Hand-over"). Signals and waits are quick;
@@ -273,9 +299,15 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             one_sample(own_object.handle(), 0);
             record_and_spin();
         };
-        const auto idle = [&] { sync_cuda(); context.queue().wait_all(); };
+        const auto idle = [&] {
+            sync_cuda();
+            context.queue().wait_all();
+        };
         const auto then = [](std::function<void()> a, std::function<void()> b) {
-            return [a = std::move(a), b = std::move(b)] { a(); b(); };
+            return [a = std::move(a), b = std::move(b)] {
+                a();
+                b();
+            };
         };
         const auto after_a_millisecond = [] {
             const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
@@ -288,23 +320,34 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         row("CUDA event", event_alone);
         row("CUDA kernel, after CUDA work", time_latency(cuda_kernel_and_spin, then(cuda_kernel_and_spin, [] {})));
         row("Vulkan empty submission, after Vulkan work", time_latency(vulkan_submit_and_spin, idle));
-        row("CUDA signals Vulkan's semaphore", time_latency([&] {
-                const uint64_t r = gpu.link.cuda_signal(stream);
-                while (!gpu.link.released_reached(r)) {}
-            }, idle));
-        row("Vulkan empty submission, after a CUDA event", time_latency(vulkan_submit_and_spin, then(idle, record_and_spin)));
-        row("Vulkan empty submission, after a CUDA kernel", time_latency(vulkan_submit_and_spin, then(idle, cuda_kernel_and_spin)));
+        row("CUDA signals Vulkan's semaphore", time_latency(
+                                                   [&] {
+                                                       const uint64_t r = gpu.link.cuda_signal(stream);
+                                                       while (!gpu.link.released_reached(r)) {}
+                                                   },
+                                                   idle));
+        row("Vulkan empty submission, after a CUDA event",
+            time_latency(vulkan_submit_and_spin, then(idle, record_and_spin)));
+        row("Vulkan empty submission, after a CUDA kernel",
+            time_latency(vulkan_submit_and_spin, then(idle, cuda_kernel_and_spin)));
         row("Vulkan empty submission, 1 ms after a CUDA kernel",
             time_latency(vulkan_submit_and_spin, then(then(idle, cuda_kernel_and_spin), after_a_millisecond)));
-        row("CUDA kernel, after a Vulkan submission", time_latency(cuda_kernel_and_spin, then(idle, vulkan_submit_and_spin)));
-        row("Vulkan submission -> CUDA in-stream wait -> CUDA event", time_latency([&] {
-                gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
-                record_and_spin();
-            }, idle));
-        row("CUDA signal -> Vulkan submission waiting on it", time_latency([&] {
-                gpu.link.vulkan_wait(gpu.link.cuda_signal(stream));
-                vulkan_submit_and_spin();
-            }, idle));
+        row("CUDA kernel, after a Vulkan submission",
+            time_latency(cuda_kernel_and_spin, then(idle, vulkan_submit_and_spin)));
+        row("Vulkan submission -> CUDA in-stream wait -> CUDA event",
+            time_latency(
+                [&] {
+                    gpu.link.cuda_wait(stream, context.queue().submit([](VkCommandBuffer) {}));
+                    record_and_spin();
+                },
+                idle));
+        row("CUDA signal -> Vulkan submission waiting on it",
+            time_latency(
+                [&] {
+                    gpu.link.vulkan_wait(gpu.link.cuda_signal(stream));
+                    vulkan_submit_and_spin();
+                },
+                idle));
     }
     std::fprintf(stderr, "handover [1/2] Vulkan measured\n");
 
@@ -330,14 +373,12 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 sync_cuda();  // CUDA's reads are done before GL writes again
             },
             sync_cuda, kFrames);
-        rows.push_back({job, "OpenGL, kept mapped (glFinish + cudaStreamSynchronize)", t.median_us, t.min_us,
-                        floor.median_us});
+        rows.push_back(
+            {job, "OpenGL, kept mapped (glFinish + cudaStreamSynchronize)", t.median_us, t.min_us, floor.median_us});
         cuda.unmap(stream);
         sync_cuda();
         std::fprintf(stderr, "handover [2/2] OpenGL measured\n");
-    } catch (const std::exception& e) {
-        std::printf("handover: OpenGL rows left out: %s\n", e.what());
-    }
+    } catch (const std::exception& e) { std::printf("handover: OpenGL rows left out: %s\n", e.what()); }
     tag_rows(rows, "handover");
     return rows;
 }

@@ -70,18 +70,16 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
     std::string gl_unavailable;
     try {
         gl.emplace(EglContextDesc{.cuda_device = gpu.link.cuda_device()});
-    } catch (const std::exception& e) {
-        gl_unavailable = e.what();
-    }
+    } catch (const std::exception& e) { gl_unavailable = e.what(); }
     const double d2d = gpu.machine.copy_bandwidth;
     // Video's frame sizes too: their chains turn odd after a few levels (1080 = 135 x 8).
-    const std::vector<Job> jobs = {{1024, 1024, 1, Format::rgba8_unorm}, {2048, 2048, 1, Format::rgba8_unorm},
-                                   {4096, 4096, 1, Format::rgba8_unorm}, {1920, 1080, 1, Format::rgba8_unorm},
-                                   {3840, 2160, 1, Format::rgba8_unorm}, {1024, 1024, 1, Format::rgba16f},
-                                   {2048, 2048, 1, Format::rgba16f},     {4096, 4096, 1, Format::rgba16f},
+    const std::vector<Job> jobs = {{1024, 1024, 1, Format::rgba8_unorm},  {2048, 2048, 1, Format::rgba8_unorm},
+                                   {4096, 4096, 1, Format::rgba8_unorm},  {1920, 1080, 1, Format::rgba8_unorm},
+                                   {3840, 2160, 1, Format::rgba8_unorm},  {1024, 1024, 1, Format::rgba16f},
+                                   {2048, 2048, 1, Format::rgba16f},      {4096, 4096, 1, Format::rgba16f},
                                    {1024, 1024, 32, Format::rgba8_unorm}, {1024, 1024, 32, Format::rgba16f},
-                                   {1024, 1024, 1, Format::rgba8_srgb},  {2048, 2048, 1, Format::rgba8_srgb},
-                                   {4096, 4096, 1, Format::rgba8_srgb},  {4096, 4096, 1, Format::rgba8_unorm, 256}};
+                                   {1024, 1024, 1, Format::rgba8_srgb},   {2048, 2048, 1, Format::rgba8_srgb},
+                                   {4096, 4096, 1, Format::rgba8_srgb},   {4096, 4096, 1, Format::rgba8_unorm, 256}};
     std::vector<Row> rows;
     for (size_t i = 0; i < jobs.size(); ++i) {
         const Job& j = jobs[i];
@@ -96,19 +94,22 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
         const CudaBoxMips cuda(texture.cuda), cuda_texels(texture.cuda, CudaBoxKernels::per_texel);
         if (j.dirty) {
             const DirtyRegion region{.x = 1000, .y = 1000, .width = j.dirty, .height = j.dirty};
-            Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_update(context, cmd, texture.vulkan, region); });
+            Timing t = time_vulkan(
+                context, [&](VkCommandBuffer cmd) { record_mips_update(context, cmd, texture.vulkan, region); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.update(region, stream); });
             rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
         } else {
-            Timing t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_box(context, cmd, texture.vulkan); });
+            Timing t = time_vulkan(context,
+                                   [&](VkCommandBuffer cmd) { record_mips_box(context, cmd, texture.vulkan); });
             rows.push_back({name, "Vulkan box, single pass", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda.generate(stream); });
             rows.push_back({name, "CUDA box, packed kernel", t.median_us, t.min_us, floor_us});
             t = time_cuda(stream, [&] { cuda_texels.generate(stream); });
             rows.push_back({name, "CUDA box, per-texel kernel", t.median_us, t.min_us, floor_us});
             {  // The pure-CUDA path: the same kernel on a cudaMallocMipmappedArray.
-                const CudaArrayTexture own = CudaArrayTexture::create({j.width, j.height, j.layers, 0, j.format, false});
+                const CudaArrayTexture own = CudaArrayTexture::create(
+                    {j.width, j.height, j.layers, 0, j.format, false});
                 // The same content (sRGB encoding cost depends on it): level 0 copied over.
                 cudaMemcpy3DParms copy{};
                 copy.srcArray = texture.cuda.mipmaps().level(0);
@@ -120,13 +121,15 @@ std::vector<Row> bench_mips(BenchGpu& gpu) {
                 t = time_cuda(stream, [&] { own_mips.generate(stream); });
                 rows.push_back({name, "CUDA-only array, CUDA box packed", t.median_us, t.min_us, floor_us});
             }
-            t = time_vulkan(context, [&](VkCommandBuffer cmd) { record_mips_blit(context, cmd, texture.vulkan); }, 10);
+            t = time_vulkan(
+                context, [&](VkCommandBuffer cmd) { record_mips_blit(context, cmd, texture.vulkan); }, 10);
             rows.push_back({name, "Vulkan blit chain", t.median_us, t.min_us, floor_us});
             if (gl) {
                 GlTexture gl_texture = GlTexture::create(*gl, {j.width, j.height, j.layers, 0, j.format, false});
                 const ImageF frame = to_image(host_pixels(chart.texels, j.width, j.height), 4);
                 for (uint32_t layer = 0; layer < j.layers; ++layer) gl_texture.upload(frame, layer);
-                t = time_gl(*gl, [&] { gl_texture.generate_mips(); }, 10);
+                t = time_gl(
+                    *gl, [&] { gl_texture.generate_mips(); }, 10);
                 rows.push_back({name, "OpenGL glGenerateMipmap", t.median_us, t.min_us, floor_us});
             }
         }

@@ -34,12 +34,17 @@ constexpr uint32_t kWidth = 3840, kHeight = 2160;
 void add_boxes(OverlayScene& scene, size_t count, bool labels, std::mt19937& random) {
     std::uniform_real_distribution<float> x(0, kWidth), y(0, kHeight), side(40, 300);
     for (size_t i = 0; i < count; ++i) {
-        const OverlayBox box{x(random), y(random), side(random), side(random), 8, 3, {255, 80, 80, 255},
-                             i % 3 ? OverlayColor{0, 0, 0, 0} : OverlayColor{255, 80, 80, 60}};
+        const OverlayBox box{
+            x(random), y(random), side(random),       side(random),
+            8,         3,         {255, 80, 80, 255}, i % 3 ? OverlayColor{0, 0, 0, 0} : OverlayColor{255, 80, 80, 60}};
         scene.boxes.push_back(box);
         if (labels)
-            scene.labels.push_back({box.cx - box.width / 2, box.cy - box.height / 2 - 20, 20,
-                                    i % 2 ? "person 0.97" : "car 0.81", {255, 255, 255, 255}, {255, 80, 80, 200}});
+            scene.labels.push_back({box.cx - box.width / 2,
+                                    box.cy - box.height / 2 - 20,
+                                    20,
+                                    i % 2 ? "person 0.97" : "car 0.81",
+                                    {255, 255, 255, 255},
+                                    {255, 80, 80, 200}});
     }
 }
 
@@ -109,15 +114,17 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
         if (j.points >= 1000) {  // the graph alone, also from nearest lists computed by Vulkan compute, and on CUDA
             VulkanNearest nearest(gpu.context);
             KnnGraph graph({.k = j.k});
-            const Timing t = time_frames([&](uint64_t) { graph.update(points, nearest.nearest(points, j.k + 2)); }, [] {}, 3);
+            const Timing t = time_frames([&](uint64_t) { graph.update(points, nearest.nearest(points, j.k + 2)); },
+                                         [] {}, 3);
             rows.push_back({job, "KNN graph, nearest lists by Vulkan compute (wall: upload, dispatch, wait, links)",
                             t.median_us, t.min_us, 0});
             CudaKnnGraph on_gpu({.k = j.k});
             on_gpu.update(points, gpu.stream);
             const size_t links = on_gpu.edges().size();
             const Timing c = time_cuda(gpu.stream, [&] { on_gpu.update(points, gpu.stream); });
-            rows.push_back({job, "KNN graph on CUDA (nearest, links, hysteresis; " + std::to_string(links) + " links), GPU time",
-                            c.median_us, c.min_us, 0});
+            rows.push_back(
+                {job, "KNN graph on CUDA (nearest, links, hysteresis; " + std::to_string(links) + " links), GPU time",
+                 c.median_us, c.min_us, 0});
             continue;
         }
         if (j.k) {  // the whole frame: the graph on the host, its links and the scene's shapes, the CUDA draw
@@ -147,7 +154,8 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
                 cuda.draw(base_shapes, frame.data(), pitch, kWidth, kHeight, Format::rgba8_unorm, gpu.stream, &links);
             };
             const Timing g = time_cuda(gpu.stream, gpu_frame);
-            rows.push_back({job, "KNN graph on CUDA + links + CUDA draw, GPU time per frame", g.median_us, g.min_us, floor_us});
+            rows.push_back(
+                {job, "KNN graph on CUDA + links + CUDA draw, GPU time per frame", g.median_us, g.min_us, floor_us});
             const Timing gw = time_frames([&](uint64_t) { gpu_frame(); },
                                           [&] { TVLM_CUDA_CHECK(cudaStreamSynchronize(gpu.stream)); }, 20);
             rows.push_back({job, "KNN graph on CUDA + links + CUDA draw, wall per frame (20 pipelined)", gw.median_us,
@@ -159,7 +167,8 @@ std::vector<Row> bench_overlay(BenchGpu& gpu) {
         });
         rows.push_back({job, "CUDA, frame in CUDA memory (" + std::to_string(shapes.size()) + " shapes)", c.median_us,
                         c.min_us, floor_us});
-        const Timing v = time_frames([&](uint64_t) { gpu.context.queue().wait(vulkan.draw(texture, shapes)); }, [] {}, 5);
+        const Timing v = time_frames([&](uint64_t) { gpu.context.queue().wait(vulkan.draw(texture, shapes)); }, [] {},
+                                     5);
         rows.push_back({job, "Vulkan compute, wall time per draw (submit + wait)", v.median_us, v.min_us, floor_us});
     }
     tag_rows(rows, "overlay");

@@ -27,7 +27,10 @@ struct Canvas {
         for (int y = y0; y < y1; ++y)
             for (int x = x0; x < x1; ++x) {
                 uint8_t* p = &image.texels[(static_cast<size_t>(y) * image.width + static_cast<size_t>(x)) * 4];
-                p[0] = rgb[0]; p[1] = rgb[1]; p[2] = rgb[2]; p[3] = 255;
+                p[0] = rgb[0];
+                p[1] = rgb[1];
+                p[2] = rgb[2];
+                p[3] = 255;
             }
     }
     void text(int x, int y, const std::string& s, const uint8_t* rgb, int scale = kScale) {
@@ -44,8 +47,8 @@ struct Canvas {
     }
 };
 
-const uint8_t kPalette[][3] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40},
-                               {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
+const uint8_t kPalette[][3] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                               {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127}};
 const uint8_t kInk[3] = {20, 20, 20}, kGrid[3] = {225, 225, 225}, kFloor[3] = {0, 0, 0};
 
 // A duration label short enough to fit right of the longest bar (milliseconds from 10 ms).
@@ -79,8 +82,11 @@ Rgba8Image bar_chart(const std::string& title, const std::vector<Row>& rows, con
     const int top = 60;
     int height = top + 30;
     for (const std::string& job : jobs)
-        height += kRow * (1 + static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.job == job; }))) + 10;
-    Canvas canvas{{kWidth, static_cast<uint32_t>(height), std::vector<uint8_t>(size_t{kWidth} * static_cast<size_t>(height) * 4, 255)}};
+        height += kRow * (1 + static_cast<int>(std::count_if(rows.begin(), rows.end(),
+                                                             [&](const Row& r) { return r.job == job; }))) +
+                  10;
+    Canvas canvas{{kWidth, static_cast<uint32_t>(height),
+                   std::vector<uint8_t>(size_t{kWidth} * static_cast<size_t>(height) * 4, 255)}};
 
     canvas.text(10, 10, title, kInk, 2);
     for (double decade = low; decade <= high * 1.001; decade *= 10) {  // grid at every decade

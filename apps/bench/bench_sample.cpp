@@ -33,7 +33,10 @@ namespace {
 PatchLayout scattered_patches(uint32_t size, uint32_t count) {
     PatchLayout layout{.kind = "random", .width = size, .height = size, .patch_size = 16};
     uint32_t h = 12345;
-    const auto next = [&] { h = h * 1664525u + 1013904223u; return float(h >> 8) * (1.0f / 16777216.0f); };
+    const auto next = [&] {
+        h = h * 1664525u + 1013904223u;
+        return float(h >> 8) * (1.0f / 16777216.0f);
+    };
     const float max_level = float(full_mip_count(size, size) - 5);
     for (uint32_t i = 0; i < count; ++i) {
         const float level = next() * max_level, extent = 16.0f * std::exp2(level) / float(size);
@@ -62,15 +65,13 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
         const size_t samples = layout.samples();
         // Floor: the output written once and about one texel (4 bytes) read per sample.
         const double floor_us = (double(out.bytes()) + 4.0 * double(samples)) / d2d * 1e6;
-        Timing t = time_cuda(stream, [&] {
-            cuda.sample(texture.cuda, object.handle(), out.data(), out.bytes(), stream);
-        });
+        Timing t = time_cuda(stream,
+                             [&] { cuda.sample(texture.cuda, object.handle(), out.data(), out.bytes(), stream); });
         rows.push_back({job, "CUDA texture unit", t.median_us, t.min_us, floor_us});
         if (texture.vulkan.desc().format == Format::rgba8_unorm) {
             const PyramidCopy pyramid = PyramidCopy::copy(texture.cuda, stream);
-            t = time_cuda(stream, [&] {
-                cuda.sample_software(pyramid, texture.vulkan.desc(), out.data(), out.bytes(), stream);
-            });
+            t = time_cuda(
+                stream, [&] { cuda.sample_software(pyramid, texture.vulkan.desc(), out.data(), out.bytes(), stream); });
             rows.push_back({job, "CUDA software filtering", t.median_us, t.min_us, floor_us});
         }
         GpuBuffer vk_out(context.physical_device(), context.device(), output.bytes(layout),
@@ -127,7 +128,8 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
         const double floor_us = 16.0 * kSamples / d2d * 1e6;
         const PyramidCopy pyramid = PyramidCopy::copy(texture.cuda, stream);
         VulkanPointSampler vulkan(context);
-        GpuBuffer vk_points(context.physical_device(), context.device(), points.bytes(), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        GpuBuffer vk_points(context.physical_device(), context.device(), points.bytes(),
+                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
         for (uint32_t tiles : {0u, 1u}) {
             const std::string where = tiles ? "16x16 tiles" : "scattered";
             const gpu::PointSampleParams params{kSamples, max_lod, 7u, tiles, 1.0f / float(size)};
@@ -137,7 +139,8 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
                 rows.push_back({job, "CUDA texture unit, " + where + (grouped ? ", grouped by level" : ""), t.median_us,
                                 t.min_us, floor_us});
             }
-            Timing t = time_cuda(stream, [&] { sample_points_software(pyramid.pyramid(), params, points.data(), stream); });
+            Timing t = time_cuda(stream,
+                                 [&] { sample_points_software(pyramid.pyramid(), params, points.data(), stream); });
             rows.push_back({job, "CUDA software filtering, " + where, t.median_us, t.min_us, floor_us});
             vulkan.check(texture.vulkan, params, vk_points.size());
             t = time_vulkan(context, [&](VkCommandBuffer cmd) {

@@ -36,10 +36,11 @@ std::vector<Row> bench_sharded(BenchGpu& gpu) {
             MultiGpuPipeline pipeline({devices, j.size, j.size, j.batch, Format::rgba8_unorm, layout, {.channels = 3}});
             // Frames are left as allocated: the bytes moved do not depend on their values.
             const Timing t = time_frames([&](uint64_t) { pipeline.run(); }, [&] { pipeline.synchronize(); }, 4, 7, 2);
-            const double floor_us =
-                (2.0 * frame_bytes + frame_bytes / 3.0 + out_bytes) / double(devices.size()) / gpu.machine.copy_bandwidth * 1e6;
-            const std::string method = devices.size() == 1 ? "1 GPU (" + std::to_string(devices[0]) + ")"
-                                                           : std::to_string(devices.size()) + " GPUs (" + listed + "), sharded";
+            const double floor_us = (2.0 * frame_bytes + frame_bytes / 3.0 + out_bytes) / double(devices.size()) /
+                                    gpu.machine.copy_bandwidth * 1e6;
+            const std::string method = devices.size() == 1
+                                           ? "1 GPU (" + std::to_string(devices[0]) + ")"
+                                           : std::to_string(devices.size()) + " GPUs (" + listed + "), sharded";
             rows.push_back({job, method, t.median_us, t.min_us, floor_us});
         }
     }

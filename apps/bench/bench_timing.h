@@ -34,9 +34,10 @@ Timing per_launch(std::vector<T> run_ms, int launches) {
 // GPU time per launch of `launch`, run kLaunches times per timed run.
 template <class F>
 Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
-    return per_launch(gpu_times_ms(stream, kRuns, [&] {
-                          for (int i = 0; i < launches; ++i) launch();
-                      }),
+    return per_launch(gpu_times_ms(stream, kRuns,
+                                   [&] {
+                                       for (int i = 0; i < launches; ++i) launch();
+                                   }),
                       launches);
 }
 

@@ -59,7 +59,8 @@ std::vector<uint8_t> chart_frame(const Job& j) {
     const Rgba8Image chart = make_test_chart(j.size, j.size);
     const std::vector<uint8_t> layer = j.format == Format::rgba8_unorm
                                            ? chart.texels
-                                           : encode_texels(to_image(host_pixels(chart.texels, j.size, j.size), 4), j.format);
+                                           : encode_texels(to_image(host_pixels(chart.texels, j.size, j.size), 4),
+                                                           j.format);
     std::vector<uint8_t> frame;
     frame.reserve(layer.size() * j.layers);
     for (uint32_t b = 0; b < j.layers; ++b) frame.insert(frame.end(), layer.begin(), layer.end());
@@ -75,9 +76,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
     std::optional<EglContext> gl;
     try {
         gl.emplace(EglContextDesc{.cuda_device = gpu.link.cuda_device()});
-    } catch (const std::exception& e) {
-        std::printf("video: OpenGL rows left out: %s\n", e.what());
-    }
+    } catch (const std::exception& e) { std::printf("video: OpenGL rows left out: %s\n", e.what()); }
     std::vector<Job> jobs;
     for (uint32_t layers : {1u, 32u})
         for (Format format : {Format::rgba8_unorm, Format::rgba16f})
@@ -142,7 +141,10 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                             sampler.sample(ring.texture(f).cuda, object, out.data(), out.bytes(), stream);
                             ring.end_read(f, stream);
                         },
-                        [&] { sync_cuda(); context.queue().wait_all(); }),
+                        [&] {
+                            sync_cuda();
+                            context.queue().wait_all();
+                        }),
                     host_floor);
         }
         // CUDA only: the frame copied into a CUDA array, CUDA box mips, the same sampler.
@@ -157,8 +159,8 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                     sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
                 };
             };
-            add(host_job, "CUDA only, pageable frame: memcpy + box mips + patches", time(frame_from(host_frame.data()), sync_cuda),
-                host_floor);
+            add(host_job, "CUDA only, pageable frame: memcpy + box mips + patches",
+                time(frame_from(host_frame.data()), sync_cuda), host_floor);
             {
                 const PinnedMemory pinned = allocate_pinned(host_frame.size());
                 std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned.handle()));
@@ -166,19 +168,24 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                     time(frame_from(pinned.handle()), sync_cuda), host_floor);
             }
             DeviceBuffer<uint8_t> device_frame(host_frame.size());
-            TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
+            TVLM_CUDA_CHECK(
+                cudaMemcpy(device_frame.data(), host_frame.data(), host_frame.size(), cudaMemcpyHostToDevice));
             // The pageable frame staged through pinned buffers by several host threads
             // (PinnedStaging), then the kernel copy into level 0.
             {
                 DeviceBuffer<uint8_t> staged(host_frame.size());
                 PinnedStaging staging;
-                add(host_job, "CUDA only, pageable frame staged by " + std::to_string(staging.threads()) +
-                                  " threads: copy + box mips + patches",
-                    time([&](uint64_t) {
-                        staging.copy(staged.data(), host_frame.data(), host_frame.size(), stream);
-                        mips.generate_from(staged.data(), row_bytes, stream);
-                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
-                    }, sync_cuda), host_floor);
+                add(host_job,
+                    "CUDA only, pageable frame staged by " + std::to_string(staging.threads()) +
+                        " threads: copy + box mips + patches",
+                    time(
+                        [&](uint64_t) {
+                            staging.copy(staged.data(), host_frame.data(), host_frame.size(), stream);
+                            mips.generate_from(staged.data(), row_bytes, stream);
+                            sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                        },
+                        sync_cuda),
+                    host_floor);
             }
             add(device_job, "CUDA only: copy + box mips + patches", time(frame_from(device_frame.data()), sync_cuda),
                 device_floor);
@@ -186,8 +193,13 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             const SurfaceObject level0 = texture.mipmaps().make_surface(0);
             const bool half = j.format == Format::rgba16f;
             const int64_t row_elements = int64_t(row_bytes / (half ? 2 : 1));
-            const TensorView frame_view{device_frame.data(), half ? TensorDtype::f16 : TensorDtype::u8,
-                                        row_elements * j.size, 1, row_elements, 4, 4};
+            const TensorView frame_view{device_frame.data(),
+                                        half ? TensorDtype::f16 : TensorDtype::u8,
+                                        row_elements * j.size,
+                                        1,
+                                        row_elements,
+                                        4,
+                                        4};
             const auto kernel_copy = [&] {
                 write_texels(frame_view, level0.handle(), j.layers > 1, surface_texel(j.format),
                              {0, 0, j.size, j.size, 0, j.layers}, stream);
@@ -195,48 +207,65 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
             // Where a small frame's (or batch's) time goes: each step's GPU time alone, back to back.
             if (j.size == 1024) {
                 const std::string step_job = "CUDA frame " + what + ", one step (GPU time)";
-                add(step_job, "copy into level 0", time_cuda(stream, [&] {
-                        copy_to_level0(texture, device_frame.data(), row_bytes, 0, j.layers, stream);
-                    }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
-                add(step_job, "copy into level 0 by a kernel (the previous generate_from's)", time_cuda(stream, kernel_copy),
+                add(step_job, "copy into level 0",
+                    time_cuda(stream,
+                              [&] { copy_to_level0(texture, device_frame.data(), row_bytes, 0, j.layers, stream); }),
                     2.0 * frame_bytes / m.copy_bandwidth * 1e6);
-                const LevelCopy chunks{device_frame.data(), row_bytes, uint32_t(row_bytes), j.size, level0.handle(),
-                                       j.layers > 1, 0, j.layers};
+                add(step_job, "copy into level 0 by a kernel (the previous generate_from's)",
+                    time_cuda(stream, kernel_copy), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
+                const LevelCopy chunks{device_frame.data(),
+                                       row_bytes,
+                                       uint32_t(row_bytes),
+                                       j.size,
+                                       level0.handle(),
+                                       j.layers > 1,
+                                       0,
+                                       j.layers};
                 add(step_job, "copy into level 0 in 16-byte chunks, 8 x 4 per warp (generate_from's, unfused)",
-                    time_cuda(stream, [&] { copy_level_rows(chunks, stream); }), 2.0 * frame_bytes / m.copy_bandwidth * 1e6);
+                    time_cuda(stream, [&] { copy_level_rows(chunks, stream); }),
+                    2.0 * frame_bytes / m.copy_bandwidth * 1e6);
                 add(step_job, "box mips", time_cuda(stream, [&] { mips.generate(stream); }),
                     frame_bytes * (1.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
-                add(step_job, "copy and box mips in one pass (generate_from)", time_cuda(stream, [&] {
-                        mips.generate_from(device_frame.data(), row_bytes, stream);
-                    }), frame_bytes * (2.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
-                add(step_job, "patches", time_cuda(stream, [&] {
-                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
-                    }), double(out.bytes()) / m.copy_bandwidth * 1e6);
+                add(step_job, "copy and box mips in one pass (generate_from)",
+                    time_cuda(stream, [&] { mips.generate_from(device_frame.data(), row_bytes, stream); }),
+                    frame_bytes * (2.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
+                add(step_job, "patches",
+                    time_cuda(stream,
+                              [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream); }),
+                    double(out.bytes()) / m.copy_bandwidth * 1e6);
             }
             // The previous generate_from: a kernel copies the frame into level 0, then the chain
             // reads it back.
             if (j.layers == 1 || j.format != Format::rgba8_unorm) {
-                add(device_job, "CUDA only: kernel copy, then box mips + patches", time([&](uint64_t) {
-                        kernel_copy();
-                        mips.generate(stream);
-                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
-                    }, sync_cuda), device_floor);
+                add(device_job, "CUDA only: kernel copy, then box mips + patches",
+                    time(
+                        [&](uint64_t) {
+                            kernel_copy();
+                            mips.generate(stream);
+                            sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                        },
+                        sync_cuda),
+                    device_floor);
             }
             // generate_from: the chain's first pass reads the frame and writes level 0 on the
             // way; then the same steps captured once as a CUDA graph and relaunched per frame.
-            add(device_job, "CUDA only: copy fused into the box mips (generate_from) + patches", time([&](uint64_t) {
-                    mips.generate_from(device_frame.data(), row_bytes, stream);
-                    sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
-                }, sync_cuda), device_floor);
+            add(device_job, "CUDA only: copy fused into the box mips (generate_from) + patches",
+                time(
+                    [&](uint64_t) {
+                        mips.generate_from(device_frame.data(), row_bytes, stream);
+                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                    },
+                    sync_cuda),
+                device_floor);
             {
-                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(), row_bytes,
-                                      out.data(), out.bytes()});
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(),
+                                      row_bytes, out.data(), out.bytes()});
                 add(device_job, "CUDA only, one CUDA graph: generate_from + patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
             if (mips.deferred_tail_level() < texture.desc().mip_levels()) {  // the previous order, where it differs
-                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(), row_bytes,
-                                      out.data(), out.bytes(), false});
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(),
+                                      row_bytes, out.data(), out.bytes(), false});
                 add(device_job, "CUDA only, one CUDA graph, the chain's tail before the patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
@@ -259,7 +288,8 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                 CudaGlTexture cuda(texture_gl, CudaGlAccess::read_write);
                 const auto sample_mapped = [&] {
                     const CudaMipmaps mapped = cuda.map(stream);  // after GL's mips
-                    sampler.sample(mapped, cuda.texture_object(mapped, sampler.sampler_desc()), out.data(), out.bytes(), stream);
+                    sampler.sample(mapped, cuda.texture_object(mapped, sampler.sampler_desc()), out.data(), out.bytes(),
+                                   stream);
                     cuda.unmap(stream);
                 };
                 add(host_job, "OpenGL glTexSubImage + glGenerateMipmap -> map -> CUDA patches",

@@ -62,10 +62,14 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
     const cudaStream_t stream = nullptr;
     for (const Clip& c : {Clip{1920, 1080, 120}, Clip{3840, 2160, 60}}) {
         // A keyframe every 250 frames (x264's default): mostly static frames between them.
-        const TestClip clip{.width = c.width, .height = c.height, .frames = c.frames, .cut = c.frames + 1,
-                            .square = c.height / 8, .keyframe_interval = 250};
-        const std::string path = (std::filesystem::temp_directory_path() /
-                                  ("tvlm_bench_" + std::to_string(c.height) + "p.mp4")).string();
+        const TestClip clip{.width = c.width,
+                            .height = c.height,
+                            .frames = c.frames,
+                            .cut = c.frames + 1,
+                            .square = c.height / 8,
+                            .keyframe_interval = 250};
+        const std::string path =
+            (std::filesystem::temp_directory_path() / ("tvlm_bench_" + std::to_string(c.height) + "p.mp4")).string();
         write_test_clip(path, clip, "libx264");
         const std::string job = std::to_string(c.width) + "x" + std::to_string(c.height) + " H.264, " +
                                 std::to_string(c.frames) + " frames -> 273 patches";
@@ -98,8 +102,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
         probe.reset();
         DeviceBuffer<uint8_t> converted(static_cast<size_t>(frame_bytes));
         const auto convert = [&](const DeviceFrame& f, uint8_t* to) {
-            nv12_to_rgba8(f, to,
-                          size_t{c.width} * 4, stream);
+            nv12_to_rgba8(f, to, size_t{c.width} * 4, stream);
         };
         // Decodes the file on NVDEC, calling `each(frame)` per frame; the host waits at the end.
         const auto nvdec_run = [&](const std::function<void(const DeviceFrame&)>& each) {
@@ -116,10 +119,11 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
             };
         };
         add("NVDEC decode (frames stay in CUDA memory)", per_frame(nvdec_run([](const DeviceFrame&) {})), 0);
-        add("NVDEC decode + NV12 -> RGBA8", per_frame(nvdec_run([&](const DeviceFrame& f) { convert(f, converted.data()); })),
-            0);
+        add("NVDEC decode + NV12 -> RGBA8",
+            per_frame(nvdec_run([&](const DeviceFrame& f) { convert(f, converted.data()); })), 0);
 
-        const CudaArrayTexture texture = CudaArrayTexture::create(TextureDesc::sampled_2d(c.width, c.height, Format::rgba8_unorm));
+        const CudaArrayTexture texture = CudaArrayTexture::create(
+            TextureDesc::sampled_2d(c.width, c.height, Format::rgba8_unorm));
         const CudaBoxMips mips(texture);
         const TextureObject object = texture.mipmaps().make_texture_object(sampler.sampler_desc());
         const auto full_engine = [&](const uint8_t* frame) {
@@ -182,8 +186,8 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
         add("engine alone, partial: changed tiles, copies, mip updates + patches",
             time_frames(
                 [&](uint64_t i) {
-                    TVLM_CUDA_CHECK(cudaMemcpyAsync(video->frame(), decoded[i % decoded.size()].data(), size_t(frame_bytes),
-                                                    cudaMemcpyDeviceToDevice, stream));
+                    TVLM_CUDA_CHECK(cudaMemcpyAsync(video->frame(), decoded[i % decoded.size()].data(),
+                                                    size_t(frame_bytes), cudaMemcpyDeviceToDevice, stream));
                     partial_engine();
                 },
                 sync, frames, 7, 2),
@@ -199,25 +203,30 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
             const SurfaceObject level0 = texture.mipmaps().make_surface(0);
             DeviceBuffer<uint32_t> flags(size_t((c.width + 31) / 32) * ((c.height + 31) / 32));
             const uint8_t* next = decoded[1].data();
-            add_step("find changed tiles (frame and level 0 read)", time_cuda(s, [&] {
-                         find_changed_tiles(next, size_t{c.width} * 4, level0.handle(), c.width, c.height, 0,
-                                            flags.data(), s);
-                     }),
+            add_step("find changed tiles (frame and level 0 read)",
+                     time_cuda(s,
+                               [&] {
+                                   find_changed_tiles(next, size_t{c.width} * 4, level0.handle(), c.width, c.height, 0,
+                                                      flags.data(), s);
+                               }),
                      2.0 * frame_bytes / m.copy_bandwidth * 1e6);
             // Found and copied in one kernel (what CudaVideoTexture runs): frames 1 and 0 by
             // turns, so that every launch finds the same tiles changed and writes them.
             DeviceBuffer<uint32_t> scratch_flags(flags.size());
             uint32_t launches = 0;
-            add_step("find and copy changed tiles (update_changed_tiles)", time_cuda(s, [&] {
-                         update_changed_tiles(launches++ % 2 ? decoded[0].data() : next, size_t{c.width} * 4,
-                                              level0.handle(), c.width, c.height, 0, scratch_flags.data(), s);
-                     }),
+            add_step("find and copy changed tiles (update_changed_tiles)",
+                     time_cuda(s,
+                               [&] {
+                                   update_changed_tiles(launches++ % 2 ? decoded[0].data() : next, size_t{c.width} * 4,
+                                                        level0.handle(), c.width, c.height, 0, scratch_flags.data(), s);
+                               }),
                      2.0 * frame_bytes / m.copy_bandwidth * 1e6);
-            add_step("mips of the changed tiles (update_changed)", time_cuda(s, [&] { mips.update_changed(flags.data(), s); }),
-                     0);
+            add_step("mips of the changed tiles (update_changed)",
+                     time_cuda(s, [&] { mips.update_changed(flags.data(), s); }), 0);
             add_step("whole box chain (generate)", time_cuda(s, [&] { mips.generate(s); }),
                      frame_bytes * (1.0 + 2.0 / 3.0) / m.copy_bandwidth * 1e6);
-            add_step("273 patches", time_cuda(s, [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), s); }),
+            add_step("273 patches",
+                     time_cuda(s, [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), s); }),
                      double(out.bytes()) / m.copy_bandwidth * 1e6);
         }
         std::filesystem::remove(path);

@@ -28,7 +28,10 @@ __device__ Taps taps(uint32_t i, uint32_t s) {
     return {2 * i, 3, {d - i, d, i + 1}, s};
 }
 
-template <class T> __device__ T quarter(T v) { return v * T(0.25); }
+template <class T>
+__device__ T quarter(T v) {
+    return v * T(0.25);
+}
 __device__ float4 quarter4(float4 v) { return v * 0.25f; }
 
 // The 2x2 average of source texels (2x, 2y)..(2x+1, 2y+1) of plane `in` (multiplying by
@@ -99,8 +102,9 @@ __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Lev
 // is this kernel on one tile, the 32x32 level the first ends at. Sums in the order of the
 // level-by-level kernels (bit-equal).
 template <class T>
-__global__ void __launch_bounds__(kBlock) box_pyramid_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain,
-                                                             uint32_t source, uint32_t count, bool vector4) {
+__global__ void __launch_bounds__(kBlock)
+    box_pyramid_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> chain, uint32_t source, uint32_t count,
+                       bool vector4) {
     constexpr uint32_t kHalf = kPyramidSide / 2;  // the tile's side at level source + 1
     static_assert(kHalf * kHalf == kBlock, "a thread per texel of the first level built");
     __shared__ T tile[2][kHalf * kHalf][4];
@@ -142,11 +146,13 @@ __global__ void __launch_bounds__(kBlock) box_pyramid_kernel(const __grid_consta
         const uint32_t tx = t % side, ty = t / side, x = blockIdx.x * side + tx, y = blockIdx.y * side + ty;
         const T(*from)[4] = tile[k % 2];
         const uint32_t i00 = 2 * ty * 2 * side + 2 * tx;  // the 2x2 under (tx, ty), rows 2 * side apart
-        T* out = x < d.width && y < d.height ? level_base(shape, chain, source + k) + d.element(layer, size_t(y) * d.width + x, first)
-                                            : nullptr;
+        T* out = x < d.width && y < d.height
+                     ? level_base(shape, chain, source + k) + d.element(layer, size_t(y) * d.width + x, first)
+                     : nullptr;
 #pragma unroll
         for (uint32_t c = 0; c < 4; ++c) {
-            const T v = quarter((from[i00][c] + from[i00 + 1][c]) + (from[i00 + 2 * side][c] + from[i00 + 2 * side + 1][c]));
+            const T v = quarter((from[i00][c] + from[i00 + 1][c]) +
+                                (from[i00 + 2 * side][c] + from[i00 + 2 * side + 1][c]));
             tile[(k + 1) % 2][t][c] = v;
             if (out && c < channels) out[c] = v;
         }
@@ -164,8 +170,8 @@ __global__ void box_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLev
         const uint32_t count = d.width * d.height * shape.channels * shape.layers;
         for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
             const ElementPlace p = place_of(i, d, shape.channels);
-            dst[d.element(p.layer, size_t(p.y) * d.width + p.x, p.c)] =
-                box_value(src + s.element(p.layer, 0, p.c), s, p.x, p.y, halving);
+            dst[d.element(p.layer, size_t(p.y) * d.width + p.x, p.c)] = box_value(src + s.element(p.layer, 0, p.c), s,
+                                                                                  p.x, p.y, halving);
         }
         __syncthreads();
     }
@@ -192,7 +198,7 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
     if (!level0 || (shape.levels > 1 && !coarse)) throw Error("a chain needs its level 0 and a buffer for the rest");
     const Shape<T> d = device_shape<T>(shape);
     const ChainLevels<T> chain{const_cast<T*>(level0), coarse};  // level 0 is only read
-    uint32_t tail = 1;  // the first small level
+    uint32_t tail = 1;                                           // the first small level
     while (tail < shape.levels && shape.level_values(tail) > kTailValues) ++tail;
     const bool vector4 = std::is_same_v<T, float> && shape.channels % 4 == 0 && aligned16(coarse);
     // The largest level the pyramid starts from: 1024^2 with up to 4 channels (two
@@ -210,8 +216,8 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
         if (l >= 2 && run >= 2 && s.width <= pyramid_source && s.height <= pyramid_source) {
             for (uint32_t built = 0; built < run;) {
                 const uint32_t count = std::min(run - built, kPyramidLevels);
-                launch_kernel_early(box_pyramid_kernel<T>, tile_grid(d.level[l + built], shape), dim3(kBlock), stream, true, d,
-                                    chain, l - 1 + built, count, vector4);
+                launch_kernel_early(box_pyramid_kernel<T>, tile_grid(d.level[l + built], shape), dim3(kBlock), stream,
+                                    true, d, chain, l - 1 + built, count, vector4);
                 built += count;
             }
             l += run;
@@ -225,7 +231,8 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
         if (l + 1 < tail && halves(s) && halves(m)) {  // levels l and l+1 in one pass
             const Level& n = d.level[l + 1];
             T* next = level_base(d, chain, l + 1);
-            box_two_levels_kernel<T><<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
+            box_two_levels_kernel<T>
+                <<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
             TVLM_CUDA_CHECK(cudaGetLastError());
             l += 2;
             continue;

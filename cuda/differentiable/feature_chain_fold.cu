@@ -99,7 +99,8 @@ struct FusedFold {
 
 // Level l's texel of level-0 texel (layer, x, y), channel 0.
 template <class T>
-__device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l, uint32_t layer, uint32_t x, uint32_t y) {
+__device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l, uint32_t layer, uint32_t x,
+                                uint32_t y) {
     return coarse + f.coarse_offset[l] +
            ((size_t(layer) * f.level_height[l] + (y >> l)) * f.level_width[l] + (x >> l)) * f.channels;
 }
@@ -139,9 +140,16 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
     }
 }
 
-template <class T> struct PairOf;
-template <> struct PairOf<float> { using type = float2; };
-template <> struct PairOf<double> { using type = double2; };
+template <class T>
+struct PairOf;
+template <>
+struct PairOf<float> {
+    using type = float2;
+};
+template <>
+struct PairOf<double> {
+    using type = double2;
+};
 
 // Any layout and channel count: a thread takes one level-1 texel and loops over its
 // channels, finding each level's texel once, and writes the 2x2 level-0 texels under it;
@@ -200,8 +208,8 @@ __global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLe
         const uint32_t count = fine.width * fine.height * shape.channels * shape.layers;
         for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
             const ElementPlace p = place_of(i, fine, shape.channels);
-            dst[fine.element(p.layer, size_t(p.y) * fine.width + p.x, p.c)] +=
-                fold_value(g + coarse.element(p.layer, 0, p.c), fine, coarse, p.x, p.y, halving);
+            dst[fine.element(p.layer, size_t(p.y) * fine.width + p.x, p.c)] += fold_value(
+                g + coarse.element(p.layer, 0, p.c), fine, coarse, p.x, p.y, halving);
         }
         __syncthreads();
     }
@@ -218,10 +226,10 @@ __global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLe
 // arithmetic and dependent reads; this takes 10.6 us, ncu.) The levels between keep their
 // own gradients (nothing reads them).
 template <class T>
-__global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> grad,
-                                                                uint32_t target, uint32_t top) {
+__global__ void __launch_bounds__(kBlock)
+    fold_ancestors_kernel(const __grid_constant__ Shape<T> shape, ChainLevels<T> grad, uint32_t target, uint32_t top) {
     constexpr uint32_t kSide = kPyramidSide / 2, kInTile = kPyramidLevels - 1;  // 16x16; 4 levels above it in the tile
-    __shared__ T folded[kInTile + 1][kSide / 2 * kSide / 2][4];                    // G of level target + k, k = 1..5
+    __shared__ T folded[kInTile + 1][kSide / 2 * kSide / 2][4];                 // G of level target + k, k = 1..5
     const ChannelGroup group = channel_group(shape.channels);
     const uint32_t layer = group.layer, first = group.first, channels = group.count, t = threadIdx.x;
     const uint32_t count = top - target, in_tile = min(count, kInTile);
@@ -255,10 +263,12 @@ __global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_con
         T g[kMaxLevels];
 #pragma unroll
         for (uint32_t j = 0; j < kMaxLevels; ++j) {
-            const uint32_t l = target + kPyramidLevels + j, s = kPyramidLevels + j - kInTile;  // blockIdx: the tile at target + 4
+            const uint32_t l = target + kPyramidLevels + j,
+                           s = kPyramidLevels + j - kInTile;  // blockIdx: the tile at target + 4
             if (l > top) break;
             const Level& level = shape.level[l];
-            g[j] = level_base(shape, grad, l)[level.element(layer, size_t(blockIdx.y >> s) * level.width + (blockIdx.x >> s), c)];
+            g[j] = level_base(shape, grad,
+                              l)[level.element(layer, size_t(blockIdx.y >> s) * level.width + (blockIdx.x >> s), c)];
         }
         T sum = 0;
 #pragma unroll
@@ -290,7 +300,8 @@ __global__ void __launch_bounds__(kBlock) fold_ancestors_kernel(const __grid_con
 }  // namespace
 
 template <class T>
-void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream, uint32_t* nonfinite) {
+void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream,
+                         uint32_t* nonfinite) {
     check_feature_chain(shape);
     if (!grad.level0 || (shape.levels > 1 && !grad.coarse)) throw Error("the fold needs the gradient's two parts");
     if (shape.levels == 1) {
@@ -306,8 +317,8 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     while (depth < std::min(most, shape.levels - 1) && halves(d.level[depth])) ++depth;
     const uint32_t target = std::max(depth, 1u);  // the finest level folded before the last step
     const uint32_t top = target + halving_run(d, target, shape.levels);
-    const uint32_t last = top + 1;   // the finest level folded level by level
-    uint32_t tail = shape.levels;    // levels tail.. fold in one block
+    const uint32_t last = top + 1;  // the finest level folded level by level
+    uint32_t tail = shape.levels;   // levels tail.. fold in one block
     while (tail > last && shape.level_values(tail - 2) <= kTailValues) --tail;
     if (tail < shape.levels) {
         fold_tail_kernel<T><<<1, kTailBlock, 0, stream>>>(d, grad, tail);
@@ -318,15 +329,16 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
         T* fine = level_base(d, grad, l - 1);
         const T* coarse = level_base(d, grad, l);
         if (halves(d.level[l - 1]))
-            fold_level_kernel<T, true, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels,
-                                                                           nullptr);
-        else fold_level_kernel<T, false, false><<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l],
-                                                                            shape.channels, nullptr);
+            fold_level_kernel<T, true, false>
+                <<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels, nullptr);
+        else
+            fold_level_kernel<T, false, false>
+                <<<grid, kBlock, 0, stream>>>(fine, coarse, d.level[l - 1], d.level[l], shape.channels, nullptr);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
     if (top > target) {
-        launch_kernel_early(fold_ancestors_kernel<T>, tile_grid(d.level[target], shape), dim3(kBlock), stream, true, d, grad,
-                            target, top);
+        launch_kernel_early(fold_ancestors_kernel<T>, tile_grid(d.level[target], shape), dim3(kBlock), stream, true, d,
+                            grad, target, top);
     }
     if (depth == 0) {  // level 0 has an odd side: its taps take the general path
         fold_level_kernel<T, false, true><<<level_grid(d.level[0], shape), kBlock, 0, stream>>>(
@@ -361,16 +373,17 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     const float* coarse = reinterpret_cast<const float*>(grad.coarse);
     // Launched early: its start overlaps the kernel before it (fold_ancestors_kernel).
     if (groups && most == kFusedFold)
-        launch_kernel_early(fused_fold_groups_kernel<kFusedFold>, group_grid, dim3(kBlock), stream, true, level0, coarse, f, nonfinite);
+        launch_kernel_early(fused_fold_groups_kernel<kFusedFold>, group_grid, dim3(kBlock), stream, true, level0,
+                            coarse, f, nonfinite);
     else if (groups)
-        launch_kernel_early(fused_fold_groups_kernel<kMaxFusedFold>, group_grid, dim3(kBlock), stream, true, level0, coarse, f,
-                            nonfinite);
+        launch_kernel_early(fused_fold_groups_kernel<kMaxFusedFold>, group_grid, dim3(kBlock), stream, true, level0,
+                            coarse, f, nonfinite);
     else if (most == kFusedFold)
-        launch_kernel_early(fused_fold_texels_kernel<T, kFusedFold>, texel_grid, dim3(kBlock), stream, true, grad.level0,
-                            static_cast<const T*>(grad.coarse), f, nonfinite);
+        launch_kernel_early(fused_fold_texels_kernel<T, kFusedFold>, texel_grid, dim3(kBlock), stream, true,
+                            grad.level0, static_cast<const T*>(grad.coarse), f, nonfinite);
     else
-        launch_kernel_early(fused_fold_texels_kernel<T, kMaxFusedFold>, texel_grid, dim3(kBlock), stream, true, grad.level0,
-                            static_cast<const T*>(grad.coarse), f, nonfinite);
+        launch_kernel_early(fused_fold_texels_kernel<T, kMaxFusedFold>, texel_grid, dim3(kBlock), stream, true,
+                            grad.level0, static_cast<const T*>(grad.coarse), f, nonfinite);
 }
 
 template void fold_chain_gradient<float>(const FeatureChainShape&, ChainLevels<float>, cudaStream_t, uint32_t*);

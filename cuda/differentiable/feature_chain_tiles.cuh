@@ -53,11 +53,13 @@ inline bool halves(const Level& level) { return level.width % 2 == 0 && level.he
 // The tiled kernels' grid over `level`: its 16x16 tiles, and (layer, channel group).
 inline dim3 tile_grid(const Level& level, const FeatureChainShape& shape) {
     constexpr uint32_t side = kPyramidSide / 2;
-    return dim3((level.width + side - 1) / side, (level.height + side - 1) / side, ((shape.channels + 3) / 4) * shape.layers);
+    return dim3((level.width + side - 1) / side, (level.height + side - 1) / side,
+                ((shape.channels + 3) / 4) * shape.layers);
 }
 
 // How many levels after `from` each halve the one before (from -> from + 1 -> ...).
-template <class T> uint32_t halving_run(const Shape<T>& d, uint32_t from, uint32_t levels) {
+template <class T>
+uint32_t halving_run(const Shape<T>& d, uint32_t from, uint32_t levels) {
     uint32_t run = 0;
     while (from + run + 1 < levels && halves(d.level[from + run])) ++run;
     return run;

@@ -39,7 +39,8 @@ inline __device__ bool nonzero(float4 a) { return a.x != 0 || a.y != 0 || a.z !=
 // coarse texel sends a positive share to level 0) or their sum overflowed: the fold checks
 // what it writes, and the backward checks its upstream gradients, raising `nonfinite`
 // (a NonFiniteFlag's word; null: not checked).
-template <class T> __device__ void raise_if_nonfinite(uint32_t* nonfinite, T value) {
+template <class T>
+__device__ void raise_if_nonfinite(uint32_t* nonfinite, T value) {
     if (nonfinite && !isfinite(value)) *nonfinite = 1;
 }
 
@@ -54,7 +55,8 @@ inline uint32_t lanes_for(uint32_t channels) {
 }
 
 // A chain as the kernels see it (a kernel parameter: __grid_constant__).
-template <class T> struct Shape {
+template <class T>
+struct Shape {
     uint32_t layers, channels, levels, lanes, lane_bits;
     size_t level0_values;
     Level level[kMaxLevels];
@@ -69,7 +71,7 @@ Shape<T> device_shape(const FeatureChainShape& s) {
     for (uint32_t l = 0; l < s.levels; ++l) {
         const size_t texels = size_t{s.level_width(l)} * s.level_height(l);
         const bool planar = l == 0 && s.planar_level0;
-        d.level[l] = {s.level_width(l), s.level_height(l), s.offset(l), planar ? 1 : size_t{s.channels},
+        d.level[l] = {s.level_width(l),    s.level_height(l),  s.offset(l), planar ? 1 : size_t{s.channels},
                       planar ? texels : 1, texels * s.channels};
     }
     return d;

@@ -51,8 +51,8 @@ constexpr size_t kGroupsSharedBytes = 64 * 1024, kGroupsSlotBytes = 56 * 1024, k
 SharedSums groups_shared_sums(const FeatureChainShape& shape, uint32_t lanes, uint32_t first, uint32_t end,
                               size_t max_texels) {
     const size_t slots = kBlock / lanes;
-    const uint32_t slot_from =
-        coarsest_levels_from(shape, first, end, kGroupsSlotBytes / (slots * sizeof(float)), max_texels);
+    const uint32_t slot_from = coarsest_levels_from(shape, first, end, kGroupsSlotBytes / (slots * sizeof(float)),
+                                                    max_texels);
     const size_t slot_values = shape.offset(end) - shape.offset(slot_from);
     const size_t block_texels = lanes >= 4 ? std::min(max_texels, kGroupsBlockTexels - 1) : max_texels;
     const uint32_t block_from = coarsest_levels_from(
@@ -70,8 +70,9 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     const bool coarse = shape.levels > 1, texture = grad.level0 != nullptr;
     if (!chain.level0 || (coarse && !chain.coarse) || (texture && coarse && !grad.coarse) ||
         (points.count && (!points.uv || !points.lod || !grad_out)))
-        throw Error("the backward needs the chain, the points, the output gradient, and a coarse gradient buffer "
-                    "where it has a gradient buffer for level 0");
+        throw Error(
+            "the backward needs the chain, the points, the output gradient, and a coarse gradient buffer "
+            "where it has a gradient buffer for level 0");
     // Level 0's gradient is the image's: the largest buffer, so it is never zeroed nor read
     // back. The coarse levels gather their texel gradients first, the fold writes level 0
     // from them, then level 0's own texel gradients are added on top.
@@ -90,8 +91,8 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
     // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
     // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
-    const unsigned blocks =
-        std::min(blocks_for(points.count * d.lanes), resident_wave_blocks(kernel, int(kBlock), most_shared));
+    const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
+                                     resident_wave_blocks(kernel, int(kBlock), most_shared));
     // A level is summed in shared memory where it has at most a quarter as many texels as a
     // block has points: then the block's adds to it are likely to outnumber its texels, and
     // its flush costs fewer global atomics than it saves. H100, RGBA 4096^2: backward 398 ->
@@ -146,15 +147,15 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     const unsigned level0_blocks = blocks_for(points.count * d.lanes);
     if (rgba) {
         if constexpr (std::is_same_v<T, float>)
-            launch_kernel_early(backward_level0_kernel<float, Channels::rgba>, dim3(level0_blocks), dim3(kBlock), stream,
-                                true, d, points, grad_out, grad.level0);
+            launch_kernel_early(backward_level0_kernel<float, Channels::rgba>, dim3(level0_blocks), dim3(kBlock),
+                                stream, true, d, points, grad_out, grad.level0);
     } else if (groups) {
         if constexpr (std::is_same_v<T, float>)
-            launch_kernel_early(backward_level0_kernel<float, Channels::groups>, dim3(level0_blocks), dim3(kBlock), stream,
-                                true, d, points, grad_out, grad.level0);
+            launch_kernel_early(backward_level0_kernel<float, Channels::groups>, dim3(level0_blocks), dim3(kBlock),
+                                stream, true, d, points, grad_out, grad.level0);
     } else {
-        launch_kernel_early(backward_level0_kernel<T, Channels::each>, dim3(level0_blocks), dim3(kBlock), stream, true, d,
-                            points, grad_out, grad.level0);
+        launch_kernel_early(backward_level0_kernel<T, Channels::each>, dim3(level0_blocks), dim3(kBlock), stream, true,
+                            d, points, grad_out, grad.level0);
     }
 }
 

@@ -37,7 +37,8 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 const T* t = level_base(shape, levels, chain, l);
                 T* g = level_base(shape, levels, grad, l);
                 const auto add = [&](size_t element, T value) {
-                    if (level.offset + element >= shared_base) atomicAdd(sums + (level.offset + element - shared_base), value);
+                    if (level.offset + element >= shared_base)
+                        atomicAdd(sums + (level.offset + element - shared_base), value);
                     else atomicAdd(g + element, value);
                 };
                 for (uint32_t c = lane; c < channels; c += lanes) {
@@ -59,7 +60,7 @@ __global__ void backward_kernel(const __grid_constant__ Shape<T> shape, ChainLev
                 }
             }
         }
-        if (!pass.point_grads) continue;  // the same for the whole grid
+        if (!pass.point_grads) continue;                              // the same for the whole grid
         for (uint32_t offset = lanes / 2; offset > 0; offset /= 2) {  // the point's lanes' sums
             gu += __shfl_xor_sync(0xffffffffu, gu, offset);
             gv += __shfl_xor_sync(0xffffffffu, gv, offset);

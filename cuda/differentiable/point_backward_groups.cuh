@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(kBlock, 3)
     for (size_t first = size_t(blockIdx.x) * slots; first < points.count; first += step) {
         const size_t i = first + slot;
         const bool real = i < points.count;
-        const auto [u, v, p, layer, go] =
-            read_point(shape, points, grad_out, i, channels, c, has_group, pass.point_grads, nonfinite);
+        const auto [u, v, p, layer, go] = read_point(shape, points, grad_out, i, channels, c, has_group,
+                                                     pass.point_grads, nonfinite);
         float gu = 0, gv = 0, gl = 0;
         for (uint32_t k = 0; k < 2; ++k) {
             const uint32_t l = p.base + k;
@@ -65,9 +65,11 @@ __global__ void __launch_bounds__(kBlock, 3)
             if (pass.point_grads) q = quad_group_at(level_base(shape, levels, chain, l), level, layer, s, c);
             if (scatter && nonzero(gw)) {
                 // Whole levels are summed in the slots' copies, the block's, or neither.
-                const bool in_slot = level.offset >= shared.slot_first, in_block = !in_slot && level.offset >= shared.block_first;
+                const bool in_slot = level.offset >= shared.slot_first,
+                           in_block = !in_slot && level.offset >= shared.block_first;
                 const auto tap = s.taps();
-                const size_t level_first = level.offset + size_t(layer) * level.layer_stride + size_t(c) * level.channel;
+                const size_t level_first = level.offset + size_t(layer) * level.layer_stride +
+                                           size_t(c) * level.channel;
                 float* g = level_base(shape, levels, grad, l) + size_t(layer) * level.layer_stride;
 #pragma unroll
                 for (uint32_t j = 0; j < 4; ++j) {
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(kBlock, 3)
             gv += s.height * dot4(gw, (q.t01 - q.t00) * (1 - s.a) + (q.t11 - q.t10) * s.a);
             if (p.free) gl += (k == 0 ? -1.f : 1.f) * dot4(go, blend_quad4(q, s));
         }
-        if (!pass.point_grads) continue;  // the same for the whole grid
+        if (!pass.point_grads) continue;                                    // the same for the whole grid
         for (uint32_t offset = shape.lanes / 2; offset > 0; offset /= 2) {  // the point's lanes' sums
             gu += __shfl_xor_sync(0xffffffffu, gu, offset);
             gv += __shfl_xor_sync(0xffffffffu, gv, offset);
@@ -106,8 +108,7 @@ __global__ void __launch_bounds__(kBlock, 3)
     __syncthreads();
     for (uint32_t k = threadIdx.x; k < block_values + shared.slot_values; k += blockDim.x) {
         float sum = 0;
-        if (k < block_values)
-            sum = block_sums[k];
+        if (k < block_values) sum = block_sums[k];
         else
             for (uint32_t w = 0; w < slots; ++w) sum += sums[w * shared.slot_values + (k - block_values)];
         if (sum != 0.f) atomicAdd(chain_element(shape, grad, shared.block_first + k), sum);

@@ -18,7 +18,8 @@ constexpr size_t kSharedBytes = 32 * 1024;
 constexpr size_t kRgbaSharedBytes = 48 * 1024;
 
 // d loss / d uv and d loss / d lod of point i, where the caller wants them.
-template <class T> __device__ void store_point_grads(T* grad_uv, T* grad_lod, size_t i, T gu, T gv, T gl) {
+template <class T>
+__device__ void store_point_grads(T* grad_uv, T* grad_lod, size_t i, T gu, T gv, T gl) {
     if (grad_uv) {
         grad_uv[2 * i] = gu;
         grad_uv[2 * i + 1] = gv;
@@ -27,7 +28,8 @@ template <class T> __device__ void store_point_grads(T* grad_uv, T* grad_lod, si
 }
 
 // Element `index` of the chain's one index space in `grad`.
-template <class T> __device__ T* chain_element(const Shape<T>& shape, ChainLevels<T> grad, size_t index) {
+template <class T>
+__device__ T* chain_element(const Shape<T>& shape, ChainLevels<T> grad, size_t index) {
     return index < shape.level0_values ? grad.level0 + index : grad.coarse + (index - shape.level0_values);
 }
 
@@ -51,8 +53,8 @@ struct PointRead {
     float4 go{0, 0, 0, 0};
 };
 inline __device__ PointRead read_point(const Shape<float>& shape, const PointBatch<float>& points,
-                                      const float* grad_out, size_t i, uint32_t channels, uint32_t c, bool group,
-                                      bool check, uint32_t* nonfinite) {
+                                       const float* grad_out, size_t i, uint32_t channels, uint32_t c, bool group,
+                                       bool check, uint32_t* nonfinite) {
     PointRead r;
     if (i < points.count) {
         r.u = points.uv[2 * i];

@@ -59,7 +59,8 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
     for (size_t first = size_t(blockIdx.x) * blockDim.x; first < points.count; first += step) {
         const size_t i = first + threadIdx.x;
         const bool real = i < points.count;
-        const auto [u, v, p, layer, go] = read_point(shape, points, grad_out, i, 4, 0, true, pass.point_grads, nonfinite);
+        const auto [u, v, p, layer, go] = read_point(shape, points, grad_out, i, 4, 0, true, pass.point_grads,
+                                                     nonfinite);
         float gu = 0, gv = 0, gl = 0;
         for (uint32_t k = 0; k < 2; ++k) {
             const uint32_t l = p.base + k;
@@ -85,9 +86,10 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
             for (uint32_t j = 0; j < 4; ++j) {
                 if (adds && !in_shared) add_texel4(g, level, tap.texel[j], gw * tap.weight[j]);
                 if (warp_shares)
-                    add_in_warp(warp_sums,
-                                in_shared ? uint32_t(level_first + tap.texel[j] * level.texel - shared_base) : kNotShared,
-                                uint32_t(level.channel), gw * tap.weight[j]);
+                    add_in_warp(
+                        warp_sums,
+                        in_shared ? uint32_t(level_first + tap.texel[j] * level.texel - shared_base) : kNotShared,
+                        uint32_t(level.channel), gw * tap.weight[j]);
             }
             if (!grads) continue;
             gu += s.width * dot4(gw, (q.t10 - q.t00) * (1 - s.b) + (q.t11 - q.t01) * s.b);

@@ -29,13 +29,15 @@ __device__ void forward_point(const Shape<T>& shape, ChainLevels<const T> chain,
     const T* hi_texels = level_base(shape, chain, next);
     if constexpr (kChannels == Channels::rgba && std::is_same_v<T, float>) {
         float4 value = blend_quad4(quad4_at(lo_texels, lo_level, layer, lo), lo);
-        if (next != p.base) value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
+        if (next != p.base)
+            value = value * (1 - p.blend) + blend_quad4(quad4_at(hi_texels, hi_level, layer, hi), hi) * p.blend;
         reinterpret_cast<float4*>(out)[i] = value;
     } else if constexpr (kChannels == Channels::groups && std::is_same_v<T, float>) {
         for (uint32_t c = 4 * lane; c < shape.channels; c += 4 * shape.lanes) {
             float4 value = blend_quad4(quad_group_at(lo_texels, lo_level, layer, lo, c), lo);
             if (next != p.base)
-                value = value * (1 - p.blend) + blend_quad4(quad_group_at(hi_texels, hi_level, layer, hi, c), hi) * p.blend;
+                value = value * (1 - p.blend) +
+                        blend_quad4(quad_group_at(hi_texels, hi_level, layer, hi, c), hi) * p.blend;
             *reinterpret_cast<float4*>(out + i * shape.channels + c) = value;
         }
     } else {

@@ -39,7 +39,8 @@ struct FeatureChainShape {
 };
 
 // Where a chain (or its gradient) lives: level 0 and the packed coarser levels.
-template <class T> struct ChainLevels {
+template <class T>
+struct ChainLevels {
     T* level0 = nullptr;
     T* coarse = nullptr;  // may be null for a one-level chain
 };
@@ -48,7 +49,8 @@ template <class T> struct ChainLevels {
 void check_feature_chain(const FeatureChainShape& shape);
 
 // The points: u, v interleaved (uv[2i], uv[2i+1]), lod[i], layer[i] (null: all layer 0).
-template <class T> struct PointBatch {
+template <class T>
+struct PointBatch {
     const T* uv = nullptr;
     const T* lod = nullptr;
     const int32_t* layer = nullptr;

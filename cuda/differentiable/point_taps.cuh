@@ -18,7 +18,8 @@ using namespace feature_levels;
 
 // A bilinear sample's texels (indices in a layer's plane of texels) and weights in one
 // level, clamp to edge.
-template <class T> struct Bilinear {
+template <class T>
+struct Bilinear {
     size_t i00, i10, i01, i11;
     T a, b, width, height;
     // The four taps (texels 00, 10, 01, 11) and their weights, for the loops that scatter.
@@ -50,7 +51,8 @@ inline __device__ Bilinear<T> bilinear_at(const Level& level, T u, T v) {
     return s;
 }
 
-template <class T> struct LodPair {
+template <class T>
+struct LodPair {
     uint32_t base;
     T blend;
     bool has_next, free;
@@ -69,7 +71,8 @@ inline __device__ LodPair<T> lod_pair(uint32_t levels, T lod) {
 }
 
 // The four texels of a bilinear sample in channel c; `plane` is (layer, c)'s element 0.
-template <class T> struct Quad {
+template <class T>
+struct Quad {
     T t00, t10, t01, t11;
 };
 template <class T>
@@ -93,7 +96,8 @@ inline __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint3
 // differs across a warp is served one index at a time by the constant cache. H100, `tvlm
 // bench grad`: the many-channel backward 1492-1495 -> 1447-1448 us; the RGBA backward and
 // the forward keep the parameter (RGBA backward 378-379 -> 442 us with the copy).
-template <class T> __device__ void copy_levels(const Shape<T>& shape, Level* levels) {
+template <class T>
+__device__ void copy_levels(const Shape<T>& shape, Level* levels) {
     if (threadIdx.x < shape.levels) levels[threadIdx.x] = shape.level[threadIdx.x];
     __syncthreads();
 }
@@ -171,7 +175,8 @@ inline __device__ float4 blend_quad4(const Quad<float4>& q, const Bilinear<float
 enum class Channels { each, groups, rgba };
 
 // Whether the kernels may take channels in float4 groups (RGBA: a texel) for these buffers.
-template <class T> bool groups4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
+template <class T>
+bool groups4(const FeatureChainShape& shape, std::initializer_list<const void*> buffers) {
     if constexpr (!std::is_same_v<T, float>) {
         return false;
     } else {

@@ -142,8 +142,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(FieldArgs<T> f, size_
 }
 
 template <int D, class T>
-__global__ void __launch_bounds__(kThreads) point_gradients_kernel(FieldArgs<T> f, size_t per_chunk, const T* grad,
-                                                                   T* out) {
+__global__ void __launch_bounds__(kThreads)
+    point_gradients_kernel(FieldArgs<T> f, size_t per_chunk, const T* grad, T* out) {
     __shared__ GaussianTile<D, T> tile;
     const size_t b = size_t(blockIdx.x) * kThreads + threadIdx.x;
     const bool active = b < f.points_count;
@@ -169,8 +169,8 @@ __global__ void __launch_bounds__(kThreads) point_gradients_kernel(FieldArgs<T> 
 // Thread n of block (x, chunk): Gaussian blockIdx.x * kThreads + threadIdx.x over the
 // points of chunk blockIdx.y, staged in shared memory a tile at a time.
 template <int D, class T>
-__global__ void __launch_bounds__(kThreads) gaussian_gradients_kernel(FieldArgs<T> f, const T* grad, size_t chunk,
-                                                                      FieldGradientsOut<T> out) {
+__global__ void __launch_bounds__(kThreads)
+    gaussian_gradients_kernel(FieldArgs<T> f, const T* grad, size_t chunk, FieldGradientsOut<T> out) {
     __shared__ T points[kThreads * D];
     __shared__ T grads[kThreads];
     const size_t n = size_t(blockIdx.x) * kThreads + threadIdx.x;
@@ -215,11 +215,10 @@ unsigned grid_for(size_t items) { return unsigned((items + kThreads - 1) / kThre
 // blocks of points) are split along the other axis until there are that many, each
 // split at least kMinPerChunk long; splits add up with uncontended atomics.
 constexpr size_t kMinPerChunk = 32;
-size_t wanted_blocks() {
-    return size_t(4 * current_device_multiprocessors());
-}
+size_t wanted_blocks() { return size_t(4 * current_device_multiprocessors()); }
 size_t splits(size_t blocks, size_t length) {
-    return std::clamp<size_t>(wanted_blocks() / std::max<size_t>(blocks, 1), 1, (length + kMinPerChunk - 1) / kMinPerChunk);
+    return std::clamp<size_t>(wanted_blocks() / std::max<size_t>(blocks, 1), 1,
+                              (length + kMinPerChunk - 1) / kMinPerChunk);
 }
 
 template <int D, class T, int kForwardPoints>
@@ -252,7 +251,8 @@ struct ZeroSpans {
 template <class T>
 __global__ void zero_kernel(ZeroSpans<T> spans) {
     for (int s = 0; s < 4; ++s)
-        for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < spans.count[s]; i += size_t(gridDim.x) * blockDim.x)
+        for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < spans.count[s];
+             i += size_t(gridDim.x) * blockDim.x)
             spans.data[s][i] = T(0);
 }
 
@@ -260,15 +260,19 @@ template <int D, class T>
 void backward(const FieldArgs<T>& f, const T* grad, const FieldGradientsOut<T>& out, cudaStream_t stream) {
     const size_t tri = size_t(D) * size_t(D + 1) / 2;
     const size_t g_chunks = splits(grid_for(f.points_count), f.count), per_g = (f.count + g_chunks - 1) / g_chunks;
-    const ZeroSpans<T> spans{{out.means, out.cholesky, out.weights, out.points},
-                             {f.count * size_t(D), f.count * tri, f.count, g_chunks > 1 ? f.points_count * size_t(D) : 0}};
+    const ZeroSpans<T> spans{
+        {out.means, out.cholesky, out.weights, out.points},
+        {f.count * size_t(D), f.count * tri, f.count, g_chunks > 1 ? f.points_count * size_t(D) : 0}};
     const size_t longest = *std::max_element(std::begin(spans.count), std::end(spans.count));
     zero_kernel<T><<<unsigned(std::min<size_t>(grid_for(longest), wanted_blocks())), kThreads, 0, stream>>>(spans);
-    point_gradients_kernel<D, T><<<dim3(grid_for(f.points_count), unsigned((f.count + per_g - 1) / per_g)), kThreads, 0,
-                                   stream>>>(f, per_g, grad, out.points);
-    const size_t p_chunks = splits(grid_for(f.count), f.points_count), per_p = (f.points_count + p_chunks - 1) / p_chunks;
-    gaussian_gradients_kernel<D, T><<<dim3(grid_for(f.count), unsigned((f.points_count + per_p - 1) / per_p)), kThreads,
-                                      0, stream>>>(f, grad, per_p, out);
+    point_gradients_kernel<D, T>
+        <<<dim3(grid_for(f.points_count), unsigned((f.count + per_g - 1) / per_g)), kThreads, 0, stream>>>(
+            f, per_g, grad, out.points);
+    const size_t p_chunks = splits(grid_for(f.count), f.points_count),
+                 per_p = (f.points_count + p_chunks - 1) / p_chunks;
+    gaussian_gradients_kernel<D, T>
+        <<<dim3(grid_for(f.count), unsigned((f.points_count + per_p - 1) / per_p)), kThreads, 0, stream>>>(f, grad,
+                                                                                                           per_p, out);
 }
 
 }  // namespace
@@ -283,7 +287,8 @@ void gaussian_field_forward(const FieldArgs<T>& f, T* values, T* squared, cudaSt
 }
 
 template <class T>
-void gaussian_field_backward(const FieldArgs<T>& f, const T* grad, const FieldGradientsOut<T>& out, cudaStream_t stream) {
+void gaussian_field_backward(const FieldArgs<T>& f, const T* grad, const FieldGradientsOut<T>& out,
+                             cudaStream_t stream) {
     check(f);
     if (!grad || !out.points || !out.means || !out.cholesky || !out.weights)
         throw Error("gaussian_field_backward: a null upstream gradient or output");
@@ -294,7 +299,8 @@ void gaussian_field_backward(const FieldArgs<T>& f, const T* grad, const FieldGr
 
 template void gaussian_field_forward(const FieldArgs<float>&, float*, float*, cudaStream_t);
 template void gaussian_field_forward(const FieldArgs<double>&, double*, double*, cudaStream_t);
-template void gaussian_field_backward(const FieldArgs<float>&, const float*, const FieldGradientsOut<float>&, cudaStream_t);
+template void gaussian_field_backward(const FieldArgs<float>&, const float*, const FieldGradientsOut<float>&,
+                                      cudaStream_t);
 template void gaussian_field_backward(const FieldArgs<double>&, const double*, const FieldGradientsOut<double>&,
                                       cudaStream_t);
 

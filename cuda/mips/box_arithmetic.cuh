@@ -36,7 +36,10 @@ __device__ inline unsigned short half_of(float average) { return __half_as_ushor
 
 __device__ inline float component(float4 v, uint32_t c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
 __device__ inline void set_component(float4& v, uint32_t c, float x) {
-    if (c == 0) v.x = x; else if (c == 1) v.y = x; else if (c == 2) v.z = x; else v.w = x;
+    if (c == 0) v.x = x;
+    else if (c == 1) v.y = x;
+    else if (c == 2) v.z = x;
+    else v.w = x;
 }
 
 struct Filter {
@@ -98,8 +101,8 @@ struct Filter {
 // halve_tile_levels() then halves it down levels a+2 .. a+levels in shared memory, storing
 // as it goes (store(step, x, y, v)). V is float4 (surfaces) or float (one channel).
 template <class V, class Texel, class Store>
-__device__ void first_tile(V* tile_a, uint32_t tile_x, uint32_t tile_y, uint32_t width, uint32_t height,
-                           Texel texel, Store store) {
+__device__ void first_tile(V* tile_a, uint32_t tile_x, uint32_t tile_y, uint32_t width, uint32_t height, Texel texel,
+                           Store store) {
     constexpr uint32_t tile = TVLM_BOX_TILE, threads = TVLM_BOX_THREADS;
     const uint32_t t = threadIdx.x;
 #pragma unroll

@@ -68,7 +68,8 @@ __device__ float4 box_texel_any_taps(const Filter& filter, uint32_t src_w, uint3
         double row[4] = {0, 0, 0, 0};
         for (uint32_t a = 0; a < tx.count; ++a) {
             const float4 v = at(tx.first + a, ty.first + b);
-            for (uint32_t c = 0; c < 4; ++c) row[c] += static_cast<double>(tx.weight[a]) * filter.averaged(component(v, c), c);
+            for (uint32_t c = 0; c < 4; ++c)
+                row[c] += static_cast<double>(tx.weight[a]) * filter.averaged(component(v, c), c);
         }
         for (uint32_t c = 0; c < 4; ++c) n[c] += static_cast<double>(ty.weight[b]) * row[c];
     }
@@ -143,14 +144,14 @@ template <SurfaceTexel T, bool kHalving, class At>
 __device__ float4 box_texel(const Filter& filter, uint32_t src_w, uint32_t src_h, uint32_t x, uint32_t y, At at) {
     if constexpr (kHalving)
         return filter.halve(at(2 * x, 2 * y), at(2 * x + 1, 2 * y), at(2 * x, 2 * y + 1), at(2 * x + 1, 2 * y + 1));
-    else
-        return box_texel_any_ratio<T == SurfaceTexel::uchar4>(filter, src_w, src_h, x, y, at);
+    else return box_texel_any_ratio<T == SurfaceTexel::uchar4>(filter, src_w, src_h, x, y, at);
 }
 
 template <SurfaceTexel T, bool kHalving>
-__device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y, uint32_t layer) {
+__device__ float4 first_level_texel(const BoxMipsLaunch& l, const Filter& filter, uint32_t x, uint32_t y,
+                                    uint32_t layer) {
     return box_texel<T, kHalving>(filter, l.params.src_width, l.params.src_height, x, y,
-                               [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); });
+                                  [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); });
 }
 
 // The surface of level a+step among `dst` (levels a+1 ..): a switch, because indexing the
@@ -204,9 +205,9 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_mips_kernel(BoxMipsLaunc
     const auto store_level = [&](uint32_t step, uint32_t x, uint32_t y, float4 v) {
         store<T>(level_surface(l.dst, step), x, y, layer, l.layered, v);
     };
-    first_tile(tile_a, tile_x, tile_y, width, height,
-               [&](uint32_t x, uint32_t y) { return first_level_texel<T, kHalving>(l, filter, x, y, layer); },
-               store_level);
+    first_tile(
+        tile_a, tile_x, tile_y, width, height,
+        [&](uint32_t x, uint32_t y) { return first_level_texel<T, kHalving>(l, filter, x, y, layer); }, store_level);
     halve_tile_levels(filter, tile_a, tile_b, l.params.levels, tile_x, tile_y, width, height, store_level);
 }
 
@@ -265,13 +266,15 @@ struct Srgb8Words {
         // with (4 << shift) (IDP, on the FMA pipe), where a shift and a mask took two ALU
         // instructions: 11% fewer instructions, H100 4096^2 chain 41.7 -> 40.6 us.
         const auto linear4 = [&](Word w) {
-            return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.linear4) + __dp4a(w, 4u << shift, 0u));
+            return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.linear4) +
+                                                      __dp4a(w, 4u << shift, 0u));
         };
         const uint32_t m = linear4(a) + linear4(b) + linear4(c) + linear4(d);  // 16 x the average, at most 2^28
         // The bucket's byte offset, 4 x srgb8_carry_bucket(m): 4 (m >> 16) as a dot product
         // of m's halves with bytes (0, 4); the add and the min are one VIADDMNMX.
         const uint32_t offset = min(__dp2a_hi(m, 4u << 24, 0u), ((m >> 19) << 2) + 4 * kSrgb8CarryCoarse);
-        return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.carry) + offset) + m;
+        return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.carry) + offset) +
+               m;
     }
     __device__ static uint32_t channel(Word a, Word b, Word c, Word d, uint32_t shift) {
         return (channel_high(a, b, c, d, shift) >> 24) << shift;
@@ -329,7 +332,8 @@ __device__ void read4(cudaSurfaceObject_t s, uint32_t x, uint32_t y, uint32_t la
         chunks[c] = read_word<uint4>(s, x * sizeof(Word) + 16 * c, y, layer, layered);
 }
 // Two neighbouring texels of a row in one 8- or 16-byte write.
-__device__ void write2(cudaSurfaceObject_t s, uint32_t a, uint32_t b, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
+__device__ void write2(cudaSurfaceObject_t s, uint32_t a, uint32_t b, uint32_t x, uint32_t y, uint32_t layer,
+                       bool layered) {
     write_word(s, make_uint2(a, b), x * 4, y, layer, layered);
 }
 __device__ void write2(cudaSurfaceObject_t s, uint2 a, uint2 b, uint32_t x, uint32_t y, uint32_t layer, bool layered) {
@@ -353,7 +357,8 @@ struct SurfaceSource {
             return;
         }
 #pragma unroll
-        for (uint32_t k = 0; k < 4; ++k) out[k] = read_word<Word>(surface, min(x + k, width - 1) * sizeof(Word), y, layer, layered);
+        for (uint32_t k = 0; k < 4; ++k)
+            out[k] = read_word<Word>(surface, min(x + k, width - 1) * sizeof(Word), y, layer, layered);
     }
     __device__ void copy_rows(const Word (&)[4][4], uint32_t, uint32_t) const {}
 };
@@ -370,9 +375,12 @@ struct ScratchSource {
 };
 
 __device__ uint32_t shuffle_xor(uint32_t v, uint32_t lanes) { return __shfl_xor_sync(0xffffffffu, v, lanes); }
-__device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) { return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes)); }
+__device__ uint2 shuffle_xor(uint2 v, uint32_t lanes) {
+    return make_uint2(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes));
+}
 __device__ uint4 shuffle_xor(uint4 v, uint32_t lanes) {
-    return make_uint4(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes), shuffle_xor(v.z, lanes), shuffle_xor(v.w, lanes));
+    return make_uint4(shuffle_xor(v.x, lanes), shuffle_xor(v.y, lanes), shuffle_xor(v.z, lanes),
+                      shuffle_xor(v.w, lanes));
 }
 
 // Level 0 from a frame in CUDA memory (rows `row_bytes` apart, 16-byte aligned), written
@@ -434,7 +442,8 @@ struct FrameSource {
             if (row >= height) continue;
             if (x + 3 < width) {
 #pragma unroll
-                for (uint32_t c = 0; c < kChunks; ++c) write_word(level0, held[s][c], x * sizeof(Word) + 16 * c, row, layer, layered);
+                for (uint32_t c = 0; c < kChunks; ++c)
+                    write_word(level0, held[s][c], x * sizeof(Word) + 16 * c, row, layer, layered);
                 continue;
             }
             const Word* texels = reinterpret_cast<const Word*>(held[s]);
@@ -516,14 +525,16 @@ __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& 
     const uint32_t t = threadIdx.x, qx = even_bits(t), qy = even_bits(t >> 1);
     Word r[4][4];
 #pragma unroll
-    for (uint32_t k = 0; k < 4; ++k) src.row4(to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy + k, r[k]);
+    for (uint32_t k = 0; k < 4; ++k)
+        src.row4(to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy + k, r[k]);
     src.copy_rows(r, to.tile_x * 2 * TVLM_BOX_TILE + 4 * qx, to.tile_y * 2 * TVLM_BOX_TILE + 4 * qy);
     Word l1[2][2];
 #pragma unroll
     for (uint32_t i = 0; i < 2; ++i)
 #pragma unroll
         for (uint32_t j = 0; j < 2; ++j)
-            l1[i][j] = Words::average4(r[2 * i][2 * j], r[2 * i][2 * j + 1], r[2 * i + 1][2 * j], r[2 * i + 1][2 * j + 1]);
+            l1[i][j] = Words::average4(r[2 * i][2 * j], r[2 * i][2 * j + 1], r[2 * i + 1][2 * j],
+                                       r[2 * i + 1][2 * j + 1]);
     const Word l2 = Words::average4(l1[0][0], l1[0][1], l1[1][0], l1[1][1]);
     const Word l3 = lane_average<Words>(l2, 1);
     const Word l4 = lane_average<Words>(l3, 4);
@@ -587,8 +598,14 @@ __device__ uint32_t acquire_count(const uint32_t* counter) {
 // This block's part of the launch's levels (packed_tile writes the same out again: built by
 // this call there, ptxas allocated the RGBA16F and frame kernels' registers differently).
 __device__ TileTarget tile_target(const BoxMipsLaunch& l) {
-    TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
-                  blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, blockIdx.z + l.params.first_layer, l.layered};
+    TileTarget to{{},
+                  l.params.levels,
+                  l.params.src_width / 2,
+                  l.params.src_height / 2,
+                  blockIdx.x + l.params.tile_x,
+                  blockIdx.y + l.params.tile_y,
+                  blockIdx.z + l.params.first_layer,
+                  l.layered};
     for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) to.dst[k] = l.dst[k];
     return to;
 }
@@ -625,18 +642,25 @@ __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     if (unchanged_block(l, blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y)) return;
     if constexpr (!kOneTile) Words::prepare();
     const uint32_t layer = blockIdx.z + l.params.first_layer;
-    TileTarget to{{}, l.params.levels, l.params.src_width / 2, l.params.src_height / 2,
-                  blockIdx.x + l.params.tile_x, blockIdx.y + l.params.tile_y, layer, l.layered};
+    TileTarget to{{},
+                  l.params.levels,
+                  l.params.src_width / 2,
+                  l.params.src_height / 2,
+                  blockIdx.x + l.params.tile_x,
+                  blockIdx.y + l.params.tile_y,
+                  layer,
+                  l.layered};
     for (uint32_t k = 0; k < TVLM_BOX_MAX_LEVELS; ++k) to.dst[k] = l.dst[k];
     Word last;
     if constexpr (kFromFrame) {
-        const unsigned char* rows = static_cast<const unsigned char*>(l.frame) + layer * l.frame_row_bytes * l.params.src_height;
-        last = halve_tile<Words>(FrameSource<Word>{rows, l.frame_row_bytes, l.src, l.params.src_width, l.params.src_height,
-                                                   layer, l.layered},
+        const unsigned char* rows = static_cast<const unsigned char*>(l.frame) +
+                                    layer * l.frame_row_bytes * l.params.src_height;
+        last = halve_tile<Words>(FrameSource<Word>{rows, l.frame_row_bytes, l.src, l.params.src_width,
+                                                   l.params.src_height, layer, l.layered},
                                  to, level4);
     } else {
-        last = halve_tile<Words>(SurfaceSource<Word>{l.src, l.params.src_width, l.params.src_height, layer, l.layered}, to,
-                                 level4);
+        last = halve_tile<Words>(SurfaceSource<Word>{l.src, l.params.src_width, l.params.src_height, layer, l.layered},
+                                 to, level4);
     }
     if (l.tail.levels == 0) return;
 
@@ -757,7 +781,8 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_level_kernel(BoxMipsLaun
 template <SurfaceTexel T>
 void launch_level(const BoxMipsLaunch& l, dim3 tiles, cudaStream_t stream) {
     const uint32_t w = l.params.src_width, h = l.params.src_height;
-    const dim3 grid(tiles.x, tiles.y * (TVLM_BOX_TILE / kLevelBlockRows), tiles.z), threads(TVLM_BOX_TILE, kLevelBlockRows);
+    const dim3 grid(tiles.x, tiles.y * (TVLM_BOX_TILE / kLevelBlockRows), tiles.z),
+        threads(TVLM_BOX_TILE, kLevelBlockRows);
     const bool fixed = takes_fixed_taps(T == SurfaceTexel::uchar4, l.params.kind, w, h);
     auto* kernel = box_level_kernel<T, 0, 0>;
     if (fixed && w % 2 == 0) kernel = h % 2 == 0 ? box_level_kernel<T, 2, 2> : box_level_kernel<T, 2, 3>;
@@ -797,14 +822,16 @@ bool has_packed_words(uint32_t kind) {
 
 // Calls use(Words{}) with the packed kernels' word type of `kind` (has_packed_words): the
 // one place where a format picks its packed kernels.
-template <class Use> void with_packed_words(uint32_t kind, Use&& use) {
+template <class Use>
+void with_packed_words(uint32_t kind, Use&& use) {
     if (kind == TVLM_BOX_UNORM8) use(Rgba8Words{});
     else if (kind == TVLM_BOX_SRGB8) use(Srgb8Words{});
     else use(Rgba16fWords{});
 }
 
 // The packed kernel of a pass of Words: sRGB8's has launch bounds and a tail call of its own.
-template <class Words> constexpr auto packed_kernel() {
+template <class Words>
+constexpr auto packed_kernel() {
     if constexpr (std::is_same_v<Words, Srgb8Words>) return box_packed_srgb8_kernel;
     else return box_packed_kernel<Words, false>;
 }
@@ -812,12 +839,14 @@ template <class Words> constexpr auto packed_kernel() {
 template <SurfaceTexel T>
 void launch_kernel(const BoxMipsLaunch& l, dim3 grid, cudaStream_t stream) {
     const bool halving = l.params.src_width % 2 == 0 && l.params.src_height % 2 == 0;
-    if (l.frame && l.params.kind == TVLM_BOX_FLOAT16) launch(box_packed_rgba16f_frame_kernel, grid, l.overlap_launch, stream, l);
+    if (l.frame && l.params.kind == TVLM_BOX_FLOAT16)
+        launch(box_packed_rgba16f_frame_kernel, grid, l.overlap_launch, stream, l);
     else if (l.frame) launch(box_packed_kernel<Rgba8Words, true>, grid, l.overlap_launch, stream, l);
     else if (runs_packed(l))
         with_packed_words(l.params.kind, [&](auto words) {
             using Words = decltype(words);
-            launch(runs_one_tile(l) ? box_packed_one_tile_kernel<Words> : packed_kernel<Words>(), grid, l.overlap_launch, stream, l);
+            launch(runs_one_tile(l) ? box_packed_one_tile_kernel<Words> : packed_kernel<Words>(), grid,
+                   l.overlap_launch, stream, l);
         });
     else if (runs_one_level(l)) launch_level<T>(l, grid, stream);
     else if (halving) launch(box_mips_kernel<T, true>, grid, l.overlap_launch, stream, l);
@@ -858,10 +887,12 @@ __global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l)
             float4 v;
             if (step == 0) {
                 const auto at = [&](uint32_t sx, uint32_t sy) { return load<T>(l.src, sx, sy, layer, l.layered); };
-                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at) : box_texel<T, false>(filter, src_w, src_h, x, y, at);
+                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at)
+                            : box_texel<T, false>(filter, src_w, src_h, x, y, at);
             } else {
                 const auto at = [&](uint32_t sx, uint32_t sy) { return from[sy * src_w + sx]; };
-                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at) : box_texel<T, false>(filter, src_w, src_h, x, y, at);
+                v = halving ? box_texel<T, true>(filter, src_w, src_h, x, y, at)
+                            : box_texel<T, false>(filter, src_w, src_h, x, y, at);
             }
             store<T>(dst[step], x, y, layer, l.layered, v);
             to[i] = v;
@@ -908,8 +939,9 @@ void launch_box_tail(const BoxTailLaunch& l, cudaStream_t stream) {
     const size_t second = size_t{std::max(1u, w >> 1)} * std::max(1u, h >> 1);
     if (size_t{w} * h > kBoxTailTexels || (l.levels > 1 && second > kBoxTailTexels / 4) || l.levels == 0 ||
         l.levels > kBoxTailMaxLevels)
-        throw std::logic_error("a box tail's first level has at most kBoxTailTexels texels, its second a quarter "
-                               "of that, and 1..16 levels");
+        throw std::logic_error(
+            "a box tail's first level has at most kBoxTailTexels texels, its second a quarter "
+            "of that, and 1..16 levels");
     switch (l.texel) {
         case SurfaceTexel::uchar4: launch_tail<SurfaceTexel::uchar4>(l, stream); break;
         case SurfaceTexel::half4: launch_tail<SurfaceTexel::half4>(l, stream); break;
@@ -923,7 +955,8 @@ uint32_t packed_blocks_at_once(uint32_t kind) {
     if (!has_packed_words(kind)) return 0;
     uint32_t blocks = 0;
     with_packed_words(kind, [&](auto words) {
-        blocks = resident_wave_blocks(reinterpret_cast<const void*>(packed_kernel<decltype(words)>()), TVLM_BOX_THREADS);
+        blocks = resident_wave_blocks(reinterpret_cast<const void*>(packed_kernel<decltype(words)>()),
+                                      TVLM_BOX_THREADS);
     });
     return blocks;
 }
@@ -934,12 +967,15 @@ bool runs_packed(const BoxMipsLaunch& l) {
 
 void launch_box_mips(const BoxMipsLaunch& launch, cudaStream_t stream) {
     if (launch.tail.levels && !runs_packed(launch)) throw std::logic_error("a box tail needs the packed kernel");
-    if (launch.changed_tiles && (launch.tail.levels || launch.layers != 1 || launch.params.tile_x || launch.params.tile_y))
+    if (launch.changed_tiles &&
+        (launch.tail.levels || launch.layers != 1 || launch.params.tile_x || launch.params.tile_y))
         throw std::logic_error("a launch driven by changed tiles covers one whole layer, without a tail");
-    if (launch.frame && (!runs_packed(launch) || (launch.params.kind != TVLM_BOX_UNORM8 && launch.params.kind != TVLM_BOX_FLOAT16) || launch.changed_tiles ||
-                         launch.params.tile_x || launch.params.tile_y ||
-                         reinterpret_cast<uintptr_t>(launch.frame) % 16 || launch.frame_row_bytes % 16))
-        throw std::logic_error("a frame is read by a whole first pass of the packed RGBA8 or RGBA16F kernel, 16-byte aligned");
+    if (launch.frame &&
+        (!runs_packed(launch) || (launch.params.kind != TVLM_BOX_UNORM8 && launch.params.kind != TVLM_BOX_FLOAT16) ||
+         launch.changed_tiles || launch.params.tile_x || launch.params.tile_y ||
+         reinterpret_cast<uintptr_t>(launch.frame) % 16 || launch.frame_row_bytes % 16))
+        throw std::logic_error(
+            "a frame is read by a whole first pass of the packed RGBA8 or RGBA16F kernel, 16-byte aligned");
     const dim3 grid(launch.tiles_x, launch.tiles_y, launch.layers);
     switch (launch.texel) {
         case SurfaceTexel::uchar4: launch_kernel<SurfaceTexel::uchar4>(launch, grid, stream); break;

@@ -21,8 +21,8 @@ enum class SurfaceTexel : uint8_t { uchar4, half4, float4, float1 };
 struct BoxMipsTail {
     cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // its levels
     uint32_t levels = 0;                                // 0: no tail
-    void* scratch = nullptr;            // a texel (8 bytes at most) per block and layer
-    unsigned int* counters = nullptr;   // one per layer, 0 between launches
+    void* scratch = nullptr;                            // a texel (8 bytes at most) per block and layer
+    unsigned int* counters = nullptr;                   // one per layer, 0 between launches
     bool deferred = false;
 };
 
@@ -31,7 +31,7 @@ struct BoxMipsLaunch {
     cudaSurfaceObject_t dst[TVLM_BOX_MAX_LEVELS] = {};  // levels a+1 .. a+levels
     gpu::BoxMipsParams params{};
     uint32_t tiles_x = 0, tiles_y = 0, layers = 1;
-    bool layered = false;                               // surfaces on a layered array
+    bool layered = false;  // surfaces on a layered array
     SurfaceTexel texel = SurfaceTexel::uchar4;
     bool packed = true;  // RGBA8, sRGB8 and RGBA16F levels that halve: the packed-word kernels (false: per texel)
     bool overlap_launch = false;  // launch while the kernel before runs (programmatic dependent launch)
@@ -72,7 +72,7 @@ struct BoxTailLaunch {
     cudaSurfaceObject_t src = 0;                      // level a
     cudaSurfaceObject_t dst[kBoxTailMaxLevels] = {};  // levels a+1 .. a+levels
     uint32_t src_width = 0, src_height = 0, levels = 0;
-    uint32_t kind = 0;                                // TVLM_BOX_*
+    uint32_t kind = 0;  // TVLM_BOX_*
     uint32_t first_layer = 0, layers = 1;
     bool layered = false;
     SurfaceTexel texel = SurfaceTexel::uchar4;

@@ -23,21 +23,25 @@ constexpr uint32_t kTile = TVLM_BOX_TILE;
 
 // Elements as the average sees them (bytes 0..255, else floats) and back; stored values
 // are already rounded to the element type by Filter, so the casts are exact.
-template <class E> struct Element;
+template <class E>
+struct Element;
 // raw(): the bits a texel channel of the matching texture format holds; one: alpha 1.
-template <> struct Element<uint8_t> {
+template <>
+struct Element<uint8_t> {
     __device__ static float load(const uint8_t* p) { return __ldg(p); }
     __device__ static void store(uint8_t* p, float v) { *p = static_cast<uint8_t>(v); }
     __device__ static unsigned char raw(float v) { return static_cast<unsigned char>(v); }
     static constexpr float one = 255.0f;
 };
-template <> struct Element<__half> {
+template <>
+struct Element<__half> {
     __device__ static float load(const __half* p) { return __half2float(__ldg(p)); }
     __device__ static void store(__half* p, float v) { *p = __float2half_rn(v); }
     __device__ static unsigned short raw(float v) { return __half_as_ushort(__float2half_rn(v)); }
     static constexpr float one = 1.0f;
 };
-template <> struct Element<float> {
+template <>
+struct Element<float> {
     __device__ static float load(const float* p) { return __ldg(p); }
     __device__ static void store(float* p, float v) { *p = v; }
     __device__ static float raw(float v) { return v; }
@@ -52,7 +56,8 @@ __device__ void store_surface(const TensorMipsSurfaces& s, uint32_t step, uint32
     if (!surface) return;
     const uint32_t texel = x * 4 * sizeof(E), layer = s.first_layer + b;
     write_word(surface, Element<E>::raw(v), texel + c * sizeof(E), y, layer, s.layered);
-    if (s.opaque_alpha && c == 2) write_word(surface, Element<E>::raw(Element<E>::one), texel + 3 * sizeof(E), y, layer, s.layered);
+    if (s.opaque_alpha && c == 2)
+        write_word(surface, Element<E>::raw(Element<E>::one), texel + 3 * sizeof(E), y, layer, s.layered);
 }
 
 // Plane (b, c) of a view, addressed by (x, y).
@@ -155,12 +160,16 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) tensor_mips_kernel(const __g
     };
     if constexpr (kStep == Step::aligned_bytes)
         first_tile_of_bytes(filter, tile_a, src, tile_x, tile_y, width, height, store_level);
-    else first_tile(tile_a, tile_x, tile_y, width, height, [&](uint32_t x, uint32_t y) {
-        if (kStep == Step::halving)
-            return filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
-                                src.load(2 * x + 1, 2 * y + 1), 0);
-        return box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
-    }, store_level);
+    else
+        first_tile(
+            tile_a, tile_x, tile_y, width, height,
+            [&](uint32_t x, uint32_t y) {
+                if (kStep == Step::halving)
+                    return filter.halve(src.load(2 * x, 2 * y), src.load(2 * x + 1, 2 * y), src.load(2 * x, 2 * y + 1),
+                                        src.load(2 * x + 1, 2 * y + 1), 0);
+                return box_value(filter, src, x, y, p.params.src_width, p.params.src_height);
+            },
+            store_level);
     halve_tile_levels(filter, tile_a, tile_b, p.params.levels, tile_x, tile_y, width, height, store_level);
 }
 

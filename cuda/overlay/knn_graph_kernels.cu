@@ -210,8 +210,8 @@ __device__ bool keeps(const KnnLaunch& l, const Track& track, uint32_t a, uint32
 // rank-q neighbour; `y(p)`: its y; `track(p)`: its track id. Past the count: a refused
 // frame's NaN point.
 template <class Nearest, class Y, class Track>
-__device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, const Track& track, uint32_t a, uint32_t r,
-                      uint32_t& b) {
+__device__ bool emits(const KnnLaunch& l, const Nearest& nearest, const Y& y, const Track& track, uint32_t a,
+                      uint32_t r, uint32_t& b) {
     b = nearest(a, r);
     if (b >= l.count || !keeps(l, track, a, r, b, y(a), y(b))) return false;
     if (a < b) return true;
@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kBlockThreads) block_graph_kernel(KnnLaunch l)
     __shared__ float2 xy[kBlockPoints];
     __shared__ uint64_t track_ids[kBlockPoints];
     __shared__ uint16_t nearest[kBlockSlots];
-    __shared__ uint32_t seen[kBlockTrackSlots];  // point + 1 by track id
+    __shared__ uint32_t seen[kBlockTrackSlots];                      // point + 1 by track id
     __shared__ uint32_t owned[kBlockThreads], cursor[kBlockPoints];  // owned: counts, then their offsets
     __shared__ uint32_t emitted[kBlockSlots / 32];
     __shared__ uint32_t gathered[kBlockSlots];  // the links by lower end, unsorted: lower | higher << 16
@@ -459,7 +459,9 @@ __global__ void __launch_bounds__(kBlockThreads) block_graph_kernel(KnnLaunch l)
     if (t == 0) finish(l, total);
 }
 
-uint32_t blocks_of(size_t threads, uint32_t per_block) { return uint32_t(std::max<size_t>(1, (threads + per_block - 1) / per_block)); }
+uint32_t blocks_of(size_t threads, uint32_t per_block) {
+    return uint32_t(std::max<size_t>(1, (threads + per_block - 1) / per_block));
+}
 
 }  // namespace
 
@@ -493,10 +495,10 @@ void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
         const uint32_t slot_blocks = blocks_of(size_t(l.count) * l.keep, 128);
         link_kernel<false><<<std::max(slot_blocks, blocks_of(l.table_capacity, 128 * 8)), 128, 0, stream>>>(l);
         size_t bytes = l.scratch_bytes;
-        if (l.count < kScanThreads * kScanItems)
-            scan_kernel<<<1, kScanThreads, 0, stream>>>(l);
+        if (l.count < kScanThreads * kScanItems) scan_kernel<<<1, kScanThreads, 0, stream>>>(l);
         else
-            TVLM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(l.scratch, bytes, l.owned, l.offsets, int(l.count + 1), stream));
+            TVLM_CUDA_CHECK(
+                cub::DeviceScan::ExclusiveSum(l.scratch, bytes, l.owned, l.offsets, int(l.count + 1), stream));
         link_kernel<true><<<slot_blocks, 128, 0, stream>>>(l);
         if (!capped) {
             commit_kernel<<<slot_blocks, 128, 0, stream>>>(l, false);
@@ -508,8 +510,8 @@ void launch_knn_graph(const KnnLaunch& l, cudaStream_t stream) {
                                                             l.order_sorted, items, 0, 32, stream));
             greedy_kernel<<<1, 1, 0, stream>>>(l);
             bytes = l.scratch_bytes;
-            TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(l.scratch, bytes, l.frame_links, l.flags, l.capped, &l.stats->edges,
-                                                       items, stream));
+            TVLM_CUDA_CHECK(cub::DeviceSelect::Flagged(l.scratch, bytes, l.frame_links, l.flags, l.capped,
+                                                       &l.stats->edges, items, stream));
             commit_kernel<<<blocks_of(size_t(items), 256), 256, 0, stream>>>(l, true);
         }
     }

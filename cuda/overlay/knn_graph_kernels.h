@@ -18,8 +18,8 @@ namespace tvlm {
 
 // What one frame reports, zeroed by the launch (host-readable after a copy).
 struct KnnFrameStats {
-    uint32_t edges = 0;    // the frame's links (0 where it was refused)
-    uint32_t changes = 0;  // links that appeared or disappeared, by track ids
+    uint32_t edges = 0;           // the frame's links (0 where it was refused)
+    uint32_t changes = 0;         // links that appeared or disappeared, by track ids
     uint32_t bad_point = 0;       // ~i of the lowest point i with a NaN or infinite coordinate, or 0
     uint32_t repeated_track = 0;  // ~i of the lowest point i that repeats an earlier point's track id, or 0
     uint32_t kept_both = 0;       // links of this frame that the last frame had too
@@ -37,9 +37,9 @@ struct KnnDeviceState {
 };
 
 struct KnnLaunch {
-    uint32_t count = 0;            // points
-    uint32_t keep = 0;             // neighbours per point: min(k + hysteresis, count - 1)
-    const float* xy = nullptr;     // device: x, y per point
+    uint32_t count = 0;                // points
+    uint32_t keep = 0;                 // neighbours per point: min(k + hysteresis, count - 1)
+    const float* xy = nullptr;         // device: x, y per point
     const uint64_t* tracks = nullptr;  // device: a track id per point
     uint32_t k = 0, hysteresis = 0;
     float max_dy = 0;
@@ -56,23 +56,23 @@ struct KnnLaunch {
     uint32_t* degree = nullptr;       // count (capped)
     uint32_t* flags = nullptr;        // count * keep (capped): the link survives the cap
     // Not zeroed.
-    uint32_t* nearest = nullptr;      // count * keep
-    uint32_t* offsets = nullptr;      // count + 1
+    uint32_t* nearest = nullptr;  // count * keep
+    uint32_t* offsets = nullptr;  // count + 1
     // count * keep each. frame_links: first each (point, rank)'s link (lower end first) or
     // ~0u, then the frame's links in (a, b) order (uncapped: the result). unsorted_links: the
     // links grouped by lower end, in the order the atomics gave.
     uint2* frame_links = nullptr;
     uint2* unsorted_links = nullptr;
-    uint2* capped = nullptr;          // count * keep (capped): the links that survive the cap
-    uint32_t* keys = nullptr;         // count * keep each (capped): lengths and link indices, before and after sorting
+    uint2* capped = nullptr;   // count * keep (capped): the links that survive the cap
+    uint32_t* keys = nullptr;  // count * keep each (capped): lengths and link indices, before and after sorting
     uint32_t* keys_sorted = nullptr;
     uint32_t* order = nullptr;
     uint32_t* order_sorted = nullptr;
-    ulonglong2* pairs[2] = {};        // count * keep each: table t's links as (lower, higher) track ids
-    uint32_t* tables[2] = {};         // table_capacity slots each: link + 1 by its track pair
-    uint32_t table_capacity = 0;      // a power of two >= 2 * count * keep
+    ulonglong2* pairs[2] = {};    // count * keep each: table t's links as (lower, higher) track ids
+    uint32_t* tables[2] = {};     // table_capacity slots each: link + 1 by its track pair
+    uint32_t table_capacity = 0;  // a power of two >= 2 * count * keep
     KnnDeviceState* state = nullptr;
-    void* scratch = nullptr;          // knn_scratch_bytes(count, keep)
+    void* scratch = nullptr;  // knn_scratch_bytes(count, keep)
     size_t scratch_bytes = 0;
 };
 

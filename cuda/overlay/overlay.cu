@@ -117,7 +117,7 @@ __global__ void bin_kernel(OverlayLaunch l, uint32_t tiles_x) {
     __syncthreads();
     const OverlayShape s = made;
     if (threadIdx.x == 0) l.shapes[i] = decode(s, l.srgb ? 1u : 0u);  // for the shading, after the barrier
-    if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) {  // an unused link slot: nothing to draw
+    if (!(s.min_x <= s.max_x && s.min_y <= s.max_y)) {                // an unused link slot: nothing to draw
         if (!linked) wait_previous_kernel();
         return;
     }
@@ -212,12 +212,13 @@ __device__ void copy_async(void* shared_target, const void* source) {
     const auto target = uint32_t(__cvta_generic_to_shared(shared_target));
     if constexpr (kBytes == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(target), "l"(source) : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(target), "l"(source), "n"(kBytes) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(target), "l"(source), "n"(kBytes) : "memory");
 }
 __device__ void copy_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending>  // wait until at most the kPending groups committed last are in flight
-__device__ void copy_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
+__device__ void copy_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
 
 // Shared-memory barriers (mbarrier) handing the ring's slots between the preparing warp and
 // the pixel warps: a phase completes when its count of arrivals came (a thread's, or the
@@ -247,8 +248,7 @@ __device__ bool barrier_done(uint64_t* barrier, uint32_t parity) {
     return done != 0u;
 }
 __device__ void barrier_wait(uint64_t* barrier, uint32_t parity) {
-    while (!barrier_done(barrier, parity)) {
-    }
+    while (!barrier_done(barrier, parity)) {}
 }
 // The preparing warp, often a whole ring ahead, sleeps between its looks at a slot it waits
 // to be freed, leaving the issue slots to the pixel warps. (The pixel warps poll: their
@@ -354,15 +354,17 @@ struct Preparer {
             }
             // Per pixel warp, the ranks it draws: its loop visits only those.
             for (uint32_t w = 0; w < kPixelWarps; ++w) {
-                const uint32_t draws = __reduce_or_sync(0xffffffffu, listed && (entry.warps >> w & 1u) ? 1u << rank : 0u);
-                const uint32_t solid = __reduce_or_sync(0xffffffffu, listed && (entry.warps >> (w + 8) & 1u) ? 1u << rank : 0u);
+                const uint32_t draws = __reduce_or_sync(0xffffffffu,
+                                                        listed && (entry.warps >> w & 1u) ? 1u << rank : 0u);
+                const uint32_t solid = __reduce_or_sync(0xffffffffu,
+                                                        listed && (entry.warps >> (w + 8) & 1u) ? 1u << rank : 0u);
                 if (lane == w) slot.draws[w] = draws, slot.solid[w] = solid;
             }
         }
         copy_async_commit();
         barrier_arrive_on_copies(filled);
         barrier_arrive(filled);
-        __syncwarp();  // lists[j % 3] read by every lane before the next call fetches into it
+        __syncwarp();       // lists[j % 3] read by every lane before the next call fetches into it
         fetch_list(j + 2);  // into lists[(j + 2) % 3], last read by the previous call
     }
 };
@@ -426,7 +428,8 @@ __device__ void shade_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t t,
 // warp at a block-wide barrier per tile (H100, 1000 boxes: 47% of the warps' stall
 // samples). Block 0 zeroes the last draw's busy count. Four blocks per multiprocessor, 56
 // registers.
-constexpr uint32_t kRingSlots = 6;  // tiles prepared ahead of the pixel warps (H100, 1000 boxes: 103.4 us with 4, 101.5 with 6, 103 with 8)
+constexpr uint32_t kRingSlots =
+    6;  // tiles prepared ahead of the pixel warps (H100, 1000 boxes: 103.4 us with 4, 101.5 with 6, 103 with 8)
 template <bool kHalf>
 __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
     __shared__ TileSlot slots[kRingSlots];
@@ -466,9 +469,9 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
             const TileAt of = tile_at(tiles.tile(j), tiles_x);
             const uint32_t x = of.x * TVLM_OVERLAY_TILE + px, y = of.y * TVLM_OVERLAY_TILE + py;
             if (x < l.width && y < l.height)
-                copy_async<sizeof(FrameTexel<kHalf>)>(&texels[j % 2][t], static_cast<const char*>(l.frame) +
-                                                                             size_t(y) * l.pitch +
-                                                                             size_t(x) * sizeof(FrameTexel<kHalf>));
+                copy_async<sizeof(FrameTexel<kHalf>)>(
+                    &texels[j % 2][t],
+                    static_cast<const char*>(l.frame) + size_t(y) * l.pitch + size_t(x) * sizeof(FrameTexel<kHalf>));
         }
         copy_async_commit();
     };
@@ -508,11 +511,13 @@ void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const dim3 block(kShadeThreads);
     const uint32_t bound = std::max(1u, std::min(l.busy_bound, tiles));
     if (l.half)
-        launch_kernel_early(shade_kernel<true>, dim3(std::min(bound, resident_blocks<shade_kernel<true>, kShadeThreads>())),
-                            block, stream, true, l, tiles_x);
+        launch_kernel_early(shade_kernel<true>,
+                            dim3(std::min(bound, resident_blocks<shade_kernel<true>, kShadeThreads>())), block, stream,
+                            true, l, tiles_x);
     else
-        launch_kernel_early(shade_kernel<false>, dim3(std::min(bound, resident_blocks<shade_kernel<false>, kShadeThreads>())),
-                            block, stream, true, l, tiles_x);
+        launch_kernel_early(shade_kernel<false>,
+                            dim3(std::min(bound, resident_blocks<shade_kernel<false>, kShadeThreads>())), block, stream,
+                            true, l, tiles_x);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -28,10 +28,10 @@ struct Place {
 // The target's sizes as fast divisors, built once on the host: every division of the
 // output order is by a run-time size.
 struct Order {
-    FastDivmod width;                // planar: rows
-    FastDivmod area, merge_area;     // merged: pixels per patch, patches per group
+    FastDivmod width;             // planar: rows
+    FastDivmod area, merge_area;  // merged: pixels per patch, patches per group
     FastDivmod groups_wide, merge, patch;
-    uint32_t plane = 0;              // planar: width * height
+    uint32_t plane = 0;  // planar: width * height
 };
 
 Order order_of(const ResizeTarget& t) {
@@ -65,10 +65,20 @@ __device__ Place place(const ResizeTarget& t, const Order& o, uint32_t i) {
             n * 3 * t.temporal_patch_size * area + s, t.temporal_patch_size * area, area};
 }
 
-template <class Out> __device__ Out to_output(float v);
-template <> __device__ float to_output<float>(float v) { return v; }
-template <> __device__ __half to_output<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <class Out>
+__device__ Out to_output(float v);
+template <>
+__device__ float to_output<float>(float v) {
+    return v;
+}
+template <>
+__device__ __half to_output<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
 
 // Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
 template <class Out>
@@ -84,8 +94,7 @@ __device__ void write_pixel(const ResizeTarget& t, uint32_t image, const Place& 
 }
 
 template <class Out>
-__global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float texel_scale, ResizeTarget t,
-                               Order o) {
+__global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float texel_scale, ResizeTarget t, Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= o.plane) return;
     const Place at = place(t, o, i);
@@ -178,11 +187,19 @@ void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Arg
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class Out> struct TextureKernel {
-    template <class... Args> static void launch(dim3 g, cudaStream_t s, Args... a) { texture_kernel<Out><<<g, kBlock, 0, s>>>(a...); }
+template <class Out>
+struct TextureKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        texture_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
 };
-template <class Out> struct BicubicKernel {
-    template <class... Args> static void launch(dim3 g, cudaStream_t s, Args... a) { bicubic_kernel<Out><<<g, kBlock, 0, s>>>(a...); }
+template <class Out>
+struct BicubicKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        bicubic_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
 };
 
 dim3 grid_of(const ResizeTarget& t) {
@@ -193,7 +210,8 @@ dim3 grid_of(const ResizeTarget& t) {
 
 void check_resize_target(const ResizeTarget& t) {
     const auto size = [](uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); };
-    if (t.images == 0 || t.images > 65535) throw Error("a resize covers 1 to 65535 images, not " + std::to_string(t.images));
+    if (t.images == 0 || t.images > 65535)
+        throw Error("a resize covers 1 to 65535 images, not " + std::to_string(t.images));
     if (t.width == 0 || t.height == 0 || uint64_t{t.crop_x} + t.width > t.resized_width ||
         uint64_t{t.crop_y} + t.height > t.resized_height)
         throw Error("the window " + size(t.width, t.height) + " at (" + std::to_string(t.crop_x) + ", " +
@@ -225,8 +243,8 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                                     order_of(target));
 }
 
-void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                    const ResizeTarget& target, cudaStream_t stream, const ImageList& sources) {
+void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                    cudaStream_t stream, const ImageList& sources) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0 || (!sources.count && !source.data))
         throw Error("the source image is empty");

@@ -31,7 +31,7 @@ struct ResizeTarget {
     ResizeLayout layout = ResizeLayout::planar;
     uint32_t patch_size = 14, merge_size = 2, temporal_patch_size = 2;  // merged_patches
     uint32_t first_time = 0, times = 1;
-    uint64_t image_stride = 0;                       // values from one image's output to the next
+    uint64_t image_stride = 0;  // values from one image's output to the next
     // value -> (value * multiply - subtract[c]) / divide[c], value in the input's units
     // (0..255 for uint8 inputs): Hugging Face's rescale and normalize, in its order.
     float multiply = 1.0f;
@@ -39,8 +39,8 @@ struct ResizeTarget {
     // Round the resized value to an integer in [0, 255] first: what resizing a uint8
     // image to a uint8 image does (Hugging Face resizes uint8 inputs that way).
     bool round_to_byte = false;
-    TensorDtype out_dtype = TensorDtype::f32;        // f32, f16 or bf16
-    void* out = nullptr;                             // device memory
+    TensorDtype out_dtype = TensorDtype::f32;  // f32, f16 or bf16
+    void* out = nullptr;                       // device memory
 };
 
 // The texture holds the images at level 0 with their box mips; texels read as floats are
@@ -51,8 +51,8 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
 // antialiased bicubic weights.
-void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                    const ResizeTarget& target, cudaStream_t stream, const ImageList& sources = {});
+void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                    cudaStream_t stream, const ImageList& sources = {});
 
 // Throws Error unless the target is one these kernels can write: a non-empty window inside
 // the resized image, patch-aligned for merged_patches, an output pointer, 1..T time slots.

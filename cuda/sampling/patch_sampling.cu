@@ -14,8 +14,8 @@ namespace {
 constexpr int kBlock = TVLM_SAMPLE_GROUP_SIZE;
 
 struct SamplePlace {
-    float u, v;                        // normalized position
-    float dudx, dvdx, dudy, dvdy;      // gradients (one sample to the next along j, k)
+    float u, v;                    // normalized position
+    float dudx, dvdx, dudy, dvdy;  // gradients (one sample to the next along j, k)
 };
 
 // What every sample of a launch shares, worked out once on the host: the divisions that
@@ -27,14 +27,15 @@ struct PatchGrid {
     FastDivmod per_patch, per_row;  // P * P samples, P a row
     float inv_size = 1;             // 1 / P
     float width_over_height = 1, height_over_width = 1;
-    uint32_t samples = 0;           // patch_count * P * P
+    uint32_t samples = 0;  // patch_count * P * P
 };
 
 PatchGrid patch_grid(const PatchLaunch& l) {
     const uint64_t samples = uint64_t{l.patch_count} * l.patch_size * l.patch_size;
     if (l.patch_size == 0 || samples > UINT32_MAX || !(l.width > 0) || !(l.height > 0))
-        throw Error("patch sampling: P must be 1 or more, the level-0 size positive and the batch under 2^32 samples "
-                    "(sample fewer patches per launch)");
+        throw Error(
+            "patch sampling: P must be 1 or more, the level-0 size positive and the batch under 2^32 samples "
+            "(sample fewer patches per launch)");
     PatchGrid g;
     g.per_patch = FastDivmod(l.patch_size * l.patch_size);
     g.per_row = FastDivmod(l.patch_size);
@@ -51,8 +52,12 @@ __device__ SamplePlace place(const gpu::PatchGpu& p, uint32_t j, uint32_t k, con
     const float along_u = p.su * p.axis_x, along_v = p.su * p.axis_y * g.width_over_height;
     const float across_u = -p.sv * p.axis_y * g.height_over_width, across_v = p.sv * p.axis_x;
     const float a = (float(j) + 0.5f) * g.inv_size - 0.5f, b = (float(k) + 0.5f) * g.inv_size - 0.5f;
-    return {p.cu + a * along_u + b * across_u, p.cv + a * along_v + b * across_v,
-            along_u * g.inv_size, along_v * g.inv_size, across_u * g.inv_size, across_v * g.inv_size};
+    return {p.cu + a * along_u + b * across_u,
+            p.cv + a * along_v + b * across_v,
+            along_u * g.inv_size,
+            along_v * g.inv_size,
+            across_u * g.inv_size,
+            across_v * g.inv_size};
 }
 
 // Sample s of patch n: its C values, planes P * P apart (C is 1..4).
@@ -117,8 +122,7 @@ struct TextureFilter {
         if constexpr (Gradients)
             return fetch_grad<Layered, OneChannel>(texture, at.u, at.v, layer, make_float2(at.dudx, at.dvdx),
                                                    make_float2(at.dudy, at.dvdy));
-        else
-            return fetch_lod<Layered, OneChannel>(texture, at.u, at.v, layer, p.level);
+        else return fetch_lod<Layered, OneChannel>(texture, at.u, at.v, layer, p.level);
     }
 };
 
@@ -149,8 +153,8 @@ __device__ float4 bilinear(const SoftwarePyramid& py, int level, int layer, floa
     const int x0 = int(fx), y0 = int(fy);
     const float a = x - fx, b = y - fy;
     const float4 top = lerp4(texel<Rgba8>(py, level, layer, x0, y0), texel<Rgba8>(py, level, layer, x0 + 1, y0), a);
-    const float4 bottom =
-        lerp4(texel<Rgba8>(py, level, layer, x0, y0 + 1), texel<Rgba8>(py, level, layer, x0 + 1, y0 + 1), a);
+    const float4 bottom = lerp4(texel<Rgba8>(py, level, layer, x0, y0 + 1),
+                                texel<Rgba8>(py, level, layer, x0 + 1, y0 + 1), a);
     return lerp4(top, bottom, b);
 }
 

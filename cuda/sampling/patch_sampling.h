@@ -18,11 +18,11 @@ struct PatchLaunch {
     const gpu::PatchGpu* patches = nullptr;  // device memory
     uint32_t patch_count = 0;                // over the whole batch
     uint32_t patch_size = 16;
-    uint32_t channels = 4;                   // C written: 3 or 4
+    uint32_t channels = 4;  // C written: 3 or 4
     bool gradients = false;
-    bool half = false;                       // __half output instead of float
-    float width = 0, height = 0;             // level-0 texels
-    void* out = nullptr;                     // device memory, patch_count * C * P * P values
+    bool half = false;            // __half output instead of float
+    float width = 0, height = 0;  // level-0 texels
+    void* out = nullptr;          // device memory, patch_count * C * P * P values
     // No kernel on the stream writes `patches` (the host uploaded them once): the texture
     // kernel then reads them, and places its samples, before it waits for the kernel it was
     // launched behind, and only its texture reads wait.
@@ -39,7 +39,7 @@ struct SoftwarePyramid {
     const void* levels[kMaxPyramidLevels] = {};
     int width[kMaxPyramidLevels] = {}, height[kMaxPyramidLevels] = {};
     int level_count = 0;
-    bool rgba8 = true;            // uchar4 texels (UNORM), else float4
+    bool rgba8 = true;             // uchar4 texels (UNORM), else float4
     uint32_t max_anisotropy = 16;  // taps along the major gradient, as the reference
 };
 void sample_patches_software(const SoftwarePyramid& pyramid, const PatchLaunch& launch, cudaStream_t stream);

@@ -15,12 +15,16 @@ __global__ void read_level_kernel(LevelRead r) {
     const float lod = static_cast<float>(r.level);
     float* out = r.out + static_cast<long long>(i) * r.channels;
     if (r.channels == 1) {
-        out[0] = r.layered ? tex2DLayeredLod<float>(r.texture, u, v, r.layer, lod) : tex2DLod<float>(r.texture, u, v, lod);
+        out[0] = r.layered ? tex2DLayeredLod<float>(r.texture, u, v, r.layer, lod)
+                           : tex2DLod<float>(r.texture, u, v, lod);
         return;
     }
     const float4 t = r.layered ? tex2DLayeredLod<float4>(r.texture, u, v, r.layer, lod)
                                : tex2DLod<float4>(r.texture, u, v, lod);
-    out[0] = t.x; out[1] = t.y; out[2] = t.z; out[3] = t.w;
+    out[0] = t.x;
+    out[1] = t.y;
+    out[2] = t.z;
+    out[3] = t.w;
 }
 
 __global__ void stamp_kernel(StampCheck s) {
@@ -31,7 +35,8 @@ __global__ void stamp_kernel(StampCheck s) {
     for (int level = 0; level < s.levels; ++level) {
         const int w = max(1, s.width >> level), h = max(1, s.height >> level);
         if (i >= w * h) break;
-        const float4 t = tex2DLod<float4>(s.texture, ((i % w) + 0.5f) / w, ((i / w) + 0.5f) / h, static_cast<float>(level));
+        const float4 t = tex2DLod<float4>(s.texture, ((i % w) + 0.5f) / w, ((i / w) + 0.5f) / h,
+                                          static_cast<float>(level));
         bad += rintf(t.x * 255.0f) != expected[0] || rintf(t.y * 255.0f) != expected[1] ||
                rintf(t.z * 255.0f) != expected[2];
     }

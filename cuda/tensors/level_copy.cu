@@ -32,8 +32,9 @@ bool copies_in_chunks(const LevelCopy& c) {
 
 void copy_level_rows(const LevelCopy& c, cudaStream_t stream) {
     if (!copies_in_chunks(c))
-        throw Error("a chunked level copy takes 16-byte aligned rows of whole 16-byte chunks: copy the frame with "
-                    "cudaMemcpy3D instead");
+        throw Error(
+            "a chunked level copy takes 16-byte aligned rows of whole 16-byte chunks: copy the frame with "
+            "cudaMemcpy3D instead");
     if (c.layers > 65535) throw Error("a level copy covers at most 65535 layers per call: split the batch");
     const uint32_t chunks = c.texel_row_bytes / 16;
     const dim3 grid((chunks + kBlockChunks - 1) / kBlockChunks, (c.height + kBlockRows - 1) / kBlockRows, c.layers);

@@ -9,8 +9,8 @@
 namespace tvlm {
 
 struct LevelCopy {
-    const void* rows = nullptr;  // layer 0's row 0; layers one after another, `height` rows each
-    size_t row_bytes = 0;        // from one row to the next
+    const void* rows = nullptr;                // layer 0's row 0; layers one after another, `height` rows each
+    size_t row_bytes = 0;                      // from one row to the next
     uint32_t texel_row_bytes = 0, height = 0;  // a row's texels, in bytes; rows per layer
     cudaSurfaceObject_t level = 0;
     bool layered = false;

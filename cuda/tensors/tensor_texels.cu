@@ -87,7 +87,8 @@ __device__ void load_row_words(const TensorView& t, const unsigned char* row, ui
 __device__ float4 word_texel(const uint32_t words[4], uint32_t first, uint32_t texel) {
     float value[4];
 #pragma unroll
-    for (uint32_t ch = 0; ch < 4; ++ch) value[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[ch], first + texel / 4), texel % 4);
+    for (uint32_t ch = 0; ch < 4; ++ch)
+        value[ch] = byte_of(__shfl_sync(0xFFFFFFFFu, words[ch], first + texel / 4), texel % 4);
     return make_float4(value[0], value[1], value[2], value[3]);
 }
 
@@ -145,7 +146,8 @@ __global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurface
     if (2 * y_next >= c.block.height) return;  // whole warps: a warp is one row pair
     const TensorView& t = c.tensor;
     const auto* data = static_cast<const unsigned char*>(image_data(t, c.sources, b));
-    const unsigned char* rows[2] = {data + int64_t(2 * y_next) * t.stride_y, data + int64_t(2 * y_next + 1) * t.stride_y};
+    const unsigned char* rows[2] = {data + int64_t(2 * y_next) * t.stride_y,
+                                    data + int64_t(2 * y_next + 1) * t.stride_y};
     const uint32_t layer = c.block.first_layer + b;
     const auto byte_at = [&](uint32_t r, uint32_t ch, uint32_t x) {
         return ch < t.channels ? float(rows[r][ch * t.stride_c + int64_t(x) * t.stride_x]) : 255.0f;
@@ -175,7 +177,9 @@ __global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurface
 #pragma unroll
             for (uint32_t ch = 0; ch < 4; ++ch)
                 v[ch] = floorf((byte_of(words[0][ch], 2 * j) + byte_of(words[0][ch], 2 * j + 1) +
-                                byte_of(words[1][ch], 2 * j) + byte_of(words[1][ch], 2 * j + 1)) * 0.25f + 0.5f);
+                                byte_of(words[1][ch], 2 * j) + byte_of(words[1][ch], 2 * j + 1)) *
+                                   0.25f +
+                               0.5f);
             store<SurfaceTexel::uchar4>(next, x_first / 2 + 2 * lane + j, y_next, layer, c.layered,
                                         make_float4(v[0], v[1], v[2], v[3]));
         }
@@ -185,14 +189,17 @@ __global__ void write_halving_kernel(const __grid_constant__ Copy c, cudaSurface
         const uint32_t x = x_first + k * blockDim.x + lane;
         if (x < c.block.width)
             for (uint32_t r = 0; r < 2; ++r)
-                store<SurfaceTexel::uchar4>(c.level, x, 2 * y_next + r, layer, c.layered,
-                                            make_float4(byte_at(r, 0, x), byte_at(r, 1, x), byte_at(r, 2, x), byte_at(r, 3, x)));
+                store<SurfaceTexel::uchar4>(
+                    c.level, x, 2 * y_next + r, layer, c.layered,
+                    make_float4(byte_at(r, 0, x), byte_at(r, 1, x), byte_at(r, 2, x), byte_at(r, 3, x)));
         const uint32_t x_next = x_first / 2 + k * blockDim.x + lane;
         if (k < kWriteRun / 2 && 2 * x_next < c.block.width) {
             float v[4];
             for (uint32_t ch = 0; ch < 4; ++ch)
-                v[ch] = floorf((byte_at(0, ch, 2 * x_next) + byte_at(0, ch, 2 * x_next + 1) + byte_at(1, ch, 2 * x_next) +
-                                byte_at(1, ch, 2 * x_next + 1)) * 0.25f + 0.5f);
+                v[ch] = floorf((byte_at(0, ch, 2 * x_next) + byte_at(0, ch, 2 * x_next + 1) +
+                                byte_at(1, ch, 2 * x_next) + byte_at(1, ch, 2 * x_next + 1)) *
+                                   0.25f +
+                               0.5f);
             store<SurfaceTexel::uchar4>(next, x_next, y_next, layer, c.layered, make_float4(v[0], v[1], v[2], v[3]));
         }
     }
@@ -235,13 +242,15 @@ void launch(const Copy& c, SurfaceTexel texel, cudaStream_t stream, uint32_t tex
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <SurfaceTexel T> struct Write {
+template <SurfaceTexel T>
+struct Write {
     static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) {
         if (word_rows(c)) write_kernel<T, true><<<g, t, 0, s>>>(c);
         else write_kernel<T, false><<<g, t, 0, s>>>(c);
     }
 };
-template <SurfaceTexel T> struct Read {
+template <SurfaceTexel T>
+struct Read {
     static void launch(dim3 g, dim3 t, const Copy& c, cudaStream_t s) { read_kernel<T><<<g, t, 0, s>>>(c); }
 };
 

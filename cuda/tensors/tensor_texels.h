@@ -17,7 +17,8 @@ enum class TensorDtype : uint8_t { u8, f16, bf16, f32 };
 #ifdef __CUDACC__
 __host__ __device__
 #endif
-constexpr uint32_t element_bytes(TensorDtype dtype) {
+    constexpr uint32_t
+    element_bytes(TensorDtype dtype) {
     return dtype == TensorDtype::u8 ? 1 : dtype == TensorDtype::f32 ? 4 : 2;
 }
 

@@ -61,7 +61,8 @@ __global__ void nv12_kernel(Nv12Frame f, YuvToRgb t, uint8_t* rgba, size_t rgba_
 // Texel i of a tile, in an order where the 32 texels of a warp's access are 16 of each of
 // two neighbouring rows: a sector of a CUDA array's block-linear layout is 16 bytes of two
 // rows, and a warp reading or writing 32 texels of one row touched half of each sector.
-static_assert(TVLM_CHANGE_TILE == 32 && TVLM_CHANGE_THREADS % 32 == 0, "tile_texel maps warps to 16 x 2 texels of a 32-texel tile");
+static_assert(TVLM_CHANGE_TILE == 32 && TVLM_CHANGE_THREADS % 32 == 0,
+              "tile_texel maps warps to 16 x 2 texels of a 32-texel tile");
 __device__ uint2 tile_texel(uint32_t i) {
     const uint32_t lane = i % 32, step = i / 32;
     return make_uint2((step % 2) * 16 + lane % 16, (step / 2) * 2 + lane / 16);
@@ -109,9 +110,10 @@ void launch_changed_tiles(const char* name, const uint8_t* frame, size_t pitch, 
                           uint32_t width, uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
     if (!frame || !changed || width == 0 || height == 0 || pitch < size_t{4} * width)
         throw Error(std::string(name) + ": a null pointer, an empty frame or a short pitch");
-    const dim3 grid((width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE, (height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE);
-    changed_tiles_kernel<kCopy><<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, level0, width, height,
-                                                                          threshold, changed);
+    const dim3 grid((width + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE,
+                    (height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE);
+    changed_tiles_kernel<kCopy>
+        <<<grid, TVLM_CHANGE_THREADS, 0, stream>>>(frame, pitch, level0, width, height, threshold, changed);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -123,15 +125,15 @@ void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cud
     if (frame.luma_pitch < frame.width || frame.chroma_pitch < 2 * ((frame.width + 1) / 2) ||
         rgba_pitch < size_t{4} * frame.width || rgba_pitch % 4)
         throw Error("nv12_to_rgba8: pitches of " + std::to_string(frame.luma_pitch) + ", " +
-                    std::to_string(frame.chroma_pitch) + " and " + std::to_string(rgba_pitch) + " bytes are short for " +
-                    std::to_string(frame.width) + " texels (the output's a multiple of 4)");
+                    std::to_string(frame.chroma_pitch) + " and " + std::to_string(rgba_pitch) +
+                    " bytes are short for " + std::to_string(frame.width) + " texels (the output's a multiple of 4)");
     const dim3 block(32, 8), grid((frame.width + 31) / 32, (frame.height + 7) / 8);
     nv12_kernel<<<grid, block, 0, stream>>>(frame, yuv_to_rgb(frame.matrix, frame.full_range), rgba, rgba_pitch);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
-                        uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
+void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width, uint32_t height,
+                        uint32_t threshold, uint32_t* changed, cudaStream_t stream) {
     launch_changed_tiles<false>("find_changed_tiles", frame, pitch, level0, width, height, threshold, changed, stream);
 }
 

@@ -19,8 +19,8 @@ void nv12_to_rgba8(const Nv12Frame& frame, uint8_t* rgba, size_t rgba_pitch, cud
 // For each tile of TVLM_CHANGE_TILE texels a side (one layer), 1 in `changed` where some
 // channel of some texel of `frame` (RGBA8, rows `pitch` bytes apart) differs from level 0
 // of the texture (`level0`, an RGBA8 surface) by more than `threshold`, else 0.
-void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width,
-                        uint32_t height, uint32_t threshold, uint32_t* changed, cudaStream_t stream);
+void find_changed_tiles(const uint8_t* frame, size_t pitch, cudaSurfaceObject_t level0, uint32_t width, uint32_t height,
+                        uint32_t threshold, uint32_t* changed, cudaStream_t stream);
 
 // find_changed_tiles, and each changed tile of `frame` written into level 0 by the same
 // kernel (unchanged tiles are not touched). One launch, no host sync.

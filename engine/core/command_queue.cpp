@@ -63,8 +63,8 @@ void CommandQueue::wait_before_next(const TimelineWait& wait) {
     pending_waits_.push_back(wait);
 }
 
-uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record,
-                              std::vector<HostBuffer> staging, const std::vector<TimelineWait>& waits) {
+uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record, std::vector<HostBuffer> staging,
+                              const std::vector<TimelineWait>& waits) {
     retire_completed();
     VkCommandBuffer commands = VK_NULL_HANDLE;
     if (!free_commands_.empty()) {

@@ -31,8 +31,8 @@ public:
 
     // Records into a fresh command buffer and submits it. Returns the timeline value that
     // is signalled when the commands complete. `staging` buffers are kept alive until then.
-    uint64_t submit(const std::function<void(VkCommandBuffer)>& record,
-                    std::vector<HostBuffer> staging = {}, const std::vector<TimelineWait>& waits = {});
+    uint64_t submit(const std::function<void(VkCommandBuffer)>& record, std::vector<HostBuffer> staging = {},
+                    const std::vector<TimelineWait>& waits = {});
     // The next submission also waits for `wait` (e.g. CUDA releasing a texture it read),
     // on the GPU: no host wait. Waits on one semaphore with the same stages merge into the
     // largest value (a timeline only moves forward): a batch of frames rewriting k slots

@@ -77,8 +77,10 @@ ComputePipeline::ComputePipeline(VkDevice device, const ComputePipelineDesc& des
 }
 
 ComputePipeline::ComputePipeline(ComputePipeline&& o) noexcept
-    : device_(o.device_), set_layout_(std::exchange(o.set_layout_, VK_NULL_HANDLE)),
-      layout_(std::exchange(o.layout_, VK_NULL_HANDLE)), pipeline_(std::exchange(o.pipeline_, VK_NULL_HANDLE)),
+    : device_(o.device_),
+      set_layout_(std::exchange(o.set_layout_, VK_NULL_HANDLE)),
+      layout_(std::exchange(o.layout_, VK_NULL_HANDLE)),
+      pipeline_(std::exchange(o.pipeline_, VK_NULL_HANDLE)),
       push_constant_bytes_(o.push_constant_bytes_) {}
 
 ComputePipeline::~ComputePipeline() { destroy(); }
@@ -95,8 +97,8 @@ void ComputePipeline::destroy() {
 void ComputePipeline::bind(VkCommandBuffer cmd, std::span<const VkWriteDescriptorSet> writes,
                            const void* push_constants) const {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
-    vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0,
-                              static_cast<uint32_t>(writes.size()), writes.data());
+    vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, static_cast<uint32_t>(writes.size()),
+                              writes.data());
     if (push_constant_bytes_)
         vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes_, push_constants);
 }

@@ -52,7 +52,8 @@ Context::Context(const ContextDesc& desc) : instance_(desc.validation) {
     // values for textureLod and textureGrad in compute shaders (seen in our tests: even
     // isotropic gradients came back blurred by several levels), so CPU devices sample
     // isotropically.
-    anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    anisotropy_ = wanted.features.features.samplerAnisotropy == VK_TRUE &&
+                  props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     float64_ = wanted.features.features.shaderFloat64 == VK_TRUE;
     subgroup_shuffles_ = wanted.v13.computeFullSubgroups == VK_TRUE && shuffles_in_compute(info_.handle);
     ieee_float16_ = wanted.v12.shaderFloat16 == VK_TRUE && ieee_half_arithmetic(info_.handle);
@@ -78,8 +79,9 @@ Context::Context(const HostVulkan& host) : instance_(host.instance, host.get_ins
     const auto it = std::find_if(instance_.devices().begin(), instance_.devices().end(),
                                  [&](const DeviceInfo& d) { return d.handle == host.physical_device; });
     if (it == instance_.devices().end())
-        throw Error("the physical device is not one of the instance's: pass the VkPhysicalDevice the device was "
-                    "created from");
+        throw Error(
+            "the physical device is not one of the instance's: pass the VkPhysicalDevice the device was "
+            "created from");
     info_ = *it;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(info_.handle, &props);

@@ -64,25 +64,25 @@ std::string rejection_reason(const DeviceInfo& d, const DeviceSelector& s) {
 
 size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSelector& selector) {
     if (devices.empty())
-        throw Error("no Vulkan device found: the Vulkan loader found no driver. Install one: "
-                    "apt-get install mesa-vulkan-drivers (CPU lavapipe) or the NVIDIA driver; "
-                    "if a driver is installed, point VK_DRIVER_FILES at its ICD json "
-                    "(e.g. /usr/share/vulkan/icd.d/nvidia_icd.json)");
+        throw Error(
+            "no Vulkan device found: the Vulkan loader found no driver. Install one: "
+            "apt-get install mesa-vulkan-drivers (CPU lavapipe) or the NVIDIA driver; "
+            "if a driver is installed, point VK_DRIVER_FILES at its ICD json "
+            "(e.g. /usr/share/vulkan/icd.d/nvidia_icd.json)");
     std::optional<size_t> best;
     std::string rejected;
     for (size_t i = 0; i < devices.size(); ++i) {
         const std::string why = rejection_reason(devices[i], selector);
         if (!why.empty()) {
             rejected += std::string(rejected.empty() ? " " : "; ") + "[" + std::to_string(devices[i].index) + "] " +
-                        devices[i].name + " (" +
-                        devices[i].type + ", UUID " + devices[i].uuid.str() + "): " + why;
+                        devices[i].name + " (" + devices[i].type + ", UUID " + devices[i].uuid.str() + "): " + why;
         } else if (!best || type_rank(devices[i].type) < type_rank(devices[*best].type)) {
             best = i;
         }
     }
     if (!best)
-        throw Error("no Vulkan device fits " + selector.describe() + "; devices and why each was rejected:" +
-                    rejected + ". Choose another with --device (index, name or UUID).");
+        throw Error("no Vulkan device fits " + selector.describe() + "; devices and why each was rejected:" + rejected +
+                    ". Choose another with --device (index, name or UUID).");
     return *best;
 }
 

@@ -10,9 +10,9 @@
 namespace tvlm {
 
 struct DeviceSelector {
-    std::optional<uint32_t> index;   // vkEnumeratePhysicalDevices order
-    std::string name_contains;       // case-insensitive substring of the device name
-    std::optional<Uuid> uuid;        // deviceUUID (for matching a CUDA device)
+    std::optional<uint32_t> index;  // vkEnumeratePhysicalDevices order
+    std::string name_contains;      // case-insensitive substring of the device name
+    std::optional<Uuid> uuid;       // deviceUUID (for matching a CUDA device)
     bool require_memory_export = false;
 
     // "" = best device; "2" = index; a UUID (32 hex digits, dashes optional); else a name

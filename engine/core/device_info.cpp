@@ -36,8 +36,8 @@ std::optional<Uuid> Uuid::parse(const std::string& text) {
 }
 
 std::string api_version_string(uint32_t v) {
-    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
-           "." + std::to_string(VK_API_VERSION_PATCH(v));
+    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+           std::to_string(VK_API_VERSION_PATCH(v));
 }
 
 namespace {
@@ -63,8 +63,7 @@ bool image_exportable(VkPhysicalDevice device) {
     VkExternalImageFormatProperties external_props{VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
     VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, &external_props};
     if (vkGetPhysicalDeviceImageFormatProperties2(device, &info, &props) != VK_SUCCESS) return false;
-    return external_props.externalMemoryProperties.externalMemoryFeatures &
-           VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT;
+    return external_props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT;
 }
 
 bool timeline_exportable(VkPhysicalDevice device) {

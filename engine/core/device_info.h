@@ -23,17 +23,17 @@ struct DeviceInfo {
     uint32_t index = 0;
     VkPhysicalDevice handle = VK_NULL_HANDLE;
     std::string name;
-    std::string type;            // "discrete", "integrated", "virtual", "cpu", "other"
+    std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
     uint32_t api_version = 0;
-    std::string driver;          // driver name and info
+    std::string driver;  // driver name and info
     Uuid uuid;
     uint32_t queue_family = UINT32_MAX;  // a family with graphics and compute, or UINT32_MAX
     bool timeline_semaphores = false;
     bool synchronization2 = false;
-    bool push_descriptor = false;       // VK_KHR_push_descriptor (compute bindings)
+    bool push_descriptor = false;         // VK_KHR_push_descriptor (compute bindings)
     bool storage_without_format = false;  // shaderStorageImageWriteWithoutFormat
-    bool memory_fd_export = false;      // RGBA8 optimal images exportable as opaque fds
-    bool semaphore_fd_export = false;   // timeline semaphores exportable as opaque fds
+    bool memory_fd_export = false;        // RGBA8 optimal images exportable as opaque fds
+    bool semaphore_fd_export = false;     // timeline semaphores exportable as opaque fds
     uint32_t max_image_dimension_2d = 0;
     uint32_t max_image_array_layers = 0;
 };

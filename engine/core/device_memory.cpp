@@ -17,8 +17,10 @@ DeviceMemory::DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize 
 }
 
 DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
-    : device_(other.device_), memory_(std::exchange(other.memory_, VK_NULL_HANDLE)),
-      size_(other.size_), type_index_(other.type_index_) {}
+    : device_(other.device_),
+      memory_(std::exchange(other.memory_, VK_NULL_HANDLE)),
+      size_(other.size_),
+      type_index_(other.type_index_) {}
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
     if (this != &other) {
@@ -60,8 +62,8 @@ DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_i
     return DeviceMemory(device, memory, size, type_index);
 }
 
-BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size,
-                                VkBufferUsageFlags usage, VkMemoryPropertyFlags properties) {
+BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage,
+                                VkMemoryPropertyFlags properties) {
     VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = size;
     info.usage = usage;
@@ -71,8 +73,8 @@ BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDe
     try {
         VkMemoryRequirements req;
         vkGetBufferMemoryRequirements(device, buffer, &req);
-        DeviceMemory memory = allocate_memory(device, req.size, find_memory_type(physical, req.memoryTypeBits, properties),
-                                              nullptr);
+        DeviceMemory memory = allocate_memory(device, req.size,
+                                              find_memory_type(physical, req.memoryTypeBits, properties), nullptr);
         check_vk(vkBindBufferMemory(device, buffer, memory.handle(), 0), "vkBindBufferMemory");
         return {buffer, std::move(memory)};
     } catch (...) {

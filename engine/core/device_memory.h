@@ -51,7 +51,7 @@ struct BoundBuffer {
     VkBuffer buffer;
     DeviceMemory memory;
 };
-BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size,
-                                VkBufferUsageFlags usage, VkMemoryPropertyFlags properties);
+BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage,
+                                VkMemoryPropertyFlags properties);
 
 }  // namespace tvlm

@@ -13,8 +13,10 @@ GpuBuffer::GpuBuffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize si
 }
 
 GpuBuffer::GpuBuffer(GpuBuffer&& other) noexcept
-    : device_(other.device_), buffer_(std::exchange(other.buffer_, VK_NULL_HANDLE)),
-      memory_(std::move(other.memory_)), size_(other.size_) {}
+    : device_(other.device_),
+      buffer_(std::exchange(other.buffer_, VK_NULL_HANDLE)),
+      memory_(std::move(other.memory_)),
+      size_(other.size_) {}
 
 GpuBuffer::~GpuBuffer() {
     if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);

@@ -30,7 +30,9 @@ void GpuTimer::begin(VkCommandBuffer cmd) const {
     vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_, 0);
 }
 
-void GpuTimer::end(VkCommandBuffer cmd) const { vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_, 1); }
+void GpuTimer::end(VkCommandBuffer cmd) const {
+    vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool_, 1);
+}
 
 double GpuTimer::milliseconds() const {
     uint64_t stamps[2] = {};

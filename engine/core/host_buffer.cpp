@@ -23,8 +23,11 @@ HostBuffer::HostBuffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize 
 }
 
 HostBuffer::HostBuffer(HostBuffer&& other) noexcept
-    : device_(other.device_), buffer_(std::exchange(other.buffer_, VK_NULL_HANDLE)),
-      memory_(std::move(other.memory_)), size_(other.size_), mapped_(std::exchange(other.mapped_, nullptr)) {}
+    : device_(other.device_),
+      buffer_(std::exchange(other.buffer_, VK_NULL_HANDLE)),
+      memory_(std::move(other.memory_)),
+      size_(other.size_),
+      mapped_(std::exchange(other.mapped_, nullptr)) {}
 
 HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
     if (this != &other) {

@@ -41,8 +41,9 @@ Instance::Instance(bool validation) : validation_(validation) {
     std::vector<const char*> layers, extensions;
     if (validation_) {
         if (!has_layer(kValidationLayer))
-            throw Error("validation was requested but VK_LAYER_KHRONOS_validation is not installed: "
-                        "apt-get install vulkan-validationlayers, or unset TVLM_VALIDATION");
+            throw Error(
+                "validation was requested but VK_LAYER_KHRONOS_validation is not installed: "
+                "apt-get install vulkan-validationlayers, or unset TVLM_VALIDATION");
         layers.push_back(kValidationLayer);
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);  // the layer's own
@@ -68,9 +69,10 @@ Instance::Instance(bool validation) : validation_(validation) {
     info.ppEnabledExtensionNames = extensions.data();
     const VkResult result = vkCreateInstance(&info, nullptr, &instance_);
     if (result == VK_ERROR_INCOMPATIBLE_DRIVER)
-        throw Error("no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER). Install one: "
-                    "apt-get install mesa-vulkan-drivers (CPU lavapipe) or the NVIDIA driver; if a driver "
-                    "is installed, point VK_DRIVER_FILES at its ICD json");
+        throw Error(
+            "no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER). Install one: "
+            "apt-get install mesa-vulkan-drivers (CPU lavapipe) or the NVIDIA driver; if a driver "
+            "is installed, point VK_DRIVER_FILES at its ICD json");
     check_vk(result, "vkCreateInstance");
     // Device functions through the loader's trampolines, so several contexts (and devices)
     // can live in one process.
@@ -107,8 +109,11 @@ Instance::Instance(Instance&& other) noexcept
     : instance_(std::exchange(other.instance_, VK_NULL_HANDLE)),
       messenger_(std::exchange(other.messenger_, VK_NULL_HANDLE)),
       destroy_messenger_(std::exchange(other.destroy_messenger_, nullptr)),
-      log_(std::move(other.log_)), validation_(other.validation_), adopted_(other.adopted_),
-      api_version_(other.api_version_), devices_(std::move(other.devices_)) {}
+      log_(std::move(other.log_)),
+      validation_(other.validation_),
+      adopted_(other.adopted_),
+      api_version_(other.api_version_),
+      devices_(std::move(other.devices_)) {}
 
 Instance::~Instance() {
     if (!instance_ || adopted_) return;

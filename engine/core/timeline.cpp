@@ -67,8 +67,9 @@ void TimelineSemaphore::wait(uint64_t value, uint64_t timeout_ns) const {
 
 UniqueFd TimelineSemaphore::export_fd() const {
     if (!exportable_)
-        throw Error("this timeline semaphore was not created exportable: the device has no "
-                    "VK_KHR_external_semaphore_fd (lavapipe has none; use an NVIDIA GPU)");
+        throw Error(
+            "this timeline semaphore was not created exportable: the device has no "
+            "VK_KHR_external_semaphore_fd (lavapipe has none; use an NVIDIA GPU)");
     return export_semaphore_fd(device_, semaphore_);
 }
 

@@ -24,8 +24,8 @@ public:
 
     VkSemaphore handle() const { return semaphore_; }
     bool exportable() const { return exportable_; }
-    uint64_t value() const;                        // current counter value
-    void signal(uint64_t value);                   // host signal
+    uint64_t value() const;       // current counter value
+    void signal(uint64_t value);  // host signal
     // Host wait until the counter reaches value; throws Error on timeout or device loss.
     void wait(uint64_t value, uint64_t timeout_ns = UINT64_MAX) const;
     // A new fd for the semaphore each call; the caller owns it until an import takes it.

@@ -51,8 +51,8 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     if (pixels.channels != 1 && pixels.channels != 3 && pixels.channels != 4)
         throw Error("upload of " + std::to_string(pixels.channels) + "-channel pixels: expected 1, 3 or 4");
     if (uint64_t{r.x} + pixels.width > e.width || uint64_t{r.y} + pixels.height > e.height)
-        throw Error("upload rectangle " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
-                    " at (" + std::to_string(r.x) + "," + std::to_string(r.y) + ") does not fit level " +
+        throw Error("upload rectangle " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) + " at (" +
+                    std::to_string(r.x) + "," + std::to_string(r.y) + ") does not fit level " +
                     std::to_string(r.level) + " of " + std::to_string(e.width) + "x" + std::to_string(e.height));
     if (pixels.row_bytes && pixels.row_bytes < pixels.packed_row_bytes())
         throw Error("upload row_bytes " + std::to_string(pixels.row_bytes) + " is less than a row of " +
@@ -64,9 +64,9 @@ uint64_t upload(Context& context, Texture& texture, const HostPixels& pixels, Te
     const VkBuffer buffer = staging.handle();
     std::vector<HostBuffer> keep;
     keep.push_back(std::move(staging));
-    const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
-        record_copy_to_level(cmd, texture, buffer, r, pixels.width, pixels.height, 1);
-    }, std::move(keep));
+    const uint64_t done = context.queue().submit(
+        [&](VkCommandBuffer cmd) { record_copy_to_level(cmd, texture, buffer, r, pixels.width, pixels.height, 1); },
+        std::move(keep));
     texture.mark_used(done);
     return done;
 }
@@ -93,7 +93,8 @@ void record_copy(VkCommandBuffer cmd, Texture& from, Texture& to) {
         throw Error("cannot copy a " + std::to_string(a.width) + "x" + std::to_string(a.height) + "x" +
                     std::to_string(a.layers) + " " + std::string(format_info(a.format).name) + " image into a " +
                     std::to_string(b.width) + "x" + std::to_string(b.height) + "x" + std::to_string(b.layers) + " " +
-                    std::string(format_info(b.format).name) + " texture: make the texture with the image's extent, layers and "
+                    std::string(format_info(b.format).name) +
+                    " texture: make the texture with the image's extent, layers and "
                     "format");
     from.require_usage(VK_IMAGE_USAGE_TRANSFER_SRC_BIT, "copying from the image");
     to.require_usage(VK_IMAGE_USAGE_TRANSFER_DST_BIT, "copying into the texture");
@@ -113,7 +114,8 @@ FrameUploader::FrameUploader(Context& context, const TextureDesc& desc, uint32_t
     if (buffers == 0) throw Error("a FrameUploader needs at least one staging buffer");
     frame_bytes_ = size_t{desc.width} * desc.height * desc.layers * format_info(desc.format).texel_bytes();
     for (uint32_t i = 0; i < buffers; ++i)
-        staging_.emplace_back(context.physical_device(), context.device(), frame_bytes_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+        staging_.emplace_back(context.physical_device(), context.device(), frame_bytes_,
+                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
 }
 
 uint64_t FrameUploader::upload(Texture& texture, const void* texels) {
@@ -143,9 +145,8 @@ uint64_t FrameUploader::upload_staged(Texture& texture) {
     const TextureDesc& d = texture.desc();
     const size_t slot = frame_ % staging_.size();
     const VkBuffer buffer = staging_[slot].handle();
-    done_[slot] = context_.queue().submit([&](VkCommandBuffer cmd) {
-        record_copy_to_level(cmd, texture, buffer, {}, d.width, d.height, d.layers);
-    });
+    done_[slot] = context_.queue().submit(
+        [&](VkCommandBuffer cmd) { record_copy_to_level(cmd, texture, buffer, {}, d.width, d.height, d.layers); });
     texture.mark_used(done_[slot]);
     staged_ = false;
     ++frame_;
@@ -164,7 +165,8 @@ std::vector<uint8_t> readback(Context& context, Texture& texture, uint32_t level
         copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level, layer, 1};
         copy.imageExtent = {e.width, e.height, 1};
         vkCmdCopyImageToBuffer(cmd, texture.image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.handle(), 1, &copy);
-        record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        record_barrier(cmd, {.image = texture.image(),
+                             .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
         // Make the copy's writes visible to the host read below.

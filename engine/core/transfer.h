@@ -60,8 +60,8 @@ private:
 // -> SHADER_READ_ONLY_OPTIMAL. After: the copy's writes available to every later command.
 // Mips are not rebuilt: record_mips after it. The caller submits and keeps `staging` and the
 // texture alive until the work completes.
-void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& staging, TexelRegion region,
-                   uint32_t width, uint32_t height);
+void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& staging, TexelRegion region, uint32_t width,
+                   uint32_t height);
 
 // Recorded into `cmd`: level 0 of every layer of `from` copied into `to`, texel for texel
 // (same extent, layer count and format): an application's image that CUDA cannot import

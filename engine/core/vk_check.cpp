@@ -4,7 +4,8 @@ namespace tvlm {
 
 const char* vk_result_name(VkResult result) {
     switch (result) {
-#define TVLM_CASE(name) case name: return #name;
+#define TVLM_CASE(name) \
+    case name: return #name;
         TVLM_CASE(VK_SUCCESS)
         TVLM_CASE(VK_NOT_READY)
         TVLM_CASE(VK_TIMEOUT)

@@ -57,8 +57,8 @@ std::vector<double> box_chain_adjoint(const FeatureChain& chain, std::vector<std
                         const double d = double(tx.sum) * ty.sum;
                         for (uint32_t j = 0; j < ty.count; ++j)
                             for (uint32_t i = 0; i < tx.count; ++i)
-                                grads[l - 1][chain.at(l - 1, b, c, tx.first + i, ty.first + j)] +=
-                                    g * tx.weight[i] * ty.weight[j] / d;
+                                grads[l - 1][chain.at(l - 1, b, c, tx.first + i, ty.first + j)] += g * tx.weight[i] *
+                                                                                                   ty.weight[j] / d;
                     }
     }
     return std::move(grads[0]);

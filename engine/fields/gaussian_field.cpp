@@ -23,7 +23,8 @@ void check_field(const GaussianFieldView<T>& f, std::span<const T> points) {
             const T diagonal = f.cholesky[n * tri + size_t(fields::tri(i, i))];
             if (!(diagonal > 0) || !std::isfinite(double(diagonal)))
                 throw Error("Gaussian " + std::to_string(n) + ": diagonal entry " + std::to_string(i) + " of L is " +
-                            std::to_string(double(diagonal)) + "; it must be positive and finite (parametrise it as "
+                            std::to_string(double(diagonal)) +
+                            "; it must be positive and finite (parametrise it as "
                             "exp(log) + eps)");
         }
         for (size_t k = 0; k < tri; ++k)
@@ -32,7 +33,8 @@ void check_field(const GaussianFieldView<T>& f, std::span<const T> points) {
         for (int i = 0; i < f.dims; ++i)
             if (!std::isfinite(double(f.means[n * size_t(f.dims) + size_t(i)])))
                 throw Error("Gaussian " + std::to_string(n) + ": its mean is NaN or infinite");
-        if (!std::isfinite(double(f.weights[n]))) throw Error("Gaussian " + std::to_string(n) + ": its weight is NaN or infinite");
+        if (!std::isfinite(double(f.weights[n])))
+            throw Error("Gaussian " + std::to_string(n) + ": its weight is NaN or infinite");
     }
     for (size_t i = 0; i < points.size(); ++i)
         if (!std::isfinite(double(points[i])))
@@ -87,7 +89,8 @@ FieldGradients backward(const GaussianFieldView<double>& f, std::span<const doub
 std::vector<double> field_forward_reference(const GaussianFieldView<double>& field, std::span<const double> points,
                                             std::vector<double>* squared_distances) {
     check_field(field, points);
-    return field.dims == 2 ? forward<2>(field, points, squared_distances) : forward<3>(field, points, squared_distances);
+    return field.dims == 2 ? forward<2>(field, points, squared_distances)
+                           : forward<3>(field, points, squared_distances);
 }
 
 FieldGradients field_backward_reference(const GaussianFieldView<double>& field, std::span<const double> points,
@@ -105,7 +108,8 @@ namespace tvlm {
 
 std::vector<Fixation> fixations_from_field(const GaussianFieldView<double>& field, uint32_t k, double separation,
                                            uint32_t grid_width, uint32_t grid_height) {
-    if (field.dims != 2) throw Error("fixations come from a 2D field over the image, not a " + std::to_string(field.dims) + "D one");
+    if (field.dims != 2)
+        throw Error("fixations come from a 2D field over the image, not a " + std::to_string(field.dims) + "D one");
     if (grid_width == 0 || grid_height == 0) throw Error("the saliency grid needs at least one cell a side");
     std::vector<double> points;
     points.reserve(size_t{grid_width} * grid_height * 2);
@@ -123,7 +127,8 @@ std::vector<Fixation> fixations_from_saliency(const SaliencyMap& map, uint32_t k
     if (k == 0) throw Error("ask for at least one fixation (k = 0)");
     if (map.width == 0 || map.height == 0 || map.values.size() != size_t{map.width} * map.height)
         throw Error("a saliency grid of " + std::to_string(map.width) + "x" + std::to_string(map.height) + " needs " +
-                    std::to_string(size_t{map.width} * map.height) + " values, not " + std::to_string(map.values.size()));
+                    std::to_string(size_t{map.width} * map.height) + " values, not " +
+                    std::to_string(map.values.size()));
     // Only positive local maxima (no neighbour larger) may become fixations: a peak's flank never does.
     std::vector<float> peaks(map.values.size(), 0.0f);
     for (uint32_t y = 0; y < map.height; ++y)

@@ -13,7 +13,7 @@
 namespace tvlm::fields {
 
 template <int D>
-inline constexpr int kTriangle = D * (D + 1) / 2;
+inline constexpr int kTriangle = D*(D + 1) / 2;
 
 // Where L(i, j), j <= i, sits in the packed triangle.
 TVLM_FIELD_FN constexpr int tri(int i, int j) { return i * (i + 1) / 2 + j; }

@@ -60,7 +60,7 @@ bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, bool keep
         state->height > limits->max_side || uint64_t{state->width} * state->height > limits->max_pixels)
         return false;
     const bool sixteen = keep_16_bits && png_get_bit_depth(state->png, state->info) == 16;
-    png_set_expand(state->png);  // palette -> RGB, grey < 8 bits -> 8, tRNS -> alpha
+    png_set_expand(state->png);             // palette -> RGB, grey < 8 bits -> 8, tRNS -> alpha
     if (sixteen) png_set_swap(state->png);  // PNG stores big-endian samples; ours are native (x86, Arm)
     else png_set_strip_16(state->png);
     png_set_gray_to_rgb(state->png);
@@ -69,7 +69,8 @@ bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, bool keep
     png_read_update_info(state->png, state->info);
     out->bits = sixteen ? 16 : 8;
     const size_t row_bytes = size_t{state->width} * 4 * (out->bits / 8);
-    if (png_get_rowbytes(state->png, state->info) != row_bytes) png_error(state->png, "unexpected row layout after conversion");
+    if (png_get_rowbytes(state->png, state->info) != row_bytes)
+        png_error(state->png, "unexpected row layout after conversion");
     out->width = state->width;
     out->height = state->height;
     if (passes == 1) {

@@ -27,9 +27,9 @@ void check_image_size(uint32_t width, uint32_t height, const std::string& name, 
     if (width > 0 && height > 0 && width <= limits.max_side && height <= limits.max_side &&
         uint64_t{width} * height <= limits.max_pixels)
         return;
-    throw Error("image '" + name + "' is " + std::to_string(width) + "x" + std::to_string(height) + ": sides must be 1.." +
-                std::to_string(limits.max_side) + " and at most " + std::to_string(limits.max_pixels) +
-                " pixels in all (downscale it first)");
+    throw Error("image '" + name + "' is " + std::to_string(width) + "x" + std::to_string(height) +
+                ": sides must be 1.." + std::to_string(limits.max_side) + " and at most " +
+                std::to_string(limits.max_pixels) + " pixels in all (downscale it first)");
 }
 
 namespace {
@@ -38,7 +38,8 @@ DecodedPixels decode_pixels(const uint8_t* bytes, size_t size, const std::string
                             bool keep_16_bits) {
     if (is_png(bytes, size)) return decode_png(bytes, size, name, limits, keep_16_bits);
     if (is_jpeg(bytes, size)) return decode_jpeg(bytes, size, name, limits);
-    throw Error("'" + name + "' is not a readable PNG/JPEG image: texturevlm reads PNG and JPEG only (convert other "
+    throw Error("'" + name +
+                "' is not a readable PNG/JPEG image: texturevlm reads PNG and JPEG only (convert other "
                 "formats first)");
 }
 

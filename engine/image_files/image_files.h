@@ -15,8 +15,8 @@ namespace tvlm {
 
 // What a decoder may be asked to allocate.
 struct ImageLimits {
-    uint32_t max_side = 16384;                // either side, in pixels
-    uint64_t max_pixels = 16384ull * 16384;   // width * height (1 GiB of RGBA8)
+    uint32_t max_side = 16384;               // either side, in pixels
+    uint64_t max_pixels = 16384ull * 16384;  // width * height (1 GiB of RGBA8)
 };
 
 // Decodes the PNG or JPEG in `bytes` (`name` for messages) to RGBA8: palettes, grey, 16-bit

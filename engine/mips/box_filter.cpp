@@ -36,8 +36,8 @@ uint32_t srgb8_linear(uint32_t byte) { return kSrgb8Linear[byte]; }
 
 uint32_t srgb8_encode(double n, double d) {
     // Thresholds times D stay below 2^53: exact in double (N and D are integers).
-    const uint32_t* above =
-        std::partition_point(kSrgb8Thresholds, kSrgb8Thresholds + 255, [&](uint32_t t) { return n >= t * d; });
+    const uint32_t* above = std::partition_point(kSrgb8Thresholds, kSrgb8Thresholds + 255,
+                                                 [&](uint32_t t) { return n >= t * d; });
     return static_cast<uint32_t>(above - kSrgb8Thresholds);
 }
 
@@ -55,12 +55,12 @@ TexelRect checked_dirty_rect(const DirtyRegion& region, uint32_t width, uint32_t
     if (region.width == 0 || region.height == 0 || region.layers == 0)
         throw Error("the changed region is empty: give its width, height and layer count");
     if (region.x >= width || region.width > width - region.x || region.y >= height ||
-        region.height > height - region.y || region.first_layer >= layers || region.layers > layers - region.first_layer)
+        region.height > height - region.y || region.first_layer >= layers ||
+        region.layers > layers - region.first_layer)
         throw Error("the changed region " + std::to_string(region.width) + "x" + std::to_string(region.height) +
                     " at (" + std::to_string(region.x) + "," + std::to_string(region.y) + "), layers " +
-                    std::to_string(region.first_layer) + "+" + std::to_string(region.layers) +
-                    " lies outside the " + std::to_string(width) + "x" + std::to_string(height) + "x" +
-                    std::to_string(layers) + " texture");
+                    std::to_string(region.first_layer) + "+" + std::to_string(region.layers) + " lies outside the " +
+                    std::to_string(width) + "x" + std::to_string(height) + "x" + std::to_string(layers) + " texture");
     return {region.x, region.y, region.x + region.width, region.y + region.height};
 }
 

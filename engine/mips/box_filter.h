@@ -19,10 +19,10 @@
 namespace tvlm {
 
 struct BoxTaps {
-    uint32_t first = 0;                  // source index of the first tap
-    uint32_t count = 0;                  // 1, 2 or 3
-    std::array<uint32_t, 3> weight{};    // integer weights
-    uint32_t sum = 0;                    // sum of weights: the axis denominator
+    uint32_t first = 0;                // source index of the first tap
+    uint32_t count = 0;                // 1, 2 or 3
+    std::array<uint32_t, 3> weight{};  // integer weights
+    uint32_t sum = 0;                  // sum of weights: the axis denominator
 };
 
 // Taps of destination texel i for a source axis of size s (destination max(1, s >> 1)).

@@ -8,9 +8,7 @@
 
 namespace tvlm {
 
-std::string_view mip_filter_name(MipFilter filter) {
-    return filter == MipFilter::blit ? "blit" : "box";
-}
+std::string_view mip_filter_name(MipFilter filter) { return filter == MipFilter::blit ? "blit" : "box"; }
 
 MipFilter parse_mip_filter(std::string_view name) {
     if (name == "blit") return MipFilter::blit;

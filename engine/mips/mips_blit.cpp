@@ -29,19 +29,22 @@ void record_blit(VkCommandBuffer cmd, Texture& texture) {
     if (levels == 1) return;
     {
         const VkImage image = texture.image();
-        record_barrier(cmd, {.image = image, .old_layout = texture.layout(),
+        record_barrier(cmd, {.image = image,
+                             .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
                              .dst_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT});
         for (uint32_t level = 1; level < levels; ++level) {
             // Level-1 was just written (or uploaded): make it the blit source.
-            record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            record_barrier(cmd, {.image = image,
+                                 .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                  .new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                  .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
                                  .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT,
                                  .dst_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
                                  .dst_access = VK_ACCESS_2_TRANSFER_READ_BIT,
-                                 .base_level = level - 1, .level_count = 1});
+                                 .base_level = level - 1,
+                                 .level_count = 1});
             const Extent2D src = texture.extent(level - 1), dst = texture.extent(level);
             VkImageBlit2 region{VK_STRUCTURE_TYPE_IMAGE_BLIT_2};
             region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level - 1, 0, texture.desc().layers};
@@ -59,15 +62,20 @@ void record_blit(VkCommandBuffer cmd, Texture& texture) {
             vkCmdBlitImage2(cmd, &blit);
         }
         // Levels 0..n-2 are blit sources, level n-1 the last destination: all to sampling.
-        record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        record_barrier(cmd, {.image = image,
+                             .old_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                             .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT, .src_access = VK_ACCESS_2_NONE,
-                             .base_level = 0, .level_count = levels - 1});
-        record_barrier(cmd, {.image = image, .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                             .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
+                             .src_access = VK_ACCESS_2_NONE,
+                             .base_level = 0,
+                             .level_count = levels - 1});
+        record_barrier(cmd, {.image = image,
+                             .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .src_stages = VK_PIPELINE_STAGE_2_BLIT_BIT,
                              .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                             .base_level = levels - 1, .level_count = 1});
+                             .base_level = levels - 1,
+                             .level_count = 1});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     }
 }

@@ -28,8 +28,8 @@ std::string box_unsupported(const Context& context, Format format) {
         return context.device_info().name + " has no shaderFloat64, which the box filter's exact arithmetic needs";
     // Levels are read and written in their stored encoding: sRGB through UNORM views.
     VkFormatProperties props;
-    vkGetPhysicalDeviceFormatProperties(context.physical_device(), info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format,
-                                        &props);
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(),
+                                        info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format, &props);
     const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT;
     if ((props.optimalTilingFeatures & needed) != needed)
         return "format " + std::string(info.name) + " cannot be read and stored by compute shaders on " +
@@ -51,7 +51,7 @@ void check_box(const Context& context, const Texture& texture) {
 
 // The chain's last passes run as one workgroup (box_mips.comp's tail): level a+1 in the
 // general shader's tile in shared memory, a+2 in its second array, six levels at most.
-constexpr BoxTailLimits kTailLimits{TVLM_BOX_TILE * TVLM_BOX_TILE, TVLM_BOX_TILE * TVLM_BOX_TILE / 4,
+constexpr BoxTailLimits kTailLimits{TVLM_BOX_TILE * TVLM_BOX_TILE, TVLM_BOX_TILE* TVLM_BOX_TILE / 4,
                                     TVLM_BOX_MAX_LEVELS};
 
 void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, TexelRect dirty, uint32_t first_layer,
@@ -70,9 +70,11 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     std::vector<VkDescriptorType> bindings(2 + TVLM_BOX_MAX_LEVELS, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE);
     bindings.front() = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     bindings.back() = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0, VK_WHOLE_SIZE};
-    const ComputePipeline& general = context.pipeline("box_mips", {
-        .spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
+    const VkDescriptorBufferInfo tables{context.constant_buffer("srgb8_tables", srgb8_tables()).handle(), 0,
+                                        VK_WHOLE_SIZE};
+    const ComputePipeline& general = context.pipeline(
+        "box_mips",
+        {.spirv = shaders::box_mips(), .bindings = bindings, .push_constant_bytes = sizeof(gpu::BoxMipsParams)});
     // RGBA8, sRGB8 and RGBA16F levels that halve: texels as words (box_mips_words.glsl), 2x2
     // of them read per textureGather through word views, quads of invocations sharing their
     // averages. Where the texture allows no such views (an application's image made without
@@ -82,11 +84,12 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     const bool words = kind != TVLM_BOX_FLOAT32 && texture.words_allowed() && context.subgroup_shuffles();
     const ComputePipeline* packed = nullptr;
     if (words) {
-        const auto [packed_name, packed_spirv] =
-            kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
-            : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
-            : context.ieee_float16() ? std::pair{"box_mips_rgba16f_rte", shaders::box_mips_rgba16f_rte()}
-                                         : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
+        const auto [packed_name,
+                    packed_spirv] = kind == TVLM_BOX_UNORM8  ? std::pair{"box_mips_rgba8", shaders::box_mips_rgba8()}
+                                    : kind == TVLM_BOX_SRGB8 ? std::pair{"box_mips_srgb8", shaders::box_mips_srgb8()}
+                                    : context.ieee_float16()
+                                        ? std::pair{"box_mips_rgba16f_rte", shaders::box_mips_rgba16f_rte()}
+                                        : std::pair{"box_mips_rgba16f", shaders::box_mips_rgba16f()};
         packed = &context.pipeline(packed_name, {.spirv = packed_spirv,
                                                  .bindings = bindings,
                                                  .push_constant_bytes = sizeof(gpu::BoxMipsParams),
@@ -97,12 +100,14 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
     for (uint32_t l = 0; l < levels; ++l) {
         views[l] = {texture.level_view(l, LevelAccess::read), texture.level_view(l, LevelAccess::write)};
         if (words)
-            word_views[l] = {texture.level_view(l, LevelAccess::read_words), texture.level_view(l, LevelAccess::write_words)};
+            word_views[l] = {texture.level_view(l, LevelAccess::read_words),
+                             texture.level_view(l, LevelAccess::write_words)};
     }
 
     {
         // GENERAL: levels are written as storage images, then read by the next pass.
-        record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
+        record_barrier(cmd, {.image = texture.image(),
+                             .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
@@ -110,7 +115,7 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
             const BoxPass& pass = passes[i];
             const Extent2D src = texture.extent(pass.src_level);
             const uint32_t is_tail = i == tail ? 1 : 0;
-            const gpu::BoxMipsParams params{src.width, src.height, pass.levels, kind,
+            const gpu::BoxMipsParams params{src.width,   src.height,  pass.levels, kind,
                                             pass.tile_x, pass.tile_y, first_layer, is_tail};
             const bool packs = !is_tail && words && src.width % 2 == 0 && src.height % 2 == 0;
             const auto& pass_views = packs ? word_views : views;
@@ -128,14 +133,16 @@ void record_box_passes(Context& context, VkCommandBuffer cmd, Texture& texture, 
             (packs ? *packed : general).bind(cmd, writes, &params);
             vkCmdDispatch(cmd, pass.tiles_x, pass.tiles_y, layers);
             // This pass's writes become the next pass's reads.
-            record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,
+            record_barrier(cmd, {.image = texture.image(),
+                                 .old_layout = VK_IMAGE_LAYOUT_GENERAL,
                                  .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                                  .src_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                                  .src_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                                  .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                                  .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT});
         }
-        record_barrier(cmd, {.image = texture.image(), .old_layout = VK_IMAGE_LAYOUT_GENERAL,
+        record_barrier(cmd, {.image = texture.image(),
+                             .old_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .src_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .src_access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});

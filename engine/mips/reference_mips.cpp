@@ -57,8 +57,10 @@ ImageF box_downsample(const ImageF& src, Extent2D dst, Format format) {
                     n += ty.weight[b] * row;
                 }
                 out.at(x, y, c) = info.component != ComponentType::u8 ? static_cast<float>(n / d)
-                                : info.srgb && c < 3 ? static_cast<float>(srgb8_encode(n, d) / 255.0)
-                                                     : static_cast<float>(unorm8_round(static_cast<uint64_t>(n), static_cast<uint64_t>(d)) / 255.0);
+                                  : info.srgb && c < 3
+                                      ? static_cast<float>(srgb8_encode(n, d) / 255.0)
+                                      : static_cast<float>(
+                                            unorm8_round(static_cast<uint64_t>(n), static_cast<uint64_t>(d)) / 255.0);
             }
         }
     }
@@ -77,9 +79,9 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
     std::vector<double> linear(src.texels.size());
     for (size_t t = 0; t < linear.size(); ++t) {
         const bool colour = srgb && (t % channels) < 3;
-        linear[t] = colour ? srgb_to_linear(src.texels[t])
-                  : bytes  ? std::round(static_cast<double>(src.texels[t]) * 255.0)
-                           : src.texels[t];
+        linear[t] = colour  ? srgb_to_linear(src.texels[t])
+                    : bytes ? std::round(static_cast<double>(src.texels[t]) * 255.0)
+                            : src.texels[t];
     }
     const auto tx = axis_taps(src.width, dst.width);
     const auto ty = axis_taps(src.height, dst.height);
@@ -96,7 +98,7 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
                 }
             for (uint32_t c = 0; c < channels; ++c) {
                 const double v = srgb && c < 3 ? linear_to_srgb(acc[c])
-                               : bytes         ? std::floor(acc[c] + 0.5) / 255.0
+                                 : bytes       ? std::floor(acc[c] + 0.5) / 255.0
                                                : acc[c];
                 out.at(x, y, c) = static_cast<float>(v);
             }
@@ -105,8 +107,7 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
     return quantize(out, format);
 }
 
-std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter,
-                                        uint32_t levels) {
+std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter, uint32_t levels) {
     assert(levels >= 1 && base.channels == format_info(format).channels);
     std::vector<ImageF> chain;
     chain.push_back(quantize(base, format));

@@ -17,7 +17,6 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
 
 // Level 0 is `base` quantised to `format`; each further level is computed from the
 // previous *quantised* level and quantised again, as a GPU that stores every level does.
-std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter,
-                                        uint32_t levels);
+std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter, uint32_t levels);
 
 }  // namespace tvlm

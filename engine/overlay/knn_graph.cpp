@@ -170,12 +170,14 @@ void KnnGraph::check(std::span<const KnnPoint> points) const {
     for (size_t i = 1; i < tracks.size(); ++i)
         if (tracks[i].first == tracks[i - 1].first)
             throw Error("KNN point " + std::to_string(std::max(tracks[i].second, tracks[i - 1].second)) +
-                        " repeats track id " + std::to_string(tracks[i].first) + ": track ids are unique within a frame");
+                        " repeats track id " + std::to_string(tracks[i].first) +
+                        ": track ids are unique within a frame");
 }
 
 // Sorted vectors rather than trees: a frame's few hundred to tens of thousands of links are
 // collected, sorted and deduplicated once, and the last frame's looked up by binary search.
-std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest) {
+std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points,
+                                    const std::vector<std::vector<uint32_t>>& nearest) {
     const uint32_t k = options_.k, h = options_.hysteresis;
     const auto was_linked = [&](uint32_t a, uint32_t b) {
         return std::binary_search(previous_.begin(), previous_.end(), track_pair(points[a].track, points[b].track));
@@ -227,7 +229,8 @@ std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points, const std:
     for (const KnnEdge& e : edges) now.push_back(track_pair(points[e.a].track, points[e.b].track));
     std::sort(now.begin(), now.end());
     std::vector<std::pair<uint64_t, uint64_t>> changed;
-    std::set_symmetric_difference(now.begin(), now.end(), previous_.begin(), previous_.end(), std::back_inserter(changed));
+    std::set_symmetric_difference(now.begin(), now.end(), previous_.begin(), previous_.end(),
+                                  std::back_inserter(changed));
     changes_ = changed.size();
     previous_ = std::move(now);
     return edges;

@@ -22,10 +22,10 @@ struct KnnPoint {
 };
 
 struct KnnOptions {
-    uint32_t k = 5;           // neighbours per point; k >= N links every pair
-    uint32_t hysteresis = 2;  // h: an existing link survives within rank k + h
+    uint32_t k = 5;                                         // neighbours per point; k >= N links every pair
+    uint32_t hysteresis = 2;                                // h: an existing link survives within rank k + h
     float max_dy = std::numeric_limits<float>::infinity();  // longest vertical extent of a link
-    uint32_t max_degree = 0;  // 0: no cap; else the shortest links are kept first
+    uint32_t max_degree = 0;                                // 0: no cap; else the shortest links are kept first
 };
 
 struct KnnEdge {
@@ -52,7 +52,8 @@ private:
     void check(std::span<const KnnPoint> points) const;
     std::vector<KnnEdge> link(std::span<const KnnPoint> points, const std::vector<std::vector<uint32_t>>& nearest);
     KnnOptions options_;
-    std::vector<std::pair<uint64_t, uint64_t>> previous_;  // the last frame's links by track ids, lower id first, sorted
+    std::vector<std::pair<uint64_t, uint64_t>>
+        previous_;  // the last frame's links by track ids, lower id first, sorted
     size_t changes_ = 0;
 };
 

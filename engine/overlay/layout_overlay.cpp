@@ -17,8 +17,14 @@ OverlayScene layout_overlay(const PatchLayout& layout, uint32_t b, uint32_t widt
         const float t = max_level > 0 ? std::clamp(p.level / max_level, 0.0f, 1.0f) : 0.0f;
         const auto byte = [](float v) { return uint8_t(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
         const OverlayColor colour{byte(t), byte(1.0f - std::fabs(2.0f * t - 1.0f)), byte(1.0f - t), 255};
-        scene.boxes.push_back({p.cu * float(width), p.cv * float(height), p.su * float(width), p.sv * float(height), 0,
-                               1.5f, colour, {0, 0, 0, 0}});
+        scene.boxes.push_back({p.cu * float(width),
+                               p.cv * float(height),
+                               p.su * float(width),
+                               p.sv * float(height),
+                               0,
+                               1.5f,
+                               colour,
+                               {0, 0, 0, 0}});
     }
     for (const Fixation& f : fixations) {  // a white cross, 9 pixels a side
         const float x = float(f.x) * float(width), y = float(f.y) * float(height);

@@ -51,8 +51,9 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
     check_overlay_format(d.format, "OverlayRenderer::draw");
     const bool half = d.format == Format::rgba16f;
     if (!frame.words_allowed() || !(frame.usage() & VK_IMAGE_USAGE_STORAGE_BIT))
-        throw Error("the overlay's frame must allow storage and word views (VK_IMAGE_USAGE_STORAGE_BIT, "
-                    "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT): textures texturevlm creates do");
+        throw Error(
+            "the overlay's frame must allow storage and word views (VK_IMAGE_USAGE_STORAGE_BIT, "
+            "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT): textures texturevlm creates do");
     const uint32_t tiles_x = (d.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles_y = (d.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint64_t pairs = overlay_tile_pairs(shapes, d.width, d.height);  // the lists' length
@@ -61,7 +62,8 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
 
     const VkDeviceSize shape_bytes = shapes.size_bytes();
     if (shapes_.size() < shape_bytes)
-        shapes_ = HostBuffer(context_.physical_device(), context_.device(), shape_bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        shapes_ = HostBuffer(context_.physical_device(), context_.device(), shape_bytes,
+                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memcpy(shapes_.data(), shapes.data(), shape_bytes);
     const VkDeviceSize tile_bytes = VkDeviceSize{tiles_x} * tiles_y * sizeof(uint32_t);
     ensure(context_, counts_, tile_bytes);
@@ -71,21 +73,27 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
 
     const std::vector<VkDescriptorType> five_buffers(5, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER);
     const ComputePipeline& bin = context_.pipeline(
-        "overlay_bin", {.spirv = shaders::overlay_bin(), .bindings = five_buffers,
-                        .push_constant_bytes = sizeof(gpu::OverlayParams)});
+        "overlay_bin",
+        {.spirv = shaders::overlay_bin(), .bindings = five_buffers, .push_constant_bytes = sizeof(gpu::OverlayParams)});
     const ComputePipeline& scan = context_.pipeline(
         "overlay_scan", {.spirv = shaders::overlay_scan(),
                          .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                          .push_constant_bytes = sizeof(gpu::OverlayParams)});
     const ComputePipeline& shade = context_.pipeline(
         half ? "overlay_shade_rgba16f" : "overlay_shade",
-                         {.spirv = half ? shaders::overlay_shade_rgba16f() : shaders::overlay_shade(),
-                          .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
-                          .push_constant_bytes = sizeof(gpu::OverlayParams)});
-    gpu::OverlayParams params{d.width, d.height, tiles_x, tiles_y, uint32_t(shapes.size()), 0,
-                              d.format == Format::rgba8_srgb ? 1u : 0u, overlay_font() ? overlay_font()->width : 0u};
+        {.spirv = half ? shaders::overlay_shade_rgba16f() : shaders::overlay_shade(),
+         .bindings = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                      VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                      VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+         .push_constant_bytes = sizeof(gpu::OverlayParams)});
+    gpu::OverlayParams params{d.width,
+                              d.height,
+                              tiles_x,
+                              tiles_y,
+                              uint32_t(shapes.size()),
+                              0,
+                              d.format == Format::rgba8_srgb ? 1u : 0u,
+                              overlay_font() ? overlay_font()->width : 0u};
     const VkImageView words = frame.level_view(0, LevelAccess::write_words);
     const DispatchGrid per_shape = dispatch_grid(shapes.size());  // a workgroup per shape
 
@@ -121,15 +129,20 @@ uint64_t OverlayRenderer::draw(Texture& frame, std::span<const gpu::OverlayShape
         bin.bind(cmd, bin_writes, &params);
         vkCmdDispatch(cmd, per_shape.x, per_shape.y, 1);
         between_passes();
-        record_barrier(cmd, {.image = frame.image(), .old_layout = frame.layout(), .new_layout = VK_IMAGE_LAYOUT_GENERAL,
+        record_barrier(cmd, {.image = frame.image(),
+                             .old_layout = frame.layout(),
+                             .new_layout = VK_IMAGE_LAYOUT_GENERAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .dst_access = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT});
         frame.set_layout(VK_IMAGE_LAYOUT_GENERAL);
         const VkDescriptorImageInfo image{VK_NULL_HANDLE, words, VK_IMAGE_LAYOUT_GENERAL};
         const VkDescriptorBufferInfo atlas{atlas_.handle(), 0, VK_WHOLE_SIZE};
         const std::array<VkWriteDescriptorSet, 6> shade_writes{
-            storage_buffer_write(0, &shape_info), storage_buffer_write(1, &counts), storage_buffer_write(2, &offsets),
-            storage_buffer_write(3, &lists), descriptor_write(4, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &image, nullptr),
+            storage_buffer_write(0, &shape_info),
+            storage_buffer_write(1, &counts),
+            storage_buffer_write(2, &offsets),
+            storage_buffer_write(3, &lists),
+            descriptor_write(4, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, &image, nullptr),
             storage_buffer_write(5, &atlas)};
         shade.bind(cmd, shade_writes, &params);
         vkCmdDispatch(cmd, tiles_x, tiles_y, 1);

@@ -31,8 +31,8 @@ bool segment_shape(gpu::OverlayShape& s, float x0, float y0, float x1, float y1,
     s = gpu::overlay_line_shape(TVLM_SHAPE_SEGMENT, x0, y0, x1, y1, width_px, color.word());
     s.flags = round_caps ? TVLM_SHAPE_ROUND_CAPS : 0u;
     const float h = s.half_width;
-    return gpu::overlay_clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h, std::max(y0, y1) + h, width,
-                       height);
+    return gpu::overlay_clip_bounds(s, std::min(x0, x1) - h, std::min(y0, y1) - h, std::max(x0, x1) + h,
+                                    std::max(y0, y1) + h, width, height);
 }
 
 }  // namespace
@@ -66,7 +66,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         s.half_width = 0.5f * b.stroke_width;
         s.fill = b.fill.word();
         s.stroke = b.stroke.word();
-        if (gpu::overlay_clip_bounds(s, b.cx - s.x1, b.cy - s.y1, b.cx + s.x1, b.cy + s.y1, width, height)) shapes.push_back(s);
+        if (gpu::overlay_clip_bounds(s, b.cx - s.x1, b.cy - s.y1, b.cx + s.x1, b.cy + s.y1, width, height))
+            shapes.push_back(s);
     }
     for (size_t i = 0; i < scene.lines.size(); ++i) {
         const OverlayLine& l = scene.lines[i];
@@ -74,11 +75,13 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         check_size(l.width, "width", "line", i);
         if (l.width == 0 || l.color.a == 0) continue;
         gpu::OverlayShape s;
-        if (segment_shape(s, l.x0, l.y0, l.x1, l.y1, l.width, l.color, l.round_caps, width, height)) shapes.push_back(s);
+        if (segment_shape(s, l.x0, l.y0, l.x1, l.y1, l.width, l.color, l.round_caps, width, height))
+            shapes.push_back(s);
     }
     for (size_t i = 0; i < scene.trails.size(); ++i) {
         const OverlayTrail& t = scene.trails[i];
-        if (t.xy.size() % 2) throw Error("overlay trail " + std::to_string(i) + " has an odd number of coordinates: give x, y pairs");
+        if (t.xy.size() % 2)
+            throw Error("overlay trail " + std::to_string(i) + " has an odd number of coordinates: give x, y pairs");
         check_size(t.width, "width", "trail", i);
         for (size_t k = 0; k < t.xy.size(); ++k) check_finite({t.xy[k]}, "trail", i);
         const size_t positions = t.xy.size() / 2;
@@ -88,8 +91,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
             c.a = uint8_t(std::lround(double(t.color.a) * double(k + 1) / double(positions - 1)));
             if (c.a == 0) continue;
             gpu::OverlayShape s;
-            if (segment_shape(s, t.xy[2 * k], t.xy[2 * k + 1], t.xy[2 * k + 2], t.xy[2 * k + 3], t.width, c, true, width,
-                              height))
+            if (segment_shape(s, t.xy[2 * k], t.xy[2 * k + 1], t.xy[2 * k + 2], t.xy[2 * k + 3], t.width, c, true,
+                              width, height))
                 shapes.push_back(s);
         }
     }
@@ -99,7 +102,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         check_size(c.width, "width", "curve", i);
         if (c.width == 0 || c.color.a == 0) continue;
         gpu::OverlayShape s;
-        if (gpu::overlay_curve_shape(s, c.x0, c.y0, c.x1, c.y1, c.width, c.color.word(), width, height)) shapes.push_back(s);
+        if (gpu::overlay_curve_shape(s, c.x0, c.y0, c.x1, c.y1, c.width, c.color.word(), width, height))
+            shapes.push_back(s);
     }
     if (curves_end) *curves_end = shapes.size();
     for (size_t i = 0; i < scene.points.size(); ++i) {
@@ -119,8 +123,9 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
     }
     const OverlayFont* font = scene.labels.empty() ? nullptr : overlay_font();
     if (!scene.labels.empty() && !font)
-        throw Error("this texturevlm was built without a label font (stb_truetype and DejaVu fonts: Debian's libstb-dev "
-                    "and fonts-dejavu-core); install them and rebuild to draw labels");
+        throw Error(
+            "this texturevlm was built without a label font (stb_truetype and DejaVu fonts: Debian's libstb-dev "
+            "and fonts-dejavu-core); install them and rebuild to draw labels");
     for (size_t i = 0; i < scene.labels.size(); ++i) {
         const OverlayLabel& l = scene.labels[i];
         check_finite({l.x, l.y, l.size}, "label", i);
@@ -139,7 +144,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
             s.y1 = 0.5f * l.size;
             s.radius = margin;
             s.fill = l.background.word();
-            if (gpu::overlay_clip_bounds(s, l.x, l.y, l.x + advance + 2 * margin, l.y + l.size, width, height)) shapes.push_back(s);
+            if (gpu::overlay_clip_bounds(s, l.x, l.y, l.x + advance + 2 * margin, l.y + l.size, width, height))
+                shapes.push_back(s);
         }
         if (l.color.a == 0) continue;
         float pen = l.x + margin;
@@ -177,8 +183,8 @@ uint64_t overlay_tile_pairs(std::span<const gpu::OverlayShape> shapes, uint32_t 
         const gpu::OverlayShape& s = shapes[i];
         if (!(s.min_x >= 0 && s.min_y >= 0 && s.max_x < float(width) && s.max_y < float(height) && s.min_x <= s.max_x &&
               s.min_y <= s.max_y))
-            throw Error("overlay shape " + std::to_string(i) + " has bounds outside the " + std::to_string(width) + "x" +
-                        std::to_string(height) + " frame: make the shapes with overlay_shapes() for this frame");
+            throw Error("overlay shape " + std::to_string(i) + " has bounds outside the " + std::to_string(width) +
+                        "x" + std::to_string(height) + " frame: make the shapes with overlay_shapes() for this frame");
         pairs += uint64_t(gpu::overlay_tile_of(s.max_x) - gpu::overlay_tile_of(s.min_x) + 1) *
                  uint64_t(gpu::overlay_tile_of(s.max_y) - gpu::overlay_tile_of(s.min_y) + 1);
     }

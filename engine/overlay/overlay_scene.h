@@ -22,8 +22,8 @@ struct OverlayColor {
 
 struct OverlayBox {
     float cx = 0, cy = 0, width = 0, height = 0;  // centre and size
-    float radius = 0;        // corner radius (roundness), at most half the shorter side
-    float stroke_width = 2;  // drawn inside the box's edge; wider than the box: all stroke
+    float radius = 0;                             // corner radius (roundness), at most half the shorter side
+    float stroke_width = 2;                       // drawn inside the box's edge; wider than the box: all stroke
     OverlayColor stroke{255, 255, 255, 255};
     OverlayColor fill{0, 0, 0, 0};  // transparent: outline only
 };

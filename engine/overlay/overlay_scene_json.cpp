@@ -17,7 +17,8 @@ using nlohmann::json;
 // Reads one object's fields, refusing keys it does not know.
 class Fields {
 public:
-    Fields(const json& object, std::string where, const std::set<std::string>& known) : object_(object), where_(std::move(where)) {
+    Fields(const json& object, std::string where, const std::set<std::string>& known)
+        : object_(object), where_(std::move(where)) {
         if (!object.is_object()) fail("", "an object");
         for (const auto& [key, value] : object.items())
             if (!known.count(key)) throw Error(where_ + ": unknown key \"" + key + "\"");
@@ -77,13 +78,13 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
     json root;
     try {
         root = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw Error(name + " is not valid JSON: " + e.what());
-    }
+    } catch (const json::parse_error& e) { throw Error(name + " is not valid JSON: " + e.what()); }
     if (!root.is_object()) throw Error(name + ": the scene is a JSON object with boxes, points, lines and curves");
     for (const auto& [key, value] : root.items())
-        if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails" && key != "labels")
-            throw Error(name + ": unknown key \"" + key + "\" (a scene has boxes, points, lines, curves, trails and labels)");
+        if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails" &&
+            key != "labels")
+            throw Error(name + ": unknown key \"" + key +
+                        "\" (a scene has boxes, points, lines, curves, trails and labels)");
     OverlaySceneFile file;
     const json& boxes = list(root, "boxes", name);
     for (size_t i = 0; i < boxes.size(); ++i) {
@@ -98,7 +99,8 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
     for (size_t i = 0; i < points.size(); ++i) {
         const Fields f(points[i], name + ": points[" + std::to_string(i) + "]", {"x", "y", "radius", "color", "track"});
         const OverlayPoint d;
-        file.scene.points.push_back({f.required("x"), f.required("y"), f.number("radius", d.radius), f.color("color", d.color)});
+        file.scene.points.push_back(
+            {f.required("x"), f.required("y"), f.number("radius", d.radius), f.color("color", d.color)});
         file.point_tracks.push_back(f.track(i));
     }
     const json& lines = list(root, "lines", name);
@@ -107,11 +109,13 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
                        {"x0", "y0", "x1", "y1", "width", "round_caps", "color"});
         const OverlayLine d;
         file.scene.lines.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
-                                    f.number("width", d.width), f.flag("round_caps", d.round_caps), f.color("color", d.color)});
+                                    f.number("width", d.width), f.flag("round_caps", d.round_caps),
+                                    f.color("color", d.color)});
     }
     const json& curves = list(root, "curves", name);
     for (size_t i = 0; i < curves.size(); ++i) {
-        const Fields f(curves[i], name + ": curves[" + std::to_string(i) + "]", {"x0", "y0", "x1", "y1", "width", "color"});
+        const Fields f(curves[i], name + ": curves[" + std::to_string(i) + "]",
+                       {"x0", "y0", "x1", "y1", "width", "color"});
         const OverlayCurve d;
         file.scene.curves.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
                                      f.number("width", d.width), f.color("color", d.color)});
@@ -135,7 +139,8 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
         const std::string where = name + ": labels[" + std::to_string(i) + "]";
         const Fields f(labels[i], where, {"x", "y", "size", "text", "color", "background"});
         const OverlayLabel d;
-        if (!labels[i].contains("text") || !labels[i].at("text").is_string()) throw Error(where + ".text: expected a string");
+        if (!labels[i].contains("text") || !labels[i].at("text").is_string())
+            throw Error(where + ".text: expected a string");
         file.scene.labels.push_back({f.required("x"), f.required("y"), f.number("size", d.size),
                                      labels[i].at("text").get<std::string>(), f.color("color", d.color),
                                      f.color("background", d.background)});

@@ -19,8 +19,8 @@ VulkanNearest::VulkanNearest(Context& context) : context_(context) {}
 
 std::vector<std::vector<uint32_t>> VulkanNearest::nearest(std::span<const KnnPoint> points, uint32_t count) {
     if (count == 0 || count > TVLM_KNN_MAX)
-        throw Error("the GPU keeps 1 to " + std::to_string(TVLM_KNN_MAX) + " neighbours per point (k + hysteresis), not " +
-                    std::to_string(count));
+        throw Error("the GPU keeps 1 to " + std::to_string(TVLM_KNN_MAX) +
+                    " neighbours per point (k + hysteresis), not " + std::to_string(count));
     for (size_t i = 0; i < points.size(); ++i)
         if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y))
             throw Error("KNN point " + std::to_string(i) + " has a NaN or infinite coordinate");
@@ -31,7 +31,8 @@ std::vector<std::vector<uint32_t>> VulkanNearest::nearest(std::span<const KnnPoi
     if (points_.size() < n * 8)
         points_ = HostBuffer(context_.physical_device(), context_.device(), n * 8, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     if (nearest_.size() < n * keep * 4)
-        nearest_ = HostBuffer(context_.physical_device(), context_.device(), n * keep * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        nearest_ = HostBuffer(context_.physical_device(), context_.device(), n * keep * 4,
+                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     auto* xy = reinterpret_cast<float*>(points_.data());
     for (size_t i = 0; i < n; ++i) xy[2 * i] = points[i].x, xy[2 * i + 1] = points[i].y;
     const ComputePipeline& pipeline = context_.pipeline(

@@ -9,9 +9,13 @@ namespace tvlm {
 PatchLayout batch_layouts(std::span<const PatchLayout> per_image, uint32_t min_patches_per_image) {
     if (per_image.empty()) throw Error("a batch needs at least one layout");
     const PatchLayout& first = per_image.front();
-    PatchLayout batch{.kind = first.kind, .width = first.width, .height = first.height,
-                      .patch_size = first.patch_size, .images = uint32_t(per_image.size()),
-                      .patches_per_image = min_patches_per_image, .mode = first.mode};
+    PatchLayout batch{.kind = first.kind,
+                      .width = first.width,
+                      .height = first.height,
+                      .patch_size = first.patch_size,
+                      .images = uint32_t(per_image.size()),
+                      .patches_per_image = min_patches_per_image,
+                      .mode = first.mode};
     for (const PatchLayout& l : per_image) {
         if (l.width != first.width || l.height != first.height || l.patch_size != first.patch_size ||
             l.mode != first.mode || l.images != 1)

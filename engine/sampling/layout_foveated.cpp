@@ -68,12 +68,17 @@ FoveatedLayout foveated_layout(uint32_t width, uint32_t height, const FoveatedPa
     if (params.budget < columns * rows)
         throw Error("budget " + std::to_string(params.budget) + " is below the " + std::to_string(columns * rows) +
                     " patches a " + std::to_string(width) + "x" + std::to_string(height) + " image needs with " +
-                    std::to_string(p) + "x" + std::to_string(p) + " patches (one per root cell): raise the budget "
+                    std::to_string(p) + "x" + std::to_string(p) +
+                    " patches (one per root cell): raise the budget "
                     "or the patch size");
 
     const auto make_cell = [&](uint64_t x0, uint64_t y0, uint64_t size, uint32_t level) {
-        Cell c{uint32_t(x0), uint32_t(y0), uint32_t(std::min<uint64_t>(x0 + size, width)),
-               uint32_t(std::min<uint64_t>(y0 + size, height)), level, 0.0};
+        Cell c{uint32_t(x0),
+               uint32_t(y0),
+               uint32_t(std::min<uint64_t>(x0 + size, width)),
+               uint32_t(std::min<uint64_t>(y0 + size, height)),
+               level,
+               0.0};
         const double e = eccentricity(params, width, height, c.x0, c.y0, c.x1, c.y1);
         // Unclamped D orders cells that the clamp would tie (all of a fovea wants level 0);
         // whether a split is wanted is the same either way, since 0 <= level <= root.
@@ -124,9 +129,14 @@ FoveatedLayout foveated_layout(uint32_t width, uint32_t height, const FoveatedPa
         // One sample per texel of this level: clipped cells have a finer spacing.
         const double lod = std::max(0.0, std::log2(std::max(w, h) / p));
         max_lod = std::max(max_lod, lod);
-        layout.patches.push_back({.cu = float((c.x0 + w / 2) / width), .cv = float((c.y0 + h / 2) / height),
-                                  .su = float(w / width), .sv = float(h / height), .level = float(lod),
-                                  .axis_x = 1.0f, .axis_y = 0.0f, .layer = 0});
+        layout.patches.push_back({.cu = float((c.x0 + w / 2) / width),
+                                  .cv = float((c.y0 + h / 2) / height),
+                                  .su = float(w / width),
+                                  .sv = float(h / height),
+                                  .level = float(lod),
+                                  .axis_x = 1.0f,
+                                  .axis_y = 0.0f,
+                                  .layer = 0});
         result.cell_level.push_back(c.level);
     }
     layout.patches_per_image = static_cast<uint32_t>(layout.patches.size());

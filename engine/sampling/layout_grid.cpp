@@ -31,7 +31,10 @@ PatchLayout tile_level(uint32_t width, uint32_t height, uint32_t patch_size, uin
                                       .cv = float((b * tile_h + tile_h / 2.0) / e.height),
                                       .su = float(double(tile_w) / e.width),
                                       .sv = float(double(tile_h) / e.height),
-                                      .level = float(level), .axis_x = 1.0f, .axis_y = 0.0f, .layer = 0});
+                                      .level = float(level),
+                                      .axis_x = 1.0f,
+                                      .axis_y = 0.0f,
+                                      .layer = 0});
     layout.patches_per_image = static_cast<uint32_t>(layout.patches.size());
     layout.levels_needed = level + 1;
     return layout;
@@ -44,8 +47,8 @@ void keep_nearest(PatchLayout& layout, const Fixation& f, uint32_t count) {
                     ") is outside the image: use normalized coordinates in [0,1]");
     const size_t tiles = layout.patches.size();
     if (count == 0 || count > tiles)
-        throw Error("num_patches " + std::to_string(count) + " is out of range: the level has " + std::to_string(tiles) +
-                    " anisotropic patches, ask for 1 to " + std::to_string(tiles));
+        throw Error("num_patches " + std::to_string(count) + " is out of range: the level has " +
+                    std::to_string(tiles) + " anisotropic patches, ask for 1 to " + std::to_string(tiles));
     const auto distance = [&](const Patch& q) {
         return std::hypot((q.cu - f.x) * layout.width, (q.cv - f.y) * layout.height);
     };

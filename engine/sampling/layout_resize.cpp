@@ -21,14 +21,19 @@ PatchLayout resize_layout(uint32_t width, uint32_t height, const ResizeWindow& w
     if (w.width % p || w.height % p)
         throw Error("patch size " + std::to_string(p) + " does not divide the window " + size(w.width, w.height) +
                     ": pick a common divisor of its sides");
-    PatchLayout layout{.kind = "resize", .width = width, .height = height, .patch_size = p,
-                       .mode = SamplingMode::gradients};
+    PatchLayout layout{
+        .kind = "resize", .width = width, .height = height, .patch_size = p, .mode = SamplingMode::gradients};
     const double rw = w.resized_width, rh = w.resized_height;
     double max_lod = 0;
     for (uint32_t b = 0; b < w.height / p; ++b)
         for (uint32_t a = 0; a < w.width / p; ++a) {
-            Patch patch{.cu = float((w.x + a * p + p / 2.0) / rw), .cv = float((w.y + b * p + p / 2.0) / rh),
-                        .su = float(p / rw), .sv = float(p / rh), .level = 0, .axis_x = 1.0f, .axis_y = 0.0f,
+            Patch patch{.cu = float((w.x + a * p + p / 2.0) / rw),
+                        .cv = float((w.y + b * p + p / 2.0) / rh),
+                        .su = float(p / rw),
+                        .sv = float(p / rh),
+                        .level = 0,
+                        .axis_x = 1.0f,
+                        .axis_y = 0.0f,
                         .layer = 0};
             const GradientFootprint f = gradient_footprint(patch_gradients(patch, p, width, height), width, height);
             patch.level = float(std::max(0.0, f.lod));  // the level the texture unit picks, for the metadata

@@ -10,9 +10,7 @@
 
 namespace tvlm {
 
-std::string_view sampling_mode_name(SamplingMode mode) {
-    return mode == SamplingMode::level ? "level" : "gradients";
-}
+std::string_view sampling_mode_name(SamplingMode mode) { return mode == SamplingMode::level ? "level" : "gradients"; }
 
 std::vector<float> patch_metadata(const PatchLayout& layout) {
     std::vector<float> rows;
@@ -50,8 +48,8 @@ void check_patch_geometry(uint32_t width, uint32_t height, uint32_t patch_size) 
                     std::to_string(kMaxPatchSize) + " samples per side");
 }
 
-SamplePosition sample_position(const Patch& patch, uint32_t j, uint32_t k, uint32_t patch_size,
-                               uint32_t width, uint32_t height) {
+SamplePosition sample_position(const Patch& patch, uint32_t j, uint32_t k, uint32_t patch_size, uint32_t width,
+                               uint32_t height) {
     const double a = ((j + 0.5) / patch_size - 0.5) * double(patch.su) * width;   // pixels along the axis
     const double b = ((k + 0.5) / patch_size - 0.5) * double(patch.sv) * height;  // pixels across it
     const double ax = patch.axis_x, ay = patch.axis_y;
@@ -72,8 +70,9 @@ GradientFootprint gradient_footprint(const Gradients& g, uint32_t width, uint32_
     const double ratio = rho_min > 0 ? std::ceil(rho_max / rho_min - TVLM_RATIO_SLACK) : double(max_anisotropy);
     // Magnification (no footprint wider than a texel) is one bilinear tap, as texture units
     // filter it (the magnification filter has no anisotropy).
-    const auto taps = rho_max <= 1.0 ? 1u
-                                     : static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
+    const auto taps = rho_max <= 1.0
+                          ? 1u
+                          : static_cast<uint32_t>(std::clamp(ratio, 1.0, double(std::max(max_anisotropy, 1u))));
     return {rho_max > 0 ? std::log2(rho_max / taps) : 0.0, taps, rho_x >= rho_y};
 }
 

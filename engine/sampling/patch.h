@@ -30,7 +30,7 @@ struct PatchLayout {
     uint32_t patches_per_image = 0;  // N; padding slots (level < 0) included
     uint32_t levels_needed = 1;      // the texture must have at least this many mip levels
     SamplingMode mode = SamplingMode::level;
-    std::vector<Patch> patches;      // images * patches_per_image, image-major
+    std::vector<Patch> patches;  // images * patches_per_image, image-major
 
     size_t samples() const { return patches.size() * size_t{patch_size} * patch_size; }
     // Floats of the output [B, N, C, P, P] and of the metadata [B, N, 5].
@@ -66,8 +66,8 @@ struct SamplePosition {
 };
 // Normalized position of sample (j, k): the centre plus ((j+0.5)/P - 0.5) * su * W pixels
 // along the axis and ((k+0.5)/P - 0.5) * sv * H pixels across it (axis (1, 0): plain u, v).
-SamplePosition sample_position(const Patch& patch, uint32_t j, uint32_t k, uint32_t patch_size,
-                               uint32_t width, uint32_t height);
+SamplePosition sample_position(const Patch& patch, uint32_t j, uint32_t k, uint32_t patch_size, uint32_t width,
+                               uint32_t height);
 
 // The normalized change of (u, v) from one sample to the next along j (x) and k (y): the
 // gradients handed to textureGrad / tex2DGrad in SamplingMode::gradients.

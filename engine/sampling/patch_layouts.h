@@ -28,11 +28,11 @@ struct Fixation {
 // D(e) = clamp(-log2 M(e) + bias, 0, root level).
 struct FoveatedParams {
     std::vector<Fixation> fixations = std::vector<Fixation>(1);  // the centre
-    uint32_t budget = 273;     // at most this many patches
+    uint32_t budget = 273;                                       // at most this many patches
     uint32_t patch_size = 16;
-    double m0 = 0.05;          // M(0) = 1: the fixation wants level 0, e = 0.15 level 2
+    double m0 = 0.05;  // M(0) = 1: the fixation wants level 0, e = 0.15 level 2
     double e0 = 0.05;
-    double bias = 0.0;         // with m0, shifts D(e); the budget usually binds first
+    double bias = 0.0;  // with m0, shifts D(e); the budget usually binds first
     // Keep splitting past the magnification rule, most wanted cell first, while a split
     // fits the budget: what a vision encoder built for `budget` tokens wants (the Python
     // API). Without it refinement stops where the rule is satisfied.

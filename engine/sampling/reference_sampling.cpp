@@ -40,8 +40,8 @@ Rgba bilinear(const ImageF& image, Format format, double u, double v) {
 
 void check_images(const PatchLayout& layout, std::span<const MipLevels> images) {
     if (images.size() < layout.images)
-        throw Error("the layout has " + std::to_string(layout.images) + " images but " +
-                    std::to_string(images.size()) + " were given");
+        throw Error("the layout has " + std::to_string(layout.images) + " images but " + std::to_string(images.size()) +
+                    " were given");
     for (const MipLevels& levels : images.first(layout.images))
         if (levels.size() < layout.levels_needed)
             throw Error("the layout needs " + std::to_string(layout.levels_needed) + " mip levels but the image has " +
@@ -62,8 +62,8 @@ Rgba reference_trilinear(const MipLevels& levels, Format format, double u, doubl
     return out;
 }
 
-std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images,
-                                            Format format, uint32_t channels, uint32_t max_anisotropy) {
+std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images, Format format,
+                                            uint32_t channels, uint32_t max_anisotropy) {
     check_images(layout, images);
     const uint32_t p = layout.patch_size, w = layout.width, h = layout.height;
     std::vector<float> out(layout.output_values(channels), 0.0f);
@@ -88,8 +88,7 @@ std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span
                         for (size_t c = 0; c < 4; ++c) value[c] += tap[c] / footprint.taps;
                     }
                 }
-                for (uint32_t c = 0; c < channels; ++c)
-                    out[((n * channels + c) * p + k) * p + j] = float(value[c]);
+                for (uint32_t c = 0; c < channels; ++c) out[((n * channels + c) * p + k) * p + j] = float(value[c]);
             }
     }
     return out;

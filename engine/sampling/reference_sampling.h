@@ -22,8 +22,7 @@ std::array<double, 4> reference_trilinear(const MipLevels& levels, Format format
 // Output [B, N, C, P, P] for `layout`, `images[b]` being layer b; padding slots are zeros.
 // `max_anisotropy` is the sampler's (1 where a device samples isotropically). Throws Error
 // when an image is missing or has fewer levels than the layout needs.
-std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images,
-                                            Format format, uint32_t channels,
-                                            uint32_t max_anisotropy = kMaxAnisotropy);
+std::vector<float> reference_sample_patches(const PatchLayout& layout, std::span<const MipLevels> images, Format format,
+                                            uint32_t channels, uint32_t max_anisotropy = kMaxAnisotropy);
 
 }  // namespace tvlm

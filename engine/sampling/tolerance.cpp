@@ -29,7 +29,9 @@ double float_slack(double magnitude) { return 2.0 * FLT_EPSILON * std::max(magni
 
 double sample_tolerance(bool gradients, bool half_output, double value) {
     const double magnitude = std::max(std::fabs(value), 1e-30);
-    const double half_rounding = half_output ? std::max(std::ldexp(1.0, std::ilogb(magnitude) - 11), std::ldexp(1.0, -25)) : 0.0;
+    const double half_rounding = half_output
+                                     ? std::max(std::ldexp(1.0, std::ilogb(magnitude) - 11), std::ldexp(1.0, -25))
+                                     : 0.0;
     return (gradients ? kGradientSampleError : kSampleWeightError) + half_rounding + float_slack(magnitude);
 }
 
@@ -43,7 +45,8 @@ bool texel_matches(Format format, bool colour_channel, double expected, double a
         return std::fabs(srgb_to_linear(expected) - srgb_to_linear(actual)) <= weight_error + step + float_slack(1.0);
     }
     const double step = storage_step(format, std::max(std::fabs(expected), std::fabs(actual)));
-    return std::fabs(expected - actual) <= weight_error + step + float_slack(std::max(std::fabs(expected), std::fabs(actual)));
+    return std::fabs(expected - actual) <=
+           weight_error + step + float_slack(std::max(std::fabs(expected), std::fabs(actual)));
 }
 
 }  // namespace tvlm

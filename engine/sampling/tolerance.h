@@ -12,7 +12,7 @@
 
 namespace tvlm {
 
-inline constexpr double kWeightStep = 1.0 / 256.0;                    // 8 fractional bits
+inline constexpr double kWeightStep = 1.0 / 256.0;                 // 8 fractional bits
 inline constexpr double kHardwareWeightError = 2.0 * kWeightStep;  // one step, two axes
 
 enum class Weights { exact, hardware };

@@ -35,11 +35,13 @@ VulkanPatchSampler::VulkanPatchSampler(Context& context, PatchLayout layout, Pat
     if (output_.channels != 3 && output_.channels != 4)
         throw Error("patches have 3 or 4 channels, not " + std::to_string(output_.channels));
     if (output_.half && !context.half_storage())
-        throw Error(context.device_info().name + " cannot store 16-bit values from compute shaders "
+        throw Error(context.device_info().name +
+                    " cannot store 16-bit values from compute shaders "
                     "(storageBuffer16BitAccess): use float32 output");
     if (layout_.patches.empty()) throw Error("the layout has no patches");
     // The shader's sample index is 32-bit (which also keeps the workgroups under kMaxWorkgroups).
-    if (layout_.samples() > UINT32_MAX) throw Error("the layout has too many samples for one dispatch: split the batch");
+    if (layout_.samples() > UINT32_MAX)
+        throw Error("the layout has too many samples for one dispatch: split the batch");
     patches_ = HostBuffer(context.physical_device(), context.device(), layout_.patches.size() * sizeof(Patch),
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memcpy(patches_.data(), layout_.patches.data(), layout_.patches.size() * sizeof(Patch));
@@ -73,7 +75,8 @@ void VulkanPatchSampler::record(VkCommandBuffer cmd, Texture& texture, VkBuffer 
 void VulkanPatchSampler::record_checked(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset,
                                         VkDeviceSize bytes) {
     if (texture.layout() != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
-        record_barrier(cmd, {.image = texture.image(), .old_layout = texture.layout(),
+        record_barrier(cmd, {.image = texture.image(),
+                             .old_layout = texture.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
         texture.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     }
@@ -83,9 +86,13 @@ void VulkanPatchSampler::record_checked(VkCommandBuffer cmd, Texture& texture, V
          .bindings = {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
          .push_constant_bytes = sizeof(gpu::PatchSampleParams)});
-    const gpu::PatchSampleParams params{uint32_t(layout_.patches.size()), layout_.patch_size, output_.channels,
-                                        layout_.mode == SamplingMode::gradients ? 1u : 0u, float(layout_.width),
-                                        float(layout_.height), gpu::make_divisor(layout_.patch_size * layout_.patch_size),
+    const gpu::PatchSampleParams params{uint32_t(layout_.patches.size()),
+                                        layout_.patch_size,
+                                        output_.channels,
+                                        layout_.mode == SamplingMode::gradients ? 1u : 0u,
+                                        float(layout_.width),
+                                        float(layout_.height),
+                                        gpu::make_divisor(layout_.patch_size * layout_.patch_size),
                                         gpu::make_divisor(layout_.patch_size)};
     VkDescriptorImageInfo image{sampler_.handle(), texture.sampled_view(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkDescriptorBufferInfo patches{patches_.handle(), 0, VK_WHOLE_SIZE};
@@ -102,8 +109,8 @@ void VulkanPatchSampler::record_checked(VkCommandBuffer cmd, Texture& texture, V
 
 uint64_t VulkanPatchSampler::sample(Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes) {
     check(texture, bytes);
-    const uint64_t done =
-        context_.queue().submit([&](VkCommandBuffer cmd) { record_checked(cmd, texture, output, offset, bytes); });
+    const uint64_t done = context_.queue().submit(
+        [&](VkCommandBuffer cmd) { record_checked(cmd, texture, output, offset, bytes); });
     texture.mark_used(done);
     last_use_ = done;
     return done;

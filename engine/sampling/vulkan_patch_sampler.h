@@ -50,7 +50,8 @@ public:
     uint32_t max_anisotropy() const { return max_anisotropy_; }
 
 private:
-    void record_checked(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset, VkDeviceSize bytes);
+    void record_checked(VkCommandBuffer cmd, Texture& texture, VkBuffer output, VkDeviceSize offset,
+                        VkDeviceSize bytes);
     Context& context_;
     PatchLayout layout_;
     PatchOutput output_;

@@ -46,7 +46,8 @@ void VulkanPointSampler::record(VkCommandBuffer cmd, Texture& texture, const gpu
     VkDescriptorImageInfo image{sampler_.handle(), texture.sampled_view(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkDescriptorBufferInfo out{output, offset, bytes};
     const std::array<VkWriteDescriptorSet, 2> writes{sampled_image_write(0, &image), storage_buffer_write(1, &out)};
-    const DispatchGrid grid = dispatch_grid((uint64_t{points.count} + TVLM_POINT_GROUP_SIZE - 1) / TVLM_POINT_GROUP_SIZE);
+    const DispatchGrid grid = dispatch_grid((uint64_t{points.count} + TVLM_POINT_GROUP_SIZE - 1) /
+                                            TVLM_POINT_GROUP_SIZE);
     record_compute_output_before(cmd);
     pipeline.bind(cmd, writes, &points);
     vkCmdDispatch(cmd, grid.x, grid.y, 1);
@@ -56,8 +57,8 @@ void VulkanPointSampler::record(VkCommandBuffer cmd, Texture& texture, const gpu
 uint64_t VulkanPointSampler::sample(Texture& texture, const gpu::PointSampleParams& points, VkBuffer output,
                                     VkDeviceSize offset, VkDeviceSize bytes) {
     check(texture, points, bytes);
-    const uint64_t done =
-        context_.queue().submit([&](VkCommandBuffer cmd) { record(cmd, texture, points, output, offset, bytes); });
+    const uint64_t done = context_.queue().submit(
+        [&](VkCommandBuffer cmd) { record(cmd, texture, points, output, offset, bytes); });
     texture.mark_used(done);
     last_use_ = done;
     return done;

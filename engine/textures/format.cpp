@@ -25,9 +25,7 @@ size_t component_bytes(ComponentType type) {
     return 0;
 }
 
-uint32_t FormatInfo::texel_bytes() const {
-    return channels * static_cast<uint32_t>(component_bytes(component));
-}
+uint32_t FormatInfo::texel_bytes() const { return channels * static_cast<uint32_t>(component_bytes(component)); }
 
 const FormatInfo& format_info(Format format) { return kInfos[static_cast<size_t>(format)]; }
 

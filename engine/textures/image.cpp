@@ -15,8 +15,7 @@ HostPixels host_pixels(const std::vector<uint8_t>& rgba8, uint32_t width, uint32
 }
 
 HostPixels host_pixels(const ImageF& image) {
-    return HostPixels{image.texels.data(), ComponentType::f32, image.width, image.height,
-                      image.channels, 0};
+    return HostPixels{image.texels.data(), ComponentType::f32, image.width, image.height, image.channels, 0};
 }
 
 namespace {
@@ -29,8 +28,16 @@ uint8_t quantize_unorm8(float v) {
 float read_component(const uint8_t* p, ComponentType type) {
     switch (type) {
         case ComponentType::u8: return static_cast<float>(*p) / 255.0f;
-        case ComponentType::f16: { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
-        case ComponentType::f32: { float f; std::memcpy(&f, p, 4); return f; }
+        case ComponentType::f16: {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            return half_to_float(h);
+        }
+        case ComponentType::f32: {
+            float f;
+            std::memcpy(&f, p, 4);
+            return f;
+        }
     }
     return 0.0f;
 }
@@ -38,7 +45,11 @@ float read_component(const uint8_t* p, ComponentType type) {
 void write_component(uint8_t* p, ComponentType type, float v) {
     switch (type) {
         case ComponentType::u8: *p = quantize_unorm8(v); break;
-        case ComponentType::f16: { const uint16_t h = float_to_half(v); std::memcpy(p, &h, 2); break; }
+        case ComponentType::f16: {
+            const uint16_t h = float_to_half(v);
+            std::memcpy(p, &h, 2);
+            break;
+        }
         case ComponentType::f32: std::memcpy(p, &v, 4); break;
     }
 }

@@ -16,8 +16,7 @@ struct ImageF {
     std::vector<float> texels;  // row-major, channels interleaved
 
     ImageF() = default;
-    ImageF(uint32_t w, uint32_t h, uint32_t c) : width(w), height(h), channels(c),
-        texels(size_t{w} * h * c, 0.0f) {}
+    ImageF(uint32_t w, uint32_t h, uint32_t c) : width(w), height(h), channels(c), texels(size_t{w} * h * c, 0.0f) {}
     float& at(uint32_t x, uint32_t y, uint32_t c) { return texels[(size_t{y} * width + x) * channels + c]; }
     float at(uint32_t x, uint32_t y, uint32_t c) const { return texels[(size_t{y} * width + x) * channels + c]; }
 };

@@ -27,13 +27,18 @@ Rgb hue(double h) {
 
 // Deterministic hash for the text-like detail.
 uint32_t hash(uint32_t x) {
-    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
     return x;
 }
 
 // Pseudo-text: lines of 3x5-cell glyphs (2 px cells), words separated by gaps.
 Rgb text_like(double u, double v, uint32_t px, uint32_t py) {
-    (void)u; (void)v;
+    (void)u;
+    (void)v;
     const uint32_t line = py / 14, row_in_line = py % 14;
     const uint32_t glyph = px / 8, col_in_glyph = px % 8;
     if (row_in_line >= 10 || col_in_glyph >= 6) return grey(0.95);

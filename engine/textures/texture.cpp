@@ -25,8 +25,8 @@ VkImageCreateFlags create_flags(Format format) {
 }
 
 std::string describe(const TextureDesc& d) {
-    return std::to_string(d.width) + "x" + std::to_string(d.height) + "x" + std::to_string(d.layers) +
-           " " + std::string(format_info(d.format).name) + " with " + std::to_string(d.levels) + " levels";
+    return std::to_string(d.width) + "x" + std::to_string(d.height) + "x" + std::to_string(d.layers) + " " +
+           std::string(format_info(d.format).name) + " with " + std::to_string(d.levels) + " levels";
 }
 
 void validate(const Context& context, const TextureDesc& d) {
@@ -78,8 +78,10 @@ void check_format_support(const Context& context, const TextureDesc& d) {
     if (d.exportable) {
         if (!context.memory_export())
             throw Error("exportable textures need VK_KHR_external_memory_fd, which " + device + " lacks");
-        if (!(external_props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
-            throw Error("format " + std::string(format_info(d.format).name) + " cannot be exported as an fd on " + device);
+        if (!(external_props.externalMemoryProperties.externalMemoryFeatures &
+              VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+            throw Error("format " + std::string(format_info(d.format).name) + " cannot be exported as an fd on " +
+                        device);
     }
 }
 
@@ -132,8 +134,7 @@ VkDeviceSize Texture::required_memory(Context& context, const TextureDesc& desc)
     return req.size;
 }
 
-Texture Texture::import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
-                               VkDeviceSize allocation_size) {
+Texture Texture::import_memory(Context& context, const TextureDesc& desc, UniqueFd fd, VkDeviceSize allocation_size) {
     if (!fd.valid()) throw Error("cannot import texture memory: the fd is not valid");
     TextureDesc d = desc;
     d.exportable = true;  // external memory image: same create info as the exporter's
@@ -162,8 +163,10 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
         record_barrier(cmd, {.image = t.image_,
                              .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                             .src_stages = VK_PIPELINE_STAGE_2_NONE, .src_access = VK_ACCESS_2_NONE,
-                             .src_queue_family = VK_QUEUE_FAMILY_EXTERNAL, .dst_queue_family = family});
+                             .src_stages = VK_PIPELINE_STAGE_2_NONE,
+                             .src_access = VK_ACCESS_2_NONE,
+                             .src_queue_family = VK_QUEUE_FAMILY_EXTERNAL,
+                             .dst_queue_family = family});
     });
     context.queue().wait(done);
     t.layout_ = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
@@ -175,28 +178,35 @@ Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     // Vulkan cannot be asked which device made an image, so the caller says; using an image
     // with another device's commands is undefined behaviour, refused here.
     if (a.device != context.device())
-        throw Error("the image was created on another VkDevice than the context's: wrap it with a Context that "
-                    "adopts that device (ApplicationImage::device names the image's device)");
+        throw Error(
+            "the image was created on another VkDevice than the context's: wrap it with a Context that "
+            "adopts that device (ApplicationImage::device names the image's device)");
     if (a.desc.exportable)
-        throw Error("texturevlm cannot make an application's image exportable: allocate its memory exportable "
-                    "yourself and pass it as ApplicationImage::exportable_memory, or copy the image into an "
-                    "exportable texturevlm texture for CUDA (record_copy)");
+        throw Error(
+            "texturevlm cannot make an application's image exportable: allocate its memory exportable "
+            "yourself and pass it as ApplicationImage::exportable_memory, or copy the image into an "
+            "exportable texturevlm texture for CUDA (record_copy)");
     validate(context, a.desc);
     if (a.exportable_memory) {
         if (!context.memory_export())
-            throw Error("the application's image memory cannot be exported: enable VK_KHR_external_memory_fd at "
-                        "device creation (HostVulkan::enabled_extensions)");
+            throw Error(
+                "the application's image memory cannot be exported: enable VK_KHR_external_memory_fd at "
+                "device creation (HostVulkan::enabled_extensions)");
         VkMemoryRequirements req;
         vkGetImageMemoryRequirements(context.device(), a.image, &req);
         if (a.memory_size < req.size)
-            throw Error("ApplicationImage::memory_size is " + std::to_string(a.memory_size) + " bytes but the image "
-                        "needs " + std::to_string(req.size) + ": pass the VkMemoryAllocateInfo::allocationSize of "
+            throw Error("ApplicationImage::memory_size is " + std::to_string(a.memory_size) +
+                        " bytes but the image "
+                        "needs " +
+                        std::to_string(req.size) +
+                        ": pass the VkMemoryAllocateInfo::allocationSize of "
                         "its dedicated allocation");
     }
     if (format_info(a.desc.format).srgb && !(a.flags & VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT) &&
         (a.usage & VK_IMAGE_USAGE_STORAGE_BIT))
-        throw Error("an sRGB image written by compute needs VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT (and "
-                    "VK_IMAGE_CREATE_EXTENDED_USAGE_BIT): its levels are stored through a UNORM view");
+        throw Error(
+            "an sRGB image written by compute needs VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT (and "
+            "VK_IMAGE_CREATE_EXTENDED_USAGE_BIT): its levels are stored through a UNORM view");
     Texture t;
     t.device_ = context.device();
     t.queue_ = &context.queue();
@@ -227,10 +237,19 @@ void Texture::require_usage(VkImageUsageFlags needed, const char* step) const {
 }
 
 Texture::Texture(Texture&& o) noexcept
-    : device_(o.device_), image_(std::exchange(o.image_, VK_NULL_HANDLE)), memory_(std::move(o.memory_)),
-      desc_(o.desc_), usage_(o.usage_), flags_(o.flags_), layout_(o.layout_), queue_(o.queue_),
-      last_use_(o.last_use_), views_(std::move(o.views_)), owns_image_(o.owns_image_),
-      application_memory_(o.application_memory_), application_memory_size_(o.application_memory_size_) {}
+    : device_(o.device_),
+      image_(std::exchange(o.image_, VK_NULL_HANDLE)),
+      memory_(std::move(o.memory_)),
+      desc_(o.desc_),
+      usage_(o.usage_),
+      flags_(o.flags_),
+      layout_(o.layout_),
+      queue_(o.queue_),
+      last_use_(o.last_use_),
+      views_(std::move(o.views_)),
+      owns_image_(o.owns_image_),
+      application_memory_(o.application_memory_),
+      application_memory_size_(o.application_memory_size_) {}
 
 Texture& Texture::operator=(Texture&& o) noexcept {
     if (this != &o) {
@@ -287,7 +306,9 @@ VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
     if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
     const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
     if (words && !words_allowed())
-        throw Error("word views need an RGBA8 (UNORM or sRGB) or RGBA16F texture created with VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
+        throw Error(
+            "word views need an RGBA8 (UNORM or sRGB) or RGBA16F texture created with "
+            "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
     const bool write = access == LevelAccess::write || access == LevelAccess::write_words;
     VkImageView& view = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
     const FormatInfo& info = format_info(desc_.format);
@@ -321,8 +342,9 @@ VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImag
 
 UniqueFd Texture::export_memory_fd() const {
     if (!desc_.exportable)
-        throw Error("this texture was not created exportable: set TextureDesc::exportable (or, for an "
-                    "application's image, ApplicationImage::exportable_memory)");
+        throw Error(
+            "this texture was not created exportable: set TextureDesc::exportable (or, for an "
+            "application's image, ApplicationImage::exportable_memory)");
     VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
     info.memory = memory();
     info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;

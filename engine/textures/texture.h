@@ -24,10 +24,10 @@ enum class LevelAccess : uint8_t { read, write, read_words, write_words };
 
 struct TextureDesc {
     uint32_t width = 0, height = 0;
-    uint32_t layers = 1;         // array layers: one image of a batch each
-    uint32_t levels = 0;         // 0 = the full chain down to 1x1
+    uint32_t layers = 1;  // array layers: one image of a batch each
+    uint32_t levels = 0;  // 0 = the full chain down to 1x1
     Format format = Format::rgba8_unorm;
-    bool exportable = false;     // dedicated memory exportable as an opaque fd (for CUDA)
+    bool exportable = false;  // dedicated memory exportable as an opaque fd (for CUDA)
 
     static TextureDesc sampled_2d(uint32_t w, uint32_t h, Format f, uint32_t levels = 0) {
         return {w, h, 1, levels, f, false};
@@ -43,7 +43,7 @@ struct TextureLimits {
     uint32_t max_dimension = 0, max_layers = 0;
     const char* dimension_name = "";  // e.g. maxImageDimension2D, GL_MAX_TEXTURE_SIZE
     const char* layers_name = "";
-    const char* owner = "";           // e.g. "Vulkan device", "GL driver"
+    const char* owner = "";  // e.g. "Vulkan device", "GL driver"
 };
 
 // The checks every texture owner (Vulkan, OpenGL) makes before creating anything: extents
@@ -53,11 +53,11 @@ void check_texture_desc(const TextureDesc& desc, const TextureLimits& limits);
 // An image the application created and owns (its memory too), described as it was created
 // and in the layout it is in now; `levels` 0 means the full chain.
 struct ApplicationImage {
-    VkDevice device = VK_NULL_HANDLE;     // the device that created it: the context's
+    VkDevice device = VK_NULL_HANDLE;  // the device that created it: the context's
     VkImage image = VK_NULL_HANDLE;
-    TextureDesc desc;                     // extent, layers, levels, format (exportable: false)
-    VkImageUsageFlags usage = 0;          // as created
-    VkImageCreateFlags flags = 0;         // as created
+    TextureDesc desc;                                  // extent, layers, levels, format (exportable: false)
+    VkImageUsageFlags usage = 0;                       // as created
+    VkImageCreateFlags flags = 0;                      // as created
     VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;  // now (UNDEFINED: content not kept)
     // Set only where the application allocated the image's memory for export (CUDA then
     // maps it zero-copy: CudaTexture::import): the image created with
@@ -77,8 +77,7 @@ public:
     // An image bound to memory imported from an fd that export_memory_fd() made for a
     // texture of the same desc. Importing takes ownership of the fd on success; on failure
     // the fd is closed by `fd`'s destructor. The content is acquired in SHADER_READ_ONLY.
-    static Texture import_memory(Context& context, const TextureDesc& desc, UniqueFd fd,
-                                 VkDeviceSize allocation_size);
+    static Texture import_memory(Context& context, const TextureDesc& desc, UniqueFd fd, VkDeviceSize allocation_size);
 
     // The application's image as a texture, in place: mips and Vulkan-compute sampling
     // write and read it directly, each step checking the usage bits it needs first

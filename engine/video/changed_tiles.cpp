@@ -48,9 +48,7 @@ TileRect bounding(const TileRect& a, const TileRect& b) {
             a.changed + b.changed};
 }
 
-bool overlap(const TileRect& a, const TileRect& b) {
-    return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
-}
+bool overlap(const TileRect& a, const TileRect& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
 
 // Runs along rows, joined down columns where the spans agree.
 std::vector<TileRect> row_runs(std::span<const uint32_t> layer_tiles, uint32_t tiles_x, uint32_t tiles_y) {
@@ -58,10 +56,14 @@ std::vector<TileRect> row_runs(std::span<const uint32_t> layer_tiles, uint32_t t
     for (uint32_t y = 0; y < tiles_y; ++y) {
         std::vector<TileRect> next;
         for (uint32_t x = 0; x < tiles_x;) {
-            if (!layer_tiles[size_t{y} * tiles_x + x]) { ++x; continue; }
+            if (!layer_tiles[size_t{y} * tiles_x + x]) {
+                ++x;
+                continue;
+            }
             uint32_t end = x;
             while (end < tiles_x && layer_tiles[size_t{y} * tiles_x + end]) ++end;
-            auto above = std::find_if(open.begin(), open.end(), [&](const TileRect& r) { return r.x0 == x && r.x1 == end; });
+            auto above = std::find_if(open.begin(), open.end(),
+                                      [&](const TileRect& r) { return r.x0 == x && r.x1 == end; });
             if (above != open.end()) {
                 next.push_back({x, above->y0, end, y + 1, above->changed + (end - x)});
                 open.erase(above);
@@ -88,9 +90,12 @@ void merge_pairs(std::vector<TileRect>& rects) {
                 const size_t waste = box.area() - box.changed;
                 if (waste >= best_waste || 2 * waste > box.changed) continue;
                 bool clear = true;
-                for (size_t c = 0; c < rects.size() && clear; ++c)
-                    clear = c == a || c == b || !overlap(box, rects[c]);
-                if (clear) { best_a = a; best_b = b; best_waste = waste; }
+                for (size_t c = 0; c < rects.size() && clear; ++c) clear = c == a || c == b || !overlap(box, rects[c]);
+                if (clear) {
+                    best_a = a;
+                    best_b = b;
+                    best_waste = waste;
+                }
             }
         if (best_waste == SIZE_MAX) return;
         rects[best_a] = bounding(rects[best_a], rects[best_b]);
@@ -106,7 +111,11 @@ void merge_to_at_most(std::vector<TileRect>& rects, uint32_t max) {
         for (size_t a = 0; a < rects.size(); ++a)
             for (size_t b = a + 1; b < rects.size(); ++b) {
                 const TileRect box = bounding(rects[a], rects[b]);
-                if (box.area() - box.changed < best_waste) { best_a = a; best_b = b; best_waste = box.area() - box.changed; }
+                if (box.area() - box.changed < best_waste) {
+                    best_a = a;
+                    best_b = b;
+                    best_waste = box.area() - box.changed;
+                }
             }
         TileRect box = bounding(rects[best_a], rects[best_b]);
         rects.erase(rects.begin() + std::ptrdiff_t(best_b));
@@ -135,8 +144,8 @@ std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, 
     const uint32_t tiles_x = grid.tiles_x(), tiles_y = grid.tiles_y();
     std::vector<DirtyRegion> regions;
     for (uint32_t layer = 0; layer < grid.layers; ++layer) {
-        std::vector<TileRect> rects =
-            row_runs(changed.subspan(size_t{layer} * tiles_x * tiles_y, size_t{tiles_x} * tiles_y), tiles_x, tiles_y);
+        std::vector<TileRect> rects = row_runs(
+            changed.subspan(size_t{layer} * tiles_x * tiles_y, size_t{tiles_x} * tiles_y), tiles_x, tiles_y);
         // The greedy merge looks at every pair: bounded so a frame of scattered changes
         // costs little; such frames are usually replaced whole (the scene-cut rule) anyway.
         if (rects.size() <= 256) merge_pairs(rects);

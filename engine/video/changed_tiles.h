@@ -37,9 +37,9 @@ std::vector<DirtyRegion> merge_changed_tiles(std::span<const uint32_t> changed, 
                                              uint32_t max_regions = UINT32_MAX);
 
 struct ChangeDetection {
-    uint32_t threshold = 0;           // bytes: a channel differing by at most this is unchanged
-    double whole_frame_above = 0.5;   // a scene cut: more than this fraction of tiles changed
-    uint32_t max_regions = 8;         // rectangles per layer at most (merge_changed_tiles)
+    uint32_t threshold = 0;          // bytes: a channel differing by at most this is unchanged
+    double whole_frame_above = 0.5;  // a scene cut: more than this fraction of tiles changed
+    uint32_t max_regions = 8;        // rectangles per layer at most (merge_changed_tiles)
 };
 // Throws Error for a threshold above 255, a scene-cut fraction outside [0, 1] or
 // max_regions of 0.
@@ -52,7 +52,7 @@ struct FrameChanges {
     bool whole_frame = false;             // the first frame, or a scene cut
     std::vector<uint32_t> changed_tiles;  // per tile as found (empty for the first frame)
     size_t tiles_changed = 0;
-    double copied_fraction = 0;           // texels copied over texels of the frame
+    double copied_fraction = 0;  // texels copied over texels of the frame
 };
 // The plan for a frame whose changed tiles are `changed` (empty: the first frame, replaced
 // whole): the whole frame where more than detection.whole_frame_above of the tiles

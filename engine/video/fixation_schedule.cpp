@@ -30,7 +30,8 @@ std::vector<Fixation> strongest_points(const SaliencyMap& map, uint32_t count, d
     if (map.width == 0 || map.height == 0) throw Error("an empty saliency map: give at least one cell");
     if (map.values.size() != size_t{map.width} * map.height)
         throw Error("a saliency map of " + std::to_string(map.width) + "x" + std::to_string(map.height) + " needs " +
-                    std::to_string(size_t{map.width} * map.height) + " values, not " + std::to_string(map.values.size()));
+                    std::to_string(size_t{map.width} * map.height) + " values, not " +
+                    std::to_string(map.values.size()));
     for (float v : map.values)
         if (!(std::isfinite(v) && v >= 0.0f))
             throw Error("saliency values must be finite and non-negative, not " + std::to_string(v));
@@ -74,7 +75,8 @@ FixationSchedule FixationSchedule::timeline(std::vector<TimedFixations> keyframe
 FixationSchedule FixationSchedule::following(double per_second, uint32_t count, double separation,
                                              std::vector<Fixation> start) {
     if (!(std::isfinite(per_second) && per_second > 0.0))
-        throw Error("fixations must move a positive, finite number of times a second, not " + std::to_string(per_second));
+        throw Error("fixations must move a positive, finite number of times a second, not " +
+                    std::to_string(per_second));
     if (count == 0) throw Error("following saliency needs a count of at least 1 fixation");
     if (!(separation >= 0.0 && separation < 1.0))
         throw Error("the separation of fixations must lie in [0, 1), not " + std::to_string(separation));
@@ -112,8 +114,7 @@ const std::vector<Fixation>& FixationSchedule::at(double time, const SaliencyMap
         while (k + 1 < keyframes_.size() && keyframes_[k + 1].time <= time) ++k;
         current_ = keyframes_[k].fixations;
     } else if (kind_ == Kind::following && time >= next_move_ && !summed_.empty()) {
-        std::vector<Fixation> points =
-            strongest_points({map_width_, map_height_, summed_}, count_, separation_);
+        std::vector<Fixation> points = strongest_points({map_width_, map_height_, summed_}, count_, separation_);
         if (!points.empty()) {
             current_ = std::move(points);
             next_move_ = time + 1.0 / per_second_;

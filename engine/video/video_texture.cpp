@@ -68,21 +68,22 @@ std::vector<uint32_t> VideoTexture::find_changes(const HostBuffer& frame) {
                           .bindings = {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                           .push_constant_bytes = sizeof(gpu::FrameChangeParams)});
-    const gpu::FrameChangeParams params{grid_.width, grid_.height, grid_.tiles_x(), grid_.tiles_y(),
-                                        detection_.threshold, 0, 0, 0};
+    const gpu::FrameChangeParams params{
+        grid_.width, grid_.height, grid_.tiles_x(), grid_.tiles_y(), detection_.threshold, 0, 0, 0};
     const VkImageView level0 = texture_.level_view(0, LevelAccess::read);
     const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) {
-        record_barrier(cmd, {.image = texture_.image(), .old_layout = texture_.layout(),
+        record_barrier(cmd, {.image = texture_.image(),
+                             .old_layout = texture_.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                              .dst_access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT});
         texture_.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-        const VkDescriptorImageInfo previous{context_.point_sampler(), level0, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+        const VkDescriptorImageInfo previous{context_.point_sampler(), level0,
+                                             VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
         const VkDescriptorBufferInfo texels{frame.handle(), 0, VK_WHOLE_SIZE};
         const VkDescriptorBufferInfo tiles{changed_tiles_.handle(), 0, VK_WHOLE_SIZE};
-        const std::array<VkWriteDescriptorSet, 3> writes{sampled_image_write(0, &previous),
-                                                         storage_buffer_write(1, &texels),
-                                                         storage_buffer_write(2, &tiles)};
+        const std::array<VkWriteDescriptorSet, 3> writes{
+            sampled_image_write(0, &previous), storage_buffer_write(1, &texels), storage_buffer_write(2, &tiles)};
         record_compute_output_before(cmd);
         pipeline.bind(cmd, writes, &params);
         vkCmdDispatch(cmd, grid_.tiles_x(), grid_.tiles_y(), grid_.layers);
@@ -106,13 +107,15 @@ uint64_t VideoTexture::copy(const HostBuffer& frame, const std::vector<DirtyRegi
                           .imageExtent = {r.width, r.height, 1}});
     const uint64_t done = context_.queue().submit([&](VkCommandBuffer cmd) {
         // The whole image moves (its layout is tracked as one); the old layout keeps the content.
-        record_barrier(cmd, {.image = texture_.image(), .old_layout = texture_.layout(),
+        record_barrier(cmd, {.image = texture_.image(),
+                             .old_layout = texture_.layout(),
                              .new_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                              .dst_stages = VK_PIPELINE_STAGE_2_COPY_BIT,
                              .dst_access = VK_ACCESS_2_TRANSFER_WRITE_BIT});
         vkCmdCopyBufferToImage(cmd, frame.handle(), texture_.image(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                uint32_t(copies.size()), copies.data());
-        record_barrier(cmd, {.image = texture_.image(), .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+        record_barrier(cmd, {.image = texture_.image(),
+                             .old_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .src_stages = VK_PIPELINE_STAGE_2_COPY_BIT,
                              .src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT});
@@ -131,8 +134,8 @@ FrameUpdate VideoTexture::update() {
     if (!staged_) throw Error("no new frame: write one into next_frame() before update()");
     const size_t k = frames_ % 2;
     FrameUpdate result;
-    static_cast<FrameChanges&>(result) =
-        plan_frame_changes(frames_ == 0 ? std::vector<uint32_t>{} : find_changes(staging_[k]), grid_, detection_);
+    static_cast<FrameChanges&>(result) = plan_frame_changes(
+        frames_ == 0 ? std::vector<uint32_t>{} : find_changes(staging_[k]), grid_, detection_);
     result.done = result.regions.empty() ? context_.queue().last_submitted()
                                          : copy(staging_[k], result.regions, result.whole_frame);
     staging_done_[k] = std::max(result.done, context_.queue().last_submitted());

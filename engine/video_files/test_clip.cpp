@@ -15,7 +15,8 @@ std::vector<uint8_t> clip_frame(const Rgba8Image& chart, const TestClip& clip, u
     for (uint32_t y = 0; y < clip.height; ++y)
         for (uint32_t x = 0; x < clip.width; ++x) {
             const uint32_t from = mirrored ? clip.width - 1 - x : x;
-            std::copy_n(&chart.texels[(size_t{y} * clip.width + from) * 4], 4, &frame[(size_t{y} * clip.width + x) * 4]);
+            std::copy_n(&chart.texels[(size_t{y} * clip.width + from) * 4], 4,
+                        &frame[(size_t{y} * clip.width + x) * 4]);
         }
     // A square moving right and down by 9 and 4 texels a frame.
     const uint32_t side = std::min({clip.square, clip.width - 1, clip.height - 1});

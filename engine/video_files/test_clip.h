@@ -11,7 +11,7 @@ namespace tvlm {
 
 struct TestClip {
     uint32_t width = 640, height = 432, frames = 48, cut = 32;
-    uint32_t square = 48;  // side of the moving square, in texels
+    uint32_t square = 48;        // side of the moving square, in texels
     int keyframe_interval = 10;  // for lossy encoders
 };
 

@@ -49,7 +49,8 @@ public:
         if (!library_) throw Error("the NVIDIA driver's libcuda.so.1 cannot be loaded (no NVIDIA driver here)");
         const auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(library_, "cuInit"));
         const auto get = reinterpret_cast<CUresult (*)(CUdevice*, int)>(dlsym(library_, "cuDeviceGet"));
-        const auto retain = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(dlsym(library_, "cuDevicePrimaryCtxRetain"));
+        const auto retain = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(
+            dlsym(library_, "cuDevicePrimaryCtxRetain"));
         release_ = reinterpret_cast<CUresult (*)(CUdevice)>(dlsym(library_, "cuDevicePrimaryCtxRelease_v2"));
         if (!init || !get || !retain || !release_) throw Error("this libcuda.so.1 lacks the driver API NVDEC needs");
         CUresult r = init(0);
@@ -198,7 +199,8 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
     if (options.decode == VideoDecode::nvdec) {
         bool cuda = false;
         for (int i = 0; const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i); ++i)
-            cuda |= (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == AV_HWDEVICE_TYPE_CUDA;
+            cuda |= (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
+                    config->device_type == AV_HWDEVICE_TYPE_CUDA;
         if (!cuda) s.fail("the " + std::string(decoder->name) + " decoder of this FFmpeg build cannot decode on NVDEC");
         AVBufferRef* device = nullptr;
 #if TVLM_NVDEC_SHARED_CONTEXT
@@ -218,8 +220,8 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
         // once the runtime made it with other flags (the decoder must come first then).
         AVDictionary* device_options = nullptr;
         av_dict_set(&device_options, "primary_ctx", "1", 0);  // the CUDA runtime's context: pointers usable there
-        const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, std::to_string(options.cuda_device).c_str(),
-                                             device_options, 0);
+        const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA,
+                                             std::to_string(options.cuda_device).c_str(), device_options, 0);
         av_dict_free(&device_options);
 #endif
         if (r < 0)
@@ -252,7 +254,8 @@ int64_t VideoDecoder::frames_decoded() const { return state_->decoded; }
 
 bool VideoDecoder::next(std::span<uint8_t> rgba) {
     State& s = *state_;
-    if (s.options.decode != VideoDecode::cpu) s.fail("NVDEC frames stay in CUDA memory: read them with next(DeviceFrame&)");
+    if (s.options.decode != VideoDecode::cpu)
+        s.fail("NVDEC frames stay in CUDA memory: read them with next(DeviceFrame&)");
     const size_t bytes = size_t{s.info.width} * s.info.height * 4;
     if (rgba.size() != bytes)
         s.fail("a frame takes " + std::to_string(bytes) + " bytes of RGBA8 (" + std::to_string(s.info.width) + "x" +
@@ -267,16 +270,17 @@ bool VideoDecoder::next(std::span<uint8_t> rgba) {
     }
     const AVFrame& f = *s.frame;
     if (f.width != int(s.info.width) || f.height != int(s.info.height))
-        s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
-               ", the stream " + std::to_string(s.info.width) + "x" + std::to_string(s.info.height) +
-               ": size changes within a stream are not supported");
-    s.scaler.reset(sws_getCachedContext(s.scaler.release(), f.width, f.height, AVPixelFormat(f.format), f.width,
-                                        f.height, AV_PIX_FMT_RGBA,
-                                        // Full chroma interpolation: nearer the bilinear rule of the CUDA conversion
-                                        // (cuda/video/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
-                                        SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
-    if (!s.scaler) s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
-                          "' cannot be converted to RGBA");
+        s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" +
+               std::to_string(f.height) + ", the stream " + std::to_string(s.info.width) + "x" +
+               std::to_string(s.info.height) + ": size changes within a stream are not supported");
+    s.scaler.reset(sws_getCachedContext(
+        s.scaler.release(), f.width, f.height, AVPixelFormat(f.format), f.width, f.height, AV_PIX_FMT_RGBA,
+        // Full chroma interpolation: nearer the bilinear rule of the CUDA conversion
+        // (cuda/video/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
+        SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
+    if (!s.scaler)
+        s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
+               "' cannot be converted to RGBA");
     // YUV through the frame's own matrix and range (the NVDEC path's conversion uses the same).
     if (!(av_pix_fmt_desc_get(AVPixelFormat(f.format))->flags & AV_PIX_FMT_FLAG_RGB)) {
         const int* coefficients = sws_getCoefficients(sws_matrix(matrix_of(f)));
@@ -307,11 +311,11 @@ bool VideoDecoder::next(DeviceFrame& out) {
         s.fail("NVDEC gives " + std::string(av_get_pix_fmt_name(frames->sw_format)) +
                " frames; the CUDA path converts 8-bit 4:2:0 (NV12) only: decode this video on the CPU");
     if (f.width != int(s.info.width) || f.height != int(s.info.height))
-        s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
-               ", the stream " + std::to_string(s.info.width) + "x" + std::to_string(s.info.height) +
-               ": size changes within a stream are not supported");
-    out = {f.data[0], f.data[1], size_t(f.linesize[0]), size_t(f.linesize[1]), s.info.width, s.info.height,
-           matrix_of(f), f.color_range == AVCOL_RANGE_JPEG};
+        s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" +
+               std::to_string(f.height) + ", the stream " + std::to_string(s.info.width) + "x" +
+               std::to_string(s.info.height) + ": size changes within a stream are not supported");
+    out = {f.data[0],    f.data[1],     size_t(f.linesize[0]), size_t(f.linesize[1]),
+           s.info.width, s.info.height, matrix_of(f),          f.color_range == AVCOL_RANGE_JPEG};
     ++s.decoded;
     return true;
 }

@@ -38,8 +38,9 @@ struct VideoEncoder::State {
 
     void send(const AVFrame* f) {
         const int sent = avcodec_send_frame(codec.get(), f);
-        if (sent < 0) fail("the " + codec_name + " encoder refused frame " + std::to_string(frames) + " (" +
-                           ffmpeg::error_text(sent) + ")");
+        if (sent < 0)
+            fail("the " + codec_name + " encoder refused frame " + std::to_string(frames) + " (" +
+                 ffmpeg::error_text(sent) + ")");
         while (avcodec_receive_packet(codec.get(), packet.get()) == 0) {
             av_packet_rescale_ts(packet.get(), codec->time_base, format->streams[0]->time_base);
             packet->stream_index = 0;
@@ -66,8 +67,8 @@ VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t hei
     s.path = path;
     av_log_set_level(AV_LOG_FATAL);  // failures come back as Error; encoders' statistics are not wanted
     if (width == 0 || height == 0 || width > kMaxVideoDimension || height > kMaxVideoDimension)
-        s.fail("frames of " + std::to_string(width) + "x" + std::to_string(height) + " cannot be encoded: sides must lie in [1, " +
-               std::to_string(kMaxVideoDimension) + "]");
+        s.fail("frames of " + std::to_string(width) + "x" + std::to_string(height) +
+               " cannot be encoded: sides must lie in [1, " + std::to_string(kMaxVideoDimension) + "]");
     if (encoding.frames_per_second <= 0) s.fail("the frame rate must be positive");
     s.width = int(width);
     s.height = int(height);

@@ -33,11 +33,15 @@ CudaStream new_stream() {
 
 CudaFrames::CudaFrames(Context& context, Renderer& renderer, Texture& frame, const PatchLayout& layout,
                        Handover handover)
-    : device_(select_cuda_device(context.device_info())), handover_(handover), frame_(frame),
+    : device_(select_cuda_device(context.device_info())),
+      handover_(handover),
+      frame_(frame),
       copy_(handover == Handover::copy ? exportable_copy_of(context, frame) : Texture()),
       cuda_(CudaTexture::import(handover == Handover::copy ? copy_ : frame)),
       timeline_(HostSemaphore::import(context, renderer.timeline(), HostSemaphore::Kind::timeline)),
-      stream_(new_stream()), mips_(cuda_), sampler_(layout, PatchOutput{.channels = 3}),
+      stream_(new_stream()),
+      mips_(cuda_),
+      sampler_(layout, PatchOutput{.channels = 3}),
       object_(cuda_.make_texture_object(sampler_.sampler_desc())),
       output_(layout.output_values(3)) {
     sampler_.check(cuda_.desc(), output_.bytes());
@@ -47,7 +51,7 @@ CudaFrames::CudaFrames(Context& context, Renderer& renderer, Texture& frame, con
 TimelineStep CudaFrames::wait_before(uint64_t f) const {
     // Zero-copy: the draw itself rewrites what CUDA reads. Copy: only the copy does.
     return {base_ + 2 * f, handover_ == Handover::zero_copy ? VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT
-                                                    : VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT};
+                                                            : VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT};
 }
 
 void CudaFrames::record(VkCommandBuffer cmd) {
@@ -56,7 +60,8 @@ void CudaFrames::record(VkCommandBuffer cmd) {
         return;
     }
     // The rendered level 0 made visible, in the layout in which texturevlm hands images to CUDA.
-    record_barrier(cmd, {.image = frame_.image(), .old_layout = frame_.layout(),
+    record_barrier(cmd, {.image = frame_.image(),
+                         .old_layout = frame_.layout(),
                          .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
     frame_.set_layout(VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
 }
@@ -74,8 +79,8 @@ void CudaFrames::synchronize() const { TVLM_CUDA_CHECK(cudaStreamSynchronize(str
 
 std::vector<float> CudaFrames::patches() const {
     std::vector<float> values(output_.size());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost,
-                                    stream_.handle()));
+    TVLM_CUDA_CHECK(
+        cudaMemcpyAsync(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost, stream_.handle()));
     synchronize();
     return values;
 }

@@ -48,7 +48,8 @@ Rgba8Image to_bytes(const ImageF& image) {
     Rgba8Image out{image.width, image.height, std::vector<uint8_t>(size_t{image.width} * image.height * 4, 255)};
     for (size_t t = 0; t < size_t{image.width} * image.height; ++t)
         for (uint32_t c = 0; c < std::min(image.channels, 4u); ++c)
-            out.texels[t * 4 + c] = uint8_t(std::lround(std::clamp(image.texels[t * image.channels + c], 0.0f, 1.0f) * 255));
+            out.texels[t * 4 + c] = uint8_t(
+                std::lround(std::clamp(image.texels[t * image.channels + c], 0.0f, 1.0f) * 255));
     return out;
 }
 
@@ -95,10 +96,11 @@ bool check_frame(Context& context, Texture& texture, const std::vector<float>& p
         patch_errors += !(std::fabs(patches[i] - expected[i]) <= sample_tolerance(false, false, expected[i]));
     const std::string name = options.out + "/frame_" + std::to_string(f) + ".png";
     write_png(name, to_bytes(levels[0]));
-    std::printf("%s, frame %d: %s, %u levels (%zu texels off the reference), %zu patches of %ux%u (%zu values off "
-                "the reference)\n",
-                path.c_str(), f, name.c_str(), texture.levels(), mip_errors, layout.patches.size(),
-                layout.patch_size, layout.patch_size, patch_errors);
+    std::printf(
+        "%s, frame %d: %s, %u levels (%zu texels off the reference), %zu patches of %ux%u (%zu values off "
+        "the reference)\n",
+        path.c_str(), f, name.c_str(), texture.levels(), mip_errors, layout.patches.size(), layout.patch_size,
+        layout.patch_size, patch_errors);
     if (f == options.frames - 1)
         write_png(options.out + "/patches.png", patch_sheet(patches, layout.patches.size(), layout.patch_size));
     return mip_errors == 0 && patch_errors == 0;
@@ -193,7 +195,11 @@ int run(const Options& options) {
     fovea.fill_budget = true;  // 273 tokens, as a vision encoder built for 273 wants
     const PatchLayout layout = foveated_layout(options.size, options.size, fovea).layout;
     const PatchOutput output{.channels = 3};
-    Paths paths{renderer, context, frame, layout, VulkanPatchSampler(context, layout, output),
+    Paths paths{renderer,
+                context,
+                frame,
+                layout,
+                VulkanPatchSampler(context, layout, output),
                 HostBuffer(context.physical_device(), context.device(), output.bytes(layout),
                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)};
     std::vector<float> values(layout.output_values(3));
@@ -207,12 +213,14 @@ int run(const Options& options) {
     }
     std::vector<std::pair<std::string, double>> timings;
     if (options.bench > 0) {
-        timings.emplace_back("render only (no texturevlm)",
-                             microseconds_per_frame(options.bench, [&](uint64_t f) { paths.render_only_frame(f); },
-                                                    [&] { renderer.wait_idle(); }));
-        timings.emplace_back("Vulkan compute, in the frame's command buffer",
-                             microseconds_per_frame(options.bench, [&](uint64_t f) { paths.vulkan_frame(f); },
-                                                    [&] { renderer.wait_idle(); }));
+        timings.emplace_back(
+            "render only (no texturevlm)",
+            microseconds_per_frame(
+                options.bench, [&](uint64_t f) { paths.render_only_frame(f); }, [&] { renderer.wait_idle(); }));
+        timings.emplace_back(
+            "Vulkan compute, in the frame's command buffer",
+            microseconds_per_frame(
+                options.bench, [&](uint64_t f) { paths.vulkan_frame(f); }, [&] { renderer.wait_idle(); }));
     }
 #ifdef TVLM_HAVE_CUDA
     double floor_us = 0;
@@ -239,7 +247,10 @@ int run(const Options& options) {
                 const uint64_t first = f;
                 timings.emplace_back(name, microseconds_per_frame(
                                                options.bench, [&](uint64_t g) { paths.cuda_frame(cuda, first + g); },
-                                               [&] { cuda.synchronize(); renderer.wait_idle(); }));
+                                               [&] {
+                                                   cuda.synchronize();
+                                                   renderer.wait_idle();
+                                               }));
                 if (floor_us == 0) floor_us = floor_microseconds(frame, layout);
             }
             cuda.synchronize();
@@ -254,8 +265,10 @@ int run(const Options& options) {
         for (const auto& [name, us] : timings) std::printf("  %-48s %9.1f us\n", name.c_str(), us);
 #ifdef TVLM_HAVE_CUDA
         if (floor_us > 0)
-            std::printf("  %-48s %9.1f us  (bytes of level 0, levels 1.. and patches over the measured copy "
-                        "bandwidth)\n", "floor of mips + patches", floor_us);
+            std::printf(
+                "  %-48s %9.1f us  (bytes of level 0, levels 1.. and patches over the measured copy "
+                "bandwidth)\n",
+                "floor of mips + patches", floor_us);
 #endif
     }
     const auto messages = renderer.log().messages();

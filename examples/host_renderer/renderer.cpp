@@ -209,8 +209,8 @@ void Renderer::make_pipeline() {
 HostVulkan Renderer::objects() const { return wanted_->host(instance_, physical_, device_, family_); }
 
 ApplicationImage Renderer::image() const {
-    ApplicationImage a{device_, image_, TextureDesc::sampled_2d(size_, size_, Format::rgba8_unorm), kUsage, 0,
-                       VK_IMAGE_LAYOUT_UNDEFINED};
+    ApplicationImage a{device_, image_, TextureDesc::sampled_2d(size_, size_, Format::rgba8_unorm),
+                       kUsage,  0,      VK_IMAGE_LAYOUT_UNDEFINED};
     if (exportable_) {
         a.exportable_memory = memory_.handle();
         a.memory_size = memory_.size();
@@ -219,8 +219,8 @@ ApplicationImage Renderer::image() const {
 }
 
 void Renderer::draw(VkCommandBuffer cmd, Texture& frame, float time) const {
-    record_barrier(cmd, {.image = image_, .old_layout = frame.layout(),
-                         .new_layout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL});
+    record_barrier(
+        cmd, {.image = image_, .old_layout = frame.layout(), .new_layout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL});
     frame.set_layout(VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
     VkRenderingAttachmentInfo color{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
     color.imageView = target_;

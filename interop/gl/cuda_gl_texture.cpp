@@ -12,8 +12,9 @@ namespace tvlm {
 
 CudaGlTexture::CudaGlTexture(const GlTexture& texture, CudaGlAccess access) : desc_(texture.desc()) {
     if (format_info(desc_.format).srgb)
-        throw Error("CUDA cannot register sRGB GL textures (cudaGraphicsGLRegisterImage takes R/RG/RGBA 8/16/16F/32F "
-                    "formats): use rgba8 and decode in the kernel, or the Vulkan path");
+        throw Error(
+            "CUDA cannot register sRGB GL textures (cudaGraphicsGLRegisterImage takes R/RG/RGBA 8/16/16F/32F "
+            "formats): use rgba8 and decode in the kernel, or the Vulkan path");
     if (texture.name() == 0) throw Error("cannot register a destroyed (or moved-from) GL texture with CUDA");
     const unsigned flags = access == CudaGlAccess::read ? cudaGraphicsRegisterFlagsReadOnly
                                                         : cudaGraphicsRegisterFlagsSurfaceLoadStore;

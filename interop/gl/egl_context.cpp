@@ -37,7 +37,8 @@ EglDevice describe(const GlApi& gl, EGLDeviceEXT handle, int index) {
     d.extensions = extensions ? extensions : "";
     d.software = has_extension(d.extensions, "EGL_MESA_device_software");
     EGLAttrib cuda = -1;
-    if (has_extension(d.extensions, "EGL_NV_device_cuda") && gl.eglQueryDeviceAttribEXT(handle, EGL_CUDA_DEVICE_NV, &cuda))
+    if (has_extension(d.extensions, "EGL_NV_device_cuda") &&
+        gl.eglQueryDeviceAttribEXT(handle, EGL_CUDA_DEVICE_NV, &cuda))
         d.cuda_device = static_cast<int>(cuda);
     return d;
 }
@@ -60,7 +61,8 @@ EglContext::EglContext(const EglContextDesc& desc) : gl_(&GlApi::get()) {
     int chosen = desc.device;
     if (desc.cuda_device >= 0) {
         for (size_t i = 0; i < handles.size() && chosen < 0; ++i)
-            if (describe(gl, handles[i], static_cast<int>(i)).cuda_device == desc.cuda_device) chosen = static_cast<int>(i);
+            if (describe(gl, handles[i], static_cast<int>(i)).cuda_device == desc.cuda_device)
+                chosen = static_cast<int>(i);
         if (chosen < 0)
             throw Error("no EGL device belongs to CUDA device " + std::to_string(desc.cuda_device) +
                         " (EGL_NV_device_cuda): install the NVIDIA driver's EGL vendor library (libnvidia-egl*, "
@@ -79,14 +81,16 @@ EglContext::EglContext(const EglContextDesc& desc) : gl_(&GlApi::get()) {
                     egl_error_text(gl.eglGetError()) + ")");
     const char* display_extensions = gl.eglQueryString(display_, EGL_EXTENSIONS);
     const std::string extensions = display_extensions ? display_extensions : "";
-    if (!has_extension(extensions, "EGL_KHR_surfaceless_context") || !has_extension(extensions, "EGL_KHR_no_config_context")) {
+    if (!has_extension(extensions, "EGL_KHR_surfaceless_context") ||
+        !has_extension(extensions, "EGL_KHR_no_config_context")) {
         throw Error("EGL device " + std::to_string(chosen) +
                     " cannot make surfaceless contexts without a config (EGL_KHR_surfaceless_context, "
                     "EGL_KHR_no_config_context): update the driver");
     }
     gl.eglBindAPI(EGL_OPENGL_API);
-    const EGLint attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                                 EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    const EGLint attributes[] = {
+        EGL_CONTEXT_MAJOR_VERSION,           4,       EGL_CONTEXT_MINOR_VERSION, 5, EGL_CONTEXT_OPENGL_PROFILE_MASK,
+        EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
     context_ = gl.eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attributes);
     if (context_ == EGL_NO_CONTEXT || !gl.eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) {
         if (context_ != EGL_NO_CONTEXT) gl.eglDestroyContext(display_, context_);
@@ -95,7 +99,9 @@ EglContext::EglContext(const EglContextDesc& desc) : gl_(&GlApi::get()) {
 }
 
 EglContext::EglContext(EglContext&& other) noexcept
-    : gl_(other.gl_), device_(std::move(other.device_)), display_(std::exchange(other.display_, EGL_NO_DISPLAY)),
+    : gl_(other.gl_),
+      device_(std::move(other.device_)),
+      display_(std::exchange(other.display_, EGL_NO_DISPLAY)),
       context_(std::exchange(other.context_, EGL_NO_CONTEXT)) {}
 
 EglContext::~EglContext() {
@@ -105,13 +111,9 @@ EglContext::~EglContext() {
     // The display stays initialised: EGL shares one per device among all its users.
 }
 
-std::string EglContext::renderer() const {
-    return reinterpret_cast<const char*>(gl_->glGetString(GL_RENDERER));
-}
+std::string EglContext::renderer() const { return reinterpret_cast<const char*>(gl_->glGetString(GL_RENDERER)); }
 
-std::string EglContext::version() const {
-    return reinterpret_cast<const char*>(gl_->glGetString(GL_VERSION));
-}
+std::string EglContext::version() const { return reinterpret_cast<const char*>(gl_->glGetString(GL_VERSION)); }
 
 int EglContext::max_texture_size() const {
     GLint v = 0;

@@ -8,37 +8,37 @@
 
 namespace tvlm {
 
-#define TVLM_EGL_FUNCTIONS(X)                                 \
-    X(PFNEGLQUERYDEVICESEXTPROC, eglQueryDevicesEXT)          \
-    X(PFNEGLQUERYDEVICESTRINGEXTPROC, eglQueryDeviceStringEXT) \
-    X(PFNEGLQUERYDEVICEATTRIBEXTPROC, eglQueryDeviceAttribEXT) \
+#define TVLM_EGL_FUNCTIONS(X)                                    \
+    X(PFNEGLQUERYDEVICESEXTPROC, eglQueryDevicesEXT)             \
+    X(PFNEGLQUERYDEVICESTRINGEXTPROC, eglQueryDeviceStringEXT)   \
+    X(PFNEGLQUERYDEVICEATTRIBEXTPROC, eglQueryDeviceAttribEXT)   \
     X(PFNEGLGETPLATFORMDISPLAYEXTPROC, eglGetPlatformDisplayEXT) \
-    X(PFNEGLINITIALIZEPROC, eglInitialize)                    \
-    X(PFNEGLQUERYSTRINGPROC, eglQueryString)                  \
-    X(PFNEGLBINDAPIPROC, eglBindAPI)                          \
-    X(PFNEGLCREATECONTEXTPROC, eglCreateContext)              \
-    X(PFNEGLDESTROYCONTEXTPROC, eglDestroyContext)            \
-    X(PFNEGLMAKECURRENTPROC, eglMakeCurrent)                  \
+    X(PFNEGLINITIALIZEPROC, eglInitialize)                       \
+    X(PFNEGLQUERYSTRINGPROC, eglQueryString)                     \
+    X(PFNEGLBINDAPIPROC, eglBindAPI)                             \
+    X(PFNEGLCREATECONTEXTPROC, eglCreateContext)                 \
+    X(PFNEGLDESTROYCONTEXTPROC, eglDestroyContext)               \
+    X(PFNEGLMAKECURRENTPROC, eglMakeCurrent)                     \
     X(PFNEGLGETERRORPROC, eglGetError)
 
-#define TVLM_GL_FUNCTIONS(X)                                  \
-    X(PFNGLGETERRORPROC, glGetError)                          \
-    X(PFNGLGETSTRINGPROC, glGetString)                        \
-    X(PFNGLGETINTEGERVPROC, glGetIntegerv)                    \
-    X(PFNGLCREATETEXTURESPROC, glCreateTextures)              \
-    X(PFNGLDELETETEXTURESPROC, glDeleteTextures)              \
-    X(PFNGLISTEXTUREPROC, glIsTexture)                        \
-    X(PFNGLTEXTURESTORAGE2DPROC, glTextureStorage2D)          \
-    X(PFNGLTEXTURESTORAGE3DPROC, glTextureStorage3D)          \
-    X(PFNGLTEXTURESUBIMAGE2DPROC, glTextureSubImage2D)        \
-    X(PFNGLTEXTURESUBIMAGE3DPROC, glTextureSubImage3D)        \
+#define TVLM_GL_FUNCTIONS(X)                                   \
+    X(PFNGLGETERRORPROC, glGetError)                           \
+    X(PFNGLGETSTRINGPROC, glGetString)                         \
+    X(PFNGLGETINTEGERVPROC, glGetIntegerv)                     \
+    X(PFNGLCREATETEXTURESPROC, glCreateTextures)               \
+    X(PFNGLDELETETEXTURESPROC, glDeleteTextures)               \
+    X(PFNGLISTEXTUREPROC, glIsTexture)                         \
+    X(PFNGLTEXTURESTORAGE2DPROC, glTextureStorage2D)           \
+    X(PFNGLTEXTURESTORAGE3DPROC, glTextureStorage3D)           \
+    X(PFNGLTEXTURESUBIMAGE2DPROC, glTextureSubImage2D)         \
+    X(PFNGLTEXTURESUBIMAGE3DPROC, glTextureSubImage3D)         \
     X(PFNGLGENERATETEXTUREMIPMAPPROC, glGenerateTextureMipmap) \
-    X(PFNGLGETTEXTURESUBIMAGEPROC, glGetTextureSubImage)      \
-    X(PFNGLPIXELSTOREIPROC, glPixelStorei)                    \
-    X(PFNGLCREATEQUERIESPROC, glCreateQueries)                \
-    X(PFNGLDELETEQUERIESPROC, glDeleteQueries)                \
-    X(PFNGLQUERYCOUNTERPROC, glQueryCounter)                  \
-    X(PFNGLGETQUERYOBJECTUI64VPROC, glGetQueryObjectui64v)    \
+    X(PFNGLGETTEXTURESUBIMAGEPROC, glGetTextureSubImage)       \
+    X(PFNGLPIXELSTOREIPROC, glPixelStorei)                     \
+    X(PFNGLCREATEQUERIESPROC, glCreateQueries)                 \
+    X(PFNGLDELETEQUERIESPROC, glDeleteQueries)                 \
+    X(PFNGLQUERYCOUNTERPROC, glQueryCounter)                   \
+    X(PFNGLGETQUERYOBJECTUI64VPROC, glGetQueryObjectui64v)     \
     X(PFNGLFINISHPROC, glFinish)
 
 struct GlApi {

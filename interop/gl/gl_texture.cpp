@@ -28,9 +28,9 @@ GlFormat gl_format(Format format) {
 }  // namespace
 
 GlTexture GlTexture::create(const EglContext& context, const TextureDesc& desc) {
-    check_texture_desc(desc, {static_cast<uint32_t>(context.max_texture_size()),
-                              static_cast<uint32_t>(context.max_array_layers()), "GL_MAX_TEXTURE_SIZE",
-                              "GL_MAX_ARRAY_TEXTURE_LAYERS", "GL driver"});
+    check_texture_desc(
+        desc, {static_cast<uint32_t>(context.max_texture_size()), static_cast<uint32_t>(context.max_array_layers()),
+               "GL_MAX_TEXTURE_SIZE", "GL_MAX_ARRAY_TEXTURE_LAYERS", "GL driver"});
     if (desc.exportable)
         throw Error("GL textures are not exported as fds: CUDA registers them (cudaGraphicsGLRegisterImage)");
 
@@ -69,13 +69,15 @@ void GlTexture::destroy() {
 }
 
 void GlTexture::upload(const ImageF& image, uint32_t layer) {
-    if (image.width != desc_.width || image.height != desc_.height || image.channels != format_info(desc_.format).channels)
+    if (image.width != desc_.width || image.height != desc_.height ||
+        image.channels != format_info(desc_.format).channels)
         throw Error("upload of a " + std::to_string(image.width) + "x" + std::to_string(image.height) + "x" +
                     std::to_string(image.channels) + " image into a " + std::to_string(desc_.width) + "x" +
                     std::to_string(desc_.height) + " texture of " + std::to_string(format_info(desc_.format).channels) +
                     " channels: sizes must match");
     if (layer >= desc_.layers)
-        throw Error("layer " + std::to_string(layer) + " does not exist: the texture has " + std::to_string(desc_.layers));
+        throw Error("layer " + std::to_string(layer) + " does not exist: the texture has " +
+                    std::to_string(desc_.layers));
     upload_texels(encode_texels(image, desc_.format).data(), layer, 1);
 }
 
@@ -91,8 +93,7 @@ void GlTexture::upload_texels(const void* texels, uint32_t first_layer, uint32_t
     if (desc_.layers > 1)
         gl_->glTextureSubImage3D(name_, 0, 0, 0, static_cast<GLint>(first_layer), w, h, static_cast<GLsizei>(layers),
                                  f.pixel, f.type, texels);
-    else
-        gl_->glTextureSubImage2D(name_, 0, 0, 0, w, h, f.pixel, f.type, texels);
+    else gl_->glTextureSubImage2D(name_, 0, 0, 0, w, h, f.pixel, f.type, texels);
     check_gl(*gl_, "glTextureSubImage (upload)");
 }
 
@@ -103,8 +104,9 @@ void GlTexture::generate_mips() {
 
 ImageF GlTexture::readback(uint32_t level, uint32_t layer) const {
     if (level >= levels() || layer >= desc_.layers)
-        throw Error("level " + std::to_string(level) + " of layer " + std::to_string(layer) + " does not exist: the texture has " +
-                    std::to_string(levels()) + " levels and " + std::to_string(desc_.layers) + " layers");
+        throw Error("level " + std::to_string(level) + " of layer " + std::to_string(layer) +
+                    " does not exist: the texture has " + std::to_string(levels()) + " levels and " +
+                    std::to_string(desc_.layers) + " layers");
     const Extent2D e = level_extent(desc_.width, desc_.height, level);
     const FormatInfo& info = format_info(desc_.format);
     std::vector<uint8_t> bytes(size_t{e.width} * e.height * info.texel_bytes());

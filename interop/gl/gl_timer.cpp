@@ -9,9 +9,7 @@ GlTimer::GlTimer(const EglContext& context) : gl_(&context.gl()) {
     check_gl(*gl_, "glCreateQueries(GL_TIMESTAMP)");
 }
 
-GlTimer::GlTimer(GlTimer&& other) noexcept : gl_(other.gl_) {
-    std::swap(queries_, other.queries_);
-}
+GlTimer::GlTimer(GlTimer&& other) noexcept : gl_(other.gl_) { std::swap(queries_, other.queries_); }
 
 GlTimer::~GlTimer() {
     if (queries_[0]) gl_->glDeleteQueries(2, queries_);

@@ -58,8 +58,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
-    : desc_(texture.desc), kernels_(kernels) {
+CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : desc_(texture.desc), kernels_(kernels) {
     for (uint32_t level = 0; level < desc_.mip_levels(); ++level) surfaces_.push_back(texture.make_surface(level));
     // Passes fuse only where they rewrite a whole level, so the full chain's plan has every
     // fused pair any update can have.
@@ -71,8 +70,8 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     // generate_from's plan, decided once: the chain's first pass reads the frame itself where
     // it runs the packed RGBA8 or RGBA16F kernel (and is not the one-block tail).
     frame_in_first_pass_ = (desc_.format == Format::rgba8_unorm || desc_.format == Format::rgba16f) &&
-                           kernels_ == CudaBoxKernels::packed &&
-                           first_tail_pass(desc_, passes) > 0 && runs_packed(launches[0]);
+                           kernels_ == CudaBoxKernels::packed && first_tail_pass(desc_, passes) > 0 &&
+                           runs_packed(launches[0]);
     size_t words = 0;
     for (size_t p = 0; p + 1 < passes.size(); ++p)
         if (fuses(desc_, blocks_at_once_, passes[p], launches[p], passes[p + 1], launches[p + 1], 1))
@@ -86,7 +85,8 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels)
     // later pass reads its levels. finish_deferred_tail()'s launch is built here, once.
     deferred_tail_level_ = desc_.mip_levels();
     if (const size_t last = passes.size() - 1; passes.size() >= 2 && first_tail_pass(desc_, passes) == passes.size() &&
-        fuses(desc_, blocks_at_once_, passes[last - 1], launches[last - 1], passes[last], launches[last], desc_.layers)) {
+                                               fuses(desc_, blocks_at_once_, passes[last - 1], launches[last - 1],
+                                                     passes[last], launches[last], desc_.layers)) {
         deferrable_pass_ = last - 1;
         deferred_tail_level_ = passes[last].src_level + 1;
         deferred_tail_ = launches[deferrable_pass_];
@@ -102,10 +102,12 @@ void CudaBoxMips::generate(cudaStream_t stream) const {
 void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_t stream, bool defer_tail) const {
     const FormatInfo& info = format_info(desc_.format);
     if (info.channels != 4)
-        throw Error("a frame goes into a " + std::string(info.name) + " texture through copy_to_level0: the "
+        throw Error("a frame goes into a " + std::string(info.name) +
+                    " texture through copy_to_level0: the "
                     "level-0 kernel writes 4-channel texels");
-    const TensorDtype dtype = info.texel_bytes() == 4 ? TensorDtype::u8
-                              : info.texel_bytes() == 8 ? TensorDtype::f16 : TensorDtype::f32;
+    const TensorDtype dtype = info.texel_bytes() == 4   ? TensorDtype::u8
+                              : info.texel_bytes() == 8 ? TensorDtype::f16
+                                                        : TensorDtype::f32;
     const size_t element = element_bytes(dtype);
     if (row_bytes < size_t{desc_.width} * info.texel_bytes() || row_bytes % element)
         throw Error("frame rows of " + std::to_string(row_bytes) + " bytes: a row of this texture has " +
@@ -114,8 +116,9 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     cudaPointerAttributes attributes{};
     TVLM_CUDA_CHECK(cudaPointerGetAttributes(&attributes, frame));
     if (!frame || (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged))
-        throw Error("generate_from reads the frame with a kernel: pass CUDA device memory (a frame in host memory "
-                    "goes in with copy_to_level0)");
+        throw Error(
+            "generate_from reads the frame with a kernel: pass CUDA device memory (a frame in host memory "
+            "goes in with copy_to_level0)");
     // Where the chain's first pass runs the packed RGBA8 or RGBA16F kernel, it reads the frame
     // itself and writes level 0 on the way (FrameSource in cuda/mips/box_mips.cu): one launch
     // and one read of the frame fewer (H100, 32 x 1024^2 frame to patches, level 0 stored in
@@ -127,8 +130,9 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     // Otherwise a kernel copies the frame into level 0, then the chain runs. Rows of whole
     // 16-byte chunks are copied as they are, a warp storing 8 chunks x 4 rows (full sectors of
     // the array: level_copy.h); other rows texel by texel (tensor_texels.h).
-    const LevelCopy chunks{frame, row_bytes, desc_.width * info.texel_bytes(), desc_.height, surfaces_[0].handle(),
-                           desc_.layers > 1, 0, desc_.layers};
+    const LevelCopy chunks{
+        frame, row_bytes,   desc_.width * info.texel_bytes(), desc_.height, surfaces_[0].handle(), desc_.layers > 1,
+        0,     desc_.layers};
     if (copies_in_chunks(chunks)) {
         copy_level_rows(chunks, stream);
     } else {
@@ -158,8 +162,9 @@ void CudaBoxMips::update(const DirtyRegion& region, cudaStream_t stream) const {
 }
 
 void CudaBoxMips::update_changed(const uint32_t* changed_tiles, cudaStream_t stream) const {
-    if (desc_.layers != 1) throw Error("updates driven by changed tiles take one-layer textures (this one has " +
-                                       std::to_string(desc_.layers) + ")");
+    if (desc_.layers != 1)
+        throw Error("updates driven by changed tiles take one-layer textures (this one has " +
+                    std::to_string(desc_.layers) + ")");
     if (!changed_tiles) throw Error("update_changed: no changed-tile flags (a null pointer)");
     run({0, 0, desc_.width, desc_.height}, 0, 1, changed_tiles, stream);
 }
@@ -173,7 +178,8 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
     const std::vector<BoxPass> passes = plan_box_passes(desc_.width, desc_.height, desc_.mip_levels(), dirty);
     const size_t tail = first_tail_pass(desc_, passes);
     std::vector<BoxMipsLaunch> launches;
-    for (size_t p = 0; p < tail; ++p) launches.push_back(pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer));
+    for (size_t p = 0; p < tail; ++p)
+        launches.push_back(pass_launch(desc_, surfaces_, kernels_, passes[p], first_layer));
     for (size_t p = 0; p < tail; ++p) {
         BoxMipsLaunch& l = launches[p];
         l.layers = layers;
@@ -193,7 +199,8 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
             l.changed_tiles_y = (desc_.height + TVLM_CHANGE_TILE - 1) / TVLM_CHANGE_TILE;
         } else if (p + 1 < tail &&
                    fuses(desc_, blocks_at_once_, passes[p], l, passes[p + 1], launches[p + 1], layers)) {
-            add_tail(l, launches[p + 1], defer_tail && p == deferrable_pass_ && deferred_tail_level_ < desc_.mip_levels());
+            add_tail(l, launches[p + 1],
+                     defer_tail && p == deferrable_pass_ && deferred_tail_level_ < desc_.mip_levels());
             ++p;
         }
         launch_box_mips(l, stream);

@@ -73,8 +73,8 @@ private:
     // The passes for `dirty` (the first driven by `changed_tiles`, or reading `frame`, where
     // given), the small end of the chain as one tail launch (launch_box_tail).
     // defer_tail: a whole chain whose fused tail is left to finish_deferred_tail().
-    void run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles,
-             cudaStream_t stream, BoxFrameInput frame = {}, bool defer_tail = false) const;
+    void run(TexelRect dirty, uint32_t first_layer, uint32_t layers, const uint32_t* changed_tiles, cudaStream_t stream,
+             BoxFrameInput frame = {}, bool defer_tail = false) const;
     // `next`, the pass after l's, as l's tail (deferred: left to finish_deferred_tail()).
     void add_tail(BoxMipsLaunch& l, const BoxMipsLaunch& next, bool deferred) const;
     TextureDesc desc_;
@@ -89,7 +89,7 @@ private:
     // that pass's first level; none: the level count.
     size_t deferrable_pass_ = 0;
     uint32_t deferred_tail_level_ = 0;
-    BoxMipsLaunch deferred_tail_;  // what finish_deferred_tail() launches, built once
+    BoxMipsLaunch deferred_tail_;       // what finish_deferred_tail() launches, built once
     bool frame_in_first_pass_ = false;  // generate_from's copy runs inside the chain's first pass (RGBA8, packed)
 };
 

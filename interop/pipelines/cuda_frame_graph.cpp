@@ -9,7 +9,8 @@
 namespace tvlm {
 
 CudaFrameGraph::CudaFrameGraph(const FrameGraphDesc& desc) : desc_(desc) {
-    if (!desc.mips || !desc.sampler) throw Error("a frame graph needs the texture's CudaBoxMips and a CudaPatchSampler");
+    if (!desc.mips || !desc.sampler)
+        throw Error("a frame graph needs the texture's CudaBoxMips and a CudaPatchSampler");
     desc.sampler->check(desc.texture.desc, desc.output_bytes);
     if (!desc.output) throw Error("a frame graph needs an output buffer");
     kept_.push_back({desc.frame, capture(desc.frame)});

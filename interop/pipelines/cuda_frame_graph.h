@@ -24,13 +24,13 @@
 namespace tvlm {
 
 struct FrameGraphDesc {
-    CudaMipmaps texture;                  // level 0 of every layer is written, then its chain (not r32f)
-    const CudaBoxMips* mips = nullptr;    // made on `texture`
+    CudaMipmaps texture;                // level 0 of every layer is written, then its chain (not r32f)
+    const CudaBoxMips* mips = nullptr;  // made on `texture`
     const CudaPatchSampler* sampler = nullptr;
-    cudaTextureObject_t object = 0;       // on `texture`, with sampler->sampler_desc()
-    const void* frame = nullptr;          // the first frame: every layer, `row_bytes` apart
+    cudaTextureObject_t object = 0;  // on `texture`, with sampler->sampler_desc()
+    const void* frame = nullptr;     // the first frame: every layer, `row_bytes` apart
     size_t row_bytes = 0;
-    void* output = nullptr;               // the sampler's output, `output_bytes` long
+    void* output = nullptr;  // the sampler's output, `output_bytes` long
     size_t output_bytes = 0;
     // Run the chain's tail beside the patches where they read none of its levels
     // (CudaBoxMips::generate_from's defer_tail); false: the whole chain first, as before

@@ -100,7 +100,8 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     check_resize_target(target);
     if (images.size() != target.images || images.size() > shape_.images)
         throw Error("a resizer run of " + std::to_string(images.size()) + " images for a target of " +
-                    std::to_string(target.images) + " (the resizer takes at most " + std::to_string(shape_.images) + ")");
+                    std::to_string(target.images) + " (the resizer takes at most " + std::to_string(shape_.images) +
+                    ")");
     if (target.first_layer != 0) throw Error("a resizer run writes from its first image: first_layer 0");
     if (std::find(images.begin(), images.end(), nullptr) != images.end())
         throw Error("an image has no data (a null pointer)");

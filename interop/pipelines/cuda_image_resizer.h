@@ -33,10 +33,10 @@ struct ResizerShape {
     ResizeFilter filter = ResizeFilter::texture;
     TensorDtype dtype = TensorDtype::u8;  // the images' (bfloat16: no skipped levels)
     uint32_t channels = 3;
-    uint32_t width = 0, height = 0;       // the images'
-    uint32_t images = 1;                  // the most one run takes
-    uint32_t skipped_levels = 0;          // texture: box levels computed from the tensors
-    uint32_t texture_levels = 1;          // texture: its levels, from level skipped_levels on
+    uint32_t width = 0, height = 0;  // the images'
+    uint32_t images = 1;             // the most one run takes
+    uint32_t skipped_levels = 0;     // texture: box levels computed from the tensors
+    uint32_t texture_levels = 1;     // texture: its levels, from level skipped_levels on
 };
 
 class CudaImageResizer {
@@ -66,8 +66,8 @@ private:
     bool chain_fills_texture_ = false;
     // Whether the level-0 copy also writes level 1 (uint8 images of even sides, two levels).
     bool writes_level_1_ = false;
-    DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
-    std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
+    DeviceBuffer<unsigned char> scratch_;        // levels a later pass of the chain reads
+    std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
 };
 

@@ -40,7 +40,8 @@ template <class T>
 void ensure_keeping(DeviceBuffer<T>& buffer, size_t count) {
     if (!short_of(buffer, count)) return;
     DeviceBuffer<T> bigger(std::max<size_t>(count, 1));
-    if (buffer.size()) TVLM_CUDA_CHECK(cudaMemcpy(bigger.data(), buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice));
+    if (buffer.size())
+        TVLM_CUDA_CHECK(cudaMemcpy(bigger.data(), buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice));
     buffer = std::move(bigger);
 }
 
@@ -49,9 +50,10 @@ void ensure_keeping(DeviceBuffer<T>& buffer, size_t count) {
 CudaKnnGraph::CudaKnnGraph(KnnOptions options) : options_(options) {
     if (options.k == 0) throw Error("a KNN graph needs k >= 1 neighbours per point");
     if (uint64_t{options.k} + options.hysteresis > TVLM_KNN_MAX)
-        throw Error("the CUDA KNN graph keeps at most " + std::to_string(TVLM_KNN_MAX) +
-                    " neighbours per point, not k + hysteresis = " + std::to_string(uint64_t{options.k} + options.hysteresis) +
-                    ": lower either, or use KnnGraph on the host");
+        throw Error(
+            "the CUDA KNN graph keeps at most " + std::to_string(TVLM_KNN_MAX) +
+            " neighbours per point, not k + hysteresis = " + std::to_string(uint64_t{options.k} + options.hysteresis) +
+            ": lower either, or use KnnGraph on the host");
     if (!(options.max_dy >= 0)) throw Error("a KNN graph's max_dy must be >= 0 (infinity: no cap)");
     state_ = DeviceBuffer<KnnDeviceState>(1);
     const KnnDeviceState initial{};
@@ -69,7 +71,8 @@ void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
     const size_t point_bytes = size_t(count) * kPointBytes;
     const bool grows = short_of(points_, point_bytes) || short_of(zeroed_, zeroed_words_) ||
                        short_of(nearest_, slots) || short_of(offsets_, count + 1) || short_of(unsorted_links_, slots) ||
-                       short_of(frame_links_, slots) || short_of(pairs_[0], slots) || short_of(tables_[0], table_capacity) ||
+                       short_of(frame_links_, slots) || short_of(pairs_[0], slots) ||
+                       short_of(tables_[0], table_capacity) ||
                        (capped && (short_of(capped_, slots) || short_of(keys_, slots))) ||
                        scratch_for_ != std::pair{count, keep};
     if (!grows) return;
@@ -115,7 +118,8 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
     }
     auto* xy = static_cast<float*>(staging_[slot_].handle());
     auto* tracks = reinterpret_cast<uint64_t*>(xy + 2 * size_t(count));
-    for (size_t i = 0; i < count; ++i) xy[2 * i] = points[i].x, xy[2 * i + 1] = points[i].y, tracks[i] = points[i].track;
+    for (size_t i = 0; i < count; ++i)
+        xy[2 * i] = points[i].x, xy[2 * i + 1] = points[i].y, tracks[i] = points[i].track;
     if (bytes) TVLM_CUDA_CHECK(cudaMemcpyAsync(points_.data(), xy, bytes, cudaMemcpyHostToDevice, stream));
     TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));
     uint32_t* zeroed = zeroed_.data();
@@ -167,10 +171,12 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
 const KnnFrameStats& CudaKnnGraph::finished() {
     TVLM_CUDA_CHECK(cudaEventSynchronize(done_.handle()));
     const auto& stats = *static_cast<const KnnFrameStats*>(stats_.handle());
-    if (stats.bad_point) throw Error("KNN point " + std::to_string(~stats.bad_point) + " has a NaN or infinite coordinate");
+    if (stats.bad_point)
+        throw Error("KNN point " + std::to_string(~stats.bad_point) + " has a NaN or infinite coordinate");
     if (stats.repeated_track) {
         const uint32_t i = ~stats.repeated_track;
-        const auto* tracks = reinterpret_cast<const uint64_t*>(static_cast<const float*>(staging_[slot_].handle()) + 2 * size_t(count_));
+        const auto* tracks = reinterpret_cast<const uint64_t*>(static_cast<const float*>(staging_[slot_].handle()) +
+                                                               2 * size_t(count_));
         throw Error("KNN point " + std::to_string(i) + " repeats track id " + std::to_string(tracks[i]) +
                     ": track ids are unique within a frame (that frame has no links; the graph is as before it)");
     }

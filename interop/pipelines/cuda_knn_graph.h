@@ -58,7 +58,7 @@ private:
     CudaEvent copied_[2] = {make_event(), make_event()};
     int slot_ = 0;
     PinnedMemory stats_;             // the last update's KnnFrameStats, copied back
-    CudaEvent done_ = make_event();    // the last update's stats copied back
+    CudaEvent done_ = make_event();  // the last update's stats copied back
     DeviceBuffer<uint8_t> points_, scratch_;
     DeviceBuffer<uint32_t> zeroed_, nearest_, offsets_, keys_, keys_sorted_, order_, order_sorted_;
     DeviceBuffer<uint2> unsorted_links_, frame_links_, capped_;

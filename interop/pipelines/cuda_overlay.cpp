@@ -33,20 +33,20 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     if (width == 0 || height == 0) throw Error("CudaOverlay::draw: an empty frame");
     if (width > kOverlayMaxSide || height > kOverlayMaxSide)
         throw Error("CudaOverlay::draw: a " + std::to_string(width) + "x" + std::to_string(height) +
-                    " frame; frames up to " + std::to_string(kOverlayMaxSide) + " pixels a side are drawn: split it into parts");
+                    " frame; frames up to " + std::to_string(kOverlayMaxSide) +
+                    " pixels a side are drawn: split it into parts");
     check_overlay_format(format, "CudaOverlay::draw");
     const size_t texel = format_info(format).texel_bytes();
     if (pitch % texel || pitch < size_t{width} * texel)
-        throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) + " bytes apart: " +
-                    std::string(format_info(format).name) + " rows need at least " + std::to_string(size_t{width} * texel) +
-                    " bytes, a multiple of " + std::to_string(texel));
+        throw Error("CudaOverlay::draw: rows " + std::to_string(pitch) +
+                    " bytes apart: " + std::string(format_info(format).name) + " rows need at least " +
+                    std::to_string(size_t{width} * texel) + " bytes, a multiple of " + std::to_string(texel));
     if (links && (links->at > shapes.size() || !(links->width >= 0)))
         throw Error("CudaOverlay::draw: device links placed at shape " + std::to_string(links->at) + " of " +
                     std::to_string(shapes.size()) + ", or with a negative or NaN width");
     const size_t link_slots = links ? links->max_edges : 0;
-    const bool glyphs = std::any_of(shapes.begin(), shapes.end(), [](const gpu::OverlayShape& s) {
-        return s.kind == TVLM_SHAPE_GLYPH;
-    });
+    const bool glyphs = std::any_of(shapes.begin(), shapes.end(),
+                                    [](const gpu::OverlayShape& s) { return s.kind == TVLM_SHAPE_GLYPH; });
     const OverlayFont* font = overlay_font();
     if (glyphs && !font) throw Error("CudaOverlay::draw: labels need the font this build left out (no stb_truetype)");
     const size_t tiles = size_t((width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE) *
@@ -70,7 +70,8 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     }
     if (busy_counts_.size() == 0) busy_counts_ = DeviceBuffer<uint32_t>(3), counts_zeroed_ = false;
     if (!counts_zeroed_) {  // new memory, or a draw that did not launch both passes
-        for (DeviceBuffer<uint32_t>& counts : counts_) TVLM_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), stream));
+        for (DeviceBuffer<uint32_t>& counts : counts_)
+            TVLM_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), stream));
         TVLM_CUDA_CHECK(cudaMemsetAsync(busy_counts_.data(), 0, busy_counts_.bytes(), stream));
     }
     if (glyphs && atlas_.size() == 0) {  // once; stream-ordered before the first draw reading it

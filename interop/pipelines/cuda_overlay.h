@@ -18,10 +18,10 @@ namespace tvlm {
 // that takes them, at index `at` of its shapes: after the scene's curves and before its
 // points (overlay_shapes' curves_end), as link_points() places them on the host.
 struct OverlayDeviceLinks {
-    const float* xy = nullptr;            // device: x, y per point
-    const uint2* edges = nullptr;         // device: the links' ends
+    const float* xy = nullptr;             // device: x, y per point
+    const uint2* edges = nullptr;          // device: the links' ends
     const uint32_t* edge_count = nullptr;  // device: how many
-    uint32_t max_edges = 0;               // at most this many
+    uint32_t max_edges = 0;                // at most this many
     float width = 2;
     uint32_t color = 0;  // RGBA8 word
     size_t at = 0;

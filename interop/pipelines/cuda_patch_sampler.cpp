@@ -65,13 +65,20 @@ void CudaPatchSampler::check(const TextureDesc& desc, size_t output_bytes) const
 
 PatchLaunch CudaPatchSampler::launch(void* output) const {
     // patches_ was uploaded once, synchronously, by the constructor.
-    return {patches_.data(), uint32_t(layout_.patches.size()), layout_.patch_size, output_.channels,
-            layout_.mode == SamplingMode::gradients, output_.half, float(layout_.width), float(layout_.height), output,
+    return {patches_.data(),
+            uint32_t(layout_.patches.size()),
+            layout_.patch_size,
+            output_.channels,
+            layout_.mode == SamplingMode::gradients,
+            output_.half,
+            float(layout_.width),
+            float(layout_.height),
+            output,
             true};
 }
 
-void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
-                              size_t output_bytes, cudaStream_t stream) const {
+void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+                              cudaStream_t stream) const {
     check(texture.desc, output_bytes);
     launch_texture(texture, object, output, stream);
 }

@@ -54,7 +54,8 @@ public:
 
 private:
     PatchLaunch launch(void* output) const;
-    void launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, cudaStream_t stream) const;
+    void launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
+                        cudaStream_t stream) const;
     PatchLayout layout_;
     PatchOutput output_;
     DeviceBuffer<gpu::PatchGpu> patches_;

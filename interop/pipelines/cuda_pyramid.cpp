@@ -10,7 +10,8 @@ namespace tvlm {
 
 CudaPyramid::CudaPyramid(const TextureDesc& desc) {
     if (format_info(desc.format).channels != 4)
-        throw Error("a pyramid fed from tensors needs an RGBA format, not " + std::string(format_info(desc.format).name));
+        throw Error("a pyramid fed from tensors needs an RGBA format, not " +
+                    std::string(format_info(desc.format).name));
     texture_ = CudaArrayTexture::create(desc);
     mips_ = CudaBoxMips(texture_.mipmaps());
     for (uint32_t l = 0; l < desc.mip_levels(); ++l) surfaces_.push_back(texture_.mipmaps().make_surface(l));

@@ -36,13 +36,15 @@ void generate_tensor_mips(const TensorView& image, uint32_t width, uint32_t heig
                           std::span<const TensorView> levels, cudaStream_t stream, const ImageList& sources,
                           const TextureLevels& texture) {
     const uint32_t kind = box_kind(image.dtype);
-    if (width == 0 || height == 0 || layers == 0) throw Error("box mips of an empty image: width, height and layers must be positive");
+    if (width == 0 || height == 0 || layers == 0)
+        throw Error("box mips of an empty image: width, height and layers must be positive");
     const uint32_t chain = std::bit_width(std::max(width, height));
     if (levels.size() + 1 > chain)
-        throw Error("a " + std::to_string(width) + "x" + std::to_string(height) + " image has " + std::to_string(chain) +
-                    " levels, not " + std::to_string(levels.size() + 1));
+        throw Error("a " + std::to_string(width) + "x" + std::to_string(height) + " image has " +
+                    std::to_string(chain) + " levels, not " + std::to_string(levels.size() + 1));
     if (sources.count ? sources.count != layers : !image.data)
-        throw Error(sources.count ? "a list of images needs one image per layer" : "the image has no data (a null pointer)");
+        throw Error(sources.count ? "a list of images needs one image per layer"
+                                  : "the image has no data (a null pointer)");
     for (const TensorView& level : levels) {
         if (level.data && (level.dtype != image.dtype || level.channels != image.channels))
             throw Error("level tensors need the image's dtype and channels");
@@ -57,7 +59,8 @@ void generate_tensor_mips(const TensorView& image, uint32_t width, uint32_t heig
                                                         {0, 0, width, height});
     for (const BoxPass& pass : passes) {
         if (pass.src_level > 0 && !level_at(pass.src_level).data)
-            throw Error("level " + std::to_string(pass.src_level) + " is read by a later pass but has no tensor: "
+            throw Error("level " + std::to_string(pass.src_level) +
+                        " is read by a later pass but has no tensor: "
                         "only levels tensor_mips_pass_sources() does not list may be left out");
         TensorMipsPass p;
         p.src = level_at(pass.src_level);
@@ -67,8 +70,14 @@ void generate_tensor_mips(const TensorView& image, uint32_t width, uint32_t heig
         p.surfaces.opaque_alpha = image.channels == 3;
         for (uint32_t j = 1; j <= pass.levels; ++j) p.surfaces.level[j] = surface_at(pass.src_level + j);
         for (uint32_t j = 0; j < pass.levels; ++j) p.dst[j] = level_at(pass.src_level + 1 + j);
-        p.params = {std::max(1u, width >> pass.src_level), std::max(1u, height >> pass.src_level), pass.levels, kind,
-                    pass.tile_x, pass.tile_y, 0, 0};
+        p.params = {std::max(1u, width >> pass.src_level),
+                    std::max(1u, height >> pass.src_level),
+                    pass.levels,
+                    kind,
+                    pass.tile_x,
+                    pass.tile_y,
+                    0,
+                    0};
         p.tiles_x = pass.tiles_x;
         p.tiles_y = pass.tiles_y;
         p.layers = layers;

@@ -26,7 +26,7 @@ namespace tvlm {
 // they are computed, so a texture's chain is filled in the same launches.
 struct TextureLevels {
     std::span<const cudaSurfaceObject_t> surfaces;  // by chain level (from 1; 0: none)
-    uint32_t first_layer = 0;                   // texture layer of image 0
+    uint32_t first_layer = 0;                       // texture layer of image 0
     bool layered = false;
 };
 void generate_tensor_mips(const TensorView& image, uint32_t width, uint32_t height, uint32_t layers,

@@ -26,7 +26,7 @@ struct MultiGpuDesc {
     std::vector<int> cuda_devices;  // one pipeline each, in order (the same device may repeat)
     uint32_t width = 0, height = 0, batch = 0;
     Format format = Format::rgba8_unorm;
-    PatchLayout layout;             // one image's layout: every image is sampled with it
+    PatchLayout layout;  // one image's layout: every image is sampled with it
     PatchOutput output;
 };
 

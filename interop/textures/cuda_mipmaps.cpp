@@ -37,7 +37,7 @@ TextureObject CudaMipmaps::make_texture_object(const CudaSamplerDesc& s) const {
     texture.filterMode = s.filter;
     texture.mipmapFilterMode = s.mip_filter;
     texture.readMode = format_info(desc.format).component == ComponentType::u8 ? cudaReadModeNormalizedFloat
-                                                                                : cudaReadModeElementType;
+                                                                               : cudaReadModeElementType;
     texture.sRGB = format_info(desc.format).srgb ? 1 : 0;
     texture.normalizedCoords = s.normalized_coords ? 1 : 0;
     texture.maxAnisotropy = s.max_anisotropy;

@@ -15,13 +15,13 @@ namespace tvlm {
 
 // How CUDA filters the texture; defaults give reproducible trilinear filtering.
 struct CudaSamplerDesc {
-    cudaTextureFilterMode filter = cudaFilterModeLinear;       // within a level
-    cudaTextureFilterMode mip_filter = cudaFilterModeLinear;   // between levels
-    cudaTextureAddressMode address = cudaAddressModeClamp;     // clamp, wrap, mirror, border
+    cudaTextureFilterMode filter = cudaFilterModeLinear;      // within a level
+    cudaTextureFilterMode mip_filter = cudaFilterModeLinear;  // between levels
+    cudaTextureAddressMode address = cudaAddressModeClamp;    // clamp, wrap, mirror, border
     float border[4] = {0, 0, 0, 0};
-    unsigned int max_anisotropy = 1;                           // CUDA clamps to [1, 16]
-    bool normalized_coords = true;                             // required for mipmaps
-    bool disable_trilinear_optimization = true;                // exact blends, reproducible
+    unsigned int max_anisotropy = 1;             // CUDA clamps to [1, 16]
+    bool normalized_coords = true;               // required for mipmaps
+    bool disable_trilinear_optimization = true;  // exact blends, reproducible
 
     static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
     static CudaSamplerDesc trilinear() { return {}; }

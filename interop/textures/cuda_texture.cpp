@@ -25,8 +25,9 @@ constexpr VkImageUsageFlags kEngineUsage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE
 CudaTexture CudaTexture::import(const Texture& texture) {
     if (!texture.valid()) throw Error("cannot import a destroyed (or moved-from) texture into CUDA");
     if (!texture.desc().exportable)
-        throw Error("cannot import texture into CUDA: it was not created exportable (set TextureDesc::exportable; "
-                    "for an application's image, ApplicationImage::exportable_memory)");
+        throw Error(
+            "cannot import texture into CUDA: it was not created exportable (set TextureDesc::exportable; "
+            "for an application's image, ApplicationImage::exportable_memory)");
     return import_checked(texture.desc(), texture.export_memory_fd(), texture.allocation_size(), texture.usage());
 }
 

@@ -43,7 +43,8 @@ Texture& FrameRing::begin_write(uint64_t frame) {
         // frame would never be read.
         const std::optional<std::thread::id> reader = consumer_ ? consumer_ : std::optional{std::this_thread::get_id()};
         if (!wait_for_other(lock, reader, [&] { return s->read; }))
-            throw Error("frame ring: every slot holds a frame CUDA has not read yet (frame " + std::to_string(s->frame) +
+            throw Error("frame ring: every slot holds a frame CUDA has not read yet (frame " +
+                        std::to_string(s->frame) +
                         " is the oldest): call end_read for frames in order, or allow more slots (max_slots)");
         link_.vulkan_wait(s->released);  // on the GPU: the next submission waits for CUDA's release
     }
@@ -77,7 +78,8 @@ uint64_t FrameRing::written_frames(uint64_t first, uint32_t count, cudaTextureOb
         objects[f - first] = s.texture.object.handle();
     }
     if (!written)
-        throw Error("frame ring: frame " + std::to_string(last) + " has no end_write yet: call end_write with "
+        throw Error("frame ring: frame " + std::to_string(last) +
+                    " has no end_write yet: call end_write with "
                     "the timeline value that completes it before begin_read");
     return ready;
 }
@@ -133,7 +135,8 @@ FrameRing::Slot& FrameRing::holding(uint64_t frame) {
 const FrameRing::Slot& FrameRing::holding(uint64_t frame) const {
     for (const Slot& s : slots_)
         if (s.frame == frame) return s;
-    throw Error("frame ring holds no frame " + std::to_string(frame) + ": it was never written, or its slot has "
+    throw Error("frame ring holds no frame " + std::to_string(frame) +
+                ": it was never written, or its slot has "
                 "been rewritten since");
 }
 

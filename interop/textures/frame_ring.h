@@ -98,11 +98,11 @@ private:
     TextureDesc desc_;
     CudaSamplerDesc sampler_;
     uint32_t max_slots_;
-    std::deque<Slot> slots_;      // a deque: growing keeps references to slots valid
-    std::deque<Slot*> by_write_;  // every slot, least recently written first
-    std::optional<uint64_t> last_written_;  // the last frame end_write was called for
+    std::deque<Slot> slots_;                              // a deque: growing keeps references to slots valid
+    std::deque<Slot*> by_write_;                          // every slot, least recently written first
+    std::optional<uint64_t> last_written_;                // the last frame end_write was called for
     std::optional<std::thread::id> producer_, consumer_;  // the threads of each side's last call
-    mutable std::mutex mutex_;  // the slots' state, between the two sides' threads
+    mutable std::mutex mutex_;                            // the slots' state, between the two sides' threads
     std::condition_variable changed_;
 };
 

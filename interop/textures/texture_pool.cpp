@@ -6,8 +6,8 @@ namespace tvlm {
 
 namespace {
 bool same_shape(const TextureDesc& a, const TextureDesc& b) {
-    return a.width == b.width && a.height == b.height && a.layers == b.layers &&
-           a.mip_levels() == b.mip_levels() && a.format == b.format;
+    return a.width == b.width && a.height == b.height && a.layers == b.layers && a.mip_levels() == b.mip_levels() &&
+           a.format == b.format;
 }
 }  // namespace
 

@@ -10,7 +10,8 @@ namespace tvlm {
 
 class TexturePool {
 public:
-    explicit TexturePool(Context& context, const CudaSamplerDesc& sampler = {}) : context_(context), sampler_(sampler) {}
+    explicit TexturePool(Context& context, const CudaSamplerDesc& sampler = {})
+        : context_(context), sampler_(sampler) {}
 
     // A free texture with the same size, layers, levels and format, or a new import. The
     // reference stays valid until release() (and the pool's end).

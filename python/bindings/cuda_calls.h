@@ -54,8 +54,15 @@ inline PatchLaunch patch_launch(uintptr_t records, uint32_t patch_count, uint32_
     if (patch_size == 0 || patch_size > kMaxPatchSize)
         throw Error("patch size " + std::to_string(patch_size) + " is outside 1.." + std::to_string(kMaxPatchSize));
     if (!records || !out) throw Error("sampling needs the layout's records and an output in CUDA memory");
-    return {reinterpret_cast<const gpu::PatchGpu*>(records), patch_count, patch_size, channels, gradients,
-            half, float(width), float(height), reinterpret_cast<void*>(out)};
+    return {reinterpret_cast<const gpu::PatchGpu*>(records),
+            patch_count,
+            patch_size,
+            channels,
+            gradients,
+            half,
+            float(width),
+            float(height),
+            reinterpret_cast<void*>(out)};
 }
 
 }  // namespace tvlm::py

@@ -42,8 +42,8 @@ public:
         const DeviceGuard guard(device_);
         pyramid_.generate_mips(stream_of(stream));
     }
-    void update_mipmaps(uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer,
-                        uint32_t layers, uintptr_t stream) const {
+    void update_mipmaps(uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer, uint32_t layers,
+                        uintptr_t stream) const {
         const DeviceGuard guard(device_);
         pyramid_.update_mips({x, y, width, height, first_layer, layers}, stream_of(stream));
     }
@@ -172,7 +172,8 @@ nb::tuple cuda_empty(int device, const std::vector<size_t>& shape, const std::st
 }  // namespace
 
 void bind_cuda(nb::module_& m) {
-    m.def("cuda_built", [] { return true; }, "Whether texturevlm was built with the CUDA backend.");
+    m.def(
+        "cuda_built", [] { return true; }, "Whether texturevlm was built with the CUDA backend.");
     nb::class_<CudaPyramidBinding>(m, "CudaPyramid", "A mip pyramid in a CUDA mipmapped array, fed from tensors.")
         .def(nb::init<int, uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(), nb::arg("device"),
              nb::arg("width"), nb::arg("height"), nb::arg("layers"), nb::arg("format"), nb::arg("levels"))
@@ -188,8 +189,8 @@ void bind_cuda(nb::module_& m) {
              nb::arg("channels"), nb::arg("gradients"), nb::arg("half"), nb::arg("width"), nb::arg("height"),
              nb::arg("out"), nb::arg("stream"))
         .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("data"), nb::arg("dtype"),
-             nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"),
-             nb::arg("patch_size"), nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
+             nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
+             nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
         .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("out"), nb::arg("stream"),
              "An image processor's output from the texture into `out` (the target's own out is not read): one "
              "anisotropic trilinear sample per pixel.")
@@ -222,7 +223,8 @@ void bind_cuda(nb::module_& m) {
 #else
 
 void bind_cuda(nb::module_& m) {
-    m.def("cuda_built", [] { return false; }, "Whether texturevlm was built with the CUDA backend.");
+    m.def(
+        "cuda_built", [] { return false; }, "Whether texturevlm was built with the CUDA backend.");
 }
 
 #endif

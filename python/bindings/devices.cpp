@@ -32,9 +32,7 @@ nb::dict vulkan_devices() {
             devices.append(device);
         }
         result["unavailable"] = "";
-    } catch (const Error& e) {
-        result["unavailable"] = std::string(e.what());
-    }
+    } catch (const Error& e) { result["unavailable"] = std::string(e.what()); }
     result["devices"] = devices;
     return result;
 }

@@ -44,8 +44,8 @@ struct HostJob {
     HostJob(const Doubles& image, uint32_t levels, const Doubles& uv_, const Doubles& lod_,
             const std::optional<Layers>& layer_) {
         if (image.ndim() != 4) throw Error("the image is [layers, channels, height, width]");
-        chain = box_chain(values_of(image), uint32_t(image.shape(0)), uint32_t(image.shape(1)), uint32_t(image.shape(3)),
-                          uint32_t(image.shape(2)), levels);
+        chain = box_chain(values_of(image), uint32_t(image.shape(0)), uint32_t(image.shape(1)),
+                          uint32_t(image.shape(3)), uint32_t(image.shape(2)), levels);
         uv = values_of(uv_);
         lod = values_of(lod_);
         if (layer_) {
@@ -76,8 +76,7 @@ nb::tuple reference_backward(const Doubles& image, uint32_t levels, const Double
     if (image_grad)
         folded = nb::cast(owned_array(box_chain_adjoint(job.chain, std::move(g.levels)),
                                       {c.layers, c.channels, c.height, c.width}, nb::dtype<double>()));
-    return nb::make_tuple(folded,
-                          owned_array(std::move(g.uv), {job.lod.size(), 2}, nb::dtype<double>()),
+    return nb::make_tuple(folded, owned_array(std::move(g.uv), {job.lod.size(), 2}, nb::dtype<double>()),
                           owned_array(std::move(g.lod), {job.lod.size()}, nb::dtype<double>()));
 }
 
@@ -122,8 +121,8 @@ NumpyArray reference_chain_adjoint(const Doubles& grad_chain, uint32_t layers, u
 struct CudaJob {
     FeatureChainShape shape;
     bool doubles;
-    CudaJob(const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height, uint32_t levels,
-            bool planar_level0)
+    CudaJob(const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+            uint32_t levels, bool planar_level0)
         : shape{layers, channels, width, height, levels, planar_level0}, doubles(dtype == "float64") {
         if (dtype != "float32" && dtype != "float64")
             throw Error("differentiable sampling runs in float32 or float64, not " + dtype);
@@ -131,12 +130,16 @@ struct CudaJob {
     }
 };
 
-template <class T> PointBatch<T> batch(uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count) {
+template <class T>
+PointBatch<T> batch(uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count) {
     return {reinterpret_cast<const T*>(uv), reinterpret_cast<const T*>(lod), reinterpret_cast<const int32_t*>(layer),
             count};
 }
 
-template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+template <class T>
+T* ptr(uintptr_t p) {
+    return reinterpret_cast<T*>(p);
+}
 
 // One flag per device that the backward kernels raise on NaN or infinite gradients. Never
 // freed: the backward of a graph captured by torch may hold its address for the process's
@@ -157,7 +160,10 @@ uint32_t* checked_backward(int device) {
                     "the loss or its gradient overflows");
     return flag.device_word();
 }
-template <class T> ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) { return {ptr<T>(level0), ptr<T>(coarse)}; }
+template <class T>
+ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) {
+    return {ptr<T>(level0), ptr<T>(coarse)};
+}
 #endif
 
 }  // namespace
@@ -184,7 +190,8 @@ void bind_differentiable(nb::module_& m) {
            uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t stream) {
             const DeviceGuard guard(device);
             const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            if (job.doubles) build_feature_chain<double>(job.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
+            if (job.doubles)
+                build_feature_chain<double>(job.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
             else build_feature_chain<float>(job.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
         },
         "Levels 1.. of a chain into `coarse` (channels last) from its level 0 (planar or channels last) "
@@ -209,13 +216,13 @@ void bind_differentiable(nb::module_& m) {
         "cuda_sample_points",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
            uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
-           uintptr_t layer,
-           size_t count, uintptr_t out, uintptr_t stream) {
+           uintptr_t layer, size_t count, uintptr_t out, uintptr_t stream) {
             const DeviceGuard guard(device);
             const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
             if (job.doubles)
                 sample_points_forward<double>(job.shape, levels_of<const double>(level0, coarse),
-                                              batch<double>(uv, lod, layer, count), ptr<double>(out), stream_of(stream));
+                                              batch<double>(uv, lod, layer, count), ptr<double>(out),
+                                              stream_of(stream));
             else
                 sample_points_forward<float>(job.shape, levels_of<const float>(level0, coarse),
                                              batch<float>(uv, lod, layer, count), ptr<float>(out), stream_of(stream));
@@ -225,9 +232,8 @@ void bind_differentiable(nb::module_& m) {
         "cuda_sample_points_backward",
         [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
            uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
-           uintptr_t layer,
-           size_t count, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_uv,
-           uintptr_t grad_lod, uintptr_t stream) {
+           uintptr_t layer, size_t count, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
+           uintptr_t grad_uv, uintptr_t grad_lod, uintptr_t stream) {
             const DeviceGuard guard(device);
             const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
             uint32_t* nonfinite = checked_backward(device);
@@ -241,8 +247,7 @@ void bind_differentiable(nb::module_& m) {
                 const ChainLevels<float> grad = levels_of<float>(grad_level0, grad_coarse);
                 sample_points_backward<float>(job.shape, levels_of<const float>(level0, coarse),
                                               batch<float>(uv, lod, layer, count), ptr<float>(grad_out), grad,
-                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream),
-                                              nonfinite);
+                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream), nonfinite);
             }
         },
         "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "

@@ -51,7 +51,8 @@ nb::tuple reference_forward(const Doubles& points, const Doubles& means, const D
     std::vector<double> squared;
     std::vector<double> values = field_forward_reference(f, p, distances ? &squared : nullptr);
     const size_t b = values.size();
-    nb::object d = distances ? nb::cast(owned_array(std::move(squared), {b, f.count}, nb::dtype<double>())) : nb::none();
+    nb::object d = distances ? nb::cast(owned_array(std::move(squared), {b, f.count}, nb::dtype<double>()))
+                             : nb::none();
     return nb::make_tuple(owned_array(std::move(values), {b}, nb::dtype<double>()), d);
 }
 
@@ -70,11 +71,17 @@ nb::tuple reference_backward(const Doubles& points, const Doubles& means, const 
 template <class T>
 FieldArgs<T> args_of(int dims, size_t b, size_t n, uintptr_t points, uintptr_t means, uintptr_t cholesky,
                      uintptr_t weights) {
-    return {dims, b, reinterpret_cast<const T*>(points), n, reinterpret_cast<const T*>(means),
-            reinterpret_cast<const T*>(cholesky), reinterpret_cast<const T*>(weights)};
+    return {dims,
+            b,
+            reinterpret_cast<const T*>(points),
+            n,
+            reinterpret_cast<const T*>(means),
+            reinterpret_cast<const T*>(cholesky),
+            reinterpret_cast<const T*>(weights)};
 }
 void check_dtype(const std::string& dtype) {
-    if (dtype != "float32" && dtype != "float64") throw Error("Gaussian fields run in float32 or float64, not " + dtype);
+    if (dtype != "float32" && dtype != "float64")
+        throw Error("Gaussian fields run in float32 or float64, not " + dtype);
 }
 #endif
 

@@ -40,8 +40,9 @@ class ResizerBinding {
 public:
     ResizerBinding(int device, const std::string& filter, const std::string& dtype, uint32_t channels, uint32_t width,
                    uint32_t height, uint32_t images, uint32_t skipped_levels, uint32_t texture_levels)
-        : device_(device), resizer_(make(device, {parse_filter(filter), tensor_dtype(dtype),
-                                                  channels, width, height, images, skipped_levels, texture_levels})) {}
+        : device_(device),
+          resizer_(make(device, {parse_filter(filter), tensor_dtype(dtype), channels, width, height, images,
+                                 skipped_levels, texture_levels})) {}
 
     // `out` is passed apart from the target (a copy of which is written to) so that one
     // kept target serves every call, from any thread.
@@ -75,9 +76,10 @@ private:
 }  // namespace
 
 void bind_resize(nb::module_& m) {
-    nb::class_<ResizeTarget>(m, "ResizeTarget",
-                             "Where a processor's resized, normalized pixels go (cuda/processors/image_resize.h); the output "
-                             "pointer is given to each run.")
+    nb::class_<ResizeTarget>(
+        m, "ResizeTarget",
+        "Where a processor's resized, normalized pixels go (cuda/processors/image_resize.h); the output "
+        "pointer is given to each run.")
         .def(nb::init<>())
         .def_rw("images", &ResizeTarget::images)
         .def_rw("first_layer", &ResizeTarget::first_layer)
@@ -89,7 +91,9 @@ void bind_resize(nb::module_& m) {
         .def_rw("height", &ResizeTarget::height)
         .def_prop_rw(
             "merged_patches", [](const ResizeTarget& t) { return t.layout == ResizeLayout::merged_patches; },
-            [](ResizeTarget& t, bool merged) { t.layout = merged ? ResizeLayout::merged_patches : ResizeLayout::planar; })
+            [](ResizeTarget& t, bool merged) {
+                t.layout = merged ? ResizeLayout::merged_patches : ResizeLayout::planar;
+            })
         .def_rw("patch_size", &ResizeTarget::patch_size)
         .def_rw("merge_size", &ResizeTarget::merge_size)
         .def_rw("temporal_patch_size", &ResizeTarget::temporal_patch_size)

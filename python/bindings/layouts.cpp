@@ -38,7 +38,8 @@ void bind_layouts(nb::module_& m) {
                 auto& l = nb::cast<PatchLayout&>(self);
                 return array_over(l.patches.data(), {l.patches.size(), sizeof(Patch)}, nb::dtype<uint8_t>(), self);
             },
-            nb::rv_policy::automatic, "The patches as every sampler reads them: uint8 [images * N, 32], a view (no copy).")
+            nb::rv_policy::automatic,
+            "The patches as every sampler reads them: uint8 [images * N, 32], a view (no copy).")
         .def_prop_ro(
             "metadata",
             [](const PatchLayout& l) {

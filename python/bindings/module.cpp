@@ -19,6 +19,7 @@ NB_MODULE(_core, m) {
 #ifdef TVLM_HAVE_VIDEO_FILES
     tvlm::py::bind_video(m);
 #else
-    m.def("video_built", [] { return false; }, "Whether this build reads video files (FFmpeg was found).");
+    m.def(
+        "video_built", [] { return false; }, "Whether this build reads video files (FFmpeg was found).");
 #endif
 }

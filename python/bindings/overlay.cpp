@@ -56,7 +56,8 @@ Format overlay_format(const std::string& dtype, bool srgb) {
 // The links' graph, kept across frames for hysteresis.
 class KnnLinks {
 public:
-    KnnLinks(uint32_t k, uint32_t hysteresis, float width) : graph_({.k = k, .hysteresis = hysteresis}), width_(width) {}
+    KnnLinks(uint32_t k, uint32_t hysteresis, float width)
+        : graph_({.k = k, .hysteresis = hysteresis}), width_(width) {}
     size_t link(OverlaySceneFile& file) { return link_points(file.scene, file.point_tracks, graph_, width_); }
 
 private:
@@ -121,18 +122,19 @@ OverlayShapes shapes_of_arrays(const Floats2D& boxes, const Bytes2D& box_colors,
         const OverlayColor color = color_at(box_colors, i);
         OverlayColor fill = color;
         fill.a = style.fill_alpha;
-        scene.boxes.push_back({(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1], style.radius, style.width,
-                               color, fill});
+        scene.boxes.push_back(
+            {(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1], style.radius, style.width, color, fill});
         if (labels.empty() || labels[i].empty()) continue;
         OverlayColor background = color;
         background.a = 200;
         const float above = b[1] - style.font_size;
-        scene.labels.push_back({b[0], above >= 0 ? above : b[1], style.font_size, labels[i], {255, 255, 255, 255},
-                                background});
+        scene.labels.push_back(
+            {b[0], above >= 0 ? above : b[1], style.font_size, labels[i], {255, 255, 255, 255}, background});
     }
     scene.points.reserve(m);
     for (size_t i = 0; i < m; ++i)
-        scene.points.push_back({points.data()[2 * i], points.data()[2 * i + 1], style.point_radius, color_at(point_colors, i)});
+        scene.points.push_back(
+            {points.data()[2 * i], points.data()[2 * i + 1], style.point_radius, color_at(point_colors, i)});
     file.point_tracks.assign(tracks.data(), tracks.data() + m);
     return shapes_for(file, width, height, links, device_links);
 }
@@ -144,15 +146,13 @@ Format check_frame(const Frame& frame, const OverlayShapes& s, bool srgb) {
         throw Error("the frame is [" + std::to_string(frame.shape(0)) + ", " + std::to_string(frame.shape(1)) + ", " +
                     std::to_string(frame.shape(2)) + "]; the shapes were made for [" + std::to_string(s.height) + ", " +
                     std::to_string(s.width) + ", 4]");
-    return overlay_format(frame.dtype() == nb::dtype<uint8_t>() ? "uint8"
+    return overlay_format(frame.dtype() == nb::dtype<uint8_t>()                  ? "uint8"
                           : frame.dtype() == component_dtype(ComponentType::f16) ? "float16"
-                                                                                   : "another dtype",
+                                                                                 : "another dtype",
                           srgb);
 }
 
-std::span<uint8_t> bytes_of(Frame& frame) {
-    return {static_cast<uint8_t*>(frame.data()), frame.nbytes()};
-}
+std::span<uint8_t> bytes_of(Frame& frame) { return {static_cast<uint8_t*>(frame.data()), frame.nbytes()}; }
 
 void draw_cpu(const OverlayShapes& s, Frame frame, bool srgb) {
     const Format format = check_frame(frame, s, srgb);
@@ -187,8 +187,9 @@ void bind_overlay(nb::module_& m) {
         .def(nb::init<uint32_t, uint32_t, float>(), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"));
     m.def("overlay_shapes", &shapes_of, nb::arg("json"), nb::arg("width"), nb::arg("height"),
           nb::arg("links").none() = nb::none(), nb::arg("device_links") = false);
-    nb::class_<BoxStyle>(m, "OverlayBoxStyle", "How draw_bounding_boxes draws: stroke width, corner radius, label "
-                                               "size, point radius, fill opacity.")
+    nb::class_<BoxStyle>(m, "OverlayBoxStyle",
+                         "How draw_bounding_boxes draws: stroke width, corner radius, label "
+                         "size, point radius, fill opacity.")
         .def(nb::init<float, float, float, float, uint8_t>(), nb::arg("width"), nb::arg("radius"), nb::arg("font_size"),
              nb::arg("point_radius"), nb::arg("fill_alpha"));
     m.def("overlay_shapes_of_arrays", &shapes_of_arrays, nb::arg("boxes"), nb::arg("box_colors"), nb::arg("labels"),
@@ -201,38 +202,44 @@ void bind_overlay(nb::module_& m) {
           Release());
 #ifdef TVLM_HAVE_CUDA
     nb::class_<CudaOverlay>(m, "CudaOverlay", "The overlay renderer's CUDA kernels and their buffers.")
-        .def("__init__",
-             [](CudaOverlay* o, int device) {
-                 const DeviceGuard guard(device);  // its event belongs to the frames' device
-                 new (o) CudaOverlay();
-             },
-             nb::arg("device"))
-        .def("draw",
-             [](CudaOverlay& o, int device, const OverlayShapes& s, uintptr_t frame, size_t pitch, const std::string& dtype,
-                bool srgb, uintptr_t stream, CudaLinks* links) {
-                 const DeviceGuard guard(device);
-                 const Format format = overlay_format(dtype, srgb);
-                 if (!links) {
-                     o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format, stream_of(stream));
-                     return;
-                 }
-                 links->graph.update(s.points, stream_of(stream));
-                 const OverlayDeviceLinks made = links->graph.links(s.curves_end, links->width);
-                 o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format, stream_of(stream), &made);
-             },
-             nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("pitch_bytes"), nb::arg("dtype"),
-             nb::arg("srgb"), nb::arg("stream"), nb::arg("links").none() = nb::none(),
-             "Draws the shapes over the frame on the stream; with `links`, first that graph's next frame of the "
-             "shapes' points (made with device_links), its links drawn after the scene's curves.");
+        .def(
+            "__init__",
+            [](CudaOverlay* o, int device) {
+                const DeviceGuard guard(device);  // its event belongs to the frames' device
+                new (o) CudaOverlay();
+            },
+            nb::arg("device"))
+        .def(
+            "draw",
+            [](CudaOverlay& o, int device, const OverlayShapes& s, uintptr_t frame, size_t pitch,
+               const std::string& dtype, bool srgb, uintptr_t stream, CudaLinks* links) {
+                const DeviceGuard guard(device);
+                const Format format = overlay_format(dtype, srgb);
+                if (!links) {
+                    o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format,
+                           stream_of(stream));
+                    return;
+                }
+                links->graph.update(s.points, stream_of(stream));
+                const OverlayDeviceLinks made = links->graph.links(s.curves_end, links->width);
+                o.draw(s.shapes, reinterpret_cast<void*>(frame), pitch, s.width, s.height, format, stream_of(stream),
+                       &made);
+            },
+            nb::arg("device"), nb::arg("shapes"), nb::arg("frame"), nb::arg("pitch_bytes"), nb::arg("dtype"),
+            nb::arg("srgb"), nb::arg("stream"), nb::arg("links").none() = nb::none(),
+            "Draws the shapes over the frame on the stream; with `links`, first that graph's next frame of the "
+            "shapes' points (made with device_links), its links drawn after the scene's curves.");
     nb::class_<CudaLinks>(m, "CudaKnnLinks", "A KNN graph over tracked points on one CUDA device, kept across frames.")
-        .def("__init__",
-             [](CudaLinks* l, int device, uint32_t k, uint32_t hysteresis, float width) {
-                 const DeviceGuard guard(device);
-                 new (l) CudaLinks{CudaKnnGraph({.k = k, .hysteresis = hysteresis}), width};
-             },
-             nb::arg("device"), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"))
-        .def("count", [](CudaLinks& l) { return l.graph.edge_count(); }, Release(),
-             "The links of the last frame (waits for it).");
+        .def(
+            "__init__",
+            [](CudaLinks* l, int device, uint32_t k, uint32_t hysteresis, float width) {
+                const DeviceGuard guard(device);
+                new (l) CudaLinks{CudaKnnGraph({.k = k, .hysteresis = hysteresis}), width};
+            },
+            nb::arg("device"), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"))
+        .def(
+            "count", [](CudaLinks& l) { return l.graph.edge_count(); }, Release(),
+            "The links of the last frame (waits for it).");
 #endif
 }
 

@@ -56,14 +56,15 @@ struct FrameChange {
     bool whole_frame = false;
     double copied_fraction = 0;
     size_t tiles_changed = 0;
-    std::vector<uint32_t> changed_tiles;  // [layers, tiles_y, tiles_x], empty for the first frame
+    std::vector<uint32_t> changed_tiles;            // [layers, tiles_y, tiles_x], empty for the first frame
     std::vector<std::vector<uint32_t>> rectangles;  // (x, y, width, height, layer)
 };
 
 FrameChange frame_change(FrameChanges changes) {
-    FrameChange change{changes.whole_frame, changes.copied_fraction, changes.tiles_changed,
-                       std::move(changes.changed_tiles), {}};
-    for (const DirtyRegion& r : changes.regions) change.rectangles.push_back({r.x, r.y, r.width, r.height, r.first_layer});
+    FrameChange change{
+        changes.whole_frame, changes.copied_fraction, changes.tiles_changed, std::move(changes.changed_tiles), {}};
+    for (const DirtyRegion& r : changes.regions)
+        change.rectangles.push_back({r.x, r.y, r.width, r.height, r.first_layer});
     return change;
 }
 
@@ -145,7 +146,8 @@ public:
         if (width != info().width || height != info().height)
             throw Error("the layout is for " + std::to_string(width) + "x" + std::to_string(height) +
                         " frames, the video is " + std::to_string(info().width) + "x" + std::to_string(info().height));
-        const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height, out);
+        const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height,
+                                                out);
         TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.handle(), 0));
         sample_patches_texture(s.trilinear.handle(), false, 4, launch, stream_of(stream));
         TVLM_CUDA_CHECK(cudaGetLastError());
@@ -185,26 +187,33 @@ void def_video_info(nb::class_<Stream>& c) {
 
 void bind_video(nb::module_& m) {
     using Release = nb::call_guard<nb::gil_scoped_release>;
-    m.def("video_built", [] { return true; }, "Whether this build reads video files (FFmpeg was found).");
-    m.def("write_test_clip",
-          [](const std::string& path, uint32_t width, uint32_t height, uint32_t frames, uint32_t cut,
-             const std::string& codec) { write_test_clip(path, {width, height, frames, cut}, codec); },
-          nb::arg("path"), nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"),
-          nb::arg("codec") = "ffv1", Release());
-    m.def("test_clip_frame",
-          [](uint32_t width, uint32_t height, uint32_t frames, uint32_t cut, uint32_t index) {
-              return owned_array(test_clip_frame({width, height, frames, cut}, index), {height, width, 4},
-                                 nb::dtype<uint8_t>());
-          },
-          nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"), nb::arg("index"));
+    m.def(
+        "video_built", [] { return true; }, "Whether this build reads video files (FFmpeg was found).");
+    m.def(
+        "write_test_clip",
+        [](const std::string& path, uint32_t width, uint32_t height, uint32_t frames, uint32_t cut,
+           const std::string& codec) {
+            write_test_clip(path, {width, height, frames, cut}, codec);
+        },
+        nb::arg("path"), nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"),
+        nb::arg("codec") = "ffv1", Release());
+    m.def(
+        "test_clip_frame",
+        [](uint32_t width, uint32_t height, uint32_t frames, uint32_t cut, uint32_t index) {
+            return owned_array(test_clip_frame({width, height, frames, cut}, index), {height, width, 4},
+                               nb::dtype<uint8_t>());
+        },
+        nb::arg("width"), nb::arg("height"), nb::arg("frames"), nb::arg("cut"), nb::arg("index"));
     nb::class_<FrameChange>(m, "FrameChange", "What one video frame changed in the texture.")
         .def_ro("whole_frame", &FrameChange::whole_frame)
         .def_ro("copied_fraction", &FrameChange::copied_fraction)
         .def_ro("tiles_changed", &FrameChange::tiles_changed)
-        .def_prop_ro("changed_tiles",
-                     [](const FrameChange& c) { return owned_array(c.changed_tiles, {c.changed_tiles.size()},
-                                                                  nb::dtype<uint32_t>()); },
-                     nb::rv_policy::move)
+        .def_prop_ro(
+            "changed_tiles",
+            [](const FrameChange& c) {
+                return owned_array(c.changed_tiles, {c.changed_tiles.size()}, nb::dtype<uint32_t>());
+            },
+            nb::rv_policy::move)
         .def_ro("rectangles", &FrameChange::rectangles);
     auto video_stream = nb::class_<VideoStream>(m, "VideoStream", "A video decoded into a texture that follows it.");
     def_video_info(video_stream);
@@ -215,8 +224,8 @@ void bind_video(nb::module_& m) {
         .def("next", &VideoStream::next, Release())
         .def("sample", &VideoStream::sample, nb::arg("layout"), nb::arg("channels"), nb::arg("half"));
 #ifdef TVLM_HAVE_CUDA
-    auto cuda_video_stream =
-        nb::class_<CudaVideoStream>(m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.");
+    auto cuda_video_stream = nb::class_<CudaVideoStream>(
+        m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.");
     def_video_info(cuda_video_stream);
     cuda_video_stream
         .def(nb::init<int, const std::string&, uint32_t>(), nb::arg("device"), nb::arg("source"), nb::arg("threshold"),
@@ -224,9 +233,11 @@ void bind_video(nb::module_& m) {
         .def_prop_ro("tiles", &CudaVideoStream::tiles)
         .def("next", &CudaVideoStream::next, Release())
         .def("sample", &CudaVideoStream::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
-             nb::arg("channels"), nb::arg("half"), nb::arg("width"), nb::arg("height"), nb::arg("out"), nb::arg("stream"));
+             nb::arg("channels"), nb::arg("half"), nb::arg("width"), nb::arg("height"), nb::arg("out"),
+             nb::arg("stream"));
 #endif
-    nb::class_<FixationSchedule>(m, "FixationSchedule", "Where to look in each frame (engine/video/fixation_schedule.h).")
+    nb::class_<FixationSchedule>(m, "FixationSchedule",
+                                 "Where to look in each frame (engine/video/fixation_schedule.h).")
         .def_static("fixed", [](const Points& p) { return FixationSchedule::fixed(fixations_of(p)); })
         .def_static("timeline",
                     [](const std::vector<std::pair<double, Points>>& entries) {
@@ -234,22 +245,24 @@ void bind_video(nb::module_& m) {
                         for (const auto& [time, points] : entries) keyframes.push_back({time, fixations_of(points)});
                         return FixationSchedule::timeline(std::move(keyframes));
                     })
-        .def_static("following",
-                    [](double per_second, uint32_t count, double separation, const Points& start) {
-                        return FixationSchedule::following(per_second, count, separation, fixations_of(start));
-                    },
-                    nb::arg("per_second"), nb::arg("count"), nb::arg("separation"), nb::arg("start"))
+        .def_static(
+            "following",
+            [](double per_second, uint32_t count, double separation, const Points& start) {
+                return FixationSchedule::following(per_second, count, separation, fixations_of(start));
+            },
+            nb::arg("per_second"), nb::arg("count"), nb::arg("separation"), nb::arg("start"))
         .def_prop_ro("needs_saliency", &FixationSchedule::needs_saliency)
         .def_prop_ro("moved", &FixationSchedule::moved)
-        .def("at",
-             [](FixationSchedule& s, double time,
-                std::optional<nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>> saliency) {
-                 if (!saliency) return points_of(s.at(time));
-                 const SaliencyMap map{uint32_t(saliency->shape(1)), uint32_t(saliency->shape(0)),
-                                       {saliency->data(), saliency->size()}};
-                 return points_of(s.at(time, &map));
-             },
-             nb::arg("time"), nb::arg("saliency").none() = nb::none());
+        .def(
+            "at",
+            [](FixationSchedule& s, double time,
+               std::optional<nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>> saliency) {
+                if (!saliency) return points_of(s.at(time));
+                const SaliencyMap map{
+                    uint32_t(saliency->shape(1)), uint32_t(saliency->shape(0)), {saliency->data(), saliency->size()}};
+                return points_of(s.at(time, &map));
+            },
+            nb::arg("time"), nb::arg("saliency").none() = nb::none());
 }
 
 }  // namespace tvlm::py

@@ -71,8 +71,7 @@ private:
 void bind_vulkan(nb::module_& m) {
     using Release = nb::call_guard<nb::gil_scoped_release>;
     nb::class_<VulkanDevice>(m, "VulkanDevice", "A headless Vulkan context on one device.")
-        .def(nb::init<const std::string&, bool>(), nb::arg("selector") = "", nb::arg("validation") = false,
-             Release())
+        .def(nb::init<const std::string&, bool>(), nb::arg("selector") = "", nb::arg("validation") = false, Release())
         .def_prop_ro("name", [](VulkanDevice& d) { return d.context().device_info().name; })
         .def_prop_ro("uuid", [](VulkanDevice& d) { return d.context().device_info().uuid.str(); })
         .def_prop_ro("validation", [](VulkanDevice& d) { return d.context().validation(); })
@@ -80,11 +79,10 @@ void bind_vulkan(nb::module_& m) {
              "Warnings and errors of the validation layers so far (validation on only).");
     nb::class_<HostBlock>(m, "_HostBlock");
     nb::class_<VulkanPyramid>(m, "VulkanPyramid", "A mip pyramid in a Vulkan texture.")
-        .def(nb::init<nb::object, uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(),
-             nb::arg("device"), nb::arg("width"), nb::arg("height"), nb::arg("layers"), nb::arg("format"),
-             nb::arg("levels"))
-        .def("upload", &VulkanPyramid::upload, nb::arg("pixels"), nb::arg("layer"), nb::arg("x") = 0,
-             nb::arg("y") = 0, Release())
+        .def(nb::init<nb::object, uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(), nb::arg("device"),
+             nb::arg("width"), nb::arg("height"), nb::arg("layers"), nb::arg("format"), nb::arg("levels"))
+        .def("upload", &VulkanPyramid::upload, nb::arg("pixels"), nb::arg("layer"), nb::arg("x") = 0, nb::arg("y") = 0,
+             Release())
         .def("generate_mipmaps", &VulkanPyramid::generate_mipmaps, nb::arg("filter"), Release())
         .def("update_mipmaps", &VulkanPyramid::update_mipmaps, nb::arg("x"), nb::arg("y"), nb::arg("width"),
              nb::arg("height"), nb::arg("first_layer"), nb::arg("layers"), Release())

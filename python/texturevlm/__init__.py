@@ -9,6 +9,7 @@ arrays go through Vulkan compute (any GPU, or lavapipe) or the CPU reference.
     patches, meta = pyramid.sample_foveated((0.5, 0.5), num_patches=273)
 
 Errors are texturevlm.Error (a RuntimeError) with a message that says what to do."""
+
 # NumPy before the extension: on the H200 machine (torch 2.11, Python 3.12), importing
 # _core first and torch after it crashed inside torch's import (python -m texturevlm.bench);
 # with NumPy loaded first the same imports succeed. A likely cause, not proven: _core links
@@ -18,22 +19,38 @@ Errors are texturevlm.Error (a RuntimeError) with a message that says what to do
 # pytorch/pytorch#2083 and its kin).
 import numpy as _numpy  # noqa: F401  (imported for its side effect: the load order above)
 
+from . import fields, glimpse, layouts, overlay, video
 from ._core import Error, cuda_built
 from ._devices import Device, devices, unavailable
+from .chart import test_chart
+from .differentiable import check_gradients, sample_points
+from .features import FeaturePyramid
 from .functional import clear_cache, generate_mipmaps, sample_patches
 from .layouts import Layout
 from .pyramid import Patches, TexturePyramid
-from .features import FeaturePyramid
-from . import layouts
-from .chart import test_chart
-from .differentiable import check_gradients, sample_points
-from . import glimpse
-from . import fields
-from . import video
-from . import overlay
 
-__all__ = ["Error", "Device", "FeaturePyramid", "check_gradients", "fields", "Layout", "Patches", "TexturePyramid", "clear_cache", "cuda_built",
-           "devices", "generate_mipmaps", "glimpse", "layouts", "overlay", "sample_patches", "sample_points", "test_chart", "unavailable", "video"]
+__all__ = [
+    "Error",
+    "Device",
+    "FeaturePyramid",
+    "check_gradients",
+    "fields",
+    "Layout",
+    "Patches",
+    "TexturePyramid",
+    "clear_cache",
+    "cuda_built",
+    "devices",
+    "generate_mipmaps",
+    "glimpse",
+    "layouts",
+    "overlay",
+    "sample_patches",
+    "sample_points",
+    "test_chart",
+    "unavailable",
+    "video",
+]
 __version__ = "0.1.0"
 
 
@@ -41,6 +58,7 @@ def _release_at_exit() -> None:
     """Frees what texturevlm keeps (layouts' device copies, CUDA textures, Vulkan contexts)
     while the interpreter, CUDA and Vulkan are all still alive, in that order."""
     from . import _devices, functional, pyramid
+
     pyramid._layout_cache.clear()
     functional.clear_cache()
     _devices._vulkan.clear()

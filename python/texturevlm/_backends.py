@@ -2,6 +2,7 @@
 (or rectangles of it) from an image, build mips (all, or those a rectangle touches), read a
 level, sample a layout. CUDA works on CUDA tensors in place and in the caller's stream;
 Vulkan and the CPU reference work on host arrays."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -54,8 +55,18 @@ def cuda_tensor_mips(spec: ImageSpec, levels: int, stream: int) -> List[Any]:
         ptr, strides = _tensors.pointer_and_strides(out, spec.framework)
         outs.append(out)
         views.append((ptr, bcyx_strides(strides, spec.channels_last)))
-    _core.tensor_mipmaps(spec.device_index, spec.ptr, spec.dtype, list(spec.strides), spec.channels, spec.batch,
-                         spec.width, spec.height, views, stream)
+    _core.tensor_mipmaps(
+        spec.device_index,
+        spec.ptr,
+        spec.dtype,
+        list(spec.strides),
+        spec.channels,
+        spec.batch,
+        spec.width,
+        spec.height,
+        views,
+        stream,
+    )
     return outs
 
 
@@ -90,8 +101,10 @@ class CudaBackend(_Backend):
 
     def __init__(self, device_index: int, width: int, height: int, layers: int, format: str, levels: int) -> None:
         if not _core.cuda_built():
-            raise Error("texturevlm was built without CUDA (no nvcc at build time): rebuild with the CUDA toolkit "
-                        "on the PATH, or use backend='vulkan' / 'cpu' with host arrays")
+            raise Error(
+                "texturevlm was built without CUDA (no nvcc at build time): rebuild with the CUDA toolkit "
+                "on the PATH, or use backend='vulkan' / 'cpu' with host arrays"
+            )
         self.device_index = device_index
         self.core = _core.CudaPyramid(device_index, width, height, layers, format, levels)
 
@@ -106,16 +119,27 @@ class CudaBackend(_Backend):
 
     def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
         if filter != "box":
-            raise Error(f"the CUDA backend builds box mips only, not {filter!r}: use filter='box', "
-                        "or backend='vulkan' for blit chains")
+            raise Error(
+                f"the CUDA backend builds box mips only, not {filter!r}: use filter='box', "
+                "or backend='vulkan' for blit chains"
+            )
         if rects is None:
             self.core.generate_mipmaps(stream)
         else:
             for x, y, w, h in rects:
                 self.core.update_mipmaps(x, y, w, h, 0, layers, stream)
 
-    def read(self, level: int, out: Any, framework: str, dtype: str, channels: int, channels_last: bool,
-             stream: int, layers: int) -> None:
+    def read(
+        self,
+        level: int,
+        out: Any,
+        framework: str,
+        dtype: str,
+        channels: int,
+        channels_last: bool,
+        stream: int,
+        layers: int,
+    ) -> None:
         ptr, strides = _tensors.pointer_and_strides(out, framework)
         self.core.read(level, 0, layers, ptr, dtype, bcyx_strides(strides, channels_last), channels, stream)
 
@@ -123,8 +147,18 @@ class CudaBackend(_Backend):
         """Samples every patch into `out`; returns the layout's device copy (its metadata)."""
         copy = layout.on_device(framework, self.device_index)
         out_ptr = out.data_ptr() if framework == "torch" else _tensors.pointer_and_strides(out, framework)[0]
-        self.core.sample(copy.records_ptr, layout.images * layout.num_patches, layout.patch_size, channels,
-                         layout.gradients, half, layout.width, layout.height, out_ptr, stream)
+        self.core.sample(
+            copy.records_ptr,
+            layout.images * layout.num_patches,
+            layout.patch_size,
+            channels,
+            layout.gradients,
+            half,
+            layout.width,
+            layout.height,
+            out_ptr,
+            stream,
+        )
         return copy
 
     def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> Any:
@@ -132,9 +166,19 @@ class CudaBackend(_Backend):
         Returns the layout's device copy (its metadata)."""
         copy = layout.on_device(spec.framework, self.device_index)
         out_ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
-        self.core.frame_to_patches(spec.ptr, spec.dtype, spec.strides, spec.channels, copy.records_ptr,
-                                   layout.images * layout.num_patches, layout.patch_size, layout.gradients, half,
-                                   out_ptr, stream)
+        self.core.frame_to_patches(
+            spec.ptr,
+            spec.dtype,
+            spec.strides,
+            spec.channels,
+            copy.records_ptr,
+            layout.images * layout.num_patches,
+            layout.patch_size,
+            layout.gradients,
+            half,
+            out_ptr,
+            stream,
+        )
         return copy
 
 
@@ -148,8 +192,9 @@ class CudaRing(_Backend):
 
     name = "cuda"
 
-    def __init__(self, device_index: int, width: int, height: int, layers: int, format: str, levels: int,
-                 slots: int) -> None:
+    def __init__(
+        self, device_index: int, width: int, height: int, layers: int, format: str, levels: int, slots: int
+    ) -> None:
         self.device_index = device_index
         self.width, self.height = width, height
         self.slots = [CudaBackend(device_index, width, height, layers, format, levels) for _ in range(slots)]
@@ -208,8 +253,17 @@ class CudaRing(_Backend):
         self.written[self.current].wait(stream)
         return self.slots[self.current]
 
-    def read(self, level: int, out: Any, framework: str, dtype: str, channels: int, channels_last: bool,
-             stream: int, layers: int) -> None:
+    def read(
+        self,
+        level: int,
+        out: Any,
+        framework: str,
+        dtype: str,
+        channels: int,
+        channels_last: bool,
+        stream: int,
+        layers: int,
+    ) -> None:
         self._reading(stream).read(level, out, framework, dtype, channels, channels_last, stream, layers)
         self.released[self.current].record(stream)
 
@@ -222,8 +276,9 @@ class CudaRing(_Backend):
 class HostBackend(_Backend):
     """Vulkan compute (any Vulkan 1.3 device) or the CPU reference, fed from host arrays."""
 
-    def __init__(self, name: str, width: int, height: int, layers: int, format: str, levels: int,
-                 device: str = "") -> None:
+    def __init__(
+        self, name: str, width: int, height: int, layers: int, format: str, levels: int, device: str = ""
+    ) -> None:
         self.name = name
         self.format = format
         if name == "vulkan":
@@ -234,7 +289,7 @@ class HostBackend(_Backend):
     def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
         for layer, pixels in enumerate(_tensors.host_layers(spec)):
             for x, y, w, h in rects:
-                self.core.upload(np.ascontiguousarray(pixels[y:y + h, x:x + w]), layer, x, y)
+                self.core.upload(np.ascontiguousarray(pixels[y : y + h, x : x + w]), layer, x, y)
 
     def mips(self, rects: Optional[Sequence[Rect]], layers: int, stream: int, filter: str) -> None:
         if rects is None or self.name == "cpu":  # the reference rebuilds whole chains
@@ -244,8 +299,9 @@ class HostBackend(_Backend):
                 self.core.update_mipmaps(x, y, w, h, 0, layers)
 
     def level_arrays(self, level: int, layers: int, dtype: str, channels: int) -> List[np.ndarray]:
-        return [convert_texels(self.core.level(level, layer), self.format, dtype)[..., :channels]
-                for layer in range(layers)]
+        return [
+            convert_texels(self.core.level(level, layer), self.format, dtype)[..., :channels] for layer in range(layers)
+        ]
 
     def sample_host(self, layout: Any, channels: int, half: bool, max_anisotropy: int = 16) -> np.ndarray:
         if self.name == "vulkan":

@@ -1,5 +1,6 @@
 """Devices and the backends each serves. Vulkan contexts are made once per device and
 shared by every pyramid on it; a CUDA device's Vulkan twin is the one with its UUID."""
+
 from __future__ import annotations
 
 import logging
@@ -90,8 +91,10 @@ def vulkan_device(selector: str = "") -> "_core.VulkanDevice":
             try:
                 return vulkan_device(uuid)
             except Error as e:
-                raise Error(f"the current CUDA device (UUID {uuid}) has no Vulkan twin: is the NVIDIA Vulkan "
-                            f"driver visible to this process? {e}") from e
+                raise Error(
+                    f"the current CUDA device (UUID {uuid}) has no Vulkan twin: is the NVIDIA Vulkan "
+                    f"driver visible to this process? {e}"
+                ) from e
     with _lock:
         device = _vulkan.get(selector)
         if device is None:

@@ -3,6 +3,7 @@ outputs allocated in the same framework on the same device (torch's caching allo
 torch, so outputs cost no cudaMalloc after warm-up and work with CUDA graphs).
 
 Nothing here copies an input: CUDA tensors are read in place through their strides."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ def framework_of(x: Any) -> str:
         return "numpy"  # another host array: read through np.from_dlpack
     raise Error(
         f"expected an image tensor or array (torch, NumPy, CuPy, JAX or anything with __dlpack__), "
-        f"got {type(x).__name__}: pass the image as a tensor of shape [C, H, W] or [B, C, H, W]")
+        f"got {type(x).__name__}: pass the image as a tensor of shape [C, H, W] or [B, C, H, W]"
+    )
 
 
 @dataclass
@@ -40,18 +42,18 @@ class ImageSpec:
     `strides` elements from `ptr` (b, c, y, x order)."""
 
     framework: str
-    device: str                 # "cpu" or "cuda"
+    device: str  # "cpu" or "cuda"
     device_index: int
-    dtype: str                  # one of DTYPES
+    dtype: str  # one of DTYPES
     batch: int
     channels: int
     height: int
     width: int
     strides: Tuple[int, int, int, int]
     ptr: int
-    batched: bool               # the input had a batch dimension
+    batched: bool  # the input had a batch dimension
     channels_last: bool
-    array: Any                  # the input itself (kept alive while in use)
+    array: Any  # the input itself (kept alive while in use)
     #: CUDA images of one layout from separate tensors: image b's element 0 (else
     #: ptr + b * strides[0]).
     pointers: Optional[List[int]] = None
@@ -90,7 +92,7 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
         device, index, ptr = "cuda", x.device.id, x.data.ptr
     else:  # jax: row-major buffers
         shape, dtype = tuple(x.shape), x.dtype.name
-        strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
         dev = list(x.devices())[0]
         device = "cuda" if dev.platform == "gpu" else "cpu"
         if device == "cuda":
@@ -114,14 +116,29 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
         sb, sc, sy, sx = strides
     if c not in (3, 4):
         where = "last" if channels_last else "first (after the batch)"
-        raise Error(f"an image has 3 or 4 channels, got {c} in shape {list(x.shape)} (channels {where}; "
-                    f"pass channels_last=True for [H, W, C] images)")
+        raise Error(
+            f"an image has 3 or 4 channels, got {c} in shape {list(x.shape)} (channels {where}; "
+            f"pass channels_last=True for [H, W, C] images)"
+        )
     if h == 0 or w == 0 or b == 0:
         raise Error(f"image shape {list(x.shape)} is empty: every dimension must be at least 1")
     if min(sb, sc, sy, sx) < 0:
         raise Error("images with negative strides are not supported: pass a copy (x.copy() / x.clone())")
-    return ImageSpec(framework, device, int(index), dtype, int(b), int(c), int(h), int(w),
-                     (int(sb), int(sc), int(sy), int(sx)), int(ptr), batched, channels_last, x)
+    return ImageSpec(
+        framework,
+        device,
+        int(index),
+        dtype,
+        int(b),
+        int(c),
+        int(h),
+        int(w),
+        (int(sb), int(sc), int(sy), int(sx)),
+        int(ptr),
+        batched,
+        channels_last,
+        x,
+    )
 
 
 def host_layers(spec: ImageSpec) -> list:
@@ -153,12 +170,14 @@ def cuda_stream(framework: str, device_index: int, stream: Any = None) -> int:
         for attribute in ("cuda_stream", "ptr"):
             if hasattr(stream, attribute):
                 return int(getattr(stream, attribute))
-        raise Error(f"stream must be a torch.cuda.Stream, a cupy Stream or a raw handle (int), "
-                    f"got {type(stream).__name__}")
+        raise Error(
+            f"stream must be a torch.cuda.Stream, a cupy Stream or a raw handle (int), got {type(stream).__name__}"
+        )
     if framework == "torch":
         return torch_raw_stream()(device_index)
     if framework == "cupy":
         import cupy
+
         return cupy.cuda.get_current_stream().ptr
     return 0  # the legacy default stream: ordered with every blocking stream
 
@@ -169,6 +188,7 @@ def hand_over(outputs: Any, framework: str, device_index: int, stream: int) -> A
     stream the work was enqueued on (no wait)."""
     if framework == "jax" and stream is not None:
         from . import _core
+
         _core.cuda_synchronize(device_index, stream)
     return outputs
 
@@ -185,6 +205,7 @@ def torch_raw_stream() -> Any:
             from torch._C import _cuda_getCurrentRawStream as _raw_stream
         except ImportError:  # an older or newer torch: the public, slower way
             import torch
+
             _raw_stream = lambda index: torch.cuda.current_stream(index).cuda_stream  # noqa: E731
     return _raw_stream
 
@@ -197,9 +218,11 @@ def empty(framework: str, device: str, device_index: int, shape: Sequence[int], 
         return np.empty(tuple(shape), dtype=np.dtype(dtype))
     if framework == "cupy":
         import cupy
+
         with cupy.cuda.Device(device_index):
             return cupy.empty(tuple(shape), dtype=dtype)
     from . import _core
+
     buffer, _ = _core.cuda_empty(device_index, list(shape), dtype)
     return jax_from_capsule(buffer, device_index) if framework == "jax" else buffer
 
@@ -221,6 +244,7 @@ class _CudaCapsule:
 def jax_from_capsule(capsule: Any, device_index: int) -> Any:
     """A JAX array over the CUDA memory of a capsule from _core (no copy)."""
     import jax.dlpack
+
     return jax.dlpack.from_dlpack(_CudaCapsule(capsule, device_index))
 
 
@@ -234,8 +258,12 @@ def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
     target = _torch_targets.get(key)
     if target is None:
         import torch
-        target = (getattr(torch, dtype), torch.device("cuda", device_index) if device_index >= 0 else torch.device("cpu"),
-                  torch.empty)
+
+        target = (
+            getattr(torch, dtype),
+            torch.device("cuda", device_index) if device_index >= 0 else torch.device("cpu"),
+            torch.empty,
+        )
         _torch_targets[key] = target
     return target[2](shape, dtype=target[0], device=target[1])
 
@@ -248,7 +276,7 @@ def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:
         return x.data.ptr, tuple(s // x.itemsize for s in x.strides)
     if framework == "jax":
         shape = x.shape
-        return x.unsafe_buffer_pointer(), tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        return x.unsafe_buffer_pointer(), tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     return x.ctypes.data, tuple(s // x.itemsize for s in x.strides)
 
 
@@ -258,11 +286,13 @@ def from_host(array: np.ndarray, framework: str, dtype: str = "") -> Any:
     has no bfloat16)."""
     if framework == "torch":
         import torch
+
         tensor = torch.from_numpy(array)
         return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
     if framework == "jax":
         import jax.dlpack
         import jax.numpy as jnp
+
         result = jax.dlpack.from_dlpack(np.ascontiguousarray(array))
         return result.astype(jnp.bfloat16) if dtype == "bfloat16" else result
     return array
@@ -278,6 +308,7 @@ class torch_stream:
     def __enter__(self) -> None:
         if self.stream is not None:
             import torch
+
             s = self.stream
             if isinstance(s, int):
                 s = torch.cuda.ExternalStream(s)

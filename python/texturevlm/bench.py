@@ -11,6 +11,7 @@ output of `tvlm bench --json`), the frame rows are compared with the C++ engine'
 (bench_grad.py); `fields`: Gaussian fields against vectorized PyTorch (bench_fields.py);
 `overlay`: texturevlm.overlay against OpenCV and torchvision drawing (bench_overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
 CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
+
 from __future__ import annotations
 
 import argparse
@@ -87,10 +88,12 @@ class Table:
 
     def add(self, job: str, method: str, timing: tuple, floor_bytes: float, note: str = "") -> None:
         floor = floor_bytes / self.bandwidth * 1e6
-        self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor,
-                              note=note))
-        print(f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
-              f"{timing[0] / floor:5.1f}x) {note}", flush=True)
+        self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor, note=note))
+        print(
+            f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
+            f"{timing[0] / floor:5.1f}x) {note}",
+            flush=True,
+        )
 
 
 def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
@@ -107,6 +110,7 @@ def profile() -> None:
     """Host microseconds per call of each step of sample_patches on a 1024^2 frame (no
     waiting on the GPU between calls beyond what the step itself does)."""
     from texturevlm import _tensors, functional
+
     frame = torch.zeros((3, 1024, 1024), dtype=torch.uint8, device="cuda")
     layout = tv.layouts.foveated(1024, 1024, (0.5, 0.5), num_patches=273)
     tv.sample_patches(frame, layout)
@@ -138,10 +142,15 @@ def profile() -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("jobs", nargs="?", default="patches", choices=("patches", "processors", "grad", "fields", "overlay"),
-                        help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
-                             "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
-                             "overlay: drawing vs OpenCV and torchvision")
+    parser.add_argument(
+        "jobs",
+        nargs="?",
+        default="patches",
+        choices=("patches", "processors", "grad", "fields", "overlay"),
+        help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
+        "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
+        "overlay: drawing vs OpenCV and torchvision",
+    )
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
     parser.add_argument("--profile", action="store_true", help="host time of each step of the per-frame path")
@@ -150,16 +159,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("texturevlm.bench needs a CUDA GPU and PyTorch with CUDA")
         return 77
     bandwidth = copy_bandwidth()
-    print(f"texturevlm {tv.__version__} on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"device copy {bandwidth / 1e12:.2f} TB/s\n")
+    print(
+        f"texturevlm {tv.__version__} on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"device copy {bandwidth / 1e12:.2f} TB/s\n"
+    )
     table = Table(bandwidth)
     if args.jobs == "processors":
         from . import bench_processors
+
         bench_processors.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     if args.jobs in ("grad", "fields", "overlay"):
         from . import bench_fields, bench_grad, bench_overlay
+
         {"grad": bench_grad, "fields": bench_fields, "overlay": bench_overlay}[args.jobs].run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
@@ -173,14 +186,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     patch_bytes = out.numel() * 4
     job = "273 foveated patches from 4096^2 (per call)"
     table.add(job, "texturevlm pyramid.sample(layout)", per_call_us(lambda: pyramid.sample(layout)), patch_bytes)
-    table.add(job, "texturevlm pyramid.sample(layout, out=...)", per_call_us(lambda: pyramid.sample(layout, out=out)),
-              patch_bytes)
-    table.add(job, "texturevlm pyramid.sample_foveated((0.5, 0.5))",
-              per_call_us(lambda: pyramid.sample_foveated((0.5, 0.5))), patch_bytes)
+    table.add(
+        job,
+        "texturevlm pyramid.sample(layout, out=...)",
+        per_call_us(lambda: pyramid.sample(layout, out=out)),
+        patch_bytes,
+    )
+    table.add(
+        job,
+        "texturevlm pyramid.sample_foveated((0.5, 0.5))",
+        per_call_us(lambda: pyramid.sample_foveated((0.5, 0.5))),
+        patch_bytes,
+    )
     levels = torch_pyramid(big[None].float() / 255)
     meta = torch.from_numpy(layout.metadata[0]).cuda()
-    table.add(job, "PyTorch grid_sample over a ready avg_pool2d pyramid",
-              per_call_us(lambda: torch_patches(levels, meta, 16), calls=20, runs=5), patch_bytes)
+    table.add(
+        job,
+        "PyTorch grid_sample over a ready avg_pool2d pyramid",
+        per_call_us(lambda: torch_patches(levels, meta, 16), calls=20, runs=5),
+        patch_bytes,
+    )
     levels = []  # free the PyTorch pyramid before the next jobs
 
     # A frame already in a CUDA tensor -> mips -> 273 patches.
@@ -199,32 +224,58 @@ def main(argv: Optional[List[str]] = None) -> int:
             return video.sample(layout)
 
         t = per_call_us(lambda: tv.sample_patches(frame, layout))
-        table.add(job, "texturevlm sample_patches", t, floor_bytes,
-                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        table.add(
+            job,
+            "texturevlm sample_patches",
+            t,
+            floor_bytes,
+            note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
+        )
         frame_out = torch.empty((273, 3, 16, 16), device="cuda")
         t = per_call_us(lambda: tv.sample_patches(frame, layout, out=frame_out))
-        table.add(job, "texturevlm sample_patches(out=...)", t, floor_bytes,
-                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        table.add(
+            job,
+            "texturevlm sample_patches(out=...)",
+            t,
+            floor_bytes,
+            note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
+        )
         t = per_call_us(update_and_sample)
-        table.add(job, "texturevlm pyramid.update + pyramid.sample", t, floor_bytes,
-                  note + (f" ratio {t[0] / reference:.2f}" if reference else ""))
+        table.add(
+            job,
+            "texturevlm pyramid.update + pyramid.sample",
+            t,
+            floor_bytes,
+            note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
+        )
         meta = torch.from_numpy(layout.metadata[0]).cuda()
-        table.add(job, "PyTorch float + avg_pool2d pyramid + grid_sample",
-                  per_call_us(lambda: torch_patches(torch_pyramid(frame[None].float() / 255), meta, 16),
-                              calls=10, runs=5), floor_bytes)
+        table.add(
+            job,
+            "PyTorch float + avg_pool2d pyramid + grid_sample",
+            per_call_us(lambda: torch_patches(torch_pyramid(frame[None].float() / 255), meta, 16), calls=10, runs=5),
+            floor_bytes,
+        )
 
     # generate_mipmaps of a batch.
     for dtype in (torch.uint8, torch.float32):
-        batch = (torch.randint(0, 256, (32, 3, 1024, 1024), dtype=torch.uint8, device="cuda", generator=gen)
-                 if dtype == torch.uint8 else torch.rand((32, 3, 1024, 1024), device="cuda", generator=gen))
+        batch = (
+            torch.randint(0, 256, (32, 3, 1024, 1024), dtype=torch.uint8, device="cuda", generator=gen)
+            if dtype == torch.uint8
+            else torch.rand((32, 3, 1024, 1024), device="cuda", generator=gen)
+        )
         size = batch.element_size()
         floor_bytes = batch.numel() * size * (1 + 1 / 3)  # read the base, write the levels
         job = f"generate_mipmaps [32, 3, 1024, 1024] {str(dtype).replace('torch.', '')}"
-        table.add(job, "texturevlm generate_mipmaps", per_call_us(lambda: tv.generate_mipmaps(batch), calls=20),
-                  floor_bytes)
+        table.add(
+            job, "texturevlm generate_mipmaps", per_call_us(lambda: tv.generate_mipmaps(batch), calls=20), floor_bytes
+        )
         if dtype == torch.uint8:
-            table.add(job, "PyTorch .float() + avg_pool2d chain",
-                      per_call_us(lambda: torch_pyramid(batch.float()), calls=20), floor_bytes)
+            table.add(
+                job,
+                "PyTorch .float() + avg_pool2d chain",
+                per_call_us(lambda: torch_pyramid(batch.float()), calls=20),
+                floor_bytes,
+            )
         else:
             table.add(job, "PyTorch avg_pool2d chain", per_call_us(lambda: torch_pyramid(batch), calls=20), floor_bytes)
 
@@ -237,8 +288,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _write_json(path: Optional[str], bandwidth: float, table: Table) -> None:
     if path:
         with open(path, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f,
-                      indent=1)
+            json.dump(
+                {"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f, indent=1
+            )
 
 
 if __name__ == "__main__":

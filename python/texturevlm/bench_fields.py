@@ -5,6 +5,7 @@ torch.linalg.solve_triangular for v, then autograd. 3D, float32. Each figure nex
 floor: the bytes the PyTorch way must move at least (its [B, N, 3] differences written and
 read), stated for comparison; the kernels' own floors (exponentials and arithmetic per
 pair) are in `tvlm bench fields`."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,14 +15,15 @@ import torch
 import texturevlm as tv
 
 
-def _torch_field(points: torch.Tensor, means: torch.Tensor, packed: torch.Tensor,
-                 weights: torch.Tensor) -> torch.Tensor:
+def _torch_field(
+    points: torch.Tensor, means: torch.Tensor, packed: torch.Tensor, weights: torch.Tensor
+) -> torch.Tensor:
     """The vectorized PyTorch way: L from the packed triangle, v by solve_triangular."""
     n = means.shape[0]
     L = torch.zeros(n, 3, 3, dtype=packed.dtype, device=packed.device)
     rows, cols = torch.tril_indices(3, 3, device=packed.device)
     L = L.index_put((torch.arange(n, device=packed.device)[:, None], rows[None], cols[None]), packed)
-    d = points[:, None, :] - means[None]                                   # [B, N, 3]
+    d = points[:, None, :] - means[None]  # [B, N, 3]
     v = torch.linalg.solve_triangular(L[None].expand(points.shape[0], -1, -1, -1), d[..., None], upper=False)
     return (weights * torch.exp(-0.5 * (v[..., 0] ** 2).sum(-1))).sum(-1)  # [B]
 
@@ -60,17 +62,28 @@ def run(table: Any, per_call_us: Any) -> None:
                 for t in leaves:
                     t.grad = None
                 torch.autograd.backward(fn(*leaves), grad)
+
             return call
 
         t = per_call_us(step(tv.fields.gaussian_field), calls=20, runs=5)
         table.add(job, "texturevlm fused CUDA kernels", t, floor_bytes)
         base = t[0]
         t = per_call_us(_captured_step(leaves, grad), calls=20, runs=5)
-        table.add(job, "texturevlm, the step captured once as a CUDA graph (torch.cuda.graph), replayed", t,
-                  floor_bytes, "no host work per step but the replay")
+        table.add(
+            job,
+            "texturevlm, the step captured once as a CUDA graph (torch.cuda.graph), replayed",
+            t,
+            floor_bytes,
+            "no host work per step but the replay",
+        )
         t = per_call_us(step(_torch_field), calls=3, runs=3)
-        table.add(job, "PyTorch broadcast + solve_triangular + autograd", t, floor_bytes,
-                  f"texturevlm {t[0] / base:.1f}x faster")
+        table.add(
+            job,
+            "PyTorch broadcast + solve_triangular + autograd",
+            t,
+            floor_bytes,
+            f"texturevlm {t[0] / base:.1f}x faster",
+        )
         with torch.no_grad():
             d = (tv.fields.gaussian_field(*leaves) - _torch_field(*leaves)).abs().max().item()
         print(f"  N = {n}, B = {b}: values vs the PyTorch way, max difference {d:.2e}")

@@ -13,6 +13,7 @@ floor: the image read and its coarse levels written, the coarse levels' gradient
 read back, the image's gradient written (with the image fixed, the first two alone).
 texturevlm's step also runs replayed as a CUDA graph (torch.cuda.CUDAGraph), which takes
 the host's launches and autograd out of it."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,11 +30,11 @@ def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -
     """[B, M, C] samples of image [B, C, H, W] at uv [B, M, 2], lod [B, M]: every level
     sampled at every point, weighted (no host sync)."""
     levels = torch_pyramid(image)
-    grid = (uv * 2 - 1).unsqueeze(1)                                   # [B, 1, M, 2]
+    grid = (uv * 2 - 1).unsqueeze(1)  # [B, 1, M, 2]
     clamped = lod.clamp(0, len(levels) - 1)
     out = 0
     for l, level in enumerate(levels):
-        weight = (1 - (clamped - l).abs()).clamp(min=0)                # [B, M]
+        weight = (1 - (clamped - l).abs()).clamp(min=0)  # [B, M]
         s = F.grid_sample(level, grid, mode="bilinear", padding_mode="border", align_corners=False)  # [B, C, 1, M]
         out = out + s[:, :, 0, :].transpose(1, 2) * weight[..., None]
     return out
@@ -66,8 +67,16 @@ def _captured(step: Any) -> torch.cuda.CUDAGraph:
     return graph
 
 
-def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any, theirs: Any, grad: torch.Tensor,
-         extra: Any = None) -> None:
+def _job(
+    table: Any,
+    per_call_us: Any,
+    job: str,
+    image: torch.Tensor,
+    ours: Any,
+    theirs: Any,
+    grad: torch.Tensor,
+    extra: Any = None,
+) -> None:
     """Rows of one job: texturevlm, the PyTorch way, and `extra` (name, function) if given;
     gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default)."""
     image_bytes = image.numel() * 4
@@ -82,6 +91,7 @@ def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any,
             for t in leaves:
                 t.grad = None
             torch.autograd.backward(fn(), grad)
+
         return step
 
     t = per_call_us(timed(ours), calls=10, runs=5)
@@ -91,13 +101,23 @@ def _job(table: Any, per_call_us: Any, job: str, image: torch.Tensor, ours: Any,
     try:
         graph = _captured(timed(ours))
         t = per_call_us(graph.replay, calls=10, runs=5)
-        table.add(job, "texturevlm, the step replayed as a CUDA graph", t, floor_bytes,
-                  f"{base / t[0]:.1f}x faster than launching it")
+        table.add(
+            job,
+            "texturevlm, the step replayed as a CUDA graph",
+            t,
+            floor_bytes,
+            f"{base / t[0]:.1f}x faster than launching it",
+        )
     except RuntimeError as e:  # a capture that fails is a finding, not a crash of the benchmark
         print(f"  {job}: CUDA graph capture failed: {e}")
     t = per_call_us(timed(theirs), calls=3, runs=3)
-    table.add(job, "PyTorch avg_pool2d pyramid + grid_sample per level", t, floor_bytes,
-              f"texturevlm {t[0] / base:.1f}x faster")
+    table.add(
+        job,
+        "PyTorch avg_pool2d pyramid + grid_sample per level",
+        t,
+        floor_bytes,
+        f"texturevlm {t[0] / base:.1f}x faster",
+    )
     if extra is not None:
         t = per_call_us(timed(extra[1]), calls=10, runs=5)
         table.add(job, extra[0], t, floor_bytes, f"texturevlm {t[0] / base:.2f}x this")
@@ -117,22 +137,40 @@ def run(table: Any, per_call_us: Any) -> None:
 
         def ours() -> torch.Tensor:
             return tv.sample_points(image, uv, lod)
+
         ours.leaves = (uv,)  # type: ignore[attr-defined]
 
         def level0() -> torch.Tensor:
-            s = F.grid_sample(image, (uv * 2 - 1).view(1, 1, -1, 2), mode="bilinear", padding_mode="border",
-                              align_corners=False)
+            s = F.grid_sample(
+                image, (uv * 2 - 1).view(1, 1, -1, 2), mode="bilinear", padding_mode="border", align_corners=False
+            )
             return s[0, :, 0, :].t()
 
         extra = ("PyTorch grid_sample on level 0 only (no LOD; a lower bound)", level0) if channels == 4 else None
-        _job(table, per_call_us, f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
-             "fwd + bwd (grads: texture, uv)", image, ours, lambda: _torch_trilinear(image, uv[None], lod[None])[0],
-             grad, extra)
+        _job(
+            table,
+            per_call_us,
+            f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
+            "fwd + bwd (grads: texture, uv)",
+            image,
+            ours,
+            lambda: _torch_trilinear(image, uv[None], lod[None])[0],
+            grad,
+            extra,
+        )
         if channels == 4:  # the image fixed (a model learning where to look): gradients to uv alone
             image.requires_grad_(False)
-            _job(table, per_call_us, f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
-                 "float32, fwd + bwd (grad: uv; the image fixed)", image, ours,
-                 lambda: _torch_trilinear(image, uv[None], lod[None])[0], grad, extra)
+            _job(
+                table,
+                per_call_us,
+                f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
+                "float32, fwd + bwd (grad: uv; the image fixed)",
+                image,
+                ours,
+                lambda: _torch_trilinear(image, uv[None], lod[None])[0],
+                grad,
+                extra,
+            )
         del image, uv, lod, grad
     # 273 foveated 16x16 patches per image, gradients to the texture: one image and 32.
     for batch in (1, 32):
@@ -141,9 +179,15 @@ def run(table: Any, per_call_us: Any) -> None:
         meta = torch.from_numpy(layout.metadata).cuda()
         uv, lod = _patch_points(meta, 16)
         grad = torch.rand((batch, 273, 4, 16, 16), device="cuda", generator=gen)
-        _job(table, per_call_us, f"273 foveated 16x16 patches, {batch} x [4, 1024, 1024] float32, fwd + bwd "
-             "(grad: texture)", image, lambda: tv.glimpse.sample_patches(image, meta, 16),
-             lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3), grad)
+        _job(
+            table,
+            per_call_us,
+            f"273 foveated 16x16 patches, {batch} x [4, 1024, 1024] float32, fwd + bwd (grad: texture)",
+            image,
+            lambda: tv.glimpse.sample_patches(image, meta, 16),
+            lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3),
+            grad,
+        )
         del image, grad
     # Forward only, a 40-channel 1024^2 feature map -> 273 foveated patches: the texture
     # unit (FeaturePyramid: 10 RGBA textures) against the software path and PyTorch.
@@ -163,11 +207,21 @@ def run(table: Any, per_call_us: Any) -> None:
     table.add(job, "texturevlm FeaturePyramid (texture unit, 10 RGBA textures)", t, floor_bytes)
     base = t[0]
     t = per_call_us(lambda: tv.glimpse.sample_patches(features, meta, 16), calls=20, runs=5)
-    table.add(job, "texturevlm glimpse.sample_patches (software trilinear)", t, floor_bytes,
-              f"{t[0] / base:.2f}x the texture unit's time")
+    table.add(
+        job,
+        "texturevlm glimpse.sample_patches (software trilinear)",
+        t,
+        floor_bytes,
+        f"{t[0] / base:.2f}x the texture unit's time",
+    )
     t = per_call_us(lambda: _torch_trilinear(features, uv, lod), calls=5, runs=3)
-    table.add(job, "PyTorch avg_pool2d pyramid + grid_sample per level", t, floor_bytes,
-              f"{t[0] / base:.2f}x the texture unit's time")
+    table.add(
+        job,
+        "PyTorch avg_pool2d pyramid + grid_sample per level",
+        t,
+        floor_bytes,
+        f"{t[0] / base:.2f}x the texture unit's time",
+    )
     del features, pyramid
     # The values agree (the PyTorch pyramid is the same box for power-of-two sizes).
     small = torch.rand((1, 4, 256, 256), device="cuda", generator=gen)

@@ -3,6 +3,7 @@ processors against texturevlm.processors (texture and bicubic filters) in one ru
 uint8 CUDA images of 1024^2 and 4096^2, one image and batches of 8: wall time per call
 (calls pipelined, as bench.py times everything), each next to its floor (input read once +
 output written once, over the device copy rate), and the outputs' differences from HF's."""
+
 from __future__ import annotations
 
 from typing import Any, List
@@ -11,9 +12,11 @@ import torch
 
 from . import processors
 
-MODELS = (("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor),
-          ("SigLIP", "SiglipImageProcessor", processors.SiglipImageProcessor),
-          ("Qwen2-VL", "Qwen2VLImageProcessor", processors.Qwen2VLImageProcessor))
+MODELS = (
+    ("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor),
+    ("SigLIP", "SiglipImageProcessor", processors.SiglipImageProcessor),
+    ("Qwen2-VL", "Qwen2VLImageProcessor", processors.Qwen2VLImageProcessor),
+)
 
 
 def _difference(ours: Any, theirs: Any) -> str:
@@ -24,17 +27,28 @@ def _difference(ours: Any, theirs: Any) -> str:
 def run(table: Any, per_call_us: Any) -> List[dict]:
     """Adds the rows to `table` (bench.Table); returns the fidelity rows."""
     import transformers
+
     print(f"transformers {transformers.__version__}\n")
     gen = torch.Generator(device="cuda").manual_seed(0)
     fidelity = []
     for size in (1024, 4096):
         for batch in (1, 8):
-            images = [torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
-                      for _ in range(batch)]
+            images = [
+                torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
+                for _ in range(batch)
+            ]
             # Photo-like content for the differences: a smooth field (random noise is all edges).
-            smooth = torch.nn.functional.interpolate(
-                torch.rand((1, 3, 24, 24), device="cuda", generator=gen) * 255, size=(size, size), mode="bicubic",
-                align_corners=False).clamp(0, 255).round().to(torch.uint8)[0]
+            smooth = (
+                torch.nn.functional.interpolate(
+                    torch.rand((1, 3, 24, 24), device="cuda", generator=gen) * 255,
+                    size=(size, size),
+                    mode="bicubic",
+                    align_corners=False,
+                )
+                .clamp(0, 255)
+                .round()
+                .to(torch.uint8)[0]
+            )
             for model, hf_name, ours_cls in MODELS:
                 hf = getattr(transformers, hf_name)()
                 job = f"{model} processor, {batch} x [3, {size}, {size}] uint8 CUDA"

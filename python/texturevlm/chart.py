@@ -1,6 +1,7 @@
 """The embedded test chart: gradients, a zone plate, stripes of several periods and angles,
 checkerboards and text-like detail, so filtering and aliasing show. The default input of
 the examples, the README and the tests."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -13,6 +13,7 @@ torch tensors run as the custom op `torch.ops.texturevlm.sample_points` (registe
 torch.library, so autograd and torch.compile see one op): CUDA tensors on the current
 stream with no host sync, CPU tensors through the double-precision CPU reference. NumPy
 arrays take the reference forward (float64)."""
+
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations, which must be types, not strings.
 from typing import Any, List, Optional, Tuple
@@ -65,8 +66,10 @@ def check_gradients(device: Any = None) -> None:
     index = torch.cuda.current_device() if chosen.index is None else chosen.index
     torch.cuda.synchronize(index)
     if _core.cuda_take_nonfinite(index):
-        raise Error(f"a backward of texturevlm on cuda:{index} received NaN or infinite gradients: "
-                    "find where the loss or its gradient overflows")
+        raise Error(
+            f"a backward of texturevlm on cuda:{index} received NaN or infinite gradients: "
+            "find where the loss or its gradient overflows"
+        )
 
 
 def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = False) -> List[Any]:
@@ -78,6 +81,7 @@ def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = F
     1.. are channels last in memory (torch.channels_last strides; what the kernels write).
     What generate_mipmaps returns where the image requires grad."""
     import torch
+
     ops = _torch_ops()
     if not image.is_floating_point():
         raise Error(f"gradients need a float image, not {image.dtype}: convert with image.float()")
@@ -96,7 +100,7 @@ def box_levels(image: Any, levels: Optional[int] = None, channels_last: bool = F
     at = 0
     for level in range(1, n):
         lw, lh = max(1, w >> level), max(1, h >> level)
-        values = coarse[at:at + b * c * lh * lw].view(b, lh, lw, c).permute(0, 3, 1, 2).to(image.dtype)
+        values = coarse[at : at + b * c * lh * lw].view(b, lh, lw, c).permute(0, 3, 1, 2).to(image.dtype)
         at += b * c * lh * lw
         values = values if image.dim() == 4 else values[0]
         out.append(values.movedim(-3, -1) if channels_last else values)
@@ -112,21 +116,27 @@ def _chain_levels(height: int, width: int, levels: Optional[int]) -> int:
     return int(levels)
 
 
-def _check_shapes(image_shape: Tuple[int, ...], uv_shape: Tuple[int, ...], lod_shape: Tuple[int, ...],
-                  layer_shape: Optional[Tuple[int, ...]]) -> None:
+def _check_shapes(
+    image_shape: Tuple[int, ...],
+    uv_shape: Tuple[int, ...],
+    lod_shape: Tuple[int, ...],
+    layer_shape: Optional[Tuple[int, ...]],
+) -> None:
     if len(image_shape) not in (3, 4):
         raise Error(f"the image is [C, H, W] or [B, C, H, W], not of shape {list(image_shape)}")
     channels = image_shape[-3]
     if not 1 <= channels <= MAX_CHANNELS or 0 in image_shape:
         raise Error(f"images have 1..{MAX_CHANNELS} channels and positive sizes; got shape {list(image_shape)}")
     if not uv_shape or uv_shape[-1] != 2 or tuple(uv_shape[:-1]) != tuple(lod_shape):
-        raise Error(f"uv is [..., 2] and lod [...] with the same leading shape; got {list(uv_shape)} and "
-                    f"{list(lod_shape)}")
+        raise Error(
+            f"uv is [..., 2] and lod [...] with the same leading shape; got {list(uv_shape)} and {list(lod_shape)}"
+        )
     if layer_shape is not None and tuple(layer_shape) != tuple(lod_shape):
         raise Error(f"layer has lod's shape {list(lod_shape)}, not {list(layer_shape)}")
 
 
 # ---------------------------------------------------------------- NumPy (reference)
+
 
 def _numpy_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Optional[int]) -> np.ndarray:
     image, uv, lod = (np.asarray(a) for a in (image, uv, lod))
@@ -136,14 +146,16 @@ def _numpy_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Opti
         raise Error(f"sample_points takes float images (feature maps), not {image.dtype}")
     batch = image.reshape((-1,) + image.shape[-3:]).astype(np.float64)
     n = _chain_levels(batch.shape[2], batch.shape[3], levels)
-    out = _core.reference_sample_points(np.ascontiguousarray(batch), n, _flat(uv, 2), _flat(lod, 1),
-                                        None if layer is None else _flat_layer(layer))
+    out = _core.reference_sample_points(
+        np.ascontiguousarray(batch), n, _flat(uv, 2), _flat(lod, 1), None if layer is None else _flat_layer(layer)
+    )
     return out.reshape(tuple(lod.shape) + (batch.shape[1],))
 
 
 def _flat(a: np.ndarray, width: int) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(a, np.float64).reshape(-1, width) if width > 1 else
-                                np.asarray(a, np.float64).reshape(-1))
+    return np.ascontiguousarray(
+        np.asarray(a, np.float64).reshape(-1, width) if width > 1 else np.asarray(a, np.float64).reshape(-1)
+    )
 
 
 def _flat_layer(layer: np.ndarray) -> np.ndarray:
@@ -160,11 +172,14 @@ _eager: "dict[str, Any]" = {}  # name -> eager autograd.Function.apply (_registe
 
 def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Optional[int]) -> Any:
     import torch
+
     ops = _torch_ops()
     _check_shapes(tuple(image.shape), tuple(uv.shape), tuple(lod.shape), None if layer is None else tuple(layer.shape))
     if not image.is_floating_point():
-        raise Error(f"sample_points takes float images (feature maps), not {image.dtype}: gradients need values that "
-                    "can change; convert with image.float() (and scale bytes by 1/255 if you want [0, 1])")
+        raise Error(
+            f"sample_points takes float images (feature maps), not {image.dtype}: gradients need values that "
+            "can change; convert with image.float() (and scale bytes by 1/255 if you want [0, 1])"
+        )
     if not (uv.is_floating_point() and lod.is_floating_point()):
         raise Error("uv and lod are float tensors")
     if layer is not None and (layer.is_floating_point() or layer.is_complex()):
@@ -194,6 +209,7 @@ def _torch_ops() -> Any:
     if _ops is None:
         _register_torch_ops()
         import torch
+
         _ops = torch.ops.texturevlm
     return _ops
 
@@ -205,9 +221,14 @@ def _levels_last(packed: np.ndarray, b: int, c: int, w: int, h: int, levels: ran
     for l in levels:
         lw, lh = max(1, w >> l), max(1, h >> l)
         n = b * c * lh * lw
-        part = packed[at:at + n]
-        parts.append((part.reshape(b, c, lh, lw).transpose(0, 2, 3, 1) if to_last
-                      else part.reshape(b, lh, lw, c).transpose(0, 3, 1, 2)).ravel())
+        part = packed[at : at + n]
+        parts.append(
+            (
+                part.reshape(b, c, lh, lw).transpose(0, 2, 3, 1)
+                if to_last
+                else part.reshape(b, lh, lw, c).transpose(0, 3, 1, 2)
+            ).ravel()
+        )
         at += n
     return np.concatenate(parts) if parts else packed[:0]
 
@@ -218,6 +239,7 @@ def _register_torch_ops() -> None:
 
     def cuda_job(image: Tensor) -> Tuple[int, str, int, int]:
         from ._tensors import torch_raw_stream
+
         index = image.device.index or 0
         return index, str(image.dtype).replace("torch.", ""), torch_raw_stream()(index), image.numel()
 
@@ -245,8 +267,9 @@ def _register_torch_ops() -> None:
         index, dtype, stream, _ = cuda_job(image)
         level0 = image.contiguous() if planar(image) else image
         coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
-        _core.cuda_feature_chain(index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(),
-                                 coarse.data_ptr(), stream)
+        _core.cuda_feature_chain(
+            index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(), coarse.data_ptr(), stream
+        )
         return level0, coarse
 
     def grad_like(image: Tensor) -> Tensor:
@@ -256,8 +279,12 @@ def _register_torch_ops() -> None:
 
     def host_args(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor]) -> Tuple[Any, ...]:
         to64 = lambda t: np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))  # noqa: E731
-        return (to64(image), to64(uv), to64(lod),
-                None if layer is None else np.ascontiguousarray(layer.cpu().numpy().astype(np.int32)))
+        return (
+            to64(image),
+            to64(uv),
+            to64(lod),
+            None if layer is None else np.ascontiguousarray(layer.cpu().numpy().astype(np.int32)),
+        )
 
     def check_host_layers(image: Tensor, layer: Optional[Tensor]) -> None:
         if layer is not None and layer.numel() and (int(layer.min()) < 0 or int(layer.max()) >= image.shape[0]):
@@ -266,16 +293,28 @@ def _register_torch_ops() -> None:
     # The op returns the samples and, on CUDA, the chain it built, which the backward reads
     # (building it again cost a box pass): level 0 where it is a copy (an empty tensor where
     # the image itself is level 0: outputs may not alias inputs), and the coarse levels.
-    def sample_forward(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
-                         levels: int) -> Tuple[Tensor, Tensor, Tensor]:
+    def sample_forward(
+        image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int
+    ) -> Tuple[Tensor, Tensor, Tensor]:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
             out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
             level0, coarse = chain_of(image, levels)
             index, dtype, stream, _ = cuda_job(image)
-            _core.cuda_sample_points(index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(),
-                                     coarse.data_ptr(), uv.data_ptr(), lod.data_ptr(),
-                                     0 if layer is None else layer.data_ptr(), count, out.data_ptr(), stream)
+            _core.cuda_sample_points(
+                index,
+                dtype,
+                *shape_args(image, levels),
+                planar(image),
+                level0.data_ptr(),
+                coarse.data_ptr(),
+                uv.data_ptr(),
+                lod.data_ptr(),
+                0 if layer is None else layer.data_ptr(),
+                count,
+                out.data_ptr(),
+                stream,
+            )
             return out, (level0 if level0.data_ptr() != image.data_ptr() else image.new_empty(0)), coarse
         check_host_layers(image, layer)
         i, u, lo, la = host_args(image, uv, lod, layer)
@@ -285,8 +324,9 @@ def _register_torch_ops() -> None:
     sample_points_op = torch.library.custom_op("texturevlm::sample_points", mutates_args=())(sample_forward)
 
     @sample_points_op.register_fake
-    def _(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
-          levels: int) -> Tuple[Tensor, Tensor, Tensor]:
+    def _(
+        image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int
+    ) -> Tuple[Tensor, Tensor, Tensor]:
         out = image.new_empty((lod.shape[0], image.shape[1]))
         if image.device.type != "cuda":
             return out, image.new_empty(0), image.new_empty(0)
@@ -297,8 +337,17 @@ def _register_torch_ops() -> None:
     # `image_grad` False (the image takes no gradient: a model learning where to look):
     # d/d uv and d/d lod alone, and an empty tensor for the image. On CUDA that skips the
     # texel atomics and the fold, most of a backward's time; on the CPU the fold.
-    def sample_backward(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor],
-                        levels: int, grad_out: Tensor, image_grad: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    def sample_backward(
+        image: Tensor,
+        level0: Tensor,
+        coarse: Tensor,
+        uv: Tensor,
+        lod: Tensor,
+        layer: Optional[Tensor],
+        levels: int,
+        grad_out: Tensor,
+        image_grad: bool,
+    ) -> Tuple[Tensor, Tensor, Tensor]:
         count = lod.shape[0]
         grad_out = grad_out.to(image.dtype).contiguous()
         if image.device.type == "cuda":
@@ -307,27 +356,49 @@ def _register_torch_ops() -> None:
             grad_coarse = torch.empty_like(coarse) if image_grad else coarse.new_empty(0)
             grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
             index, dtype, stream, _ = cuda_job(image)
-            _core.cuda_sample_points_backward(index, dtype, *shape_args(image, levels), planar(image),
-                                              chain0.data_ptr(), coarse.data_ptr(), uv.data_ptr(), lod.data_ptr(),
-                                              0 if layer is None else layer.data_ptr(), count, grad_out.data_ptr(),
-                                              grad_image.data_ptr() if image_grad else 0,
-                                              grad_coarse.data_ptr() if image_grad else 0, grad_uv.data_ptr(),
-                                              grad_lod.data_ptr(), stream)
+            _core.cuda_sample_points_backward(
+                index,
+                dtype,
+                *shape_args(image, levels),
+                planar(image),
+                chain0.data_ptr(),
+                coarse.data_ptr(),
+                uv.data_ptr(),
+                lod.data_ptr(),
+                0 if layer is None else layer.data_ptr(),
+                count,
+                grad_out.data_ptr(),
+                grad_image.data_ptr() if image_grad else 0,
+                grad_coarse.data_ptr() if image_grad else 0,
+                grad_uv.data_ptr(),
+                grad_lod.data_ptr(),
+                stream,
+            )
             return grad_image, grad_uv, grad_lod
         if not bool(torch.isfinite(grad_out).all()):
             raise Error("the gradient reaching sample_points has non-finite values: find where the loss overflows")
         check_host_layers(image, layer)
         i, u, lo, la = host_args(image, uv, lod, layer)
         folded, g_uv, g_lod = _core.reference_sample_points_backward(
-            i, levels, u, lo, la, np.ascontiguousarray(grad_out.numpy().astype(np.float64)), image_grad)
+            i, levels, u, lo, la, np.ascontiguousarray(grad_out.numpy().astype(np.float64)), image_grad
+        )
         grad_image = image.new_empty(0) if folded is None else torch.from_numpy(folded).to(image.dtype)
         return grad_image, torch.from_numpy(g_uv).to(image.dtype), torch.from_numpy(g_lod).to(image.dtype)
 
     backward_op = torch.library.custom_op("texturevlm::sample_points_backward", mutates_args=())(sample_backward)
 
     @backward_op.register_fake
-    def _(image: Tensor, level0: Tensor, coarse: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int,
-          grad_out: Tensor, image_grad: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    def _(
+        image: Tensor,
+        level0: Tensor,
+        coarse: Tensor,
+        uv: Tensor,
+        lod: Tensor,
+        layer: Optional[Tensor],
+        levels: int,
+        grad_out: Tensor,
+        image_grad: bool,
+    ) -> Tuple[Tensor, Tensor, Tensor]:
         if not image_grad:
             grad_image = image.new_empty(0)
         elif image.device.type == "cuda":
@@ -342,7 +413,7 @@ def _register_torch_ops() -> None:
             return chain_of(image, levels)[1]
         b, c, w, h, n = shape_args(image, levels)
         packed = _core.reference_box_chain(np.ascontiguousarray(image.detach().numpy().astype(np.float64)), levels)
-        coarse = _levels_last(packed[b * c * h * w:], b, c, w, h, range(1, n), to_last=True)
+        coarse = _levels_last(packed[b * c * h * w :], b, c, w, h, range(1, n), to_last=True)
         return torch.from_numpy(coarse).to(image.dtype)
 
     box_chain_op = torch.library.custom_op("texturevlm::box_chain", mutates_args=())(chain_forward)
@@ -357,8 +428,9 @@ def _register_torch_ops() -> None:
             folded = grad_coarse.contiguous().clone()  # folded in place; the incoming gradient stays as it was
             grad_image = grad_like(image)  # written whole by the fold
             index, dtype, stream, _ = cuda_job(folded)
-            _core.cuda_fold_chain_gradient(index, dtype, b, c, w, h, levels, planar(image), grad_image.data_ptr(),
-                                           folded.data_ptr(), stream)
+            _core.cuda_fold_chain_gradient(
+                index, dtype, b, c, w, h, levels, planar(image), grad_image.data_ptr(), folded.data_ptr(), stream
+            )
             return grad_image
         if not bool(torch.isfinite(grad_coarse).all()):
             raise Error("the gradient reaching the box chain has non-finite values: find where the loss overflows")
@@ -367,8 +439,9 @@ def _register_torch_ops() -> None:
         g = _core.reference_box_chain_adjoint(packed, b, c, w, h, levels)
         return torch.from_numpy(g).to(grad_coarse.dtype)
 
-    box_chain_backward_op = torch.library.custom_op("texturevlm::box_chain_backward",
-                                                    mutates_args=())(chain_backward_impl)
+    box_chain_backward_op = torch.library.custom_op("texturevlm::box_chain_backward", mutates_args=())(
+        chain_backward_impl
+    )
 
     @box_chain_backward_op.register_fake
     def _(image: Tensor, grad_coarse: Tensor, levels: int) -> Tensor:

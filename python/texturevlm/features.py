@@ -8,6 +8,7 @@ RGBA TexturePyramid per group (the last group of 1 or 2 channels padded with zer
 with the channels together, [B, C, h, w] and [B, N, C, P, P]. Where the features are a
 torch float tensor that requires grad, layouts sample in software with gradients
 (TexturePyramid.sample; docs/differentiable.md)."""
+
 from __future__ import annotations
 
 from typing import Any, List, Optional
@@ -32,13 +33,21 @@ class FeaturePyramid:
     >>> pyramid = FeaturePyramid(features)
     >>> patches, meta = pyramid.sample_foveated((0.4, 0.6))     # [1, 273, 40, 16, 16]"""
 
-    def __init__(self, features: Any, levels: Optional[int] = None, backend: str = "auto",
-                 channels_last: bool = False, stream: Any = None, vulkan_device: str = "") -> None:
+    def __init__(
+        self,
+        features: Any,
+        levels: Optional[int] = None,
+        backend: str = "auto",
+        channels_last: bool = False,
+        stream: Any = None,
+        vulkan_device: str = "",
+    ) -> None:
         self.channels_last = channels_last
         self.channels = self._check(features)
         self._pyramids: List[TexturePyramid] = [
             TexturePyramid(group, None, levels, backend, channels_last, "box", stream, vulkan_device)
-            for group in self._groups(features)]
+            for group in self._groups(features)
+        ]
 
     @property
     def width(self) -> int:
@@ -75,8 +84,7 @@ class FeaturePyramid:
     def level(self, level: int, stream: Any = None) -> Any:
         """Level `level` as one tensor of the input's framework, dtype and layout."""
         parts = [p.level(level, stream) for p in self._pyramids]
-        return _trim(_concat(parts, self._channel_axis(parts[0])), self.channels,
-                     self._channel_axis(parts[0]))
+        return _trim(_concat(parts, self._channel_axis(parts[0])), self.channels, self._channel_axis(parts[0]))
 
     def sample(self, layout: "layouts.Layout", dtype: Any = "float32", stream: Any = None) -> Patches:
         """Every patch of `layout` ([B, N, C, P, P] or [N, C, P, P]) with all C channels."""
@@ -85,14 +93,23 @@ class FeaturePyramid:
         patches = _concat([part.patches for part in parts], axis)
         return Patches(_trim(patches, self.channels, axis), parts[0].meta)
 
-    def sample_at_level(self, level: int = 0, patch_size: int = 16, dtype: Any = "float32",
-                        stream: Any = None) -> Patches:
+    def sample_at_level(
+        self, level: int = 0, patch_size: int = 16, dtype: Any = "float32", stream: Any = None
+    ) -> Patches:
         """Level `level` cut into patch_size x patch_size patches of its texels."""
         return self.sample(grid_layout(self.width, self.height, self.batch, patch_size, level), dtype, stream)
 
-    def sample_foveated(self, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
-                        m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, dtype: Any = "float32",
-                        stream: Any = None) -> Patches:
+    def sample_foveated(
+        self,
+        fixation: Any = (0.5, 0.5),
+        num_patches: int = 273,
+        patch_size: int = 16,
+        m0: float = 0.05,
+        e0: float = 0.05,
+        bias: float = 0.0,
+        dtype: Any = "float32",
+        stream: Any = None,
+    ) -> Patches:
         """`num_patches` patches per image, fine near the fixation(s) (layouts.foveated)."""
         layout = foveated_layout(self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias)
         return self.sample(layout, dtype, stream)
@@ -100,8 +117,10 @@ class FeaturePyramid:
     def _channels_of(self, features: Any) -> int:
         shape = tuple(features.shape)
         if len(shape) not in (3, 4):
-            raise Error(f"features are [C, H, W] or [B, C, H, W] ([H, W, C] / [B, H, W, C] channels last), "
-                        f"not of shape {list(shape)}")
+            raise Error(
+                f"features are [C, H, W] or [B, C, H, W] ([H, W, C] / [B, H, W, C] channels last), "
+                f"not of shape {list(shape)}"
+            )
         return shape[-1] if self.channels_last else shape[-3]
 
     def _check(self, features: Any) -> int:
@@ -110,8 +129,10 @@ class FeaturePyramid:
             raise Error(f"feature maps have 1..{MAX_CHANNELS} channels, not {channels}")
         dtype = str(features.dtype).replace("torch.", "")
         if dtype not in FLOAT_DTYPES:
-            raise Error(f"feature maps are float32, float16 or bfloat16, not {dtype}: texture bytes would "
-                        "quantize features (convert with .float())")
+            raise Error(
+                f"feature maps are float32, float16 or bfloat16, not {dtype}: texture bytes would "
+                "quantize features (convert with .float())"
+            )
         return channels
 
     def _channel_axis(self, x: Any) -> int:
@@ -141,12 +162,15 @@ def _concat(parts: List[Any], axis: int) -> Any:
     framework = _framework(parts[0])
     if framework == "torch":
         import torch
+
         return torch.cat(parts, dim=axis)
     if framework == "cupy":
         import cupy
+
         return cupy.concatenate(parts, axis=axis)
     if framework == "jax":
         import jax.numpy as jnp
+
         return jnp.concatenate(parts, axis=axis)
     return np.concatenate(parts, axis=axis)
 
@@ -167,12 +191,15 @@ def _pad_channels(x: Any, axis: int, channels: int) -> Any:
     framework = _framework(x)
     if framework == "torch":
         import torch
+
         return torch.cat([x, x.new_zeros(shape)], dim=axis)
     if framework == "cupy":
         import cupy
+
         return cupy.concatenate([x, cupy.zeros(shape, dtype=x.dtype)], axis=axis)
     if framework == "jax":
         import jax.numpy as jnp
+
         return jnp.concatenate([x, jnp.zeros(shape, dtype=x.dtype)], axis=axis)
     x = np.asarray(x)
     return np.concatenate([x, np.zeros(shape, dtype=x.dtype)], axis=axis)

@@ -14,6 +14,7 @@ turn a 2D field into saliency and fixations for the foveated layouts (and for vi
 
 The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) or
 [L00, L10, L11] (2D)."""
+
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations.
 import math
@@ -27,8 +28,14 @@ from ._core import Error
 
 _ops: Any = None
 
-__all__ = ["GaussianField", "cholesky_from_log_diagonal", "cholesky_from_scale_rotation", "fixations_from_field",
-           "gaussian_field", "saliency_map"]
+__all__ = [
+    "GaussianField",
+    "cholesky_from_log_diagonal",
+    "cholesky_from_scale_rotation",
+    "fixations_from_field",
+    "gaussian_field",
+    "saliency_map",
+]
 
 _eager: "dict[str, Any]" = {}  # name -> eager autograd.Function.apply (_register_torch_ops)
 
@@ -39,6 +46,7 @@ def _triangle(dims: int) -> int:
 
 def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
     import torch
+
     if means.dim() != 2 or means.shape[1] not in (2, 3):
         raise Error(f"means are [N, D] with D = 2 or 3, got {list(means.shape)}")
     n, d = means.shape
@@ -49,17 +57,23 @@ def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
     if points.shape[0] == 0:
         raise Error("no points to evaluate the field at (B = 0)")
     if tuple(cholesky.shape) != (n, _triangle(d)):
-        raise Error(f"cholesky is [N, {_triangle(d)}] (the lower triangle of L, row by row), got {list(cholesky.shape)}")
+        raise Error(
+            f"cholesky is [N, {_triangle(d)}] (the lower triangle of L, row by row), got {list(cholesky.shape)}"
+        )
     if tuple(weights.shape) != (n,):
         raise Error(f"weights are [N] = [{n}], got {list(weights.shape)}")
     tensors = {"points": points, "means": means, "cholesky": cholesky, "weights": weights}
     dtypes = {t.dtype for t in tensors.values()}
     if len(dtypes) != 1 or points.dtype not in (torch.float32, torch.float64):
-        raise Error("points, means, cholesky and weights must share one dtype, float32 or float64: got " +
-                    ", ".join(f"{k} {t.dtype}" for k, t in tensors.items()))
+        raise Error(
+            "points, means, cholesky and weights must share one dtype, float32 or float64: got "
+            + ", ".join(f"{k} {t.dtype}" for k, t in tensors.items())
+        )
     if len({t.device for t in tensors.values()}) != 1:
-        raise Error("points, means, cholesky and weights must be on one device: got " +
-                    ", ".join(f"{k} {t.device}" for k, t in tensors.items()))
+        raise Error(
+            "points, means, cholesky and weights must be on one device: got "
+            + ", ".join(f"{k} {t.device}" for k, t in tensors.items())
+        )
 
 
 def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
@@ -71,6 +85,7 @@ def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
     N = 0 or B = 0; host inputs are also checked for NaN and non-positive diagonals (CUDA
     inputs are not read back for that: parametrise L so its diagonal is positive)."""
     import torch
+
     _check(points, means, cholesky, weights)
     ops = _torch_ops()
     # Eager calls skip torch.library's dispatch (the op's own autograd.Function, same
@@ -83,6 +98,7 @@ def cholesky_from_log_diagonal(log_diagonal: Any, off_diagonal: Any, eps: float 
     """Packed L [N, D(D+1)/2] from log_diagonal [N, D] and off_diagonal [N, D(D-1)/2] (row by
     row): the diagonal is exp(log) + eps, so it stays positive whatever the optimiser does."""
     import torch
+
     n, d = log_diagonal.shape
     if off_diagonal.shape != (n, d * (d - 1) // 2):
         raise Error(f"off_diagonal is [N, {d * (d - 1) // 2}] for {d}D, got {list(off_diagonal.shape)}")
@@ -103,13 +119,25 @@ def cholesky_from_scale_rotation(scale: Any, rotation: Any, eps: float = 1e-6) -
     rotation quaternions [N, 4] (w, x, y, z; normalised here). Sigma = R diag(scale^2) R^T +
     eps I, and L its Cholesky factor (torch.linalg.cholesky, differentiable)."""
     import torch
+
     if scale.dim() != 2 or scale.shape[1] != 3 or rotation.shape != (scale.shape[0], 4):
         raise Error(f"scale is [N, 3] and rotation [N, 4], got {list(scale.shape)} and {list(rotation.shape)}")
     q = rotation / rotation.norm(dim=1, keepdim=True)
     w, x, y, z = q.unbind(1)
-    r = torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], dim=1).reshape(-1, 3, 3)
+    r = torch.stack(
+        [
+            1 - 2 * (y * y + z * z),
+            2 * (x * y - w * z),
+            2 * (x * z + w * y),
+            2 * (x * y + w * z),
+            1 - 2 * (x * x + z * z),
+            2 * (y * z - w * x),
+            2 * (x * z - w * y),
+            2 * (y * z + w * x),
+            1 - 2 * (x * x + y * y),
+        ],
+        dim=1,
+    ).reshape(-1, 3, 3)
     sigma = r @ torch.diag_embed(scale * scale) @ r.transpose(1, 2)
     sigma = sigma + eps * torch.eye(3, dtype=scale.dtype, device=scale.device)
     L = torch.linalg.cholesky(sigma)
@@ -129,9 +157,16 @@ def _make_module() -> Any:
         (3D) learns 3D Gaussian splatting's scale and quaternion instead. forward(points
         [B, D]) -> values [B], through gaussian_field."""
 
-        def __init__(self, num_gaussians: int, volume_size: Union[float, Sequence[float]] = 1.0, dims: int = 3,
-                     full_covariance: bool = True, parametrisation: str = "log_cholesky", eps: float = 1e-6,
-                     seed: Optional[int] = 0) -> None:
+        def __init__(
+            self,
+            num_gaussians: int,
+            volume_size: Union[float, Sequence[float]] = 1.0,
+            dims: int = 3,
+            full_covariance: bool = True,
+            parametrisation: str = "log_cholesky",
+            eps: float = 1e-6,
+            seed: Optional[int] = 0,
+        ) -> None:
             super().__init__()
             if num_gaussians < 1:
                 raise Error(f"a field needs at least one Gaussian, not {num_gaussians}")
@@ -156,8 +191,9 @@ def _make_module() -> Any:
             else:
                 self.log_diagonal = torch.nn.Parameter(torch.full((num_gaussians, dims), math.log(spacing)))
                 off = torch.zeros(num_gaussians, dims * (dims - 1) // 2)
-                self.off_diagonal = torch.nn.Parameter(off) if full_covariance else torch.nn.Parameter(
-                    off, requires_grad=False)
+                self.off_diagonal = (
+                    torch.nn.Parameter(off) if full_covariance else torch.nn.Parameter(off, requires_grad=False)
+                )
 
         def cholesky(self) -> Any:
             """The packed Cholesky factors [N, D(D+1)/2] the parameters give."""
@@ -181,13 +217,17 @@ def saliency_map(field: Any, grid: Tuple[int, int] = (64, 64)) -> np.ndarray:
     if gw < 1 or gh < 1:
         raise Error("the saliency grid needs at least one cell a side")
     if not callable(field):
-        raise Error(f"a field is a 2D GaussianField or a callable points [B, 2] -> values [B], not {type(field).__name__}")
+        raise Error(
+            f"a field is a 2D GaussianField or a callable points [B, 2] -> values [B], not {type(field).__name__}"
+        )
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(field, torch.nn.Module):
         parameter = next(field.parameters())
-        ys, xs = torch.meshgrid((torch.arange(gh, dtype=parameter.dtype, device=parameter.device) + 0.5) / gh,
-                                (torch.arange(gw, dtype=parameter.dtype, device=parameter.device) + 0.5) / gw,
-                                indexing="ij")
+        ys, xs = torch.meshgrid(
+            (torch.arange(gh, dtype=parameter.dtype, device=parameter.device) + 0.5) / gh,
+            (torch.arange(gw, dtype=parameter.dtype, device=parameter.device) + 0.5) / gw,
+            indexing="ij",
+        )
         with torch.no_grad():
             values = field(torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1))
         values = values.detach().cpu().double().numpy()
@@ -200,8 +240,9 @@ def saliency_map(field: Any, grid: Tuple[int, int] = (64, 64)) -> np.ndarray:
     return np.ascontiguousarray(values.reshape(gh, gw).astype(np.float32))
 
 
-def fixations_from_field(field: Any, k: int, separation: float = 0.15, grid: Tuple[int, int] = (64, 64)) -> List[
-        Tuple[float, float]]:
+def fixations_from_field(
+    field: Any, k: int, separation: float = 0.15, grid: Tuple[int, int] = (64, 64)
+) -> List[Tuple[float, float]]:
     """The k strongest positive local maxima of a 2D field over the image ([0,1]^2, x right,
     y down), at least `separation` apart (in units of the grid's longer side), strongest
     first: fixations for the foveated layouts. `field` as for saliency_map(); the maxima are
@@ -216,6 +257,7 @@ def _torch_ops() -> Any:
     if _ops is None:
         _register_torch_ops()
         import torch
+
         _ops = torch.ops.texturevlm
     return _ops
 
@@ -226,6 +268,7 @@ def _register_torch_ops() -> None:
 
     def cuda_job(t: Tensor) -> Tuple[int, str, int]:
         from ._tensors import torch_raw_stream
+
         index = t.device.index or 0
         return index, str(t.dtype).replace("torch.", ""), torch_raw_stream()(index)
 
@@ -237,8 +280,20 @@ def _register_torch_ops() -> None:
         if points.device.type == "cuda":
             values = points.new_empty(b)
             index, dtype, stream = cuda_job(points)
-            _core.cuda_gaussian_field(index, dtype, d, b, n, points.data_ptr(), means.data_ptr(), cholesky.data_ptr(),
-                                      weights.data_ptr(), values.data_ptr(), 0, stream)
+            _core.cuda_gaussian_field(
+                index,
+                dtype,
+                d,
+                b,
+                n,
+                points.data_ptr(),
+                means.data_ptr(),
+                cholesky.data_ptr(),
+                weights.data_ptr(),
+                values.data_ptr(),
+                0,
+                stream,
+            )
             return values
         values, _ = _core.reference_gaussian_field(host(points), host(means), host(cholesky), host(weights), False)
         return torch.from_numpy(values).to(points.dtype)
@@ -249,26 +304,45 @@ def _register_torch_ops() -> None:
     def _(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor) -> Tensor:
         return points.new_empty(points.shape[0])
 
-    def field_backward(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor,
-                       grad: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    def field_backward(
+        points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor, grad: Tensor
+    ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         b, (n, d) = points.shape[0], means.shape
         grad = grad.to(points.dtype).contiguous()
         if points.device.type == "cuda":
-            outs = (torch.empty_like(points), torch.empty_like(means), torch.empty_like(cholesky),
-                    torch.empty_like(weights))
+            outs = (
+                torch.empty_like(points),
+                torch.empty_like(means),
+                torch.empty_like(cholesky),
+                torch.empty_like(weights),
+            )
             index, dtype, stream = cuda_job(points)
-            _core.cuda_gaussian_field_backward(index, dtype, d, b, n, points.data_ptr(), means.data_ptr(),
-                                               cholesky.data_ptr(), weights.data_ptr(), grad.data_ptr(),
-                                               *(o.data_ptr() for o in outs), stream)
+            _core.cuda_gaussian_field_backward(
+                index,
+                dtype,
+                d,
+                b,
+                n,
+                points.data_ptr(),
+                means.data_ptr(),
+                cholesky.data_ptr(),
+                weights.data_ptr(),
+                grad.data_ptr(),
+                *(o.data_ptr() for o in outs),
+                stream,
+            )
             return outs
-        g = _core.reference_gaussian_field_backward(host(points), host(means), host(cholesky), host(weights), host(grad))
+        g = _core.reference_gaussian_field_backward(
+            host(points), host(means), host(cholesky), host(weights), host(grad)
+        )
         return tuple(torch.from_numpy(a).to(points.dtype) for a in g)  # type: ignore[return-value]
 
     backward_op = torch.library.custom_op("texturevlm::gaussian_field_backward", mutates_args=())(field_backward)
 
     @backward_op.register_fake
-    def _(points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor,
-          grad: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    def _(
+        points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor, grad: Tensor
+    ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         return torch.empty_like(points), torch.empty_like(means), torch.empty_like(cholesky), torch.empty_like(weights)
 
     def setup(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> None:

@@ -2,6 +2,7 @@
 model. On CUDA they reuse one texture per (device, size, batch, format) and go through the
 torch custom ops of texturevlm.ops for torch tensors, so torch.compile traces them and
 CUDA graphs capture them."""
+
 from __future__ import annotations
 
 import sys
@@ -62,6 +63,7 @@ def _wants_grad(image: Any) -> bool:
     if not type(image).__module__.startswith("torch"):
         return False
     import torch
+
     return image.requires_grad and torch.is_grad_enabled()
 
 
@@ -69,8 +71,15 @@ def _default_format(image: Any) -> str:
     return DEFAULT_FORMAT.get(str(image.dtype).replace("torch.", ""), "")
 
 
-def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = None, format: Optional[str] = None,
-                     backend: str = "auto", channels_last: bool = False, stream: Any = None) -> List[Any]:
+def generate_mipmaps(
+    image: Any,
+    filter: str = "box",
+    levels: Optional[int] = None,
+    format: Optional[str] = None,
+    backend: str = "auto",
+    channels_last: bool = False,
+    stream: Any = None,
+) -> List[Any]:
     """The mip chain of `image` ([C, H, W] or [B, C, H, W]) as a list of tensors, level 0
     first, each in the input's framework, dtype and layout. Level l is max(1, W >> l) x
     max(1, H >> l). 'box' is the exact area average: for even sizes a chain of
@@ -83,14 +92,18 @@ def generate_mipmaps(image: Any, filter: str = "box", levels: Optional[int] = No
     in the default format, of 1..64 channels, on its own device (differentiable.box_levels)."""
     if _wants_grad(image):
         if filter != "box" or format not in (None, _default_format(image)):
-            raise Error("gradients flow through the box filter in the image's own format: leave filter and format "
-                        "at their defaults, or detach the image")
+            raise Error(
+                "gradients flow through the box filter in the image's own format: leave filter and format "
+                "at their defaults, or detach the image"
+            )
         from .differentiable import box_levels
+
         with _tensors.torch_stream(stream):
             return box_levels(image, levels, channels_last)
     if _is_torch_cuda(image) and backend in ("auto", "cuda") and filter == "box" and _compiling():
         # Only what torch.compile can trace here: the op checks the rest when it runs.
         from . import ops
+
         shape = ops.image_shape(image, channels_last)
         dtype = ops.dtype_name(image)
         format = _check_format(format, dtype)
@@ -130,9 +143,16 @@ def read_level(texture: CudaBackend, spec: ImageSpec, level: int, stream: int, o
     return out
 
 
-def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32", format: Optional[str] = None,
-                   backend: str = "auto", channels_last: bool = False, stream: Any = None,
-                   out: Any = None) -> Patches:
+def sample_patches(
+    image: Any,
+    layout: "layouts.Layout",
+    dtype: Any = "float32",
+    format: Optional[str] = None,
+    backend: str = "auto",
+    channels_last: bool = False,
+    stream: Any = None,
+    out: Any = None,
+) -> Patches:
     """A frame to patches in one call: `image` into a texture, its box mips, every patch of
     `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
     is three launches on the current stream with no host sync and no allocation but the
@@ -142,13 +162,24 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
     half = _out_dtype(dtype) == "float16"
     if _is_torch_cuda(image) and backend in ("auto", "cuda") and out is None and _compiling():
         from . import ops
+
         batch, channels, height, width = ops.image_shape(image, channels_last)
         format = _check_format(format, ops.dtype_name(image))
         _check_layout(width, height, batch, layout)
         copy = layout.on_device("torch", image.device.index or 0)
         with _tensors.torch_stream(stream):
-            patches = ops.patches(image, copy.records, layout.images, layout.num_patches, layout.patch_size,
-                                  layout.gradients, full_levels(width, height), format, channels_last, half)
+            patches = ops.patches(
+                image,
+                copy.records,
+                layout.images,
+                layout.num_patches,
+                layout.patch_size,
+                layout.gradients,
+                full_levels(width, height),
+                format,
+                channels_last,
+                half,
+            )
         return Patches(patches, copy.meta if image.dim() == 4 else copy.meta_one)
     spec = _tensors.image_spec(image, channels_last)
     format = _check_format(format, spec.dtype)
@@ -157,8 +188,12 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
         return pyramid.sample(layout, dtype, out=out)
     _check_layout(spec.width, spec.height, spec.batch, layout)
     texture = cuda_texture(spec, format, full_levels(spec.width, spec.height))
-    shape = ((spec.batch,) if spec.batched else ()) + (layout.num_patches, spec.channels, layout.patch_size,
-                                                         layout.patch_size)
+    shape = ((spec.batch,) if spec.batched else ()) + (
+        layout.num_patches,
+        spec.channels,
+        layout.patch_size,
+        layout.patch_size,
+    )
     out_dtype = "float16" if half else "float32"
     if out is None:
         patches = _tensors.empty(spec.framework, "cuda", spec.device_index, shape, out_dtype)
@@ -167,20 +202,24 @@ def sample_patches(image: Any, layout: "layouts.Layout", dtype: Any = "float32",
         patches = out
     s = _tensors.cuda_stream(spec.framework, spec.device_index, stream)
     copy = texture.frame_to_patches(spec, layout, patches, half, s)
-    return _tensors.hand_over(Patches(patches, copy.meta if spec.batched else copy.meta_one), spec.framework,
-                              spec.device_index, s)
+    return _tensors.hand_over(
+        Patches(patches, copy.meta if spec.batched else copy.meta_one), spec.framework, spec.device_index, s
+    )
 
 
 def _compiling() -> bool:
     """Whether torch.compile is tracing (then the custom ops keep texturevlm in the graph;
     eager calls skip the dispatcher's overhead)."""
     import torch
+
     return torch.compiler.is_compiling()
 
 
 def _check_layout(width: int, height: int, batch: int, layout: "layouts.Layout") -> None:
     if (layout.width, layout.height) != (width, height):
-        raise Error(f"the layout is for {layout.width}x{layout.height} images, the image is "
-                    f"{width}x{height}: make the layout for the image's size")
+        raise Error(
+            f"the layout is for {layout.width}x{layout.height} images, the image is "
+            f"{width}x{height}: make the layout for the image's size"
+        )
     if layout.images != batch:
         raise Error(f"the layout covers {layout.images} images, the batch has {batch}")

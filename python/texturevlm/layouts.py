@@ -2,6 +2,7 @@
 on the host and reused frame after frame. Each sampler of every backend reads the same
 32-byte patch records (engine/sampling/patch.h); `metadata` gives (cu, cv, su, sv, level) per slot
 for positional embeddings."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
@@ -64,8 +65,10 @@ class Layout:
         return copy
 
     def __repr__(self) -> str:
-        return (f"Layout({self.kind}, {self.width}x{self.height}, images={self.images}, "
-                f"num_patches={self.num_patches}, patch_size={self.patch_size})")
+        return (
+            f"Layout({self.kind}, {self.width}x{self.height}, images={self.images}, "
+            f"num_patches={self.num_patches}, patch_size={self.patch_size})"
+        )
 
 
 class DeviceCopy:
@@ -76,6 +79,7 @@ class DeviceCopy:
     def __init__(self, layout: Layout, framework: str, device_index: int) -> None:
         if framework == "torch":
             import torch
+
             device = torch.device("cuda", device_index)
             self.records = torch.from_numpy(layout.records.reshape(-1)).pin_memory().to(device, non_blocking=True)
             self.meta = torch.from_numpy(layout.metadata).pin_memory().to(device, non_blocking=True)
@@ -85,6 +89,7 @@ class DeviceCopy:
             meta, _ = _core.cuda_copy(device_index, layout.metadata)
             if framework == "cupy":
                 import cupy
+
                 meta = cupy.from_dlpack(meta)
             elif framework == "jax":
                 meta = _tensors.jax_from_capsule(meta, device_index)
@@ -116,8 +121,17 @@ def fixations_per_image(fixation: Any, images: int) -> List[Fixations]:
     return [[(float(x), float(y)) for x, y in image] for image in points]
 
 
-def foveated(width: int, height: int, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
-             m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, images: int = 1) -> Layout:
+def foveated(
+    width: int,
+    height: int,
+    fixation: Any = (0.5, 0.5),
+    num_patches: int = 273,
+    patch_size: int = 16,
+    m0: float = 0.05,
+    e0: float = 0.05,
+    bias: float = 0.0,
+    images: int = 1,
+) -> Layout:
     """A quadtree of square cells refined toward the fixations: exactly `num_patches` slots
     per image.
 
@@ -141,9 +155,17 @@ def grid(width: int, height: int, patch_size: int = 16, level: int = 0, images: 
     return Layout(_core.batch_layouts([one] * images))
 
 
-def anisotropic(width: int, height: int, patch_size: int = 16, level: int = 0, elongation: int = 4,
-                orientation: str = "horizontal", images: int = 1, fixation: Any = None,
-                num_patches: Any = None) -> Layout:
+def anisotropic(
+    width: int,
+    height: int,
+    patch_size: int = 16,
+    level: int = 0,
+    elongation: int = 4,
+    orientation: str = "horizontal",
+    images: int = 1,
+    fixation: Any = None,
+    num_patches: Any = None,
+) -> Layout:
     """Patches `elongation` times wider than tall (orientation='vertical': taller) over
     level `level`, sampled with gradients so the texture unit filters each elongated
     footprint anisotropically (up to 16 taps): text lines, tables.
@@ -164,19 +186,34 @@ def anisotropic(width: int, height: int, patch_size: int = 16, level: int = 0, e
     if points.shape == (2,):
         points = np.repeat(points[None], images, axis=0)
     if points.shape != (images, 2):
-        raise Error(f"an anisotropic glimpse has one fixation per image: pass (x, y) or [{images}, 2], "
-                    f"got shape {list(points.shape)}")
+        raise Error(
+            f"an anisotropic glimpse has one fixation per image: pass (x, y) or [{images}, 2], "
+            f"got shape {list(points.shape)}"
+        )
     if num_patches is None:
         tiles = _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical).patches_per_image
         num_patches = max(1, tiles // 4)
-    return Layout(_core.batch_layouts([
-        _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical, (float(x), float(y)),
-                                 int(num_patches))
-        for x, y in points]))
+    return Layout(
+        _core.batch_layouts(
+            [
+                _core.anisotropic_layout(
+                    width, height, patch_size, level, elongation, vertical, (float(x), float(y)), int(num_patches)
+                )
+                for x, y in points
+            ]
+        )
+    )
 
 
-def resize(width: int, height: int, resized_width: int, resized_height: int, window: Any = None,
-           patch_size: int = 16, images: int = 1) -> Layout:
+def resize(
+    width: int,
+    height: int,
+    resized_width: int,
+    resized_height: int,
+    window: Any = None,
+    patch_size: int = 16,
+    images: int = 1,
+) -> Layout:
     """The pixels of the image resized to resized_width x resized_height, as P x P patches
     tiling `window` = (x, y, width, height) of the resized image (default: all of it), row
     major; P must divide the window's sides. Each sample is one output pixel's centre with

@@ -13,6 +13,7 @@ texture for that size exists (run the op once before capture). They are not
 differentiable (gradients are issue 15's). A layout is copied to the device on its first
 use: make that use an eager call (outside torch.compile) so the trace only reads the copy. Most users call texturevlm.generate_mipmaps
 and texturevlm.sample_patches, which use these ops for torch CUDA tensors."""
+
 from __future__ import annotations
 
 from typing import List
@@ -61,8 +62,8 @@ def mipmaps(image: Tensor, levels: int, format: str, channels_last: bool, first_
 def _level_shape(image: Tensor, level: int, channels_last: bool) -> List[object]:
     shape = list(image.shape)
     h_axis, w_axis = (-3, -2) if channels_last else (-2, -1)
-    shape[h_axis] = torch.sym_max(1, shape[h_axis] // (2 ** level))
-    shape[w_axis] = torch.sym_max(1, shape[w_axis] // (2 ** level))
+    shape[h_axis] = torch.sym_max(1, shape[h_axis] // (2**level))
+    shape[w_axis] = torch.sym_max(1, shape[w_axis] // (2**level))
     return shape
 
 
@@ -72,15 +73,36 @@ def _(image: Tensor, levels: int, format: str, channels_last: bool, first_level:
 
 
 @torch.library.custom_op("texturevlm::patches", mutates_args=(), device_types="cuda")
-def patches(image: Tensor, records: Tensor, images: int, num_patches: int, patch_size: int, gradients: bool,
-            levels: int, format: str, channels_last: bool, half: bool) -> Tensor:
+def patches(
+    image: Tensor,
+    records: Tensor,
+    images: int,
+    num_patches: int,
+    patch_size: int,
+    gradients: bool,
+    levels: int,
+    format: str,
+    channels_last: bool,
+    half: bool,
+) -> Tensor:
     spec = _spec(image, channels_last)
     texture = cuda_texture(spec, format, levels)
-    out = image.new_empty(_patches_shape(image, num_patches, patch_size, channels_last),
-                          dtype=torch.float16 if half else torch.float32)
-    texture.core.frame_to_patches(spec.ptr, spec.dtype, spec.strides, spec.channels, records.data_ptr(),
-                                  images * num_patches, patch_size, gradients, half, out.data_ptr(),
-                                  _tensors.torch_raw_stream()(spec.device_index))
+    out = image.new_empty(
+        _patches_shape(image, num_patches, patch_size, channels_last), dtype=torch.float16 if half else torch.float32
+    )
+    texture.core.frame_to_patches(
+        spec.ptr,
+        spec.dtype,
+        spec.strides,
+        spec.channels,
+        records.data_ptr(),
+        images * num_patches,
+        patch_size,
+        gradients,
+        half,
+        out.data_ptr(),
+        _tensors.torch_raw_stream()(spec.device_index),
+    )
     return out
 
 
@@ -91,7 +113,18 @@ def _patches_shape(image: Tensor, num_patches: int, patch_size: int, channels_la
 
 
 @patches.register_fake
-def _(image: Tensor, records: Tensor, images: int, num_patches: int, patch_size: int, gradients: bool, levels: int,
-      format: str, channels_last: bool, half: bool) -> Tensor:
-    return image.new_empty(_patches_shape(image, num_patches, patch_size, channels_last),
-                           dtype=torch.float16 if half else torch.float32)
+def _(
+    image: Tensor,
+    records: Tensor,
+    images: int,
+    num_patches: int,
+    patch_size: int,
+    gradients: bool,
+    levels: int,
+    format: str,
+    channels_last: bool,
+    half: bool,
+) -> Tensor:
+    return image.new_empty(
+        _patches_shape(image, num_patches, patch_size, channels_last), dtype=torch.float16 if half else torch.float32
+    )

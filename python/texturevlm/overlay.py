@@ -18,6 +18,7 @@ arrays by Vulkan compute (backend 'vulkan', any GPU or lavapipe) or the CPU refe
 ('cpu'). `Overlay` keeps what persists between frames: the KNN graph (so links do not
 flicker) and the GPU buffers. uint8 frames are RGBA8 (`srgb=True`: sRGB bytes, blended in
 linear light); float16 frames hold linear light and blend as stored."""
+
 from __future__ import annotations
 
 import json
@@ -58,10 +59,18 @@ class Overlay:
     the frames are: on the frame's CUDA device for CUDA tensors (no host sync), on the
     host for host arrays."""
 
-    def __init__(self, knn: Optional[int] = None, hysteresis: int = 2, link_width: float = 2.0,
-                 backend: str = "auto", vulkan_device: str = "") -> None:
+    def __init__(
+        self,
+        knn: Optional[int] = None,
+        hysteresis: int = 2,
+        link_width: float = 2.0,
+        backend: str = "auto",
+        vulkan_device: str = "",
+    ) -> None:
         if backend not in ("auto", "vulkan", "cpu"):
-            raise Error(f"backend must be 'auto', 'vulkan' or 'cpu' (CUDA tensors always draw with CUDA), not {backend!r}")
+            raise Error(
+                f"backend must be 'auto', 'vulkan' or 'cpu' (CUDA tensors always draw with CUDA), not {backend!r}"
+            )
         if knn is not None and (not isinstance(knn, int) or knn < 1):
             raise Error(f"knn must be a positive number of neighbours or None, not {knn!r}")
         self._knn = (knn, hysteresis, float(link_width)) if knn else None
@@ -83,14 +92,32 @@ class Overlay:
         returns it: in place, or a new tensor or array (`inplace=False`; the frame is left
         as it was). `srgb`: uint8 bytes are sRGB and blend in linear light."""
         json_text = _scene_json(scene)
-        return self._draw(frame, lambda w, h, links, on_device: _core.overlay_shapes(json_text, w, h, links, on_device),
-                          srgb, stream, inplace)
+        return self._draw(
+            frame,
+            lambda w, h, links, on_device: _core.overlay_shapes(json_text, w, h, links, on_device),
+            srgb,
+            stream,
+            inplace,
+        )
 
-    def draw_bounding_boxes(self, frame: Any, boxes: Any, labels: Optional[Sequence[str]] = None,
-                            colors: Colors = None, fill: Union[bool, int] = False, width: float = 3.0,
-                            radius: float = 0.0, font_size: float = 20.0, points: Any = None, tracks: Any = None,
-                            point_colors: Colors = None, point_radius: float = 5.0, srgb: bool = False,
-                            stream: Any = None, inplace: bool = True) -> Any:
+    def draw_bounding_boxes(
+        self,
+        frame: Any,
+        boxes: Any,
+        labels: Optional[Sequence[str]] = None,
+        colors: Colors = None,
+        fill: Union[bool, int] = False,
+        width: float = 3.0,
+        radius: float = 0.0,
+        font_size: float = 20.0,
+        points: Any = None,
+        tracks: Any = None,
+        point_colors: Colors = None,
+        point_radius: float = 5.0,
+        srgb: bool = False,
+        stream: Any = None,
+        inplace: bool = True,
+    ) -> Any:
         """Detections from arrays, as torchvision's `draw_bounding_boxes`: `boxes` [N, 4] as
         (xmin, ymin, xmax, ymax) pixels, `labels` one string per box (over its top edge, on
         the box's colour), `colors` one (r, g, b[, a]) for all or [N, 3 | 4] bytes, `fill`
@@ -109,17 +136,26 @@ class Overlay:
         if not 0 <= opacity <= 255:
             raise Error(f"fill is True, False or an opacity 0-255, not {fill!r}")
         style = _core.OverlayBoxStyle(float(width), float(radius), float(font_size), float(point_radius), opacity)
-        return self._draw(frame, lambda w, h, links, on_device: _core.overlay_shapes_of_arrays(
-            box_array, box_colors, names, point_array, dots, track_ids, style, w, h, links, on_device),
-            srgb, stream, inplace)
+        return self._draw(
+            frame,
+            lambda w, h, links, on_device: _core.overlay_shapes_of_arrays(
+                box_array, box_colors, names, point_array, dots, track_ids, style, w, h, links, on_device
+            ),
+            srgb,
+            stream,
+            inplace,
+        )
 
-    def _draw(self, frame: Any, make_shapes: Callable[[int, int, Any, bool], Any], srgb: bool, stream: Any,
-              inplace: bool) -> Any:
+    def _draw(
+        self, frame: Any, make_shapes: Callable[[int, int, Any, bool], Any], srgb: bool, stream: Any, inplace: bool
+    ) -> Any:
         shape = tuple(frame.shape)
         dtype = str(getattr(frame, "dtype", "")).replace("torch.", "")
         if len(shape) != 3 or shape[2] != 4 or dtype not in ("uint8", "float16"):
-            raise Error(f"overlays draw on [H, W, 4] uint8 (RGBA8) or float16 (RGBA16F) frames, not {list(shape)} "
-                        f"{dtype or type(frame).__name__}")
+            raise Error(
+                f"overlays draw on [H, W, 4] uint8 (RGBA8) or float16 (RGBA16F) frames, not {list(shape)} "
+                f"{dtype or type(frame).__name__}"
+            )
         height, width = int(shape[0]), int(shape[1])
         on_device = _cuda_frame(frame) and self._knn is not None  # the links made by the frame's GPU
         # Before any copy: a bad scene changes nothing.
@@ -132,6 +168,7 @@ class Overlay:
             if frame.stride(2) != 1 or frame.stride(1) != 4:
                 raise Error("a CUDA frame's pixels must be contiguous RGBA within each row (frame.contiguous())")
             from ._tensors import cuda_stream
+
             index = frame.device.index or 0
             cuda = self._cuda.get(index)
             if cuda is None:
@@ -144,8 +181,16 @@ class Overlay:
                 if links is None:
                     links = self._cuda_links[index] = _core.CudaKnnLinks(index, *self._knn)
                 self._links_drawn = links.count
-            cuda.draw(index, shapes, frame.data_ptr(), frame.stride(0) * frame.element_size(), dtype, bool(srgb),
-                      cuda_stream("torch", index, stream), links)
+            cuda.draw(
+                index,
+                shapes,
+                frame.data_ptr(),
+                frame.stride(0) * frame.element_size(),
+                dtype,
+                bool(srgb),
+                cuda_stream("torch", index, stream),
+                links,
+            )
             return frame
         array = frame.numpy() if hasattr(frame, "numpy") else frame
         if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or not array.flags.writeable:
@@ -158,21 +203,37 @@ class Overlay:
         return frame
 
 
-def draw(frame: Any, scene: Scene, knn: Optional[int] = None, srgb: bool = False, backend: str = "auto",
-         stream: Any = None, inplace: bool = True) -> Any:
+def draw(
+    frame: Any,
+    scene: Scene,
+    knn: Optional[int] = None,
+    srgb: bool = False,
+    backend: str = "auto",
+    stream: Any = None,
+    inplace: bool = True,
+) -> Any:
     """Composites `scene` over `frame` ([H, W, 4] uint8 or float16) and returns it (in place unless
     `inplace=False`): one frame, no state kept (an `Overlay` keeps KNN links steady over a video)."""
     return Overlay(knn=knn, backend=backend).draw(frame, scene, srgb=srgb, stream=stream, inplace=inplace)
 
 
-def draw_bounding_boxes(frame: Any, boxes: Any, labels: Optional[Sequence[str]] = None, colors: Colors = None,
-                        fill: Union[bool, int] = False, width: float = 3.0, backend: str = "auto",
-                        inplace: bool = True, **style: Any) -> Any:
+def draw_bounding_boxes(
+    frame: Any,
+    boxes: Any,
+    labels: Optional[Sequence[str]] = None,
+    colors: Colors = None,
+    fill: Union[bool, int] = False,
+    width: float = 3.0,
+    backend: str = "auto",
+    inplace: bool = True,
+    **style: Any,
+) -> Any:
     """torchvision's `draw_bounding_boxes` for RGBA frames on any backend: boxes [N, 4] (xmin,
     ymin, xmax, ymax), one label per box, colours, fill; `Overlay.draw_bounding_boxes` has the
     rest of the style and the points. One frame, no state kept."""
-    return Overlay(backend=backend).draw_bounding_boxes(frame, boxes, labels=labels, colors=colors, fill=fill,
-                                                        width=width, inplace=inplace, **style)
+    return Overlay(backend=backend).draw_bounding_boxes(
+        frame, boxes, labels=labels, colors=colors, fill=fill, width=width, inplace=inplace, **style
+    )
 
 
 def _host_floats(values: Any, name: str, columns: int) -> "np.ndarray":
@@ -190,10 +251,16 @@ def _host_floats(values: Any, name: str, columns: int) -> "np.ndarray":
 def _colors(colors: Colors, count: int, default: Tuple[int, ...], name: str) -> "np.ndarray":
     """One colour or one per item, (r, g, b) or (r, g, b, a) bytes, as [count, 4] uint8."""
     values = np.asarray(default if colors is None else colors)
-    if values.dtype.kind not in "iu" or values.ndim not in (1, 2) or values.shape[-1] not in (3, 4) or \
-            (values.ndim == 2 and values.shape[0] not in (1, count)):
-        raise Error(f"{name} is one (r, g, b[, a]) or one per item, [{count}, 3 | 4], of integer bytes; not "
-                    f"{values.dtype} {list(values.shape)}")
+    if (
+        values.dtype.kind not in "iu"
+        or values.ndim not in (1, 2)
+        or values.shape[-1] not in (3, 4)
+        or (values.ndim == 2 and values.shape[0] not in (1, count))
+    ):
+        raise Error(
+            f"{name} is one (r, g, b[, a]) or one per item, [{count}, 3 | 4], of integer bytes; not "
+            f"{values.dtype} {list(values.shape)}"
+        )
     if values.min(initial=0) < 0 or values.max(initial=0) > 255:
         raise Error(f"{name} are bytes 0-255")
     values = values.reshape(-1, values.shape[-1])

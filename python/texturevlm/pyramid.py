@@ -2,6 +2,7 @@
 tensors. Tensors in, tensors out, in the caller's framework: CUDA tensors stay on the GPU
 (read in place, outputs from the framework's allocator, work on the current stream, no host
 sync); host arrays go through Vulkan compute or the CPU reference."""
+
 from __future__ import annotations
 
 import logging
@@ -10,8 +11,17 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _devices, _tensors, layouts
-from ._backends import (BYTE_FORMATS, DEFAULT_FORMAT, FORMATS, CudaBackend, CudaRing, HostBackend, Rect,
-                        full_levels, level_extent)
+from ._backends import (
+    BYTE_FORMATS,
+    DEFAULT_FORMAT,
+    FORMATS,
+    CudaBackend,
+    CudaRing,
+    HostBackend,
+    Rect,
+    full_levels,
+    level_extent,
+)
 from ._core import Error
 from ._tensors import ImageSpec
 
@@ -39,8 +49,10 @@ def _choose_backend(spec_device: str, backend: str) -> Tuple[str, str]:
         raise Error(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if spec_device == "cuda":
         if backend not in ("auto", "cuda"):
-            raise Error(f"a CUDA tensor runs on backend 'cuda', not {backend!r}: move it to the host (.cpu()) for "
-                        f"the {backend} backend")
+            raise Error(
+                f"a CUDA tensor runs on backend 'cuda', not {backend!r}: move it to the host (.cpu()) for "
+                f"the {backend} backend"
+            )
         return "cuda", "the image is a CUDA tensor"
     if backend == "cuda":
         raise Error("backend 'cuda' takes CUDA tensors: move the image to the GPU first (x.cuda())")
@@ -73,8 +85,10 @@ def _rects(rect: Union[None, Rect, Sequence[Rect]], width: int, height: int) -> 
             raise Error(f"a rectangle is (x, y, width, height), got {r!r}")
         x, y, w, h = (int(v) for v in r)
         if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > width or y + h > height:
-            raise Error(f"rectangle {(x, y, w, h)} is empty or outside the {width}x{height} image: "
-                        "pass (x, y, width, height) inside it")
+            raise Error(
+                f"rectangle {(x, y, w, h)} is empty or outside the {width}x{height} image: "
+                "pass (x, y, width, height) inside it"
+            )
         checked.append((x, y, w, h))
     return checked
 
@@ -98,20 +112,48 @@ class TexturePyramid:
     Vulkan device exists, else the CPU reference; `.backend` and `.backend_reason` say
     which and why. Objects own their GPU memory and free it when they die."""
 
-    def __init__(self, image: Any, format: Optional[str] = None, levels: Optional[int] = None,
-                 backend: str = "auto", channels_last: bool = False, filter: str = "box", stream: Any = None,
-                 vulkan_device: str = "") -> None:
+    def __init__(
+        self,
+        image: Any,
+        format: Optional[str] = None,
+        levels: Optional[int] = None,
+        backend: str = "auto",
+        channels_last: bool = False,
+        filter: str = "box",
+        stream: Any = None,
+        vulkan_device: str = "",
+    ) -> None:
         spec = _tensors.image_spec(image, channels_last)
-        self._setup(spec.width, spec.height, spec.batch, spec.channels, _check_format(format, spec.dtype), levels,
-                    spec.device, spec.device_index, backend, vulkan_device)
+        self._setup(
+            spec.width,
+            spec.height,
+            spec.batch,
+            spec.channels,
+            _check_format(format, spec.dtype),
+            levels,
+            spec.device,
+            spec.device_index,
+            backend,
+            vulkan_device,
+        )
         self._like = (spec.framework, spec.dtype, spec.batched, channels_last)
         self.filter = filter
         self.update(image, stream=stream)
 
     @classmethod
-    def create(cls, width: int, height: int, format: str = "rgba8", batch: int = 1, channels: int = 3,
-               device: Any = "cpu", backend: str = "auto", levels: Optional[int] = None,
-               vulkan_device: str = "", ring: int = 1) -> "TexturePyramid":
+    def create(
+        cls,
+        width: int,
+        height: int,
+        format: str = "rgba8",
+        batch: int = 1,
+        channels: int = 3,
+        device: Any = "cpu",
+        backend: str = "auto",
+        levels: Optional[int] = None,
+        vulkan_device: str = "",
+        ring: int = 1,
+    ) -> "TexturePyramid":
         """An empty pyramid for video: fill it frame after frame with update(). `device`
         'cuda' / 'cuda:N' / a torch.device takes CUDA tensors; 'cpu' host arrays.
 
@@ -129,15 +171,38 @@ class TexturePyramid:
             raise Error(f"device must be 'cpu' or 'cuda[:N]', not {device!r}")
         if channels not in (3, 4):
             raise Error(f"channels must be 3 or 4, not {channels}")
-        self._setup(width, height, batch, channels, _check_format(format, "uint8"), levels, kind,
-                    int(index or 0), backend, vulkan_device, ring)
+        self._setup(
+            width,
+            height,
+            batch,
+            channels,
+            _check_format(format, "uint8"),
+            levels,
+            kind,
+            int(index or 0),
+            backend,
+            vulkan_device,
+            ring,
+        )
         dtype = "uint8" if format in BYTE_FORMATS else "float32"
         self._like = ("torch" if kind == "cuda" else "numpy", dtype, batch > 1, False)
         self.filter = "box"
         return self
 
-    def _setup(self, width: int, height: int, batch: int, channels: int, format: str, levels: Optional[int],
-               device: str, device_index: int, backend: str, vulkan_device: str, ring: int = 1) -> None:
+    def _setup(
+        self,
+        width: int,
+        height: int,
+        batch: int,
+        channels: int,
+        format: str,
+        levels: Optional[int],
+        device: str,
+        device_index: int,
+        backend: str,
+        vulkan_device: str,
+        ring: int = 1,
+    ) -> None:
         self.backend, self.backend_reason = _choose_backend(device, backend)
         log.debug("texturevlm: backend %s (%s)", self.backend, self.backend_reason)
         self.width, self.height, self.batch, self.channels, self.format = width, height, batch, channels, format
@@ -145,8 +210,10 @@ class TexturePyramid:
         self.device_index = device_index
         self._grad_source: Any = None  # the last frame, where autograd records for it (update)
         if ring > 1 and self.backend != "cuda":
-            raise Error(f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
-                        "it returns, so frames never overlap: use ring=1")
+            raise Error(
+                f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
+                "it returns, so frames never overlap: use ring=1"
+            )
         if ring > 1:
             self._impl: Any = CudaRing(device_index, width, height, batch, format, levels or 0, ring)
         elif self.backend == "cuda":
@@ -158,14 +225,20 @@ class TexturePyramid:
         expected = (self.batch, self.channels, self.height, self.width)
         got = (spec.batch, spec.channels, spec.height, spec.width)
         if got != expected:
-            raise Error(f"frame of (batch, channels, height, width) {got} does not fit the pyramid's {expected}: "
-                        "make a pyramid of the frame's size")
+            raise Error(
+                f"frame of (batch, channels, height, width) {got} does not fit the pyramid's {expected}: "
+                "make a pyramid of the frame's size"
+            )
         if spec.device != ("cuda" if self.backend == "cuda" else "cpu"):
-            raise Error(f"a {spec.device} frame for the pyramid on backend {self.backend}: pass frames where the "
-                        "pyramid lives (CUDA tensors for 'cuda', host arrays otherwise)")
+            raise Error(
+                f"a {spec.device} frame for the pyramid on backend {self.backend}: pass frames where the "
+                "pyramid lives (CUDA tensors for 'cuda', host arrays otherwise)"
+            )
         if spec.device == "cuda" and spec.device_index != self.device_index:
-            raise Error(f"frame on cuda:{spec.device_index}, pyramid on cuda:{self.device_index}: "
-                        "keep every tensor of a pyramid on one device")
+            raise Error(
+                f"frame on cuda:{spec.device_index}, pyramid on cuda:{self.device_index}: "
+                "keep every tensor of a pyramid on one device"
+            )
 
     def update(self, frame: Any, rect: Union[None, Rect, Sequence[Rect]] = None, stream: Any = None) -> None:
         """Writes a new frame (same shape as the pyramid) and rebuilds the mips. With `rect`,
@@ -215,8 +288,14 @@ class TexturePyramid:
         array = np.stack([a if channels_last else np.moveaxis(a, -1, 0) for a in layers])
         return _tensors.from_host(np.ascontiguousarray(array if batched else array[0]), framework, dtype)
 
-    def sample(self, layout: "layouts.Layout", dtype: Any = "float32", out: Any = None, stream: Any = None,
-               max_anisotropy: int = 16) -> Patches:
+    def sample(
+        self,
+        layout: "layouts.Layout",
+        dtype: Any = "float32",
+        out: Any = None,
+        stream: Any = None,
+        max_anisotropy: int = 16,
+    ) -> Patches:
         """Samples every patch of `layout` (made for this pyramid's size and batch):
         trilinear at each patch's level, or anisotropic for gradient layouts. `out`, if
         given, is written in place ([B, N, C, P, P] or [N, C, P, P], contiguous).
@@ -229,13 +308,17 @@ class TexturePyramid:
         taps), so d loss / d frame flows back through every level (docs/differentiable.md)."""
         half = _out_dtype(dtype) == "float16"
         if (layout.width, layout.height) != (self.width, self.height):
-            raise Error(f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
-                        f"{self.width}x{self.height}: make the layout for the pyramid's size")
+            raise Error(
+                f"the layout is for {layout.width}x{layout.height} images, the pyramid is "
+                f"{self.width}x{self.height}: make the layout for the pyramid's size"
+            )
         if layout.images != self.batch:
             raise Error(f"the layout covers {layout.images} images, the pyramid holds {self.batch}")
         if layout.levels_needed > self.levels:
-            raise Error(f"the layout samples {layout.levels_needed} levels, the pyramid has {self.levels}: "
-                        "make the pyramid with more levels (levels=None builds them all)")
+            raise Error(
+                f"the layout samples {layout.levels_needed} levels, the pyramid has {self.levels}: "
+                "make the pyramid with more levels (levels=None builds them all)"
+            )
         framework, _, batched, _ = self._like
         p, n, c = layout.patch_size, layout.num_patches, self.channels
         shape = ((self.batch,) if batched else ()) + (n, c, p, p)
@@ -252,8 +335,9 @@ class TexturePyramid:
                 _check_out(out, framework, shape, out_dtype, self.device_index)
             s = self._stream(framework, stream)
             copy = self._impl.sample(layout, framework, out, c, half, s)
-            return _tensors.hand_over(Patches(out, copy.meta if batched else copy.meta_one), framework,
-                                      self.device_index, s)
+            return _tensors.hand_over(
+                Patches(out, copy.meta if batched else copy.meta_one), framework, self.device_index, s
+            )
         else:
             values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
             meta = layout.metadata
@@ -265,15 +349,24 @@ class TexturePyramid:
             meta = _tensors.from_host(meta, framework)
         return Patches(out, meta if batched else meta[0])
 
-    def sample_at_level(self, level: int = 0, patch_size: int = 16, dtype: Any = "float32",
-                        stream: Any = None) -> Patches:
+    def sample_at_level(
+        self, level: int = 0, patch_size: int = 16, dtype: Any = "float32", stream: Any = None
+    ) -> Patches:
         """Level `level` cut into patch_size x patch_size patches of its texels (a ViT
         patchify of the downsampled image)."""
         return self.sample(grid_layout(self.width, self.height, self.batch, patch_size, level), dtype, stream=stream)
 
-    def sample_foveated(self, fixation: Any = (0.5, 0.5), num_patches: int = 273, patch_size: int = 16,
-                        m0: float = 0.05, e0: float = 0.05, bias: float = 0.0, dtype: Any = "float32",
-                        stream: Any = None) -> Patches:
+    def sample_foveated(
+        self,
+        fixation: Any = (0.5, 0.5),
+        num_patches: int = 273,
+        patch_size: int = 16,
+        m0: float = 0.05,
+        e0: float = 0.05,
+        bias: float = 0.0,
+        dtype: Any = "float32",
+        stream: Any = None,
+    ) -> Patches:
         """Exactly `num_patches` patches per image, fine near the fixation(s), coarse far
         from them (see layouts.foveated for what decides each patch and the padding).
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
@@ -281,23 +374,46 @@ class TexturePyramid:
         layout = foveated_layout(self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias)
         return self.sample(layout, dtype, stream=stream)
 
-    def sample_anisotropic(self, fixation: Any = None, level: int = 0, elongation: int = 4,
-                           orientation: str = "horizontal", patch_size: int = 16, num_patches: Optional[int] = None,
-                           dtype: Any = "float32", stream: Any = None) -> Patches:
+    def sample_anisotropic(
+        self,
+        fixation: Any = None,
+        level: int = 0,
+        elongation: int = 4,
+        orientation: str = "horizontal",
+        patch_size: int = 16,
+        num_patches: Optional[int] = None,
+        dtype: Any = "float32",
+        stream: Any = None,
+    ) -> Patches:
         """Patches `elongation` times wider than tall (or taller, orientation='vertical') at
         `level`, filtered anisotropically by the texture unit: over the whole image, or,
         with `fixation` ((x, y), or [B, 2] one per image), the `num_patches` nearest to it
         (layouts.anisotropic says how they are chosen)."""
         points = None if fixation is None else repr(layouts._pairs(fixation).tolist())
-        key = ("anisotropic", self.width, self.height, patch_size, level, elongation, orientation, self.batch,
-               points, num_patches)
-        layout = _cached(key, lambda: layouts.anisotropic(self.width, self.height, patch_size, level, elongation,
-                                                          orientation, self.batch, fixation, num_patches))
+        key = (
+            "anisotropic",
+            self.width,
+            self.height,
+            patch_size,
+            level,
+            elongation,
+            orientation,
+            self.batch,
+            points,
+            num_patches,
+        )
+        layout = _cached(
+            key,
+            lambda: layouts.anisotropic(
+                self.width, self.height, patch_size, level, elongation, orientation, self.batch, fixation, num_patches
+            ),
+        )
         return self.sample(layout, dtype, stream=stream)
 
 
 def _grad_enabled() -> bool:
     import torch
+
     return torch.is_grad_enabled()
 
 
@@ -309,14 +425,17 @@ def _grad_source(frame: Any, rect: Any, format: str, channels_last: bool) -> Any
     if rect is not None:
         raise Error("a partial update carries no gradients: update the whole frame, or detach it")
     if format in BYTE_FORMATS:
-        raise Error(f"format {format!r} stores bytes, which have no gradient: use the float format the image's "
-                    "dtype defaults to, or detach the image")
+        raise Error(
+            f"format {format!r} stores bytes, which have no gradient: use the float format the image's "
+            "dtype defaults to, or detach the image"
+        )
     source = frame.movedim(-1, -3) if channels_last else frame
     return source if source.dim() == 4 else source.unsqueeze(0)
 
 
-def _sample_with_grad(source: Any, layout: "layouts.Layout", out_dtype: str, batched: bool, max_anisotropy: int,
-                      levels: int) -> Patches:
+def _sample_with_grad(
+    source: Any, layout: "layouts.Layout", out_dtype: str, batched: bool, max_anisotropy: int, levels: int
+) -> Patches:
     """sample() for an image autograd records for: the engine's reference filtering in
     software from that image (texturevlm.glimpse.sample_layout), the forward whose backward
     is exact (docs/differentiable.md says why the texture unit's is not); padding slots are
@@ -324,6 +443,7 @@ def _sample_with_grad(source: Any, layout: "layouts.Layout", out_dtype: str, bat
     import torch
 
     from .glimpse import sample_layout
+
     meta = torch.from_numpy(np.ascontiguousarray(layout.metadata)).to(source.device)
     patches = sample_layout(source, layout, max_anisotropy, levels).to(getattr(torch, out_dtype))
     return Patches(patches, meta) if batched else Patches(patches[0], meta[0])
@@ -347,20 +467,29 @@ def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, dev
 
 def grid_layout(width: int, height: int, batch: int, patch_size: int, level: int) -> "layouts.Layout":
     """layouts.grid, cached by its arguments."""
-    return _cached(("grid", width, height, patch_size, level, batch),
-                   lambda: layouts.grid(width, height, patch_size, level, batch))
+    return _cached(
+        ("grid", width, height, patch_size, level, batch), lambda: layouts.grid(width, height, patch_size, level, batch)
+    )
 
 
-def foveated_layout(width: int, height: int, batch: int, fixation: Any, num_patches: int, patch_size: int,
-                    m0: float, e0: float, bias: float) -> "layouts.Layout":
+def foveated_layout(
+    width: int,
+    height: int,
+    batch: int,
+    fixation: Any,
+    num_patches: int,
+    patch_size: int,
+    m0: float,
+    e0: float,
+    bias: float,
+) -> "layouts.Layout":
     """layouts.foveated, cached by its arguments."""
     if type(fixation) is tuple and len(fixation) == 2 and all(type(v) in (float, int) for v in fixation):
         points: Any = fixation  # the common case, keyed as it is (no array work per call)
     else:
         points = repr(layouts.fixations_per_image(fixation, batch))
     key = ("foveated", width, height, points, num_patches, patch_size, m0, e0, bias, batch)
-    return _cached(key, lambda: layouts.foveated(width, height, fixation, num_patches, patch_size, m0, e0, bias,
-                                                 batch))
+    return _cached(key, lambda: layouts.foveated(width, height, fixation, num_patches, patch_size, m0, e0, bias, batch))
 
 
 _layout_cache: "dict[Any, layouts.Layout]" = {}

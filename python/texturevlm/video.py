@@ -11,6 +11,7 @@ updated (with threshold 0 the texture equals every frame exactly); foveated patc
 then sampled (Vulkan compute into host memory, or the CUDA texture unit into a torch CUDA
 tensor) where the fixation schedule says to look: fixed, a timeline, following the
 changes, or following a saliency signal or field you give per frame."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -29,18 +30,19 @@ SaliencyFn = Callable[[int, float, Any], Any]
 class VideoFrame(NamedTuple):
     """One sampled frame."""
 
-    index: int                #: the frame's number in the stream, from 0
-    time: float               #: seconds from the start (frame number / frame rate)
-    patches: Any              #: [N, C, P, P] float32 (or float16), zeros in padding slots
-    meta: Any                 #: [N, 5] (cu, cv, su, sv, level); level -1 marks padding
-    changed_fraction: float   #: texels copied into the texture for this frame / all texels
-    whole_frame: bool         #: the first frame or a scene cut: the texture was replaced whole
-    fixations: Fixations      #: where the layout looked, normalized (x, y)
-    decoder: str = "CPU"      #: which decoder ran: "CPU" or "NVDEC (CUDA device N)"
+    index: int  #: the frame's number in the stream, from 0
+    time: float  #: seconds from the start (frame number / frame rate)
+    patches: Any  #: [N, C, P, P] float32 (or float16), zeros in padding slots
+    meta: Any  #: [N, 5] (cu, cv, su, sv, level); level -1 marks padding
+    changed_fraction: float  #: texels copied into the texture for this frame / all texels
+    whole_frame: bool  #: the first frame or a scene cut: the texture was replaced whole
+    fixations: Fixations  #: where the layout looked, normalized (x, y)
+    decoder: str = "CPU"  #: which decoder ran: "CPU" or "NVDEC (CUDA device N)"
 
 
-def write_test_clip(path: str, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32,
-                    codec: str = "ffv1") -> None:
+def write_test_clip(
+    path: str, width: int = 640, height: int = 432, frames: int = 48, cut: int = 32, codec: str = "ffv1"
+) -> None:
     """Writes the embedded test clip (what `tvlm video` runs on without a file): the test
     chart with a bright square moving across it and a scene cut at frame `cut` to the chart
     mirrored; lossless by default (FFV1; `path` should end in .mkv), so decoded frames equal
@@ -58,8 +60,10 @@ def test_clip_frame(index: int, width: int = 640, height: int = 432, frames: int
 
 def _require_video() -> None:
     if not _core.video_built():
-        raise Error("this texturevlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev "
-                    "and libswscale-dev (Debian/Ubuntu) and reinstall it (pip install .)")
+        raise Error(
+            "this texturevlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev "
+            "and libswscale-dev (Debian/Ubuntu) and reinstall it (pip install .)"
+        )
 
 
 def change_saliency(change: Any, tiles: Tuple[int, int]) -> Optional[np.ndarray]:
@@ -71,13 +75,26 @@ def change_saliency(change: Any, tiles: Tuple[int, int]) -> Optional[np.ndarray]
     tiles_x, tiles_y = tiles
     grid = change.changed_tiles[: tiles_x * tiles_y].reshape(tiles_y, tiles_x).astype(np.float32)
     padded = np.pad(grid, 1)
-    return sum(padded[dy:dy + tiles_y, dx:dx + tiles_x] for dy in range(3) for dx in range(3)).astype(np.float32)
+    return sum(padded[dy : dy + tiles_y, dx : dx + tiles_x] for dy in range(3) for dx in range(3)).astype(np.float32)
 
 
-def _schedule(fixation: Any, timeline: Optional[Sequence[Tuple[float, Any]]], follow_changes: Optional[float],
-              saliency: Optional[SaliencyFn], saliency_rate: float, num_fixations: int) -> Any:
-    chosen = [name for name, given in (("timeline", timeline is not None), ("follow_changes", follow_changes is not None),
-                                       ("saliency", saliency is not None)) if given]
+def _schedule(
+    fixation: Any,
+    timeline: Optional[Sequence[Tuple[float, Any]]],
+    follow_changes: Optional[float],
+    saliency: Optional[SaliencyFn],
+    saliency_rate: float,
+    num_fixations: int,
+) -> Any:
+    chosen = [
+        name
+        for name, given in (
+            ("timeline", timeline is not None),
+            ("follow_changes", follow_changes is not None),
+            ("saliency", saliency is not None),
+        )
+        if given
+    ]
     if len(chosen) > 1:
         raise Error(f"choose one of timeline, follow_changes and saliency, not {' and '.join(chosen)}")
     start = layouts.fixations_per_image(fixation, 1)[0]
@@ -94,16 +111,33 @@ def _to_device(array: np.ndarray, device: Any) -> Any:
     if device is None or str(device) == "numpy":
         return array
     import torch
+
     tensor = torch.from_numpy(array)
     return tensor if str(device) == "cpu" else tensor.to(device)
 
 
-def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequence[Tuple[float, Any]]] = None,
-           follow_changes: Optional[float] = None, saliency: Optional[SaliencyFn] = None,
-           saliency_rate: float = 4.0, num_fixations: int = 1, num_patches: int = 273, patch_size: int = 16, every: int = 1,
-           max_frames: Optional[int] = None, threshold: int = 0, channels: int = 3, dtype: str = "float32",
-           format: str = "rgba8", device: Any = None, vulkan_device: str = "",
-           threads: int = 0, decoder: str = "auto") -> Iterator[VideoFrame]:
+def frames(
+    source: str,
+    *,
+    fixation: Any = (0.5, 0.5),
+    timeline: Optional[Sequence[Tuple[float, Any]]] = None,
+    follow_changes: Optional[float] = None,
+    saliency: Optional[SaliencyFn] = None,
+    saliency_rate: float = 4.0,
+    num_fixations: int = 1,
+    num_patches: int = 273,
+    patch_size: int = 16,
+    every: int = 1,
+    max_frames: Optional[int] = None,
+    threshold: int = 0,
+    channels: int = 3,
+    dtype: str = "float32",
+    format: str = "rgba8",
+    device: Any = None,
+    vulkan_device: str = "",
+    threads: int = 0,
+    decoder: str = "auto",
+) -> Iterator[VideoFrame]:
     """Yields a VideoFrame for every `every`-th frame of `source` (a file or any URL FFmpeg
     opens), up to `max_frames` decoded frames.
 
@@ -148,8 +182,21 @@ def frames(source: str, *, fixation: Any = (0.5, 0.5), timeline: Optional[Sequen
     # Checks num_patches and patch_size against the frame before any frame is decoded.
     layouts.foveated(stream.width, stream.height, start_fixations(schedule), num_patches, patch_size)
     field_grid = (64, max(1, round(64 * stream.height / stream.width)))  # square cells
-    return _frames(stream, schedule, fps, saliency, follow_changes is not None, num_patches, patch_size, every,
-                   max_frames, channels, dtype == "float16", device, field_grid)
+    return _frames(
+        stream,
+        schedule,
+        fps,
+        saliency,
+        follow_changes is not None,
+        num_patches,
+        patch_size,
+        every,
+        max_frames,
+        channels,
+        dtype == "float16",
+        device,
+        field_grid,
+    )
 
 
 def _nvdec_device(device: Any, format: str) -> Tuple[Optional[int], str]:
@@ -168,11 +215,11 @@ def _nvdec_device(device: Any, format: str) -> Tuple[Optional[int], str]:
     if index:
         return int(index), ""
     import torch
+
     return torch.cuda.current_device(), ""
 
 
-def _open(source: str, decoder: str, device: Any, format: str, threshold: int, threads: int,
-          vulkan_device: str) -> Any:
+def _open(source: str, decoder: str, device: Any, format: str, threshold: int, threads: int, vulkan_device: str) -> Any:
     """The stream that decodes `source` as `decoder` asks (see frames())."""
     if decoder == "nvdec" or (decoder == "auto" and device is not None):
         cuda_index, why = _nvdec_device(device, format)
@@ -199,12 +246,26 @@ class _NvdecStream:
 
     def sample(self, layout: Any, channels: int, half: bool) -> Tuple[Any, Any]:
         import torch
+
         from ._tensors import torch_raw_stream
+
         copy = layout.on_device("torch", self.cuda_index)
-        out = torch.empty((layout.num_patches, channels, layout.patch_size, layout.patch_size),
-                          dtype=torch.float16 if half else torch.float32, device=f"cuda:{self.cuda_index}")
-        self.core.sample(copy.records_ptr, layout.num_patches, layout.patch_size, channels, half, layout.width,
-                         layout.height, out.data_ptr(), torch_raw_stream()(self.cuda_index))
+        out = torch.empty(
+            (layout.num_patches, channels, layout.patch_size, layout.patch_size),
+            dtype=torch.float16 if half else torch.float32,
+            device=f"cuda:{self.cuda_index}",
+        )
+        self.core.sample(
+            copy.records_ptr,
+            layout.num_patches,
+            layout.patch_size,
+            channels,
+            half,
+            layout.width,
+            layout.height,
+            out.data_ptr(),
+            torch_raw_stream()(self.cuda_index),
+        )
         return out, copy.meta_one
 
 
@@ -220,13 +281,26 @@ def _saliency_signal(given: Any, field_grid: Tuple[int, int]) -> Optional[np.nda
         return None
     if callable(given):
         from .fields import saliency_map
+
         return saliency_map(given, field_grid)
     return np.ascontiguousarray(np.asarray(given, dtype=np.float32))
 
 
-def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyFn], follow_changes: bool,
-            num_patches: int, patch_size: int, every: int, max_frames: Optional[int], channels: int, half: bool,
-            device: Any, field_grid: Tuple[int, int]) -> Iterator[VideoFrame]:
+def _frames(
+    stream: Any,
+    schedule: Any,
+    fps: float,
+    saliency: Optional[SaliencyFn],
+    follow_changes: bool,
+    num_patches: int,
+    patch_size: int,
+    every: int,
+    max_frames: Optional[int],
+    channels: int,
+    half: bool,
+    device: Any,
+    field_grid: Tuple[int, int],
+) -> Iterator[VideoFrame]:
     layout = None
     index = 0
     while max_frames is None or index < max_frames:
@@ -248,6 +322,7 @@ def _frames(stream: Any, schedule: Any, fps: float, saliency: Optional[SaliencyF
             else:
                 patches = _to_device(stream.sample(layout._core, channels, half), device)
                 meta = _to_device(layout.metadata[0], device)
-            yield VideoFrame(index, time, patches, meta, change.copied_fraction, change.whole_frame, list(fixations),
-                             stream.decoder)
+            yield VideoFrame(
+                index, time, patches, meta, change.copied_fraction, change.whole_frame, list(fixations), stream.decoder
+            )
         index += 1

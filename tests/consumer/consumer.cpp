@@ -16,13 +16,13 @@ int main() {
         tvlm::Context context;
         tvlm::ImageF base(37, 21, 4);
         for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = float((i * 7919) % 1000) / 1000.0f;
-        tvlm::Texture texture =
-            tvlm::Texture::create(context, tvlm::TextureDesc::sampled_2d(37, 21, tvlm::Format::rgba32f));
+        tvlm::Texture texture = tvlm::Texture::create(context,
+                                                      tvlm::TextureDesc::sampled_2d(37, 21, tvlm::Format::rgba32f));
         tvlm::upload(context, texture, tvlm::host_pixels(base));
         tvlm::generate_mips(context, texture, tvlm::MipFilter::box);
         const tvlm::ImageF got = tvlm::readback_image(context, texture, 3);
-        const std::vector<tvlm::ImageF> want =
-            tvlm::reference_mip_chain(base, tvlm::Format::rgba32f, tvlm::MipFilter::box, 4);
+        const std::vector<tvlm::ImageF> want = tvlm::reference_mip_chain(base, tvlm::Format::rgba32f,
+                                                                         tvlm::MipFilter::box, 4);
         double worst = 0;
         for (size_t i = 0; i < got.texels.size(); ++i)
             worst = std::max(worst, double(std::abs(got.texels[i] - want[3].texels[i])));

@@ -13,8 +13,8 @@
 int main() {
     try {
         tvlm::Context context;
-        const tvlm::ImportedTexture texture =
-            tvlm::ImportedTexture::create(context, tvlm::TextureDesc::sampled_2d(64, 64, tvlm::Format::rgba8_unorm));
+        const tvlm::ImportedTexture texture = tvlm::ImportedTexture::create(
+            context, tvlm::TextureDesc::sampled_2d(64, 64, tvlm::Format::rgba8_unorm));
         const tvlm::CudaBoxMips mips(texture.cuda);
         mips.generate(nullptr);
         TVLM_CUDA_CHECK(cudaDeviceSynchronize());

@@ -21,7 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {  // the 16-bit path of float formats
         const tvlm::ImageF image = tvlm::decode_image_float(data, size, "fuzz input", limits);
         if (image.texels.size() != size_t{image.width} * image.height * 4) __builtin_trap();
-    } catch (const tvlm::Error&) {
-    }
+    } catch (const tvlm::Error&) {}
     return 0;
 }

@@ -4,6 +4,7 @@ Run once with Pillow installed; the files are committed, so CI does not need Pil
 
     python3 tests/fuzz/make_seeds.py
 """
+
 import io
 import struct
 import zlib
@@ -61,7 +62,7 @@ small = io.BytesIO()
 Image.fromarray(pattern(16, 16, 3)).save(small, "JPEG", quality=50)
 data = bytearray(small.getvalue())
 sof = data.index(b"\xff\xc0")
-data[sof + 5:sof + 9] = struct.pack(">HH", 16384, 16384)
+data[sof + 5 : sof + 9] = struct.pack(">HH", 16384, 16384)
 (bad / "jpeg_16384x16384_header.jpg").write_bytes(bytes(data))
 (bad / "jpeg_cut_in_half.jpg").write_bytes((jpeg / "baseline.jpg").read_bytes()[:400])
 (bad / "gif_not_supported.gif").write_bytes(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;")

@@ -1,5 +1,6 @@
 """Shared fixtures: seeded random images, the backends this machine has, and the Vulkan
 validation layers on for every test (any message fails it)."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,6 @@ os.environ.setdefault("TVLM_VALIDATION", "1")  # before the first Vulkan context
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from texturevlm import _core, _devices
 
@@ -39,6 +39,7 @@ needs_cuda = pytest.mark.skipif(bool(cuda_reason()), reason=cuda_reason() or "CU
 def has_torch() -> bool:
     try:
         import torch  # noqa: F401
+
         return True
     except ImportError:
         return False

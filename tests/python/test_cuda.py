@@ -1,6 +1,7 @@
 """torch CUDA tensors end to end (NVIDIA machine only; skipped with the reason elsewhere):
 against the CPU reference, zero copy, no allocations after warm-up, stream ordering,
 torch.compile, CUDA graphs, avg_pool2d / grid_sample, bad input, 10,000 cycles flat."""
+
 from __future__ import annotations
 
 import gc
@@ -8,7 +9,6 @@ import os
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import cuda_reason, random_image, tolerance
 
@@ -19,6 +19,7 @@ FORMATS = ["rgba8", "rgba8_srgb", "rgba16f", "rgba32f"]
 
 def torch_image(rng, shape, format="rgba8"):
     import torch
+
     dtype = np.uint8 if format.startswith("rgba8") else np.float32
     return torch.from_numpy(random_image(rng, shape, dtype)).cuda()
 
@@ -65,6 +66,7 @@ def test_cuda_sampling_matches_the_reference(rng, format, kind, dtype, channels_
 
 def test_functional_path_equals_the_pyramid(rng):
     import torch
+
     image = torch_image(rng, (3, 256, 256))
     layout = tv.layouts.foveated(256, 256, (0.3, 0.3), num_patches=100)
     a = tv.sample_patches(image, layout)
@@ -79,6 +81,7 @@ def test_functional_path_equals_the_pyramid(rng):
 
 def test_zero_copy_and_no_allocations_after_warm_up(rng):
     import torch
+
     image = torch_image(rng, (3, 1024, 1024))
     layout = tv.layouts.foveated(1024, 1024, num_patches=273)
     out = torch.full((273, 3, 16, 16), float("nan"), device="cuda")
@@ -91,6 +94,7 @@ def test_zero_copy_and_no_allocations_after_warm_up(rng):
     assert got.patches.data_ptr() == out.data_ptr()  # the kernel wrote the caller's buffer
     assert not torch.isnan(out).any()
     torch.testing.assert_close(out, result.patches, rtol=0, atol=0)
+
     def calls():
         tv.sample_patches(image, layout)
         pyramid.sample(layout, out=out)
@@ -108,6 +112,7 @@ def test_zero_copy_and_no_allocations_after_warm_up(rng):
 
 def test_stream_ordering_with_a_producer_on_a_side_stream(rng):
     import torch
+
     layout = tv.layouts.grid(512, 512, patch_size=16, level=0)
     side = torch.cuda.Stream()
     image = torch.zeros((3, 512, 512), dtype=torch.uint8, device="cuda")
@@ -131,6 +136,7 @@ def test_stream_ordering_with_a_producer_on_a_side_stream(rng):
 
 def test_torch_compile_traces_without_graph_breaks(rng):
     import torch
+
     layout = tv.layouts.foveated(256, 256, (0.5, 0.5), num_patches=64)
 
     def encode(image):
@@ -148,6 +154,7 @@ def test_torch_compile_traces_without_graph_breaks(rng):
 
 def test_cuda_graph_capture_and_replay(rng):
     import torch
+
     layout = tv.layouts.foveated(512, 512, (0.5, 0.5), num_patches=273)
     static = torch_image(rng, (3, 512, 512))
     tv.sample_patches(static, layout)  # warm-up: texture and layout exist before capture
@@ -163,6 +170,7 @@ def test_cuda_graph_capture_and_replay(rng):
 def test_generate_mipmaps_equals_avg_pool2d(rng):
     import torch
     import torch.nn.functional as F
+
     for shape in [(3, 512, 256), (4, 3, 128, 128)]:
         image = torch.rand(shape, device="cuda")
         levels = tv.generate_mipmaps(image)
@@ -177,6 +185,7 @@ def test_generate_mipmaps_equals_avg_pool2d(rng):
 def test_patches_equal_grid_sample_on_the_pooled_level(rng):
     import torch
     import torch.nn.functional as F
+
     image = torch.rand((1, 3, 256, 256), device="cuda")
     layout = tv.layouts.grid(256, 256, patch_size=16, level=2)
     patches, meta = tv.sample_patches(image, layout)
@@ -213,6 +222,7 @@ def test_cupy_arrays_in_and_out(rng):
 def _jax_gpu_reason() -> str:
     try:
         import jax
+
         return "" if any(d.platform == "gpu" for d in jax.devices()) else "JAX has no GPU backend here"
     except Exception as e:  # not installed, or its CUDA plugin does not load
         return f"JAX with CUDA is unavailable: {e}"
@@ -222,6 +232,7 @@ def _jax_gpu_reason() -> str:
 def test_jax_cuda_arrays_in_and_out(rng):
     import jax
     import jax.numpy as jnp
+
     host = random_image(rng, (2, 3, 96, 128))
     image = jax.device_put(jnp.asarray(host), [d for d in jax.devices() if d.platform == "gpu"][0])
     reference = tv.TexturePyramid(host, backend="cpu")
@@ -239,6 +250,7 @@ def test_jax_cuda_arrays_in_and_out(rng):
 
 def test_bad_cuda_input(rng):
     import torch
+
     image = torch_image(rng, (3, 64, 64))
     with pytest.raises(tv.Error, match="runs on backend 'cuda'"):
         tv.TexturePyramid(image, backend="vulkan")
@@ -263,6 +275,7 @@ def test_bad_cuda_input(rng):
 
 def test_10000_create_destroy_cycles_flat(rng):
     import torch
+
     image = torch_image(rng, (3, 64, 64))
     layout = tv.layouts.foveated(64, 64, num_patches=13)
 
@@ -281,16 +294,19 @@ def test_10000_create_destroy_cycles_flat(rng):
     gc.collect()
     free_after, _ = torch.cuda.mem_get_info()
     assert len(os.listdir("/proc/self/fd")) == fds
-    assert abs(free_before - free_after) < 64 * 2**20, f"device memory moved {(free_before - free_after) / 2**20:.1f} MB"
+    assert abs(free_before - free_after) < 64 * 2**20, (
+        f"device memory moved {(free_before - free_after) / 2**20:.1f} MB"
+    )
 
 
 def test_cuda_partial_updates_equal_a_full_rebuild(rng):
     import torch
+
     first = torch_image(rng, (2, 3, 300, 420))
     second = first.clone()
     rects = [(10, 20, 33, 17), (300, 200, 120, 100), (0, 0, 1, 1)]
     for x, y, w, h in rects:
-        second[:, :, y:y + h, x:x + w] = torch_image(rng, (2, 3, h, w))
+        second[:, :, y : y + h, x : x + w] = torch_image(rng, (2, 3, h, w))
     video = tv.TexturePyramid(first)
     video.update(second, rect=rects)
     fresh = tv.TexturePyramid(second)
@@ -300,6 +316,7 @@ def test_cuda_partial_updates_equal_a_full_rebuild(rng):
 
 def test_bfloat16_and_float16_inputs(rng):
     import torch
+
     image = torch.rand((3, 64, 64), device="cuda")
     for dtype in (torch.bfloat16, torch.float16):
         levels = tv.generate_mipmaps(image.to(dtype))
@@ -315,6 +332,7 @@ def test_tensor_mips_equal_the_texture_path(rng, dtype, shape, channels_last):
     """generate_mipmaps builds uint8/float16/float32 chains over the tensors themselves: each
     level equals the texture path's (itself checked against the CPU reference) bit for bit."""
     import torch
+
     image = torch.from_numpy(random_image(rng, shape, np.uint8 if dtype == "uint8" else np.float32)).cuda()
     image = image.to(getattr(torch, dtype))
     if channels_last:
@@ -334,6 +352,7 @@ def test_ring_frames_equal_fresh_pyramids(rng):
     """Every frame of a ring of 3, updated whole or by rectangles, equals a pyramid built
     from that frame alone: each slot catches up on what changed while it held older frames."""
     import torch
+
     w, h = 300, 180
     video = tv.TexturePyramid.create(w, h, "rgba8", batch=2, device="cuda", ring=3)
     layout = tv.layouts.foveated(w, h, (0.4, 0.6), num_patches=40, images=2)
@@ -344,7 +363,7 @@ def test_ring_frames_equal_fresh_pyramids(rng):
             frame = frame.clone()
             rects = [(int(rng.integers(0, w - 40)), int(rng.integers(0, h - 30)), 40, 30) for _ in range(2)]
             for x, y, rw, rh in rects:
-                frame[:, :, y:y + rh, x:x + rw] = torch_image(rng, (2, 3, rh, rw))
+                frame[:, :, y : y + rh, x : x + rw] = torch_image(rng, (2, 3, rh, rw))
         video.update(frame, rect=rects if f % 3 else None)
         fresh = tv.TexturePyramid(frame)
         for level in range(video.levels):
@@ -357,6 +376,7 @@ def test_ring_orders_writes_and_reads_across_streams(rng):
     write (a slow writer is never overtaken), and a slot is not rewritten before the last
     read of its frame ran (a slow reader still sees its own frame)."""
     import torch
+
     layout = tv.layouts.grid(256, 256, patch_size=16, level=0)
     decode, model = torch.cuda.Stream(), torch.cuda.Stream()
     video = tv.TexturePyramid.create(256, 256, "rgba8", device="cuda", ring=2)
@@ -378,11 +398,11 @@ def test_ring_orders_writes_and_reads_across_streams(rng):
     assert torch.equal(video.level(0), frames[-1])
 
 
-
 def test_the_default_vulkan_device_is_the_current_cuda_device() -> None:
     """Each rank of torch.distributed sets its CUDA device; the engine follows it."""
     import torch
     from texturevlm import _devices
+
     for index in range(torch.cuda.device_count()):
         torch.cuda.set_device(index)
         uuid = str(torch.cuda.get_device_properties(index).uuid).removeprefix("GPU-")

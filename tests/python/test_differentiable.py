@@ -1,13 +1,13 @@
 """texturevlm.sample_points: NumPy inputs through the CPU reference (CI), and torch's
 custom op with autograd on the CPU reference and on CUDA (gradcheck in float64, CUDA
 float32 against the reference, torch.compile, a learned position, leaks)."""
+
 from __future__ import annotations
 
 import contextlib
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import needs_cuda, needs_torch
 
@@ -80,6 +80,7 @@ def test_bad_input_is_refused(rng):
 
 # ---------------------------------------------------------------- torch
 
+
 def _job(torch, device, dtype, channels=3, batch=2, height=13, width=10, points=40, seed=0):
     g = torch.Generator().manual_seed(seed)
     image = torch.rand((batch, channels, height, width), generator=g, dtype=torch.float64).to(device, dtype)
@@ -92,6 +93,7 @@ def _job(torch, device, dtype, channels=3, batch=2, height=13, width=10, points=
 @needs_torch
 def test_cpu_gradcheck():
     import torch
+
     image, uv, lod, layer = _job(torch, "cpu", torch.float64, points=12)
     inputs = (image.requires_grad_(), uv.requires_grad_(), lod.requires_grad_())
     assert torch.autograd.gradcheck(lambda i, u, l: tv.sample_points(i, u, l, layer), inputs)
@@ -101,6 +103,7 @@ def test_cpu_gradcheck():
 @pytest.mark.parametrize("channels", [1, 3, 4, 40])
 def test_cuda_gradcheck_in_float64(channels):
     import torch
+
     image, uv, lod, layer = _job(torch, "cuda", torch.float64, channels=channels, points=10)
     inputs = (image.requires_grad_(), uv.requires_grad_(), lod.requires_grad_())
     assert torch.autograd.gradcheck(lambda i, u, l: tv.sample_points(i, u, l, layer), inputs)
@@ -110,6 +113,7 @@ def test_cuda_gradcheck_in_float64(channels):
 @pytest.mark.parametrize("channels", [1, 3, 40, 64])
 def test_cuda_float32_equals_the_reference(channels):
     import torch
+
     image, uv, lod, layer = _job(torch, "cpu", torch.float64, channels=channels, height=37, width=64, points=3000)
     weights = torch.rand((3000, channels), dtype=torch.float64) * 2 - 1
     grads = []
@@ -130,11 +134,12 @@ def test_a_fixed_image_gives_the_same_position_gradients(device, channels):
     gradients they get beside the image's (on CUDA the backward then skips the texel
     atomics and the fold), the image none; eager and compiled."""
     import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     dtype = torch.float32 if device == "cuda" else torch.float64
     image, uv, lod, layer = _job(torch, device, dtype, channels=channels, points=500)
-    weights = (torch.rand((500, channels), generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2 - 1)
+    weights = torch.rand((500, channels), generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2 - 1
     weights = weights.to(device, dtype)
 
     def loss(i, u, l):
@@ -161,6 +166,7 @@ def test_a_fixed_image_gives_the_same_position_gradients(device, channels):
 @needs_cuda
 def test_cuda_op_compiles_and_makes_no_host_sync():
     import torch
+
     image, uv, lod, layer = _job(torch, "cuda", torch.float32, points=256)
     image.requires_grad_()
 
@@ -182,6 +188,7 @@ def test_cuda_op_compiles_and_makes_no_host_sync():
 def test_a_learned_position_moves_to_the_target():
     """uv learns where a bright blob is: the loss falls and the point converges on it."""
     import torch
+
     y, x = torch.meshgrid(torch.linspace(0, 1, 64), torch.linspace(0, 1, 64), indexing="ij")
     blob = torch.exp(-((x - 0.7) ** 2 + (y - 0.3) ** 2) / 0.02)[None].cuda()
     uv = torch.tensor([[0.4, 0.6]], device="cuda", requires_grad=True)
@@ -201,6 +208,7 @@ def test_a_learned_position_moves_to_the_target():
 @needs_cuda
 def test_torch_bad_input_and_no_leaks(rng):
     import torch
+
     image, uv, lod, layer = _job(torch, "cuda", torch.float32)
     with pytest.raises(tv.Error, match="float images"):
         tv.sample_points((image * 255).to(torch.uint8), uv, lod)
@@ -229,6 +237,7 @@ def test_cuda_nonfinite_gradients_are_reported_without_a_sync():
     host sync): check_gradients() reports it, and without that call the next backward on
     the device refuses to run. Finite gradients raise nothing."""
     import torch
+
     image, uv, lod, layer = _job(torch, "cuda", torch.float32)
     image.requires_grad_()
     with contextlib.suppress(tv.Error):  # a verdict left by an earlier test is not this test's
@@ -261,11 +270,13 @@ def test_cuda_nonfinite_gradients_are_reported_without_a_sync():
 
 # ---------------------------------------------------------------- patches and glimpses
 
+
 @needs_torch
 def test_differentiable_patches_equal_the_engines_patch_sampler(rng):
     """glimpse.sample_patches places samples as the engine's layouts do: a foveated layout's
     metadata through it equals the CPU reference patch sampler on the same float image."""
     import torch
+
     image = rng.random((4, 96, 128)).astype(np.float32)
     layout = tv.layouts.foveated(128, 96, (0.3, 0.6), num_patches=40, patch_size=8)
     want = np.asarray(tv.TexturePyramid(image, "rgba32f", backend="cpu").sample(layout).patches)
@@ -279,6 +290,7 @@ def test_differentiable_patches_equal_the_engines_patch_sampler(rng):
 @needs_cuda
 def test_glimpse_gradients_to_fixation_and_scale():
     import torch
+
     g = torch.Generator().manual_seed(3)
     image = torch.rand((1, 3, 32, 40), generator=g, dtype=torch.float64).cuda()
     fixation = torch.tensor([[0.43, 0.57]], dtype=torch.float64, device="cuda", requires_grad=True)
@@ -297,6 +309,7 @@ def test_a_learned_fixation_moves_to_the_target():
     """A glimpse's fovea learns to look at a bright region: the loss falls and the fixation
     converges on it (the issue's end-to-end check)."""
     import torch
+
     y, x = torch.meshgrid(torch.linspace(0, 1, 128), torch.linspace(0, 1, 160), indexing="ij")
     scene = torch.stack([torch.exp(-((x - 0.72) ** 2 + (y - 0.31) ** 2) / 0.01)] * 3).cuda()
     fixation = torch.tensor([0.35, 0.65], device="cuda", requires_grad=True)
@@ -317,9 +330,11 @@ def test_a_learned_fixation_moves_to_the_target():
 
 # ---------------------------------------------------------------- box chain with gradients
 
+
 def numpy_box_chain(image: np.ndarray, levels: int) -> list:
     """The exact box (README, "Mip filters") by its definition: level l's texel averages
     the source area it covers, each source texel weighted by its overlap."""
+
     def shrink(a: np.ndarray, axis: int) -> np.ndarray:
         n = a.shape[axis]
         m = max(1, n // 2)
@@ -374,13 +389,16 @@ def test_reference_box_chain_and_its_adjoint(rng):
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_generate_mipmaps_has_gradients(device, rng):
     import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     # gradcheck in float64 through every level of odd and even chains, batched, channels last.
     for shape, channels_last in (((3, 7, 5), False), ((2, 4, 6, 8), False), ((5, 9, 2), True)):
         image = torch.rand(shape, dtype=torch.float64, device=device, requires_grad=True)
+
         def levels(x):
             return tuple(tv.generate_mipmaps(x, channels_last=channels_last)[1:])
+
         assert torch.autograd.gradcheck(levels, (image,))
     # Values: those of the forward-only path; level 0 is the image itself.
     image = torch.rand((2, 40, 33, 20), device=device)
@@ -410,6 +428,7 @@ def test_generate_mipmaps_has_gradients(device, rng):
 @needs_cuda
 def test_generate_mipmaps_with_gradients_compiles():
     import torch
+
     image = torch.rand((1, 3, 64, 48), device="cuda", requires_grad=True)
 
     def loss(x):
@@ -424,14 +443,17 @@ def test_generate_mipmaps_with_gradients_compiles():
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_texture_pyramid_sampling_has_gradients(device, rng):
     import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     image = torch.rand((2, 3, 48, 64), device=device)
     plain = tv.TexturePyramid(image)
     pyramid = tv.TexturePyramid(image.clone().requires_grad_())
     source = pyramid._grad_source
-    for name, call in (("grid", lambda p: p.sample_at_level(1, patch_size=8)),
-                       ("foveated", lambda p: p.sample_foveated((0.3, 0.6), num_patches=20, patch_size=8))):
+    for name, call in (
+        ("grid", lambda p: p.sample_at_level(1, patch_size=8)),
+        ("foveated", lambda p: p.sample_foveated((0.3, 0.6), num_patches=20, patch_size=8)),
+    ):
         want, got = call(plain), call(pyramid)
         assert got.patches.requires_grad and got.patches.shape == want.patches.shape
         # The software forward against the texture path: the texture unit's 8-bit weights.
@@ -440,7 +462,7 @@ def test_texture_pyramid_sampling_has_gradients(device, rng):
         # gradient is right only if every sample's weights land on the texels it read.
         weights = torch.randn(got.patches.shape, device=device)
         value = (weights * got.patches).sum()
-        grad, = torch.autograd.grad(value, source)
+        (grad,) = torch.autograd.grad(value, source)
         torch.testing.assert_close((grad * source.detach()).sum(), value.detach(), rtol=1e-4, atol=1e-3)
         assert grad.abs().sum() > 0, name
     # Padding slots stay zero; anisotropic layouts, partial updates and bytes are refused.
@@ -459,6 +481,7 @@ def test_channels_last_images_are_read_in_place():
     # The kernels' levels are channels last: such an image is level 0 as it is, an NCHW one
     # is copied; both give the same samples and gradients (atomics add in any order).
     import torch
+
     g = torch.Generator(device="cuda").manual_seed(3)
     x = torch.rand((2, 40, 33, 20), device="cuda", generator=g)
     planar = x.clone().requires_grad_()
@@ -481,6 +504,7 @@ def test_every_layout_with_gradients_equals_the_reference_filter(device, rng):
     # CPU reference pyramid (double) of the same float image is the oracle, for level and
     # anisotropic layouts (axis-aligned and along a fixation's direction), odd sizes, a batch.
     import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     image = rng.random((2, 4, 61, 97)).astype(np.float32)
@@ -491,16 +515,16 @@ def test_every_layout_with_gradients_equals_the_reference_filter(device, rng):
         "grid": tv.layouts.grid(97, 61, patch_size=8, level=1, images=2),
         "foveated": tv.layouts.foveated(97, 61, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=20, patch_size=8, images=2),
         "anisotropic": tv.layouts.anisotropic(97, 61, patch_size=8, level=1, elongation=3, images=2),
-        "anisotropic, fixation": tv.layouts.anisotropic(97, 61, patch_size=8, level=1, elongation=2, images=2,
-                                                        fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5),
+        "anisotropic, fixation": tv.layouts.anisotropic(
+            97, 61, patch_size=8, level=1, elongation=2, images=2, fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5
+        ),
     }
     for name, layout in layouts.items():
         got = pyramid.sample(layout)
         want = reference.sample(layout, max_anisotropy=16)
         assert got.patches.requires_grad, name
-        np.testing.assert_allclose(got.patches.detach().cpu().numpy(), want.patches, rtol=0, atol=2e-5,
-                                   err_msg=name)
+        np.testing.assert_allclose(got.patches.detach().cpu().numpy(), want.patches, rtol=0, atol=2e-5, err_msg=name)
         weights = torch.randn(got.patches.shape, device=device)
         value = (weights * got.patches).sum()
-        grad, = torch.autograd.grad(value, source)
+        (grad,) = torch.autograd.grad(value, source)
         torch.testing.assert_close((grad * source.detach()).sum(), value.detach(), rtol=1e-4, atol=1e-3)

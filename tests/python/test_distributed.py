@@ -2,6 +2,7 @@
 where the machine has two, else two host ranks (gloo) on Vulkan or the CPU reference.
 Every image is counted once over the ranks and their checksum equals one rank's own; when
 one rank fails, the launcher stops the other and no process or GPU memory is left."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,6 @@ import time
 from pathlib import Path
 from typing import List
 
-import pytest
-
 from conftest import needs_torch
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "distributed_patches.py"
@@ -20,13 +19,29 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "distributed_patche
 
 def _two_gpus() -> bool:
     import torch
+
     return torch.cuda.is_available() and torch.cuda.device_count() >= 2
 
 
 def _torchrun(*extra: str, timeout: float = 300) -> subprocess.CompletedProcess:
     device, size = ("cuda", "512") if _two_gpus() else ("cpu", "128")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(EXAMPLE),
-               "--images", "11", "--size", size, "--batch", "3", "--device", device, *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node=2",
+        str(EXAMPLE),
+        "--images",
+        "11",
+        "--size",
+        size,
+        "--batch",
+        "3",
+        "--device",
+        device,
+        *extra,
+    ]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -50,6 +65,7 @@ def _free_gpu_memory() -> List[int]:
     """Free bytes of every CUDA device, as the driver reports them (other processes' use
     included), or [] without CUDA."""
     import torch
+
     if not torch.cuda.is_available():
         return []
     return [torch.cuda.mem_get_info(d)[0] for d in range(torch.cuda.device_count())]

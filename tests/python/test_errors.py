@@ -1,12 +1,12 @@
 """Bad input gets texturevlm.Error with a message that says what to do, and changes
 nothing: a pyramid that refused a frame still holds and samples the previous one."""
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import needs_vulkan, random_image
 
@@ -14,16 +14,19 @@ BACKENDS = ["cpu", pytest.param("vulkan", marks=needs_vulkan)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("image,match", [
-    (np.zeros((64, 64), np.uint8), "rank 3 or 4"),
-    (np.zeros((1, 1, 3, 8, 8), np.uint8), "rank 3 or 4"),
-    (np.zeros((3, 8, 8), np.int32), "dtype int32 is not supported"),
-    (np.zeros((3, 8, 8), np.float64), "dtype float64 is not supported"),
-    (np.zeros((2, 8, 8), np.uint8), "3 or 4 channels, got 2"),
-    (np.zeros((3, 0, 8), np.uint8), "is empty"),
-    ("not an image", "expected an image tensor or array"),
-    ([[1, 2, 3]], "expected an image tensor or array"),
-])
+@pytest.mark.parametrize(
+    "image,match",
+    [
+        (np.zeros((64, 64), np.uint8), "rank 3 or 4"),
+        (np.zeros((1, 1, 3, 8, 8), np.uint8), "rank 3 or 4"),
+        (np.zeros((3, 8, 8), np.int32), "dtype int32 is not supported"),
+        (np.zeros((3, 8, 8), np.float64), "dtype float64 is not supported"),
+        (np.zeros((2, 8, 8), np.uint8), "3 or 4 channels, got 2"),
+        (np.zeros((3, 0, 8), np.uint8), "is empty"),
+        ("not an image", "expected an image tensor or array"),
+        ([[1, 2, 3]], "expected an image tensor or array"),
+    ],
+)
 def test_bad_images(backend, image, match):
     with pytest.raises(tv.Error, match=match):
         tv.TexturePyramid(image, backend=backend)
@@ -101,6 +104,7 @@ def test_cuda_backend_reports_why_it_cannot_run():
     if tv.cuda_built() and not tv.unavailable()["cuda"]:
         pytest.skip("a CUDA device is present: test_cuda.py covers it")
     from texturevlm._backends import CudaBackend
+
     with pytest.raises(tv.Error, match="CUDA|cuda"):
         CudaBackend(0, 16, 16, 1, "rgba8", 0)
 
@@ -108,12 +112,15 @@ def test_cuda_backend_reports_why_it_cannot_run():
 def test_no_vulkan_driver_is_reported_and_auto_falls_back(tmp_path):
     import subprocess
     import sys
-    code = ("import numpy as np, texturevlm as tv\n"
-            "print(repr(tv.unavailable()['vulkan']))\n"
-            "p = tv.TexturePyramid(np.zeros((3, 8, 8), np.uint8))\n"
-            "print(p.backend, p.backend_reason)\n"
-            "try:\n    tv.TexturePyramid(np.zeros((3, 8, 8), np.uint8), backend='vulkan')\n"
-            "except tv.Error as e:\n    print('error:', e)\n")
+
+    code = (
+        "import numpy as np, texturevlm as tv\n"
+        "print(repr(tv.unavailable()['vulkan']))\n"
+        "p = tv.TexturePyramid(np.zeros((3, 8, 8), np.uint8))\n"
+        "print(p.backend, p.backend_reason)\n"
+        "try:\n    tv.TexturePyramid(np.zeros((3, 8, 8), np.uint8), backend='vulkan')\n"
+        "except tv.Error as e:\n    print('error:', e)\n"
+    )
     env = {"PATH": "/usr/bin:/bin", "VK_DRIVER_FILES": str(tmp_path / "none.json"), "HOME": str(tmp_path)}
     for name in ("PYTHONPATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV"):
         if name in os.environ:

@@ -1,11 +1,11 @@
 """FeaturePyramid: 1..64-channel feature maps in groups of RGBA textures, on the CPU
 reference and Vulkan (CI, lavapipe) and CUDA (NVIDIA machine), against the double
 reference of the box chain and of trilinear sampling (texturevlm.sample_points on NumPy)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import needs_cuda, tolerance, vulkan_reason
 
@@ -18,7 +18,7 @@ def reference_level(features: np.ndarray, level: int) -> np.ndarray:
     packed = tv._core.reference_box_chain(features.astype(np.float64), level + 1)
     at = sum(b * c * max(1, h >> l) * max(1, w >> l) for l in range(level))
     lh, lw = max(1, h >> level), max(1, w >> level)
-    return packed[at:at + b * c * lh * lw].reshape(b, c, lh, lw)
+    return packed[at : at + b * c * lh * lw].reshape(b, c, lh, lw)
 
 
 def reference_patches(features: np.ndarray, meta: np.ndarray, patch: int) -> np.ndarray:
@@ -49,8 +49,10 @@ def test_levels_and_patches_equal_the_reference(rng, backend, channels):
         got = pyramid.level(level)
         assert got.shape == reference_level(features, level).shape and got.dtype == np.float32
         np.testing.assert_allclose(got, reference_level(features, level), rtol=0, atol=2e-6)
-    for patches in (pyramid.sample_at_level(1, patch_size=8),
-                    pyramid.sample_foveated([[[0.2, 0.3]], [[0.7, 0.6]]], num_patches=30, patch_size=8)):
+    for patches in (
+        pyramid.sample_at_level(1, patch_size=8),
+        pyramid.sample_foveated([[[0.2, 0.3]], [[0.7, 0.6]]], num_patches=30, patch_size=8),
+    ):
         assert patches.patches.shape == (2, patches.meta.shape[1], channels, 8, 8)
         want = reference_patches(features, np.asarray(patches.meta), 8)
         err = np.abs(patches.patches.astype(np.float64) - want)
@@ -62,8 +64,7 @@ def test_levels_and_patches_equal_the_reference(rng, backend, channels):
 def test_channels_last_updates_and_half_precision(rng, backend):
     features = rng.random((2, 10, 32, 48)).astype(np.float32)
     planar = tv.FeaturePyramid(features, backend=backend)
-    last = tv.FeaturePyramid(np.ascontiguousarray(features.transpose(0, 2, 3, 1)), backend=backend,
-                             channels_last=True)
+    last = tv.FeaturePyramid(np.ascontiguousarray(features.transpose(0, 2, 3, 1)), backend=backend, channels_last=True)
     np.testing.assert_array_equal(last.level(2), planar.level(2).transpose(0, 2, 3, 1))
     np.testing.assert_array_equal(last.sample_at_level(1, 8).patches, planar.sample_at_level(1, 8).patches)
     newer = rng.random(features.shape).astype(np.float32)
@@ -90,6 +91,7 @@ def test_bad_feature_maps_are_refused(rng):
 @needs_cuda
 def test_cuda_feature_pyramids_equal_the_host_and_have_gradients(rng):
     import torch
+
     features = rng.random((2, 40, 45, 70)).astype(np.float32)
     cuda = tv.FeaturePyramid(torch.from_numpy(features).cuda())
     host = tv.FeaturePyramid(features, backend="cpu")
@@ -102,5 +104,5 @@ def test_cuda_feature_pyramids_equal_the_host_and_have_gradients(rng):
     patches = tv.FeaturePyramid(source).sample_foveated((0.4, 0.6), 30, 8).patches
     weights = torch.randn(patches.shape, device="cuda")
     value = (weights * patches).sum()
-    grad, = torch.autograd.grad(value, source)
+    (grad,) = torch.autograd.grad(value, source)
     torch.testing.assert_close((grad * source.detach()).sum(), value.detach(), rtol=1e-4, atol=1e-3)

@@ -1,20 +1,19 @@
 """texturevlm.fields: the Gaussian-field op (the double reference for host tensors, the fused
 CUDA kernels for CUDA tensors) with autograd, its parametrisations, the nn.Module and
 fixations from a 2D field. Needs torch; the CUDA cases need an NVIDIA GPU."""
+
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
-
 import texturevlm as tv
-
 from conftest import needs_cuda, needs_torch
 
 
 def random_field(dims: int, n: int, dtype, device: str = "cpu", seed: int = 0):
     import torch
+
     g = torch.Generator().manual_seed(seed)
     means = torch.rand(n, dims, generator=g, dtype=torch.float64)
     log_diag = torch.log(torch.rand(n, dims, generator=g, dtype=torch.float64) * 0.2 + 0.05)
@@ -29,6 +28,7 @@ def random_field(dims: int, n: int, dtype, device: str = "cpu", seed: int = 0):
 @pytest.mark.parametrize("dims", [2, 3])
 def test_host_op_passes_gradcheck_in_float64(dims: int) -> None:
     import torch
+
     inputs = [t.requires_grad_() for t in random_field(dims, 4, torch.float64)]
     assert torch.autograd.gradcheck(tv.fields.gaussian_field, inputs, eps=1e-6, atol=1e-7)
 
@@ -36,6 +36,7 @@ def test_host_op_passes_gradcheck_in_float64(dims: int) -> None:
 @needs_torch
 def test_parametrisations_give_the_cholesky_factor_and_gradients() -> None:
     import torch
+
     g = torch.Generator().manual_seed(3)
     scale = torch.rand(5, 3, generator=g, dtype=torch.float64) + 0.1
     rotation = torch.randn(5, 4, generator=g, dtype=torch.float64)
@@ -43,9 +44,14 @@ def test_parametrisations_give_the_cholesky_factor_and_gradients() -> None:
     q = rotation / rotation.norm(dim=1, keepdim=True)
     for n in range(5):  # Sigma = R S^2 R^T, so L L^T must equal it
         w, x, y, z = q[n].tolist()
-        r = torch.tensor([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]], dtype=torch.float64)
+        r = torch.tensor(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ],
+            dtype=torch.float64,
+        )
         sigma = r @ torch.diag(scale[n] ** 2) @ r.T
         L = torch.zeros(3, 3, dtype=torch.float64)
         L[tuple(torch.tril_indices(3, 3))] = packed[n]
@@ -55,12 +61,16 @@ def test_parametrisations_give_the_cholesky_factor_and_gradients() -> None:
     s, r = scale.clone().requires_grad_(), rotation.clone().requires_grad_()
     assert torch.autograd.gradcheck(
         lambda s, r: tv.fields.gaussian_field(points, means, tv.fields.cholesky_from_scale_rotation(s, r), weights),
-        (s, r), eps=1e-6, atol=1e-6)
+        (s, r),
+        eps=1e-6,
+        atol=1e-6,
+    )
 
 
 @needs_torch
 def test_bad_input_is_refused_with_the_reason() -> None:
     import torch
+
     points, means, chol, weights = random_field(3, 3, torch.float64)
     with pytest.raises(tv.Error, match="N = 0"):
         tv.fields.gaussian_field(points, means[:0], chol[:0], weights[:0])
@@ -85,6 +95,7 @@ def test_bad_input_is_refused_with_the_reason() -> None:
 @needs_torch
 def test_a_field_learns_a_synthetic_volume_and_gives_fixations() -> None:
     import torch
+
     torch.manual_seed(0)
     target_field = tv.fields.GaussianField(3, dims=2, seed=7).double()
     with torch.no_grad():
@@ -113,6 +124,7 @@ def test_a_field_learns_a_synthetic_volume_and_gives_fixations() -> None:
 @pytest.mark.parametrize("dims", [2, 3])
 def test_cuda_op_equals_the_reference_and_passes_gradcheck(dims: int) -> None:
     import torch
+
     host = [t.requires_grad_() for t in random_field(dims, 300, torch.float64, seed=dims)]
     cuda64 = [t.detach().cuda().requires_grad_() for t in host]
     cuda32 = [t.detach().float().cuda().requires_grad_() for t in host]
@@ -122,7 +134,7 @@ def test_cuda_op_equals_the_reference_and_passes_gradcheck(dims: int) -> None:
         values = tv.fields.gaussian_field(*inputs)
         grads = torch.autograd.grad(values, inputs, upstream.to(values.device, values.dtype))
         results.append([values.detach().double().cpu()] + [g.double().cpu() for g in grads])
-    for (ref, got64, got32) in zip(*results):
+    for ref, got64, got32 in zip(*results):
         scale = ref.abs().max()
         assert float((got64 - ref).abs().max() / scale) < 1e-10
         assert float((got32 - ref).abs().max() / scale) < 2e-4
@@ -138,6 +150,7 @@ def test_a_training_step_captured_as_a_cuda_graph_replays_the_eager_gradients() 
     # that, so the op must be capturable: no host sync, the capture stream, no allocations
     # outside torch's caching allocator.
     import torch
+
     inputs = [t.detach().float().cuda().requires_grad_() for t in random_field(3, 300, torch.float64, seed=5)]
     upstream = torch.randn(inputs[0].shape[0], device="cuda")
     eager = torch.autograd.grad(tv.fields.gaussian_field(*inputs), inputs, upstream)

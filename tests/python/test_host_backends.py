@@ -1,13 +1,13 @@
 """Host arrays through Vulkan compute (lavapipe in CI) against the CPU reference: every
 level of every format, sampling of every layout within the engine's one tolerance, partial
 updates, layouts of the data (channels last, batches), torch CPU tensors, and avg_pool2d."""
+
 from __future__ import annotations
 
 import importlib.util
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import has_torch, needs_vulkan, random_image, tolerance
 
@@ -25,8 +25,9 @@ def assert_levels_match(a: tv.TexturePyramid, b: tv.TexturePyramid, format: str)
         if format.startswith("rgba8"):  # exact integer arithmetic on every backend
             assert np.array_equal(x, y), f"level {level}"
         else:  # float results within a few ulps of the exact average
-            np.testing.assert_allclose(x, y, rtol=2e-3 if format == "rgba16f" else 1e-6, atol=1e-6,
-                                       err_msg=f"level {level}")
+            np.testing.assert_allclose(
+                x, y, rtol=2e-3 if format == "rgba16f" else 1e-6, atol=1e-6, err_msg=f"level {level}"
+            )
 
 
 @needs_vulkan
@@ -48,7 +49,9 @@ def test_vulkan_mips_equal_the_reference(rng, format, size):
 def test_vulkan_sampling_matches_the_reference(rng, format, kind, dtype):
     image = random_image(rng, (2, 3, 90, 120), dtype_for(format))
     if kind.startswith("anisotropic"):  # where the unit puts its taps along the axis is its own: constant along it
-        image = np.ascontiguousarray(np.broadcast_to(random_image(rng, (2, 3, 64, 1), dtype_for(format)), (2, 3, 64, 128)))
+        image = np.ascontiguousarray(
+            np.broadcast_to(random_image(rng, (2, 3, 64, 1), dtype_for(format)), (2, 3, 64, 128))
+        )
     if kind == "foveated":
         layout = tv.layouts.foveated(120, 90, [[[0.2, 0.3]], [[0.8, 0.5]]], num_patches=30, patch_size=8, images=2)
     elif kind == "grid":
@@ -56,8 +59,9 @@ def test_vulkan_sampling_matches_the_reference(rng, format, kind, dtype):
     elif kind == "anisotropic":
         layout = tv.layouts.anisotropic(128, 64, patch_size=8, level=1, elongation=2, images=2)
     else:
-        layout = tv.layouts.anisotropic(128, 64, patch_size=8, level=1, elongation=2, images=2,
-                                        fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5)
+        layout = tv.layouts.anisotropic(
+            128, 64, patch_size=8, level=1, elongation=2, images=2, fixation=[(0.3, 0.4), (0.9, 0.1)], num_patches=5
+        )
     vulkan = tv.TexturePyramid(image, format=format, backend="vulkan")
     cpu = tv.TexturePyramid(image, format=format, backend="cpu")
     got = vulkan.sample(layout, dtype=dtype)
@@ -88,7 +92,7 @@ def test_partial_updates_equal_a_full_rebuild(rng):
     second = first.copy()
     rects = [(10, 20, 33, 17), (100, 60, 40, 40)]
     for x, y, w, h in rects:
-        second[:, :, y:y + h, x:x + w] = random_image(rng, (2, 3, h, w))
+        second[:, :, y : y + h, x : x + w] = random_image(rng, (2, 3, h, w))
     for backend in ("vulkan", "cpu"):
         video = tv.TexturePyramid(first, backend=backend)
         video.update(second, rect=rects)
@@ -128,8 +132,11 @@ def test_box_chain_of_floats_equals_avg_pool(rng):
     expected = image.astype(np.float64)
     for level in levels[1:]:
         b, c, h, w = expected.shape
-        expected = expected.reshape(b, c, h // 2, 2, w // 2, 2).mean(axis=(3, 5)) if h > 1 else \
-            expected.reshape(b, c, 1, w // 2, 2).mean(axis=4)
+        expected = (
+            expected.reshape(b, c, h // 2, 2, w // 2, 2).mean(axis=(3, 5))
+            if h > 1
+            else expected.reshape(b, c, 1, w // 2, 2).mean(axis=4)
+        )
         np.testing.assert_allclose(level, expected, rtol=1e-6, atol=1e-7)
     assert levels[-1].shape == (2, 3, 1, 1)
 
@@ -148,6 +155,7 @@ def test_odd_sizes_follow_the_exact_box():
 def test_torch_cpu_tensors_in_and_out(rng):
     import torch
     import torch.nn.functional as F
+
     image = torch.from_numpy(random_image(rng, (3, 64, 64), np.float32))
     pyramid = tv.TexturePyramid(image)
     patches, meta = pyramid.sample_at_level(2, patch_size=4)
@@ -162,6 +170,7 @@ def test_jax_arrays_in_and_out(rng, backend):
     """JAX arrays in (read through DLPack) give JAX arrays out, equal to the NumPy path."""
     import jax
     import jax.numpy as jnp
+
     array = random_image(rng, (2, 3, 40, 56))
     image = jax.device_put(array, jax.devices("cpu")[0])  # host memory also where JAX has a GPU
     layout = tv.layouts.foveated(56, 40, (0.3, 0.7), num_patches=24, images=2)
@@ -198,6 +207,7 @@ def test_the_default_vulkan_device_follows_the_current_cuda_device(monkeypatch):
     # device. Its Vulkan twin (here lavapipe, by UUID) is picked; a UUID with no twin is an
     # error naming it, not a silent fall back to another GPU.
     from texturevlm import _devices
+
     twin = tv.devices()[0].uuid
     monkeypatch.setattr(_devices, "_current_cuda_uuid", lambda: twin)
     assert _devices.vulkan_device().uuid == twin

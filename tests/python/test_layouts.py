@@ -1,12 +1,12 @@
 """Layouts from Python: exact budgets, masks, metadata, batches, per-image fixations, and
 the refusals of bad arguments."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 
 
@@ -19,7 +19,7 @@ def covered_units(layout: tv.Layout, image: int = 0) -> np.ndarray:
             continue
         x0, y0 = round((cu - su / 2) * w), round((cv - sv / 2) * h)
         x1, y1 = round((cu + su / 2) * w), round((cv + sv / 2) * h)
-        counts[y0 // p:(y1 + p - 1) // p, x0 // p:(x1 + p - 1) // p] += 1
+        counts[y0 // p : (y1 + p - 1) // p, x0 // p : (x1 + p - 1) // p] += 1
     return counts
 
 
@@ -82,13 +82,16 @@ def test_layouts_are_deterministic():
     assert np.array_equal(a.records, b.records)
 
 
-@pytest.mark.parametrize("fixation,match", [
-    ((float("nan"), 0.5), "outside the image"),
-    ((1.5, 0.5), "outside the image"),
-    ((-0.1, 0.5), "outside the image"),
-    ([[0.5]], "fixations must be"),
-    (np.zeros((2, 1, 2)), "2 sets of fixations for 1 images"),
-])
+@pytest.mark.parametrize(
+    "fixation,match",
+    [
+        ((float("nan"), 0.5), "outside the image"),
+        ((1.5, 0.5), "outside the image"),
+        ((-0.1, 0.5), "outside the image"),
+        ([[0.5]], "fixations must be"),
+        (np.zeros((2, 1, 2)), "2 sets of fixations for 1 images"),
+    ],
+)
 def test_bad_fixations(fixation, match):
     with pytest.raises(tv.Error, match=match):
         tv.layouts.foveated(256, 256, fixation, num_patches=40)
@@ -114,27 +117,35 @@ def test_anisotropic_glimpse_keeps_the_tiles_nearest_the_fixation():
     full = tv.layouts.anisotropic(300, 200, patch_size=8, level=0, elongation=4)
     centres = full.metadata[0, :, :2] * [300, 200]
     for fixation in [(0.5, 0.5), (0.0, 1.0), (0.93, 0.12)]:
-        glimpse = tv.layouts.anisotropic(300, 200, patch_size=8, level=0, elongation=4, fixation=fixation,
-                                         num_patches=17)
+        glimpse = tv.layouts.anisotropic(
+            300, 200, patch_size=8, level=0, elongation=4, fixation=fixation, num_patches=17
+        )
         assert glimpse.num_patches == 17 and glimpse.gradients
         distance = np.hypot(*(centres - np.multiply(fixation, [300, 200])).T)
         order = np.argsort(distance, kind="stable")[:17]
         np.testing.assert_array_equal(glimpse.metadata[0], full.metadata[0, order])
-    per_image = tv.layouts.anisotropic(300, 200, patch_size=8, fixation=[(0.1, 0.1), (0.9, 0.9)], num_patches=4,
-                                       images=2)
+    per_image = tv.layouts.anisotropic(
+        300, 200, patch_size=8, fixation=[(0.1, 0.1), (0.9, 0.9)], num_patches=4, images=2
+    )
     assert per_image.metadata[0, 0, 0] < 0.2 and per_image.metadata[1, 0, 0] > 0.8
     default = tv.layouts.anisotropic(300, 200, patch_size=8, fixation=(0.5, 0.5))
     assert default.num_patches == full.num_patches // 4
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(fixation=(float("nan"), 0.5), num_patches=4), "outside the image"),
-    (dict(fixation=(1.5, 0.5), num_patches=4), "outside the image"),
-    (dict(fixation=(0.5, 0.5), num_patches=0), "num_patches 0 is out of range"),
-    (dict(fixation=(0.5, 0.5), num_patches=10**6), "ask for 1 to"),
-    (dict(num_patches=4), "pass fixation"),
-    (dict(fixation=[(0.1, 0.1), (0.5, 0.5)], num_patches=4), "one fixation per image: pass \\(x, y\\) or \\[1, 2\\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(fixation=(float("nan"), 0.5), num_patches=4), "outside the image"),
+        (dict(fixation=(1.5, 0.5), num_patches=4), "outside the image"),
+        (dict(fixation=(0.5, 0.5), num_patches=0), "num_patches 0 is out of range"),
+        (dict(fixation=(0.5, 0.5), num_patches=10**6), "ask for 1 to"),
+        (dict(num_patches=4), "pass fixation"),
+        (
+            dict(fixation=[(0.1, 0.1), (0.5, 0.5)], num_patches=4),
+            "one fixation per image: pass \\(x, y\\) or \\[1, 2\\]",
+        ),
+    ],
+)
 def test_bad_anisotropic_glimpses(kwargs, match):
     with pytest.raises(tv.Error, match=match):
         tv.layouts.anisotropic(300, 200, patch_size=8, **kwargs)

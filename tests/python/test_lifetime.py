@@ -1,5 +1,6 @@
 """Objects own their resources: thousands of create/destroy cycles leave fds and host
 memory flat, outputs outlive the pyramid (and the device cache) that made them."""
+
 from __future__ import annotations
 
 import gc
@@ -7,7 +8,6 @@ import os
 import resource
 
 import numpy as np
-
 import texturevlm as tv
 from conftest import needs_vulkan
 

@@ -1,15 +1,14 @@
 """texturevlm.overlay: scenes (dicts in the JSON schema of tvlm overlay) drawn in place over
 RGBA8 and RGBA16F frames by Vulkan compute and the CUDA kernels, against the CPU reference
 within one 8-bit step; KNN links; refusals; nothing left behind after many draws."""
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
-
 from conftest import needs_cuda, needs_vulkan
 
 
@@ -20,23 +19,66 @@ def random_scene(rng: np.random.Generator, width: int, height: int, labels: bool
     def xy() -> tuple:
         return float(rng.uniform(-20, width + 20)), float(rng.uniform(-20, height + 20))
 
-    boxes = [dict(x=xy()[0], y=xy()[1], width=float(rng.uniform(0, 50)), height=float(rng.uniform(0, 50)),
-                  radius=float(rng.uniform(0, 8)), stroke_width=float(rng.uniform(0.5, 6)), stroke=colour(),
-                  fill=colour()) for _ in range(25)]
-    lines = [dict(x0=xy()[0], y0=xy()[1], x1=xy()[0], y1=xy()[1], width=float(rng.uniform(0.5, 6)),
-                  round_caps=bool(i % 2), color=colour()) for i in range(15)]
-    curves = [dict(x0=xy()[0], y0=xy()[1], x1=xy()[0], y1=xy()[1], width=float(rng.uniform(0.5, 5)), color=colour())
-              for _ in range(10)]
-    trails = [dict(xy=[float(v) for v in rng.uniform(0, min(width, height), 10)], width=3.0, color=colour(False))
-              for _ in range(3)]
-    boxes += [dict(x=xy()[0], y=xy()[1], width=float(rng.uniform(60, 150)), height=float(rng.uniform(60, 120)),
-                   radius=float(rng.uniform(0, 20)), stroke_width=float(rng.uniform(0.5, 8)), stroke=colour(),
-                   fill=[0, 0, 0, 0]) for _ in range(3)]  # outlined: binning leaves their inner tiles out
+    boxes = [
+        dict(
+            x=xy()[0],
+            y=xy()[1],
+            width=float(rng.uniform(0, 50)),
+            height=float(rng.uniform(0, 50)),
+            radius=float(rng.uniform(0, 8)),
+            stroke_width=float(rng.uniform(0.5, 6)),
+            stroke=colour(),
+            fill=colour(),
+        )
+        for _ in range(25)
+    ]
+    lines = [
+        dict(
+            x0=xy()[0],
+            y0=xy()[1],
+            x1=xy()[0],
+            y1=xy()[1],
+            width=float(rng.uniform(0.5, 6)),
+            round_caps=bool(i % 2),
+            color=colour(),
+        )
+        for i in range(15)
+    ]
+    curves = [
+        dict(x0=xy()[0], y0=xy()[1], x1=xy()[0], y1=xy()[1], width=float(rng.uniform(0.5, 5)), color=colour())
+        for _ in range(10)
+    ]
+    trails = [
+        dict(xy=[float(v) for v in rng.uniform(0, min(width, height), 10)], width=3.0, color=colour(False))
+        for _ in range(3)
+    ]
+    boxes += [
+        dict(
+            x=xy()[0],
+            y=xy()[1],
+            width=float(rng.uniform(60, 150)),
+            height=float(rng.uniform(60, 120)),
+            radius=float(rng.uniform(0, 20)),
+            stroke_width=float(rng.uniform(0.5, 8)),
+            stroke=colour(),
+            fill=[0, 0, 0, 0],
+        )
+        for _ in range(3)
+    ]  # outlined: binning leaves their inner tiles out
     points = [dict(x=xy()[0], y=xy()[1], radius=float(rng.uniform(1, 5)), color=colour(), track=i) for i in range(20)]
     scene = dict(boxes=boxes, lines=lines, curves=curves, trails=trails, points=points)
     if labels:
-        scene["labels"] = [dict(x=xy()[0], y=xy()[1], size=float(rng.uniform(6, 30)), text="person 0.97",
-                                color=colour(), background=colour()) for _ in range(4)]
+        scene["labels"] = [
+            dict(
+                x=xy()[0],
+                y=xy()[1],
+                size=float(rng.uniform(6, 30)),
+                text="person 0.97",
+                color=colour(),
+                background=colour(),
+            )
+            for _ in range(4)
+        ]
     return scene
 
 
@@ -124,6 +166,7 @@ def test_a_thousand_vulkan_draws_leave_no_fds(rng: np.random.Generator) -> None:
 @needs_cuda
 def test_cuda_tensors_are_drawn_in_place_equal_to_the_reference(rng: np.random.Generator) -> None:
     import torch
+
     overlay = tv.overlay.Overlay(knn=2)
     reference = tv.overlay.Overlay(knn=2, backend="cpu")  # in step: the same links kept by hysteresis
     for dtype, srgb in (("uint8", False), ("uint8", True), ("float16", False)):
@@ -154,6 +197,7 @@ def test_cuda_frames_link_their_points_on_the_device_as_the_host_does(rng: np.ra
     """Jittering tracked points over twelve frames: the graph made on the frame's GPU keeps
     the same links (hysteresis included) and draws the same pixels as the host's graph."""
     import torch
+
     scene = random_scene(rng, 160, 120)
     on_gpu, reference = tv.overlay.Overlay(knn=3, hysteresis=2), tv.overlay.Overlay(knn=3, hysteresis=2, backend="cpu")
     counts = []
@@ -180,17 +224,44 @@ def random_detections(rng: np.random.Generator, width: int, height: int, count: 
     return boxes, colors, labels
 
 
-def as_scene(boxes: np.ndarray, colors: np.ndarray, labels: list, fill: int, width: float, radius: float,
-             font_size: float, points: np.ndarray, point_colors: list) -> dict:
+def as_scene(
+    boxes: np.ndarray,
+    colors: np.ndarray,
+    labels: list,
+    fill: int,
+    width: float,
+    radius: float,
+    font_size: float,
+    points: np.ndarray,
+    point_colors: list,
+) -> dict:
     """The dict scene draw_bounding_boxes stands for (its documented placement of labels)."""
     scene: dict = {"boxes": [], "labels": [], "points": []}
     for (x0, y0, x1, y1), c, text in zip(boxes.tolist(), colors.tolist(), labels):
-        scene["boxes"].append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, width=x1 - x0, height=y1 - y0, radius=radius,
-                                   stroke_width=width, stroke=c, fill=c[:3] + [fill]))
+        scene["boxes"].append(
+            dict(
+                x=(x0 + x1) / 2,
+                y=(y0 + y1) / 2,
+                width=x1 - x0,
+                height=y1 - y0,
+                radius=radius,
+                stroke_width=width,
+                stroke=c,
+                fill=c[:3] + [fill],
+            )
+        )
         if text:
             above = y0 - font_size
-            scene["labels"].append(dict(x=x0, y=above if above >= 0 else y0, size=font_size, text=text,
-                                        color=[255, 255, 255, 255], background=c[:3] + [200]))
+            scene["labels"].append(
+                dict(
+                    x=x0,
+                    y=above if above >= 0 else y0,
+                    size=font_size,
+                    text=text,
+                    color=[255, 255, 255, 255],
+                    background=c[:3] + [200],
+                )
+            )
     for i, (x, y) in enumerate(points.tolist()):
         scene["points"].append(dict(x=x, y=y, radius=5.0, color=point_colors, track=i))
     return scene
@@ -203,10 +274,22 @@ def test_bounding_boxes_from_arrays_equal_the_scene_they_stand_for(rng: np.rando
     frame = random_frame(rng, 160, 110)
     original, want = frame.copy(), frame.copy()
     tv.overlay.Overlay(knn=2, backend=backend).draw(
-        want, as_scene(boxes, colors, labels, 60, 2.5, 4.0, 14.0, points, [0, 200, 255, 255]))
+        want, as_scene(boxes, colors, labels, 60, 2.5, 4.0, 14.0, points, [0, 200, 255, 255])
+    )
     overlay = tv.overlay.Overlay(knn=2, backend=backend)
-    got = overlay.draw_bounding_boxes(frame, boxes, labels=labels, colors=colors, fill=True, width=2.5, radius=4.0,
-                                      font_size=14.0, points=points, point_colors=(0, 200, 255), inplace=False)
+    got = overlay.draw_bounding_boxes(
+        frame,
+        boxes,
+        labels=labels,
+        colors=colors,
+        fill=True,
+        width=2.5,
+        radius=4.0,
+        font_size=14.0,
+        points=points,
+        point_colors=(0, 200, 255),
+        inplace=False,
+    )
     assert got is not frame
     assert np.array_equal(got, want)  # the same shapes: the same bytes
     assert overlay.links > 12
@@ -251,12 +334,20 @@ def test_bounding_boxes_refusals_change_nothing(rng: np.random.Generator) -> Non
 @needs_cuda
 def test_cuda_bounding_boxes_equal_the_reference(rng: np.random.Generator) -> None:
     import torch
+
     boxes, colors, labels = random_detections(rng, 150, 97, 40)
     before = random_frame(rng, 150, 97)
-    cpu = tv.overlay.draw_bounding_boxes(before, boxes, labels=labels, colors=colors, fill=80, backend="cpu",
-                                         inplace=False)
+    cpu = tv.overlay.draw_bounding_boxes(
+        before, boxes, labels=labels, colors=colors, fill=80, backend="cpu", inplace=False
+    )
     frame = torch.from_numpy(before).cuda()
-    out = tv.overlay.draw_bounding_boxes(frame, torch.from_numpy(boxes).cuda(), labels=labels,
-                                         colors=torch.from_numpy(colors).numpy(), fill=80, inplace=False)
+    out = tv.overlay.draw_bounding_boxes(
+        frame,
+        torch.from_numpy(boxes).cuda(),
+        labels=labels,
+        colors=torch.from_numpy(colors).numpy(),
+        fill=80,
+        inplace=False,
+    )
     assert out.data_ptr() != frame.data_ptr() and torch.equal(frame.cpu(), torch.from_numpy(before))
     assert worst_step(out.cpu().numpy(), cpu) <= 1.0

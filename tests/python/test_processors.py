@@ -2,18 +2,25 @@
 (hf_reference.py) on host images: sizes, grid_thw, merge and time order, crop, rescale and
 normalize, for many sizes, tiny and extreme aspect ratios; inputs in every form HF takes;
 bad input refused as HF refuses it. The CUDA path and HF itself: test_processors_cuda.py."""
+
 from __future__ import annotations
 
 import json
 
+import hf_reference as ref
 import numpy as np
 import pytest
-
-import hf_reference as ref
 import texturevlm as tv
 from conftest import needs_vulkan, random_image
-from texturevlm.processors import (CLIPImageProcessor, ProcessorInputError, Qwen2VLImageProcessor,
-                                   Qwen2VLVideoProcessor, SiglipImageProcessor, from_pretrained, smart_resize)
+from texturevlm.processors import (
+    CLIPImageProcessor,
+    ProcessorInputError,
+    Qwen2VLImageProcessor,
+    Qwen2VLVideoProcessor,
+    SiglipImageProcessor,
+    from_pretrained,
+    smart_resize,
+)
 
 # One uint8 step after normalization: (1/255) / min(std). The software bicubic may differ
 # from the float64 reference by that where a value sits on a rounding tie.
@@ -69,18 +76,20 @@ def test_qwen_bicubic_matches_hf_on_many_sizes(rng, height, width):
 @pytest.mark.parametrize("height,width", [(300, 200), (17, 640), (1, 150), (500, 500)])
 def test_clip_and_siglip_bicubic_match_hf(rng, height, width):
     image = random_image(rng, (3, height, width))
-    assert_close_to_rounding(CLIPImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values,
-                             ref.clip_pixel_values([image]))
-    assert_close_to_rounding(SiglipImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values,
-                             ref.siglip_pixel_values([image]))
+    assert_close_to_rounding(
+        CLIPImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values, ref.clip_pixel_values([image])
+    )
+    assert_close_to_rounding(
+        SiglipImageProcessor(filter="bicubic", backend="cpu")(image).pixel_values, ref.siglip_pixel_values([image])
+    )
 
 
 def smooth_image(rng, height, width):
     """Photo-like content: a smooth random field with a few hard edges."""
     small = rng.integers(0, 256, (3, height // 16 + 2, width // 16 + 2)).astype(np.float64)
     image = ref.resize_bicubic_aa(small, height, width)
-    image[:, height // 3:height // 3 + 4, :] = 255
-    image[:, :, width // 2:width // 2 + 3] = 0
+    image[:, height // 3 : height // 3 + 4, :] = 255
+    image[:, :, width // 2 : width // 2 + 3] = 0
     return np.clip(image, 0, 255).astype(np.uint8)
 
 
@@ -89,9 +98,11 @@ def test_texture_filter_is_within_the_documented_bound(rng, height, width):
     """Box mips + trilinear against HF's bicubic on photo-like images: the bound of
     docs/processors.md (mean 0.05, max 1.2 in normalized units on such images)."""
     image = smooth_image(rng, height, width)
-    for processor, want in ((Qwen2VLImageProcessor(backend="cpu"), ref.qwen_pixel_values([image])[0]),
-                            (CLIPImageProcessor(backend="cpu"), ref.clip_pixel_values([image])),
-                            (SiglipImageProcessor(backend="cpu"), ref.siglip_pixel_values([image]))):
+    for processor, want in (
+        (Qwen2VLImageProcessor(backend="cpu"), ref.qwen_pixel_values([image])[0]),
+        (CLIPImageProcessor(backend="cpu"), ref.clip_pixel_values([image])),
+        (SiglipImageProcessor(backend="cpu"), ref.siglip_pixel_values([image])),
+    ):
         got = processor(image)["pixel_values"]
         d = np.abs(got - want)
         assert got.shape == want.shape
@@ -160,9 +171,18 @@ def test_video_frames_pair_in_time_and_the_last_repeats(rng):
 
 
 def test_config_from_disk_equals_the_same_values_in_code(rng, tmp_path):
-    config = {"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 3136, "max_pixels": 28 * 28 * 64,
-              "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2, "image_mean": ref.CLIP_MEAN,
-              "image_std": ref.CLIP_STD, "resample": 3, "processor_class": "Qwen2VLProcessor"}
+    config = {
+        "image_processor_type": "Qwen2VLImageProcessor",
+        "min_pixels": 3136,
+        "max_pixels": 28 * 28 * 64,
+        "patch_size": 14,
+        "temporal_patch_size": 2,
+        "merge_size": 2,
+        "image_mean": ref.CLIP_MEAN,
+        "image_std": ref.CLIP_STD,
+        "resample": 3,
+        "processor_class": "Qwen2VLProcessor",
+    }
     (tmp_path / "preprocessor_config.json").write_text(json.dumps(config))
     image = random_image(rng, (3, 300, 200))
     loaded = from_pretrained(tmp_path, backend="cpu")
@@ -183,14 +203,17 @@ def test_output_dtypes(rng):
     np.testing.assert_allclose(half.astype(np.float32), full, atol=2e-3)
 
 
-@pytest.mark.parametrize("bad,match", [
-    ([], "no images"),
-    (np.zeros((2, 20, 20), np.uint8), "channels"),
-    (np.zeros((3, 0, 20), np.uint8), "empty"),
-    (np.zeros((3, 20, 20), np.int32), "uint8, float16"),
-    (np.zeros((1, 1, 3, 20, 20), np.uint8), "shape"),
-    ("image.png", "tensors or arrays"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ([], "no images"),
+        (np.zeros((2, 20, 20), np.uint8), "channels"),
+        (np.zeros((3, 0, 20), np.uint8), "empty"),
+        (np.zeros((3, 20, 20), np.int32), "uint8, float16"),
+        (np.zeros((1, 1, 3, 20, 20), np.uint8), "shape"),
+        ("image.png", "tensors or arrays"),
+    ],
+)
 def test_bad_images_are_refused_with_a_reason(bad, match):
     for processor in (Qwen2VLImageProcessor(backend="cpu"), CLIPImageProcessor(backend="cpu")):
         with pytest.raises(ValueError, match=match):

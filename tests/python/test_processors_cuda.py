@@ -1,16 +1,15 @@
 """texturevlm.processors on CUDA tensors against Hugging Face's own processors (transformers,
 on the NVIDIA machine), the host path, and video rings. Skipped without an NVIDIA GPU,
 PyTorch or transformers."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
 from conftest import needs_cuda
 from test_processors import STEP, smooth_image
-from texturevlm.processors import (CLIPImageProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor,
-                                   SiglipImageProcessor)
+from texturevlm.processors import CLIPImageProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor, SiglipImageProcessor
 
 pytestmark = needs_cuda
 
@@ -24,18 +23,26 @@ OURS = {"clip": CLIPImageProcessor, "siglip": SiglipImageProcessor, "qwen2_vl": 
 
 
 def hf_processor(name):
-    return {"clip": transformers.CLIPImageProcessor, "siglip": transformers.SiglipImageProcessor,
-            "qwen2_vl": transformers.Qwen2VLImageProcessor}[name]()
+    return {
+        "clip": transformers.CLIPImageProcessor,
+        "siglip": transformers.SiglipImageProcessor,
+        "qwen2_vl": transformers.Qwen2VLImageProcessor,
+    }[name]()
 
 
 def cuda(x):
     import torch
+
     return torch.from_numpy(np.ascontiguousarray(x)).cuda()
 
 
 def images(rng):
-    return {"chart": tv.test_chart(1536, 1024), "photo": smooth_image(rng, 1000, 700),
-            "wide": smooth_image(rng, 90, 1300), "small": smooth_image(rng, 40, 60)}
+    return {
+        "chart": tv.test_chart(1536, 1024),
+        "photo": smooth_image(rng, 1000, 700),
+        "wide": smooth_image(rng, 90, 1300),
+        "small": smooth_image(rng, 40, 60),
+    }
 
 
 @needs_hf
@@ -72,6 +79,7 @@ def test_qwen_batches_of_mixed_sizes_match_hugging_face(rng):
 @needs_hf
 def test_qwen_video_matches_hugging_face(rng):
     import torch
+
     frames = torch.stack([cuda(smooth_image(rng, 360, 640)) for _ in range(5)])
     want = transformers.Qwen2VLVideoProcessor()(videos=[frames], return_tensors="pt")
     got = Qwen2VLVideoProcessor(filter="bicubic")([frames])
@@ -96,6 +104,7 @@ def test_cuda_equals_host_path(rng, name):
 def test_lists_batches_and_single_images_give_the_same_values(rng, filter):
     # 40 images: more than one launch takes (32); a list is separate allocations, a batch one.
     import torch
+
     batch = torch.stack([cuda(smooth_image(rng, 90, 120)) for _ in range(40)])
     processor = CLIPImageProcessor(filter=filter, size={"shortest_edge": 40}, crop_size=40)
     as_batch = processor(batch).pixel_values
@@ -115,6 +124,7 @@ def test_word_reads_and_byte_reads_give_the_same_values(rng, name):
     # (tensor mips); Qwen takes 370 x 508 to 364 x 504 (level 0 copied into the texture, level
     # 1 made from the same loads; 508 columns end inside a warp's 128-texel run).
     import torch
+
     image = cuda(smooth_image(rng, 720, 1024))[:, :, :1004] if name == "clip" else cuda(smooth_image(rng, 370, 508))
     shifted = torch.empty((3, image.shape[1], image.shape[2] + 1), dtype=torch.uint8, device="cuda")
     unaligned = shifted[:, :, 1:]
@@ -141,6 +151,7 @@ def test_deep_chains_keep_only_the_levels_they_read(rng):
 
 def test_reduced_precision_outputs(rng):
     import torch
+
     image = cuda(smooth_image(rng, 500, 700))
     full = Qwen2VLImageProcessor()(image).pixel_values
     for dtype, tol in (("float16", 4e-3), ("bfloat16", 2e-2)):
@@ -155,6 +166,7 @@ def test_video_from_a_ring_equals_the_frames_processed(rng, height, width):
     # two-level chain whose level 1 the processor's level-0 copy writes from its own loads,
     # the ring's by the texture's mip pass: any byte apart shows here.
     import torch
+
     frames = [cuda(smooth_image(rng, height, width)) for _ in range(3)]
     ring = tv.TexturePyramid.create(width, height, device="cuda", ring=3)
     processor = Qwen2VLVideoProcessor()
@@ -171,6 +183,7 @@ def test_video_from_a_ring_equals_the_frames_processed(rng, height, width):
 def test_processors_make_no_host_sync(rng):
     """A call enqueues on the current stream: a long kernel before it is still running after."""
     import torch
+
     image = cuda(smooth_image(rng, 500, 700))
     processor = Qwen2VLImageProcessor()
     processor(image)
@@ -183,6 +196,7 @@ def test_processors_make_no_host_sync(rng):
 
 def test_clear_cache_frees_the_processors_textures(rng):
     from texturevlm.processors import _resize
+
     CLIPImageProcessor()(cuda(smooth_image(rng, 300, 400)))
     assert _resize._resizers and _resize._targets
     tv.clear_cache()

@@ -1,16 +1,15 @@
 """texturevlm.video: files decoded into a texture that follows them, patches per frame
 (NumPy on lavapipe here; the test clip made by the engine's own FFmpeg encoder)."""
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import pytest
-
 import texturevlm as tv
-from texturevlm import _core
-
 from conftest import needs_torch, needs_vulkan
+from texturevlm import _core
 
 needs_video = pytest.mark.skipif(not _core.video_built(), reason="texturevlm was built without FFmpeg")
 W, H, FRAMES, CUT = 320, 224, 20, 12
@@ -121,22 +120,30 @@ def test_a_field_per_frame_chooses_where_to_look(clip: str) -> None:
     # The field moves between two bumps, one per frame; the schedule follows it at every
     # frame (a high rate) and looks at the strongest maxima of its saliency map.
     def bump(cx: float, cy: float):
-        return lambda points: np.exp(-((points[:, 0] - cx) ** 2 + (points[:, 1] - cy) ** 2) / (2 * 0.05 ** 2))
+        return lambda points: np.exp(-((points[:, 0] - cx) ** 2 + (points[:, 1] - cy) ** 2) / (2 * 0.05**2))
 
     fields = [bump(0.8, 0.3), bump(0.25, 0.7)]
-    frames = list(tv.video.frames(clip, saliency=lambda i, t, c: fields[i % 2], saliency_rate=1000, max_frames=4,
-                                  num_patches=30, patch_size=8))
+    frames = list(
+        tv.video.frames(
+            clip, saliency=lambda i, t, c: fields[i % 2], saliency_rate=1000, max_frames=4, num_patches=30, patch_size=8
+        )
+    )
     for i, frame in enumerate(frames):
-        (x, y), = frame.fixations
+        ((x, y),) = frame.fixations
         want = (0.8, 0.3) if i % 2 == 0 else (0.25, 0.7)
         assert abs(x - want[0]) < 1 / 64 and abs(y - want[1]) < 1.5 / 43, (i, frame.fixations)
     # Two fields' bumps at once, two fixations a move: both are found, the stronger first.
     both = lambda points: 1.0 * fields[0](points) + 0.5 * fields[1](points)  # noqa: E731
-    frame = next(iter(tv.video.frames(clip, saliency=lambda i, t, c: both, num_fixations=2, num_patches=30,
-                                      patch_size=8, max_frames=1)))
+    frame = next(
+        iter(
+            tv.video.frames(
+                clip, saliency=lambda i, t, c: both, num_fixations=2, num_patches=30, patch_size=8, max_frames=1
+            )
+        )
+    )
     assert len(frame.fixations) == 2 and frame.fixations[0][0] > 0.5 > frame.fixations[1][0], frame.fixations
     with pytest.raises(tv.Error, match="one value per point"):
-        next(iter(tv.video.frames(clip, saliency=lambda i, t, c: (lambda p: np.ones(3)), max_frames=1)))
+        next(iter(tv.video.frames(clip, saliency=lambda i, t, c: lambda p: np.ones(3), max_frames=1)))
     with pytest.raises(tv.Error, match="num_fixations"):
         tv.video.frames(clip, saliency=lambda i, t, c: None, num_fixations=0)
 
@@ -146,13 +153,19 @@ def test_a_field_per_frame_chooses_where_to_look(clip: str) -> None:
 @needs_torch
 def test_a_gaussian_field_module_chooses_where_to_look(clip: str) -> None:
     import torch
+
     field = tv.fields.GaussianField(num_gaussians=1, volume_size=1.0, dims=2).double()
     with torch.no_grad():
         field.means.copy_(torch.tensor([[0.7, 0.6]], dtype=torch.float64))
         field.weights.fill_(1.0)
-    frame = next(iter(tv.video.frames(clip, saliency=lambda i, t, c: field, saliency_rate=1000, max_frames=1,
-                                      num_patches=30, patch_size=8)))
-    (x, y), = frame.fixations
+    frame = next(
+        iter(
+            tv.video.frames(
+                clip, saliency=lambda i, t, c: field, saliency_rate=1000, max_frames=1, num_patches=30, patch_size=8
+            )
+        )
+    )
+    ((x, y),) = frame.fixations
     assert abs(x - 0.7) < 1 / 64 and abs(y - 0.6) < 1.5 / 43, frame.fixations
 
 
@@ -202,6 +215,7 @@ def test_nvdec_frames_are_cuda_tensors_equal_to_the_cpu_decoder_within_conversio
     # layout, channel order or a race with the next update moves the mean far past them).
     # The exact check of this path is the C++ test_cuda_video (NVDEC's frame, the same rule).
     import torch
+
     kwargs = dict(fixation=(0.4, 0.5), num_patches=40, patch_size=8, device="cuda")
     try:
         nvdec = list(tv.video.frames(h264_clip, decoder="nvdec", **kwargs))
@@ -227,10 +241,13 @@ def test_nvdec_frames_are_cuda_tensors_equal_to_the_cpu_decoder_within_conversio
 @needs_vulkan
 def test_nvdec_streams_opened_and_dropped_leak_no_device_memory(h264_clip: str) -> None:
     import torch
+
     def one() -> None:
-        for frame in tv.video.frames(h264_clip, decoder="nvdec", device="cuda", max_frames=3, num_patches=40,
-                                     patch_size=8):
+        for frame in tv.video.frames(
+            h264_clip, decoder="nvdec", device="cuda", max_frames=3, num_patches=40, patch_size=8
+        ):
             frame.patches.sum().item()
+
     try:
         one()
     except tv.Error as e:

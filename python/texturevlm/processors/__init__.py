@@ -10,6 +10,7 @@ per output pixel) and normalization and patch order fused into that one CUDA ker
 
 filter='bicubic' computes PyTorch's antialiased bicubic instead, Hugging Face's own resize,
 to float rounding; docs/processors.md has the differences of both measured."""
+
 from typing import Any
 
 from ._common import BatchFeature, load_config
@@ -17,14 +18,25 @@ from ._rules import ProcessorInputError, smart_resize
 from .clip import CLIPImageProcessor, FixedSizeImageProcessor, SiglipImageProcessor
 from .qwen2_vl import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
-__all__ = ["BatchFeature", "CLIPImageProcessor", "FixedSizeImageProcessor", "ProcessorInputError",
-           "Qwen2VLImageProcessor", "Qwen2VLVideoProcessor", "SiglipImageProcessor", "from_pretrained",
-           "smart_resize"]
+__all__ = [
+    "BatchFeature",
+    "CLIPImageProcessor",
+    "FixedSizeImageProcessor",
+    "ProcessorInputError",
+    "Qwen2VLImageProcessor",
+    "Qwen2VLVideoProcessor",
+    "SiglipImageProcessor",
+    "from_pretrained",
+    "smart_resize",
+]
 
 _BY_TYPE = {
-    "CLIPImageProcessor": CLIPImageProcessor, "CLIPImageProcessorFast": CLIPImageProcessor,
-    "SiglipImageProcessor": SiglipImageProcessor, "SiglipImageProcessorFast": SiglipImageProcessor,
-    "Qwen2VLImageProcessor": Qwen2VLImageProcessor, "Qwen2VLImageProcessorFast": Qwen2VLImageProcessor,
+    "CLIPImageProcessor": CLIPImageProcessor,
+    "CLIPImageProcessorFast": CLIPImageProcessor,
+    "SiglipImageProcessor": SiglipImageProcessor,
+    "SiglipImageProcessorFast": SiglipImageProcessor,
+    "Qwen2VLImageProcessor": Qwen2VLImageProcessor,
+    "Qwen2VLImageProcessorFast": Qwen2VLImageProcessor,
     "Qwen2VLVideoProcessor": Qwen2VLVideoProcessor,
 }
 
@@ -37,6 +49,8 @@ def from_pretrained(path: Any, **overrides: Any) -> Any:
     name = config.get("image_processor_type") or config.get("video_processor_type")
     cls = _BY_TYPE.get(str(name))
     if cls is None:
-        raise ProcessorInputError(f"no texturevlm processor for {name!r}: texturevlm has "
-                                  f"{', '.join(sorted(_BY_TYPE))}; construct one of them from the config yourself")
+        raise ProcessorInputError(
+            f"no texturevlm processor for {name!r}: texturevlm has "
+            f"{', '.join(sorted(_BY_TYPE))}; construct one of them from the config yourself"
+        )
     return cls(**{**config, **overrides})

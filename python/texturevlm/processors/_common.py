@@ -1,6 +1,7 @@
 """What every processor shares: its output (a dict with attribute access, like HF's
 BatchFeature), its config (a dict or a preprocessor_config.json on disk, never the
 network), and running images through _resize in runs of one size."""
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,15 @@ def load_config(path_or_dict: Any) -> Dict[str, Any]:
                 path = os.path.join(path, name)
                 break
         else:
-            raise ProcessorInputError(f"{path} has no preprocessor_config.json: pass the model's folder as "
-                                      "transformers saved it, or the config file itself")
+            raise ProcessorInputError(
+                f"{path} has no preprocessor_config.json: pass the model's folder as "
+                "transformers saved it, or the config file itself"
+            )
     if not os.path.isfile(path):
-        raise ProcessorInputError(f"no processor config at {path}: texturevlm reads configs from disk only "
-                                  "(download the model's preprocessor_config.json first)")
+        raise ProcessorInputError(
+            f"no processor config at {path}: texturevlm reads configs from disk only "
+            "(download the model's preprocessor_config.json first)"
+        )
     try:
         with open(path) as f:
             config = json.load(f)
@@ -68,8 +73,9 @@ def check_resample(resample: Any) -> None:
     (3: PIL's BICUBIC; torchvision's InterpolationMode.BICUBIC has the value 'bicubic')."""
     value = getattr(resample, "value", resample)
     if value != 3 and str(value).lower() != "bicubic":
-        raise ProcessorInputError(f"resample={resample!r}: texturevlm's processors resize as bicubic (3) does; "
-                                  "use a config with resample 3")
+        raise ProcessorInputError(
+            f"resample={resample!r}: texturevlm's processors resize as bicubic (3) does; use a config with resample 3"
+        )
 
 
 class Processor:
@@ -89,12 +95,19 @@ class Processor:
         self.resample = c.get("resample", 3)
         check_resample(self.resample)
         self.filter, self.dtype, self.backend = filter, dtype, backend
-        self._normalize = Normalize.of(self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean,
-                                       self.image_std)
+        self._normalize = Normalize.of(
+            self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean, self.image_std
+        )
         self._plans: Dict[Any, Plan] = {}
 
-    def _outputs(self, runner: "Runner", plans: List[Plan], shape: Tuple[int, ...], pending: Any,
-                 grids: Optional[List[List[int]]] = None) -> BatchFeature:
+    def _outputs(
+        self,
+        runner: "Runner",
+        plans: List[Plan],
+        shape: Tuple[int, ...],
+        pending: Any,
+        grids: Optional[List[List[int]]] = None,
+    ) -> BatchFeature:
         """pixel_values (and image_grid_thw where `grids` are given) of the runner's images.
         A CUDA call is remembered (remember_call) for later calls of the images' layout,
         keeping neither the images nor the runner."""
@@ -132,14 +145,15 @@ class Runner:
             if (s.framework, s.device, s.device_index) != (first.framework, first.device, first.device_index):
                 raise ProcessorInputError(
                     f"images from {first.framework} on {first.device}:{first.device_index} and {s.framework} on "
-                    f"{s.device}:{s.device_index} in one call: pass images of one framework and device")
+                    f"{s.device}:{s.device_index} in one call: pass images of one framework and device"
+                )
         self.framework, self.device, self.index = first.framework, first.device, first.device_index
         if self.device == "cuda" and backend not in ("auto", "cuda"):
             raise ProcessorInputError(f"CUDA images run on backend 'cuda', not {backend!r}")
         if self.device != "cuda" and backend == "cuda":
             raise ProcessorInputError("backend 'cuda' takes CUDA tensors: move the images to the GPU first")
         self.backend = backend if self.device != "cuda" else "cuda"
-        self.stream = (_tensors.cuda_stream(self.framework, self.index) if self.device == "cuda" else 0)
+        self.stream = _tensors.cuda_stream(self.framework, self.index) if self.device == "cuda" else 0
 
     def run(self, plans: List[Plan], shape: Tuple[int, ...]) -> Any:
         """Each spec i through plans[i], into one output of `shape`; consecutive specs of
@@ -156,8 +170,9 @@ class Runner:
         launches, first, offset = [], 0, 0
         for run, plan in self._runs(plans):
             count = sum(s.batch for s in run)
-            launches.append((cuda_launch(run[0], plan, self.filter, count, offset, out_dtype=self.out_dtype), first,
-                             first + count))
+            launches.append(
+                (cuda_launch(run[0], plan, self.filter, count, offset, out_dtype=self.out_dtype), first, first + count)
+            )
             first += count
             offset += plan.values_per_image() * count
         return CudaCall(self.framework, self.index, shape, self.out_dtype, launches)
@@ -189,6 +204,7 @@ def grid_table(framework: str, rows: List[List[int]]) -> Any:
     array = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
     if framework == "torch":
         import torch
+
         return torch.from_numpy(array)
     return array if framework in ("numpy", "cupy") else _tensors.from_host(array, framework)
 
@@ -197,4 +213,3 @@ def _same_source(a: ImageSpec, b: ImageSpec) -> bool:
     """Whether two images can share a launch: one size, dtype and layout (strides but the
     batch's; an unbatched image's batch stride is 0)."""
     return (a.width, a.height, a.dtype, a.strides[1:]) == (b.width, b.height, b.dtype, b.strides[1:])
-

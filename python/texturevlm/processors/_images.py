@@ -3,6 +3,7 @@ lists flattened) of [C, H, W] / [H, W, C] / [H, W] tensors or arrays, or [B, C, 
 batches; torch, NumPy, CuPy, JAX or PIL images. Channels are found as HF finds them (a
 leading 1, 3 or 4 means channels first), grayscale is read as RGB through a zero-stride
 view (no copy) and RGBA is composited over white as HF's convert_to_rgb does."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -37,23 +38,26 @@ def flat_images(images: Any) -> List[Any]:
     if len(images.shape) == 4:
         return [images[b] for b in range(images.shape[0])] if images.shape[0] else flat_images([])
     if len(images.shape) not in (2, 3):
-        raise ProcessorInputError(f"an image is [C, H, W], [H, W, C] or [H, W], a batch [B, C, H, W]; "
-                                  f"got shape {list(images.shape)}")
+        raise ProcessorInputError(
+            f"an image is [C, H, W], [H, W, C] or [H, W], a batch [B, C, H, W]; got shape {list(images.shape)}"
+        )
     return [images]
 
 
 def _channels_last(shape: tuple, input_data_format: Optional[str]) -> bool:
     if input_data_format is not None:
         if input_data_format not in ("channels_first", "channels_last"):
-            raise ProcessorInputError(f"input_data_format is 'channels_first' or 'channels_last', "
-                                      f"not {input_data_format!r}")
+            raise ProcessorInputError(
+                f"input_data_format is 'channels_first' or 'channels_last', not {input_data_format!r}"
+            )
         return input_data_format == "channels_last"
     if shape[0] in CHANNEL_COUNTS:
         return False
     if shape[-1] in CHANNEL_COUNTS:
         return True
-    raise ProcessorInputError(f"cannot find the channels of an image of shape {list(shape)}: images have 1, 3 or "
-                              "4 channels, first or last")
+    raise ProcessorInputError(
+        f"cannot find the channels of an image of shape {list(shape)}: images have 1, 3 or 4 channels, first or last"
+    )
 
 
 def _over_white(x: Any, framework: str, dtype: str, channels_last: bool) -> Any:
@@ -84,9 +88,11 @@ def _expand_gray(x: Any, framework: str, channels_last: bool) -> Any:
         return x.expand(*shape)
     if framework == "cupy":
         import cupy
+
         return cupy.broadcast_to(x, shape)
     if framework == "jax":
         import jax.numpy as jnp
+
         return jnp.broadcast_to(x, shape)
     return np.broadcast_to(x, shape)
 
@@ -105,16 +111,31 @@ def _torch_rgb_spec(image: Any) -> Optional[ImageSpec]:
         return None
     if not _TORCH_DTYPES:
         import torch
-        _TORCH_DTYPES.update({torch.uint8: "uint8", torch.float16: "float16", torch.bfloat16: "bfloat16",
-                              torch.float32: "float32"})
+
+        _TORCH_DTYPES.update(
+            {torch.uint8: "uint8", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+        )
     dtype = _TORCH_DTYPES.get(image.dtype)
     if dtype is None:
         return None
     sc, sy, sx = image.stride()
     device = image.device
     index = (device.index or 0) if device.type == "cuda" else 0
-    return ImageSpec("torch", device.type, index, dtype, 1, 3, shape[1], shape[2], (0, sc, sy, sx),
-                     image.data_ptr(), False, False, image)
+    return ImageSpec(
+        "torch",
+        device.type,
+        index,
+        dtype,
+        1,
+        3,
+        shape[1],
+        shape[2],
+        (0, sc, sy, sx),
+        image.data_ptr(),
+        False,
+        False,
+        image,
+    )
 
 
 def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> List[ImageSpec]:
@@ -147,8 +168,13 @@ def torch_cuda_layout(images: Any) -> Optional[Tuple[Any, List[int]]]:
             return None
         pointers = [head.data_ptr()]
         for image in images[1:]:
-            if (type(image) is not kind or image.shape != shape or image.dtype is not dtype
-                    or image.stride() != strides or image.device != device):
+            if (
+                type(image) is not kind
+                or image.shape != shape
+                or image.dtype is not dtype
+                or image.stride() != strides
+                or image.device != device
+            ):
                 return None
             pointers.append(image.data_ptr())
         return (len(pointers), shape, dtype, device, strides), pointers
@@ -168,15 +194,42 @@ def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
         first = _torch_rgb_spec(images[0]) if layout is not None else None
         if first is None or len(images) == 1:
             return first
-        return ImageSpec("torch", "cuda", first.device_index, first.dtype, len(images), 3, first.height, first.width,
-                         first.strides, first.ptr, False, False, images, layout[1])
+        return ImageSpec(
+            "torch",
+            "cuda",
+            first.device_index,
+            first.dtype,
+            len(images),
+            3,
+            first.height,
+            first.width,
+            first.strides,
+            first.ptr,
+            False,
+            False,
+            images,
+            layout[1],
+        )
     if type(images).__module__ != "torch" or images.ndim != 4 or images.shape[1] != 3 or not images.is_cuda:
         return None
     first = _torch_rgb_spec(images[0]) if images.shape[0] else None
     if first is None:
         return None
-    return ImageSpec("torch", "cuda", first.device_index, first.dtype, images.shape[0], 3, first.height, first.width,
-                     (images.stride(0),) + first.strides[1:], first.ptr, True, False, images)
+    return ImageSpec(
+        "torch",
+        "cuda",
+        first.device_index,
+        first.dtype,
+        images.shape[0],
+        3,
+        first.height,
+        first.width,
+        (images.stride(0),) + first.strides[1:],
+        first.ptr,
+        True,
+        False,
+        images,
+    )
 
 
 def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> ImageSpec:
@@ -207,8 +260,13 @@ def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optiona
         raise ProcessorInputError(f"images have 1, 3 or 4 channels, not {channels} (shape {list(shape)})")
     if channels != 3:
         if not do_convert_rgb:
-            raise ProcessorInputError(f"a {channels}-channel image with do_convert_rgb=False: the models take RGB; "
-                                      "pass RGB images or leave do_convert_rgb on")
-        image = (_expand_gray(image, framework, channels_last) if channels == 1
-                 else _over_white(image, framework, dtype, channels_last))
+            raise ProcessorInputError(
+                f"a {channels}-channel image with do_convert_rgb=False: the models take RGB; "
+                "pass RGB images or leave do_convert_rgb on"
+            )
+        image = (
+            _expand_gray(image, framework, channels_last)
+            if channels == 1
+            else _over_white(image, framework, dtype, channels_last)
+        )
     return _tensors.image_spec(image, channels_last)

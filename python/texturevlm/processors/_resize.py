@@ -10,6 +10,7 @@ CUDA images: one fused kernel (cuda/processors/image_resize.h) on the caller's s
                     Face's processors compute, to float rounding).
 Host images: the same two filters through the engine's CPU/Vulkan samplers (layouts.resize)
 and NumPy, with the same arithmetic."""
+
 from __future__ import annotations
 
 import math
@@ -40,14 +41,16 @@ class Normalize:
     divide: Tuple[float, float, float]
 
     @staticmethod
-    def of(do_rescale: bool, rescale_factor: float, do_normalize: bool, mean: Sequence[float],
-           std: Sequence[float]) -> "Normalize":
+    def of(
+        do_rescale: bool, rescale_factor: float, do_normalize: bool, mean: Sequence[float], std: Sequence[float]
+    ) -> "Normalize":
         f32 = np.float32
         mean3, std3 = _three(mean, "image_mean"), _three(std, "image_std")
         if do_normalize and do_rescale:
             scale = f32(1.0 / rescale_factor)
-            return Normalize(1.0, tuple(float(f32(m) * scale) for m in mean3),
-                             tuple(float(f32(s) * scale) for s in std3))
+            return Normalize(
+                1.0, tuple(float(f32(m) * scale) for m in mean3), tuple(float(f32(s) * scale) for s in std3)
+            )
         if do_normalize:
             return Normalize(1.0, tuple(float(f32(m)) for m in mean3), tuple(float(f32(s)) for s in std3))
         return Normalize(float(f32(rescale_factor)) if do_rescale else 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
@@ -140,8 +143,9 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     key = (spec.device_index, filter, spec.dtype, spec.width, spec.height, room, skip, levels)
     resizer = _resizers.pop(key, None)
     if resizer is None:
-        resizer = _core.CudaImageResizer(spec.device_index, filter, spec.dtype, 3, spec.width, spec.height, room,
-                                         skip, levels)
+        resizer = _core.CudaImageResizer(
+            spec.device_index, filter, spec.dtype, 3, spec.width, spec.height, room, skip, levels
+        )
     _resizers[key] = resizer
     while len(_resizers) > 8:
         _resizers.pop(next(iter(_resizers)))
@@ -169,24 +173,42 @@ class CudaLaunch:
     dtype: str
     strides: List[int]
     target: Any
-    offset_bytes: int    # where in the output this run's values start
+    offset_bytes: int  # where in the output this run's values start
 
     def run(self, images: List[int], out_ptr: int, stream: int) -> None:
         self.resizer.run(images, self.dtype, self.strides, self.target, out_ptr + self.offset_bytes, stream)
 
 
-def cuda_launch(spec: ImageSpec, plan: Plan, filter: str, images: int, offset: int, first_time: int = 0,
-                times: Optional[int] = None, out_dtype: str = "float32") -> CudaLaunch:
+def cuda_launch(
+    spec: ImageSpec,
+    plan: Plan,
+    filter: str,
+    images: int,
+    offset: int,
+    first_time: int = 0,
+    times: Optional[int] = None,
+    out_dtype: str = "float32",
+) -> CudaLaunch:
     """The run writing `images` images like `spec` through `plan` at element `offset` of
     the output: a few launches whatever the image count."""
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
     target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype)
-    return CudaLaunch(_resizer(spec, plan, filter, images), spec.dtype, list(spec.strides), target,
-                      offset * ITEMSIZE[out_dtype])
+    return CudaLaunch(
+        _resizer(spec, plan, filter, images), spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype]
+    )
 
 
-def write_cuda(specs: List[ImageSpec], plan: Plan, filter: str, out_ptr: int, offset: int, stream: int,
-               first_time: int = 0, times: Optional[int] = None, out_dtype: str = "float32") -> None:
+def write_cuda(
+    specs: List[ImageSpec],
+    plan: Plan,
+    filter: str,
+    out_ptr: int,
+    offset: int,
+    stream: int,
+    first_time: int = 0,
+    times: Optional[int] = None,
+    out_dtype: str = "float32",
+) -> None:
     """Writes the images' values (specs of one size, dtype and strides) at element `offset`
     of the output."""
     images = specs[0].image_pointers() if len(specs) == 1 else [p for s in specs for p in s.image_pointers()]
@@ -199,8 +221,14 @@ class CudaCall:
     images. Calling it with the images' pointers allocates the output and launches, nothing
     else, on the framework's current stream."""
 
-    def __init__(self, framework: str, index: int, shape: Tuple[int, ...], out_dtype: str,
-                 launches: List[Tuple[CudaLaunch, int, int]]) -> None:
+    def __init__(
+        self,
+        framework: str,
+        index: int,
+        shape: Tuple[int, ...],
+        out_dtype: str,
+        launches: List[Tuple[CudaLaunch, int, int]],
+    ) -> None:
         self.framework, self.index, self.shape, self.out_dtype = framework, index, shape, out_dtype
         self.launches = launches
 
@@ -257,8 +285,9 @@ def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
     return max(0, math.floor(math.log2(scale))) if scale >= 2 else 0
 
 
-def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, offset: int, first_time: int,
-                      stream: int, out_dtype: str) -> None:
+def resize_ring_frame(
+    texture: Any, plan: Plan, dtype: str, out_ptr: int, offset: int, first_time: int, stream: int, out_dtype: str
+) -> None:
     """One frame already in a texture (a video ring's) into time slot `first_time`, at
     element `offset` of the output."""
     t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
@@ -266,6 +295,7 @@ def resize_ring_frame(texture: Any, plan: Plan, dtype: str, out_ptr: int, offset
 
 
 # ---------------------------------------------------------------- host
+
 
 def _patch_size(width: int, height: int) -> int:
     """The largest patch size <= 64 that tiles the window (the layout's P)."""
@@ -306,12 +336,14 @@ def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.nd
         out = np.einsum("yh,bhwc,xw->bcyx", wy, layers, wx, optimize=True)
         return out.astype(np.float32)
     p = _patch_size(w, h)
-    pyramid = TexturePyramid(spec.array, DEFAULT_FORMAT[spec.dtype], levels_for(spec.width, spec.height, plan),
-                             backend, spec.channels_last)
+    pyramid = TexturePyramid(
+        spec.array, DEFAULT_FORMAT[spec.dtype], levels_for(spec.width, spec.height, plan), backend, spec.channels_last
+    )
     layout = layouts.resize(spec.width, spec.height, rw, rh, (left, top, w, h), p, spec.batch)
     patches = np.asarray(pyramid._impl.sample_host(layout, 3, False, pyramid.max_anisotropy))
-    patches = patches.reshape(spec.batch, h // p, w // p, 3, p, p).transpose(0, 3, 1, 4, 2, 5).reshape(
-        spec.batch, 3, h, w)
+    patches = (
+        patches.reshape(spec.batch, h // p, w // p, 3, p, p).transpose(0, 3, 1, 4, 2, 5).reshape(spec.batch, 3, h, w)
+    )
     return patches * np.float32(255) if spec.dtype == "uint8" else patches
 
 
@@ -325,7 +357,8 @@ def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: boo
         v = np.rint(np.clip(v, 0, 255))
     n = plan.normalize
     v = (v * np.float32(n.multiply) - np.asarray(n.subtract, np.float32)[:, None, None]) / np.asarray(
-        n.divide, np.float32)[:, None, None]
+        n.divide, np.float32
+    )[:, None, None]
     if not plan.merged:
         return v
     p, m, t = plan.merged

@@ -1,6 +1,7 @@
 """The Hugging Face image processors' size rules, in plain Python with their arithmetic (the
 same float operations in the same order), so sizes, crops and grids come out identical:
 Qwen2-VL's smart_resize, CLIP's shortest-edge resize and center crop."""
+
 from __future__ import annotations
 
 import math
@@ -20,13 +21,15 @@ class ProcessorInputError(Error, ValueError):
     where Hugging Face's processors raise ValueError, so either `except` catches it."""
 
 
-def smart_resize(height: int, width: int, factor: int = 28, min_pixels: int = 56 * 56,
-                 max_pixels: int = 14 * 14 * 4 * 1280) -> Tuple[int, int]:
+def smart_resize(
+    height: int, width: int, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 14 * 14 * 4 * 1280
+) -> Tuple[int, int]:
     """Qwen2-VL's resize rule: both sides multiples of `factor`, the area within
     [min_pixels, max_pixels], the aspect ratio kept as closely as that allows."""
     if max(height, width) / min(height, width) > 200:
         raise ProcessorInputError(
-            f"absolute aspect ratio must be smaller than 200, got {max(height, width) / min(height, width)}")
+            f"absolute aspect ratio must be smaller than 200, got {max(height, width) / min(height, width)}"
+        )
     h_bar = round(height / factor) * factor
     w_bar = round(width / factor) * factor
     if h_bar * w_bar > max_pixels:
@@ -63,5 +66,6 @@ def center_crop_box(height: int, width: int, crop_height: int, crop_width: int) 
     if crop_height > height or crop_width > width:
         raise ProcessorInputError(
             f"crop {crop_height}x{crop_width} is larger than the resized {height}x{width} image: "
-            "make crop_size at most the resized size")
+            "make crop_size at most the resized size"
+        )
     return int((height - crop_height) / 2.0), int((width - crop_width) / 2.0)

@@ -1,6 +1,7 @@
 """CLIP- and SigLIP-style processors: every image resized (CLIP: shorter side to
 size['shortest_edge'], then a center crop; SigLIP: straight to size['height'] x
 size['width']), rescaled, normalized: pixel_values [B, 3, h, w]."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
@@ -8,8 +9,15 @@ from typing import Any, Dict, Optional
 from ._common import BatchFeature, Processor, Runner
 from ._images import image_specs
 from ._resize import Plan, cached_call
-from ._rules import (IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
-                     ProcessorInputError, center_crop_box, resized_size)
+from ._rules import (
+    IMAGENET_STANDARD_MEAN,
+    IMAGENET_STANDARD_STD,
+    OPENAI_CLIP_MEAN,
+    OPENAI_CLIP_STD,
+    ProcessorInputError,
+    center_crop_box,
+    resized_size,
+)
 
 
 class FixedSizeImageProcessor(Processor):
@@ -26,13 +34,15 @@ class FixedSizeImageProcessor(Processor):
 
     defaults: Dict[str, Any] = {}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
-                 **config: Any) -> None:
+    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
         c = {**self.defaults, **config}
         size = c.get("size") or {}
         if isinstance(size, int):  # as HF's get_size_dict reads a bare number for this model
-            size = {"shortest_edge": size} if "shortest_edge" in self.defaults.get("size", {}) else {
-                "height": size, "width": size}
+            size = (
+                {"shortest_edge": size}
+                if "shortest_edge" in self.defaults.get("size", {})
+                else {"height": size, "width": size}
+            )
         self.size: Dict[str, int] = dict(size)
         self.do_center_crop: bool = bool(c.get("do_center_crop", False))
         crop = c.get("crop_size") or self.size
@@ -72,8 +82,10 @@ class FixedSizeImageProcessor(Processor):
         plans = [self.plan(s.height, s.width) for s in specs]
         sizes = {p.window[2:] for p in plans}
         if len(sizes) != 1:
-            raise ProcessorInputError(f"images resize to different sizes {sorted(sizes)}: a fixed-size processor "
-                                      "needs do_resize or a crop that gives every image one size")
+            raise ProcessorInputError(
+                f"images resize to different sizes {sorted(sizes)}: a fixed-size processor "
+                "needs do_resize or a crop that gives every image one size"
+            )
         h, w = sizes.pop()
         return self._outputs(runner, plans, (sum(s.batch for s in specs), 3, h, w), pending)
 
@@ -84,13 +96,22 @@ class CLIPImageProcessor(FixedSizeImageProcessor):
     """transformers' CLIPImageProcessor: shorter side to 224 (bicubic), 224x224 center crop,
     OpenAI CLIP mean and std."""
 
-    defaults = {"size": {"shortest_edge": 224}, "do_center_crop": True, "crop_size": {"height": 224, "width": 224},
-                "image_mean": OPENAI_CLIP_MEAN, "image_std": OPENAI_CLIP_STD}
+    defaults = {
+        "size": {"shortest_edge": 224},
+        "do_center_crop": True,
+        "crop_size": {"height": 224, "width": 224},
+        "image_mean": OPENAI_CLIP_MEAN,
+        "image_std": OPENAI_CLIP_STD,
+    }
 
 
 class SiglipImageProcessor(FixedSizeImageProcessor):
     """transformers' SiglipImageProcessor: straight to 224x224 (bicubic, aspect not kept),
     mean and std 0.5."""
 
-    defaults = {"size": {"height": 224, "width": 224}, "do_center_crop": False,
-                "image_mean": IMAGENET_STANDARD_MEAN, "image_std": IMAGENET_STANDARD_STD}
+    defaults = {
+        "size": {"height": 224, "width": 224},
+        "do_center_crop": False,
+        "image_mean": IMAGENET_STANDARD_MEAN,
+        "image_std": IMAGENET_STANDARD_STD,
+    }

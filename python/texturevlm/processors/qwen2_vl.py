@@ -3,6 +3,7 @@ patch_size * merge_size within [min_pixels, max_pixels] (smart_resize), rescaled
 normalized, cut into patch_size^2 patches ordered in merge_size x merge_size groups, every
 patch holding temporal_patch_size frames (a still image: copies of itself).
 pixel_values [sum of patches, 3 * T * P * P] and image_grid_thw [images, 3]."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
@@ -25,8 +26,7 @@ class Qwen2VLImageProcessor(Processor):
     #: The pixel budget of transformers' defaults (the Qwen2-VL model configs set their own).
     default_size = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
-                 **config: Any) -> None:
+    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
         c = dict(config)
         size = dict(c.get("size") or self.default_size)
         if c.get("min_pixels") is not None:
@@ -59,9 +59,11 @@ class Qwen2VLImageProcessor(Processor):
                 if rh % self.factor or rw % self.factor:
                     raise ProcessorInputError(
                         f"with do_resize=False the image sides must be multiples of patch_size * merge_size "
-                        f"({self.factor}); got {height}x{width}")
-            plan = Plan((rh, rw), (0, 0, rh, rw), self._normalize,
-                        (self.patch_size, self.merge_size, self.temporal_patch_size))
+                        f"({self.factor}); got {height}x{width}"
+                    )
+            plan = Plan(
+                (rh, rw), (0, 0, rh, rw), self._normalize, (self.patch_size, self.merge_size, self.temporal_patch_size)
+            )
             self._plans[(height, width)] = plan
         return plan
 
@@ -85,7 +87,7 @@ class Qwen2VLImageProcessor(Processor):
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
         rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
-        width = 3 * self.temporal_patch_size * self.patch_size ** 2
+        width = 3 * self.temporal_patch_size * self.patch_size**2
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
         return self._outputs(runner, plans, (rows, width), pending, grids)
 
@@ -102,8 +104,7 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
 
     default_size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 28 * 28 * 768}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto",
-                 **config: Any) -> None:
+    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
         if config.get("do_sample_frames"):
             raise ProcessorInputError("do_sample_frames: texturevlm takes the frames you pass; sample them first")
         super().__init__(filter, dtype, backend, **config)
@@ -127,6 +128,7 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
             values = pixel_rows[0]
         elif runner.framework == "torch":
             import torch
+
             values = torch.cat(pixel_rows, 0)
         else:
             values = np.concatenate([np.asarray(v) for v in pixel_rows], 0)
@@ -135,7 +137,7 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
     def _video(self, runner: Runner, frames: List[Any], plan: Plan) -> Any:
         t = self.temporal_patch_size
         groups = len(frames) // t
-        shape = (groups * plan.patches_per_image(), 3 * t * self.patch_size ** 2)
+        shape = (groups * plan.patches_per_image(), 3 * t * self.patch_size**2)
         if runner.device != "cuda":
             planar = np.concatenate([host_planar(f, plan, runner.filter, runner.backend) for f in frames])
             return runner.host_result(finish_host(planar, plan, frames[0].dtype == "uint8", frames=True))
@@ -143,8 +145,17 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         ptr = _tensors.pointer_and_strides(out, runner.framework)[0]
         for g in range(groups):
             for k in range(t):
-                write_cuda([frames[g * t + k]], plan, runner.filter, ptr, g * plan.values_per_image(),
-                           runner.stream, first_time=k, times=1, out_dtype=runner.out_dtype)
+                write_cuda(
+                    [frames[g * t + k]],
+                    plan,
+                    runner.filter,
+                    ptr,
+                    g * plan.values_per_image(),
+                    runner.stream,
+                    first_time=k,
+                    times=1,
+                    out_dtype=runner.out_dtype,
+                )
         return _tensors.hand_over(out, runner.framework, runner.index, runner.stream)
 
     def from_ring(self, pyramid: Any, frames: Optional[int] = None, stream: Any = None) -> BatchFeature:
@@ -167,18 +178,18 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         needed = levels_for(pyramid.width, pyramid.height, plan)
         if needed > pyramid.levels:
             raise ProcessorInputError(f"the ring has {pyramid.levels} levels, the resize reads {needed}")
-        shape = (frames // t * plan.patches_per_image(), 3 * t * self.patch_size ** 2)
+        shape = (frames // t * plan.patches_per_image(), 3 * t * self.patch_size**2)
         out = _tensors.empty(framework, "cuda", pyramid.device_index, shape, self.dtype)
         ptr = _tensors.pointer_and_strides(out, framework)[0]
         byte_frames = "uint8" if pyramid.format == "rgba8" else "float32"
         with recent(frames, s) as textures:
             for i, texture in enumerate(textures):
                 g, k = divmod(i, t)
-                resize_ring_frame(texture, plan, byte_frames, ptr, g * plan.values_per_image(), k, s,
-                                  self.dtype)
+                resize_ring_frame(texture, plan, byte_frames, ptr, g * plan.values_per_image(), k, s, self.dtype)
         grid = grid_table(framework, [self.grid(plan, frames // t)])
-        return BatchFeature(pixel_values_videos=_tensors.hand_over(out, framework, pyramid.device_index, s),
-                            video_grid_thw=grid)
+        return BatchFeature(
+            pixel_values_videos=_tensors.hand_over(out, framework, pyramid.device_index, s), video_grid_thw=grid
+        )
 
 
 def _is_clip(x: Any) -> bool:
