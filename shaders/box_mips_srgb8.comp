@@ -10,8 +10,7 @@
 #define WORD_TABLES
 #define WORD_PARTS 4
 // Bound by instruction issue (its table reads): the exchange before level a+1's stores
-// (store_first_level) costs more than the quarter-sector stores it saves (H100, 4096^2:
-// 46.9 -> 48.0 us with it).
+// (store_first_level) costs more than the quarter-sector stores it saves.
 #define STORE_FIRST_AS_HELD
 #include "box_mips_words.glsl"
 #include "srgb8_tables.h"

@@ -21,8 +21,8 @@ using uint = uint32_t;
 #define TVLM_EXP2 exp2
 #endif
 
-// Threads per block (CUDA) and invocations per workgroup (Vulkan). 128: 1% faster than
-// 256 and 3% faster than 512 for the CUDA kernel (H200 sweep).
+// Threads per block (CUDA) and invocations per workgroup (Vulkan). 128: a little faster than
+// 256 and 512 for the CUDA kernel (a sweep of the three).
 #define TVLM_POINT_GROUP_SIZE 128
 
 // Push constants of sample_points.comp; the CUDA kernels take the same numbers.

@@ -1,6 +1,6 @@
 // Infinities and NaNs never enter the box shaders' arithmetic: Vulkan lets an
 // implementation drop them there unless the SignedZeroInfNanPreserve mode is on, and
-// NVIDIA's did (the float16 test of infinite texels failed on the H100). Bit tests find
+// NVIDIA's did (the float16 test of infinite texels failed there). Bit tests find
 // them, and the result is built from bits as IEEE arithmetic and the reference give it:
 // NaN if any input is NaN or both infinities meet, else the infinity that is there.
 const uint kPlusInfinity = 1u, kMinusInfinity = 2u, kNotANumber = 4u;

@@ -120,7 +120,7 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
 
 // 8-bit chains whose 2x2 averages fall all over [0, 255], near black and white too, where
 // uniform random bytes almost never average: the sRGB encode's first and last buckets.
-// 2048^2 in one layer is 1024 blocks, one wave of the sRGB8 kernel on an H100 or H200 (its
+// 2048^2 in one layer is 1024 blocks, one wave of the sRGB8 kernel on a 132-SM GPU (its
 // last pass fused into the first) and more than one of RGBA8's; in two layers the last
 // pass is a launch of its own for both.
 TEST_CASE("CUDA 8-bit box chains of narrow-window texels equal the reference bit for bit") {

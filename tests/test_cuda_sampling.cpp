@@ -120,7 +120,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: every layout and format, CUDA v
     for (Format format : kAllFormats) {
         Images images = make_images(s.context, {random_image(w, h, format, 31)}, format);
         // Gradient sampling of random content: NVIDIA's 16x anisotropic unit spreads taps
-        // even for an isotropic footprint (seen on the H200), so only CUDA vs Vulkan here;
+        // even for an isotropic footprint (seen on Hopper), so only CUDA vs Vulkan here;
         // the next case checks gradients against the reference along constant rows.
         for (const PatchLayout& layout : layouts)
             check_all(s, images, layout, {.channels = 4}, layout.mode == SamplingMode::level);

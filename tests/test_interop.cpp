@@ -361,8 +361,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "bad input to the import gets clear errors") {
     Texture exportable = Texture::create(context, desc);
     CHECK_THROWS_WITH_AS(import_dedicated_memory(exportable.export_memory_fd(), 0), doctest::Contains("size is 0"),
                          Error);
-    // CUDA itself accepts a dedicated import 64x larger than the allocation (seen on the
-    // H200): the external import checks the size against the image's requirement.
+    // CUDA itself accepts a dedicated import 64x larger than the allocation (seen with
+    // driver 580): the external import checks the size against the image's requirement.
     const size_t size = exportable.allocation_size();
     CHECK_THROWS_WITH_AS(CudaTexture::import_external(context, desc, exportable.export_memory_fd(), size * 64),
                          doctest::Contains("exactly"), Error);

@@ -141,7 +141,7 @@ void time_job(BenchGpu& gpu, const std::string& job, const FeatureChainShape& sh
     const auto add = [&](const std::string& method, const Timing& t, double floor_bytes) {
         rows.push_back({job, method, t.median_us, t.min_us, us(floor_bytes)});
     };
-    constexpr int kSteps = 5;  // each step is 0.1-2 ms: fewer launches per timed run
+    constexpr int kSteps = 5;  // steps are long: fewer launches per timed run
     // Floors: the bytes each step must move (points and sparse texel reads not counted).
     add("chain: box levels 1.. from level 0",
         time_cuda(

@@ -89,8 +89,8 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
 
     // Vulkan: an empty submission signals the frame; CUDA reads it and releases the slot
     // for Vulkan's next write, every wait on the GPU. Rings of several depths: the GPU
-    // switches between the Vulkan and CUDA contexts at ~300 us a switch (the latency rows
-    // below), and a deeper ring lets it run more frames per switch.
+    // switches between the Vulkan and CUDA contexts at a cost the latency rows below
+    // measure, and a deeper ring lets it run more frames per switch.
     {
         const auto ring_frames = [&](FrameRing& r, bool host_waits) {
             return time_frames(

@@ -75,7 +75,7 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
 // one element of level l+2, averages the 4x4 of level l under it into the 2x2 of level l+1
 // (written) and those into its own. Level l+1 is never read back: at 4096^2 RGBA that is
 // 64 MB of the chain's 426. Sums in the order of the level-by-level kernels (bit-equal).
-// (A float4 version for RGBA, a thread per texel, was no faster: 4096^2 138 us either way.)
+// (A float4 version for RGBA, a thread per texel, was no faster.)
 template <class T>
 __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Level m, Level d, uint32_t channels) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
@@ -97,8 +97,8 @@ __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Lev
 // 32x32 tile of the source level and four of its channels, averages it into the 16x16
 // texels of the next level (a thread each), and those in shared memory into the 8x8, 4x4,
 // 2x2 and 1x1 after it, writing each level as it goes. Level-by-level launches spent most
-// of their time starting and draining: at 4096^2 RGBA the levels after 2 took 21.3 us in
-// four launches for 22 MB, and take 11.0 + 5.1 us in two (ncu, H200); the second launch
+// of their time starting and draining (the levels after 2 took four launches, now two,
+// in about three quarters of the time); the second launch
 // is this kernel on one tile, the 32x32 level the first ends at. Sums in the order of the
 // level-by-level kernels (bit-equal).
 template <class T>
@@ -203,7 +203,7 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
     const bool vector4 = std::is_same_v<T, float> && shape.channels % 4 == 0 && aligned16(coarse);
     // The largest level the pyramid starts from: 1024^2 with up to 4 channels (two
     // launches then build ten levels); with more, a block's texels lie C values apart, and
-    // from 256^2 x 40 channels it ran 2.5 us slower than the two-level passes (H200), so
+    // from 256^2 x 40 channels it ran slower than the two-level passes, so
     // there it starts from one tile (32x32, where the one-block tail took over).
     const uint32_t pyramid_source = shape.channels <= 4 ? 1024 : kPyramidSide;
     for (uint32_t l = 1; l < shape.levels;) {

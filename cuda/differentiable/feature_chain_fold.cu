@@ -78,12 +78,11 @@ __global__ void fold_level_kernel(T* fine_grad, const T* coarse_grad, Level fine
 // already holding what the levels below it send back), where levels 0..depth-1 all halve:
 // a level-0 texel then gets g_l[x >> l, y >> l] / 4^l from each. Written, never read;
 // the level-by-level fold reads and writes every fine level once per step, and at 4096^2
-// its level-0 pass alone took 0.3 ms on an H200 (four times its bytes). The four level-0
+// its level-0 pass alone took four times its bytes' time. The four level-0
 // texels under one level-1 texel get the same sum: a thread computes it once and stores
 // it four times (two rows of two). Up to 3 levels, or up to 6 where level 0 is small
 // (kShortFold): there the launches of folding levels 4.. one by one are most of the fold's
-// time (H200, 1024^2 RGBA: 25 -> 14 us), where on large images the extra reads per texel
-// cost more than the launches save (4096^2 RGBA 119 -> 125 us, 32 x 1024^2 213 -> 235 us).
+// time, where on large images the extra reads per texel cost more than the launches save.
 constexpr uint32_t kMaxFusedFold = 6, kFusedFold = 3;
 constexpr size_t kShortFold = size_t{1} << 22;  // values of level 0
 
@@ -109,7 +108,7 @@ __device__ const T* fold_source(const T* coarse, const FusedFold& f, uint32_t l,
 // level-0 row (4 channels of one texel), read as float4, and writes them to that texel and
 // the one below it (the same sum): each store instruction of a warp is one run (a thread
 // per texel with a loop over 40 channels wrote 160-byte strides: 4x slower; a thread per
-// 2x2 texels wrote every other 16 bytes per instruction, RGBA 4096^2 170 -> 192 us on an H100).
+// 2x2 texels wrote every other 16 bytes per instruction, also slower).
 template <uint32_t kMost>  // the most levels it reads: kFusedFold or kMaxFusedFold (loops unrolled to it)
 __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, const __grid_constant__ FusedFold f,
                                          uint32_t* nonfinite) {
@@ -218,12 +217,12 @@ __global__ void fold_tail_kernel(const __grid_constant__ Shape<T> shape, ChainLe
 // Level `target`'s gradient with levels target+1..top folded into it, where each of
 // levels target..top-1 halves into the next: G_l = g_l + G_{l+1}[x / 2, y / 2] / 4, from the
 // coarsest (the level-by-level kernels' sums). One launch where those took one a level,
-// each mostly starting and draining (4096^2 RGBA: the fold 119 -> 100 us, H200). A block
+// each mostly starting and draining. A block
 // takes a 16x16 tile of `target` and four channels: the tile's ancestors four levels up
 // are 8x8, 4x4, 2x2 and 1 texels of the tile, and above those one texel a level, a thread
 // a channel. Every value is read first; then five steps through shared memory. (A thread
-// per element finding its ancestors at every level took 33-46 us there, address
-// arithmetic and dependent reads; this takes 10.6 us, ncu.) The levels between keep their
+// per element finding its ancestors at every level took several times as long, in address
+// arithmetic and dependent reads.) The levels between keep their
 // own gradients (nothing reads them).
 template <class T>
 __global__ void __launch_bounds__(kBlock)
@@ -366,7 +365,7 @@ void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cu
     if constexpr (std::is_same_v<T, float>)
         groups = !shape.planar_level0 && shape.channels % 4 == 0 && aligned16(grad.level0) && aligned16(grad.coarse);
     // Each kernel's loops unroll to its most levels: one for 6 levels ran the 3-level folds
-    // of large images 10% slower (H200, 32 x 1024^2 RGBA 213 -> 236 us).
+    // of large images 10% slower.
     const dim3 group_grid(blocks_for(shape.width * shape.channels / 4), grid_rows);
     const dim3 texel_grid(blocks_for(shape.width / 2), grid_rows);
     float* level0 = reinterpret_cast<float*>(grad.level0);

@@ -24,10 +24,10 @@ inline __device__ ChannelGroup channel_group(uint32_t channels) {
 }
 
 // The small levels of a chain (and of its fold) in one block, level after level: a launch
-// costs ~2.3 us on an H200 even for one block, and a 4096^2 chain has nine levels of
-// 64x64 or less (22 us of its 137 as separate launches). A level is small when it holds
+// costs microseconds even for one block, and a 4096^2 chain has nine levels of 64x64 or
+// less (a sixth of its time as separate launches). A level is small when it holds
 // at most kTailValues elements: one block is one multiprocessor, and with 16384 (64x64
-// RGBA) the tail took 27 us, more than the launches it saved. The block's writes are
+// RGBA) the tail took longer than the launches it saved. The block's writes are
 // visible to it after a barrier.
 inline constexpr uint32_t kTailValues = 2048, kTailBlock = 1024;
 

@@ -44,8 +44,7 @@ std::pair<size_t, uint32_t> shared_levels(const FeatureChainShape& shape, uint32
 // the block's copy takes only levels of fewer than kGroupsBlockTexels texels, where global
 // atomics would queue on a few addresses: on larger ones the L2's vector atomics beat the
 // copy's compare-and-swap loops. With 16 points a warp (8 channels) the copy takes every
-// level that fits. H100, 1M points at 1024^2, backward with the limit and without it:
-// 8 channels 351 / 279 us, 16: 424 / 451, 40: 1008 / 1130, 64: 1306 / 1321.
+// level that fits (the limit is faster for 16 channels and more, slower for 8).
 constexpr size_t kGroupsSharedBytes = 64 * 1024, kGroupsSlotBytes = 56 * 1024, kGroupsBlockTexels = 64;
 
 SharedSums groups_shared_sums(const FeatureChainShape& shape, uint32_t lanes, uint32_t first, uint32_t end,
@@ -89,15 +88,14 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     const size_t most_shared = groups && !rgba ? kGroupsSharedBytes : room * copies * sizeof(T);
     // One wave: as many blocks as the multiprocessors hold at once (registers bound it: 3 of
     // 256 threads on sm_90), each striding over the points and adding its shared sums once.
-    // A part wave costs: on an H100, 4 blocks per SM (1.33 waves) made the RGBA backward 60
-    // us slower than 3 or 6; on an H200, 6 against 4 took it 699 -> 626 us.
+    // A part wave costs: 4 blocks per SM (1.33 waves) made the RGBA backward slower than 3
+    // or 6.
     const unsigned blocks = std::min(blocks_for(points.count * d.lanes),
                                      resident_wave_blocks(kernel, int(kBlock), most_shared));
     // A level is summed in shared memory where it has at most a quarter as many texels as a
     // block has points: then the block's adds to it are likely to outnumber its texels, and
-    // its flush costs fewer global atomics than it saves. H100, RGBA 4096^2: backward 398 ->
-    // 391 us against every level that fits; a sixteenth sent 64-texel levels to global
-    // atomics (+70 us).
+    // its flush costs fewer global atomics than it saves (a sixteenth sent 64-texel levels
+    // to global atomics, which cost far more).
     const size_t max_texels = points.count / std::max(blocks, 1u) / 4;
     const auto run = [&](BackwardPass pass) {
         if constexpr (std::is_same_v<T, float>) {
@@ -128,8 +126,8 @@ void sample_points_backward(const FeatureChainShape& shape, ChainLevels<const T>
     };
     // A texture that takes no gradient (a model learning where to look in a fixed image):
     // d/d uv and d/d lod alone, one pass over the points that reads what the forward read,
-    // with no zeroing, texel atomics or fold (H200, 1M points of a 4096^2 RGBA chain:
-    // 54 us, where the backward with the texture's gradient takes 276).
+    // with no zeroing, texel atomics or fold: a fraction of the backward with the
+    // texture's gradient.
     if (!texture) {
         if (points.count) run({0, 0, true});
         return;

@@ -20,11 +20,10 @@ struct SharedSums {
 // lanes; the coarsest levels have a copy per slot, so a slot's lanes (distinct channels)
 // add to it with plain loads and stores: no atomics, no lanes waiting on each other. The
 // next levels share the block's copy with shared atomics (compare-and-swap loops: their
-// more texels keep retries rare), or go to global atomics (groups_shared_sums). H100, 40
-// channels at 1024^2, 16 points a block at once: with only the block's copy the backward
-// took 1434 us, ~460 of it in the compare-and-swap loops; with a copy per warp for the
-// 1x1..4x4 levels (the RGBA kernel's __match_any_sync sums) 1278 us; a copy per slot 1130
-// us, and 1008 us with the 8x8 level on global atomics. One kernel for both passes (with
+// more texels keep retries rare), or go to global atomics (groups_shared_sums). With only
+// the block's copy, a third of the backward went to the compare-and-swap loops; a copy per
+// warp for the 1x1..4x4 levels was faster, a copy per slot faster still, and the 8x8 level
+// on global atomics fastest (docs/benchmarks.md, dropped experiments). One kernel for both passes (with
 // and without texel gradients), so that d/d uv and d/d lod are the same arithmetic, bit
 // for bit, whether the image takes a gradient or not.
 __global__ void __launch_bounds__(kBlock, 3)

@@ -7,8 +7,8 @@ namespace tvlm::point_kernels {
 
 // Level 0's texel gradients, added after the fold wrote level 0: a thread (or lanes) per
 // point, and only points whose trilinear pair starts at level 0 (lod < 1) go on. As a pass
-// of the strided kernels (point_backward_*.cuh) it took 30-35 us at 4096^2 RGBA (H200) for
-// the ~8% of points that scatter there: in their one-wave grid at 72 registers, every
+// of the strided kernels (point_backward_*.cuh) it took long for the few points that
+// scatter there: in their one-wave grid at 72 registers, every
 // point's loads and weights were waited for in turn. Launched early: a point that scatters
 // loads its data while the fold still runs, and awaits the fold only before its atomics.
 template <class T, Channels kChannels>

@@ -11,8 +11,8 @@ namespace tvlm::point_kernels {
 // block takes: `sample_points_backward`) are summed in shared memory by each block first,
 // then added to the chain once per block:
 // with points anywhere, thousands land on the few texels of the 2x2 and 1x1 levels, and
-// global atomics on one address serialize (1M points on a 4096^2 chain: 6.6 ms of the
-// backward with global atomics only). Blocks stride over the points, so they are few.
+// global atomics on one address serialize (with global atomics only, a backward of 1M
+// points took milliseconds). Blocks stride over the points, so they are few.
 constexpr size_t kSharedBytes = 32 * 1024;
 // The RGBA kernel's copies of them, one per warp (48 KB: the most without opting in).
 constexpr size_t kRgbaSharedBytes = 48 * 1024;

@@ -11,7 +11,7 @@ namespace tvlm::point_kernels {
 // texel in one step are summed on one lane first (__match_any_sync), which adds to its
 // warp's copy without atomics. Shared float atomics are compare-and-swap loops, and on the
 // coarsest levels' few texels the lanes retried ~4.5 times per add: 40% of the pass's
-// instructions (ncu, H100).
+// instructions.
 constexpr uint32_t kWarps = kBlock / 32, kNotShared = ~0u;
 
 inline __device__ float4 shuffle4(float4 v, int from) {
@@ -76,8 +76,7 @@ __global__ void backward_rgba_kernel(const __grid_constant__ Shape<float> shape,
             const size_t level_first = level.offset + size_t(layer) * level.layer_stride;
             float* g = level_base(shape, grad, present ? l : 0) + size_t(layer) * level.layer_stride;
             // The texels for d/d uv and d/d lod read before the scatter, which then hides
-            // their latency (H200: RGBA 4096^2 backward 281 -> 276 us; 72 -> 80 registers,
-            // still three blocks an SM).
+            // their latency (80 registers, still three blocks an SM).
             const bool grads = present && pass.point_grads;
             Quad<float4> q{};
             if (grads) q = quad4_at(level_base(shape, chain, l), level, layer, s);

@@ -58,9 +58,8 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
 }
 
 // Channels in groups: 3 blocks of 256 are resident at its 72-85 registers in any case, and
-// allowed 85 nvcc keeps more of a point's loads in flight (40 channels on an H100: 72 -> 79
-// registers, 540 -> 496 us). The same bound on the RGBA kernel made it slower (32 images
-// of patches 42 -> 46 us), so this path has a kernel of its own.
+// allowed 85 nvcc keeps more of a point's loads in flight, which speeds up many channels.
+// The same bound on the RGBA kernel made it slower, so this path has a kernel of its own.
 __global__ void __launch_bounds__(kBlock, 3)
     forward_groups_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
                           PointBatch<float> points, float* out) {

@@ -93,9 +93,9 @@ inline __device__ uint32_t layer_of(const PointBatch<T>& points, size_t i, uint3
 
 // The level table in shared memory, copied there by each block (every thread calls it).
 // The lanes of a warp read different levels, and a kernel parameter read at an index that
-// differs across a warp is served one index at a time by the constant cache. H100, `tvlm
-// bench grad`: the many-channel backward 1492-1495 -> 1447-1448 us; the RGBA backward and
-// the forward keep the parameter (RGBA backward 378-379 -> 442 us with the copy).
+// differs across a warp is served one index at a time by the constant cache. The copy
+// speeds up the many-channel backward; the RGBA backward and the forward keep the parameter
+// (the copy made the RGBA backward slower).
 template <class T>
 __device__ void copy_levels(const Shape<T>& shape, Level* levels) {
     if (threadIdx.x < shape.levels) levels[threadIdx.x] = shape.level[threadIdx.x];
@@ -107,7 +107,7 @@ __device__ void copy_levels(const Shape<T>& shape, Level* levels) {
 // memory) where the level is channels last: a quarter of the instructions and atomics of
 // the scalar path. A planar level 0 (torch's layout) gives its texels as float4 too, four
 // planes read: every point of a warp then takes the same path (with level 0 on the scalar
-// path, the ~8% of points below lod 1 made every warp run both: forward 52 -> 90 us).
+// path, the few points below lod 1 made every warp run both, nearly doubling the forward).
 inline __device__ void atomic_add4(float4* at, float4 v) {
 #if __CUDA_ARCH__ >= 900
     atomicAdd(at, v);
@@ -120,8 +120,7 @@ inline __device__ void atomic_add4(float4* at, float4 v) {
 }
 // RGBA texel i of a layer (`in_layer`: the layer's element 0), channels last or planar:
 // group_at(in_layer, level, i, 0) with a float4 index. The RGBA kernels keep these (the
-// code measured here); on them instead of group_at's, one H200 run took the RGBA backward
-// 311 -> 325 us, within that machine's run-to-run spread but not confirmed either way.
+// code measured here); group_at's instead made no difference beyond run-to-run spread.
 inline __device__ float4 texel4_at(const float* in_layer, const Level& level, size_t i) {
     if (level.texel == 4) return reinterpret_cast<const float4*>(in_layer)[i];
     const float* t = in_layer + i;
@@ -171,7 +170,7 @@ inline __device__ float4 blend_quad4(const Quad<float4>& q, const Bilinear<float
 // (float, 4 | channels, 16-byte aligned buffers: a texel's group is one load), or RGBA (one
 // group: one thread per point). A template argument, so that each path's kernel carries
 // only its own registers: the 40-channel job ran 1.3x slower with the scalar and RGBA
-// paths in one kernel, and RGBA 48 -> 55 us with the group loop beside it.
+// paths in one kernel, and the RGBA kernel slower with the group loop beside it.
 enum class Channels { each, groups, rgba };
 
 // Whether the kernels may take channels in float4 groups (RGBA: a texel) for these buffers.

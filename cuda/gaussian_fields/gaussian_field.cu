@@ -230,19 +230,17 @@ void forward_with(const FieldArgs<T>& f, T* values, T* squared, cudaStream_t str
     forward_kernel<D, T, kForwardPoints><<<grid, kThreads, 0, stream>>>(f, per_chunk, values, squared);
 }
 
-// Four points per thread where there are points enough for a few such blocks per SM (N =
-// 10^4 x B = 10^6 on the H100: 9.06 ms with one, 7.43 with two, 6.97 with four); one where
-// there are few, which are better spread over more threads (B = 500: 6.9 us with two, 8.4
-// with four).
+// Four points per thread where there are points enough for a few such blocks per SM (faster
+// than one or two for large batches); one where there are few, which are better spread over
+// more threads.
 template <int D, class T>
 void forward(const FieldArgs<T>& f, T* values, T* squared, cudaStream_t stream) {
     if (f.points_count >= size_t(kThreads) * 4 * wanted_blocks()) forward_with<D, T, 4>(f, values, squared, stream);
     else forward_with<D, T, 1>(f, values, squared, stream);
 }
 
-// Zeroes the gradient buffers the backward kernels add into, in one launch: at N = 1000 x
-// B = 500 the whole backward takes ~20 us, and four memsets in the stream were four of
-// its launches.
+// Zeroes the gradient buffers the backward kernels add into, in one launch: for small
+// fields the backward is a few launches long, and four memsets in the stream were four more.
 template <class T>
 struct ZeroSpans {
     T* data[4];

@@ -239,15 +239,14 @@ struct Rgba8Words {
 // by prepare().
 // The tables (srgb8_buckets.h Srgb8TableWords): their linear values and carry words,
 // copied into shared memory 16 bytes at a time. Copied a word at a time (4 x each threshold
-// worked out on the way) the fill took 123 instructions a warp, 18% of the kernel's (H200,
-// ncu).
+// worked out on the way) the fill was a large share of the kernel's instructions.
 __device__ const Srgb8TableWords kSrgbTableWords = make_srgb8_table_words();
 __shared__ Srgb8PackedTables srgb_shared;
 
 struct Srgb8Words {
     using Word = uint32_t;
     // Bound by instruction issue (its table reads), where the row exchange costs more
-    // than half-sector stores do (H100, 4096^2 chain: 46.2 -> 46.4-47.5 us with it).
+    // than half-sector stores do (docs/benchmarks.md, dropped experiments).
     static constexpr bool kRowPairStores = false;
     static constexpr uint32_t kParts = 4;  // lane_average: red, green, blue, alpha
     __device__ static void prepare() {
@@ -264,7 +263,7 @@ struct Srgb8Words {
     __device__ static uint32_t channel_high(Word a, Word b, Word c, Word d, uint32_t shift) {
         // The table's byte offset, 4 x the channel's byte, as one dot product of w's bytes
         // with (4 << shift) (IDP, on the FMA pipe), where a shift and a mask took two ALU
-        // instructions: 11% fewer instructions, H100 4096^2 chain 41.7 -> 40.6 us.
+        // instructions.
         const auto linear4 = [&](Word w) {
             return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const unsigned char*>(srgb_shared.linear4) +
                                                       __dp4a(w, 4u << shift, 0u));
@@ -386,7 +385,7 @@ __device__ uint4 shuffle_xor(uint4 v, uint32_t lanes) {
 // Level 0 from a frame in CUDA memory (rows `row_bytes` apart, 16-byte aligned), written
 // into level 0's surface as it is read: the copy into the texture and the chain's first
 // pass are one launch, and the frame is read once (a kernel copy, then the pass reading
-// level 0 back, read it twice and cost a launch: 1024^2 RGBA8 7.4 + 6.7 us on the H100).
+// level 0 back, read it twice and cost a launch).
 // Each source texel is read by one thread of one block, so each is written once; rows
 // and columns clamped past the edge are read, not written. RGBA8 (Word: 4 bytes, a row of
 // four texels one 16-byte chunk) and RGBA16F (8 bytes, two chunks).
@@ -414,8 +413,8 @@ struct FrameSource {
     // Writes into a CUDA array cost one L2 transaction per 32-byte sector an instruction
     // touches, and a sector of its block-linear layout is 16 bytes of two neighbouring rows.
     // A warp's lanes hold 4x4 blocks of 8 columns x 16 rows (halve_tile's Morton order), so
-    // written as held, each store wrote rows 4 apart, half a sector per lane: 1.15 TB/s on
-    // the H100, where a warp writing 8 chunks x 4 neighbouring rows writes 3.1 TB/s. So
+    // written as held, each store wrote rows 4 apart, half a sector per lane: less than half
+    // the rate of a warp writing 8 chunks x 4 neighbouring rows. So
     // the four lanes that share a column (lane bits 1 and 3) transpose their rows first,
     // and store s writes rows 4s .. 4s+3 of the warp's 16.
     __device__ void copy_rows(const Word (&r)[4][4], uint32_t x, uint32_t y) const {
@@ -500,10 +499,9 @@ struct TileTarget {
             write_word(surface(step), v, x * sizeof(Word), y, layer, layered);
     }
     // Thread 0's first store into each of the block's levels, done early with any value (0):
-    // thread 0 stores that texel again when the block has halved its tile. On an H100 the
-    // first surface stores of a one-block pass into its levels held up its store issue by
-    // 0.3-0.5 us a level, 1.2 us in all, where the pass after its wait took ~3 us (warming
-    // with loads did nothing). An early-launched pass stores these while it waits for the
+    // thread 0 stores that texel again when the block has halved its tile. The first
+    // surface stores of a one-block pass into its levels hold up its store issue for a
+    // large share of such a short pass (warming with loads does nothing). An early-launched pass stores these while it waits for the
     // pass before it (which reads and writes other levels); its later stores issue at once.
     template <class Word>
     __device__ void store_first_texels_early() const {
@@ -517,8 +515,8 @@ struct TileTarget {
 // averages 2x2 texels of level a+1 and one of a+2 in registers; then the four lanes of a
 // quad hold a 2x2 block of a+2 and sixteen lanes a 4x4 block, so a+3 and a+4 are averaged
 // with warp shuffles and only the block's 16 texels of a+4 pass through shared memory, to
-// warp 0, for a+5 and a+6. One barrier where halving in shared memory took five (H200:
-// 1024^2 RGBA8 chain 8.7 -> 6.4 us, 4096^2 38.2 -> 31.6 us). Returns a+6 (in thread 0).
+// warp 0, for a+5 and a+6. One barrier where halving in shared memory took five.
+// Returns a+6 (in thread 0).
 template <class Words, class Source>
 __device__ typename Words::Word halve_tile(const Source& src, const TileTarget& to, typename Words::Word* level4) {
     using Word = typename Words::Word;
@@ -627,8 +625,7 @@ __device__ __noinline__ void halve_fused_tail(ScratchSource<typename Words::Word
 // kTailCall: the tail's halve_tile is a call (halve_fused_tail), not inlined, so that it
 // does not share the register allocation of the halve_tile every block runs (see
 // box_packed_srgb8_kernel). The RGBA8 and RGBA16F kernels, with registers to spare, gain
-// nothing from it and lose the call's cost in the block that runs the tail (H200: 1024^2
-// and 2048^2 RGBA8 chains +0.5-0.7 us).
+// nothing from it and lose the call's cost in the block that runs the tail.
 template <class Words, bool kFromFrame, bool kTailCall = false, bool kOneTile = false>
 __device__ __forceinline__ void packed_tile(const BoxMipsLaunch& l) {
     using Word = typename Words::Word;
@@ -694,11 +691,9 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_kernel(BoxMipsLau
 // A pass of one tile a layer launched early, as a chain's last pass is: its blocks start
 // while the pass before runs, and wait. Meanwhile they fill their tables and store ahead
 // (TileTarget::store_first_texels_early); every texel of their tile they rewrite (no
-// changed tiles, no tail: runs_one_tile). H200, 4096^2 chains: RGBA8 27.2-27.4 -> 25.8-26.0
-// us, sRGB8 34.0-34.1 -> 32.2-32.5 us, RGBA16F 54.7-54.8 -> 53.4-53.7 us. A kernel of its
-// own, so that this code leaves the register allocation of the kernels of a chain's other
-// passes as it was (in them it cost the fused sRGB8 chains and the 1024^2 frame graph
-// 0.3-0.4 us, H100).
+// changed tiles, no tail: runs_one_tile). A kernel of its own, so that this code leaves
+// the register allocation of the kernels of a chain's other passes as it was (in them it
+// slowed the fused sRGB8 chains and the small frame graphs).
 template <class Words>
 __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_one_tile_kernel(BoxMipsLaunch l) {
     packed_tile<Words, false, false, true>(l);
@@ -728,18 +723,17 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_deferred_tail_ker
 }
 
 // RGBA16F frames: left to itself nvcc gave this kernel 82 registers, so 88 were allocated
-// a thread and two blocks of 256 threads fit an SM; at 80 (no spills) three fit. H200, 32 x
-// 1024^2 RGBA16F frames into their chains: 184.9 -> 163.9 us (1.25x -> 1.1x the floor).
+// a thread and two blocks of 256 threads fit an SM; at 80 (no spills) three fit, which
+// brings batches of frames close to their byte floor.
 __global__ void __launch_bounds__(TVLM_BOX_THREADS, 3) box_packed_rgba16f_frame_kernel(BoxMipsLaunch l) {
     packed_tile<Rgba16fWords, true>(l);
 }
 
 // sRGB8: left to itself nvcc gives this kernel 48 registers, five blocks an SM. At 40 (no
-// spills) six fit: H100, 4096^2 chain, 40.5 -> 39.4 us. Since its tables are copied in
-// 16-byte chunks, 32 registers (eight blocks, a 4-byte spill) beat 40: H200 36.6 -> 36.1 us.
-// Its tail is a call: inlined, ptxas put two spill stores and three reloads on every block's
-// path; as a call, the spills fall in the branch of edge tiles only. H200, sRGB8 chains
-// 1024^2 / 2048^2 / 4096^2: 8.2-8.4 / 14.0-14.1 / 35.6 -> 8.0 / 13.1 / 34.1-34.2 us.
+// spills) six fit; since its tables are copied in 16-byte chunks, 32 registers (eight
+// blocks, a 4-byte spill) are faster still. Its tail is a call: inlined, ptxas put two spill
+// stores and three reloads on every block's path; as a call, the spills fall in the branch
+// of edge tiles only.
 __global__ void __launch_bounds__(TVLM_BOX_THREADS, 8) box_packed_srgb8_kernel(BoxMipsLaunch l) {
     packed_tile<Srgb8Words, false, true>(l);
 }
@@ -748,7 +742,7 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS, 8) box_packed_srgb8_kernel(B
 // of video's chains, 1080 = 135 x 8), one texel per thread, the level's tap counts as
 // template arguments (0: the general form; 2 x 2: the 2:1 step). box_mips_kernel gave each
 // thread four texels of a 32x32 tile, one after another, on few blocks: the 240x135 ->
-// 120x67 pass of a 1080p chain ran 12 blocks for 6.5 us (H100), stalled on surface reads
+// 120x67 pass of a 1080p chain ran on 12 blocks, stalled on surface reads
 // and on instruction fetch across its many arithmetic variants. Blocks of 32 x 8 texels
 // over the pass's tiles of 32 x 32 (its dirty rectangle too).
 constexpr uint32_t kLevelBlockRows = TVLM_BOX_THREADS / TVLM_BOX_TILE;
@@ -797,9 +791,8 @@ bool runs_one_level(const BoxMipsLaunch& l) {
 }
 
 // `overlap`: launch while the previous kernel on the stream still runs (early_launch.cuh).
-// Used for the passes after a chain's first: on the H200 that took 4096^2 from 40.1 to
-// 38.3 us and the 256^2 update from 10.4 to 9.3 us, while letting whole chains overlap the
-// chain before them made 1024^2 chains slower (8.5 -> 10.2 us).
+// Used for the passes after a chain's first, which gain by it; letting whole chains
+// overlap the chain before them made small chains slower (waiting chains pile up).
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, bool overlap, cudaStream_t stream, Args... args) {
     launch_kernel_early(kernel, grid, dim3(TVLM_BOX_THREADS), stream, overlap, args...);
@@ -871,7 +864,6 @@ __global__ void __launch_bounds__(kTailThreads) box_tail_kernel(BoxTailLaunch l)
     const uint32_t layer = blockIdx.x + l.first_layer;
     // Launched early after a pass of its chain: thread 0, which writes texel (0, 0) of every
     // level below, stores it ahead while the block waits (TileTarget::store_first_texels_early).
-    // H200, two runs: 1920x1080 RGBA8 chain 16.1 -> 15.8-15.9 us, 3840x2160 22.7 -> 22.4-22.5 us.
     if (l.overlap_launch && t == 0)
         for (uint32_t step = 0; step < l.levels; ++step) store<T>(dst[step], 0, 0, layer, l.layered, float4{});
     await_previous_kernel();

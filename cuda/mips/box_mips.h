@@ -64,7 +64,7 @@ void launch_box_deferred_tail(const BoxMipsLaunch& launch, cudaStream_t stream);
 // The small end of a chain in one block per layer (box_tail_kernel): levels a+1 .. a+levels
 // from level a, any ratio at every step, each level kept in shared memory for the next.
 // Where sides are odd the pass plan needs a launch per level (each after the one before:
-// about 5 us each on an H100, ~40 us for a 1080-line frame's last levels); the tail is one.
+// microseconds each, many for a 1080-line frame's last levels); the tail is one.
 // Level a+1 may have at most kBoxTailTexels texels.
 inline constexpr uint32_t kBoxTailTexels = 4096;
 inline constexpr uint32_t kBoxTailMaxLevels = 16;

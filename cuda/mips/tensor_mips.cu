@@ -109,7 +109,7 @@ __device__ inline float byte_of(uint2 w, uint32_t k) {
 
 // first_tile for 2:1 steps over uint8 planes whose rows are 8-byte aligned with stride_x 1:
 // a thread reads 8 bytes of each of its two source rows and makes four adjacent texels, so
-// a warp load moves 256 bytes. (One-byte loads moved 64 and held the kernel at 0.7 TB/s.)
+// a warp load moves 256 bytes. (One-byte loads moved 64 and held the kernel to a fraction of the bandwidth.)
 template <class Store>
 __device__ void first_tile_of_bytes(const Filter& filter, float* tile_a, const Plane<const uint8_t>& src,
                                     uint32_t tile_x, uint32_t tile_y, uint32_t width, uint32_t height, Store store) {

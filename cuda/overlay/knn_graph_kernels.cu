@@ -378,8 +378,8 @@ __global__ void finish_kernel(KnnLaunch l) { finish(l, 0u); }
 // (a frame of 100 points was ten latency-bound launches). The steps and their results are
 // the grid path's. The points' track ids are read from shared memory, and the links are
 // gathered there and each written once at its sorted place (its rank within its lower
-// end's links), where sorting them in global memory was a chain of dependent loads (H100,
-// 100 points: 24 us a frame, 46% of it warps waiting at barriers for that chain). Past 512
+// end's links), where sorting them in global memory was a chain of dependent loads that
+// kept warps waiting at barriers for nearly half the frame. Past 512
 // points the grid path is the faster: one block's 1024 threads walk every candidate.
 constexpr uint32_t kBlockThreads = 1024, kBlockPoints = 512, kBlockSlots = kBlockPoints * 8,
                    kBlockTrackSlots = 2 * kBlockPoints;

@@ -47,7 +47,6 @@ __device__ bool in_tile(const OverlayShape& s, uint32_t tx, uint32_t ty) {
 // columns 8 * (w % 2) ..., rows 4 * (w / 2) ...), so a shape's edge crossing a tile concerns
 // only some of them; a warp skips a shape none of its pixels can show, as a whole (no
 // divergence), and a block wholly inside a box's fill takes its colour without a distance.
-// (H100, 1000 boxes: 101.5 us with 8x4 blocks, 102.7 with 4x8, 105.3 with 16x2.)
 constexpr uint32_t kPixelWarps = TVLM_OVERLAY_THREADS / 32, kShadeThreads = TVLM_OVERLAY_THREADS + 32;
 constexpr uint32_t kWarpBlockWidth = 8, kWarpBlockHeight = 32 / kWarpBlockWidth;
 constexpr uint32_t kWarpBlocksAcross = TVLM_OVERLAY_TILE / kWarpBlockWidth;
@@ -61,7 +60,7 @@ __device__ uint32_t pixel_y(uint32_t t) { return block_y(t / 32) + t % 32 / kWar
 // inside a box than its stroke and ramp): OverlayListEntry's warps. A block is left out as
 // the binning leaves out a tile (overlay_rect_empty), but curves by their bounds only:
 // their exact distance at eight block centres per tile made the binning pass the links'
-// largest cost (H100, 100 points with 298 links: 13.6 -> 30 us for the pass).
+// largest cost.
 __device__ uint32_t warp_shares(const OverlayShape& s, uint32_t tx, uint32_t ty) {
     uint32_t shares = 0;
     for (uint32_t w = 0; w < kPixelWarps; ++w) {
@@ -88,13 +87,12 @@ __device__ OverlayDecodedShape decode(const OverlayShape& s, uint32_t srgb) {
 // hundreds of tiles in parallel): each (shape, tile) pair takes the next slot of the tile's
 // count; the first notes the tile in the busy list, the first kOverlayTileList write the shape
 // into the tile's fixed list, with the pixel warps it concerns. A count, a prefix sum and a
-// filling pass did this in three launches (H100, 100 boxes with labels: 6.0 + 2.3 + 4.7 +
-// 5.4 us and the gaps between). The pass also reads the shapes from pinned host memory (a
+// filling pass did this in three launches, with gaps between. The pass also reads the shapes from pinned host memory (a
 // copy before it cost its own operation and a gap), makes the device links' shapes (a
-// launch of their own cost ~3 us a draw, most of it the gap before the next launch) and
+// launch of their own cost a launch gap a draw) and
 // decodes each shape once for the shading. Deciding per tile which warps draw a shape, and
 // decoding it, in the shading's preparing warp made that one warp the shading's critical
-// path (ncu, H100, 1000 boxes: 394 instructions a tile, the warp busy all the time).
+// path (the profiler showed that warp busy all the time).
 // (Eight threads per tile, one per pixel warp, made the pass 2-3x slower: eight times the
 // rounds, each waiting on its atomics.)
 // Launched early, the pass reads nothing the kernel before it wrote, where the draw has no
@@ -303,7 +301,7 @@ struct ListStage {
 // completes when the copies land, so the warp waits on no load of its own. Tile j + 2's list
 // is fetched meanwhile. (Waiting on three loads in a chain per tile, tile number, then its
 // count and list, then the shapes, the preparing warp was the shading's critical path:
-// ncu, H100, 1000 boxes, pixel warps busy 28% of the time, the preparing warp 95%.)
+// the pixel warps mostly idle while the preparing warp was always busy.)
 struct Preparer {
     const OverlayLaunch& l;
     ListStage* lists;  // [3]: tile j's in lists[j % 3]
@@ -425,11 +423,9 @@ __device__ void shade_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t t,
 // while it shades one. Slots change hands through mbarriers, so a pixel warp goes on to the
 // next prepared tile as soon as it is done with one: a tile's uneven work (one warp's pixels
 // under three shapes, another's under none) evens out over tiles instead of idling every
-// warp at a block-wide barrier per tile (H100, 1000 boxes: 47% of the warps' stall
-// samples). Block 0 zeroes the last draw's busy count. Four blocks per multiprocessor, 56
+// warp at a block-wide barrier per tile (where nearly half the warps' stalls were). Block 0 zeroes the last draw's busy count. Four blocks per multiprocessor, 56
 // registers.
-constexpr uint32_t kRingSlots =
-    6;  // tiles prepared ahead of the pixel warps (H100, 1000 boxes: 103.4 us with 4, 101.5 with 6, 103 with 8)
+constexpr uint32_t kRingSlots = 6;  // tiles prepared ahead of the pixel warps (4 and 8 were slower)
 template <bool kHalf>
 __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
     __shared__ TileSlot slots[kRingSlots];
@@ -500,8 +496,8 @@ uint32_t resident_blocks() {
 
 // Both passes are launched early (early_launch.cuh): the binning's launch overlaps the kernel
 // before it, the shading's the binning. The binning takes 256 threads a shape where the
-// scene's blocks still fit the GPU at once, else 128 (H100: 298 links 13.1 -> 9.9 us a pass
-// with 256; 1000 boxes, two rounds of blocks with 256, 12.3 -> 13.0 us).
+// scene's blocks still fit the GPU at once, else 128 (with 256, a scene of many shapes
+// ran two rounds of blocks and was slower).
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);

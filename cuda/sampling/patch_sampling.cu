@@ -20,8 +20,7 @@ struct SamplePlace {
 
 // What every sample of a launch shares, worked out once on the host: the divisions that
 // map a thread to its patch and sample, and the aspect ratios of place(). The kernel was
-// bound by instruction issue (ncu, H200, 32 x 271 patches: 213 instructions a sample, issue
-// slots 73% busy), most of them a 64-bit division of the thread index and six float
+// bound by instruction issue, most of it a 64-bit division of the thread index and six float
 // divisions by the level-0 size.
 struct PatchGrid {
     FastDivmod per_patch, per_row;  // P * P samples, P a row
@@ -96,8 +95,7 @@ __device__ float4 fetch_grad(cudaTextureObject_t t, float u, float v, int layer,
 // The one kernel body: sample (j, k) of patch n, filtered by `filter`, stored as [B, N, C, P, P].
 // Launched early (launch_early): what the kernel before wrote is visible after the wait.
 // With l.patches_ready the records and the sample's place are ready before it, so after
-// the chain a frame waits only for the texture read (H100: 1024^2 RGBA8 frame graph 9.4 ->
-// 8.7 us; one image's patches back to back 4.7 -> 3.9 us).
+// the chain a frame waits only for the texture read.
 template <typename Out, class Filter>
 __global__ void patch_kernel(Filter filter, PatchLaunch l, PatchGrid g) {
     if (!l.patches_ready) await_previous_kernel();
@@ -201,8 +199,7 @@ unsigned int blocks(const PatchGrid& g) { return (g.samples + kBlock - 1) / kBlo
 
 // Launched while the kernel before it on the stream still runs (programmatic dependent
 // launch); patch_kernel waits for it before reading anything. A frame's chain then hides
-// this launch's latency (H200, 1024^2 RGBA8 frame to 271 patches: 12.0 -> 11.2 us a frame,
-// 10.9 as a CUDA graph; back-to-back patch launches 3.7 -> 3.0 us).
+// this launch's latency.
 template <class Filter, class Out>
 void launch_early(const Filter& filter, const PatchLaunch& l, cudaStream_t stream) {
     const PatchGrid g = patch_grid(l);

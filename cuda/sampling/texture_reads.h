@@ -37,7 +37,7 @@ struct PointSampling {
     gpu::PointSampleParams points{};
     float4* out = nullptr;  // device memory, points.count float4
     // Each block's samples sorted by mip level before sampling (same results, same order):
-    // about 10% faster on 16x16 tiles, 3-7% slower on scattered positions (H200).
+    // faster on 16x16 tiles, slower on scattered positions (docs/benchmarks.md, "Patch sampling").
     bool group_by_level = false;
 };
 void sample_points(const PointSampling& sampling, cudaStream_t stream);

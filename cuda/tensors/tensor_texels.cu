@@ -56,9 +56,7 @@ __device__ bool thread_texel(const Copy& c, uint32_t& x, uint32_t& y, uint32_t& 
 // A write's warp stores 16 texels of each of two neighbouring rows per instruction: a
 // sector of an array's block-linear layout is 16 bytes of two neighbouring rows, and an
 // instruction costs one L2 transaction per sector it touches, so a warp storing 32 texels
-// of one row wrote half sectors (H100, 16-byte stores copying into an array: 2.4 TB/s
-// along one row, 2.7-2.9 TB/s over row pairs; 32 x 1024^2 RGBA16F frames through this
-// kernel 296 -> 217 us). Lane = 16 h + i: row h of the pair, texels i, i + 16, ... of the run.
+// of one row wrote half sectors, slower than storing over row pairs. Lane = 16 h + i: row h of the pair, texels i, i + 16, ... of the run.
 // Each thread writes kWriteRun texels 16 apart: every load and store instruction of a warp
 // stays two contiguous runs (a thread of one texel was latency-bound, 26 cycles per
 // instruction at 1024^2; four adjacent texels per thread made every warp access strided
@@ -72,7 +70,7 @@ __device__ inline float byte_of(uint32_t word, uint32_t k) { return float((word 
 
 // Word `word` of a run of uint8 texels whose rows are 4-byte aligned with stride_x 1, one
 // 32-bit word per channel (4 adjacent texels; a warp load moves 64 bytes of each of two
-// rows, where one-byte loads moved 32 and held the copy at 0.4 TB/s). A 3-channel
+// rows, where one-byte loads moved 32 and held the copy to a fraction of the bandwidth). A 3-channel
 // tensor's alpha word is opaque.
 __device__ void load_row_words(const TensorView& t, const unsigned char* row, uint32_t x_first, uint32_t word,
                                uint32_t words[4]) {

@@ -4,7 +4,7 @@
 // Each submission also signals a recycled fence, polled to retire command buffers and
 // staging: the validation layer (1.3.239) tracks completion reliably through fences but
 // not through timeline queries on real GPUs (KhronosGroup/Vulkan-ValidationLayers#1999,
-// #4308; seen on the H200). Not thread-safe: one thread records and submits per context.
+// #4308; seen on NVIDIA's driver). Not thread-safe: one thread records and submits per context.
 #include <cstdint>
 #include <functional>
 #include <vector>

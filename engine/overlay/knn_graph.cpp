@@ -34,7 +34,7 @@ void consider(Best& best, size_t keep, double d, uint32_t j) {
 }
 
 // Every pair's distance once per point, the nearest kept by insertion in a short sorted
-// list: O(N^2) distances, the right method for a few hundred points (100 in ~0.1 ms).
+// list: O(N^2) distances, the right method for a few hundred points.
 void nearest_by_scan(std::span<const KnnPoint> points, size_t keep, std::vector<std::vector<uint32_t>>& nearest) {
     Best best;
     for (uint32_t i = 0; i < points.size(); ++i) {
@@ -49,8 +49,8 @@ void nearest_by_scan(std::span<const KnnPoint> points, size_t keep, std::vector<
 // rings of cells around its own until the block searched holds every point that could be
 // as near as its keep-th (the nearest point outside the block is further than that, strictly,
 // so ties at the edge are searched too). Exact, with ties to the lower index, as the scan;
-// O(N * cells searched) for points spread over their bounds (5000 random points: the scan
-// took 63-70 ms on the H200's host). Returns false, doing nothing, where the bounds are
+// O(N * cells searched) for points spread over their bounds (thousands of points make the
+// O(N^2) scan slow). Returns false, doing nothing, where the bounds are
 // not a proper rectangle or a coordinate is not finite.
 bool nearest_by_grid(std::span<const KnnPoint> points, size_t keep, std::vector<std::vector<uint32_t>>& nearest) {
     const size_t n = points.size();
@@ -192,7 +192,7 @@ std::vector<KnnEdge> KnnGraph::link(std::span<const KnnPoint> points,
                 candidates.push_back({std::min(a, b), std::max(a, b)});
         }
     // In (a, b) order, each once: grouped by lower end (a counting sort), then each group's
-    // handful by higher end (a sort of all of them took ~1.5 ms for 5000 points).
+    // handful by higher end (a sort of all of them was much slower).
     std::vector<uint32_t> group(points.size() + 1, 0);
     for (const KnnEdge& e : candidates) ++group[e.a + 1];
     for (size_t a = 1; a < group.size(); ++a) group[a] += group[a - 1];

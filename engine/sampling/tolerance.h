@@ -4,7 +4,7 @@
 // Texture units filter with 9-bit fixed-point weights, 8 fractional bits (CUDA guide,
 // texture fetching appendix; the same hardware serves Vulkan blits and samplers): a
 // bilinear weight is off by up to one step, 1/256, per axis (truncation, not rounding:
-// H200 blits of rgba32f values in [0,1] were seen 0.00402 off, more than half a step
+// NVIDIA blits of rgba32f values in [0,1] were seen 0.00402 off, more than half a step
 // allows), so a filtered value in [0,1] is off by at most 2 * 1/256 (two axes). Where
 // weights are exact (box compute shaders use float weights) only the storage format's
 // rounding remains.

@@ -34,8 +34,8 @@ BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObje
 // kernel, `pass` rewrites all of its last level with one texel per block (six levels over
 // every tile), `next` is one tile reading that level, and all blocks of `pass` run at
 // once. The ticket costs each block a fence and an atomic before it retires: with one
-// wave of blocks that is paid once and saves a launch (1024^2 RGBA8: 6.4 -> 6.2 us, H200);
-// with several waves it is paid per wave (4096^2: 31.0 -> 34.8 us).
+// wave of blocks that is paid once and saves a launch; with several waves it is paid per
+// wave and costs more than the launch.
 bool fuses(const TextureDesc& desc, uint32_t blocks_at_once, const BoxPass& pass, const BoxMipsLaunch& l,
            const BoxPass& next, const BoxMipsLaunch& next_l, uint32_t layers) {
     const Extent2D last = level_extent(desc.width, desc.height, pass.src_level + pass.levels);
@@ -121,8 +121,7 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
             "goes in with copy_to_level0)");
     // Where the chain's first pass runs the packed RGBA8 or RGBA16F kernel, it reads the frame
     // itself and writes level 0 on the way (FrameSource in cuda/mips/box_mips.cu): one launch
-    // and one read of the frame fewer (H100, 32 x 1024^2 frame to patches, level 0 stored in
-    // whole sectors: RGBA8 141 us against 252 before; RGBA16F 261 us against 356 copied first).
+    // and one read of the frame fewer (docs/benchmarks.md, "A frame to patches").
     if (frame_in_first_pass_ && aligned16(frame) && row_bytes % 16 == 0) {
         run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {frame, row_bytes}, defer_tail);
         return;
@@ -185,8 +184,7 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
         l.layers = layers;
         // Passes of one chain overlap. A first pass of the packed kernel overlaps the work before
         // it too (its blocks wait before they read or write, and let later launches begin only
-        // after: packed_tile). H200, back-to-back 4096^2 chains: RGBA8 25.9-26.0 -> 24.9-25.0 us,
-        // sRGB8 32.3-32.5 -> 31.3-31.6 us (five runs), RGBA16F 53.5-53.7 -> 52.5 us.
+        // after: packed_tile), which shortens back-to-back chains.
         l.after_pass = p > 0;
         l.overlap_launch = p > 0 || runs_packed(l);
         if (p == 0 && frame.texels) {

@@ -42,8 +42,8 @@ public:
     // its rows are 16-byte aligned, that pass reads the frame and writes level 0 on the
     // way: the copy costs no launch and no second read. Otherwise a kernel writes the frame
     // through this object's level-0 surface, then generate(): rows of whole 16-byte chunks
-    // as they are, in full sectors of the array (level_copy.h: 1.6x cudaMemcpy3D's rate on
-    // the H100), other rows texel by texel. Capturable in a CUDA graph (the surface lives
+    // as they are, in full sectors of the array (level_copy.h: faster than cudaMemcpy3D),
+    // other rows texel by texel. Capturable in a CUDA graph (the surface lives
     // here). Throws Error, launching nothing, for r32f textures, short or misaligned rows,
     // and memory that is not CUDA device memory (host frames go through copy_to_level0).
     //
@@ -51,7 +51,7 @@ public:
     // (one tile; deferred_tail_level() < the level count), that last pass is left to
     // finish_deferred_tail(), which must follow on the same stream. Work launched in between
     // may read levels below deferred_tail_level() and runs beside the tail: a frame graph's
-    // patches (CudaFrameGraph; H200, 1024^2 RGBA8 frame to patches 8.0 -> 7.7-7.9 us).
+    // patches (CudaFrameGraph).
     void generate_from(const void* frame, size_t row_bytes, cudaStream_t stream, bool defer_tail = false) const;
     // The first level generate_from(..., true) leaves to finish_deferred_tail(); the level
     // count where it leaves none.

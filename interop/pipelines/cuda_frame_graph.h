@@ -2,7 +2,7 @@
 // A frame's whole CUDA pipeline, frame in CUDA memory -> level 0 of a texture -> box mips
 // -> patches (CudaBoxMips::generate_from, CudaPatchSampler::sample), captured as a CUDA
 // graph and relaunched per frame: one launch instead of one per step, the kernels back to
-// back. On the H100 this saves about 1 us a frame at 1024^2: the steps' own GPU time, not
+// back. This saves little at 1024^2: the steps' own GPU time, not
 // their launches, is most of a small frame's time (docs/benchmarks.md, "Frames in CUDA
 // memory").
 //

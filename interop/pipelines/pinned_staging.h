@@ -1,7 +1,7 @@
 #pragma once
 // Frames in pageable host memory (a decoder's or NumPy's) to CUDA memory near the PCIe
 // rate. CUDA copies from pageable memory through its own small staging buffers, one CPU
-// thread at a time: 5-7 GB/s on the H100's host, no faster than PyTorch's .to("cuda").
+// thread at a time, no faster than PyTorch's .to("cuda") and far below the bus.
 // Here the frame is cut into chunks; for each chunk, several host threads copy their
 // stripes into a pinned buffer, and the GPU copies it to the device while the threads fill
 // the next buffer. Only the host copy is waited for: copy() returns when `src` may be

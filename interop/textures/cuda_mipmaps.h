@@ -50,7 +50,7 @@ SurfaceTexel surface_texel(Format format);
 // Copies whole layers of level 0 from `texels` (the format's bytes, `row_bytes` apart,
 // layers one after another) in `stream`: a frame in CUDA or host memory into the texture,
 // by cudaMemcpy3D. For frames in CUDA memory CudaBoxMips::generate_from is faster (its
-// kernels store whole sectors of the array: 1.6x cudaMemcpy3D's rate on an H100).
+// kernels store whole sectors of the array, faster than cudaMemcpy3D).
 // Throws Error, copying nothing, for a null pointer, rows shorter than the level's, or
 // layers the texture lacks.
 void copy_to_level0(const CudaMipmaps& texture, const void* texels, size_t row_bytes, uint32_t first_layer,

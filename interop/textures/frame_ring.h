@@ -6,17 +6,17 @@
 //
 // Elastic: where the slot to be rewritten is not released yet (a non-blocking counter
 // read), the ring adds a slot instead of making Vulkan wait, up to `max_slots`. Why: the
-// GPU switches between the Vulkan and CUDA contexts at about 150 us a switch (H100,
-// docs/benchmarks.md, "Hand-over"), and a ring of n slots lets it run up to n frames of one
-// side per switch. A 2-slot ring pays two switches every two frames (171 us a frame); one
-// that grew to 128 slots, 17 us. Slots cost a texture each, so the growth is bounded.
+// GPU's switches between the Vulkan and CUDA contexts cost far more than a frame's work
+// (docs/benchmarks.md, "Hand-over"), and a ring of n slots lets it run up to n frames of one
+// side per switch, where a 2-slot ring pays two switches every two frames. Slots cost a
+// texture each, so the growth is bounded.
 //
 // Batches: a producer that renders several frames in one submission ends each of them
 // with that submission's timeline value, and the consumer takes them together
 // (begin_read / end_read with a count): one in-stream wait and one release for the batch.
-// A stream of frames pays the driver ~12 us of host time per Vulkan submission with a CUDA
-// kernel behind it before anything is handed over, and the hand-over ~5 us more (H100,
-// docs/benchmarks.md, "Hand-over"); batches of k divide both by k.
+// A stream of frames pays the driver host time per Vulkan submission with a CUDA kernel
+// behind it before anything is handed over, and the hand-over more (docs/benchmarks.md,
+// "Hand-over"); batches of k divide both by k.
 //
 // Two threads: the Vulkan side (begin_write, end_write) may run on a producer thread and
 // the CUDA side (begin_read, end_read) on a consumer thread, the way a renderer and a model

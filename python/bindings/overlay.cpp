@@ -87,8 +87,8 @@ OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height
 // Detections as arrays (texturevlm.overlay.draw_bounding_boxes): boxes [N, 4] as (xmin,
 // ymin, xmax, ymax) pixels, colours [N, 4] bytes, labels over each box's top edge (inside
 // where that would leave the frame) on the box's colour; points [M, 2] with track ids [M]
-// for the KNN links. Built straight into a scene: no JSON, which cost 7 ms of the 7.1 ms a
-// 1000-box frame took from Python.
+// for the KNN links. Built straight into a scene: no JSON, which cost most of a large
+// frame's time from Python.
 using Floats2D = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using Bytes2D = nb::ndarray<const uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using Tracks = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;

@@ -10,7 +10,7 @@ arrays go through Vulkan compute (any GPU, or lavapipe) or the CPU reference.
 
 Errors are texturevlm.Error (a RuntimeError) with a message that says what to do."""
 
-# NumPy before the extension: on the H200 machine (torch 2.11, Python 3.12), importing
+# NumPy before the extension: with torch 2.11 and Python 3.12, importing
 # _core first and torch after it crashed inside torch's import (python -m texturevlm.bench);
 # with NumPy loaded first the same imports succeed. A likely cause, not proven: _core links
 # the CUDA runtime statically, and libcudart_static.a brings a 4 KiB, page-aligned block of

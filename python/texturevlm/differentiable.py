@@ -476,7 +476,7 @@ def _register_torch_ops() -> None:
     sample_points_op.register_autograd(backward, setup_context=setup_context)
 
     # Eager calls take autograd.Functions over the same implementations: the custom ops'
-    # dispatch costs ~0.2 ms a call on the host, more than a small job's GPU time; inside
+    # dispatch costs more host time a call than a small job's GPU time; inside
     # torch.compile the ops above keep texturevlm in the graph.
     class SamplePoints(torch.autograd.Function):
         @staticmethod

@@ -210,7 +210,7 @@ def test_nvdec_frames_are_cuda_tensors_equal_to_the_cpu_decoder_within_conversio
     # H.264 decodes to the same YUV on NVDEC and the CPU. The two YUV -> RGB conversions
     # upsample 4:2:0 chroma differently (CUDA bilinearly at H.264's chroma siting, swscale
     # by its own interpolation), so at the chart's sharp colour edges single texels differ
-    # by up to ~0.1; the chart is mostly edges and text. Seen on an H100 (frame 0, in
+    # by up to ~0.1; the chart is mostly edges and text. Seen on Hopper (frame 0, in
     # 1/255): mean 0.90, 99th percentile 12, max 24. Bounds: 1.5, 16, 48 (a wrong frame,
     # layout, channel order or a race with the next update moves the mean far past them).
     # The exact check of this path is the C++ test_cuda_video (NVDEC's frame, the same rule).

@@ -141,8 +141,8 @@ def _torch_rgb_spec(image: Any) -> Optional[ImageSpec]:
 def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> List[ImageSpec]:
     """The specs of every image of `images` (as flat_images finds them). A list of torch
     CUDA [3, H, W] tensors of one shape, dtype, device and strides, or a [B, 3, H, W] CUDA
-    batch, is one spec of B images: its checks and pointers cost ~0.5 us an image, where a
-    spec each costs several (a list of 8 paid ~25 us a call)."""
+    batch, is one spec of B images: its checks and pointers cost a fraction of what a spec
+    per image costs."""
     if input_data_format is None:
         spec = _torch_cuda_batch_spec(images)
         if spec is not None:
@@ -154,7 +154,7 @@ def torch_cuda_layout(images: Any) -> Optional[Tuple[Any, List[int]]]:
     """(layout, pointers) of torch CUDA images: a list of tensors of one type, shape, dtype,
     device and strides, or one tensor (an image or a [B, ...] batch). The layout (count,
     shape, dtype, device, strides) is all a call's work depends on; the pointers are each
-    image's element 0. None for anything else. Costs ~0.5 us an image. (Count 0: one
+    image's element 0. None for anything else. (Count 0: one
     tensor, whose shape says how many images it holds.)"""
     if isinstance(images, (list, tuple)):
         if not images:

@@ -244,8 +244,7 @@ class CudaCall:
 
 #: (processor id, filter, dtype, layout) -> (processor, outputs as a function of the
 #: images' pointers): calls whose work is known, so that the next call of the layout skips
-#: reading the images' specs, planning and finding resizers (~10 us of a 1024^2 image's
-#: ~25 us of host time).
+#: reading the images' specs, planning and finding resizers (much of a call's host time).
 _calls: "dict[Any, Any]" = {}
 
 
