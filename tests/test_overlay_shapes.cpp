@@ -101,3 +101,21 @@ TEST_CASE("tiles and 8x4 blocks binning leaves out are ones where the shape chan
 
 }  // namespace
 }  // namespace tvlm
+
+namespace tvlm {
+
+TEST_CASE("a label draws one glyph per UTF-8 character, '?' for each one outside printable ASCII") {
+    CHECK(label_glyphs("person 0.97") == "person 0.97");
+    CHECK(label_glyphs("caf\xc3\xa9") == "caf?");                          // é: two bytes, one character
+    CHECK(label_glyphs("\xe6\x97\xa5\xe6\x9c\xac") == "??");               // two CJK characters of three bytes
+    CHECK(label_glyphs(std::string("a\xf0\x9f\x98\x80") + "b") == "a?b");  // an emoji of four bytes
+    CHECK(label_glyphs("tab\there\n") == "tab?here?");                     // control characters
+    CHECK(label_glyphs("\x80\xbf") == "??");                               // stray continuation bytes: one each
+    CHECK(label_glyphs("\xc3") == "?");                                    // a character cut short at the end
+    CHECK(label_glyphs(std::string("\xc3") + "A") == "?A");                // ... or before an ASCII byte
+    CHECK(label_glyphs(" ~") == " ~");                                     // the printable range's two ends
+    CHECK(label_glyphs("\x1f\x7f") == "??");                               // and one past each
+    CHECK(label_glyphs("").empty());
+}
+
+}  // namespace tvlm

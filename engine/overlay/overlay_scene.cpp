@@ -37,6 +37,26 @@ bool segment_shape(gpu::OverlayShape& s, float x0, float y0, float x1, float y1,
 
 }  // namespace
 
+std::string label_glyphs(std::string_view text) {
+    std::string glyphs;
+    glyphs.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        const auto lead = static_cast<unsigned char>(text[i]);
+        if (lead < 0x80) {
+            glyphs.push_back(lead >= 32 && lead < 127 ? static_cast<char>(lead) : '?');
+            ++i;
+            continue;
+        }
+        // A lead byte and the continuation bytes (10xxxxxx) it announces: one character.
+        const size_t length = lead >= 0xf0 && lead < 0xf8 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+        size_t n = 1;
+        while (n < length && i + n < text.size() && (static_cast<unsigned char>(text[i + n]) & 0xc0) == 0x80) ++n;
+        glyphs.push_back('?');
+        i += n;
+    }
+    return glyphs;
+}
+
 std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_t width, uint32_t height,
                                               size_t* curves_end) {
     if (width == 0 || height == 0) throw Error("an overlay needs a frame of at least 1x1 pixels");
@@ -132,8 +152,9 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         check_size(l.size, "size", "label", i);
         if (l.size == 0 || l.text.empty()) continue;
         const float k = l.size / font->pixel_height;  // frame pixels per atlas texel
+        const std::string glyphs = label_glyphs(l.text);
         float advance = 0;
-        for (char ch : l.text) advance += font->glyphs[(ch >= 32 && ch < 127 ? ch : '?') - 32].advance * k;
+        for (char ch : glyphs) advance += font->glyphs[ch - 32].advance * k;
         const float margin = 0.15f * l.size;
         if (l.background.a) {
             gpu::OverlayShape s{};
@@ -150,8 +171,8 @@ std::vector<gpu::OverlayShape> overlay_shapes(const OverlayScene& scene, uint32_
         if (l.color.a == 0) continue;
         float pen = l.x + margin;
         const float baseline = l.y + 0.5f * l.size + 0.35f * font->ascent * k;  // the caps centred in the line
-        for (char ch : l.text) {
-            const OverlayGlyph& g = font->glyphs[(ch >= 32 && ch < 127 ? ch : '?') - 32];
+        for (char ch : glyphs) {
+            const OverlayGlyph& g = font->glyphs[ch - 32];
             if (ch != ' ' && g.width > 0) {
                 gpu::OverlayShape s{};
                 s.kind = TVLM_SHAPE_GLYPH;

@@ -56,7 +56,8 @@ struct OverlayTrail {
     OverlayColor color{255, 255, 255, 255};
 };
 
-// A text label (a class name, a score): printable ASCII (others show as '?'), `size`
+// A text label (a class name, a score): UTF-8 text of which printable ASCII is drawn (every
+// other character shows as one '?'), `size`
 // pixels from the top of a line to the next, its top-left at (x, y), over a background
 // box. Drawn from the font's signed-distance atlas (overlay_font.h), so any size is sharp.
 struct OverlayLabel {
@@ -74,6 +75,10 @@ struct OverlayScene {
     std::vector<OverlayTrail> trails;
     std::vector<OverlayLabel> labels;
 };
+
+// The glyphs a label draws: each UTF-8 character of `text` (a malformed byte counts as one)
+// becomes itself where it is printable ASCII, else one '?'.
+std::string label_glyphs(std::string_view text);
 
 // The scene's shapes for a width x height frame, in compositing order, bounds clipped to
 // the frame; shapes that cover no pixel of it (outside, zero size or width, transparent)
