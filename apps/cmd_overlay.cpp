@@ -27,12 +27,16 @@ namespace {
 constexpr const char* kHelp =
     "usage: tvlm overlay [IMAGE] --scene scene.json [--knn K] [--hysteresis H] [--out overlay.png]\n"
     "                    [--srgb] [--backend vulkan|cpu] [--device D] [--validation]\n"
-    "Composites the scene (boxes with rounded corners, points, lines, curved links; the JSON\n"
-    "schema is in the README) over IMAGE (PNG/JPEG; without it, the embedded test chart) and\n"
-    "writes a PNG. Boxes go first, then lines, curves (and --knn links), points on top.\n"
+    "Composites the scene (a JSON file: boxes with rounded corners, lines, trails, curved links,\n"
+    "points and text labels; docs/cli.md has the schema) over IMAGE (PNG/JPEG; without it, the\n"
+    "embedded test chart) and writes a PNG. Pixels, origin top-left; a box's x, y is its centre.\n"
+    "Drawing order: boxes, then lines, trails, curves (and --knn links), points, labels on top.\n"
     "  --knn K      link every point to its K nearest (a symmetric graph) with curved links\n"
     "  --srgb       blend in linear light (the image's bytes are sRGB)\n"
-    "  --backend    vulkan (default: Vulkan compute, binned into 16x16 tiles) or cpu (the reference)\n";
+    "  --hysteresis H  a KNN link of the previous frame survives while within rank K + H (default 2)\n"
+    "  --backend    vulkan (default: Vulkan compute, binned into 16x16 tiles) or cpu (the reference)\n"
+    "  --out        output PNG (default overlay.png)\n"
+    "  --device     Vulkan device: index, name substring or UUID (see tvlm info)\n";
 
 }  // namespace
 

@@ -19,8 +19,8 @@ constexpr const char* kUsage =
     "  mips     build a mip chain on the GPU and write every level as PNG\n"
     "  sample   patches (level grid, foveated, anisotropic) as a NumPy tensor + metadata\n"
     "  video    a video file or stream to foveated patches per frame, updating what changed\n"
-    "  overlay  boxes, points, lines and curved links (JSON) drawn over an image on the GPU\n"
-    "  bench    benchmarks (mips, handover, sample, video): each figure next to its floor\n"
+    "  overlay  boxes, lines, trails, curved links, points and labels (JSON) drawn over an image\n"
+    "  bench    benchmarks (mips, sample, video, grad, fields, overlay, ...): each figure next to its floor\n"
     "\n"
     "environment:\n"
     "  TVLM_VALIDATION=1      turn the Vulkan validation layers on\n"
@@ -50,9 +50,10 @@ int main(int argc, char** argv) {
                 "libavcodec-dev and libswscale-dev and rebuild");
 #endif
         }
-        std::fprintf(stderr,
-                     "tvlm: unknown command '%s' (expected info, mips, sample, video or bench; see tvlm --help)\n",
-                     command.c_str());
+        std::fprintf(
+            stderr,
+            "tvlm: unknown command '%s' (expected info, mips, sample, video, overlay or bench; see tvlm --help)\n",
+            command.c_str());
         return 2;
     } catch (const tvlm::Error& e) {
         std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());
