@@ -11,6 +11,7 @@
 #include "output_files.h"
 #ifdef TVLM_HAVE_CUDA
 #include "bench_gpu.h"
+#include "cuda_devices.h"
 #include "bench_plot.h"
 #include "bench_timing.h"
 #endif
@@ -104,6 +105,10 @@ int run_bench(int argc, char** argv) {
     const std::string json_file = args.option("json") ? outputs.file(*args.option("json"), "--json") : "";
     const std::string plot_file = args.option("plot") ? outputs.file(*args.option("plot"), "--plot") : "";
 #ifdef TVLM_HAVE_CUDA
+    // Every suite times CUDA work or takes its floors from CUDA's measured copy rate: say so
+    // plainly where there is no NVIDIA GPU, before any Vulkan or CUDA set-up fails on its own.
+    if (const CudaDeviceList cuda = list_cuda_devices(); cuda.devices.empty())
+        throw Error("the benchmarks need an NVIDIA GPU: " + cuda.unavailable_reason);
     BenchGpu gpu(args);
     std::vector<Row> rows;
     std::vector<Rgba8Image> charts;

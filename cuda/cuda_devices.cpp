@@ -11,7 +11,23 @@
 
 namespace tvlm {
 
+namespace {
+
+// What a user can act on where CUDA cannot start at all; empty for other errors. Without a
+// driver the runtime reports an "insufficient" driver, which reads like an old one.
+std::string missing_driver_text(cudaError_t error) {
+    if (error == cudaErrorInsufficientDriver)
+        return "no NVIDIA driver was found, or it is older than this build's CUDA runtime needs: install or update "
+               "the NVIDIA driver, or use the Vulkan or CPU backend";
+    if (error == cudaErrorNoDevice) return "no NVIDIA GPU was found: use the Vulkan or CPU backend";
+    return {};
+}
+
+}  // namespace
+
 void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
+    const std::string missing = missing_driver_text(error);
+    if (!missing.empty()) throw Error(missing + " (" + cudaGetErrorName(error) + " from " + call + ")");
     throw Error(std::string(call) + " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ") at " +
                 file + ":" + std::to_string(line));
 }
@@ -21,8 +37,10 @@ CudaDeviceList list_cuda_devices() {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-        list.unavailable_reason = std::string("no usable CUDA device (") + cudaGetErrorName(status) + ": " +
-                                  cudaGetErrorString(status) + ")";
+        const std::string missing = missing_driver_text(status);
+        list.unavailable_reason = !missing.empty() ? missing + " (" + cudaGetErrorName(status) + ")"
+                                                   : std::string("no usable CUDA device (") + cudaGetErrorName(status) +
+                                                         ": " + cudaGetErrorString(status) + ")";
         cudaGetLastError();  // clear the sticky-free error so later calls start clean
         return list;
     }
