@@ -44,15 +44,14 @@ def _triangle(dims: int) -> int:
     return dims * (dims + 1) // 2
 
 
-def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
-    import torch
-
-    if means.dim() != 2 or means.shape[1] not in (2, 3):
+def _check_shapes(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
+    """The four arrays' shapes (torch tensors and NumPy arrays alike)."""
+    if means.ndim != 2 or means.shape[1] not in (2, 3):
         raise Error(f"means are [N, D] with D = 2 or 3, got {list(means.shape)}")
     n, d = means.shape
     if n == 0:
         raise Error("a Gaussian field needs at least one Gaussian (N = 0)")
-    if points.dim() != 2 or points.shape[1] != d:
+    if points.ndim != 2 or points.shape[1] != d:
         raise Error(f"points are [B, {d}] for a {d}D field, got {list(points.shape)}")
     if points.shape[0] == 0:
         raise Error("no points to evaluate the field at (B = 0)")
@@ -62,6 +61,12 @@ def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
         )
     if tuple(weights.shape) != (n,):
         raise Error(f"weights are [N] = [{n}], got {list(weights.shape)}")
+
+
+def _check(points: Any, means: Any, cholesky: Any, weights: Any) -> None:
+    import torch
+
+    _check_shapes(points, means, cholesky, weights)
     tensors = {"points": points, "means": means, "cholesky": cholesky, "weights": weights}
     dtypes = {t.dtype for t in tensors.values()}
     if len(dtypes) != 1 or points.dtype not in (torch.float32, torch.float64):
@@ -81,9 +86,13 @@ def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
     lower triangles with positive diagonals) and weights [N]; differentiable in all four.
 
     CUDA tensors run the fused kernels on the current stream (float32 or float64); host
-    tensors run the double reference. Raises Error for mismatched shapes, dtypes or devices,
+    tensors run the double reference. NumPy arrays (no torch needed) run the double
+    reference too and return a float64 NumPy array, without gradients. Raises Error for mismatched shapes, dtypes or devices,
     N = 0 or B = 0; host inputs are also checked for NaN and non-positive diagonals (CUDA
     inputs are not read back for that: parametrise L so its diagonal is positive)."""
+    arrays = (points, means, cholesky, weights)
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return _numpy_field(*arrays)
     import torch
 
     _check(points, means, cholesky, weights)
@@ -92,6 +101,19 @@ def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
     # kernels): at N = 1000 x B = 500 the dispatch cost more than the kernels.
     call = ops.gaussian_field if torch.compiler.is_compiling() else _eager["gaussian_field"]
     return call(points.contiguous(), means.contiguous(), cholesky.contiguous(), weights.contiguous())
+
+
+def _numpy_field(points: np.ndarray, means: np.ndarray, cholesky: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """gaussian_field of NumPy arrays: the double reference (engine/fields), which refuses NaN
+    and non-positive diagonals."""
+    _check_shapes(points, means, cholesky, weights)
+    named = {"points": points, "means": means, "cholesky": cholesky, "weights": weights}
+    for name, a in named.items():
+        if a.dtype.kind not in "fiu":
+            raise Error(f"{name} must hold real numbers (float32 or float64), got dtype {a.dtype}")
+    doubles = [np.ascontiguousarray(a, dtype=np.float64) for a in (points, means, cholesky, weights)]
+    values, _ = _core.reference_gaussian_field(*doubles, False)
+    return values
 
 
 def cholesky_from_log_diagonal(log_diagonal: Any, off_diagonal: Any, eps: float = 1e-6) -> Any:

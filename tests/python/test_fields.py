@@ -169,3 +169,68 @@ def test_a_training_step_captured_as_a_cuda_graph_replays_the_eager_gradients() 
     torch.cuda.synchronize()
     for want, got in zip(eager, captured):  # the per-Gaussian sums add chunks atomically, in any order
         assert torch.allclose(want, got, rtol=1e-5, atol=1e-6 * float(want.abs().max())), (want - got).abs().max()
+
+
+# NumPy arrays need no torch: the double reference, checked here against a direct NumPy
+# evaluation of f(x) = sum_n w_n exp(-|L_n^-1 (x - mu_n)|^2 / 2).
+def numpy_field(dims: int, n: int, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    means = rng.random((n, dims))
+    chol = np.zeros((n, dims * (dims + 1) // 2))
+    k = 0
+    for i in range(dims):
+        for j in range(i + 1):
+            chol[:, k] = rng.random(n) * 0.2 + 0.05 if i == j else (rng.random(n) - 0.5) * 0.1
+            k += 1
+    weights = rng.random(n) + 0.5
+    points = means[np.arange(3 * n) % n] + (rng.random((3 * n, dims)) - 0.5) * 0.1
+    return points, means, chol, weights
+
+
+def numpy_direct(points, means, chol, weights):
+    import numpy as np
+
+    dims = means.shape[1]
+    values = np.zeros(len(points))
+    for m in range(len(means)):
+        lower = np.zeros((dims, dims))
+        lower[np.tril_indices(dims)] = chol[m]
+        z = np.linalg.solve(lower, (points - means[m]).T)
+        values += weights[m] * np.exp(-0.5 * (z * z).sum(axis=0))
+    return values
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_numpy_arrays_run_the_double_reference_without_torch(dims: int) -> None:
+    import numpy as np
+
+    points, means, chol, weights = numpy_field(dims, 7, seed=dims)
+    values = tv.fields.gaussian_field(points, means, chol, weights)
+    assert isinstance(values, np.ndarray) and values.dtype == np.float64 and values.shape == (len(points),)
+    np.testing.assert_allclose(values, numpy_direct(points, means, chol, weights), rtol=1e-12, atol=1e-14)
+    as_float32 = tv.fields.gaussian_field(*(a.astype(np.float32) for a in (points, means, chol, weights)))
+    np.testing.assert_allclose(as_float32, values, rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_arrays_are_refused_as_documented() -> None:
+    import numpy as np
+
+    points, means, chol, weights = numpy_field(2, 3, seed=5)
+    bad = chol.copy()
+    bad[1, 0] = -1.0  # L00 of Gaussian 1: non-positive diagonal
+    with pytest.raises(tv.Error, match="Gaussian 1: diagonal entry 0 of L"):
+        tv.fields.gaussian_field(points, means, bad, weights)
+    bad = chol.copy()
+    bad[0, 2] = 0.0  # L11 of Gaussian 0 at zero: the boundary is refused too
+    with pytest.raises(tv.Error, match="Gaussian 0: diagonal entry 1 of L"):
+        tv.fields.gaussian_field(points, means, bad, weights)
+    with pytest.raises(tv.Error, match="weights are"):
+        tv.fields.gaussian_field(points, means, chol, weights[:2])
+    with pytest.raises(tv.Error, match="points are"):
+        tv.fields.gaussian_field(points[:, :1], means, chol, weights)
+    with pytest.raises(tv.Error, match="at least one Gaussian"):
+        tv.fields.gaussian_field(points, means[:0], chol[:0], weights[:0])
+    with pytest.raises(tv.Error, match="real numbers"):
+        tv.fields.gaussian_field(points, means, chol, weights.astype(np.complex128))
