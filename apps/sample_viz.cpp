@@ -5,10 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "color.h"
+#include "mip_filter.h"
 #include "overlay/layout_overlay.h"
 #include "overlay/overlay_reference.h"
+#include "reference_mips.h"
 
 namespace tvlm {
 
@@ -48,6 +51,43 @@ void draw_layout(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const
 
 }  // namespace
 
+ImageF panel_image(const ImageF& image, uint32_t width, uint32_t height) {
+    // Down the box mip chain while a level stays at least the panel's size, so that the last
+    // step shrinks by less than 2; every texel of the image counts in every step.
+    ImageF level = image;
+    for (;;) {
+        const Extent2D next = level_extent(level.width, level.height, 1);
+        if (next.width < width || next.height < height || (next.width == level.width && next.height == level.height))
+            break;
+        level = reference_downsample(level, next, MipFilter::box, Format::rgba32f);
+    }
+    // Then an area average: each panel pixel averages the part of the level it covers.
+    const auto taps = [](uint32_t from, uint32_t to) {
+        std::vector<std::vector<std::pair<uint32_t, float>>> all(to);
+        const double step = double(from) / to;
+        for (uint32_t i = 0; i < to; ++i) {
+            const double x0 = i * step, x1 = (i + 1) * step;
+            for (auto t = uint32_t(x0); t < std::min(from, uint32_t(std::ceil(x1))); ++t) {
+                const double w = std::min(x1, t + 1.0) - std::max(x0, double(t));
+                if (w > 0) all[i].emplace_back(t, float(w / step));
+            }
+        }
+        return all;
+    };
+    const auto across = taps(level.width, width), down = taps(level.height, height);
+    ImageF rows(width, level.height, image.channels);
+    for (uint32_t y = 0; y < level.height; ++y)
+        for (uint32_t x = 0; x < width; ++x)
+            for (const auto& [t, w] : across[x])
+                for (uint32_t c = 0; c < image.channels; ++c) rows.at(x, y, c) += w * level.at(t, y, c);
+    ImageF panel(width, height, image.channels);
+    for (uint32_t y = 0; y < height; ++y)
+        for (const auto& [t, w] : down[y])
+            for (uint32_t x = 0; x < width; ++x)
+                for (uint32_t c = 0; c < image.channels; ++c) panel.at(x, y, c) += w * rows.at(x, t, c);
+    return panel;
+}
+
 void draw_patch_outlines(std::span<uint8_t> rgba, uint32_t width, uint32_t height, const PatchLayout& layout,
                          uint32_t b, std::span<const Fixation> fixations) {
     draw_layout(rgba, width, height, layout, b, fixations);
@@ -60,10 +100,10 @@ ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, cons
     constexpr uint32_t gap = 8;
     ImageF viz(2 * pw + gap, ph, 3);
     std::fill(viz.texels.begin(), viz.texels.end(), 0.1f);
+    const ImageF panel = panel_image(image, pw, ph);
     for (uint32_t y = 0; y < ph; ++y)
-        for (uint32_t x = 0; x < pw; ++x) {
-            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = image.at(uint32_t(x / scale), uint32_t(y / scale), c);
-        }
+        for (uint32_t x = 0; x < pw; ++x)
+            for (uint32_t c = 0; c < 3; ++c) viz.at(x, y, c) = panel.at(x, y, c);
 
     const uint32_t P = layout.patch_size, per_patch = P * P;
     const size_t first = size_t{b} * layout.patches_per_image;

@@ -13,6 +13,10 @@
 
 namespace tvlm {
 
+// `image` at width x height (at most its own size) for display: down its box mip chain,
+// then an area average, so fine detail averages instead of aliasing.
+ImageF panel_image(const ImageF& image, uint32_t width, uint32_t height);
+
 // `samples` is the output [B, N, C, P, P]; image `b` of the batch is drawn. `linear` says
 // the samples are linear light (sRGB textures) and must be encoded for display.
 ImageF sample_visualisation(const ImageF& image, const PatchLayout& layout, const std::vector<float>& samples,
