@@ -17,6 +17,7 @@
 #include "image_files.h"
 #include "input_image.h"
 #include "output_files.h"
+#include "progress.h"
 #include "test_chart.h"
 #include "texture.h"
 #include "transfer.h"
@@ -99,7 +100,9 @@ int run_mips(int argc, char** argv) {
     const std::filesystem::path staging = outputs.folder(out, "--out", is_mips_output);
 
     // Input is read and checked before any work; the outputs land only at the end.
+    Progress progress("tvlm mips");
     const bool chart = args.positionals().empty();
+    if (!chart) progress.step("reading " + args.positionals()[0]);
     std::optional<InputImage> input(chart ? chart_input(format) : load_input(args.positionals()[0], format));
     const std::string source = chart ? "embedded test chart" : args.positionals()[0];
     const uint32_t width = input->width, height = input->height;
@@ -113,6 +116,7 @@ int run_mips(int argc, char** argv) {
     Texture texture = Texture::create(context, tdesc);
     const MipFilter filter = filter_name.empty() ? default_mip_filter(context, format) : parse_mip_filter(filter_name);
 
+    progress.step("uploading and building the mip chain");
     const auto start = std::chrono::steady_clock::now();
     upload(context, texture, input->pixels());
     context.queue().wait(generate_mips(context, texture, filter));
@@ -122,6 +126,7 @@ int run_mips(int argc, char** argv) {
     // One level at a time: read back, written as PNG row by row, freed.
     std::vector<ImageF> sheet_levels;
     for (uint32_t l = 0; l < texture.levels(); ++l) {
+        progress.step("writing level " + std::to_string(l) + " of " + std::to_string(texture.levels()));
         const std::vector<uint8_t> bytes = readback(context, texture, l);
         const Extent2D e = texture.extent(l);
         char name[32];
@@ -133,6 +138,7 @@ int run_mips(int argc, char** argv) {
     if (context.validation_log().count())
         throw Error(std::to_string(context.validation_log().count()) + " Vulkan validation message(s), see above");
     outputs.commit();
+    progress.clear();
 
     std::printf("%s: %ux%u -> %s texture on %s\n", source.c_str(), width, height,
                 std::string(format_info(format).name).c_str(), context.device_info().name.c_str());

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "image_files.h"
 #include "output_files.h"
+#include "progress.h"
 #include "overlay/knn_graph.h"
 #include "overlay/overlay_reference.h"
 #include "overlay/overlay_renderer.h"
@@ -55,6 +56,8 @@ int run_overlay(int argc, char** argv) {
     OutputFiles outputs;
     const std::string out = args.option_or("out", "overlay.png");
     const std::string staged = outputs.file(out, "--out");
+    Progress progress("tvlm overlay");
+    progress.step("reading " + *args.option("scene"));
     OverlaySceneFile file = read_overlay_scene(*args.option("scene"));
     const bool chart = args.positionals().empty();
     Rgba8Image image = chart ? make_test_chart(1536, 1024) : load_image(args.positionals()[0]);
@@ -63,9 +66,11 @@ int run_overlay(int argc, char** argv) {
         KnnGraph graph({.k = *k, .hysteresis = args.uint_option("hysteresis").value_or(2)});
         links = link_points(file.scene, file.point_tracks, graph);
     }
+    progress.step("preparing the shapes");
     const std::vector<gpu::OverlayShape> shapes = overlay_shapes(file.scene, image.width, image.height);
     const bool srgb = args.flag("srgb");
 
+    progress.step("drawing " + std::to_string(shapes.size()) + " shapes");
     const auto start = std::chrono::steady_clock::now();
     std::string where = "the CPU reference";
     if (backend == "vulkan") {
@@ -82,8 +87,10 @@ int run_overlay(int argc, char** argv) {
         draw_overlay_reference(shapes, image.texels, image.width, image.height, srgb);
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    progress.step("writing " + out);
     write_png(staged, image);
     outputs.commit();
+    progress.clear();
     std::printf(
         "%s: %ux%u, %zu shapes drawn (%zu boxes, %zu lines, %zu curves incl. %zu KNN links, %zu points) by %s "
         "in %.2f ms (upload, draw, readback)\nwrote %s\n",
