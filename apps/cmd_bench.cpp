@@ -121,6 +121,7 @@ int run_bench(int argc, char** argv) {
                                       : suite == "fields"     ? bench_fields(gpu)
                                       : suite == "overlay"    ? bench_overlay(gpu)
                                                               : bench_video(gpu);
+        tag_rows(suite_rows, suite);  // the table's section and the JSON's "suite", for every suite alike
         for (const auto& [name, note] : kSuites)
             if (name == suite && args.option("plot"))
                 charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));

@@ -117,6 +117,8 @@ def tvlm_best(rows, job, prefix=False, part=False):
     """Fastest tvlm median for a job name of `tvlm bench --json` (or a prefix, or a part of it)."""
     best = None
     for r in rows:
+        if "one step" in r["job"]:  # a part of a job (one step's GPU time), not the whole job
+            continue
         match = r["job"].startswith(job) if prefix else job in r["job"] if part else r["job"] == job
         if match and (best is None or r["median_us"] < best["median_us"]):
             best = r
