@@ -32,7 +32,13 @@ from typing import List, Tuple
 
 import numpy as np
 import texturevlm as tv
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError:  # torch is optional for the package, not for this example
+    raise SystemExit(
+        "this example needs PyTorch: pip install 'texturevlm[torch]' (or a CUDA build from pytorch.org)"
+    ) from None
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset

@@ -8,7 +8,13 @@ import argparse
 import time
 
 import texturevlm as tv
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError:  # torch is optional for the package, not for this example
+    raise SystemExit(
+        "this example needs PyTorch: pip install 'texturevlm[torch]' (or a CUDA build from pytorch.org)"
+    ) from None
 
 
 def main() -> None:

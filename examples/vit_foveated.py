@@ -12,7 +12,13 @@ its token (a stand-in task: the point is the data path, tensors in and out, no c
 import argparse
 
 import texturevlm as tv
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError:  # torch is optional for the package, not for this example
+    raise SystemExit(
+        "this example needs PyTorch: pip install 'texturevlm[torch]' (or a CUDA build from pytorch.org)"
+    ) from None
 from torch import nn
 
 

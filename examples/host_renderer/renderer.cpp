@@ -119,7 +119,7 @@ void Renderer::make_device() {
 
 void Renderer::make_image() {
     // Exportable memory, for CUDA to map zero-copy: the image says so at creation, and its
-    // memory is one dedicated allocation made for export (docs/embedding.md).
+    // memory is one dedicated allocation made for export (docs/cpp.md).
     VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
     external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, exportable_ ? &external : nullptr};
