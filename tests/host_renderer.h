@@ -157,7 +157,7 @@ private:
 
 // An image the application creates and owns (with its memory): RGBA32F, the full chain.
 // `exportable`: its memory one dedicated allocation made for export as an opaque fd, as
-// docs/embedding.md tells applications to allocate images CUDA maps zero-copy.
+// docs/cpp.md tells applications to allocate images CUDA maps zero-copy.
 class OwnImage {
 public:
     OwnImage(const HostRenderer& host, uint32_t width, uint32_t height, VkImageUsageFlags usage,

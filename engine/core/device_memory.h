@@ -41,7 +41,7 @@ DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_i
 // One dedicated device-local allocation for `image`, bound to it at offset 0; `exportable`:
 // exportable as an opaque fd (the image created with VkExternalMemoryImageCreateInfo), as
 // CUDA imports images: whole, at offset 0. What texturevlm's textures do, and what an
-// application that wants its images mapped by CUDA does (docs/embedding.md).
+// application that wants its images mapped by CUDA does (docs/cpp.md).
 DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, VkImage image, bool exportable);
 
 // A new buffer bound to its own memory of the first type with `properties`: the step

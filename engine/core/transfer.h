@@ -52,7 +52,7 @@ private:
     bool staged_ = false;  // next_staging() handed out the buffer of frame_
 };
 
-// Recorded into `cmd` (a renderer's own command buffer: docs/embedding.md): a copy of `staging` into `region` (one level and layer; width x height texels from
+// Recorded into `cmd` (a renderer's own command buffer: docs/cpp.md): a copy of `staging` into `region` (one level and layer; width x height texels from
 // region.x, region.y) of the texture. `staging` holds tight rows in the texture's format
 // (convert_host_pixels, image.h), written by the host before the submission (host writes
 // to host-coherent memory are visible to a later submission).
@@ -65,7 +65,7 @@ void record_upload(VkCommandBuffer cmd, Texture& texture, const HostBuffer& stag
 
 // Recorded into `cmd`: level 0 of every layer of `from` copied into `to`, texel for texel
 // (same extent, layer count and format): an application's image that CUDA cannot import
-// copied into an exportable texturevlm texture (docs/embedding.md). Needs TRANSFER_SRC on
+// copied into an exportable texturevlm texture (docs/cpp.md). Needs TRANSFER_SRC on
 // `from` and TRANSFER_DST on `to`. Before: nothing (the barriers wait for all earlier
 // commands' writes). Layouts: from.layout() -> TRANSFER_SRC_OPTIMAL and to.layout() ->
 // TRANSFER_DST_OPTIMAL, both -> SHADER_READ_ONLY_OPTIMAL after. After: the copy's writes

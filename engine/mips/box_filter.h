@@ -1,6 +1,6 @@
 #pragma once
 // The `box` mip filter's exact arithmetic, shared by the CPU reference and the tests (the
-// GPU shaders and CUDA kernels compute the same integers; see README "Mip filters").
+// GPU shaders and CUDA kernels compute the same integers; see docs/architecture.md, "Mip filters").
 //
 // Along one axis a level of size s becomes size d = max(1, s >> 1):
 //   s == 2d      : destination texel i averages source 2i, 2i+1        (weights 1, 1; sum 2)

@@ -23,7 +23,7 @@ uint64_t generate_mips(Context& context, Texture& texture, MipFilter filter);
 uint64_t generate_mips_blit(Context& context, Texture& texture);
 uint64_t generate_mips_box(Context& context, Texture& texture);
 
-// The same work recorded into `cmd`: a renderer's own command buffer (docs/embedding.md) or
+// The same work recorded into `cmd`: a renderer's own command buffer (docs/cpp.md) or
 // a benchmark's batch. The checks come first (box: SAMPLED + STORAGE usage, blit:
 // TRANSFER_SRC + TRANSFER_DST), so a throw records nothing. The caller submits, on a queue of
 // the context's device, and keeps the texture alive until the work completes.

@@ -1,5 +1,5 @@
 #pragma once
-// Mip filters and level sizes, shared by every backend. See README "Mip filters".
+// Mip filters and level sizes, shared by every backend. See docs/architecture.md, "Mip filters".
 #include <cstdint>
 #include <string_view>
 

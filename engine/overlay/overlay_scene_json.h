@@ -1,5 +1,5 @@
 #pragma once
-// An overlay scene as JSON (schema in the README, "tvlm overlay"; tvlm overlay's file and
+// An overlay scene as JSON (schema in docs/cli.md, "The scene schema"; tvlm overlay's file and
 // texturevlm.overlay's dicts), read with nlohmann/json into an OverlayScene and the points'
 // track ids for the KNN links.
 #include <cstdint>

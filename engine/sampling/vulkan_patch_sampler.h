@@ -32,7 +32,7 @@ public:
     // levels or layers the layout needs or cannot be filtered linearly, or when
     // `output_bytes` is not the output's exact size.
     void check(const Texture& texture, VkDeviceSize output_bytes) const;
-    // Records the sampling into `cmd` (a renderer's own command buffer, docs/embedding.md, or
+    // Records the sampling into `cmd` (a renderer's own command buffer, docs/cpp.md, or
     // a batch): check() first, so a throw records nothing. The caller submits and keeps the
     // sampler, texture and output alive until the work completes.
     // Before: nothing; where texture.layout() is not SHADER_READ_ONLY_OPTIMAL, a barrier after

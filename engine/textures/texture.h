@@ -63,7 +63,7 @@ struct ApplicationImage {
     // maps it zero-copy: CudaTexture::import): the image created with
     // VkExternalMemoryImageCreateInfo, and bound at offset 0 to this allocation, made with
     // VkMemoryDedicatedAllocateInfo and VkExportMemoryAllocateInfo, both OPAQUE_FD, on a
-    // device with VK_KHR_external_memory_fd (docs/embedding.md). `memory_size` is the
+    // device with VK_KHR_external_memory_fd (docs/cpp.md). `memory_size` is the
     // VkMemoryAllocateInfo::allocationSize it was made with.
     VkDeviceMemory exportable_memory = VK_NULL_HANDLE;
     VkDeviceSize memory_size = 0;

@@ -84,7 +84,7 @@ def generate_mipmaps(
     first, each in the input's framework, dtype and layout. Level l is max(1, W >> l) x
     max(1, H >> l). 'box' is the exact area average: for even sizes a chain of
     avg_pool2d(x, 2) (within float rounding; uint8 rounds half up), for odd sizes every
-    source texel weighted by its overlap (README, "Mip filters"). Level 0 is the input
+    source texel weighted by its overlap (docs/architecture.md, "Mip filters"). Level 0 is the input
     itself (no copy) where the format stores it exactly (the default format does).
 
     A torch float image that requires grad gets levels with gradients (autograd folds

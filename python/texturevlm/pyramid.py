@@ -267,7 +267,7 @@ class TexturePyramid:
     @property
     def max_anisotropy(self) -> int:
         """Taps the sampler takes along an elongated footprint: 16, or 1 on a Vulkan device
-        that samples isotropically (lavapipe; the README says why)."""
+        that samples isotropically (lavapipe; docs/architecture.md says why)."""
         return self._impl.core.max_anisotropy if self.backend == "vulkan" else 16
 
     def level(self, level: int, stream: Any = None) -> Any:

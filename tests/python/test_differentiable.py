@@ -332,7 +332,7 @@ def test_a_learned_fixation_moves_to_the_target():
 
 
 def numpy_box_chain(image: np.ndarray, levels: int) -> list:
-    """The exact box (README, "Mip filters") by its definition: level l's texel averages
+    """The exact box (docs/architecture.md, "Mip filters") by its definition: level l's texel averages
     the source area it covers, each source texel weighted by its overlap."""
 
     def shrink(a: np.ndarray, axis: int) -> np.ndarray:
