@@ -12,7 +12,10 @@ Detections can come as arrays instead, with no JSON on the way (as torchvision's
 
     tv.overlay.draw_bounding_boxes(frame, boxes, labels=["person 0.97", "car 0.81"], fill=True)
 
-A scene is the JSON schema of `tvlm overlay` as a dict (or its JSON text). CUDA tensors are
+A scene is the JSON schema of `tvlm overlay` as a dict (or its JSON text; docs/cli.md, "The
+scene schema"): pixels, origin top-left; a box's `x`, `y` is its centre (a detector's corners
+x1, y1, x2, y2 give x = (x1 + x2) / 2, width = x2 - x1), where `draw_bounding_boxes` takes
+the corners themselves; a label's `x`, `y` is its top-left. CUDA tensors are
 drawn by the CUDA kernels on torch's current stream, with no copy and no host wait; host
 arrays by Vulkan compute (backend 'vulkan', any GPU or lavapipe) or the CPU reference
 ('cpu'). `Overlay` keeps what persists between frames: the KNN graph (so links do not
