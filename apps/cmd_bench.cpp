@@ -1,19 +1,22 @@
 // tvlm bench [SUITE...]: the benchmark programs (never timed tests). One run, one table:
 // every figure next to its floor measured in the same run and next to the alternatives.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "args.h"
+#include "bench_plot.h"
+#include "bench_timing.h"
+#include "bench_without_cuda.h"
 #include "commands.h"
 #include "error.h"
+#include "image_files.h"
 #include "output_files.h"
 #ifdef TVLM_HAVE_CUDA
 #include "bench_gpu.h"
 #include "cuda_devices.h"
-#include "bench_plot.h"
-#include "bench_timing.h"
 #endif
 
 namespace tvlm {
@@ -75,6 +78,51 @@ std::vector<Row> video_file_rows(BenchGpu& gpu, bool asked) {
 }
 #endif
 
+// No NVIDIA GPU (`why`): the rows that need none, and a note naming the suites left out.
+int run_without_cuda(const Args& args, const std::vector<std::string>& suites, const std::string& why,
+                     const std::string& json_file, const std::string& plot_file, OutputFiles& outputs) {
+    std::vector<std::string> runnable, left_out;
+    for (const std::string& suite : suites)
+        (std::find(kSuitesWithoutCuda.begin(), kSuitesWithoutCuda.end(), suite) != kSuitesWithoutCuda.end() ? runnable
+                                                                                                            : left_out)
+            .push_back(suite);
+    const auto joined = [](const std::vector<std::string>& names) {
+        std::string text;
+        for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+        return text;
+    };
+    if (runnable.empty())
+        throw Error("the " + joined(left_out) + " benchmark" + (left_out.size() > 1 ? "s need" : " needs") +
+                    " an NVIDIA GPU: " + why);
+    std::fprintf(stderr, "note: %s; running what needs none (Vulkan compute, blits, OpenGL) of: %s%s%s\n", why.c_str(),
+                 joined(runnable).c_str(),
+                 left_out.empty() ? "" : "; left out (they time CUDA): ", joined(left_out).c_str());
+    BenchMachine machine;
+    const std::vector<Row> rows = bench_without_cuda(args, runnable, machine);
+    char title[512];
+    std::snprintf(title, sizeof title,
+                  "tvlm bench on %s (%s) without an NVIDIA GPU: Vulkan buffer copy %.1f GB/s; median and min of %d "
+                  "runs after warm-up",
+                  machine.gpu.c_str(), machine.driver.c_str(), machine.copy_bandwidth * 1e-9, kRuns);
+    const std::vector<std::pair<std::string, std::string>> notes = {
+        {"mips", "GPU time per chain (Vulkan and GL timestamps)"},
+        {"sample", "GPU time per launch (Vulkan timestamps)"}};
+    print_rows(title, rows, notes);
+    if (!json_file.empty()) write_rows_json(json_file, machine, rows);
+    if (!plot_file.empty()) {
+        std::vector<Rgba8Image> charts;
+        for (const auto& [suite, note] : notes) {
+            std::vector<Row> suite_rows;
+            for (const Row& r : rows)
+                if (r.suite == suite) suite_rows.push_back(r);
+            if (!suite_rows.empty()) charts.push_back(bar_chart("tvlm bench " + suite, suite_rows, note));
+        }
+        write_png(plot_file, stack_charts(charts));
+    }
+    outputs.commit();
+    return 0;
+}
+
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -105,10 +153,10 @@ int run_bench(int argc, char** argv) {
     const std::string json_file = args.option("json") ? outputs.file(*args.option("json"), "--json") : "";
     const std::string plot_file = args.option("plot") ? outputs.file(*args.option("plot"), "--plot") : "";
 #ifdef TVLM_HAVE_CUDA
-    // Every suite times CUDA work or takes its floors from CUDA's measured copy rate: say so
-    // plainly where there is no NVIDIA GPU, before any Vulkan or CUDA set-up fails on its own.
+    // The suites time CUDA against the alternatives with floors at CUDA's measured copy rate;
+    // where there is no NVIDIA GPU, run what needs none and say plainly why the rest cannot.
     if (const CudaDeviceList cuda = list_cuda_devices(); cuda.devices.empty())
-        throw Error("the benchmarks need an NVIDIA GPU: " + cuda.unavailable_reason);
+        return run_without_cuda(args, suites, cuda.unavailable_reason, json_file, plot_file, outputs);
     BenchGpu gpu(args);
     std::vector<Row> rows;
     std::vector<Rgba8Image> charts;
@@ -139,10 +187,9 @@ int run_bench(int argc, char** argv) {
     outputs.commit();
     return 0;
 #else
-    (void)json_file;
-    (void)plot_file;
     (void)named;
-    throw Error("tvlm was built without CUDA: the benchmarks need nvcc at configure time and an NVIDIA GPU");
+    return run_without_cuda(args, suites, "this tvlm was built without CUDA (no nvcc at configure time)", json_file,
+                            plot_file, outputs);
 #endif
 }
 

@@ -1,16 +1,19 @@
 #pragma once
-// GPU timing of back-to-back launches for the benchmark suites: CUDA events or Vulkan
-// timestamps, median and min over runs after warm-up.
-#include <cuda_runtime_api.h>
-
+// GPU timing of back-to-back launches for the benchmark suites: Vulkan and GL timestamps,
+// host clocks, and CUDA events where CUDA is built; median and min over runs after warm-up.
 #include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "bench_rows.h"
-#include "cuda_timing.h"
 #include "vulkan.h"
+
+#ifdef TVLM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda_timing.h"
+#endif
 
 namespace tvlm {
 
@@ -31,6 +34,7 @@ Timing per_launch(std::vector<T> run_ms, int launches) {
     return {double(run_ms[run_ms.size() / 2]) * 1e3 / launches, double(run_ms.front()) * 1e3 / launches};
 }
 
+#ifdef TVLM_HAVE_CUDA
 // GPU time per launch of `launch`, run kLaunches times per timed run.
 template <class F>
 Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
@@ -40,6 +44,7 @@ Timing time_cuda(cudaStream_t stream, F launch, int launches = kLaunches) {
                                    }),
                       launches);
 }
+#endif
 
 // Wall time per frame of `frame(f)` (frames numbered on from `first`), runs of `frames`
 // frames each ending with `finish()` (the host waits for everything), after `warm_up`

@@ -1,0 +1,17 @@
+#pragma once
+// tvlm bench without an NVIDIA GPU: the rows of `suites` that need no CUDA (Vulkan compute,
+// blits, OpenGL), with floors at the Vulkan device's measured buffer copy rate. Fills
+// `machine` (the copy rate is the Vulkan one; no upload rate).
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "bench_rows.h"
+
+namespace tvlm {
+
+inline const std::vector<std::string> kSuitesWithoutCuda = {"mips", "sample"};
+
+std::vector<Row> bench_without_cuda(const Args& args, const std::vector<std::string>& suites, BenchMachine& machine);
+
+}  // namespace tvlm
