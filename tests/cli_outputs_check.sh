@@ -75,6 +75,25 @@ echo '{"labels": [{"x": 1, "y": 2}]}' > label.json
 fails "labels\[0\].text: expected a string" "$tvlm" overlay --scene label.json --out ov.png
 fails "cannot read the scene file" "$tvlm" overlay --scene /no/scene.json --out ov.png
 fails "needs --scene" "$tvlm" overlay --out ov.png
+# Numbers past a float's range, and inputs that are not regular files (a FIFO with no
+# writer would block for ever, /dev/zero would grow without end): refused up front.
+echo '{"boxes": [{"x": 1e999, "y": 0, "width": 1, "height": 1}]}' > huge.json
+fails "huge.json holds a number out of range" "$tvlm" overlay --scene huge.json --out ov.png
+echo '{"boxes": [{"x": 1e308, "y": 0, "width": 1, "height": 1}]}' > big.json
+fails "boxes\[0\].x: expected a number of pixels within a float's range" "$tvlm" overlay --scene big.json --out ov.png
+echo '{"boxes": [{"x": 3.41e38, "y": 0, "width": 1, "height": 1}]}' > past.json
+fails "boxes\[0\].x: expected a number of pixels within a float's range" "$tvlm" overlay --scene past.json --out ov.png
+echo '{"boxes": [{"x": 3.4e38, "y": 0, "width": 1, "height": 1}]}' > edge.json  # the largest float rounds to this
+"$tvlm" overlay --scene edge.json --backend cpu --out ov_edge.png >/dev/null 2>&1 ||
+  { echo "FAIL: a coordinate of 3.4e38 (within a float's range) was refused"; failures=$((failures + 1)); }
+rm -f ov_edge.png
+fails "the scene file /dev/zero is not a regular file" timeout 20 "$tvlm" overlay --scene /dev/zero --out ov.png
+fails "the scene file folder is not a regular file" "$tvlm" overlay --scene folder --out ov.png
+mkfifo fifo.png fifo.json
+fails "'fifo.png' is not a regular file \(a FIFO" timeout 20 "$tvlm" mips fifo.png --out levels
+fails "'fifo.png' is not a regular file \(a FIFO" timeout 20 "$tvlm" sample --backend cpu fifo.png
+fails "the scene file fifo.json is not a regular file" timeout 20 "$tvlm" overlay --scene fifo.json --out ov.png
+rm -f fifo.png fifo.json
 
 # A 16-bit PNG keeps its bits in a float texture: the grid samples of level 0 are its values.
 "$tvlm" sample "$src/tests/fuzz/corpus/png/grey16_fine.png" --format rgba32f --level 0 --patch 1 --backend cpu \

@@ -48,6 +48,9 @@ std::vector<uint8_t> read_image_file(const std::string& path) {
     const fs::file_status status = fs::status(path, ec);
     if (ec || !fs::exists(status)) throw Error("cannot open image '" + path + "': " + std::strerror(ENOENT));
     if (fs::is_directory(status)) throw Error("'" + path + "' is a directory, not an image: name a PNG or JPEG file");
+    // Opening a FIFO blocks until a writer comes, and a device may never end: only files.
+    if (!fs::is_regular_file(status))
+        throw Error("'" + path + "' is not a regular file (a FIFO, socket or device): name a PNG or JPEG file");
     std::ifstream file(path, std::ios::binary);
     if (!file) throw Error("cannot open image '" + path + "': " + std::strerror(errno));
     file.seekg(0, std::ios::end);

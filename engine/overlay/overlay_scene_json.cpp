@@ -1,6 +1,9 @@
 #include "overlay_scene_json.h"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -27,6 +30,9 @@ public:
         if (!object_.contains(key)) return fallback;
         const json& v = object_.at(key);
         if (!v.is_number()) fail(key, "a number");
+        // Pixels are floats: a finite double past float's range would become infinite.
+        if (std::abs(v.get<double>()) > double(std::numeric_limits<float>::max()))
+            fail(key, "a number of pixels within a float's range (at most 3.4e38 in magnitude)");
         return v.get<float>();
     }
     float required(const char* key) const {
@@ -78,7 +84,9 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
     json root;
     try {
         root = json::parse(text);
-    } catch (const json::parse_error& e) { throw Error(name + " is not valid JSON: " + e.what()); }
+    } catch (const json::out_of_range& e) {  // a number beyond double's range, such as 1e999
+        throw Error(name + " holds a number out of range: " + e.what() + " (pixels are at most 3.4e38 in magnitude)");
+    } catch (const json::exception& e) { throw Error(name + " is not valid JSON: " + e.what()); }
     if (!root.is_object()) throw Error(name + ": the scene is a JSON object with boxes, points, lines and curves");
     for (const auto& [key, value] : root.items())
         if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails" &&
@@ -149,6 +157,16 @@ OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string&
 }
 
 OverlaySceneFile read_overlay_scene(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+        throw Error("cannot read the scene file " + path + ": check that it exists and is readable");
+    // A FIFO blocks and a device (/dev/zero) never ends: only regular files, of bounded size.
+    if (!std::filesystem::is_regular_file(status))
+        throw Error("the scene file " + path + " is not a regular file (a folder, FIFO, socket or device)");
+    if (const uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxSceneFileBytes)
+        throw Error("the scene file " + path + " is " + std::to_string(size) + " bytes: scenes over " +
+                    std::to_string(kMaxSceneFileBytes >> 20) + " MiB are refused (draw it in parts)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot read the scene file " + path + ": check that it exists and is readable");
     std::ostringstream text;

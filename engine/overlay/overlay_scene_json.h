@@ -15,8 +15,12 @@ struct OverlaySceneFile {
     std::vector<uint64_t> point_tracks;  // one per point: its "track", else its index
 };
 
-// Throws Error naming the file and the JSON path of what is wrong: unreadable or malformed
-// JSON, unknown keys, wrong types, colours that are not 3 or 4 bytes.
+// The largest scene file read (a million labelled boxes take about 150 MiB of JSON).
+inline constexpr uintmax_t kMaxSceneFileBytes = uintmax_t{1} << 30;
+
+// Throws Error naming the file and the JSON path of what is wrong: a missing file, one that
+// is not a regular file or is over kMaxSceneFileBytes, malformed JSON, numbers out of a
+// float's range, unknown keys, wrong types, colours that are not 3 or 4 bytes.
 OverlaySceneFile read_overlay_scene(const std::string& path);
 OverlaySceneFile parse_overlay_scene(const std::string& text, const std::string& name);
 
