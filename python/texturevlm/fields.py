@@ -24,6 +24,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
+from ._checks import whole
 from ._core import Error
 
 _ops: Any = None
@@ -269,6 +270,7 @@ def fixations_from_field(
     y down), at least `separation` apart (in units of the grid's longer side), strongest
     first: fixations for the foveated layouts. `field` as for saliency_map(); the maxima are
     picked by the engine's rule (fixations_from_saliency), the one the video path follows."""
+    k = whole(k, "k", 1, what=" fixations")
     return [tuple(p) for p in _core.fixations_from_saliency(saliency_map(field, grid), k, separation)]
 
 

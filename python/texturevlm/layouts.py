@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from . import _core, _tensors
+from ._checks import MAX_PATCHES, whole
 from ._core import Error
 
 Fixations = List[Tuple[float, float]]
@@ -142,6 +143,8 @@ def foveated(
     slot left when every cell is already at level 0, are padding (level -1, masked).
     `num_patches` must cover the root cells (one for a square image). Raises Error for NaN or
     outside fixations, patch sizes outside 1..64 and budgets below the minimum."""
+    num_patches = whole(num_patches, "num_patches", 0, MAX_PATCHES, " per image")
+    patch_size = whole(patch_size, "patch_size")
     per_image = []
     for points in fixations_per_image(fixation, images):
         per_image.append(_core.foveated_layout(width, height, points, num_patches, patch_size, m0, e0, bias, True))
@@ -151,7 +154,7 @@ def foveated(
 def grid(width: int, height: int, patch_size: int = 16, level: int = 0, images: int = 1) -> Layout:
     """Mip level `level` cut into P x P patches of its texels, row-major (a ViT patchify of
     the downsampled image); partial patches at the edges repeat the edge texels."""
-    one = _core.grid_layout(width, height, patch_size, level)
+    one = _core.grid_layout(width, height, whole(patch_size, "patch_size"), whole(level, "level"))
     return Layout(_core.batch_layouts([one] * images))
 
 
@@ -177,6 +180,11 @@ def anisotropic(
     if orientation not in ("horizontal", "vertical"):
         raise Error(f"orientation is 'horizontal' or 'vertical', not {orientation!r}")
     vertical = orientation == "vertical"
+    patch_size, level, elongation = (
+        whole(patch_size, "patch_size"),
+        whole(level, "level"),
+        whole(elongation, "elongation"),
+    )
     if fixation is None:
         if num_patches is not None:
             raise Error("num_patches counts patches around a fixation: pass fixation=(x, y) too, or leave it out")
@@ -193,6 +201,7 @@ def anisotropic(
     if num_patches is None:
         tiles = _core.anisotropic_layout(width, height, patch_size, level, elongation, vertical).patches_per_image
         num_patches = max(1, tiles // 4)
+    num_patches = whole(num_patches, "num_patches")
     return Layout(
         _core.batch_layouts(
             [

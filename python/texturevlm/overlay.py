@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core, _devices
+from ._checks import whole
 from ._core import Error
 
 __all__ = ["Overlay", "draw", "draw_bounding_boxes"]
@@ -74,8 +75,9 @@ class Overlay:
             raise Error(
                 f"backend must be 'auto', 'vulkan' or 'cpu' (CUDA tensors always draw with CUDA), not {backend!r}"
             )
-        if knn is not None and (not isinstance(knn, int) or knn < 1):
-            raise Error(f"knn must be a positive number of neighbours or None, not {knn!r}")
+        if knn is not None:
+            knn = whole(knn, "knn", 1, what=" neighbours per point (or None)")
+        hysteresis = whole(hysteresis, "hysteresis", 0)
         self._knn = (knn, hysteresis, float(link_width)) if knn else None
         self._links = _core.KnnLinks(knn, hysteresis, float(link_width)) if knn else None
         self.backend = backend

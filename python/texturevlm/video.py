@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence
 import numpy as np
 
 from . import _core, _devices, layouts
+from ._checks import whole
 from ._core import Error
 
 Fixations = List[Tuple[float, float]]
@@ -164,8 +165,8 @@ def frames(
     unsupported files and bad arguments, and for 'nvdec' where it cannot run, before the
     first frame."""
     _require_video()
-    if not isinstance(every, int) or every < 1:
-        raise Error(f"every must be a positive number of frames, not {every!r}")
+    every = whole(every, "every", 1, what=" frames")
+    threshold = whole(threshold, "threshold")
     if max_frames is not None and (not isinstance(max_frames, int) or max_frames < 1):
         raise Error(f"max_frames must be a positive number of frames or None, not {max_frames!r}")
     if channels not in (3, 4):

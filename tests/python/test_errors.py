@@ -131,3 +131,47 @@ def test_no_vulkan_driver_is_reported_and_auto_falls_back(tmp_path):
     assert lines[0] != "''"  # a reason is given
     assert lines[1].startswith("cpu the image is in host memory and Vulkan is unavailable")
     assert lines[2].startswith("error:") and ("driver" in lines[2] or "device" in lines[2])
+
+
+# Integers nanobind would refuse with a bare TypeError (negative, past 32 bits, not whole),
+# and budgets too large to allocate: each one texturevlm.Error naming the argument and its
+# range, at the limit accepted and one past it refused.
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: tv.layouts.foveated(64, 64, num_patches=-1), "num_patches must be 0..1048576 per image, not -1"),
+        (lambda: tv.layouts.foveated(64, 64, num_patches=2**20 + 1), "num_patches must be 0..1048576 per image"),
+        (lambda: tv.layouts.foveated(64, 64, num_patches=10**7), "num_patches must be 0..1048576 per image"),
+        (lambda: tv.layouts.foveated(64, 64, num_patches=2.5), "num_patches must be a whole number, not 2.5"),
+        (lambda: tv.layouts.foveated(64, 64, num_patches=True), "num_patches must be a whole number, not True"),
+        (lambda: tv.layouts.foveated(64, 64, patch_size=-16), "patch_size must be 0..4294967295, not -16"),
+        (lambda: tv.layouts.grid(64, 64, patch_size=2**32), "patch_size must be 0..4294967295, not 4294967296"),
+        (lambda: tv.layouts.grid(64, 64, level=-1), "level must be 0..4294967295, not -1"),
+        (lambda: tv.layouts.anisotropic(64, 64, elongation=-4), "elongation must be 0..4294967295, not -4"),
+        (lambda: tv.overlay.Overlay(knn=0), "knn must be 1..4294967295 neighbours per point \\(or None\\), not 0"),
+        (lambda: tv.overlay.Overlay(knn=2**40), "knn must be 1..4294967295"),
+        (lambda: tv.overlay.Overlay(knn=3, hysteresis=-1), "hysteresis must be 0..4294967295, not -1"),
+        (lambda: tv.fields.fixations_from_field(lambda p: p[:, 0], k=-2), "k must be 1..4294967295 fixations, not -2"),
+    ],
+)
+def test_integer_arguments_are_checked_at_the_boundary(call, match):
+    with pytest.raises(tv.Error, match=match):
+        call()
+
+
+def test_the_largest_budget_is_accepted_and_one_past_it_refused():
+    layout = tv.layouts.foveated(64, 64, num_patches=2**20)  # padded slots, masked
+    assert layout.metadata.shape == (1, 2**20, 5)
+    with pytest.raises(tv.Error, match="num_patches must be 0..1048576 per image, not 1048577"):
+        tv.layouts.foveated(64, 64, num_patches=2**20 + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sample_foveated_checks_its_integers(backend):
+    pyramid = tv.TexturePyramid(random_image(np.random.default_rng(3), (3, 64, 64)), backend=backend)
+    with pytest.raises(tv.Error, match="num_patches must be 0..1048576 per image, not -5"):
+        pyramid.sample_foveated(num_patches=-5)
+    with pytest.raises(tv.Error, match="num_patches must be 0..1048576 per image, not 10000000"):
+        pyramid.sample_foveated(num_patches=10**7)
+    patches, _ = pyramid.sample_foveated(num_patches=16)  # still usable afterwards
+    assert patches.shape == (16, 3, 16, 16)

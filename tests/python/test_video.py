@@ -75,7 +75,7 @@ def test_a_saliency_callback_and_a_timeline_move_the_fixation(clip: str) -> None
 def test_bad_input_is_refused_before_any_frame(clip: str, tmp_path: object) -> None:
     with pytest.raises(tv.Error, match="cannot be opened"):
         tv.video.frames("/no/such/video.mp4")
-    with pytest.raises(tv.Error, match="every must be a positive"):
+    with pytest.raises(tv.Error, match="every must be 1\\.\\.4294967295 frames, not 0"):
         tv.video.frames(clip, every=0)
     with pytest.raises(tv.Error, match="choose one of"):
         tv.video.frames(clip, follow_changes=4, timeline=[(0.0, (0.5, 0.5))])
