@@ -244,3 +244,53 @@ def test_bad_configs_are_refused_with_a_reason(tmp_path):
         Qwen2VLVideoProcessor(backend="cpu")([np.zeros((3, 28, 28), np.uint8), np.zeros((3, 56, 28), np.uint8)])
     with pytest.raises(ProcessorInputError, match="CUDA ring"):
         Qwen2VLVideoProcessor().from_ring(tv.TexturePyramid(np.zeros((3, 28, 28), np.uint8), backend="cpu"))
+
+
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (
+            lambda: CLIPImageProcessor(size={"shortest_edge": "big"}),
+            r"size\['shortest_edge'\] must be a positive whole",
+        ),
+        (lambda: CLIPImageProcessor(size={"shortest_edge": 0}), r"size\['shortest_edge'\] must be a positive whole"),
+        (lambda: CLIPImageProcessor(size={"shortest_edge": True}), r"size\['shortest_edge'\] must be a positive whole"),
+        (lambda: CLIPImageProcessor(crop_size=224.5), r"crop_size\['height'\] must be a positive whole"),
+        (lambda: SiglipImageProcessor(size={"height": -224, "width": 224}), r"size\['height'\] must be a positive"),
+        (lambda: SiglipImageProcessor(size="224"), "size must be a number or a dict"),
+        (lambda: Qwen2VLImageProcessor(min_pixels="3136"), r"size\['shortest_edge'\] must be a positive whole"),
+        (lambda: Qwen2VLImageProcessor(patch_size=0), "patch_size must be a positive whole number, got 0"),
+        (lambda: Qwen2VLImageProcessor(merge_size=2.5), "merge_size must be a positive whole number, got 2.5"),
+    ],
+)
+def test_config_numbers_are_checked_when_the_processor_is_made(make, match):
+    with pytest.raises(ProcessorInputError, match=match):
+        make()
+
+
+def test_config_numbers_at_their_limits_are_accepted():
+    assert CLIPImageProcessor(size={"shortest_edge": 1}, crop_size=1).crop_size == {"height": 1, "width": 1}
+    assert CLIPImageProcessor(size={"shortest_edge": 224.0}).size == {"shortest_edge": 224}  # JSON's 224.0
+    assert Qwen2VLImageProcessor(patch_size=1, merge_size=1).factor == 1
+
+
+def test_pil_images_of_other_modes_are_converted_as_hf_converts_them(rng):
+    image_module = pytest.importorskip("PIL.Image")
+    p = Qwen2VLImageProcessor(backend="cpu")
+    gray, alpha = random_image(rng, (56, 84)), random_image(rng, (56, 84))
+    # LA: grey with alpha, composited over white like an RGBA image (HF converts it to RGBA).
+    la = image_module.fromarray(np.stack([gray, alpha], axis=-1), mode="LA")
+    rgba = np.stack([gray, gray, gray, alpha])
+    np.testing.assert_array_equal(p(la).pixel_values, p(rgba).pixel_values)
+    # I: 32-bit integers, which PIL's RGBA conversion clips to bytes.
+    wide = rng.integers(-300, 600, size=(56, 84)).astype(np.int32)
+    as_bytes = np.clip(wide, 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(
+        p(image_module.fromarray(wide, mode="I")).pixel_values, p(np.stack([as_bytes] * 3)).pixel_values
+    )
+    # P: a palette image reads as its palette's colours.
+    palette = random_image(rng, (256, 3))
+    indices = random_image(rng, (56, 84))
+    pal = image_module.fromarray(indices, mode="P")
+    pal.putpalette(palette.flatten().tolist())
+    np.testing.assert_array_equal(p(pal).pixel_values, p(np.moveaxis(palette[indices], -1, 0)).pixel_values)

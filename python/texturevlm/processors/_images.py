@@ -21,6 +21,10 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
+#: PIL modes read as their arrays: grey, RGB and RGBA bytes.
+_PIL_MODES_AS_IS = ("L", "RGB", "RGBA")
+
+
 def flat_images(images: Any) -> List[Any]:
     """Every image of `images` in order: lists and tuples flattened, 4-D arrays split."""
     if images is None:
@@ -31,6 +35,10 @@ def flat_images(images: Any) -> List[Any]:
             raise ProcessorInputError("no images: the list is empty; pass at least one image")
         return flat
     if not _is_array(images):
+        if type(images).__module__.startswith("PIL") and getattr(images, "mode", "RGB") not in _PIL_MODES_AS_IS:
+            # HF's convert_rgb makes every other mode (LA, P, I, I;16, CMYK, ...) RGBA through PIL,
+            # then composites it over white; the RGBA array takes that same path here.
+            images = images.convert("RGBA")
         if hasattr(images, "__array_interface__") or type(images).__module__.startswith("PIL"):
             images = np.asarray(images)  # a PIL image: [H, W, C] or [H, W]
         else:

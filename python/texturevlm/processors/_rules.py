@@ -21,6 +21,21 @@ class ProcessorInputError(Error, ValueError):
     where Hugging Face's processors raise ValueError, so either `except` catches it."""
 
 
+def config_size(value: object, name: str) -> int:
+    """A positive whole number of pixels (or patches) from a processor config, else
+    ProcessorInputError naming the key: configs are JSON, where "224" or 224.5 is a typo."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ProcessorInputError(f"{name} must be a positive whole number, got {value!r}")
+    return int(value)
+
+
+def config_sizes(size: dict, name: str) -> dict:
+    """A size dict's values checked by config_size (None values, which HF allows, kept)."""
+    if not isinstance(size, dict):
+        raise ProcessorInputError(f"{name} must be a number or a dict of numbers, got {size!r}")
+    return {k: v if v is None else config_size(v, f"{name}[{k!r}]") for k, v in size.items()}
+
+
 def smart_resize(
     height: int, width: int, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 14 * 14 * 4 * 1280
 ) -> Tuple[int, int]:

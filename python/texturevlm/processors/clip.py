@@ -16,6 +16,7 @@ from ._rules import (
     OPENAI_CLIP_STD,
     ProcessorInputError,
     center_crop_box,
+    config_sizes,
     resized_size,
 )
 
@@ -43,10 +44,13 @@ class FixedSizeImageProcessor(Processor):
                 if "shortest_edge" in self.defaults.get("size", {})
                 else {"height": size, "width": size}
             )
-        self.size: Dict[str, int] = dict(size)
+        self.size: Dict[str, int] = config_sizes(size, "size")
         self.do_center_crop: bool = bool(c.get("do_center_crop", False))
         crop = c.get("crop_size") or self.size
-        self.crop_size: Dict[str, int] = {"height": crop, "width": crop} if isinstance(crop, int) else dict(crop)
+        crop = (
+            {"height": crop, "width": crop} if isinstance(crop, (int, float)) and not isinstance(crop, bool) else crop
+        )
+        self.crop_size: Dict[str, int] = config_sizes(crop, "crop_size")
         if "shortest_edge" not in self.size and not ("height" in self.size and "width" in self.size):
             raise ProcessorInputError(f"size must have 'height' and 'width', or 'shortest_edge'; got {self.size}")
         if self.do_center_crop and not ("height" in self.crop_size and "width" in self.crop_size):

@@ -14,7 +14,7 @@ from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, grid_table
 from ._images import flat_images, image_specs, rgb_spec
 from ._resize import Plan, cached_call, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
-from ._rules import ProcessorInputError, smart_resize
+from ._rules import ProcessorInputError, config_size, config_sizes, smart_resize
 
 
 class Qwen2VLImageProcessor(Processor):
@@ -35,13 +35,11 @@ class Qwen2VLImageProcessor(Processor):
             size["longest_edge"] = c["max_pixels"]
         if not size.get("shortest_edge") or not size.get("longest_edge"):
             raise ProcessorInputError(f"size must contain 'shortest_edge' and 'longest_edge' keys, got {size}")
-        self.size: Dict[str, int] = size
-        self.min_pixels, self.max_pixels = int(size["shortest_edge"]), int(size["longest_edge"])
-        self.patch_size: int = int(c.get("patch_size", 14))
-        self.temporal_patch_size: int = int(c.get("temporal_patch_size", 2))
-        self.merge_size: int = int(c.get("merge_size", 2))
-        if min(self.patch_size, self.temporal_patch_size, self.merge_size) < 1:
-            raise ProcessorInputError("patch_size, temporal_patch_size and merge_size must be positive")
+        self.size: Dict[str, int] = config_sizes(size, "size")
+        self.min_pixels, self.max_pixels = self.size["shortest_edge"], self.size["longest_edge"]
+        self.patch_size: int = config_size(c.get("patch_size", 14), "patch_size")
+        self.temporal_patch_size: int = config_size(c.get("temporal_patch_size", 2), "temporal_patch_size")
+        self.merge_size: int = config_size(c.get("merge_size", 2), "merge_size")
         super().__init__(c, filter, dtype, backend)
 
     @property
