@@ -25,6 +25,7 @@ struct JpegState {
     std::jmp_buf jump{};
     char message[JMSG_LENGTH_MAX + 64] = {};
     bool created = false, header_read = false;
+    bool cmyk = false;  // a CMYK or YCCK file, refused by name
     ~JpegState() {
         if (created) jpeg_destroy_decompress(&info);
     }
@@ -62,7 +63,12 @@ bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLi
     if (width == 0 || height == 0 || width > limits->max_side || height > limits->max_side ||
         uint64_t{width} * height > limits->max_pixels)
         return false;
-    state->info.out_color_space = JCS_EXT_RGBA;  // grey and YCbCr convert; CMYK cannot (an error)
+    // Grey and YCbCr convert to RGBA; libjpeg-turbo has no CMYK -> RGB conversion.
+    if (state->info.jpeg_color_space == JCS_CMYK || state->info.jpeg_color_space == JCS_YCCK) {
+        state->cmyk = true;
+        return false;
+    }
+    state->info.out_color_space = JCS_EXT_RGBA;
     jpeg_start_decompress(&state->info);
     const size_t row_bytes = size_t{width} * 4;
     out->width = width;
@@ -92,6 +98,10 @@ DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& 
     state.info.client_data = &state;
     DecodedPixels image;
     if (run_jpeg(&state, bytes, size, &limits, &image)) return image;
+    if (state.cmyk)
+        throw Error("'" + name +
+                    "' is a CMYK JPEG: texturevlm reads greyscale and RGB (YCbCr) JPEGs; convert it to RGB "
+                    "first (for example: convert IN.jpg -colorspace sRGB OUT.jpg)");
     if (state.header_read && !state.message[0])
         check_image_size(state.info.image_width, state.info.image_height, name, limits);
     throw Error("cannot decode JPEG '" + name + "': " + state.message + " (the file is corrupt or truncated)");
