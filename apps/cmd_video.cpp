@@ -213,6 +213,10 @@ int run_video(int argc, char** argv) {
     FoveatedParams params{.budget = budget, .patch_size = patch};
     foveated_layout(info.width, info.height, params);
     std::optional<VideoEncoder> encoder;
+    if (viz && (info.width < 2 || info.height < 2))
+        throw Error("--viz-video '" + *viz + "': a " + std::to_string(info.width) + "x" + std::to_string(info.height) +
+                    " video cannot be drawn into a video file (its encoders need sides of 2 or more); leave "
+                    "--viz-video out");
     if (viz)
         encoder.emplace(
             viz_file, info.width & ~1u, info.height & ~1u,

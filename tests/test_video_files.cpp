@@ -203,6 +203,14 @@ TEST_CASE("the encoder refuses what it cannot write, leaving no file, and says w
     CHECK_THROWS_WITH_AS(VideoEncoder(path.string(), 63, 64, {.codec = "mpeg4"}), doctest::Contains("even sides"),
                          Error);
     CHECK(!std::filesystem::exists(path));
+    // Written under a temporary name (tvlm's all-or-nothing outputs): errors name the user's path.
+    const auto staged = scratch(".out.mp4.tvlm-1-0.partial");
+    CHECK_THROWS_WITH_AS(VideoEncoder(staged.string(), 0, 64, {.container_from = "out.mp4"}),
+                         doctest::Contains("video 'out.mp4': frames of 0x64"), Error);
+    try {
+        VideoEncoder(staged.string(), 0, 64, {.container_from = "out.mp4"});
+    } catch (const Error& e) { CHECK(std::string(e.what()).find("partial") == std::string::npos); }
+    CHECK(!std::filesystem::exists(staged));
     VideoEncoder encoder(path.string(), 64, 64, {.codec = "mpeg4"});
     CHECK_THROWS_WITH_AS(encoder.write(std::vector<uint8_t>(10)), doctest::Contains("64x64 RGBA8 is 16384"), Error);
     encoder.write(std::vector<uint8_t>(64 * 64 * 4, 128));

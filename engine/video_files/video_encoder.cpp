@@ -17,7 +17,7 @@ extern "C" {
 namespace tvlm {
 
 struct VideoEncoder::State {
-    std::string path, codec_name;
+    std::string name, codec_name;  // name: the user's path, in every message
     int width = 0, height = 0;
     int64_t frames = 0;
     bool finished = false;
@@ -27,7 +27,7 @@ struct VideoEncoder::State {
     ffmpeg::Packet packet{av_packet_alloc()};
     ffmpeg::Scaler scaler;
 
-    [[noreturn]] void fail(const std::string& what) const { throw Error("video '" + path + "': " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw Error("video '" + name + "': " + what); }
 
     ~State() {
         if (format) {
@@ -64,7 +64,8 @@ const AVCodec* choose_encoder(const std::string& asked, const AVOutputFormat* co
 VideoEncoder::VideoEncoder(const std::string& path, uint32_t width, uint32_t height, const VideoEncoding& encoding)
     : state_(std::make_unique<State>()) {
     State& s = *state_;
-    s.path = path;
+    // Written under a temporary name (container_from is then the user's): errors name the user's.
+    s.name = encoding.container_from.empty() ? path : encoding.container_from;
     av_log_set_level(AV_LOG_FATAL);  // failures come back as Error; encoders' statistics are not wanted
     if (width == 0 || height == 0 || width > kMaxVideoDimension || height > kMaxVideoDimension)
         s.fail("frames of " + std::to_string(width) + "x" + std::to_string(height) +

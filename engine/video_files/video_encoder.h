@@ -16,8 +16,9 @@ struct VideoEncoding {
     std::string codec;
     int frames_per_second = 25;
     int keyframe_interval = 10;
-    // The container follows this name's extension instead of the path's: for writing under
-    // a temporary name that is renamed when complete (tvlm's all-or-nothing outputs).
+    // The container follows this name's extension instead of the path's, and errors name it:
+    // for writing under a temporary name that is renamed when complete (tvlm's all-or-nothing
+    // outputs), where the user knows only the final name.
     std::string container_from;
 };
 
