@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "error.h"
+#include "output_files.h"
 
 namespace {
 
@@ -30,6 +31,7 @@ constexpr const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+    tvlm::remove_temporaries_on_signals();  // first, before any library starts a thread
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -1,9 +1,14 @@
 #include "output_files.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "error.h"
 
@@ -29,12 +34,60 @@ void write_whole(const std::string& path, const std::string& header, const void*
     if (!out) throw Error("writing '" + path + "' failed (disk full?)");
 }
 
+// Every temporary not yet in place, for the signal thread. Its lock also spans a commit's
+// renames, so a signal waits for them and then finds only what was not renamed.
+struct Temporaries {
+    std::mutex mutex;
+    std::set<fs::path> paths;
+};
+Temporaries& temporaries() {
+    static Temporaries t;
+    return t;
+}
+
+void forget_temporary(const fs::path& path) {
+    const std::lock_guard<std::mutex> lock(temporaries().mutex);
+    temporaries().paths.erase(path);
+}
+
 }  // namespace
 
+void remove_temporaries_on_signals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (const int s : {SIGINT, SIGTERM, SIGHUP}) {
+        // A signal the parent set to be ignored stays ignored (nohup's SIGHUP, SIGINT of a
+        // script's background job): watching it would end a run its caller meant to keep.
+        struct sigaction current {};
+        if (sigaction(s, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) sigaddset(&signals, s);
+    }
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::thread([signals] {
+        int received = 0;
+        if (sigwait(&signals, &received) != 0) return;
+        {
+            const std::lock_guard<std::mutex> lock(temporaries().mutex);
+            std::error_code ec;
+            for (const fs::path& p : temporaries().paths) fs::remove_all(p, ec);
+            temporaries().paths.clear();
+        }
+        // End as the signal would have: its default action, delivered to this thread.
+        std::signal(received, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, received);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        std::raise(received);
+    }).detach();
+}
+
 OutputFiles::~OutputFiles() {
-    if (committed_) return;
     std::error_code ec;  // nothing to report to: the failure that got us here is on its way
-    for (const Output& o : outputs_) fs::remove_all(o.temporary, ec);
+    for (const Output& o : outputs_) {
+        if (o.temporary.empty()) continue;  // in place
+        if (!committed_) fs::remove_all(o.temporary, ec);
+        forget_temporary(o.temporary);
+    }
 }
 
 fs::path OutputFiles::temporary_beside(const fs::path& target) const {
@@ -65,6 +118,10 @@ std::string OutputFiles::file(const std::string& path, const std::string& what) 
         throw Error("the folder of " + what + " '" + path + "' does not exist: create it first");
     check_distinct(target, what);
     outputs_.push_back({target, temporary_beside(target), false});
+    {
+        const std::lock_guard<std::mutex> lock(temporaries().mutex);
+        temporaries().paths.insert(outputs_.back().temporary);
+    }
     return outputs_.back().temporary.string();
 }
 
@@ -82,13 +139,18 @@ std::string OutputFiles::folder(const std::string& path, const std::string& what
     }
     check_distinct(target, what);
     const fs::path temporary = temporary_beside(target.filename().empty() ? target.parent_path() : target);
+    {
+        const std::lock_guard<std::mutex> lock(temporaries().mutex);
+        temporaries().paths.insert(temporary);
+    }
     fs::create_directories(temporary, ec);
+    outputs_.push_back({target, temporary, true});  // registered first: a failure below removes it
     if (ec) throw Error("cannot create " + what + " '" + path + "': " + ec.message());
-    outputs_.push_back({target, temporary, true});
     return temporary.string();
 }
 
 void OutputFiles::commit() {
+    const std::lock_guard<std::mutex> lock(temporaries().mutex);  // a signal waits for the renames
     for (size_t i = 0; i < outputs_.size(); ++i) {
         Output& o = outputs_[i];
         std::error_code ec;
@@ -103,6 +165,7 @@ void OutputFiles::commit() {
             if (!replaced.empty() && !fs::exists(o.target, ignored)) fs::rename(replaced, o.target, ignored);
             throw Error("cannot put '" + o.target.string() + "' in place: " + ec.message());
         }
+        temporaries().paths.erase(o.temporary);
         o.temporary.clear();  // in place: not ours to remove any more
         if (!replaced.empty()) fs::remove_all(replaced, ec);
     }

@@ -41,6 +41,13 @@ private:
     bool committed_ = false;
 };
 
+// From the call on, SIGINT, SIGTERM and SIGHUP (those not ignored when the process started)
+// remove the temporaries of every OutputFiles alive and then end the process as the signal
+// would have (so an interrupted run leaves the file system as it was). Call it first in main(), before any thread starts: it blocks those
+// signals in the calling thread, which every later thread inherits, and waits for them on a
+// thread of its own, where removing files is safe.
+void remove_temporaries_on_signals();
+
 // A NumPy .npy (format 1.0, little-endian float32, C order) of `shape`.
 void write_npy(const std::string& path, const std::vector<size_t>& shape, const std::vector<float>& values);
 // Text written to `path`.

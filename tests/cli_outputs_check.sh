@@ -95,6 +95,35 @@ fails "'fifo.png' is not a regular file \(a FIFO" timeout 20 "$tvlm" sample --ba
 fails "the scene file fifo.json is not a regular file" timeout 20 "$tvlm" overlay --scene fifo.json --out ov.png
 rm -f fifo.png fifo.json
 
+# An interrupted run removes its temporaries and ends as the signal would: a mip chain of
+# an 8192^2 image (seconds of work on lavapipe) interrupted once its staging folder exists.
+python3 - <<'PY'
+import struct, zlib
+w = h = 8192
+rows = b"".join(b"\x00" + bytes([(y * 7) % 256]) * (w * 3) for y in range(h))
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+open("big.png", "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                            + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b""))
+PY
+# (SIGINT is handled alike, but a script's background job starts with it ignored, and an
+# ignored signal stays ignored.)
+for sig in TERM HUP; do
+  "$tvlm" mips big.png --out interrupted >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 2000); do ls -a | grep -q '^\.interrupted\..*\.partial$' && break; sleep 0.01; done
+  sleep 0.2
+  kill -s $sig $pid
+  wait $pid
+  rc=$?
+  want=$((128 + $(kill -l $sig)))
+  [ $rc -eq $want ] || { echo "FAIL: tvlm mips interrupted by SIG$sig exited $rc, not $want"; failures=$((failures + 1)); }
+  if ls -a | grep -q 'partial\|^interrupted$'; then
+    echo "FAIL: SIG$sig left: $(ls -a | grep 'partial\|^interrupted$')"; failures=$((failures + 1)); rm -rf .*.partial interrupted
+  fi
+done
+rm -f big.png
+
 # A 16-bit PNG keeps its bits in a float texture: the grid samples of level 0 are its values.
 "$tvlm" sample "$src/tests/fuzz/corpus/png/grey16_fine.png" --format rgba32f --level 0 --patch 1 --backend cpu \
   --out fine.npy --meta fine.json >/dev/null 2>&1 || { echo "FAIL: 16-bit sample"; failures=$((failures + 1)); }
