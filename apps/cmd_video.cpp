@@ -33,7 +33,7 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: tvlm video [FILE] [--fixation x,y[;x,y...] | --fixations FILE | --follow-changes RATE]\n"
-    "                  [--budget N] [--patch P] [--every K] [--frames N] [--threshold T]\n"
+    "                  [--budget N] [--patch P] [--every K] [--frames N] [--threshold T] [--timeout S]\n"
     "                  [--out patches.npy | DIR/] [--meta meta.json] [--viz-video out.mp4]\n"
     "Decodes FILE (any file or stream FFmpeg reads; without FILE, the embedded test clip:\n"
     "the test chart with a moving square and a scene cut, 640x432, 48 frames), keeps a texture of the current frame\n"
@@ -52,6 +52,8 @@ constexpr const char* kHelp =
     "  --meta FILE       per sampled frame: time, fixations, what changed; the layouts used\n"
     "                    (default meta.json)\n"
     "  --viz-video FILE  the sampled frames with patch outlines and fixations, encoded by FFmpeg\n"
+    "  --timeout S       give up on a source that sends nothing for S seconds (default 30; 0: wait\n"
+    "                    for ever): a stream whose server stalls\n"
     "  --decoder         auto (default: NVDEC and CUDA where they run, else the CPU decoder and\n"
     "                    Vulkan compute), cpu or nvdec\n"
     "  --device          Vulkan device: index, name substring or UUID (see tvlm info)\n";
@@ -136,7 +138,7 @@ std::string frame_file_name(size_t index) {
 int run_video(int argc, char** argv) {
     const Args args(argc, argv, 2,
                     {"fixation", "fixations", "follow-changes", "budget", "patch", "every", "frames", "threshold",
-                     "out", "meta", "viz-video", "channels", "format", "device", "decoder"},
+                     "out", "meta", "viz-video", "channels", "format", "device", "decoder", "timeout"},
                     {"validation", "help"});
     if (args.flag("help")) {
         std::fputs(kHelp, stdout);
@@ -169,6 +171,9 @@ int run_video(int argc, char** argv) {
 
     // The embedded clip is written to a temporary file (lossless FFV1), opened, and removed
     // at once (the decoder keeps it open).
+    const double timeout = args.option("timeout") ? parse_number(*args.option("timeout"), "--timeout")
+                                                  : VideoDecoderOptions::kDefaultStallTimeout;
+    if (!(timeout >= 0)) throw Error("--timeout is 0 (wait for ever) or more seconds, not " + *args.option("timeout"));
     const std::string decoder_name = args.option_or("decoder", "auto");
     if (decoder_name != "auto" && decoder_name != "cpu" && decoder_name != "nvdec")
         throw Error("unknown decoder '" + decoder_name + "': expected auto, cpu or nvdec");
@@ -182,7 +187,7 @@ int run_video(int argc, char** argv) {
         try {
             if (format != Format::rgba8_unorm)
                 throw Error("NVDEC frames become rgba8 textures, not " + std::string(format_info(format).name));
-            path = nvdec_video_path(context, source, detection);
+            path = nvdec_video_path(context, source, detection, timeout);
         } catch (const Error& e) {
             if (decoder_name == "nvdec") throw;
             std::fprintf(stderr, "note: NVDEC not used (%s): decoding on the CPU\n", e.what());
@@ -203,7 +208,8 @@ int run_video(int argc, char** argv) {
             if (decoder_name == "nvdec")
                 throw Error("the embedded clip is FFV1, which NVDEC cannot decode: give a FILE");
         } else {
-            path = vulkan_video_path(context, VideoDecoder(source), format, detection);
+            path = vulkan_video_path(context, VideoDecoder(source, VideoDecoderOptions{.stall_timeout = timeout}),
+                                     format, detection);
         }
     }
     const VideoInfo& info = path->info();

@@ -17,10 +17,12 @@ namespace {
 
 class NvdecVideoPath final : public VideoPath {
 public:
-    NvdecVideoPath(Context& context, const std::string& source, const ChangeDetection& detection)
+    NvdecVideoPath(Context& context, const std::string& source, const ChangeDetection& detection, double stall_timeout)
         : link_(context),
           name_(context.device_info().name),
-          decoder_(source, VideoDecoderOptions{.decode = VideoDecode::nvdec, .cuda_device = link_.cuda_device()}),
+          decoder_(source, VideoDecoderOptions{.decode = VideoDecode::nvdec,
+                                               .cuda_device = link_.cuda_device(),
+                                               .stall_timeout = stall_timeout}),
           texture_(decoder_.info().width, decoder_.info().height, detection) {}
 
     const VideoInfo& info() const override { return decoder_.info(); }
@@ -66,8 +68,8 @@ private:
 }  // namespace
 
 std::unique_ptr<VideoPath> nvdec_video_path(Context& context, const std::string& source,
-                                            const ChangeDetection& detection) {
-    return std::make_unique<NvdecVideoPath>(context, source, detection);
+                                            const ChangeDetection& detection, double stall_timeout) {
+    return std::make_unique<NvdecVideoPath>(context, source, detection, stall_timeout);
 }
 
 }  // namespace tvlm

@@ -60,7 +60,7 @@ std::unique_ptr<VideoPath> vulkan_video_path(Context& context, VideoDecoder deco
 }
 
 #ifndef TVLM_HAVE_CUDA
-std::unique_ptr<VideoPath> nvdec_video_path(Context&, const std::string&, const ChangeDetection&) {
+std::unique_ptr<VideoPath> nvdec_video_path(Context&, const std::string&, const ChangeDetection&, double) {
     throw Error("this tvlm was built without CUDA: NVDEC needs nvcc at configure time and an NVIDIA GPU");
 }
 #endif

@@ -34,8 +34,9 @@ public:
 std::unique_ptr<VideoPath> vulkan_video_path(Context& context, VideoDecoder decoder, Format format,
                                              const ChangeDetection& detection);
 // NVDEC, CudaVideoTexture, CudaPatchSampler on the CUDA device that is `context`'s Vulkan
-// device. Throws Error where CUDA is not built or NVDEC cannot run (the reason says which).
+// device; `stall_timeout` as VideoDecoderOptions'. Throws Error where CUDA is not built or
+// NVDEC cannot run (the reason says which).
 std::unique_ptr<VideoPath> nvdec_video_path(Context& context, const std::string& source,
-                                            const ChangeDetection& detection);
+                                            const ChangeDetection& detection, double stall_timeout);
 
 }  // namespace tvlm

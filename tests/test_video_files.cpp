@@ -5,6 +5,12 @@
 // what was wrong.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -157,6 +163,45 @@ TEST_CASE("Missing, corrupt, truncated and audio-only files and wrong buffers ar
         CHECK_THROWS_WITH_AS(decoder.next(wrong), doctest::Contains("bytes of RGBA8"), Error);
         CHECK(decoder.frames_decoded() == 0);
     }
+}
+
+// A server on the loopback that accepts connections (the kernel completes them from the
+// backlog) and never sends a byte: the stalled stream a decoder must not wait on for ever.
+struct SilentServer {
+    int fd = -1;
+    uint16_t port = 0;
+    SilentServer() {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t size = sizeof address;
+        REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0);
+        REQUIRE(listen(fd, 8) == 0);
+        REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+        port = ntohs(address.sin_port);
+    }
+    ~SilentServer() { close(fd); }
+};
+
+TEST_CASE("a stream that stalls fails after the stall timeout, and a cancel ends the wait") {
+    const SilentServer server;
+    const std::string url = "http://127.0.0.1:" + std::to_string(server.port) + "/clip.mp4";
+    using Clock = std::chrono::steady_clock;
+    auto start = Clock::now();
+    CHECK_THROWS_WITH_AS(VideoDecoder(url, VideoDecoderOptions{.stall_timeout = 0.5}),
+                         doctest::Contains("nothing arrived for 0.5 s: the source stalled"), Error);
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    CHECK(waited >= 0.5);
+    CHECK(waited < 10.0);
+    start = Clock::now();
+    VideoDecoderOptions cancelling{.stall_timeout = 0};  // no timeout: only the cancel ends it
+    cancelling.cancelled = [&] { return Clock::now() - start > std::chrono::milliseconds(300); };
+    CHECK_THROWS_WITH_AS(VideoDecoder(url, cancelling), doctest::Contains("interrupted"), Error);
+    waited = std::chrono::duration<double>(Clock::now() - start).count();
+    CHECK(waited < 10.0);
+    CHECK_THROWS_WITH_AS(VideoDecoder(url, VideoDecoderOptions{.stall_timeout = -1}),
+                         doctest::Contains("0 (none) or more seconds"), Error);
 }
 
 TEST_CASE("Decoders opened and closed 300 times leave fds and memory flat") {

@@ -10,6 +10,8 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 
 #if TVLM_NVDEC_SHARED_CONTEXT
@@ -122,8 +124,33 @@ struct VideoDecoder::State {
     int stream = -1;
     bool flushed = false;  // the end of the file reached and the decoder told so
     int64_t decoded = 0;
+    // FFmpeg's interrupt callback: how long the input being waited for has been awaited, and
+    // why a wait was abandoned.
+    std::chrono::steady_clock::time_point waiting_since = std::chrono::steady_clock::now();
+    enum class Stop : uint8_t { none, stalled, cancelled } stop = Stop::none;
 
     [[noreturn]] void fail(const std::string& what) const { throw Error("video '" + name + "': " + what); }
+
+    static int interrupt(void* opaque) {
+        State& s = *static_cast<State*>(opaque);
+        if (s.options.cancelled && s.options.cancelled()) s.stop = Stop::cancelled;
+        const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - s.waiting_since;
+        if (s.options.stall_timeout > 0 && waited.count() > s.options.stall_timeout) s.stop = Stop::stalled;
+        return s.stop != Stop::none;
+    }
+    void start_waiting() { waiting_since = std::chrono::steady_clock::now(); }
+    // Why reading failed: the stall or the cancel where one abandoned the wait, else `otherwise`.
+    [[noreturn]] void fail_reading(const std::string& otherwise) const {
+        if (stop == Stop::cancelled) fail("interrupted");
+        if (stop == Stop::stalled) {
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, "%g", options.stall_timeout);
+            fail("nothing arrived for " + std::string(seconds) +
+                 " s: the source stalled (a server that accepts and does not answer?); give a longer timeout, or 0 "
+                 "to wait for ever");
+        }
+        fail(otherwise);
+    }
 
     // The next decoded frame in `frame`; false at the end of the stream.
     bool receive() {
@@ -137,6 +164,7 @@ struct VideoDecoder::State {
                           ? "): NVDEC may not decode this codec or profile on this GPU, or the stream is damaged"
                           : "): the stream is damaged or truncated"));
             if (flushed) return false;
+            start_waiting();
             const int read = av_read_frame(format.get(), packet.get());
             if (read == AVERROR_EOF) {
                 flushed = true;
@@ -144,8 +172,8 @@ struct VideoDecoder::State {
                 continue;
             }
             if (read < 0)
-                fail("reading after frame " + std::to_string(decoded) + " failed (" + error_text(read) +
-                     "): the file is damaged or truncated");
+                fail_reading("reading after frame " + std::to_string(decoded) + " failed (" + error_text(read) +
+                             "): the file is damaged or truncated");
             if (packet->stream_index == stream) {
                 const int sent = avcodec_send_packet(codec.get(), packet.get());
                 av_packet_unref(packet.get());
@@ -169,12 +197,17 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
     s.options = options;
     av_log_set_level(AV_LOG_FATAL);  // errors come back as Error, not as lines on stderr
     if (!s.frame || !s.packet) s.fail("out of memory");
-    AVFormatContext* format = nullptr;
+    if (!(options.stall_timeout >= 0)) s.fail("the stall timeout must be 0 (none) or more seconds");
+    AVFormatContext* format = avformat_alloc_context();
+    if (!format) s.fail("out of memory");
+    format->interrupt_callback = {&State::interrupt, &s};  // bounds every wait for input
+    s.start_waiting();
     if (const int r = avformat_open_input(&format, path_or_url.c_str(), nullptr, nullptr); r < 0)
-        s.fail("cannot be opened (" + error_text(r) + ")");
+        s.fail_reading("cannot be opened (" + error_text(r) + ")");  // a failed open freed `format`
     s.format.reset(format);
+    s.start_waiting();
     if (const int r = avformat_find_stream_info(format, nullptr); r < 0)
-        s.fail("is not a media file FFmpeg can read (" + error_text(r) + ")");
+        s.fail_reading("is not a media file FFmpeg can read (" + error_text(r) + ")");
     const AVCodec* decoder = nullptr;
     s.stream = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
     if (s.stream == AVERROR_STREAM_NOT_FOUND) s.fail("has no video stream");

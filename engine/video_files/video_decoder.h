@@ -5,6 +5,7 @@
 // stream, no decoder for its codec, a damaged stream), never a crash; FFmpeg's own limits
 // hold (dimensions it accepts), and ours: at most kMaxVideoDimension per side.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,14 @@ struct VideoDecoderOptions {
     VideoDecode decode = VideoDecode::cpu;
     int threads = 0;      // CPU decoding threads (0: FFmpeg's choice)
     int cuda_device = 0;  // NVDEC: the CUDA device (its primary context is shared with the runtime)
+    // The longest wait for input, in seconds: opening the source, or between two packets. A
+    // stream whose server accepts and then sends nothing fails with Error after it; 0 waits
+    // for ever. Files never come near it.
+    double stall_timeout = kDefaultStallTimeout;
+    // Polled while waiting for input (several times a second); true abandons the wait with
+    // Error (Python: a Ctrl-C). May be empty.
+    std::function<bool()> cancelled;
+    static constexpr double kDefaultStallTimeout = 30.0;
 };
 
 // An NVDEC frame (Nv12Frame, yuv.h), valid until the next call of next(). Decoded on

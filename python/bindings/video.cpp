@@ -68,13 +68,43 @@ FrameChange frame_change(FrameChanges changes) {
     return change;
 }
 
+// Decoder options from Python: the stall timeout, and a Ctrl-C abandoning any wait for
+// input. Python runs signal handlers only between bytecodes, so a decoder blocked in FFmpeg
+// asks: PyErr_CheckSignals() (the GIL taken for it) runs them and leaves KeyboardInterrupt
+// set, which raise_interrupt_or() raises instead of the decoder's Error.
+VideoDecoderOptions python_decoder_options(double stall_timeout) {
+    VideoDecoderOptions options;
+    options.stall_timeout = stall_timeout;
+    options.cancelled = [] {
+        const nb::gil_scoped_acquire gil;
+        return PyErr_CheckSignals() != 0;
+    };
+    return options;
+}
+
+// Runs `call`; a decoder Error that a Ctrl-C caused becomes Python's KeyboardInterrupt.
+template <class F>
+auto raise_interrupt_or(F&& call) -> decltype(call()) {
+    try {
+        return call();
+    } catch (const Error&) {
+        const nb::gil_scoped_acquire gil;
+        if (PyErr_Occurred()) throw nb::python_error();
+        throw;
+    }
+}
+
 class VideoStream {
 public:
     VideoStream(nb::object device, const std::string& source, const std::string& format, uint32_t threshold,
-                int threads)
+                int threads, double stall_timeout)
         : device_(std::move(device)),
           context_(nb::cast<VulkanDevice&>(device_).context()),
-          decoder_(source, threads),
+          decoder_(raise_interrupt_or([&] {
+              VideoDecoderOptions options = python_decoder_options(stall_timeout);
+              options.threads = threads;
+              return VideoDecoder(source, options);
+          })),
           texture_(context_, decoder_.info().width, decoder_.info().height, parse_format(format),
                    {.threshold = threshold}) {}
 
@@ -84,7 +114,10 @@ public:
     // Decodes the next frame into the texture; None at the end of the stream.
     std::optional<FrameChange> next() {
         std::span<std::byte> staging = texture_.next_frame();
-        if (!decoder_.next({reinterpret_cast<uint8_t*>(staging.data()), staging.size()})) return std::nullopt;
+        if (!raise_interrupt_or([&] {
+                return decoder_.next({reinterpret_cast<uint8_t*>(staging.data()), staging.size()});
+            }))
+            return std::nullopt;
         return frame_change(texture_.update());
     }
 
@@ -108,9 +141,9 @@ private:
 // ways on the GPU, so the host waits only for what changed (the frame's report).
 class CudaVideoStream {
 public:
-    CudaVideoStream(int device, const std::string& source, uint32_t threshold) : device_(device) {
+    CudaVideoStream(int device, const std::string& source, uint32_t threshold, double stall_timeout) : device_(device) {
         const DeviceGuard guard(device);
-        state_ = std::make_unique<State>(device, source, threshold);
+        raise_interrupt_or([&] { state_ = std::make_unique<State>(device, source, threshold, stall_timeout); });
     }
     CudaVideoStream(const CudaVideoStream&) = delete;
     CudaVideoStream& operator=(const CudaVideoStream&) = delete;
@@ -128,7 +161,7 @@ public:
         const DeviceGuard guard(device_);
         State& s = *state_;
         DeviceFrame frame;
-        if (!s.decoder.next(frame)) return std::nullopt;
+        if (!raise_interrupt_or([&] { return s.decoder.next(frame); })) return std::nullopt;
         nv12_to_rgba8(frame, s.texture.frame(), s.texture.frame_pitch(), nullptr);
         // The texture is rewritten only after the last sampling of the previous frame.
         TVLM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, s.sampled.handle(), 0));
@@ -160,8 +193,14 @@ private:
         CudaVideoTexture texture;
         TextureObject trilinear;
         CudaEvent updated = make_event(), sampled = make_event();
-        State(int device, const std::string& source, uint32_t threshold)
-            : decoder(source, VideoDecoderOptions{.decode = VideoDecode::nvdec, .cuda_device = device}),
+        State(int device, const std::string& source, uint32_t threshold, double stall_timeout)
+            : decoder(source,
+                      [&] {
+                          VideoDecoderOptions options = python_decoder_options(stall_timeout);
+                          options.decode = VideoDecode::nvdec;
+                          options.cuda_device = device;
+                          return options;
+                      }()),
               texture(decoder.info().width, decoder.info().height, {.threshold = threshold}),
               trilinear(texture.mipmaps().make_texture_object(CudaSamplerDesc::trilinear())) {
             TVLM_CUDA_CHECK(cudaEventRecord(sampled.handle(), nullptr));  // nothing sampled yet
@@ -218,8 +257,8 @@ void bind_video(nb::module_& m) {
     auto video_stream = nb::class_<VideoStream>(m, "VideoStream", "A video decoded into a texture that follows it.");
     def_video_info(video_stream);
     video_stream
-        .def(nb::init<nb::object, const std::string&, const std::string&, uint32_t, int>(), nb::arg("device"),
-             nb::arg("source"), nb::arg("format"), nb::arg("threshold"), nb::arg("threads"))
+        .def(nb::init<nb::object, const std::string&, const std::string&, uint32_t, int, double>(), nb::arg("device"),
+             nb::arg("source"), nb::arg("format"), nb::arg("threshold"), nb::arg("threads"), nb::arg("stall_timeout"))
         .def_prop_ro("tiles", &VideoStream::tiles)
         .def("next", &VideoStream::next, Release())
         .def("sample", &VideoStream::sample, nb::arg("layout"), nb::arg("channels"), nb::arg("half"));
@@ -228,8 +267,8 @@ void bind_video(nb::module_& m) {
         m, "CudaVideoStream", "A video decoded by NVDEC into a CUDA texture that follows it.");
     def_video_info(cuda_video_stream);
     cuda_video_stream
-        .def(nb::init<int, const std::string&, uint32_t>(), nb::arg("device"), nb::arg("source"), nb::arg("threshold"),
-             Release())
+        .def(nb::init<int, const std::string&, uint32_t, double>(), nb::arg("device"), nb::arg("source"),
+             nb::arg("threshold"), nb::arg("stall_timeout"), Release())
         .def_prop_ro("tiles", &CudaVideoStream::tiles)
         .def("next", &CudaVideoStream::next, Release())
         .def("sample", &CudaVideoStream::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),

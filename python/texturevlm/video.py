@@ -138,6 +138,7 @@ def frames(
     vulkan_device: str = "",
     threads: int = 0,
     decoder: str = "auto",
+    timeout: float = 30.0,
 ) -> Iterator[VideoFrame]:
     """Yields a VideoFrame for every `every`-th frame of `source` (a file or any URL FFmpeg
     opens), up to `max_frames` decoded frames.
@@ -163,7 +164,11 @@ def frames(
     'auto' takes NVDEC where `device` is a CUDA device and NVDEC decodes this stream, else
     the CPU. `VideoFrame.decoder` says which ran. Raises Error for missing, damaged or
     unsupported files and bad arguments, and for 'nvdec' where it cannot run, before the
-    first frame."""
+    first frame.
+
+    `timeout`: the longest wait, in seconds, for a source that sends nothing (opening it, or
+    between two packets): a network stream whose server stalls raises Error after it (0: wait
+    for ever). Ctrl-C interrupts any wait with KeyboardInterrupt."""
     _require_video()
     every = whole(every, "every", 1, what=" frames")
     threshold = whole(threshold, "threshold")
@@ -178,7 +183,9 @@ def frames(
     if decoder not in ("auto", "cpu", "nvdec"):
         raise Error(f"decoder must be 'auto', 'cpu' or 'nvdec', not {decoder!r}")
     schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate, num_fixations)
-    stream = _open(source, decoder, device, format, threshold, threads, vulkan_device)
+    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0):
+        raise Error(f"timeout is 0 (wait for ever) or more seconds, not {timeout!r}")
+    stream = _open(source, decoder, device, format, threshold, threads, vulkan_device, float(timeout))
     fps = stream.frames_per_second or 25.0
     # Checks num_patches and patch_size against the frame before any frame is decoded.
     layouts.foveated(stream.width, stream.height, start_fixations(schedule), num_patches, patch_size)
@@ -220,18 +227,29 @@ def _nvdec_device(device: Any, format: str) -> Tuple[Optional[int], str]:
     return torch.cuda.current_device(), ""
 
 
-def _open(source: str, decoder: str, device: Any, format: str, threshold: int, threads: int, vulkan_device: str) -> Any:
+def _open(
+    source: str,
+    decoder: str,
+    device: Any,
+    format: str,
+    threshold: int,
+    threads: int,
+    vulkan_device: str,
+    timeout: float,
+) -> Any:
     """The stream that decodes `source` as `decoder` asks (see frames())."""
     if decoder == "nvdec" or (decoder == "auto" and device is not None):
         cuda_index, why = _nvdec_device(device, format)
         if cuda_index is not None:
             try:
-                return _NvdecStream(_core.CudaVideoStream(cuda_index, source, threshold), cuda_index)
+                return _NvdecStream(_core.CudaVideoStream(cuda_index, source, threshold, timeout), cuda_index)
             except Error as e:
+                if "nothing arrived for" in str(e):  # the source stalled: the CPU decoder would too
+                    raise
                 why = str(e)
         if decoder == "nvdec":
             raise Error(f"decoder='nvdec' cannot run: {why}")
-    return _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads)
+    return _core.VideoStream(_devices.vulkan_device(vulkan_device), source, format, threshold, threads, timeout)
 
 
 class _NvdecStream:

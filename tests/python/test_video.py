@@ -259,3 +259,57 @@ def test_nvdec_streams_opened_and_dropped_leak_no_device_memory(h264_clip: str) 
     torch.cuda.synchronize()
     free_after = torch.cuda.mem_get_info()[0]
     assert free_after + (64 << 20) >= free_before, (free_before, free_after)
+
+
+def _silent_server():
+    """A loopback server that accepts connections (from its backlog) and never answers."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    return server, f"http://127.0.0.1:{server.getsockname()[1]}/clip.mp4"
+
+
+@needs_video
+@needs_vulkan
+def test_a_stalled_stream_raises_after_the_timeout() -> None:
+    import time
+
+    server, url = _silent_server()
+    with server:
+        start = time.monotonic()
+        with pytest.raises(tv.Error, match="nothing arrived for 0.5 s: the source stalled"):
+            next(tv.video.frames(url, decoder="cpu", timeout=0.5))
+        assert 0.5 <= time.monotonic() - start < 15
+        with pytest.raises(tv.Error, match="timeout is 0 \\(wait for ever\\) or more seconds, not -1"):
+            next(tv.video.frames(url, decoder="cpu", timeout=-1))
+
+
+@needs_video
+@needs_vulkan
+def test_ctrl_c_interrupts_a_stream_that_never_answers(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server, url = _silent_server()
+    child = (
+        "import sys, texturevlm as tv\n"
+        "print('waiting', flush=True)\n"
+        "try:\n"
+        f"    next(tv.video.frames({url!r}, decoder='cpu', timeout=0))\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(3)\n"
+    )
+    with server:
+        process = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        assert process.stdout.readline().strip() == "waiting"
+        time.sleep(1.0)  # inside FFmpeg's wait by now (it never ends: timeout=0)
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        finally:
+            process.kill()
+        assert process.returncode == 3  # KeyboardInterrupt reached Python, promptly
