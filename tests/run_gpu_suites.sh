@@ -2,7 +2,9 @@
 # Runs every GPU suite and the benchmarks on a bare NVIDIA machine (../shared/gpu/README.md).
 # Binaries come from $1 (default .device: tvlm and the test programs, built elsewhere with
 # -DCMAKE_CUDA_ARCHITECTURES=90); loader and validation-layer .debs from .gl; logs and JSON
-# go to $OUT. The summary (one line per suite, then the benchmark table) is printed last.
+# go to $OUT. The summary (one line per suite, then the benchmark table) is printed last,
+# then a verdict: "GPU suites: PASS", or "GPU suites: FAIL" with each failed suite (a failed
+# case, a sanitizer report, a non-zero exit or a timeout) and exit status 1.
 set -u
 bin=${1:-.device}
 out=${OUT:-gpu_out}
@@ -20,14 +22,36 @@ if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/sh
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
 summary=()
-suite() {  # name, command...: runs it, keeps the log, records its last summary line
+failed=()
+suite() {  # name, command...: runs it, keeps the log, records its verdict and summary line
   local name=$1; shift
   local start=$SECONDS
   timeout "${SUITE_TIMEOUT:-240}" "$@" 2>&1 | head -c 4000000 > "$out/$name.log"
   local rc=${PIPESTATUS[0]}
-  local line
-  line=$(grep -E '^\[doctest\] (test cases|assertions)|tests passed|ERROR SUMMARY|SKIPPED|^=+ .*(passed|failed)|Successfully installed' "$out/$name.log" | tr '\n' ' ')
-  summary+=("$name: exit $rc in $((SECONDS - start)) s; $line")
+  local line why=""
+  line=$(grep -E '^\[doctest\] (test cases|assertions)|tests passed|ERROR SUMMARY|RACECHECK SUMMARY|SKIPPED|^=+ .*(passed|failed)|Successfully installed' "$out/$name.log" | tr '\n' ' ')
+  # A failure is any of: a non-zero exit (124: it ran past its time), a failed case, a
+  # sanitizer report. A suite that reads like a pass but reported something is a failure.
+  [ "$rc" -eq 124 ] && why="timed out after ${SUITE_TIMEOUT:-240} s"
+  [ -z "$why" ] && [ "$rc" -ne 0 ] && why="exit $rc"
+  grep -qE '^\[doctest\] test cases:.*\| *[1-9][0-9]* failed' "$out/$name.log" && why="${why:+$why, }failed cases"
+  grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$out/$name.log" && why="${why:+$why, }sanitizer reports"
+  grep -qE '^=+ .*[0-9]+ failed' "$out/$name.log" && why="${why:+$why, }failed tests"
+  if [ -n "$why" ]; then
+    failed+=("$name ($why)")
+    summary+=("FAIL $name: $why, $((SECONDS - start)) s; $line")
+  else
+    summary+=("PASS $name: $((SECONDS - start)) s; $line")
+  fi
+}
+finish() {  # the summary, then the verdict: exit 1 if anything failed
+  printf '%s\n' "${summary[@]}"
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "GPU suites: FAIL (${#failed[@]}): ${failed[*]}"
+    exit 1
+  fi
+  echo "GPU suites: PASS (${#summary[@]} runs)"
+  exit 0
 }
 # The Python package, built here for this machine's Python from the checkout, with the build
 # dependencies the machine lacks unpacked from .deps (python/fetch_build_deps.sh; the README's
@@ -47,7 +71,7 @@ if [ -d .deps ]; then
   if [ -n "${PYTHON_ONLY:-}" ]; then
     grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30; cat "$out/python_bench.log"
     cat "$out/processors_bench.log" "$out/grad_bench.log" "$out/fields_bench.log"
-    printf '%s\n' "${summary[@]}"; exit 0
+    finish
   fi
 fi
 export TVLM_VALIDATION=1
@@ -63,13 +87,17 @@ suite sample_chart "$bin/tvlm" sample --out "$out/patches.npy" --meta "$out/meta
 [ -x "$bin/host_renderer" ] && suite host_renderer "$bin/host_renderer" --frames 2 --out "$out/host_renderer"
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  # Each tool over the suite less its long soak and size cases (they repeat what the rest covers).
+  # Each tool over the suite less its soak and size cases, named "[soak]" (they repeat what
+  # the rest covers, thousands of times). racecheck and initcheck run several times slower
+  # than memcheck and synccheck: each tool has a time of its own (SANITIZER_TIMEOUT).
   for tool in memcheck racecheck synccheck initcheck; do
-    suite "$tool" "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" \
-          --test-case-exclude='*5000 times*,*2000 frames*,*2000 times*,*8192*,*2000 textures*,*1000 textures*'
+    case $tool in racecheck|initcheck) limit=${SANITIZER_TIMEOUT:-600} ;; *) limit=${SANITIZER_TIMEOUT:-300} ;; esac
+    SUITE_TIMEOUT=$limit suite "$tool" "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" \
+          --test-case-exclude='*[soak]*'
   done
 else
-  summary+=("memcheck: compute-sanitizer not found on this machine")
+  failed+=("compute-sanitizer (not found on this machine)")
+  summary+=("FAIL compute-sanitizer: not found on this machine")
 fi
 unset TVLM_VALIDATION
 if [ -z "${SKIP_BENCH:-}" ]; then  # SKIP_BENCH=1: the suites only (kernels unchanged since the last full run)
@@ -90,4 +118,4 @@ grep -B3 -A80 "^PyTorch" "$out/torch.log"
 for log in "$out"/test_*.log "$out"/memcheck.log; do  # the first distinct failures of each suite
   [ -e "$log" ] && grep -E 'ERROR|TEST CASE|texels differ|values differ|:=' "$log" | awk '!seen[$0]++' | head -25 | cut -c1-300
 done
-printf '%s\n' "${summary[@]}"
+finish

@@ -173,7 +173,7 @@ TEST_CASE("CUDA float16 box chains with special and cancelling values equal the 
         }
 }
 
-TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the reference chain bit for bit") {
+TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the reference chain bit for bit [soak]") {
     Context& context = shared_context();
     const CudaStream stream = make_stream();
     for (Size s : {Size{8192, 8192, 1}, Size{8191, 8193, 1}}) {
@@ -239,7 +239,7 @@ TEST_CASE("CUDA box updates reject empty and outside regions, launching nothing"
     for (float v : readback_image(context, u.texture.vulkan, 1).texels) REQUIRE(v == 1.0f);
 }
 
-TEST_CASE("making CUDA box mips on an import 2000 times leaks no device memory") {
+TEST_CASE("making CUDA box mips on an import 2000 times leaks no device memory [soak]") {
     Context& context = shared_context();
     Uploaded u = upload_random(context, 256, 256, 1, Format::rgba8_unorm, 1);
     size_t free_before = 0, free_after = 0, total = 0;

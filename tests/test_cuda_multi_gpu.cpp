@@ -78,7 +78,7 @@ std::vector<size_t> free_memory(int count) {
     return free;
 }
 
-TEST_CASE("multi-GPU pipelines made, run and refused a thousand times leak no memory, fds or device") {
+TEST_CASE("multi-GPU pipelines made, run and refused a thousand times leak no memory, fds or device [soak]") {
     int count = 0;
     REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
     std::vector<int> devices;

@@ -348,7 +348,7 @@ TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by
     CHECK_THROWS_AS(PinnedStaging(0), Error);
 }
 
-TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned and device memory flat") {
+TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned and device memory flat [soak]") {
     const CudaStream stream = make_stream();
     DeviceBuffer<uint8_t> device(size_t{3} << 20);
     const std::vector<uint8_t> frame(size_t{3} << 20, 7);
@@ -552,7 +552,7 @@ TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocate
         for (float v : layer.texels) REQUIRE(v == 0.0f);
 }
 
-TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and destroyed, device memory flat") {
+TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and destroyed, device memory flat [soak]") {
     const CudaStream stream = make_stream();
     const auto cycle = [&] {
         const CudaArrayTexture t = CudaArrayTexture::create({512, 256, 2, 0, Format::rgba8_unorm, false});
@@ -667,7 +667,7 @@ TEST_CASE("GL texture in CUDA: sRGB, double maps and stray unmaps are refused wi
     CHECK_THROWS_WITH_AS(texture.upload_texels(nullptr, 0, 1), doctest::Contains("null"), Error);
 }
 
-TEST_CASE("GL texture in CUDA: 1000 textures registered, mapped, unmapped and destroyed; memory and fds flat") {
+TEST_CASE("GL texture in CUDA: 1000 textures registered, mapped, unmapped and destroyed; memory and fds flat [soak]") {
     EglContext* gl = gl_context();
     if (!gl) return;
     const CudaStream stream = make_stream();

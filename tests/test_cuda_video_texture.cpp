@@ -99,7 +99,7 @@ TEST_CASE("NV12 frames convert to RGBA8 as the double-precision rule says, every
         doctest::Contains("short"), Error);
 }
 
-TEST_CASE("1000 CUDA video textures fed frames leak no device memory or fds") {
+TEST_CASE("1000 CUDA video textures fed frames leak no device memory or fds [soak]") {
     // Each: a whole first frame, then two partly changed ones (the second captures and
     // relaunches the update graph), then destroyed with its graph, events and buffers.
     const std::vector<uint8_t> first = square_frame(96, 64, 0, 99), second = square_frame(96, 64, 1, 99);

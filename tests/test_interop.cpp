@@ -147,7 +147,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
             }
 }
 
-TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a stale or torn frame, no host waits") {
+TEST_CASE_FIXTURE(VulkanFixture,
+                  "2000 frames through a ring: CUDA never sees a stale or torn frame, no host waits [soak]") {
     Interop interop;
     CudaLink& link = interop.link();
     const CudaStream stream = make_stream();
@@ -202,7 +203,8 @@ TEST_CASE_FIXTURE(VulkanFixture, "2000 frames through a ring: CUDA never sees a 
 // The Vulkan side on this thread, the CUDA side on another, as a renderer and a model run:
 // every frame's stamp read by CUDA is that frame's. The fixed ring makes the producer wait
 // for the consumer's end_read; the consumer waits for frames not written yet.
-TEST_CASE_FIXTURE(VulkanFixture, "2000 frames from a producer thread to a consumer thread: no stale or torn frame") {
+TEST_CASE_FIXTURE(VulkanFixture,
+                  "2000 frames from a producer thread to a consumer thread: no stale or torn frame [soak]") {
     Interop interop;
     CudaLink& link = interop.link();
     uint32_t slots = 3, max_slots = 0, batch = 1;  // max_slots 0: fixed
@@ -287,7 +289,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA
     context.queue().wait_all();
 }
 
-TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and Vulkan memory stay flat") {
+TEST_CASE_FIXTURE(VulkanFixture, "import and destroy 5000 times: fds, CUDA and Vulkan memory stay flat [soak]") {
     Interop interop;
     interop.link();
     { ImportedTexture warm = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm)); }
