@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "barriers.h"
 #include "bench_timing.h"
 #include "context.h"
 #include "egl_context.h"
@@ -34,6 +35,9 @@ double vulkan_copy_bandwidth(Context& context, VkDeviceSize bytes, int launches)
     const Timing t = time_vulkan(
         context,
         [&](VkCommandBuffer cmd) {
+            // Each copy after the one before it (back-to-back writes of one buffer are a hazard).
+            record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
             const VkBufferCopy region{0, 0, bytes};
             vkCmdCopyBuffer(cmd, a.handle(), b.handle(), 1, &region);
         },
