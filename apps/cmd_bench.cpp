@@ -94,19 +94,20 @@ int run_without_cuda(const Args& args, const std::vector<std::string>& suites, c
     if (runnable.empty())
         throw Error("the " + joined(left_out) + " benchmark" + (left_out.size() > 1 ? "s need" : " needs") +
                     " an NVIDIA GPU: " + why);
-    std::fprintf(stderr, "note: %s; running what needs none (Vulkan compute, blits, OpenGL) of: %s%s%s\n", why.c_str(),
-                 joined(runnable).c_str(),
+    std::fprintf(stderr, "note: %s; running what needs none (Vulkan compute, blits, OpenGL, the CPU) of: %s%s%s\n",
+                 why.c_str(), joined(runnable).c_str(),
                  left_out.empty() ? "" : "; left out (they time CUDA): ", joined(left_out).c_str());
     BenchMachine machine;
     const std::vector<Row> rows = bench_without_cuda(args, runnable, machine);
     char title[512];
     std::snprintf(title, sizeof title,
-                  "tvlm bench on %s (%s) without an NVIDIA GPU: Vulkan buffer copy %.1f GB/s; median and min of %d "
-                  "runs after warm-up",
+                  "tvlm bench on %s (%s) without an NVIDIA GPU: Vulkan buffer copy %.1f GB/s; median and min of the "
+                  "runs after warm-up (%d on a GPU, fewer on a CPU device)",
                   machine.gpu.c_str(), machine.driver.c_str(), machine.copy_bandwidth * 1e-9, kRuns);
     const std::vector<std::pair<std::string, std::string>> notes = {
         {"mips", "GPU time per chain (Vulkan and GL timestamps)"},
-        {"sample", "GPU time per launch (Vulkan timestamps)"}};
+        {"sample", "GPU time per launch (Vulkan timestamps)"},
+        {"overlay", "Vulkan: wall time per draw; KNN: host time"}};
     print_rows(title, rows, notes);
     if (!json_file.empty()) write_rows_json(json_file, machine, rows);
     if (!plot_file.empty()) {

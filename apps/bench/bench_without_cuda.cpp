@@ -1,6 +1,6 @@
 // tvlm bench where no NVIDIA GPU (or no CUDA build) is at hand: the rows that need none.
-// Mip chains by Vulkan compute, vkCmdBlitImage and glGenerateMipmap, and foveated patches
-// by Vulkan compute, each next to its floor at the Vulkan device's own buffer copy rate,
+// Mip chains by Vulkan compute, vkCmdBlitImage and glGenerateMipmap, foveated patches by
+// Vulkan compute, and the overlay's KNN graph (CPU) and Vulkan renderer, each next to its floor at the Vulkan device's own buffer copy rate,
 // measured at the start of the run (CUDA's rate, which the full suites use, needs CUDA).
 #include "bench_without_cuda.h"
 
@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <random>
 #include <string>
+#include <tuple>
 
 #include "barriers.h"
 #include "bench_timing.h"
@@ -16,6 +18,8 @@
 #include "egl_context.h"
 #include "error.h"
 #include "generate_mips.h"
+#include "overlay/overlay_renderer.h"
+#include "overlay_scenes.h"
 #include "gl_texture.h"
 #include "gpu_buffer.h"
 #include "patch_layouts.h"
@@ -138,6 +142,37 @@ std::vector<Row> bench_without_cuda(const Args& args, const std::vector<std::str
         tag_rows(sample, "sample");
         rows.insert(rows.end(), sample.begin(), sample.end());
         std::fprintf(stderr, "sample: %s measured\n", job.c_str());
+    }
+    if (wanted("overlay")) {
+        // The CUDA suite's scenes on a 3840x2160 frame: the KNN graph's host time, and the
+        // Vulkan renderer's wall time per draw (submit + wait). Floor: the frame read and written.
+        const double floor_us = 2.0 * kWidth * kHeight * 4 / machine.copy_bandwidth * 1e6;
+        OverlayRenderer vulkan(context);
+        Texture texture = Texture::create(context, TextureDesc::sampled_2d(kWidth, kHeight, Format::rgba8_unorm, 1));
+        std::vector<Row> overlay;
+        for (const auto& [name, boxes, points] : {std::tuple{"100 boxes with labels", 100, 0},
+                                                  std::tuple{"100 points, k = 5, links as Bezier curves", 0, 100}}) {
+            const std::string job = std::string("overlay 3840x2160 rgba8: ") + name;
+            if (job.find(only) == std::string::npos) continue;
+            std::mt19937 random(7);
+            OverlayScene scene;
+            add_boxes(scene, size_t(boxes), boxes > 0, random);
+            const std::vector<KnnPoint> knn_points = add_points(scene, size_t(points), random);
+            if (points) {
+                double min_us = 0;
+                const double median_us = add_links(scene, knn_points, 5, &min_us);
+                overlay.push_back({job, "KNN graph, CPU (exact, " + std::to_string(scene.curves.size()) + " links)",
+                                   median_us, min_us, 0});
+            }
+            const std::vector<gpu::OverlayShape> shapes = overlay_shapes(scene, kWidth, kHeight);
+            const Timing t = time_frames([&](uint64_t) { context.queue().wait(vulkan.draw(texture, shapes)); }, [] {},
+                                         cpu ? 1 : 5, cpu ? 3 : kRuns, cpu ? 1 : 3);
+            overlay.push_back(
+                {job, "Vulkan compute, wall time per draw (submit + wait)", t.median_us, t.min_us, floor_us});
+            std::fprintf(stderr, "overlay: %s measured\n", job.c_str());
+        }
+        tag_rows(overlay, "overlay");
+        rows.insert(rows.end(), overlay.begin(), overlay.end());
     }
     context.queue().wait_all();
     if (context.validation_log().count())
