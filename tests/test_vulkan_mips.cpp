@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "error.h"
@@ -66,6 +67,56 @@ TEST_CASE_FIXTURE(VulkanFixture, "mips on the GPU match the reference: every for
     for (Format format : kAllFormats)
         for (MipFilter filter : {MipFilter::blit, MipFilter::box})
             for (Case c : kSizes) check_chain(context, format, filter, c);
+}
+
+// Threads sharing one Context, each with textures of its own (what separate Python pyramids
+// on one device are): uploads, box chains and readbacks run at once on the context's queue,
+// and every chain is still the reference's. The threads only run the GPU work; the checks
+// run afterwards on this thread.
+TEST_CASE_FIXTURE(VulkanFixture, "threads with textures of their own on one context get the reference chains") {
+    constexpr uint32_t kThreads = 8, kRounds = 6;
+    struct Work {
+        Case size;
+        std::vector<ImageF> bases;
+        std::vector<std::vector<ImageF>> chains;  // per round: every level
+        std::string error;
+    };
+    std::vector<Work> work(kThreads);
+    for (uint32_t t = 0; t < kThreads; ++t) {
+        work[t].size = {37 + 11 * t, 29 + 5 * t, 1};
+        for (uint32_t r = 0; r < kRounds; ++r)
+            work[t].bases.push_back(
+                random_image(work[t].size.width, work[t].size.height, Format::rgba8_unorm, 100 * t + r));
+    }
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            Work& w = work[t];
+            try {
+                for (uint32_t r = 0; r < kRounds; ++r) {
+                    Texture texture = Texture::create(
+                        context, TextureDesc::sampled_array(w.size.width, w.size.height, 1, Format::rgba8_unorm));
+                    upload(context, texture, host_pixels(w.bases[r]), {});
+                    generate_mips(context, texture, MipFilter::box);
+                    std::vector<ImageF>& chain = w.chains.emplace_back();
+                    for (uint32_t level = 0; level < texture.levels(); ++level)
+                        chain.push_back(readback_image(context, texture, level, 0));
+                }
+            } catch (const std::exception& e) { w.error = e.what(); }
+        });
+    for (std::thread& thread : threads) thread.join();
+    for (uint32_t t = 0; t < kThreads; ++t) {
+        CAPTURE(t);
+        const Work& w = work[t];
+        REQUIRE(w.error.empty());
+        REQUIRE(w.chains.size() == kRounds);
+        for (uint32_t r = 0; r < kRounds; ++r) {
+            CAPTURE(r);
+            REQUIRE(mismatches(w.bases[r], w.chains[r][0], Format::rgba8_unorm, Weights::exact, true) == 0);
+            check_levels([&](uint32_t level) { return w.chains[r][level]; }, uint32_t(w.chains[r].size()), w.size.width,
+                         w.size.height, Format::rgba8_unorm, MipFilter::box);
+        }
+    }
 }
 
 // The whole chain against the reference chain (errors would compound here): bit for bit.

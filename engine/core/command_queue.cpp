@@ -18,7 +18,7 @@ CommandQueue::CommandQueue(VkDevice device, uint32_t family, bool exportable_tim
 
 CommandQueue::~CommandQueue() {
     try {
-        wait(last_submitted_);
+        wait(last_submitted());
     } catch (const Error&) {
         // Device lost during teardown: nothing left to wait for; free what we own.
     }
@@ -55,6 +55,7 @@ void CommandQueue::retire_completed() {
 }
 
 void CommandQueue::wait_before_next(const TimelineWait& wait) {
+    const std::lock_guard lock(mutex_);
     for (TimelineWait& pending : pending_waits_)
         if (pending.semaphore == wait.semaphore && pending.stages == wait.stages) {
             pending.value = std::max(pending.value, wait.value);
@@ -65,6 +66,7 @@ void CommandQueue::wait_before_next(const TimelineWait& wait) {
 
 uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record, std::vector<HostBuffer> staging,
                               const std::vector<TimelineWait>& waits) {
+    const std::lock_guard lock(mutex_);
     retire_completed();
     VkCommandBuffer commands = VK_NULL_HANDLE;
     if (!free_commands_.empty()) {
@@ -124,7 +126,8 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
 
 void CommandQueue::wait(uint64_t value) {
     if (value == 0) return;
-    timeline_.wait(value);
+    timeline_.wait(value);  // unlocked: other threads submit meanwhile
+    const std::lock_guard lock(mutex_);
     // Tell the fences (and so the validation layer) what the timeline already says.
     for (const InFlight& f : in_flight_) {
         if (f.value > value) break;

@@ -4,9 +4,15 @@
 // Each submission also signals a recycled fence, polled to retire command buffers and
 // staging: the validation layer (1.3.239) tracks completion reliably through fences but
 // not through timeline queries on real GPUs (KhronosGroup/Vulkan-ValidationLayers#1999,
-// #4308; seen on NVIDIA's driver). Not thread-safe: one thread records and submits per context.
+// #4308; seen on NVIDIA's driver).
+//
+// Thread-safe: objects on one Context share its queue, so submit, waits and retiring take
+// one lock (recursive: a record callback may itself create a context constant). Recording
+// runs under it, host waits do not. A wait_before_next joins the next submission from any
+// thread: callers that chain CUDA work into a particular submission keep both on one thread.
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "host_buffer.h"
@@ -41,7 +47,10 @@ public:
     // Host wait (tools, tests, readback); never on a per-frame path.
     void wait(uint64_t value);
     void wait_all() { wait(last_submitted_); }
-    uint64_t last_submitted() const { return last_submitted_; }
+    uint64_t last_submitted() const {
+        const std::lock_guard lock(mutex_);
+        return last_submitted_;
+    }
 
     TimelineSemaphore& timeline() { return timeline_; }
     VkQueue handle() const { return queue_; }
@@ -57,6 +66,7 @@ private:
     VkFence take_fence();
     void retire_completed();
 
+    mutable std::recursive_mutex mutex_;  // everything below but the handles set once
     VkDevice device_;
     uint32_t family_;
     VkQueue queue_ = VK_NULL_HANDLE;

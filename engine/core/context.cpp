@@ -139,23 +139,38 @@ Context::~Context() {
 }
 
 const ComputePipeline& Context::pipeline(const std::string& key, const ComputePipelineDesc& desc) {
+    const std::lock_guard lock(registry_mutex_);
     auto& slot = pipelines_[key];
     if (!slot) slot = std::make_unique<ComputePipeline>(device_, desc);
     return *slot;
 }
 
 const GpuBuffer& Context::constant_buffer(const std::string& key, std::span<const uint32_t> words) {
-    auto& slot = constants_[key];
-    if (slot) return *slot;
+    {
+        const std::lock_guard lock(registry_mutex_);
+        if (const auto found = constants_.find(key); found != constants_.end()) return *found->second;
+    }
+    // Filled without the registry's lock: this runs inside record callbacks, which hold the
+    // queue's lock, so holding the registry's while submitting could deadlock with them.
     auto buffer = std::make_unique<GpuBuffer>(info_.handle, device_, words.size_bytes(),
                                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT);
-    queue_->submit([&](VkCommandBuffer cmd) {
+    const uint64_t filled = queue_->submit([&](VkCommandBuffer cmd) {
         vkCmdUpdateBuffer(cmd, buffer->handle(), 0, words.size_bytes(), words.data());  // at most 64 KiB
         record_memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT);
     });
-    slot = std::move(buffer);
-    return *slot;
+    const GpuBuffer* kept = nullptr;
+    {
+        const std::lock_guard lock(registry_mutex_);
+        auto& slot = constants_[key];
+        if (!slot) {
+            slot = std::move(buffer);
+            return *slot;
+        }
+        kept = slot.get();  // another thread registered it meanwhile
+    }
+    queue_->wait(filled);  // ours is freed once its fill has run
+    return *kept;
 }
 
 }  // namespace tvlm

@@ -2,7 +2,12 @@
 // A headless Vulkan context: instance, chosen physical device, logical device, one queue
 // with its timeline semaphore. Everything else in the engine is created from a Context.
 // Not movable: textures and pipelines keep a reference to it.
+//
+// Threads: a Context may be shared by threads, each using objects of its own (textures,
+// samplers, pipelines' users): the queue and the registries below take locks. One object
+// (a Texture, a sampler) is used by one thread at a time; callers that share one lock it.
 #include <map>
+#include <mutex>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,6 +75,7 @@ private:
     VkPhysicalDeviceLimits limits_{};
     VkDevice device_ = VK_NULL_HANDLE;
     std::unique_ptr<CommandQueue> queue_;
+    std::mutex registry_mutex_;  // pipelines_ and constants_
     std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
     std::map<std::string, std::unique_ptr<GpuBuffer>> constants_;
     VkSampler point_sampler_ = VK_NULL_HANDLE;

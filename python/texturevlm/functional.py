@@ -16,19 +16,21 @@ from ._tensors import ImageSpec
 from .pyramid import Patches, TexturePyramid, _check_format, _check_out, _out_dtype
 
 _lock = threading.Lock()
-_textures: Dict[Tuple[int, int, int, int, str, int], CudaBackend] = {}
+_textures: Dict[Tuple[int, int, int, int, int, str, int], CudaBackend] = {}
 
 
 def cuda_texture(spec: ImageSpec, format: str, levels: int) -> CudaBackend:
-    """The texture kept for frames of this device, size, batch and format (8 kept; a texture
-    of the first use is allocated then, never again)."""
-    key = (spec.device_index, spec.width, spec.height, spec.batch, format, levels)
+    """The texture kept for frames of this device, size, batch and format (16 kept; a
+    texture of the first use is allocated then, never again). Each thread has textures of
+    its own: a texture holds a call's frame until its kernels ran, so threads running calls
+    at once must not share one."""
+    key = (threading.get_ident(), spec.device_index, spec.width, spec.height, spec.batch, format, levels)
     with _lock:
         texture = _textures.pop(key, None)
         if texture is None:
             texture = CudaBackend(spec.device_index, spec.width, spec.height, spec.batch, format, levels)
         _textures[key] = texture
-        while len(_textures) > 8:
+        while len(_textures) > 16:
             _textures.pop(next(iter(_textures)))
         return texture
 

@@ -6,6 +6,7 @@ sync); host arrays go through Vulkan compute or the CPU reference."""
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -110,7 +111,12 @@ class TexturePyramid:
     'rgba16f', float32 and bfloat16 -> 'rgba32f'); 'rgba8_srgb' filters sRGB bytes in
     linear light. `backend` 'auto' picks 'cuda' for CUDA tensors, else 'vulkan' where a
     Vulkan device exists, else the CPU reference; `.backend` and `.backend_reason` say
-    which and why. Objects own their GPU memory and free it when they die."""
+    which and why. Objects own their GPU memory and free it when they die.
+
+    Threads may share a pyramid: its calls take a lock, so they run one at a time (the
+    Vulkan and CPU backends finish each call before it returns; CUDA work is ordered by
+    each call's stream, as for any tensor that threads share). Separate pyramids are
+    independent, on one Vulkan or CUDA device too."""
 
     def __init__(
         self,
@@ -208,6 +214,7 @@ class TexturePyramid:
         self.width, self.height, self.batch, self.channels, self.format = width, height, batch, channels, format
         self.levels = levels if levels is not None else full_levels(width, height)
         self.device_index = device_index
+        self._lock = threading.Lock()  # one call at a time: the backends' objects are not reentrant
         self._grad_source: Any = None  # the last frame, where autograd records for it (update)
         if ring > 1 and self.backend != "cuda":
             raise Error(
@@ -247,15 +254,17 @@ class TexturePyramid:
         spec = _tensors.image_spec(frame, self._like[3])
         self._check_frame(spec)
         rects = _rects(rect, self.width, self.height)
-        self._grad_source = _grad_source(frame, rect, self.format, self._like[3])
-        self._impl.update(spec, rects, self._stream(spec.framework, stream), self.filter)
-        self._like = (spec.framework, spec.dtype, spec.batched, self._like[3])
+        with self._lock:
+            self._grad_source = _grad_source(frame, rect, self.format, self._like[3])
+            self._impl.update(spec, rects, self._stream(spec.framework, stream), self.filter)
+            self._like = (spec.framework, spec.dtype, spec.batched, self._like[3])
 
     def generate_mipmaps(self, filter: Optional[str] = None, stream: Any = None) -> None:
         """Rebuilds every level from level 0 ('box': exact area average; 'blit': Vulkan's
         linear blit, Vulkan backend only)."""
-        self.filter = filter or self.filter
-        self._impl.mips(None, self.batch, self._stream(self._like[0], stream), self.filter)
+        with self._lock:
+            self.filter = filter or self.filter
+            self._impl.mips(None, self.batch, self._stream(self._like[0], stream), self.filter)
 
     def _stream(self, framework: str, stream: Any) -> int:
         if self.backend != "cuda":
@@ -282,9 +291,11 @@ class TexturePyramid:
         if self.backend == "cuda":
             out = _tensors.empty(framework, "cuda", self.device_index, shape, dtype)
             s = self._stream(framework, stream)
-            self._impl.read(level, out, framework, dtype, self.channels, channels_last, s, self.batch)
+            with self._lock:
+                self._impl.read(level, out, framework, dtype, self.channels, channels_last, s, self.batch)
             return _tensors.hand_over(out, framework, self.device_index, s)
-        layers = self._impl.level_arrays(level, self.batch, dtype, self.channels)
+        with self._lock:
+            layers = self._impl.level_arrays(level, self.batch, dtype, self.channels)
         array = np.stack([a if channels_last else np.moveaxis(a, -1, 0) for a in layers])
         return _tensors.from_host(np.ascontiguousarray(array if batched else array[0]), framework, dtype)
 
@@ -334,12 +345,14 @@ class TexturePyramid:
             else:
                 _check_out(out, framework, shape, out_dtype, self.device_index)
             s = self._stream(framework, stream)
-            copy = self._impl.sample(layout, framework, out, c, half, s)
+            with self._lock:
+                copy = self._impl.sample(layout, framework, out, c, half, s)
             return _tensors.hand_over(
                 Patches(out, copy.meta if batched else copy.meta_one), framework, self.device_index, s
             )
         else:
-            values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
+            with self._lock:
+                values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
             meta = layout.metadata
             if out is not None:
                 _check_out(out, framework, shape, out_dtype, None)

@@ -14,6 +14,7 @@ and NumPy, with the same arithmetic."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -130,8 +131,13 @@ _shape_of_call: "dict[Any, Any]" = {}
 def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     """The kept CudaImageResizer for images like `spec` through `plan` (its texture has
     room for `images` rounded up to a power of two, so batch sizes share one). A call's
-    own key finds the shape's key (working it out costs microseconds a call)."""
-    call = (id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images)
+    own key finds the shape's key (working it out costs microseconds a call).
+
+    Each thread has resizers of its own: a resizer's texture holds the images of the call
+    running on it until its kernels ran, so threads serving requests at once must not share
+    one (a thread's calls are ordered by its stream)."""
+    thread = threading.get_ident()
+    call = (thread, id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images)
     entry = _shape_of_call.get(call)
     if entry is not None and entry[0] is plan:
         resizer = _resizers.get(entry[1])
@@ -140,14 +146,14 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     skip = skipped_levels(spec, plan) if filter == "texture" else 0
     levels = levels_for(spec.width, spec.height, plan) - skip if filter == "texture" else 1
     room = 1 << (images - 1).bit_length()
-    key = (spec.device_index, filter, spec.dtype, spec.width, spec.height, room, skip, levels)
+    key = (thread, spec.device_index, filter, spec.dtype, spec.width, spec.height, room, skip, levels)
     resizer = _resizers.pop(key, None)
     if resizer is None:
         resizer = _core.CudaImageResizer(
             spec.device_index, filter, spec.dtype, 3, spec.width, spec.height, room, skip, levels
         )
     _resizers[key] = resizer
-    while len(_resizers) > 8:
+    while len(_resizers) > 16:
         _resizers.pop(next(iter(_resizers)))
     if len(_shape_of_call) > 256:
         _shape_of_call.clear()
@@ -242,7 +248,7 @@ class CudaCall:
         return _tensors.hand_over(out, self.framework, self.index, stream)
 
 
-#: (processor id, filter, dtype, layout) -> (processor, outputs as a function of the
+#: (thread, processor id, filter, dtype, layout) -> (processor, outputs as a function of the
 #: images' pointers): calls whose work is known, so that the next call of the layout skips
 #: reading the images' specs, planning and finding resizers (much of a call's host time).
 _calls: "dict[Any, Any]" = {}
@@ -257,7 +263,7 @@ def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -
     layout = torch_cuda_layout(images)
     if layout is None:
         return None, None
-    key = (id(processor), processor.filter, processor.dtype, layout[0])
+    key = (threading.get_ident(), id(processor), processor.filter, processor.dtype, layout[0])
     entry = _calls.get(key)
     if entry is not None and entry[0] is processor:
         return entry[1](layout[1]), None
