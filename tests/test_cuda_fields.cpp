@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "device_buffer.h"
 #include "error.h"
 #include "gaussian_field.h"
+#include "nonfinite_flag.h"
 #include "random_field.h"
 
 namespace tvlm {
@@ -99,6 +101,62 @@ TEST_CASE("CUDA Gaussian fields equal the double reference: values, distances an
     for (int dims : {2, 3}) {
         check_against_reference<double>(dims, 1e-10, 20, many);
         check_against_reference<float>(dims, 2e-4, 20, many);
+    }
+}
+
+// The documented refusal of a diagonal entry of L that is not positive and finite, held on
+// the device: the forward raises the flag and every value the bad Gaussian reaches is NaN;
+// a valid field leaves the flag down and its values finite.
+template <class T>
+void check_bad_diagonals(int dims) {
+    CAPTURE(dims);
+    CAPTURE(sizeof(T));
+    constexpr size_t kN = 40, kB = 300;
+    std::mt19937 random(11);
+    const Field f = random_field(dims, kN, random);
+    std::vector<double> points(kB * size_t(dims));
+    for (double& p : points) p = std::uniform_real_distribution<double>(-1, 1)(random);
+    const DeviceBuffer<T> d_points = upload(to<T>(points)), d_means = upload(to<T>(f.means)),
+                          d_weights = upload(to<T>(f.weights));
+    NonFiniteFlag refused;
+    DeviceBuffer<T> d_values(kB);
+    const auto run = [&](const std::vector<double>& cholesky) {
+        const DeviceBuffer<T> d_chol = upload(to<T>(cholesky));
+        const FieldArgs<T> args{
+            dims, kB, d_points.data(), kN, d_means.data(), d_chol.data(), d_weights.data(), refused.device_word()};
+        gaussian_field_forward(args, d_values.data(), static_cast<T*>(nullptr), nullptr);
+        TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+        return download(d_values);
+    };
+    for (double v : run(f.cholesky)) CHECK(std::isfinite(v));
+    CHECK_FALSE(refused.take());
+    const size_t tri = size_t(dims) * size_t(dims + 1) / 2;
+    for (double bad :
+         {-1.0, 0.0, -0.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+        for (int i = 0; i < dims; ++i)
+            for (size_t n : {size_t{0}, kN - 1}) {  // the first and the last Gaussian of the tile
+                CAPTURE(bad);
+                CAPTURE(i);
+                CAPTURE(n);
+                std::vector<double> cholesky = f.cholesky;
+                cholesky[n * tri + size_t(i * (i + 1) / 2 + i)] = bad;  // L(i, i), packed row by row
+                const std::vector<double> values = run(cholesky);
+                CHECK(refused.take());
+                CHECK(std::all_of(values.begin(), values.end(), [](double v) { return std::isnan(v); }));
+            }
+    // A negative off-diagonal entry is a valid factor.
+    if (dims > 1) {
+        std::vector<double> cholesky = f.cholesky;
+        cholesky[1] = -std::fabs(cholesky[1]) - 0.1;
+        for (double v : run(cholesky)) CHECK(std::isfinite(v));
+        CHECK_FALSE(refused.take());
+    }
+}
+
+TEST_CASE("CUDA Gaussian fields refuse a diagonal entry of L that is not positive and finite, on the device") {
+    for (int dims : {2, 3}) {
+        check_bad_diagonals<float>(dims);
+        check_bad_diagonals<double>(dims);
     }
 }
 

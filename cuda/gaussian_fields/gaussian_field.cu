@@ -1,6 +1,7 @@
 #include "gaussian_field.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <string>
 
@@ -118,12 +119,21 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(FieldArgs<T> f, size_
             const size_t n = first + threadIdx.x;
             ForwardGaussian<D, T> g;
             const T* L = &f.cholesky[n * kTriangle<D>];
+            bool valid = true;
             for (int i = 0; i < D; ++i) {
+                const T diagonal = L[fields::tri(i, i)];
+                valid = valid && diagonal > T(0) && isfinite(diagonal);  // false for NaN too
                 g.mean[i] = f.means[n * D + size_t(i)];
-                g.inv[i] = s / L[fields::tri(i, i)];
+                g.inv[i] = s / diagonal;
                 for (int j = 0; j < i; ++j) g.lower[i * (i - 1) / 2 + j] = L[fields::tri(i, j)] / s;
             }
             g.weight = f.weights[n];
+            // Refused, as check_field refuses host copies: the values it reaches are NaN, not
+            // plausible numbers, and the caller learns why from the flag.
+            if (!valid) {
+                g.weight = T(NAN);
+                if (f.refused) *f.refused = 1;
+            }
             tile[threadIdx.x] = g;
         }
         __syncthreads();

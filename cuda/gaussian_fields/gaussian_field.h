@@ -2,11 +2,14 @@
 // Fused CUDA kernels of a Gaussian field f(x) = sum_n w_n exp(-|v|^2/2), L_n v = x - mu_n
 // (engine/fields/gaussian_field.h has the double reference, gaussian_pair.h the pair's
 // arithmetic both use). No [B, N] intermediate exists unless the squared distances are
-// asked for. float and double; D = 2 or 3. Stream-ordered, no host sync. The parameters'
-// values are not checked here (they live on the GPU): check_field() checks host copies.
+// asked for. float and double; D = 2 or 3. Stream-ordered, no host sync. The parameters
+// live on the GPU, so their values are checked by the forward kernel as it reads them: a
+// diagonal entry of L that is not positive and finite raises `refused` (check_field()
+// refuses host copies at once).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tvlm {
 
@@ -19,6 +22,10 @@ struct FieldArgs {
     const T* means = nullptr;     // [N, D]
     const T* cholesky = nullptr;  // [N, D(D+1)/2], packed row by row
     const T* weights = nullptr;   // [N]
+    // Where not null, a word the forward sets to 1 (never clears) when a Gaussian's diagonal
+    // entry of L is not positive and finite; every value it adds to is then NaN. A mapped
+    // host word (NonFiniteFlag) lets the caller read it without a sync.
+    uint32_t* refused = nullptr;
 };
 
 // values [B]; squared_distances [B, N] only where not null. Throws Error, launching

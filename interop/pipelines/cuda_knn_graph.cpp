@@ -35,11 +35,14 @@ void ensure(DeviceBuffer<T>& buffer, size_t count) {
 }
 
 // Grows `buffer` keeping what it holds: the last frame's links stay found where the table
-// that holds them was built (its capacity is recorded on the device).
+// that holds them was built (its capacity is recorded on the device). The new buffer is
+// zeroed first: only a prefix of the old one was written, and the next growth copies this
+// one whole, so every byte it holds must be defined (compute-sanitizer's initcheck).
 template <class T>
 void ensure_keeping(DeviceBuffer<T>& buffer, size_t count) {
     if (!short_of(buffer, count)) return;
     DeviceBuffer<T> bigger(std::max<size_t>(count, 1));
+    TVLM_CUDA_CHECK(cudaMemset(bigger.data(), 0, bigger.bytes()));
     if (buffer.size())
         TVLM_CUDA_CHECK(cudaMemcpy(bigger.data(), buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice));
     buffer = std::move(bigger);

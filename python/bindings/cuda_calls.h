@@ -4,12 +4,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "cuda_check.h"
 #include "cuda_device_guard.h"
 #include "error.h"
+#include "nonfinite_flag.h"
 #include "patch.h"
 #include "patch_sampling.h"
 #include "tensor_texels.h"
@@ -18,6 +21,21 @@ namespace tvlm::py {
 
 // Makes `device` current for a call and restores the caller's device after it.
 using tvlm::DeviceGuard;
+
+// What a device flag records: kernels raise it where checking device values at once would
+// need a host sync, and the next call on the device (or texturevlm.check_gradients) reports it.
+enum class DeviceFlag {
+    nonfinite_gradient,  // a backward received NaN or infinite gradients
+    refused_field,       // a Gaussian field's diagonal entry of L was not positive and finite
+};
+
+// One flag per device and purpose. Never freed: the backward of a graph captured by torch
+// may hold its address for the process's life (and freeing pinned memory after CUDA's own
+// teardown fails).
+inline NonFiniteFlag& device_flag(DeviceFlag which, int device) {
+    static auto* flags = new std::map<std::pair<DeviceFlag, int>, NonFiniteFlag>();  // under the GIL
+    return (*flags)[{which, device}];
+}
 
 inline cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
 

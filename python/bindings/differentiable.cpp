@@ -141,18 +141,10 @@ T* ptr(uintptr_t p) {
     return reinterpret_cast<T*>(p);
 }
 
-// One flag per device that the backward kernels raise on NaN or infinite gradients. Never
-// freed: the backward of a graph captured by torch may hold its address for the process's
-// life (and freeing pinned memory after CUDA's own teardown fails).
-NonFiniteFlag& nonfinite_flag(int device) {
-    static auto* flags = new std::map<int, NonFiniteFlag>();  // under the GIL
-    return (*flags)[device];
-}
-
 // A backward's upstream check reports after the fact (reading device values at once
 // would need a host sync): at the next backward on the device, or at check_gradients.
 uint32_t* checked_backward(int device) {
-    NonFiniteFlag& flag = nonfinite_flag(device);
+    NonFiniteFlag& flag = device_flag(DeviceFlag::nonfinite_gradient, device);
     if (flag.take())
         throw Error("an earlier backward of texturevlm on cuda:" + std::to_string(device) +
                     " received NaN or infinite gradients (reported now: checking device values at once would "
@@ -254,7 +246,8 @@ void bind_differentiable(nb::module_& m) {
         "(0 pointers: not wanted; grad_level0 and grad_coarse 0: the texture takes no gradient, and the backward "
         "skips its texel atomics and fold).");
     m.def(
-        "cuda_take_nonfinite", [](int device) { return nonfinite_flag(device).take(); }, nb::arg("device"),
+        "cuda_take_nonfinite", [](int device) { return device_flag(DeviceFlag::nonfinite_gradient, device).take(); },
+        nb::arg("device"),
         "Whether a finished backward on the device received NaN or infinite gradients since the last take "
         "(lowers the flag; sync the device first for a complete verdict).");
 #endif

@@ -18,6 +18,7 @@
 #ifdef TVLM_HAVE_CUDA
 #include "cuda_calls.h"
 #include "gaussian_field.h"
+#include "nonfinite_flag.h"
 #endif
 
 namespace tvlm::py {
@@ -68,8 +69,21 @@ nb::tuple reference_backward(const Doubles& points, const Doubles& means, const 
 }
 
 #ifdef TVLM_HAVE_CUDA
+// The forward checks L's diagonal on the device and raises this flag (reading the values
+// back would need a host sync): the call after it on the device reports it, as does
+// texturevlm.check_gradients().
+uint32_t* checked_field_flag(int device) {
+    NonFiniteFlag& flag = device_flag(DeviceFlag::refused_field, device);
+    if (flag.take())
+        throw Error("an earlier Gaussian field on cuda:" + std::to_string(device) +
+                    " had a diagonal entry of L that is not positive and finite, and its values are NaN (reported "
+                    "now: checking device values at once would need a host sync); parametrise L so its diagonal "
+                    "stays positive (fields.cholesky_from_log_diagonal)");
+    return flag.device_word();
+}
+
 template <class T>
-FieldArgs<T> args_of(int dims, size_t b, size_t n, uintptr_t points, uintptr_t means, uintptr_t cholesky,
+FieldArgs<T> args_of(int device, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means, uintptr_t cholesky,
                      uintptr_t weights) {
     return {dims,
             b,
@@ -77,12 +91,15 @@ FieldArgs<T> args_of(int dims, size_t b, size_t n, uintptr_t points, uintptr_t m
             n,
             reinterpret_cast<const T*>(means),
             reinterpret_cast<const T*>(cholesky),
-            reinterpret_cast<const T*>(weights)};
+            reinterpret_cast<const T*>(weights),
+            checked_field_flag(device)};
 }
 void check_dtype(const std::string& dtype) {
     if (dtype != "float32" && dtype != "float64")
         throw Error("Gaussian fields run in float32 or float64, not " + dtype);
 }
+
+
 #endif
 
 }  // namespace
@@ -114,11 +131,11 @@ void bind_fields(nb::module_& m) {
             const DeviceGuard guard(device);
             check_dtype(dtype);
             if (dtype == "float64")
-                gaussian_field_forward(args_of<double>(dims, b, n, points, means, cholesky, weights),
+                gaussian_field_forward(args_of<double>(device, dims, b, n, points, means, cholesky, weights),
                                        reinterpret_cast<double*>(values), reinterpret_cast<double*>(distances),
                                        stream_of(stream));
             else
-                gaussian_field_forward(args_of<float>(dims, b, n, points, means, cholesky, weights),
+                gaussian_field_forward(args_of<float>(device, dims, b, n, points, means, cholesky, weights),
                                        reinterpret_cast<float*>(values), reinterpret_cast<float*>(distances),
                                        stream_of(stream));
         },
@@ -131,19 +148,24 @@ void bind_fields(nb::module_& m) {
             const DeviceGuard guard(device);
             check_dtype(dtype);
             if (dtype == "float64")
-                gaussian_field_backward(args_of<double>(dims, b, n, points, means, cholesky, weights),
+                gaussian_field_backward(args_of<double>(device, dims, b, n, points, means, cholesky, weights),
                                         reinterpret_cast<const double*>(grad),
                                         {reinterpret_cast<double*>(g_points), reinterpret_cast<double*>(g_means),
                                          reinterpret_cast<double*>(g_cholesky), reinterpret_cast<double*>(g_weights)},
                                         stream_of(stream));
             else
-                gaussian_field_backward(args_of<float>(dims, b, n, points, means, cholesky, weights),
+                gaussian_field_backward(args_of<float>(device, dims, b, n, points, means, cholesky, weights),
                                         reinterpret_cast<const float*>(grad),
                                         {reinterpret_cast<float*>(g_points), reinterpret_cast<float*>(g_means),
                                          reinterpret_cast<float*>(g_cholesky), reinterpret_cast<float*>(g_weights)},
                                         stream_of(stream));
         },
         "The fused backward: gradients to points, means, cholesky and weights (written, not added).");
+    m.def(
+        "cuda_take_refused_field", [](int device) { return device_flag(DeviceFlag::refused_field, device).take(); },
+        nb::arg("device"),
+        "Whether a finished Gaussian field forward on the device met a diagonal entry of L that is not positive "
+        "and finite since the last take (lowers the flag; sync the device first for a complete verdict).");
 #endif
 }
 

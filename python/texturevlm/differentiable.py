@@ -46,12 +46,13 @@ def sample_points(image: Any, uv: Any, lod: Any, layer: Any = None, levels: Opti
 def check_gradients(device: Any = None) -> None:
     """Raises texturevlm.Error if a backward of `sample_points` or `box_levels` (and what is
     built on them) on a CUDA device received NaN or infinite gradients (or its folded
-    gradient overflowed) since the last check. Synchronizes the device first, so call it
+    gradient overflowed), or a Gaussian field met a diagonal entry of L that is not positive
+    and finite, since the last check. Synchronizes the device first, so call it
     where a training step ends, not inside one. `device`: a torch device or index
     (default: the current CUDA device).
 
-    The backward kernels raise a flag in mapped host memory instead of syncing, so without
-    this call a bad step is reported at the next CUDA backward on the device (host tensors
+    The kernels raise a flag in mapped host memory instead of syncing, so without this
+    call a bad step is reported at the next CUDA backward (or field call) on the device (host tensors
     are checked at once). Does nothing where texturevlm was built without CUDA or torch is
     not installed."""
     try:
@@ -65,6 +66,11 @@ def check_gradients(device: Any = None) -> None:
         raise Error(f"check_gradients checks a CUDA device, not {chosen}: host tensors are checked at once")
     index = torch.cuda.current_device() if chosen.index is None else chosen.index
     torch.cuda.synchronize(index)
+    if _core.cuda_take_refused_field(index):
+        raise Error(
+            f"a Gaussian field on cuda:{index} had a diagonal entry of L that is not positive and finite, "
+            "and its values are NaN: parametrise L so its diagonal stays positive (fields.cholesky_from_log_diagonal)"
+        )
     if _core.cuda_take_nonfinite(index):
         raise Error(
             f"a backward of texturevlm on cuda:{index} received NaN or infinite gradients: "

@@ -88,9 +88,13 @@ def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
 
     CUDA tensors run the fused kernels on the current stream (float32 or float64); host
     tensors run the double reference. NumPy arrays (no torch needed) run the double
-    reference too and return a float64 NumPy array, without gradients. Raises Error for mismatched shapes, dtypes or devices,
-    N = 0 or B = 0; host inputs are also checked for NaN and non-positive diagonals (CUDA
-    inputs are not read back for that: parametrise L so its diagonal is positive)."""
+    reference too and return a float64 NumPy array, without gradients. Raises Error for
+    mismatched shapes, dtypes or devices, N = 0 or B = 0, and for NaN values or a diagonal
+    entry of L that is not positive and finite. Host inputs are checked at once; CUDA inputs
+    are checked by the kernel as it reads them (reading them back would need a host sync):
+    the values it reaches are NaN and the error is raised by the next field call on the
+    device, or by `texturevlm.check_gradients()`. Parametrise L so its diagonal stays
+    positive (`cholesky_from_log_diagonal`)."""
     arrays = (points, means, cholesky, weights)
     if all(isinstance(a, np.ndarray) for a in arrays):
         return _numpy_field(*arrays)

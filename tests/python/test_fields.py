@@ -121,6 +121,49 @@ def test_a_field_learns_a_synthetic_volume_and_gives_fixations() -> None:
 
 
 @needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_refuses_a_non_positive_diagonal_at_the_next_call_and_at_check_gradients(dtype: str) -> None:
+    # The documented refusal held on CUDA without a host sync: the kernel raises a device
+    # flag and makes the values NaN; the next field call on the device, or check_gradients
+    # where a step ends, raises, once.
+    import torch
+
+    tv.check_gradients()  # nothing pending from earlier tests
+    points, means, chol, weights = random_field(2, 8, getattr(torch, dtype), "cuda")
+    for bad_value in (-1.0, 0.0, float("nan"), float("inf")):
+        bad = chol.clone()
+        bad[3, 2] = bad_value  # L11 of Gaussian 3
+        values = tv.fields.gaussian_field(points, means, bad, weights)
+        assert torch.isnan(values).all()
+        with pytest.raises(tv.Error, match="not positive and finite"):
+            tv.check_gradients()
+        tv.check_gradients()  # reported once
+        tv.fields.gaussian_field(points, means, bad, weights)
+        torch.cuda.synchronize()
+        with pytest.raises(tv.Error, match="an earlier Gaussian field on cuda"):
+            tv.fields.gaussian_field(points, means, chol, weights)
+    good = tv.fields.gaussian_field(points, means, chol, weights)
+    assert torch.isfinite(good).all()
+    tv.check_gradients()
+
+
+@needs_torch
+def test_host_tensors_refuse_every_bad_diagonal_entry_at_once() -> None:
+    import torch
+
+    points, means, chol, weights = random_field(3, 4, torch.float64)
+    for column in (0, 2, 5):  # L00, L11, L22
+        for bad_value in (-1.0, 0.0, float("nan"), float("inf")):
+            bad = chol.clone()
+            bad[2, column] = bad_value
+            with pytest.raises(tv.Error, match="Gaussian 2: diagonal entry"):
+                tv.fields.gaussian_field(points, means, bad, weights)
+    off = chol.clone()
+    off[2, 1] = -3.0  # L10: an off-diagonal entry may be negative
+    assert torch.isfinite(tv.fields.gaussian_field(points, means, off, weights)).all()
+
+
+@needs_cuda
 @pytest.mark.parametrize("dims", [2, 3])
 def test_cuda_op_equals_the_reference_and_passes_gradcheck(dims: int) -> None:
     import torch
