@@ -45,22 +45,6 @@ constexpr const char* kHelp =
 constexpr uint32_t kSheetMaxWidth = 2048;
 
 // The levels side by side, top-aligned, 4 px apart, on dark grey.
-ImageF contact_sheet(const std::vector<ImageF>& levels) {
-    constexpr uint32_t gap = 4;
-    uint32_t width = 0;
-    for (const ImageF& l : levels) width += l.width + gap;
-    ImageF sheet(width - gap, levels[0].height, levels[0].channels);
-    std::fill(sheet.texels.begin(), sheet.texels.end(), 0.15f);
-    uint32_t x0 = 0;
-    for (const ImageF& l : levels) {
-        for (uint32_t y = 0; y < l.height; ++y)
-            for (uint32_t x = 0; x < l.width; ++x)
-                for (uint32_t c = 0; c < l.channels; ++c) sheet.at(x0 + x, y, c) = l.at(x, y, c);
-        x0 += l.width + gap;
-    }
-    return sheet;
-}
-
 // What an earlier run left in its folder (the only files a new run may replace).
 bool is_mips_output(const std::string& name) {
     return name == "sheet.png" ||
@@ -68,17 +52,55 @@ bool is_mips_output(const std::string& name) {
             std::isdigit(static_cast<unsigned char>(name[6])) && std::isdigit(static_cast<unsigned char>(name[7])));
 }
 
+// Row y of a level as the PNGs show it: the format's channels, rounded to bytes.
+void display_row(const std::vector<uint8_t>& bytes, uint32_t width, uint32_t y, Format format, uint8_t* row) {
+    const size_t row_bytes = size_t{width} * format_info(format).texel_bytes();
+    const ImageF texels = decode_texels({bytes.data() + y * row_bytes, row_bytes}, width, 1, format);
+    for (size_t i = 0; i < texels.texels.size(); ++i)
+        row[i] = static_cast<uint8_t>(std::floor(std::clamp(texels.texels[i], 0.0f, 1.0f) * 255.0f + 0.5f));
+}
+
 // One level as PNG, converted a row at a time from the format's bytes: memory for the
 // level's bytes and one row, not a float copy of the level.
 void write_level_png(const std::string& path, const std::vector<uint8_t>& bytes, uint32_t width, uint32_t height,
                      Format format) {
-    const FormatInfo& info = format_info(format);
-    const size_t row_bytes = size_t{width} * info.texel_bytes();
-    std::vector<uint8_t> row(size_t{width} * info.channels);
-    write_png(path, width, height, info.channels, [&](uint32_t y) {
-        const ImageF texels = decode_texels({bytes.data() + y * row_bytes, row_bytes}, width, 1, format);
-        for (size_t i = 0; i < row.size(); ++i)
-            row[i] = static_cast<uint8_t>(std::floor(std::clamp(texels.texels[i], 0.0f, 1.0f) * 255.0f + 0.5f));
+    const uint32_t channels = format_info(format).channels;
+    std::vector<uint8_t> row(size_t{width} * channels);
+    write_png(path, width, height, channels, [&](uint32_t y) {
+        display_row(bytes, width, y, format, row.data());
+        return row.data();
+    });
+}
+
+// A level of the contact sheet, kept as display bytes (a quarter of float texels).
+struct SheetLevel {
+    uint32_t width, height;
+    std::vector<uint8_t> bytes;  // [height][width][channels]
+};
+
+SheetLevel sheet_level(const std::vector<uint8_t>& bytes, uint32_t width, uint32_t height, Format format) {
+    const size_t row = size_t{width} * format_info(format).channels;
+    SheetLevel level{width, height, std::vector<uint8_t>(row * height)};
+    for (uint32_t y = 0; y < height; ++y) display_row(bytes, width, y, format, level.bytes.data() + y * row);
+    return level;
+}
+
+// The levels side by side, 4 grey texels apart, written a row at a time (no sheet image).
+void write_contact_sheet(const std::string& path, const std::vector<SheetLevel>& levels, uint32_t channels) {
+    constexpr uint32_t gap = 4;
+    constexpr uint8_t background = 38;  // 0.15, rounded
+    uint32_t width = 0;
+    for (const SheetLevel& l : levels) width += l.width + gap;
+    width -= gap;
+    std::vector<uint8_t> row(size_t{width} * channels);
+    write_png(path, width, levels[0].height, channels, [&](uint32_t y) {
+        std::fill(row.begin(), row.end(), background);
+        size_t x0 = 0;
+        for (const SheetLevel& l : levels) {
+            const size_t bytes = size_t{l.width} * channels;
+            if (y < l.height) std::copy_n(l.bytes.data() + y * bytes, bytes, row.data() + x0);
+            x0 += bytes + size_t{gap} * channels;
+        }
         return row.data();
     });
 }
@@ -103,7 +125,8 @@ int run_mips(int argc, char** argv) {
     Progress progress("tvlm mips");
     const bool chart = args.positionals().empty();
     if (!chart) progress.step("reading " + args.positionals()[0]);
-    std::optional<InputImage> input(chart ? chart_input(format) : load_input(args.positionals()[0], format));
+    std::optional<InputImage> input(chart ? chart_input(format)
+                                          : load_input(args.positionals()[0], format, InputUse::gpu_texture));
     const std::string source = chart ? "embedded test chart" : args.positionals()[0];
     const uint32_t width = input->width, height = input->height;
 
@@ -124,7 +147,7 @@ int run_mips(int argc, char** argv) {
     input.reset();  // the texture holds it now
 
     // One level at a time: read back, written as PNG row by row, freed.
-    std::vector<ImageF> sheet_levels;
+    std::vector<SheetLevel> sheet_levels;
     for (uint32_t l = 0; l < texture.levels(); ++l) {
         progress.step("writing level " + std::to_string(l) + " of " + std::to_string(texture.levels()));
         const std::vector<uint8_t> bytes = readback(context, texture, l);
@@ -132,9 +155,9 @@ int run_mips(int argc, char** argv) {
         char name[32];
         std::snprintf(name, sizeof name, "level_%02u.png", l);
         write_level_png((staging / name).string(), bytes, e.width, e.height, format);
-        if (e.width <= kSheetMaxWidth) sheet_levels.push_back(decode_texels(bytes, e.width, e.height, format));
+        if (e.width <= kSheetMaxWidth) sheet_levels.push_back(sheet_level(bytes, e.width, e.height, format));
     }
-    write_png((staging / "sheet.png").string(), contact_sheet(sheet_levels));
+    write_contact_sheet((staging / "sheet.png").string(), sheet_levels, format_info(format).channels);
     if (context.validation_log().count())
         throw Error(std::to_string(context.validation_log().count()) + " Vulkan validation message(s), see above");
     outputs.commit();

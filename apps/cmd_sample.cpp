@@ -160,7 +160,8 @@ int run_sample(int argc, char** argv) {
     std::vector<std::string> sources = args.positionals();
     if (sources.empty()) request.images.push_back(chart_input(request.format));
     for (const std::string& path : sources) {
-        request.images.push_back(load_input(path, request.format));
+        request.images.push_back(
+            load_input(path, request.format, backend == "cpu" ? InputUse::cpu_reference : InputUse::gpu_texture));
         const InputImage &a = request.images.front(), &b = request.images.back();
         if (a.width != b.width || a.height != b.height)
             throw Error("images of one batch must have one size: '" + sources.front() + "' is " +

@@ -1,5 +1,7 @@
 #include "input_image.h"
 
+#include <cstdint>
+
 #include "image_files.h"
 #include "test_chart.h"
 
@@ -22,9 +24,19 @@ HostPixels InputImage::pixels() const {
     return rgba8.empty() ? host_pixels(rgba_float) : host_pixels(rgba8, width, height);
 }
 
-InputImage load_input(const std::string& path, Format format) {
-    if (!floats(format)) return from_bytes(load_image(path), format);
-    ImageF image = load_image_float(path);
+uint64_t host_bytes_per_pixel(Format format, InputUse use) {
+    const uint64_t decoded = floats(format) ? sizeof(float) * 4 : 4;
+    // The CPU reference's chain: float RGBA, 4/3 of level 0, with room for the sampled values. A texture: its
+    // staging copy, and the texture and a readback where device memory is host memory.
+    if (use == InputUse::cpu_reference) return decoded + 24;
+    return decoded + 3 * format_info(format).texel_bytes();
+}
+
+InputImage load_input(const std::string& path, Format format, InputUse use) {
+    ImageLimits limits;
+    limits.host_bytes_per_pixel = host_bytes_per_pixel(format, use);
+    if (!floats(format)) return from_bytes(load_image(path, limits), format);
+    ImageF image = load_image_float(path, limits);
     return {image.width, image.height, {}, std::move(image)};
 }
 

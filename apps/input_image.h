@@ -20,8 +20,17 @@ struct InputImage {
     HostPixels pixels() const;
 };
 
-// A PNG/JPEG file (image_files.h: limits, errors) for `format`.
-InputImage load_input(const std::string& path, Format format);
+// Where the image's texels go: a GPU texture (staging, and the texture itself where the
+// Vulkan device is the CPU), or the CPU reference (its chain in float RGBA).
+enum class InputUse { gpu_texture, cpu_reference };
+
+// Host bytes a job holds per pixel of its image, at its peak: the decoded image and what
+// `use` adds. Documented in docs/cli.md ("Memory").
+uint64_t host_bytes_per_pixel(Format format, InputUse use);
+
+// A PNG/JPEG file (image_files.h: limits, errors) for `format`, refused at its header where
+// the job (`use`) would not fit the host memory this process may take.
+InputImage load_input(const std::string& path, Format format, InputUse use);
 // The embedded test chart for `format`.
 InputImage chart_input(Format format);
 

@@ -13,11 +13,16 @@
 namespace tvlm {
 
 SampleResult sample_on_cpu(const SampleRequest& request) {
+    const InputImage& first = request.images.front();
+    check_reference_chain_memory(first.width, first.height, full_mip_count(first.width, first.height),
+                                 uint32_t(request.images.size()),
+                                 "the CPU reference of " + std::to_string(request.images.size()) + " image(s) of " +
+                                     std::to_string(first.width) + "x" + std::to_string(first.height));
     std::vector<MipLevels> images;
     for (const InputImage& image : request.images) {
-        const ImageF base = to_image(image.pixels(), format_info(request.format).channels);
-        images.push_back(
-            reference_mip_chain(base, request.format, MipFilter::box, full_mip_count(image.width, image.height)));
+        images.push_back(reference_mip_chain(to_image(image.pixels(), format_info(request.format).channels),
+                                             request.format, MipFilter::box,
+                                             full_mip_count(image.width, image.height)));
     }
     SampleResult result{reference_sample_patches(request.layout, images, request.format, request.output.channels),
                         request.layout.mode == SamplingMode::gradients ? kMaxAnisotropy : 1};

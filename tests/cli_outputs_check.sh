@@ -122,7 +122,44 @@ for sig in TERM HUP; do
     echo "FAIL: SIG$sig left: $(ls -a | grep 'partial\|^interrupted$')"; failures=$((failures + 1)); rm -rf .*.partial interrupted
   fi
 done
+# Host memory: a job that would not fit what the process may take is refused at the image's
+# header, before anything is decoded (8192^2 x 28 bytes for the CPU reference: 1.75 GiB).
+fails "image 'big.png' \(8192x8192\) needs about 1.75 GiB of host memory and 0.50 GiB are available" \
+  env TVLM_HOST_MEMORY_LIMIT=512M "$tvlm" sample big.png --backend cpu
+fails "image 'big.png' \(8192x8192\) needs about 1.00 GiB of host memory and 0.50 GiB are available" \
+  env TVLM_HOST_MEMORY_LIMIT=512M "$tvlm" mips big.png --out levels
+fails "TVLM_HOST_MEMORY_LIMIT=8X: the suffix is K, M or G" env TVLM_HOST_MEMORY_LIMIT=8X "$tvlm" mips big.png --out levels
 rm -f big.png
+# Peak memory within what that check counts (docs/cli.md, "Memory"): a 2048^2 image's run
+# peaks at most its pixels x the bytes per pixel above that of a 16^2 image's run.
+python3 - "$tvlm" <<'PY' || failures=$((failures + 1))
+import resource, struct, subprocess, sys, zlib
+tvlm = sys.argv[1]
+def png(path, side):
+    rows = b"".join(b"\x00" + bytes([(y * 7 + x) % 256 for x in range(side * 3)]) for y in range(side))
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0))
+                           + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b""))
+def peak(args):  # the peak resident bytes of one tvlm run, measured by a fresh Python
+    probe = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); " \
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    rc, kib = subprocess.run([sys.executable, "-c", probe, tvlm] + args, capture_output=True, text=True).stdout.split()
+    assert rc == "0", f"tvlm {' '.join(args)} failed"
+    return int(kib) * 1024
+png("small.png", 16)
+png("mid.png", 2048)
+bad = 0
+for name, args, per_pixel in (("tvlm sample --backend cpu", ["sample", "--backend", "cpu", "--out", "m.npy"], 28),
+                              ("tvlm mips", ["mips", "--out", "m_levels"], 16)):
+    grown = peak(args[:1] + ["mid.png"] + args[1:]) - peak(args[:1] + ["small.png"] + args[1:])
+    bound = per_pixel * 2048 * 2048
+    print(f"{name}: 2048^2 peaks {grown / 2**20:.0f} MiB over a 16^2 run, at most {bound / 2**20:.0f} MiB")
+    if grown > bound:
+        print(f"FAIL: {name} took more memory than docs/cli.md says"); bad = 1
+sys.exit(bad)
+PY
+rm -rf small.png mid.png m.npy m_levels patches.npy.partial
 
 # A 16-bit PNG keeps its bits in a float texture: the grid samples of level 0 are its values.
 "$tvlm" sample "$src/tests/fuzz/corpus/png/grey16_fine.png" --format rgba32f --level 0 --patch 1 --backend cpu \

@@ -61,7 +61,7 @@ bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLi
     state->header_read = true;
     const uint32_t width = state->info.image_width, height = state->info.image_height;
     if (width == 0 || height == 0 || width > limits->max_side || height > limits->max_side ||
-        uint64_t{width} * height > limits->max_pixels)
+        uint64_t{width} * height > limits->max_pixels || uint64_t{width} * height > limits->memory_pixels)
         return false;
     // Grey and YCbCr convert to RGBA; libjpeg-turbo has no CMYK -> RGB conversion.
     if (state->info.jpeg_color_space == JCS_CMYK || state->info.jpeg_color_space == JCS_YCCK) {

@@ -57,7 +57,8 @@ bool run_png(PngState* state, PngInput* in, const ImageLimits* limits, bool keep
     state->height = png_get_image_height(state->png, state->info);
     state->header_read = true;
     if (state->width == 0 || state->height == 0 || state->width > limits->max_side ||
-        state->height > limits->max_side || uint64_t{state->width} * state->height > limits->max_pixels)
+        state->height > limits->max_side || uint64_t{state->width} * state->height > limits->max_pixels ||
+        uint64_t{state->width} * state->height > limits->memory_pixels)
         return false;
     const bool sixteen = keep_16_bits && png_get_bit_depth(state->png, state->info) == 16;
     png_set_expand(state->png);             // palette -> RGB, grey < 8 bits -> 8, tRNS -> alpha

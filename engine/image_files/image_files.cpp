@@ -16,6 +16,7 @@
 
 #include "decoders.h"
 #include "error.h"
+#include "host_memory.h"
 
 namespace tvlm {
 
@@ -25,8 +26,12 @@ constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
 void check_image_size(uint32_t width, uint32_t height, const std::string& name, const ImageLimits& limits) {
     if (width > 0 && height > 0 && width <= limits.max_side && height <= limits.max_side &&
-        uint64_t{width} * height <= limits.max_pixels)
+        uint64_t{width} * height <= limits.max_pixels) {
+        check_host_memory(uint64_t{width} * height * limits.host_bytes_per_pixel,
+                          "image '" + name + "' (" + std::to_string(width) + "x" + std::to_string(height) + ")",
+                          "downscale it first, or free memory (TVLM_HOST_MEMORY_LIMIT caps what texturevlm takes)");
         return;
+    }
     throw Error("image '" + name + "' is " + std::to_string(width) + "x" + std::to_string(height) +
                 ": sides must be 1.." + std::to_string(limits.max_side) + " and at most " +
                 std::to_string(limits.max_pixels) + " pixels in all (downscale it first)");
@@ -34,8 +39,11 @@ void check_image_size(uint32_t width, uint32_t height, const std::string& name, 
 
 namespace {
 
-DecodedPixels decode_pixels(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits,
+DecodedPixels decode_pixels(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& given,
                             bool keep_16_bits) {
+    ImageLimits limits = given;
+    if (const std::optional<uint64_t> available = available_host_memory())
+        limits.memory_pixels = *available / std::max<uint64_t>(limits.host_bytes_per_pixel, 1);
     if (is_png(bytes, size)) return decode_png(bytes, size, name, limits, keep_16_bits);
     if (is_jpeg(bytes, size)) return decode_jpeg(bytes, size, name, limits);
     throw Error("'" + name +

@@ -17,6 +17,11 @@ namespace tvlm {
 struct ImageLimits {
     uint32_t max_side = 16384;               // either side, in pixels
     uint64_t max_pixels = 16384ull * 16384;  // width * height (1 GiB of RGBA8)
+    // Host memory the caller's whole job takes per pixel of the image (the decoded RGBA8 at
+    // least): an image whose job would not fit the memory this process may still take
+    // (host_memory.h) is refused at its header, before anything is decoded.
+    uint64_t host_bytes_per_pixel = 4;
+    uint64_t memory_pixels = UINT64_MAX;  // set by the decoders from the above; not an input
 };
 
 // Decodes the PNG or JPEG in `bytes` (`name` for messages) to RGBA8: palettes, grey, 16-bit

@@ -6,6 +6,7 @@
 
 #include "box_filter.h"
 #include "color.h"
+#include "host_memory.h"
 
 namespace tvlm {
 
@@ -64,7 +65,8 @@ ImageF box_downsample(const ImageF& src, Extent2D dst, Format format) {
             }
         }
     }
-    return quantize(out, format);
+    quantize_in_place(out, format);
+    return out;
 }
 
 }  // namespace
@@ -104,17 +106,47 @@ ImageF reference_downsample(const ImageF& src, Extent2D dst, MipFilter filter, F
             }
         }
     }
-    return quantize(out, format);
+    quantize_in_place(out, format);
+    return out;
+}
+
+uint64_t reference_chain_bytes(uint32_t width, uint32_t height, uint32_t levels, uint32_t channels) {
+    uint64_t bytes = 0;
+    for (uint32_t l = 0; l < levels; ++l) {
+        const Extent2D e = level_extent(width, height, l);
+        bytes += uint64_t{e.width} * e.height * channels * sizeof(float);
+    }
+    return bytes;
+}
+
+void check_reference_chain_memory(uint32_t width, uint32_t height, uint32_t levels, uint32_t layers,
+                                  const std::string& what) {
+    const uint64_t chain = reference_chain_bytes(width, height, levels, 4);
+    check_host_memory(chain * layers + reference_chain_bytes(width, height, 1, 4), what,
+                      "the CPU reference holds every level in float RGBA: use the vulkan or cuda backend, or a "
+                      "smaller image (TVLM_HOST_MEMORY_LIMIT caps what texturevlm takes)");
+}
+
+void regenerate_mip_levels(std::vector<ImageF>& chain, Format format, MipFilter filter, uint32_t levels) {
+    assert(levels >= 1 && !chain.empty());
+    chain.resize(levels);
+    const uint32_t width = chain[0].width, height = chain[0].height;
+    for (uint32_t l = 1; l < levels; ++l)
+        chain[l] = reference_downsample(chain[l - 1], level_extent(width, height, l), filter, format);
+}
+
+std::vector<ImageF> reference_mip_chain(ImageF&& base, Format format, MipFilter filter, uint32_t levels) {
+    assert(levels >= 1 && base.channels == format_info(format).channels);
+    std::vector<ImageF> chain;
+    chain.reserve(levels);
+    quantize_in_place(base, format);
+    chain.push_back(std::move(base));
+    regenerate_mip_levels(chain, format, filter, levels);
+    return chain;
 }
 
 std::vector<ImageF> reference_mip_chain(const ImageF& base, Format format, MipFilter filter, uint32_t levels) {
-    assert(levels >= 1 && base.channels == format_info(format).channels);
-    std::vector<ImageF> chain;
-    chain.push_back(quantize(base, format));
-    for (uint32_t l = 1; l < levels; ++l) {
-        chain.push_back(reference_downsample(chain.back(), level_extent(base.width, base.height, l), filter, format));
-    }
-    return chain;
+    return reference_mip_chain(ImageF(base), format, filter, levels);
 }
 
 }  // namespace tvlm

@@ -81,6 +81,17 @@ ImageF quantize(const ImageF& image, Format format) {
     return decode_texels(bytes, image.width, image.height, format);
 }
 
+void quantize_in_place(ImageF& image, Format format) {
+    ImageF row(image.width, 1, image.channels);
+    const size_t values = size_t{image.width} * image.channels;
+    for (uint32_t y = 0; y < image.height; ++y) {
+        float* texels = image.texels.data() + y * values;
+        std::copy(texels, texels + values, row.texels.begin());
+        const ImageF stored = decode_texels(encode_texels(row, format), image.width, 1, format);
+        std::copy(stored.texels.begin(), stored.texels.end(), texels);
+    }
+}
+
 ImageF to_image(const HostPixels& pixels, uint32_t channels) {
     ImageF image(pixels.width, pixels.height, channels);
     const size_t cb = component_bytes(pixels.type);

@@ -40,6 +40,8 @@ HostPixels host_pixels(const ImageF& image);  // f32 view of an ImageF
 std::vector<uint8_t> encode_texels(const ImageF& image, Format format);
 ImageF decode_texels(std::span<const uint8_t> bytes, uint32_t width, uint32_t height, Format format);
 ImageF quantize(const ImageF& image, Format format);
+// The same in place, a row at a time: no copy of the image.
+void quantize_in_place(ImageF& image, Format format);
 
 // Converts host pixels of any component type and 1/3/4 channels to the bytes of `format`
 // (3 -> 4 channels adds alpha 1; 1 -> 4 replicates grey; 4/3 -> 1 keeps red).

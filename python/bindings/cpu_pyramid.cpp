@@ -2,6 +2,7 @@
 // precision (engine/reference_*). The definition the GPU backends are tested against.
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ public:
         check_texture_desc(desc_, {16384, 2048, "the CPU backend's limit", "layers", "CPU backend"});
         if (format_info(desc_.format).channels != 4)
             throw Error("pyramids fed from arrays need an RGBA format, not " + format);
+        check_reference_chain_memory(width, height, desc_.mip_levels(), layers,
+                                     "a CPU pyramid of " + std::to_string(layers) + " image(s) of " +
+                                         std::to_string(width) + "x" + std::to_string(height));
         for (uint32_t l = 0; l < layers; ++l) {
             MipLevels chain;
             for (uint32_t m = 0; m < desc_.mip_levels(); ++m) {
@@ -41,16 +45,22 @@ public:
                         std::to_string(x) + ", " + std::to_string(y) + ") of layer " + std::to_string(layer) +
                         " do not fit a " + std::to_string(desc_.width) + "x" + std::to_string(desc_.height) + "x" +
                         std::to_string(desc_.layers) + " pyramid");
-        const ImageF texels = quantize(to_image(pixels, 4), desc_.format);
+        // A row at a time, straight into level 0: no copy of the image is ever held (nothing
+        // here can fail once the checks above passed).
         ImageF& base = images_[layer][0];
-        for (uint32_t j = 0; j < texels.height; ++j)
-            for (uint32_t i = 0; i < texels.width; ++i)
-                for (uint32_t c = 0; c < 4; ++c) base.at(x + i, y + j, c) = texels.at(i, j, c);
+        for (uint32_t j = 0; j < pixels.height; ++j) {
+            HostPixels row = pixels;
+            row.data = static_cast<const uint8_t*>(pixels.data) + size_t{j} * pixels.stride();
+            row.height = 1;
+            ImageF texels = to_image(row, 4);
+            quantize_in_place(texels, desc_.format);
+            std::copy(texels.texels.begin(), texels.texels.end(), &base.at(x, y + j, 0));
+        }
     }
 
     void generate_mipmaps(const std::string& filter) {
         const MipFilter f = parse_mip_filter(filter);
-        for (MipLevels& chain : images_) chain = reference_mip_chain(chain[0], desc_.format, f, desc_.mip_levels());
+        for (MipLevels& chain : images_) regenerate_mip_levels(chain, desc_.format, f, desc_.mip_levels());
     }
 
     // Stored texel values of one level: [h, w, 4] in the format's component type.
