@@ -53,7 +53,8 @@ std::optional<uint64_t> user_limit() {
     std::istringstream in(text);
     uint64_t value = 0;
     std::string suffix;
-    if (!std::isdigit(static_cast<unsigned char>(text[0])) || !(in >> value)) throw Error(std::string("TVLM_HOST_MEMORY_LIMIT=") + text + " is not a number of bytes (e.g. 8G)");
+    if (!std::isdigit(static_cast<unsigned char>(text[0])) || !(in >> value))
+        throw Error(std::string("TVLM_HOST_MEMORY_LIMIT=") + text + " is not a number of bytes (e.g. 8G)");
     in >> suffix;
     const int shift = suffix.empty() ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
     if (shift < 0) throw Error(std::string("TVLM_HOST_MEMORY_LIMIT=") + text + ": the suffix is K, M or G (e.g. 8G)");

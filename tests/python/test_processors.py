@@ -251,16 +251,31 @@ def test_bad_configs_are_refused_with_a_reason(tmp_path):
     [
         (
             lambda: CLIPImageProcessor(size={"shortest_edge": "big"}),
-            r"size\['shortest_edge'\] must be a positive whole",
+            r"size\['shortest_edge'\] must be a whole number from 1 to 268435456",
         ),
-        (lambda: CLIPImageProcessor(size={"shortest_edge": 0}), r"size\['shortest_edge'\] must be a positive whole"),
-        (lambda: CLIPImageProcessor(size={"shortest_edge": True}), r"size\['shortest_edge'\] must be a positive whole"),
-        (lambda: CLIPImageProcessor(crop_size=224.5), r"crop_size\['height'\] must be a positive whole"),
-        (lambda: SiglipImageProcessor(size={"height": -224, "width": 224}), r"size\['height'\] must be a positive"),
+        (
+            lambda: CLIPImageProcessor(size={"shortest_edge": 0}),
+            r"size\['shortest_edge'\] must be a whole number from 1 to 268435456",
+        ),
+        (
+            lambda: CLIPImageProcessor(size={"shortest_edge": True}),
+            r"size\['shortest_edge'\] must be a whole number from 1 to 268435456",
+        ),
+        (
+            lambda: CLIPImageProcessor(crop_size=224.5),
+            r"crop_size\['height'\] must be a whole number from 1 to 268435456",
+        ),
+        (lambda: SiglipImageProcessor(size={"height": -224, "width": 224}), r"size\['height'\] must be a whole number"),
         (lambda: SiglipImageProcessor(size="224"), "size must be a number or a dict"),
-        (lambda: Qwen2VLImageProcessor(min_pixels="3136"), r"size\['shortest_edge'\] must be a positive whole"),
-        (lambda: Qwen2VLImageProcessor(patch_size=0), "patch_size must be a positive whole number, got 0"),
-        (lambda: Qwen2VLImageProcessor(merge_size=2.5), "merge_size must be a positive whole number, got 2.5"),
+        (
+            lambda: Qwen2VLImageProcessor(min_pixels="3136"),
+            r"size\['shortest_edge'\] must be a whole number from 1 to 268435456",
+        ),
+        (lambda: Qwen2VLImageProcessor(patch_size=0), "patch_size must be a whole number from 1 to 268435456, got 0"),
+        (
+            lambda: Qwen2VLImageProcessor(merge_size=2.5),
+            "merge_size must be a whole number from 1 to 268435456, got 2.5",
+        ),
     ],
 )
 def test_config_numbers_are_checked_when_the_processor_is_made(make, match):
@@ -294,3 +309,35 @@ def test_pil_images_of_other_modes_are_converted_as_hf_converts_them(rng):
     pal = image_module.fromarray(indices, mode="P")
     pal.putpalette(palette.flatten().tolist())
     np.testing.assert_array_equal(p(pal).pixel_values, p(np.moveaxis(palette[indices], -1, 0)).pixel_values)
+
+
+def test_config_numbers_at_the_upper_limit_and_one_past_it():
+    limit = 16384 * 16384
+    assert Qwen2VLImageProcessor(max_pixels=limit).max_pixels == limit
+    with pytest.raises(ProcessorInputError, match=f"must be a whole number from 1 to {limit}, got {limit + 1}"):
+        Qwen2VLImageProcessor(max_pixels=limit + 1)
+    for bad in (float("inf"), float("nan")):
+        with pytest.raises(ProcessorInputError, match="crop_size"):
+            CLIPImageProcessor(crop_size=bad)
+
+
+@pytest.mark.parametrize("value,ok", [(True, True), (False, True), (1, True), (0, True), (2, False), ("no", False)])
+def test_config_flags_take_true_false_0_or_1(value, ok):
+    if ok:
+        assert CLIPImageProcessor(do_normalize=value).do_normalize is bool(value)
+    else:
+        with pytest.raises(ProcessorInputError, match=f"do_normalize must be true or false, got {value!r}"):
+            CLIPImageProcessor(do_normalize=value)
+
+
+@pytest.mark.parametrize("value", ["", False, 0, -1 / 255, float("inf"), [1 / 255]])
+def test_rescale_factor_is_a_positive_finite_number(value):
+    with pytest.raises(ProcessorInputError, match="rescale_factor must be a positive finite number"):
+        CLIPImageProcessor(rescale_factor=value)
+    assert CLIPImageProcessor(rescale_factor=None).rescale_factor == 1 / 255  # null: the default
+
+
+@pytest.mark.parametrize("mean", [["a", 0, 0], [True, 0, 0], "abc", {"r": 1}])
+def test_image_mean_is_one_number_or_three(mean):
+    with pytest.raises(ProcessorInputError, match="image_mean is a number or three numbers"):
+        CLIPImageProcessor(image_mean=mean)

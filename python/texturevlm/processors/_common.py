@@ -13,7 +13,7 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._resize import FILTERS, OUT_DTYPES, CudaCall, Normalize, Plan, cuda_launch, remember_call, write_host
-from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError
+from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_number
 
 
 class BatchFeature(dict):
@@ -85,13 +85,13 @@ class Processor:
 
     def __init__(self, config: Dict[str, Any], filter: str, dtype: str, backend: str) -> None:
         c = config
-        self.do_resize: bool = bool(c.get("do_resize", True))
-        self.do_rescale: bool = bool(c.get("do_rescale", True))
-        self.rescale_factor: float = float(c.get("rescale_factor", 1 / 255))
-        self.do_normalize: bool = bool(c.get("do_normalize", True))
-        self.image_mean = c.get("image_mean", OPENAI_CLIP_MEAN)
-        self.image_std = c.get("image_std", OPENAI_CLIP_STD)
-        self.do_convert_rgb: bool = bool(c.get("do_convert_rgb", True))
+        self.do_resize: bool = config_flag(c, "do_resize", True)
+        self.do_rescale: bool = config_flag(c, "do_rescale", True)
+        self.rescale_factor: float = config_number(c, "rescale_factor", 1 / 255)
+        self.do_normalize: bool = config_flag(c, "do_normalize", True)
+        self.image_mean = c["image_mean"] if c.get("image_mean") is not None else OPENAI_CLIP_MEAN
+        self.image_std = c["image_std"] if c.get("image_std") is not None else OPENAI_CLIP_STD
+        self.do_convert_rgb: bool = config_flag(c, "do_convert_rgb", True)
         self.resample = c.get("resample", 3)
         check_resample(self.resample)
         self.filter, self.dtype, self.backend = filter, dtype, backend

@@ -58,7 +58,11 @@ class Normalize:
 
 
 def _three(values: Any, name: str) -> Tuple[float, float, float]:
-    values = [values] * 3 if isinstance(values, (int, float)) else list(values)
+    values = [values] * 3 if isinstance(values, (int, float)) else values
+    if not isinstance(values, (list, tuple)) or any(
+        isinstance(v, bool) or not isinstance(v, (int, float)) for v in values
+    ):
+        raise ProcessorInputError(f"{name} is a number or three numbers (RGB), got {values!r}")
     if len(values) != 3:
         raise ProcessorInputError(f"{name} has one value or three (RGB), not {len(values)}")
     if any(not math.isfinite(v) for v in values) or (name == "image_std" and any(v == 0 for v in values)):

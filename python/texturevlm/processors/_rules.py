@@ -21,12 +21,46 @@ class ProcessorInputError(Error, ValueError):
     where Hugging Face's processors raise ValueError, so either `except` catches it."""
 
 
+#: The largest number a processor config may give (a side, a pixel count, a patch size):
+#: 16384^2, the largest image texturevlm takes.
+MAX_CONFIG_SIZE = 16384 * 16384
+
+
 def config_size(value: object, name: str) -> int:
-    """A positive whole number of pixels (or patches) from a processor config, else
-    ProcessorInputError naming the key: configs are JSON, where "224" or 224.5 is a typo."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise ProcessorInputError(f"{name} must be a positive whole number, got {value!r}")
+    """A positive whole number of pixels (or patches) from a processor config, at most
+    MAX_CONFIG_SIZE, else ProcessorInputError naming the key: configs are JSON, where "224"
+    or 224.5 is a typo."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value != int(value)
+        or not 1 <= value <= MAX_CONFIG_SIZE
+    ):
+        raise ProcessorInputError(f"{name} must be a whole number from 1 to {MAX_CONFIG_SIZE}, got {value!r}")
     return int(value)
+
+
+def config_flag(config: dict, name: str, default: bool) -> bool:
+    """A yes/no setting of a processor config: true or false (JSON), 0 or 1; absent or null
+    is `default`. Anything else is ProcessorInputError naming the key (bool("no") is True)."""
+    value = config.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise ProcessorInputError(f"{name} must be true or false, got {value!r}")
+
+
+def config_number(config: dict, name: str, default: float) -> float:
+    """A positive finite number of a processor config (absent or null: `default`), else
+    ProcessorInputError naming the key."""
+    value = config.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ProcessorInputError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
 
 
 def config_sizes(size: dict, name: str) -> dict:

@@ -16,6 +16,7 @@ from ._rules import (
     OPENAI_CLIP_STD,
     ProcessorInputError,
     center_crop_box,
+    config_flag,
     config_sizes,
     resized_size,
 )
@@ -45,7 +46,7 @@ class FixedSizeImageProcessor(Processor):
                 else {"height": size, "width": size}
             )
         self.size: Dict[str, int] = config_sizes(size, "size")
-        self.do_center_crop: bool = bool(c.get("do_center_crop", False))
+        self.do_center_crop: bool = config_flag(c, "do_center_crop", False)
         crop = c.get("crop_size") or self.size
         crop = (
             {"height": crop, "width": crop} if isinstance(crop, (int, float)) and not isinstance(crop, bool) else crop

@@ -28,7 +28,10 @@ class Qwen2VLImageProcessor(Processor):
 
     def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
         c = dict(config)
-        size = dict(c.get("size") or self.default_size)
+        size = c.get("size") or self.default_size
+        if not isinstance(size, dict):
+            raise ProcessorInputError(f"size must be a dict with 'shortest_edge' and 'longest_edge', got {size!r}")
+        size = dict(size)
         if c.get("min_pixels") is not None:
             size["shortest_edge"] = c["min_pixels"]
         if c.get("max_pixels") is not None:
