@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
             command.c_str());
         return 2;
     } catch (const tvlm::Error& e) {
-        std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), e.what());
+        std::fprintf(stderr, "tvlm %s: error: %s\n", command.c_str(), tvlm::with_output_names(e.what()).c_str());
         return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "tvlm %s: internal error: %s\n", command.c_str(), e.what());

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "error.h"
 
@@ -81,11 +82,27 @@ void remove_temporaries_on_signals() {
     }).detach();
 }
 
+// Temporary -> given path of the outputs removed after a failure (with_output_names).
+std::vector<std::pair<std::string, std::string>>& removed_outputs() {
+    static std::vector<std::pair<std::string, std::string>> names;
+    return names;
+}
+
+std::string with_output_names(std::string message) {
+    for (const auto& [temporary, given] : removed_outputs())
+        for (size_t at = message.find(temporary); at != std::string::npos; at = message.find(temporary, at))
+            message.replace(at, temporary.size(), given);
+    return message;
+}
+
 OutputFiles::~OutputFiles() {
     std::error_code ec;  // nothing to report to: the failure that got us here is on its way
     for (const Output& o : outputs_) {
         if (o.temporary.empty()) continue;  // in place
-        if (!committed_) fs::remove_all(o.temporary, ec);
+        if (!committed_) {
+            fs::remove_all(o.temporary, ec);
+            removed_outputs().emplace_back(o.temporary.string(), o.target.string());
+        }
         forget_temporary(o.temporary);
     }
 }

@@ -48,6 +48,10 @@ private:
 // thread of its own, where removing files is safe.
 void remove_temporaries_on_signals();
 
+// `message` with the temporary paths of outputs that were removed after a failure named as
+// the user gave them: an error met while writing names the user's path, not ours.
+std::string with_output_names(std::string message);
+
 // A NumPy .npy (format 1.0, little-endian float32, C order) of `shape`.
 void write_npy(const std::string& path, const std::vector<size_t>& shape, const std::vector<float>& values);
 // Text written to `path`.

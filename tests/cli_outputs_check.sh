@@ -122,6 +122,25 @@ for sig in TERM HUP; do
     echo "FAIL: SIG$sig left: $(ls -a | grep 'partial\|^interrupted$')"; failures=$((failures + 1)); rm -rf .*.partial interrupted
   fi
 done
+# A full disk: a file size limit makes writes fail as a full disk does (SIGXFSZ ignored, so
+# write() returns the error). One error naming the user's path, nothing left behind, and the
+# same command works once there is room.
+full_disk() { (trap '' XFSZ; ulimit -f 16; "$@"); }
+fails "cannot write PNG 'full_levels/level_00.png': .*\(disk full\?\)" full_disk "$tvlm" mips big.png --out full_levels
+fails "writing 'full.npy' failed \(disk full\?\)" full_disk "$tvlm" sample --backend cpu --budget 4000 --out full.npy \
+  --meta full.json
+if "$tvlm" video --help >/dev/null 2>&1; then
+  # 8 MiB a file: room for the embedded clip (written to a temporary file first), not for the
+  # 40 MB of patches of its 48 frames.
+  (trap '' XFSZ; ulimit -f 16384; "$tvlm" video --out full_video.npy) > video_full.log 2>&1 && {
+    echo "FAIL: tvlm video on a full disk exited 0"; failures=$((failures + 1)); }
+  grep -q "^tvlm video: error: writing 'full_video.npy' failed (disk full?)" video_full.log ||
+    { echo "FAIL: tvlm video on a full disk said: $(tail -n 1 video_full.log)"; failures=$((failures + 1)); }
+  ls -a | grep -q 'full_video' && { echo "FAIL: tvlm video on a full disk left $(ls -a | grep full_video)"; failures=$((failures + 1)); }
+  rm -f video_full.log
+fi
+"$tvlm" mips --levels 3 --out full_levels >/dev/null 2>&1 || { echo "FAIL: tvlm mips after a full disk"; failures=$((failures + 1)); }
+rm -rf full_levels
 # Host memory: a job that would not fit what the process may take is refused at the image's
 # header, before anything is decoded (8192^2 x 28 bytes for the CPU reference: 1.75 GiB).
 fails "image 'big.png' \(8192x8192\) needs about 1.75 GiB of host memory and 0.50 GiB are available" \

@@ -1,6 +1,7 @@
 // Bad input to the Vulkan engine: clear errors, nothing changed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "device_choice.h"
@@ -27,6 +28,30 @@ TEST_CASE_FIXTURE(VulkanFixture, "texture sizes, layers and levels out of range"
                          doctest::Contains("layer count"), Error);
     CHECK_THROWS_WITH_AS(Texture::create(context, TextureDesc::sampled_2d(16, 16, Format::rgba8_unorm, 6)),
                          doctest::Contains("at most 5 mip levels"), Error);
+}
+
+// A texture over twice the largest heap: refused before Vulkan is asked for it (asking for
+// more than a heap or maxResourceSize holds is invalid usage, which validation reports), with
+// one clear error, and the context goes on working (no half-made texture left).
+TEST_CASE_FIXTURE(VulkanFixture, "a texture the device memory cannot hold is refused and the next one works") {
+    VkPhysicalDeviceMemoryProperties memory{};
+    vkGetPhysicalDeviceMemoryProperties(context.physical_device(), &memory);
+    VkDeviceSize largest = 0;
+    for (uint32_t h = 0; h < memory.memoryHeapCount; ++h) largest = std::max(largest, memory.memoryHeaps[h].size);
+    constexpr VkDeviceSize kLayerBytes = VkDeviceSize{16384} * 16384 * 16;  // rgba32f, level 0
+    const auto layers = uint32_t(
+        std::min<VkDeviceSize>(2 * largest / kLayerBytes + 1, context.limits().maxImageArrayLayers));
+    REQUIRE(VkDeviceSize{layers} * kLayerBytes > largest);
+    for (int attempt = 0; attempt < 3; ++attempt)
+        CHECK_THROWS_WITH_AS(
+            Texture::create(context, TextureDesc::sampled_array(16384, 16384, layers, Format::rgba32f)),
+            doctest::Contains(": use a smaller image or batch"), Error);  // over the image or heap limit
+    Texture small = Texture::create(context, TextureDesc::sampled_2d(64, 48, Format::rgba8_unorm));
+    const ImageF image = random_image(64, 48, Format::rgba8_unorm, 5);
+    upload(context, small, host_pixels(image));
+    generate_mips(context, small, MipFilter::box);
+    CHECK(readback_image(context, small, 0).texels == image.texels);
+    CHECK(context.validation_log().count() == 0);
 }
 
 TEST_CASE_FIXTURE(VulkanFixture, "readback and upload outside the texture fail and change nothing") {

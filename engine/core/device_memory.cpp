@@ -1,6 +1,8 @@
 #include "device_memory.h"
 
 #include <atomic>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "vk_check.h"
@@ -53,6 +55,27 @@ uint32_t find_memory_type(VkPhysicalDevice physical, uint32_t type_bits, VkMemor
                 ", allowed types 0x" + std::to_string(type_bits) + ")");
 }
 
+namespace {
+
+std::string gib(VkDeviceSize bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / double(VkDeviceSize{1} << 30));
+    return text;
+}
+
+// Throws Error where `size` exceeds the heap of memory type `type`: Vulkan forbids asking for
+// more than a heap holds (the validation layers report it), so it is refused here, clearly.
+void check_fits_heap(VkPhysicalDevice physical, uint32_t type, VkDeviceSize size, const char* what) {
+    VkPhysicalDeviceMemoryProperties props;
+    vkGetPhysicalDeviceMemoryProperties(physical, &props);
+    const VkDeviceSize heap = props.memoryHeaps[props.memoryTypes[type].heapIndex].size;
+    if (size > heap)
+        throw Error(std::string(what) + " needs " + gib(size) + " of device memory, more than the device's " +
+                    gib(heap) + " heap holds: use a smaller image or batch");
+}
+
+}  // namespace
+
 DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_index, const void* next) {
     VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, next};
     info.allocationSize = size;
@@ -73,8 +96,9 @@ BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDe
     try {
         VkMemoryRequirements req;
         vkGetBufferMemoryRequirements(device, buffer, &req);
-        DeviceMemory memory = allocate_memory(device, req.size,
-                                              find_memory_type(physical, req.memoryTypeBits, properties), nullptr);
+        const uint32_t type = find_memory_type(physical, req.memoryTypeBits, properties);
+        check_fits_heap(physical, type, req.size, "a buffer");
+        DeviceMemory memory = allocate_memory(device, req.size, type, nullptr);
         check_vk(vkBindBufferMemory(device, buffer, memory.handle(), 0), "vkBindBufferMemory");
         return {buffer, std::move(memory)};
     } catch (...) {
@@ -90,8 +114,10 @@ DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, V
     dedicated.image = image;
     VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &dedicated};
     export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    const uint32_t type = find_memory_type(physical, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    check_fits_heap(physical, type, req.size, "the texture");
     DeviceMemory memory = allocate_memory(
-        device, req.size, find_memory_type(physical, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+        device, req.size, type,
         exportable ? static_cast<const void*>(&export_info) : static_cast<const void*>(&dedicated));
     check_vk(vkBindImageMemory(device, image, memory.handle(), 0), "vkBindImageMemory");
     return memory;

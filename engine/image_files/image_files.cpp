@@ -151,7 +151,8 @@ void write_png(const std::string& path, uint32_t width, uint32_t height, uint32_
     w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w, on_write_error, on_write_warning);
     if (w.png) w.info = png_create_info_struct(w.png);
     if (!w.png || !w.info) throw Error("cannot write PNG '" + path + "': out of memory");
-    if (!run_write(&w, width, height, channels, &rows)) throw Error("cannot write PNG '" + path + "': " + w.message);
+    if (!run_write(&w, width, height, channels, &rows))
+        throw Error("cannot write PNG '" + path + "': " + w.message + " (disk full?)");
     std::FILE* file = std::exchange(w.file, nullptr);
     if (std::ferror(file) || std::fclose(file) != 0)
         throw Error("cannot write PNG '" + path + "': " + std::strerror(errno) + " (disk full?)");

@@ -75,6 +75,16 @@ void check_format_support(const Context& context, const TextureDesc& d) {
         throw Error("texture " + describe(d) + " exceeds what " + device + " supports for this format (max " +
                     std::to_string(p.maxExtent.width) + "x" + std::to_string(p.maxExtent.height) + ", " +
                     std::to_string(p.maxArrayLayers) + " layers)");
+    VkDeviceSize bytes = 0;  // the levels' texels: what the image holds at least
+    for (uint32_t l = 0; l < d.mip_levels(); ++l) {
+        const Extent2D e = level_extent(d.width, d.height, l);
+        bytes += VkDeviceSize{e.width} * e.height * format_info(d.format).texel_bytes();
+    }
+    bytes *= d.layers;
+    if (bytes > p.maxResourceSize)
+        throw Error("texture " + describe(d) + " holds " + std::to_string(bytes >> 20) + " MiB, more than the " +
+                    std::to_string(p.maxResourceSize >> 20) + " MiB " + device +
+                    " takes in one image of this format: use a smaller image or batch");
     if (d.exportable) {
         if (!context.memory_export())
             throw Error("exportable textures need VK_KHR_external_memory_fd, which " + device + " lacks");

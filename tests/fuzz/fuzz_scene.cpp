@@ -20,8 +20,8 @@ void check_finite(float v) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
-        const tvlm::OverlaySceneFile file =
-            tvlm::parse_overlay_scene(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
+        const tvlm::OverlaySceneFile file = tvlm::parse_overlay_scene(
+            std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
         if (file.point_tracks.size() != file.scene.points.size()) __builtin_trap();
         for (const auto& b : file.scene.boxes) check_finite(b.cx), check_finite(b.cy), check_finite(b.width);
         for (const auto& p : file.scene.points) check_finite(p.x), check_finite(p.y), check_finite(p.radius);

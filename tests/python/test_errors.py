@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 import texturevlm as tv
-from conftest import needs_vulkan, random_image
+from conftest import needs_vulkan, random_image, tolerance
 
 BACKENDS = ["cpu", pytest.param("vulkan", marks=needs_vulkan)]
 
@@ -175,3 +175,16 @@ def test_sample_foveated_checks_its_integers(backend):
         pyramid.sample_foveated(num_patches=10**7)
     patches, _ = pyramid.sample_foveated(num_patches=16)  # still usable afterwards
     assert patches.shape == (16, 3, 16, 16)
+
+
+@needs_vulkan
+def test_a_pyramid_the_vulkan_device_cannot_hold_is_refused_and_the_next_one_works(rng):
+    # Over the device's image or heap limit: refused before Vulkan is asked (asking would be
+    # invalid usage), one clear error, and the device goes on working.
+    for _ in range(3):
+        with pytest.raises(tv.Error, match="use a smaller image or batch"):
+            tv.TexturePyramid.create(16384, 16384, format="rgba32f", batch=64, backend="vulkan")
+    image = random_image(rng, (4, 40, 56))
+    got = tv.TexturePyramid(image, backend="vulkan").sample_foveated((0.5, 0.5), num_patches=13, patch_size=8)
+    want = tv.TexturePyramid(image, backend="cpu").sample_foveated((0.5, 0.5), num_patches=13, patch_size=8)
+    assert np.all(np.abs(got.patches - want.patches) <= tolerance(False, False, want.patches))
