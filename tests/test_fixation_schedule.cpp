@@ -103,5 +103,14 @@ TEST_CASE("following saliency: at most `per_second` moves a second, each to wher
     CHECK_THROWS_WITH_AS(schedule.at(12.0, &small), doctest::Contains("changed size"), Error);
 }
 
+TEST_CASE("fixations on the image's edges are inside; a hair outside, or NaN, is refused") {
+    for (const Fixation f : {Fixation{0.0, 0.0}, Fixation{1.0, 1.0}, Fixation{1.0, 0.0}, Fixation{0.0, 1.0}})
+        CHECK_NOTHROW(FixationSchedule::fixed({f}));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const Fixation f : {Fixation{1.0 + 1e-9, 0.5}, Fixation{0.5, 1.0 + 1e-9}, Fixation{-1e-9, 0.5},
+                             Fixation{0.5, -1e-9}, Fixation{nan, 0.5}, Fixation{0.5, nan}})
+        CHECK_THROWS_WITH_AS(FixationSchedule::fixed({f}), doctest::Contains("is NaN or outside [0,1]^2"), Error);
+}
+
 }  // namespace
 }  // namespace tvlm

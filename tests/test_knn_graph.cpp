@@ -155,5 +155,18 @@ TEST_CASE("KNN graphs refuse NaN points, repeated tracks and k = 0, changing not
     CHECK(graph.changes() == 0);            // the refused frames left the previous links
 }
 
+TEST_CASE("given neighbour lists need min(k + hysteresis, points - 1) entries: that many pass, one fewer fails") {
+    const std::vector<KnnPoint> three{{0, 0, 1}, {1, 0, 2}, {5, 0, 3}};
+    // k + hysteresis = 6 of 3 points: a point has 2 others, and 2 is enough.
+    KnnGraph many({.k = 5, .hysteresis = 1});
+    CHECK(many.update(three, {{1, 2}, {0, 2}, {1, 0}}).size() == 3);
+    CHECK_THROWS_WITH_AS(many.update(three, {{1, 2}, {0}, {1, 0}}),
+                         doctest::Contains("point 1's list holds 1 neighbours, fewer than k + hysteresis = 2"), Error);
+    // k + hysteresis = 1 of 3 points: one each.
+    KnnGraph one({.k = 1, .hysteresis = 0});
+    CHECK(one.update(three, {{1}, {0}, {1}}).size() == 2);
+    CHECK_THROWS_WITH_AS(one.update(three, {{1}, {}, {1}}), doctest::Contains("fewer than k + hysteresis = 1"), Error);
+}
+
 }  // namespace
 }  // namespace tvlm

@@ -303,3 +303,22 @@ TEST_CASE("batch_layouts pads every image to at least the asked count with maske
     for (size_t i = one.patches.size(); i < 20; ++i) CHECK(padded.patches[i].level == -1.0f);
     CHECK(batch_layouts(std::span(&one, 1), 0).patches.size() == one.patches.size());
 }
+
+TEST_CASE("check_patch_geometry: patch sizes 1 and kMaxPatchSize pass, 0 and one more fail, empty images fail") {
+    CHECK_NOTHROW(check_patch_geometry(8, 8, 1));
+    CHECK_NOTHROW(check_patch_geometry(8, 8, kMaxPatchSize));
+    CHECK_THROWS_WITH_AS(check_patch_geometry(8, 8, 0), doctest::Contains("patch size 0 is out of range"), Error);
+    CHECK_THROWS_WITH_AS(check_patch_geometry(8, 8, kMaxPatchSize + 1), doctest::Contains("is out of range: use 1 to"),
+                         Error);
+    CHECK_THROWS_WITH_AS(check_patch_geometry(0, 8, 4), doctest::Contains("empty 0x8"), Error);
+    CHECK_THROWS_WITH_AS(check_patch_geometry(8, 0, 4), doctest::Contains("empty 8x0"), Error);
+}
+
+TEST_CASE("resize layouts need the levels their largest scale reaches, a fractional level rounded up") {
+    // 1000 -> 300: one output pixel spans 3.33 texels, level log2(3.33) = 1.74: levels 0..2.
+    CHECK(resize_layout(1000, 1000, {300, 300, 0, 0, 300, 300, 20}).levels_needed == 3);
+    // 1000 -> 250: exactly level 2 (float noise above it does not ask for level 3).
+    CHECK(resize_layout(1000, 1000, {250, 250, 0, 0, 250, 250, 25}).levels_needed == 3);
+    // Enlarging: level 0 only.
+    CHECK(resize_layout(100, 100, {300, 300, 0, 0, 300, 300, 20}).levels_needed == 1);
+}

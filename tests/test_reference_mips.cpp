@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "box_filter.h"
+#include "error.h"
 #include "color.h"
 #include "random_image.h"
 #include "reference_mips.h"
@@ -227,4 +228,21 @@ TEST_CASE("box passes: six halving levels per pass, new passes at odd sizes, dir
     const IndexRange shared = box_dependents(2, 3, 5);  // 5 -> 2: texel 2 is split between both
     CHECK(shared.first == 0);
     CHECK(shared.end == 2);
+}
+
+// A changed region is refused when empty on any one axis, and checked on both sides of each
+// edge: the last texel, row and layer are inside, one past is outside.
+TEST_CASE("checked_dirty_rect: empty on any one axis, and each edge at the limit and one past") {
+    using tvlm::DirtyRegion;
+    const auto check = [](DirtyRegion r) { return tvlm::checked_dirty_rect(r, 10, 8, 3); };
+    for (const DirtyRegion empty :
+         {DirtyRegion{0, 0, 0, 4, 0, 1}, DirtyRegion{0, 0, 4, 0, 0, 1}, DirtyRegion{0, 0, 4, 4, 0, 0}})
+        CHECK_THROWS_WITH_AS(check(empty), doctest::Contains("the changed region is empty"), tvlm::Error);
+    CHECK(check({9, 7, 1, 1, 2, 1}) == tvlm::TexelRect{9, 7, 10, 8});  // the last texel of the last layer
+    CHECK(check({0, 0, 10, 8, 0, 3}) == tvlm::TexelRect{0, 0, 10, 8});
+    for (const DirtyRegion outside :
+         {DirtyRegion{10, 0, 1, 1, 0, 1}, DirtyRegion{9, 0, 2, 1, 0, 1}, DirtyRegion{0, 8, 1, 1, 0, 1},
+          DirtyRegion{0, 7, 1, 2, 0, 1}, DirtyRegion{0, 0, 1, 1, 3, 1}, DirtyRegion{0, 0, 1, 1, 2, 2},
+          DirtyRegion{11, 0, 1, 1, 0, 1}, DirtyRegion{0, 9, 1, 1, 0, 1}})
+        CHECK_THROWS_WITH_AS(check(outside), doctest::Contains("lies outside the"), tvlm::Error);
 }

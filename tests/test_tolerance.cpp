@@ -22,7 +22,8 @@ TEST_CASE("sample_tolerance: 3 weight steps, 4 with gradients, half an ulp more 
     CHECK(sample_tolerance(false, false, 0.5) == doctest::Approx(3 * kStep + slack).epsilon(1e-12));
     CHECK(sample_tolerance(true, false, 0.5) == doctest::Approx(4 * kStep + slack).epsilon(1e-12));
     // float16 near 0.5 (exponent -1): half an ulp is 2^-12.
-    CHECK(sample_tolerance(false, true, 0.5) == doctest::Approx(3 * kStep + std::ldexp(1.0, -12) + slack).epsilon(1e-12));
+    CHECK(sample_tolerance(false, true, 0.5) ==
+          doctest::Approx(3 * kStep + std::ldexp(1.0, -12) + slack).epsilon(1e-12));
     // Near 0 the half-ulp floor is 2^-25 (float16's smallest subnormal, halved).
     CHECK(sample_tolerance(false, true, 0.0) == doctest::Approx(3 * kStep + std::ldexp(1.0, -25)).epsilon(1e-9));
     // Negative values are measured by magnitude.
@@ -42,6 +43,10 @@ TEST_CASE("texel_matches: one storage step plus the weight error, at the edge of
     const double ulp = std::ldexp(1.0, -23);
     CHECK(texel_matches(Format::rgba32f, false, 1.0, 1.0 + 6 * ulp, Weights::exact));
     CHECK_FALSE(texel_matches(Format::rgba32f, false, 1.0, 1.0 + 6 * ulp + 1e-9, Weights::exact));
+    // Across a power of two the larger magnitude sets the step: 1 - 2^-24 against 1 + 4.5 ulps
+    // of 1.0 differ by 5 ulps, inside 4 ulps of 1.0 and the slack, outside 4 ulps of 0.99.
+    CHECK(texel_matches(Format::rgba32f, false, 1.0 - std::ldexp(1.0, -24), 1.0 + 4.5 * ulp, Weights::exact));
+    CHECK(texel_matches(Format::rgba32f, false, 1.0 + 4.5 * ulp, 1.0 - std::ldexp(1.0, -24), Weights::exact));
     // sRGB colour channels: one 8-bit step in linear light; alpha is linear bytes.
     const double a = 200.0 / 255.0, b = 201.0 / 255.0;
     CHECK(texel_matches(Format::rgba8_srgb, true, a, b, Weights::exact));

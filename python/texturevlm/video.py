@@ -169,19 +169,18 @@ def frames(
     `timeout`: the longest wait, in seconds, for a source that sends nothing (opening it, or
     between two packets): a network stream whose server stalls raises Error after it (0: wait
     for ever). Ctrl-C interrupts any wait with KeyboardInterrupt."""
-    _require_video()
     every = whole(every, "every", 1, what=" frames")
     threshold = whole(threshold, "threshold")
-    if max_frames is not None and (not isinstance(max_frames, int) or max_frames < 1):
-        raise Error(f"max_frames must be a positive number of frames or None, not {max_frames!r}")
+    if max_frames is not None:
+        max_frames = whole(max_frames, "max_frames", 1, (1 << 63) - 1, " frames (or None: every frame)")
     if channels not in (3, 4):
         raise Error(f"channels must be 3 or 4, not {channels}")
     if dtype not in ("float32", "float16"):
         raise Error(f"dtype must be 'float32' or 'float16', not {dtype!r}")
-    if not isinstance(num_fixations, int) or num_fixations < 1:
-        raise Error(f"num_fixations must be a positive number, not {num_fixations!r}")
+    num_fixations = whole(num_fixations, "num_fixations", 1)
     if decoder not in ("auto", "cpu", "nvdec"):
         raise Error(f"decoder must be 'auto', 'cpu' or 'nvdec', not {decoder!r}")
+    _require_video()
     schedule = _schedule(fixation, timeline, follow_changes, saliency, saliency_rate, num_fixations)
     if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0):
         raise Error(f"timeout is 0 (wait for ever) or more seconds, not {timeout!r}")

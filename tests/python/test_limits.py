@@ -56,3 +56,19 @@ def test_fixations_on_the_edges_and_corners_are_accepted(fixation):
 def test_fixations_just_outside_either_axis_are_refused(fixation):
     with pytest.raises(tv.Error, match="outside the image"):
         tv.layouts.foveated(96, 64, fixation, num_patches=40)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"max_frames": 0}, r"max_frames must be 1\.\.9223372036854775807 frames \(or None: every frame\), not 0"),
+        ({"max_frames": 2.5}, "max_frames must be a whole number, not 2.5"),
+        ({"max_frames": True}, "max_frames must be a whole number, not True"),
+        ({"num_fixations": 0}, r"num_fixations must be 1\.\.4294967295, not 0"),
+        ({"num_fixations": "2"}, "num_fixations must be a whole number, not '2'"),
+    ],
+)
+def test_video_frames_checks_its_integers_before_opening_anything(kwargs, match):
+    # The source does not exist: the arguments are refused first, whatever the build.
+    with pytest.raises(tv.Error, match=match):
+        next(iter(tv.video.frames("/no/such/video.mkv", **kwargs)))

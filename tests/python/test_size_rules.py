@@ -48,6 +48,13 @@ def test_smart_resize_refuses_an_aspect_ratio_over_200_on_either_axis(height, wi
         smart_resize(height, width)
 
 
+def test_an_area_exactly_at_the_budgets_edge_is_kept():
+    # 66 x 125 rounds to 56 x 112 = 6272: exactly max_pixels (or min_pixels) is within the
+    # budget, so no rescale (a rescale would give 56 x 84, or 84 x 112).
+    assert smart_resize(66, 125, 28, 28 * 28, 56 * 112) == (56, 112)
+    assert smart_resize(66, 125, 28, 56 * 112, 10**7) == (56, 112)
+
+
 def test_smart_resize_keeps_the_area_within_the_budget_at_its_edges():
     budget = 28 * 28 * 4
     assert smart_resize(56, 56, 28, budget, budget) == (56, 56)  # exactly min = max: kept
