@@ -26,6 +26,11 @@ std::string missing_driver_text(cudaError_t error) {
 }  // namespace
 
 void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
+    // A failed call also leaves its error as the thread's last error (unless it is sticky:
+    // then the context is lost anyway). Cleared here, or the next call's cudaGetLastError()
+    // after a good launch would report this failure again: an allocation that ran out of
+    // memory would fail the call after it too.
+    cudaGetLastError();
     const std::string missing = missing_driver_text(error);
     if (!missing.empty()) throw Error(missing + " (" + cudaGetErrorName(error) + " from " + call + ")");
     throw Error(std::string(call) + " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ") at " +

@@ -143,5 +143,20 @@ TEST_CASE("merged rectangles capped per layer still cover each changed tile exac
     CHECK_THROWS_AS(merge_changed_tiles(std::vector<uint32_t>(grid.tile_count(), 1), grid, 0), Error);
 }
 
+TEST_CASE("rectangles that only touch do not overlap: a pair beside a third still merges") {
+    // Tiles (1 = changed):   1 1 0 1 1 0
+    //                        1 1 1 1 1 0
+    // Row 0's two runs merge (one unchanged tile in their box) though row 1's run touches
+    // that box's lower edge; the result merges once more into one 5 x 2 tile rectangle.
+    const TileGrid grid{6 * 32, 2 * 32, 1};
+    const std::vector<uint32_t> changed{1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0};
+    const std::vector<DirtyRegion> regions = merge_changed_tiles(changed, grid);
+    REQUIRE(regions.size() == 1);
+    CHECK(regions[0].x == 0);
+    CHECK(regions[0].y == 0);
+    CHECK(regions[0].width == 5 * 32);
+    CHECK(regions[0].height == 2 * 32);
+}
+
 }  // namespace
 }  // namespace tvlm
