@@ -156,6 +156,17 @@ TEST_CASE("rectangles that only touch do not overlap: a pair beside a third stil
     CHECK(regions[0].y == 0);
     CHECK(regions[0].width == 5 * 32);
     CHECK(regions[0].height == 2 * 32);
+    // The same above the pair's box.
+    const std::vector<uint32_t> above{1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0};
+    CHECK(merge_changed_tiles(above, grid).size() == 1);
+    // Beside it: a 2x3 and a 2x2 run merge (5 unchanged tiles of 15), and a single tile that
+    // touches their box's right (then left) edge in the bottom row neither blocks that merge
+    // nor joins it (11 changed of 18): two rectangles.
+    const TileGrid three_rows{6 * 32, 3 * 32, 1};
+    const std::vector<uint32_t> right{1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1};
+    const std::vector<uint32_t> left{0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1};
+    CHECK(merge_changed_tiles(right, three_rows).size() == 2);
+    CHECK(merge_changed_tiles(left, three_rows).size() == 2);
 }
 
 }  // namespace

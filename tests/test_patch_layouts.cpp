@@ -322,3 +322,24 @@ TEST_CASE("resize layouts need the levels their largest scale reaches, a fractio
     // Enlarging: level 0 only.
     CHECK(resize_layout(100, 100, {300, 300, 0, 0, 300, 300, 20}).levels_needed == 1);
 }
+
+// Cells that want refinement equally are split in row-major order (the top row first, then
+// the left cell): with the fixation at the centre of a square image, the four cells around
+// it tie, and a budget that splits only some of them splits the top-left ones first.
+TEST_CASE("foveated ties are split in row-major order: the top row first, then the left cell") {
+    FoveatedParams p;
+    p.fill_budget = true;
+    const auto finest_quadrants = [&](uint32_t budget) {
+        p.budget = budget;
+        const FoveatedLayout f = foveated_layout(256, 256, p);
+        const uint32_t finest = *std::min_element(f.cell_level.begin(), f.cell_level.end());
+        bool quadrant[2][2] = {};  // [bottom][right]
+        for (size_t i = 0; i < f.layout.patches.size(); ++i)
+            if (f.layout.patches[i].level >= 0 && f.cell_level[i] == finest)
+                quadrant[f.layout.patches[i].cv > 0.5f][f.layout.patches[i].cu > 0.5f] = true;
+        return std::vector<bool>{quadrant[0][0], quadrant[0][1], quadrant[1][0], quadrant[1][1]};
+    };
+    CHECK(finest_quadrants(7) == std::vector<bool>{true, false, false, false});  // one split: top-left
+    CHECK(finest_quadrants(10) == std::vector<bool>{true, true, false, false});  // two: the top row
+    CHECK(finest_quadrants(13) == std::vector<bool>{true, true, true, false});   // three: then bottom-left
+}

@@ -12,7 +12,8 @@ The score is killed / (killed + survived); the target is 90% or more.
     python tests/mutation/run_mutants.py --list            # every mutant, without running any
 
 Python mutants are applied to the installed package (pip install . into .venv first), so
-nothing is rebuilt: mutmut copies the source tree, which lacks the compiled extension, so this
+nothing is rebuilt, and only to lines the CPU tests run (coverage.py; lines reached only with
+CUDA tensors are the GPU suites' to test): mutmut copies the source tree, which lacks the compiled extension, so this
 scripted mutator is used instead. C++ mutants are applied to the reference code in the
 checkout, rebuilt into test_cpu (build/, configured by .ci/setup) and the file is restored
 after each run, whatever happens."""
@@ -158,6 +159,33 @@ def python_package() -> str:
     return where.stdout.strip()
 
 
+def covered_lines(python: str, package: str) -> "Dict[str, set] | None":
+    """Lines of each Python target the CPU tests run (coverage.py), or None where coverage is
+    not installed. Mutants go only there: lines reached only with CUDA tensors are the GPU
+    suites' to test, and a CPU run cannot kill their mutants."""
+    try:
+        subprocess.run([python, "-c", "import coverage"], check=True, capture_output=True)
+    except subprocess.CalledProcessError:
+        print("coverage.py is not installed (pip install coverage): every line is mutated")
+        return None
+    data = os.path.join(ROOT, "build", "mutation.coverage")
+    report = data + ".json"
+    subprocess.run([python, "-m", "coverage", "run", f"--data-file={data}", f"--source={package}", "-m", "pytest",
+                    "-q", "-p", "no:cacheprovider"] + PY_TESTS, cwd=ROOT, capture_output=True)  # fmt: skip
+    subprocess.run([python, "-m", "coverage", "json", f"--data-file={data}", "-o", report], cwd=ROOT,
+                   capture_output=True, check=True)  # fmt: skip
+    import json
+
+    with open(report) as f:
+        files = json.load(f)["files"]
+    covered: Dict[str, set] = {rel: set() for rel in PY_TARGETS}
+    for path, info in files.items():
+        rel = os.path.relpath(os.path.join(ROOT, path) if not os.path.isabs(path) else path, package)
+        if rel in covered:
+            covered[rel] = set(info["executed_lines"])
+    return covered
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lang", choices=["py", "cpp", "all"], default="all")
@@ -180,10 +208,13 @@ def main() -> int:
 
     if args.lang in ("py", "all"):
         package = python_package()
+        covered = covered_lines(python, package)
         candidates = []
         for rel in PY_TARGETS:
             with open(os.path.join(package, rel)) as f:
-                candidates += mutants_of(rel, f.read(), True)
+                candidates += [
+                    m for m in mutants_of(rel, f.read(), True) if covered is None or m.line + 1 in covered[rel]
+                ]
         chosen = rng.sample(candidates, min(args.sample, len(candidates)))
         print(f"Python: {len(candidates)} mutants in {len(PY_TARGETS)} modules, {len(chosen)} sampled", flush=True)
         if not args.list:

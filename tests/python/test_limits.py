@@ -72,3 +72,14 @@ def test_video_frames_checks_its_integers_before_opening_anything(kwargs, match)
     # The source does not exist: the arguments are refused first, whatever the build.
     with pytest.raises(tv.Error, match=match):
         next(iter(tv.video.frames("/no/such/video.mkv", **kwargs)))
+
+
+def test_the_documented_defaults():
+    # Defaults are part of the API: patches of 16, HF's Qwen2-VL pixel budgets.
+    from texturevlm.processors import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
+
+    assert tv.layouts.grid(64, 64).patch_size == 16
+    assert tv.layouts.foveated(64, 64).patch_size == 16
+    assert tv.layouts.anisotropic(64, 64).patch_size == 16
+    assert (Qwen2VLImageProcessor().min_pixels, Qwen2VLImageProcessor().max_pixels) == (56 * 56, 28 * 28 * 1280)
+    assert (Qwen2VLVideoProcessor().min_pixels, Qwen2VLVideoProcessor().max_pixels) == (128 * 28 * 28, 28 * 28 * 768)
