@@ -169,5 +169,18 @@ TEST_CASE("rectangles that only touch do not overlap: a pair beside a third stil
     CHECK(merge_changed_tiles(left, three_rows).size() == 2);
 }
 
+// Scattered changes: up to 256 run rectangles are merged pair by pair; more are first
+// joined into one box. Isolated tiles 3 apart never merge (their pair's box is half waste).
+TEST_CASE("256 scattered tiles are merged down to max_regions; 257 are joined into one box first") {
+    const auto scattered = [](uint32_t count) {
+        const TileGrid grid{48 * 32, 51 * 32, 1};
+        std::vector<uint32_t> changed(grid.tile_count(), 0);
+        for (uint32_t i = 0; i < count; ++i) changed[size_t{(i / 16) * 3} * 48 + (i % 16) * 3] = 1;
+        return merge_changed_tiles(changed, grid, 8);
+    };
+    CHECK(scattered(256).size() == 8);
+    CHECK(scattered(257).size() == 1);
+}
+
 }  // namespace
 }  // namespace tvlm

@@ -112,5 +112,13 @@ TEST_CASE("fixations on the image's edges are inside; a hair outside, or NaN, is
         CHECK_THROWS_WITH_AS(FixationSchedule::fixed({f}), doctest::Contains("is NaN or outside [0,1]^2"), Error);
 }
 
+TEST_CASE("timeline times must increase strictly: a repeated time is refused") {
+    CHECK_NOTHROW(FixationSchedule::timeline({{0.0, {{0.5, 0.5}}}, {0.5, {{0.2, 0.2}}}}));
+    CHECK_THROWS_WITH_AS(FixationSchedule::timeline({{0.0, {{0.5, 0.5}}}, {0.0, {{0.2, 0.2}}}}),
+                         doctest::Contains("finite and increasing: entry 1 is at 0"), Error);
+    CHECK_THROWS_WITH_AS(FixationSchedule::timeline({{1.0, {{0.5, 0.5}}}, {0.5, {{0.2, 0.2}}}}),
+                         doctest::Contains("entry 1"), Error);
+}
+
 }  // namespace
 }  // namespace tvlm

@@ -148,5 +148,16 @@ TEST_CASE("a 2D field's strongest, separated maxima become fixations, strongest 
                          doctest::Contains("2D field"), Error);
 }
 
+TEST_CASE("a saliency grid empty on either axis, or with the wrong count of values, is refused") {
+    const std::vector<float> four(4, 1.0f);
+    CHECK(fixations_from_saliency({2, 2, four}, 1, 0.1).size() == 1);
+    CHECK_THROWS_WITH_AS(fixations_from_saliency({0, 2, {}}, 1, 0.1), doctest::Contains("a saliency grid of 0x2"),
+                         Error);
+    CHECK_THROWS_WITH_AS(fixations_from_saliency({2, 0, {}}, 1, 0.1), doctest::Contains("a saliency grid of 2x0"),
+                         Error);
+    CHECK_THROWS_WITH_AS(fixations_from_saliency({3, 2, four}, 1, 0.1), doctest::Contains("needs 6 values, not 4"),
+                         Error);
+}
+
 }  // namespace
 }  // namespace tvlm

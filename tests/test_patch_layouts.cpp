@@ -343,3 +343,9 @@ TEST_CASE("foveated ties are split in row-major order: the top row first, then t
     CHECK(finest_quadrants(10) == std::vector<bool>{true, true, false, false});  // two: the top row
     CHECK(finest_quadrants(13) == std::vector<bool>{true, true, true, false});   // three: then bottom-left
 }
+
+TEST_CASE("a resize window empty on either axis is refused") {
+    CHECK(resize_layout(100, 100, {40, 40, 0, 0, 40, 40, 20}).patches.size() == 4);
+    CHECK_THROWS_AS(resize_layout(100, 100, {40, 40, 0, 0, 0, 40, 20}), Error);
+    CHECK_THROWS_AS(resize_layout(100, 100, {40, 40, 0, 0, 40, 0, 20}), Error);
+}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import texturevlm as tv
 
@@ -83,3 +84,10 @@ def test_the_documented_defaults():
     assert tv.layouts.anisotropic(64, 64).patch_size == 16
     assert (Qwen2VLImageProcessor().min_pixels, Qwen2VLImageProcessor().max_pixels) == (56 * 56, 28 * 28 * 1280)
     assert (Qwen2VLVideoProcessor().min_pixels, Qwen2VLVideoProcessor().max_pixels) == (128 * 28 * 28, 28 * 28 * 768)
+
+
+def test_a_resize_layout_without_a_window_covers_the_whole_resized_image():
+    whole_image = tv.layouts.resize(64, 48, 32, 24, patch_size=8)
+    windowed = tv.layouts.resize(64, 48, 32, 24, window=(0, 0, 32, 24), patch_size=8)
+    assert whole_image.num_patches == windowed.num_patches == 12
+    np.testing.assert_array_equal(np.asarray(whole_image.metadata), np.asarray(windowed.metadata))

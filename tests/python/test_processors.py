@@ -341,3 +341,21 @@ def test_rescale_factor_is_a_positive_finite_number(value):
 def test_image_mean_is_one_number_or_three(mean):
     with pytest.raises(ProcessorInputError, match="image_mean is a number or three numbers"):
         CLIPImageProcessor(image_mean=mean)
+
+
+@pytest.mark.parametrize("size", [{"height": 224}, {"width": 224}])
+def test_a_size_with_one_side_only_is_refused(size):
+    with pytest.raises(ProcessorInputError, match="size must have 'height' and 'width', or 'shortest_edge'"):
+        SiglipImageProcessor(size=size)
+
+
+def test_images_of_different_sizes_in_one_call_equal_each_alone():
+    # Images share a launch only when size, dtype and layout agree: a list of two sizes is
+    # two launches, each as the image alone gives it.
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 256, (3, 60, 90), dtype=np.uint8)
+    b = rng.integers(0, 256, (3, 90, 60), dtype=np.uint8)
+    processor = CLIPImageProcessor(backend="cpu")
+    both = processor([a, b], return_tensors="np")["pixel_values"]
+    np.testing.assert_array_equal(both[0], processor(a, return_tensors="np")["pixel_values"][0])
+    np.testing.assert_array_equal(both[1], processor(b, return_tensors="np")["pixel_values"][0])
