@@ -21,6 +21,7 @@ after each run, whatever happens."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import random
@@ -28,7 +29,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, Iterator, List, Sequence
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY_TESTS = ["tests/python/test_size_rules.py", "tests/python/test_processors.py", "tests/python/test_limits.py",
@@ -143,6 +144,21 @@ def apply(text: str, m: Mutant) -> str:
     return "".join(lines)
 
 
+@contextlib.contextmanager
+def mutated(path: str, m: Mutant) -> Iterator[str]:
+    """`path` with mutant `m` applied while the block runs (yields the original text), put
+    back afterwards whatever happens."""
+    with open(path) as f:
+        text = f.read()
+    try:
+        with open(path, "w") as f:
+            f.write(apply(text, m))
+        yield text
+    finally:
+        with open(path, "w") as f:
+            f.write(text)
+
+
 def run(cmd: Sequence[str], timeout: float) -> str:
     """'pass', 'fail' or 'timeout' of a test command."""
     try:
@@ -225,16 +241,8 @@ def main() -> int:
                 return 2
             limit = 3 * (time.monotonic() - start) + 30
             for m in chosen:
-                path = os.path.join(package, m.path)
-                with open(path) as f:
-                    text = f.read()
-                try:
-                    with open(path, "w") as f:
-                        f.write(apply(text, m))
+                with mutated(os.path.join(package, m.path), m) as text:
                     judge(m, text, run(base + PY_TARGETS[m.path], limit))
-                finally:
-                    with open(path, "w") as f:
-                        f.write(text)
         else:
             for m in chosen:
                 with open(os.path.join(package, m.path)) as f:
@@ -258,17 +266,9 @@ def main() -> int:
                 print("test_cpu does not build or pass before any mutation: fix it first")
                 return 2
             for m in chosen:
-                path = os.path.join(ROOT, m.path)
-                with open(path) as f:
-                    text = f.read()
-                try:
-                    with open(path, "w") as f:
-                        f.write(apply(text, m))
+                with mutated(os.path.join(ROOT, m.path), m) as text:
                     outcome = run(build, 600)
                     judge(m, text, run(test, 120) if outcome == "pass" else "invalid")
-                finally:
-                    with open(path, "w") as f:
-                        f.write(text)
             run(build, 1800)  # test_cpu as the checkout is again
 
     if args.list:
