@@ -37,6 +37,16 @@ inline NonFiniteFlag& device_flag(DeviceFlag which, int device) {
     return (*flags)[{which, device}];
 }
 
+// The device word of a flag for the next kernels, after throwing Error(message()) where a
+// finished kernel raised it since the last take (the kernels report after the fact; the
+// message is built only then, off the per-call path).
+template <class Message>
+uint32_t* checked_device_flag(DeviceFlag which, int device, Message message) {
+    NonFiniteFlag& flag = device_flag(which, device);
+    if (flag.take()) throw Error(message());
+    return flag.device_word();
+}
+
 inline cudaStream_t stream_of(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
 
 inline TensorDtype tensor_dtype(const std::string& dtype) {

@@ -144,13 +144,12 @@ T* ptr(uintptr_t p) {
 // A backward's upstream check reports after the fact (reading device values at once
 // would need a host sync): at the next backward on the device, or at check_gradients.
 uint32_t* checked_backward(int device) {
-    NonFiniteFlag& flag = device_flag(DeviceFlag::nonfinite_gradient, device);
-    if (flag.take())
-        throw Error("an earlier backward of texturevlm on cuda:" + std::to_string(device) +
-                    " received NaN or infinite gradients (reported now: checking device values at once would "
-                    "need a host sync; texturevlm.check_gradients() after a step reports it there); find where "
-                    "the loss or its gradient overflows");
-    return flag.device_word();
+    return checked_device_flag(DeviceFlag::nonfinite_gradient, device, [device] {
+        return "an earlier backward of texturevlm on cuda:" + std::to_string(device) +
+               " received NaN or infinite gradients (reported now: checking device values at once would need a "
+               "host sync; texturevlm.check_gradients() after a step reports it there); find where the loss or its "
+               "gradient overflows";
+    });
 }
 template <class T>
 ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) {

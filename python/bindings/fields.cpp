@@ -73,13 +73,12 @@ nb::tuple reference_backward(const Doubles& points, const Doubles& means, const 
 // back would need a host sync): the call after it on the device reports it, as does
 // texturevlm.check_gradients().
 uint32_t* checked_field_flag(int device) {
-    NonFiniteFlag& flag = device_flag(DeviceFlag::refused_field, device);
-    if (flag.take())
-        throw Error("an earlier Gaussian field on cuda:" + std::to_string(device) +
-                    " had a diagonal entry of L that is not positive and finite, and its values are NaN (reported "
-                    "now: checking device values at once would need a host sync); parametrise L so its diagonal "
-                    "stays positive (fields.cholesky_from_log_diagonal)");
-    return flag.device_word();
+    return checked_device_flag(DeviceFlag::refused_field, device, [device] {
+        return "an earlier Gaussian field on cuda:" + std::to_string(device) +
+               " had a diagonal entry of L that is not positive and finite, and its values are NaN (reported now: "
+               "checking device values at once would need a host sync); parametrise L so its diagonal stays "
+               "positive (fields.cholesky_from_log_diagonal)";
+    });
 }
 
 template <class T>
