@@ -414,7 +414,8 @@ def test_the_default_vulkan_device_is_the_current_cuda_device() -> None:
 def test_out_of_gpu_memory_mid_batch_is_one_error_and_the_next_call_works():
     # The card filled to within 64 MiB: a batch whose texture needs more fails with one clear
     # error, and the same call works once memory is back. Cycles of that leave device memory
-    # flat (the first may keep pooled textures; none may grow it).
+    # flat (the first may keep pooled textures; none may grow it). One-sided: memory an
+    # earlier test left cached may come back during a cycle, which is not a leak.
     import torch
 
     images = torch.randint(0, 256, (16, 3, 1024, 1024), dtype=torch.uint8, device="cuda")  # texture: 85 MiB
@@ -438,4 +439,4 @@ def test_out_of_gpu_memory_mid_batch_is_one_error_and_the_next_call_works():
 
     first = free_after_a_cycle()
     for _ in range(2):
-        assert abs(free_after_a_cycle() - first) < 8 * 2**20  # nothing left behind by a failure
+        assert free_after_a_cycle() > first - 8 * 2**20  # nothing left behind by a failure
