@@ -41,6 +41,18 @@ TEST_CASE("changed tiles: one byte over the threshold marks exactly its tile, ed
     CHECK_THROWS_AS(reference_changed_tiles(before, std::vector<uint8_t>(10), grid, 0), Error);
 }
 
+TEST_CASE("changed tiles: a texel's channels are its own; a change in the next texel marks only its tile") {
+    const TileGrid grid{2 * kTile, 1, 1};
+    std::vector<uint8_t> before(size_t{2} * kTile * 4, 0), after = before;
+    after[size_t{kTile} * 4] = 255;  // red of the first texel of tile 1, right after tile 0's last texel
+    CHECK(reference_changed_tiles(before, after, grid, 0) == std::vector<uint32_t>{0, 1});
+}
+
+TEST_CASE("a change threshold of 255 is the largest accepted; 256 is refused") {
+    CHECK(checked({.threshold = 255}).threshold == 255);
+    CHECK_THROWS_WITH_AS(checked({.threshold = 256}), doctest::Contains("give 0 to 255"), Error);
+}
+
 TEST_CASE("merged rectangles: a block is one rectangle, far tiles stay apart, edges are clipped") {
     const TileGrid grid{200, 150, 1};  // 7 x 5 tiles
     std::vector<uint32_t> changed(grid.tile_count(), 0);

@@ -148,6 +148,21 @@ TEST_CASE("a 2D field's strongest, separated maxima become fixations, strongest 
                          doctest::Contains("2D field"), Error);
 }
 
+TEST_CASE("a saliency cell with a larger neighbour in any direction is no peak") {
+    // The centre (4) is below one neighbour: above, below, left or right, and each diagonal.
+    for (uint32_t neighbour = 0; neighbour < 9; ++neighbour) {
+        if (neighbour == 4) continue;
+        CAPTURE(neighbour);
+        std::vector<float> values(9, 0.0f);
+        values[4] = 4.0f;
+        values[neighbour] = 5.0f;
+        const std::vector<Fixation> peaks = fixations_from_saliency({3, 3, values}, 3, 0.0);
+        REQUIRE(peaks.size() == 1);
+        CHECK(peaks[0].x == doctest::Approx((neighbour % 3 + 0.5) / 3));
+        CHECK(peaks[0].y == doctest::Approx((neighbour / 3 + 0.5) / 3));
+    }
+}
+
 TEST_CASE("a saliency grid empty on either axis, or with the wrong count of values, is refused") {
     const std::vector<float> four(4, 1.0f);
     CHECK(fixations_from_saliency({2, 2, four}, 1, 0.1).size() == 1);

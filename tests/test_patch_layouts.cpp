@@ -349,3 +349,65 @@ TEST_CASE("a resize window empty on either axis is refused") {
     CHECK_THROWS_AS(resize_layout(100, 100, {40, 40, 0, 0, 0, 40, 20}), Error);
     CHECK_THROWS_AS(resize_layout(100, 100, {40, 40, 0, 0, 40, 0, 20}), Error);
 }
+
+TEST_CASE("check_patch_target: exactly the levels, layers and bytes a layout needs pass; one short fails") {
+    PatchLayout layout = level_grid_layout(64, 48, 8, 0);
+    layout.levels_needed = 3;
+    const PatchOutput output{.channels = 3};
+    const size_t bytes = output.bytes(layout);
+    CHECK(bytes == layout.patches.size() * 3 * 8 * 8 * 4);
+    CHECK_NOTHROW(check_patch_target(layout, output, 64, 48, 3, 1, bytes));
+    CHECK_THROWS_WITH_AS(check_patch_target(layout, output, 64, 48, 2, 1, bytes),
+                         doctest::Contains("samples 3 mip levels but the texture has 2"), Error);
+    CHECK_THROWS_WITH_AS(check_patch_target(layout, output, 64, 48, 3, 0, bytes),
+                         doctest::Contains("1 images but the texture has 0 layers"), Error);
+    CHECK_THROWS_AS(check_patch_target(layout, output, 64, 48, 3, 1, bytes + 1), Error);
+    CHECK_THROWS_AS(check_patch_target(layout, output, 64, 48, 3, 1, bytes - 1), Error);
+    CHECK_THROWS_AS(check_patch_target(layout, output, 65, 48, 3, 1, bytes), Error);
+    CHECK_THROWS_AS(check_patch_target(layout, output, 64, 47, 3, 1, bytes), Error);
+}
+
+TEST_CASE("same_sampling: a copy samples the same; a moved patch, another count or another mode does not") {
+    const PatchLayout layout = level_grid_layout(64, 48, 8, 0);
+    CHECK(layout.same_sampling(layout));
+    PatchLayout moved = layout;
+    moved.patches.back().cu += 0.01f;
+    CHECK_FALSE(layout.same_sampling(moved));
+    PatchLayout fewer = layout;
+    fewer.patches.pop_back();
+    --fewer.patches_per_image;
+    CHECK_FALSE(layout.same_sampling(fewer));
+    PatchLayout graded = layout;
+    graded.mode = SamplingMode::gradients;
+    CHECK_FALSE(layout.same_sampling(graded));
+}
+
+TEST_CASE("batch_layouts: another sampling mode or a layout already batched is refused; kinds mix to \"mixed\"") {
+    const PatchLayout grid = level_grid_layout(256, 128, 8, 0);
+    const PatchLayout aniso = anisotropic_layout(256, 128, {.patch_size = 8, .level = 0, .elongation = 2});
+    CHECK_THROWS_WITH_AS(batch_layouts(std::vector<PatchLayout>{grid, aniso}),
+                         doctest::Contains("share image size, patch size and sampling mode"), Error);
+    const PatchLayout pair = batch_layouts(std::vector<PatchLayout>{grid, grid});
+    CHECK(pair.kind == "grid");
+    CHECK_THROWS_AS(batch_layouts(std::vector<PatchLayout>{grid, pair}), Error);
+    FoveatedParams params;
+    params.budget = 20;
+    params.patch_size = 8;
+    const PatchLayout foveated = foveated_layout(256, 128, params).layout;
+    CHECK(batch_layouts(std::vector<PatchLayout>{grid, foveated}).kind == "mixed");
+    CHECK(batch_layouts(std::vector<PatchLayout>{foveated, foveated}).kind == "foveated");
+}
+
+TEST_CASE("an anisotropic glimpse keeps 1 to every tile; 0 and one more are refused") {
+    AnisotropicParams params{.patch_size = 8, .level = 1, .elongation = 4, .fixation = Fixation{0.5, 0.5}};
+    const size_t tiles = anisotropic_layout(256, 128, {.patch_size = 8, .level = 1, .elongation = 4}).patches.size();
+    params.count = uint32_t(tiles);
+    CHECK(anisotropic_layout(256, 128, params).patches.size() == tiles);
+    params.count = 1;
+    CHECK(anisotropic_layout(256, 128, params).patches.size() == 1);
+    params.count = uint32_t(tiles) + 1;
+    const std::string ask = "ask for 1 to " + std::to_string(tiles);
+    CHECK_THROWS_WITH_AS(anisotropic_layout(256, 128, params), doctest::Contains(ask.c_str()), Error);
+    params.count = 0;
+    CHECK_THROWS_AS(anisotropic_layout(256, 128, params), Error);
+}

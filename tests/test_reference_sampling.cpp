@@ -61,6 +61,17 @@ TEST_CASE("reference: anisotropic taps along a constant direction equal one tril
     for (size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == doctest::Approx(b[i]).epsilon(1e-9));
 }
 
+TEST_CASE("reference: anisotropic taps average every channel, alpha included") {
+    // A uniform texture: every tap, and so every sample, is the texel itself.
+    ImageF base(64, 32, 4);
+    for (size_t i = 0; i < base.texels.size(); ++i) base.texels[i] = 0.2f * float(i % 4 + 1);
+    const MipLevels levels = reference_mip_chain(base, Format::rgba32f, MipFilter::box, 7);
+    const PatchLayout aniso = anisotropic_layout(64, 32, {.patch_size = 4, .level = 1, .elongation = 4});
+    const std::vector<float> out = reference_sample_patches(aniso, std::span(&levels, 1), Format::rgba32f, 4);
+    REQUIRE(out.size() == aniso.patches.size() * 4 * 4 * 4);
+    for (size_t i = 0; i < out.size(); ++i) REQUIRE(out[i] == doctest::Approx(0.2 * double(i / 16 % 4 + 1)));
+}
+
 TEST_CASE("reference: padding slots are zeros; missing levels are refused") {
     const ImageF base = test::random_image(32, 32, Format::rgba8_unorm, 9);
     const MipLevels levels = reference_mip_chain(base, Format::rgba8_unorm, MipFilter::box,
