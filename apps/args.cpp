@@ -1,10 +1,10 @@
-#include "args.h"
+#include "apps/args.h"
 
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

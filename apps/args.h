@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "patch_layouts.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -6,17 +6,17 @@
 #include <utility>
 #include <vector>
 
-#include "args.h"
-#include "bench_plot.h"
-#include "bench_timing.h"
-#include "bench_without_cuda.h"
-#include "commands.h"
-#include "error.h"
-#include "image_files.h"
-#include "output_files.h"
+#include "apps/args.h"
+#include "apps/bench/bench_plot.h"
+#include "apps/bench/bench_timing.h"
+#include "apps/bench/bench_without_cuda.h"
+#include "apps/commands.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
+#include "apps/output_files.h"
 #ifdef TVLM_HAVE_CUDA
-#include "bench_gpu.h"
-#include "cuda_devices.h"
+#include "apps/bench/bench_gpu.h"
+#include "cuda/cuda_devices.h"
 #endif
 
 namespace tvlm {

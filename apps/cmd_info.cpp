@@ -4,15 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "commands.h"
-#include "cuda_match.h"
-#include "device_choice.h"
-#include "egl_context.h"
-#include "instance.h"
-#include "json.h"
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "interop/cuda_match.h"
+#include "engine/core/device_choice.h"
+#include "interop/gl/egl_context.h"
+#include "engine/core/instance.h"
+#include "apps/json.h"
 #ifdef TVLM_HAVE_CUDA
-#include "interop_probe.h"
+#include "interop/interop_probe.h"
 #endif
 
 namespace tvlm {

@@ -10,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "image_files.h"
-#include "input_image.h"
-#include "output_files.h"
-#include "progress.h"
-#include "test_chart.h"
-#include "texture.h"
-#include "transfer.h"
+#include "apps/args.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/image_files/image_files.h"
+#include "apps/input_image.h"
+#include "apps/output_files.h"
+#include "apps/progress.h"
+#include "engine/textures/test_chart.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -7,19 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "commands.h"
-#include "context.h"
-#include "error.h"
-#include "image_files.h"
-#include "output_files.h"
-#include "progress.h"
-#include "overlay/knn_graph.h"
-#include "overlay/overlay_reference.h"
-#include "overlay/overlay_renderer.h"
-#include "overlay/overlay_scene.h"
-#include "overlay/overlay_scene_json.h"
-#include "test_chart.h"
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
+#include "apps/output_files.h"
+#include "apps/progress.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/overlay/overlay_renderer.h"
+#include "engine/overlay/overlay_scene.h"
+#include "engine/overlay/overlay_scene_json.h"
+#include "engine/textures/test_chart.h"
 
 namespace tvlm {
 

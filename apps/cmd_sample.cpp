@@ -9,16 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "commands.h"
-#include "error.h"
-#include "image_files.h"
-#include "json.h"
-#include "output_files.h"
-#include "patch_layouts.h"
-#include "sample_backends.h"
-#include "sample_viz.h"
-#include "test_chart.h"
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
+#include "apps/json.h"
+#include "apps/output_files.h"
+#include "engine/sampling/patch_layouts.h"
+#include "apps/sample_backends.h"
+#include "apps/sample_viz.h"
+#include "engine/textures/test_chart.h"
 
 namespace tvlm {
 

@@ -13,19 +13,19 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "commands.h"
-#include "context.h"
-#include "error.h"
-#include "json.h"
-#include "output_files.h"
-#include "patch_layouts.h"
-#include "sample_viz.h"
-#include "video/fixation_schedule.h"
-#include "video_paths.h"
-#include "test_clip.h"
-#include "video_decoder.h"
-#include "video_encoder.h"
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "apps/json.h"
+#include "apps/output_files.h"
+#include "engine/sampling/patch_layouts.h"
+#include "apps/sample_viz.h"
+#include "engine/video/fixation_schedule.h"
+#include "apps/video_paths.h"
+#include "engine/video_files/test_clip.h"
+#include "engine/video_files/video_decoder.h"
+#include "engine/video_files/video_encoder.h"
 
 namespace tvlm {
 

@@ -1,9 +1,9 @@
-#include "input_image.h"
+#include "apps/input_image.h"
 
 #include <cstdint>
 
-#include "image_files.h"
-#include "test_chart.h"
+#include "engine/image_files/image_files.h"
+#include "engine/textures/test_chart.h"
 
 namespace tvlm {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
-#include "image.h"
+#include "engine/textures/format.h"
+#include "engine/textures/image.h"
 
 namespace tvlm {
 

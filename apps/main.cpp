@@ -4,9 +4,9 @@
 #include <exception>
 #include <string>
 
-#include "commands.h"
-#include "error.h"
-#include "output_files.h"
+#include "apps/commands.h"
+#include "engine/error.h"
+#include "apps/output_files.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "output_files.h"
+#include "apps/output_files.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "apps/progress.h"
 
 #include <unistd.h>
 

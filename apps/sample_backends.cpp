@@ -1,14 +1,14 @@
-#include "sample_backends.h"
+#include "apps/sample_backends.h"
 
 #include <cstring>
 
-#include "error.h"
-#include "generate_mips.h"
-#include "half.h"
-#include "reference_mips.h"
-#include "reference_sampling.h"
-#include "texture.h"
-#include "transfer.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/textures/half.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/reference_sampling.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
-#include "input_image.h"
-#include "patch.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/core/context.h"
+#include "apps/input_image.h"
+#include "engine/sampling/patch.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm {
 

@@ -1,14 +1,14 @@
 // The CUDA backend of `tvlm sample` (built with CUDA only; sample_backends.cpp says so otherwise).
 #include <cstring>
 
-#include "cuda_check.h"
-#include "cuda_link.h"
-#include "cuda_patch_sampler.h"
-#include "generate_mips.h"
-#include "half.h"
-#include "imported_texture.h"
-#include "sample_backends.h"
-#include "transfer.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_link.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/textures/half.h"
+#include "interop/textures/imported_texture.h"
+#include "apps/sample_backends.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

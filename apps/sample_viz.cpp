@@ -1,4 +1,4 @@
-#include "sample_viz.h"
+#include "apps/sample_viz.h"
 
 #include <algorithm>
 #include <array>
@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "color.h"
-#include "mip_filter.h"
-#include "overlay/layout_overlay.h"
-#include "overlay/overlay_reference.h"
-#include "reference_mips.h"
+#include "engine/textures/color.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/overlay/layout_overlay.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/mips/reference_mips.h"
 
 namespace tvlm {
 

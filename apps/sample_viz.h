@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "image.h"
-#include "patch.h"
-#include "patch_layouts.h"
+#include "engine/textures/image.h"
+#include "engine/sampling/patch.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -3,13 +3,13 @@
 // frame, for --viz-video) come back to the host.
 #include <cstring>
 
-#include "cuda_check.h"
-#include "cuda_link.h"
-#include "cuda_patch_sampler.h"
-#include "cuda_video_texture.h"
-#include "device_buffer.h"
-#include "video_frames.h"
-#include "video_paths.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_link.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda/device_buffer.h"
+#include "cuda/video/video_frames.h"
+#include "apps/video_paths.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
 // tvlm video's portable path: CPU decoding straight into a VideoTexture's staging buffer.
 #include <cstring>
 
-#include "error.h"
-#include "host_buffer.h"
-#include "video/video_texture.h"
-#include "video_paths.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/error.h"
+#include "engine/core/host_buffer.h"
+#include "engine/video/video_texture.h"
+#include "apps/video_paths.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
-#include "patch.h"
-#include "video/changed_tiles.h"
-#include "video_decoder.h"
+#include "engine/core/context.h"
+#include "engine/sampling/patch.h"
+#include "engine/video/changed_tiles.h"
+#include "engine/video_files/video_decoder.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "cuda_devices.h"
+#include "cuda/cuda_devices.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <mutex>
 #include <tuple>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -8,7 +8,7 @@
 // kernel the next one may overlap.
 #include <cuda_runtime_api.h>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

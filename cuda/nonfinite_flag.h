@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

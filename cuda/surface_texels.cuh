@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "box_mips.h"
+#include "cuda/mips/box_mips.h"
 
 namespace tvlm {
 

@@ -1,6 +1,6 @@
-#include "shards.h"
+#include "engine/shards.h"
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

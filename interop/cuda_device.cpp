@@ -1,10 +1,10 @@
-#include "cuda_device.h"
+#include "interop/cuda_device.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "cuda_devices.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

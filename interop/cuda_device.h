@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA device that is the same GPU as a Vulkan device.
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 namespace tvlm {
 

@@ -3,7 +3,7 @@
 // code that drives several GPUs from one thread (MultiGpuPipeline, the Python bindings).
 #include <cuda_runtime_api.h>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

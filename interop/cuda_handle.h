@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

@@ -1,7 +1,7 @@
-#include "cuda_link.h"
+#include "interop/cuda_link.h"
 
-#include "cuda_device.h"
-#include "error.h"
+#include "interop/cuda_device.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "context.h"
-#include "cuda_timeline.h"
+#include "engine/core/context.h"
+#include "interop/cuda_timeline.h"
 
 namespace tvlm {
 

@@ -1,7 +1,7 @@
-#include "cuda_match.h"
+#include "interop/cuda_match.h"
 
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_devices.h"
+#include "cuda/cuda_devices.h"
 #endif
 
 namespace tvlm {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 namespace tvlm {
 

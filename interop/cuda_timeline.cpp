@@ -1,9 +1,9 @@
-#include "cuda_timeline.h"
+#include "interop/cuda_timeline.h"
 
 #include <utility>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "cuda_handle.h"
-#include "unique_fd.h"
+#include "interop/cuda_handle.h"
+#include "engine/core/unique_fd.h"
 
 namespace tvlm {
 

@@ -1,8 +1,8 @@
-#include "host_semaphore.h"
+#include "interop/host_semaphore.h"
 
-#include "cuda_timeline.h"
-#include "error.h"
-#include "timeline.h"
+#include "interop/cuda_timeline.h"
+#include "engine/error.h"
+#include "engine/core/timeline.h"
 
 namespace tvlm {
 

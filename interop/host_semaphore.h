@@ -12,9 +12,9 @@
 
 #include <cstdint>
 
-#include "context.h"
-#include "cuda_handle.h"
-#include "vulkan.h"
+#include "engine/core/context.h"
+#include "interop/cuda_handle.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

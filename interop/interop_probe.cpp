@@ -1,15 +1,15 @@
-#include "interop_probe.h"
+#include "interop/interop_probe.h"
 
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_link.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "imported_texture.h"
-#include "texture_reads.h"
-#include "transfer.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_link.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "interop/textures/imported_texture.h"
+#include "cuda/sampling/texture_reads.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -2,7 +2,7 @@
 // Does Vulkan -> CUDA interop work on this device? A small end-to-end check for `tvlm info`.
 #include <string>
 
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 namespace tvlm {
 

@@ -1,9 +1,9 @@
-#include "rank_device.h"
+#include "interop/rank_device.h"
 
 #include <cstring>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 #ifdef TVLM_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif

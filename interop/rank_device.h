@@ -3,8 +3,8 @@
 // current (torch's LOCAL_RANK convention), then opens the Vulkan device that is the same
 // GPU, by UUID. CUDA_VISIBLE_DEVICES renumbers CUDA's devices, not their UUIDs, so it is
 // respected as it is.
-#include "context.h"
-#include "device_choice.h"
+#include "engine/core/context.h"
+#include "engine/core/device_choice.h"
 
 namespace tvlm {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_mipmaps.h"
+#include "cuda/cuda_check.h"
+#include "interop/textures/cuda_mipmaps.h"
 
 namespace tvlm {
 

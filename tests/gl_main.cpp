@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "egl_context.h"
+#include "interop/gl/egl_context.h"
 
 int main(int argc, char** argv) {
     try {

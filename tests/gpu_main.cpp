@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "cuda_devices.h"
+#include "cuda/cuda_devices.h"
 
 int main(int argc, char** argv) {
     const tvlm::CudaDeviceList list = tvlm::list_cuda_devices();

@@ -9,13 +9,13 @@
 #include <utility>
 #include <vector>
 
-#include "device_memory.h"
-#include "host_vulkan.h"
-#include "loader.h"
-#include "mip_filter.h"
-#include "texture.h"
-#include "validation.h"
-#include "vk_check.h"
+#include "engine/core/device_memory.h"
+#include "engine/core/host_vulkan.h"
+#include "engine/core/loader.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/textures/texture.h"
+#include "engine/core/validation.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm::test {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "yuv.h"
+#include "engine/yuv.h"
 
 namespace tvlm {
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "fields/gaussian_field.h"
+#include "engine/fields/gaussian_field.h"
 
 namespace tvlm {
 

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "half.h"
-#include "image.h"
+#include "engine/textures/half.h"
+#include "engine/textures/image.h"
 
 namespace tvlm::test {
 

@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "half.h"
-#include "overlay/overlay_reference.h"
-#include "overlay/overlay_scene.h"
+#include "engine/textures/half.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/overlay/overlay_scene.h"
 
 namespace tvlm::test {
 

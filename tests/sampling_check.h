@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
-#include "tolerance.h"
+#include "engine/textures/half.h"
+#include "engine/sampling/tolerance.h"
 
 namespace tvlm::test {
 

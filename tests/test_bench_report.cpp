@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench_plot.h"
-#include "bench_rows.h"
+#include "apps/bench/bench_plot.h"
+#include "apps/bench/bench_rows.h"
 
 using namespace tvlm;
 

@@ -6,9 +6,9 @@
 #include <random>
 #include <vector>
 
-#include "error.h"
-#include "video/changed_tiles.h"
-#include "shader_params.h"
+#include "engine/error.h"
+#include "engine/video/changed_tiles.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 namespace {

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 
-#include "cuda_devices.h"
-#include "cuda_match.h"
-#include "rank_device.h"
+#include "cuda/cuda_devices.h"
+#include "interop/cuda_match.h"
+#include "interop/rank_device.h"
 
 #include <cuda_runtime_api.h>
-#include "vulkan_fixture.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 

@@ -7,13 +7,13 @@
 #include <random>
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "differentiable/feature_chain.h"
-#include "differentiable/point_sampling.h"
-#include "error.h"
-#include "nonfinite_flag.h"
-#include "point_sampling_grad.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "engine/differentiable/feature_chain.h"
+#include "engine/differentiable/point_sampling.h"
+#include "engine/error.h"
+#include "cuda/nonfinite_flag.h"
+#include "cuda/differentiable/point_sampling_grad.h"
 
 using namespace tvlm;
 

@@ -10,12 +10,12 @@
 #include <random>
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "gaussian_field.h"
-#include "nonfinite_flag.h"
-#include "random_field.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "cuda/fields/gaussian_field_kernels.h"
+#include "cuda/nonfinite_flag.h"
+#include "tests/random_field.h"
 
 namespace tvlm {
 namespace {

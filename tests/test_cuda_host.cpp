@@ -9,18 +9,18 @@
 #include <cstdint>
 #include <thread>
 
-#include "context.h"
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_device.h"
-#include "cuda_texture.h"
-#include "cuda_handle.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "host_renderer.h"
-#include "host_semaphore.h"
-#include "texture_compare.h"
-#include "transfer.h"
+#include "engine/core/context.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_device.h"
+#include "interop/textures/cuda_texture.h"
+#include "interop/cuda_handle.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "tests/host_renderer.h"
+#include "interop/host_semaphore.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -14,14 +14,14 @@
 #include <random>
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_knn_graph.h"
-#include "cuda_overlay.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "overlay/knn_graph.h"
-#include "overlay/overlay_scene.h"
-#include "random_overlay_scene.h"
+#include "cuda/cuda_check.h"
+#include "interop/pipelines/cuda_knn_graph.h"
+#include "interop/pipelines/cuda_overlay.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/overlay_scene.h"
+#include "tests/random_overlay_scene.h"
 
 namespace tvlm {
 namespace {

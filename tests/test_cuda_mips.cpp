@@ -10,18 +10,18 @@
 #include <random>
 #include <vector>
 
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_handle.h"
-#include "cuda_link.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "imported_texture.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "texture_compare.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_handle.h"
+#include "interop/cuda_link.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "interop/textures/imported_texture.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

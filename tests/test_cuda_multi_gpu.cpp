@@ -7,12 +7,12 @@
 #include <random>
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "multi_gpu.h"
-#include "open_fds.h"
-#include "patch_layouts.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "interop/pipelines/multi_gpu.h"
+#include "tests/open_fds.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 namespace {

@@ -16,17 +16,17 @@
 #include <string>
 #include <vector>
 
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_level_bytes.h"
-#include "cuda_video_texture.h"
-#include "error.h"
-#include "nv12_reference.h"
-#include "test_clip.h"
-#include "video_decoder.h"
-#include "video_encoder.h"
-#include "video_frames.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "tests/cuda_level_bytes.h"
+#include "interop/pipelines/cuda_video_texture.h"
+#include "engine/error.h"
+#include "tests/nv12_reference.h"
+#include "engine/video_files/test_clip.h"
+#include "engine/video_files/video_decoder.h"
+#include "engine/video_files/video_encoder.h"
+#include "cuda/video/video_frames.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>

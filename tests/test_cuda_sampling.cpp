@@ -6,19 +6,19 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_link.h"
-#include "cuda_patch_sampler.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "imported_texture.h"
-#include "patch_layouts.h"
-#include "random_image.h"
-#include "reference_sampling.h"
-#include "sampling_check.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
-#include "vulkan_patch_sampler.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_link.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "interop/textures/imported_texture.h"
+#include "engine/sampling/patch_layouts.h"
+#include "tests/random_image.h"
+#include "engine/sampling/reference_sampling.h"
+#include "tests/sampling_check.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
 
 namespace tvlm {
 namespace {

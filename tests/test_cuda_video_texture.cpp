@@ -10,17 +10,17 @@
 #include <random>
 #include <vector>
 
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_level_bytes.h"
-#include "cuda_video_texture.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "video/changed_tiles.h"
-#include "nv12_reference.h"
-#include "open_fds.h"
-#include "video_frames.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "tests/cuda_level_bytes.h"
+#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "engine/video/changed_tiles.h"
+#include "tests/nv12_reference.h"
+#include "tests/open_fds.h"
+#include "cuda/video/video_frames.h"
 
 namespace tvlm {
 namespace {

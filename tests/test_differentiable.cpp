@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "differentiable/feature_chain.h"
-#include "differentiable/point_sampling.h"
-#include "error.h"
+#include "engine/differentiable/feature_chain.h"
+#include "engine/differentiable/point_sampling.h"
+#include "engine/error.h"
 
 using namespace tvlm;
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "shader_params.h"
+#include "shaders/shader_params.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "error.h"
-#include "video/fixation_schedule.h"
+#include "engine/error.h"
+#include "engine/video/fixation_schedule.h"
 
 namespace tvlm {
 namespace {

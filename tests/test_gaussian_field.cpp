@@ -9,10 +9,10 @@
 #include <random>
 #include <vector>
 
-#include "error.h"
-#include "fields/gaussian_field.h"
-#include "fields/gaussian_pair.h"
-#include "random_field.h"
+#include "engine/error.h"
+#include "engine/fields/gaussian_field.h"
+#include "engine/fields/gaussian_pair.h"
+#include "tests/random_field.h"
 
 namespace tvlm {
 namespace {

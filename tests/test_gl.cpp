@@ -10,17 +10,17 @@
 #include <string>
 #include <utility>
 
-#include "egl_context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "gl_texture.h"
-#include "gl_timer.h"
-#include "open_fds.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "texture_compare.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
+#include "interop/gl/egl_context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "interop/gl/gl_texture.h"
+#include "interop/gl/gl_timer.h"
+#include "tests/open_fds.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -3,10 +3,10 @@
 #include <bit>
 #include <cmath>
 
-#include "error.h"
-#include "format.h"
-#include "half.h"
-#include "image.h"
+#include "engine/error.h"
+#include "engine/textures/format.h"
+#include "engine/textures/half.h"
+#include "engine/textures/image.h"
 
 using namespace tvlm;
 

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <set>
 
-#include "error.h"
-#include "image_files.h"
-#include "image.h"
-#include "test_chart.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
+#include "engine/textures/image.h"
+#include "engine/textures/test_chart.h"
 
 using namespace tvlm;
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
-#include "error.h"
-#include "overlay/knn_graph.h"
+#include "engine/error.h"
+#include "engine/overlay/knn_graph.h"
 
 namespace tvlm {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "overlay/layout_overlay.h"
-#include "overlay/overlay_reference.h"
-#include "patch_layouts.h"
+#include "engine/overlay/layout_overlay.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 namespace {

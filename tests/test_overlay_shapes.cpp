@@ -7,8 +7,8 @@
 
 #include <random>
 
-#include "overlay/overlay_scene.h"
-#include "overlay_shapes.h"
+#include "engine/overlay/overlay_scene.h"
+#include "shaders/overlay_shapes.h"
 
 namespace tvlm {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <limits>
 
-#include "error.h"
-#include "mip_filter.h"
-#include "patch_layouts.h"
+#include "engine/error.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/sampling/patch_layouts.h"
 
 using namespace tvlm;
 

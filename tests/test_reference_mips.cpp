@@ -4,12 +4,12 @@
 #include <cmath>
 #include <vector>
 
-#include "box_filter.h"
-#include "error.h"
-#include "color.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "srgb8_buckets.h"
+#include "engine/mips/box_filter.h"
+#include "engine/error.h"
+#include "engine/textures/color.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "shaders/srgb8_buckets.h"
 
 using namespace tvlm;
 using tvlm::test::random_image;

@@ -1,12 +1,12 @@
 // The CPU reference sampler against facts that follow from its definition.
 #include <doctest/doctest.h>
 
-#include "error.h"
-#include "patch_layouts.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "reference_sampling.h"
-#include "color.h"
+#include "engine/error.h"
+#include "engine/sampling/patch_layouts.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/reference_sampling.h"
+#include "engine/textures/color.h"
 
 using namespace tvlm;
 

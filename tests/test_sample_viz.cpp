@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "sample_viz.h"
+#include "apps/sample_viz.h"
 
 namespace tvlm {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "error.h"
-#include "shards.h"
+#include "engine/error.h"
+#include "engine/shards.h"
 
 namespace tvlm {
 namespace {

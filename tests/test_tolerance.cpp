@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 
-#include "color.h"
-#include "patch.h"
-#include "tolerance.h"
+#include "engine/textures/color.h"
+#include "engine/sampling/patch.h"
+#include "engine/sampling/tolerance.h"
 
 namespace tvlm {
 namespace {

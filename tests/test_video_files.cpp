@@ -19,14 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "generate_mips.h"
-#include "test_clip.h"
-#include "transfer.h"
-#include "video/video_texture.h"
-#include "vulkan_fixture.h"
-#include "video_decoder.h"
-#include "video_encoder.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/video_files/test_clip.h"
+#include "engine/textures/transfer.h"
+#include "engine/video/video_texture.h"
+#include "tests/vulkan_fixture.h"
+#include "engine/video_files/video_decoder.h"
+#include "engine/video_files/video_encoder.h"
 
 using namespace tvlm;
 using tvlm::test::VulkanFixture;

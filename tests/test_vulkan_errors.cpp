@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "device_choice.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "random_image.h"
-#include "texture.h"
-#include "transfer.h"
-#include "vk_check.h"
-#include "vulkan_fixture.h"
+#include "engine/core/device_choice.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "tests/random_image.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
+#include "engine/core/vk_check.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -1,12 +1,12 @@
 // Exportable textures: memory exported as an opaque fd and imported as a second image.
 #include <doctest/doctest.h>
 
-#include "generate_mips.h"
-#include "random_image.h"
-#include "texture.h"
-#include "transfer.h"
-#include "error.h"
-#include "vulkan_fixture.h"
+#include "engine/mips/generate_mips.h"
+#include "tests/random_image.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
+#include "engine/error.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -10,22 +10,22 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "host_buffer.h"
-#include "host_renderer.h"
-#include "patch_layouts.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "reference_sampling.h"
-#include "sampling_check.h"
-#include "texture.h"
-#include "texture_compare.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
-#include "vulkan_half_chain.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/core/host_buffer.h"
+#include "tests/host_renderer.h"
+#include "engine/sampling/patch_layouts.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/reference_sampling.h"
+#include "tests/sampling_check.h"
+#include "engine/textures/texture.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
+#include "tests/vulkan_half_chain.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "error.h"
-#include "overlay/knn_graph.h"
-#include "overlay/vulkan_knn.h"
-#include "vulkan_fixture.h"
+#include "engine/error.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/vulkan_knn.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

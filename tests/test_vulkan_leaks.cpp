@@ -7,17 +7,17 @@
 #include <set>
 #include <string>
 
-#include "context.h"
-#include "device_memory.h"
-#include "generate_mips.h"
-#include "host_renderer.h"
-#include "instance.h"
-#include "open_fds.h"
-#include "random_image.h"
-#include "texture.h"
-#include "transfer.h"
-#include "video/video_texture.h"
-#include "vulkan_fixture.h"
+#include "engine/core/context.h"
+#include "engine/core/device_memory.h"
+#include "engine/mips/generate_mips.h"
+#include "tests/host_renderer.h"
+#include "engine/core/instance.h"
+#include "tests/open_fds.h"
+#include "tests/random_image.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
+#include "engine/video/video_texture.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

@@ -8,16 +8,16 @@
 #include <thread>
 #include <vector>
 
-#include "error.h"
-#include "generate_mips.h"
-#include "half.h"
-#include "random_image.h"
-#include "reference_mips.h"
-#include "texture.h"
-#include "texture_compare.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
-#include "vulkan_half_chain.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/textures/half.h"
+#include "tests/random_image.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/textures/texture.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
+#include "tests/vulkan_half_chain.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

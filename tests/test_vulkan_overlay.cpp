@@ -13,15 +13,15 @@
 #include <random>
 #include <vector>
 
-#include "error.h"
-#include "half.h"
-#include "image.h"
-#include "overlay/overlay_reference.h"
-#include "overlay/overlay_renderer.h"
-#include "overlay/overlay_scene.h"
-#include "random_overlay_scene.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
+#include "engine/error.h"
+#include "engine/textures/half.h"
+#include "engine/textures/image.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/overlay/overlay_renderer.h"
+#include "engine/overlay/overlay_scene.h"
+#include "tests/random_overlay_scene.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

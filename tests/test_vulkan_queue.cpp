@@ -2,10 +2,10 @@
 // hold it back until every one is reached, waits on one semaphore merging into the largest.
 #include <doctest/doctest.h>
 
-#include "context.h"
-#include "error.h"
-#include "timeline.h"
-#include "vulkan_fixture.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/core/timeline.h"
+#include "tests/vulkan_fixture.h"
 
 using namespace tvlm;
 using namespace tvlm::test;

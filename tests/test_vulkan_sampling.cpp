@@ -5,17 +5,17 @@
 #include <cstring>
 #include <limits>
 
-#include "error.h"
-#include "generate_mips.h"
-#include "patch_layouts.h"
-#include "random_image.h"
-#include "reference_sampling.h"
-#include "sampling_check.h"
-#include "texture.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
-#include "vulkan_patch_sampler.h"
-#include "vulkan_point_sampler.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/sampling/patch_layouts.h"
+#include "tests/random_image.h"
+#include "engine/sampling/reference_sampling.h"
+#include "tests/sampling_check.h"
+#include "engine/textures/texture.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
+#include "engine/sampling/vulkan_point_sampler.h"
 
 using namespace tvlm;
 

@@ -8,14 +8,14 @@
 #include <random>
 #include <vector>
 
-#include "error.h"
-#include "video/video_texture.h"
-#include "generate_mips.h"
-#include "patch_layouts.h"
-#include "reference_mips.h"
-#include "transfer.h"
-#include "vulkan_fixture.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/error.h"
+#include "engine/video/video_texture.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/textures/transfer.h"
+#include "tests/vulkan_fixture.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm::test {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
-#include "image.h"
-#include "reference_mips.h"
-#include "tolerance.h"
+#include "engine/textures/half.h"
+#include "engine/textures/image.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/tolerance.h"
 
 namespace tvlm::test {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "context.h"
+#include "engine/core/context.h"
 
 namespace tvlm::test {
 

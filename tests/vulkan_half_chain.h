@@ -4,12 +4,12 @@
 // whichever shader the context picks, every level bit for bit against the reference.
 #include <doctest/doctest.h>
 
-#include "context.h"
-#include "generate_mips.h"
-#include "random_image.h"
-#include "texture.h"
-#include "texture_compare.h"
-#include "transfer.h"
+#include "engine/core/context.h"
+#include "engine/mips/generate_mips.h"
+#include "tests/random_image.h"
+#include "engine/textures/texture.h"
+#include "tests/texture_compare.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm::test {
 

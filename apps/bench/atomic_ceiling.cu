@@ -1,7 +1,7 @@
 // A bench kernel: sm_90's float4 atomicAdd at a list of float4 indices (atomic_ceiling.h).
-#include "atomic_ceiling.h"
+#include "apps/bench/atomic_ceiling.h"
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "gaussian_field.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/fields/gaussian_field_kernels.h"
 
 namespace tvlm {
 

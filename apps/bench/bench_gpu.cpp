@@ -1,4 +1,4 @@
-#include "bench_gpu.h"
+#include "apps/bench/bench_gpu.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_timing.h"
-#include "device_buffer.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "apps/bench/cuda_timing.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

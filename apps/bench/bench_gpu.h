@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "bench_rows.h"
-#include "context.h"
-#include "cuda_handle.h"
-#include "cuda_link.h"
+#include "apps/args.h"
+#include "apps/bench/bench_rows.h"
+#include "engine/core/context.h"
+#include "interop/cuda_handle.h"
+#include "interop/cuda_link.h"
 
 namespace tvlm {
 

@@ -10,16 +10,16 @@
 #include <tuple>
 #include <vector>
 
-#include "atomic_ceiling.h"
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "mip_filter.h"
-#include "patch.h"
-#include "patch_layouts.h"
-#include "nonfinite_flag.h"
-#include "point_sampling_grad.h"
+#include "apps/bench/atomic_ceiling.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/sampling/patch.h"
+#include "engine/sampling/patch_layouts.h"
+#include "cuda/nonfinite_flag.h"
+#include "cuda/differentiable/point_sampling_grad.h"
 
 namespace tvlm {
 

@@ -11,19 +11,19 @@
 #include <thread>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "cuda_array_texture.h"
-#include "cuda_check.h"
-#include "cuda_gl_texture.h"
-#include "device_buffer.h"
-#include "egl_context.h"
-#include "frame_ring.h"
-#include "gl_texture.h"
-#include "imported_texture.h"
-#include "texture_reads.h"
-#include "timeline.h"
-#include "vk_check.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "cuda/cuda_check.h"
+#include "interop/gl/cuda_gl_texture.h"
+#include "cuda/device_buffer.h"
+#include "interop/gl/egl_context.h"
+#include "interop/textures/frame_ring.h"
+#include "interop/gl/gl_texture.h"
+#include "interop/textures/imported_texture.h"
+#include "cuda/sampling/texture_reads.h"
+#include "engine/core/timeline.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

@@ -9,19 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "context.h"
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_link.h"
-#include "egl_context.h"
-#include "generate_mips.h"
-#include "gl_texture.h"
-#include "imported_texture.h"
-#include "test_chart.h"
-#include "transfer.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "engine/core/context.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_link.h"
+#include "interop/gl/egl_context.h"
+#include "engine/mips/generate_mips.h"
+#include "interop/gl/gl_texture.h"
+#include "interop/textures/imported_texture.h"
+#include "engine/textures/test_chart.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "overlay_scenes.h"
-#include "cuda_check.h"
-#include "cuda_knn_graph.h"
-#include "cuda_overlay.h"
-#include "device_buffer.h"
-#include "overlay/knn_graph.h"
-#include "overlay/overlay_renderer.h"
-#include "overlay/overlay_scene.h"
-#include "overlay/vulkan_knn.h"
-#include "transfer.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "apps/bench/overlay_scenes.h"
+#include "cuda/cuda_check.h"
+#include "interop/pipelines/cuda_knn_graph.h"
+#include "interop/pipelines/cuda_overlay.h"
+#include "cuda/device_buffer.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/overlay_renderer.h"
+#include "engine/overlay/overlay_scene.h"
+#include "engine/overlay/vulkan_knn.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "bench_plot.h"
+#include "apps/bench/bench_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "bench_rows.h"
+#include "apps/bench/bench_rows.h"
 
 // stb_easy_font: text as quads (Debian's libstb-dev), rasterised here into the image.
 #include <stb/stb_easy_font.h>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "image_files.h"
+#include "engine/image_files/image_files.h"
 
 namespace tvlm {
 

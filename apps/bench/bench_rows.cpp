@@ -1,11 +1,11 @@
-#include "bench_rows.h"
+#include "apps/bench/bench_rows.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 
-#include "error.h"
-#include "json.h"
+#include "engine/error.h"
+#include "apps/json.h"
 
 namespace tvlm {
 

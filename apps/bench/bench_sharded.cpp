@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "multi_gpu.h"
-#include "patch_layouts.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "interop/pipelines/multi_gpu.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "bench_timing.h"
+#include "apps/bench/bench_timing.h"
 
 #include <chrono>
 
-#include "context.h"
-#include "gl_timer.h"
-#include "gpu_timer.h"
+#include "engine/core/context.h"
+#include "interop/gl/gl_timer.h"
+#include "engine/core/gpu_timer.h"
 
 namespace tvlm {
 

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "bench_rows.h"
-#include "vulkan.h"
+#include "apps/bench/bench_rows.h"
+#include "engine/core/vulkan.h"
 
 #ifdef TVLM_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
-#include "cuda_timing.h"
+#include "apps/bench/cuda_timing.h"
 #endif
 
 namespace tvlm {

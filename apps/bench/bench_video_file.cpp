@@ -17,19 +17,19 @@
 #include <string>
 #include <vector>
 
-#include "bench_gpu.h"
-#include "bench_timing.h"
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_check.h"
-#include "cuda_patch_sampler.h"
-#include "cuda_video_texture.h"
-#include "device_buffer.h"
-#include "error.h"
-#include "patch_layouts.h"
-#include "test_clip.h"
-#include "video_decoder.h"
-#include "video_frames.h"
+#include "apps/bench/bench_gpu.h"
+#include "apps/bench/bench_timing.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/cuda_check.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda/device_buffer.h"
+#include "engine/error.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/video_files/test_clip.h"
+#include "engine/video_files/video_decoder.h"
+#include "cuda/video/video_frames.h"
 
 namespace tvlm {
 

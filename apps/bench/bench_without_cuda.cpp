@@ -2,7 +2,7 @@
 // Mip chains by Vulkan compute, vkCmdBlitImage and glGenerateMipmap, foveated patches by
 // Vulkan compute, and the overlay's KNN graph (CPU) and Vulkan renderer, each next to its floor at the Vulkan device's own buffer copy rate,
 // measured at the start of the run (CUDA's rate, which the full suites use, needs CUDA).
-#include "bench_without_cuda.h"
+#include "apps/bench/bench_without_cuda.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,20 +12,20 @@
 #include <string>
 #include <tuple>
 
-#include "barriers.h"
-#include "bench_timing.h"
-#include "context.h"
-#include "egl_context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "overlay/overlay_renderer.h"
-#include "overlay_scenes.h"
-#include "gl_texture.h"
-#include "gpu_buffer.h"
-#include "patch_layouts.h"
-#include "test_chart.h"
-#include "transfer.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/core/barriers.h"
+#include "apps/bench/bench_timing.h"
+#include "engine/core/context.h"
+#include "interop/gl/egl_context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/overlay/overlay_renderer.h"
+#include "apps/bench/overlay_scenes.h"
+#include "interop/gl/gl_texture.h"
+#include "engine/core/gpu_buffer.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/textures/test_chart.h"
+#include "engine/textures/transfer.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm {
 

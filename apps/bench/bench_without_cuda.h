@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "bench_rows.h"
+#include "apps/args.h"
+#include "apps/bench/bench_rows.h"
 
 namespace tvlm {
 

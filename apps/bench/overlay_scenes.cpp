@@ -1,4 +1,4 @@
-#include "overlay_scenes.h"
+#include "apps/bench/overlay_scenes.h"
 
 #include <algorithm>
 #include <chrono>

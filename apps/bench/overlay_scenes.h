@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "overlay/knn_graph.h"
-#include "overlay/overlay_scene.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/overlay_scene.h"
 
 namespace tvlm {
 

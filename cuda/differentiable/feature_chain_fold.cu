@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "cuda_check.h"
-#include "early_launch.cuh"
-#include "error.h"
-#include "fast_divmod.h"
-#include "feature_chain_tiles.cuh"
-#include "point_sampling_grad.h"
+#include "cuda/cuda_check.h"
+#include "cuda/early_launch.cuh"
+#include "engine/error.h"
+#include "cuda/fast_divmod.h"
+#include "cuda/differentiable/feature_chain_tiles.cuh"
+#include "cuda/differentiable/point_sampling_grad.h"
 
 namespace tvlm {
 

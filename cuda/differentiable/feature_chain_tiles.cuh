@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "feature_levels.cuh"
+#include "cuda/differentiable/feature_levels.cuh"
 
 namespace tvlm::feature_levels {
 

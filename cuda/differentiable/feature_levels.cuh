@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "point_sampling_grad.h"
+#include "cuda/differentiable/point_sampling_grad.h"
 
 namespace tvlm::feature_levels {
 

@@ -6,14 +6,14 @@
 #include <type_traits>
 #include <utility>
 
-#include "cuda_check.h"
-#include "cuda_devices.h"
-#include "error.h"
-#include "point_backward_each.cuh"
-#include "point_backward_groups.cuh"
-#include "point_backward_level0.cuh"
-#include "point_backward_rgba.cuh"
-#include "point_sampling_grad.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "engine/error.h"
+#include "cuda/differentiable/point_backward_each.cuh"
+#include "cuda/differentiable/point_backward_groups.cuh"
+#include "cuda/differentiable/point_backward_level0.cuh"
+#include "cuda/differentiable/point_backward_rgba.cuh"
+#include "cuda/differentiable/point_sampling_grad.h"
 
 namespace tvlm {
 

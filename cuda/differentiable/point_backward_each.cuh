@@ -1,6 +1,6 @@
 #pragma once
 // The backward kernel for channels one by one: any T and channel count.
-#include "point_backward_pass.cuh"
+#include "cuda/differentiable/point_backward_pass.cuh"
 
 namespace tvlm::point_kernels {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The backward kernel for float channels in groups of 4 (more than 4 channels): a lane a
 // group, the coarsest levels summed in a copy per point slot.
-#include "point_backward_pass.cuh"
+#include "cuda/differentiable/point_backward_pass.cuh"
 
 namespace tvlm::point_kernels {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Level 0's texel gradients, the backward's last kernel (after the fold writes level 0).
-#include "early_launch.cuh"
-#include "point_taps.cuh"
+#include "cuda/early_launch.cuh"
+#include "cuda/differentiable/point_taps.cuh"
 
 namespace tvlm::point_kernels {
 

@@ -2,7 +2,7 @@
 // What every point-sampling backward kernel shares: the pass it runs, where a point's
 // gradients go, the room for shared-memory sums, and (float4 kernels) a point's reads.
 // Included by point_backward.cu alone (its kernels' files).
-#include "point_taps.cuh"
+#include "cuda/differentiable/point_taps.cuh"
 
 namespace tvlm::point_kernels {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The backward kernel for RGBA float texels: a thread per point, the small levels summed
 // in a copy per warp.
-#include "point_backward_pass.cuh"
+#include "cuda/differentiable/point_backward_pass.cuh"
 
 namespace tvlm::point_kernels {
 

@@ -3,10 +3,10 @@
 // docs/differentiable.md).
 #include <type_traits>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "point_sampling_grad.h"
-#include "point_taps.cuh"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/differentiable/point_sampling_grad.h"
+#include "cuda/differentiable/point_taps.cuh"
 
 namespace tvlm {
 

@@ -10,7 +10,7 @@
 #include <initializer_list>
 #include <type_traits>
 
-#include "feature_levels.cuh"
+#include "cuda/differentiable/feature_levels.cuh"
 
 namespace tvlm::point_kernels {
 

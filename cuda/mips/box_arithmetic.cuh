@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "shader_params.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm::box {
 

@@ -2,7 +2,7 @@
 // level a (any ratio), keeps the stored values in shared memory and halves them down the
 // 2:1 levels the host chained. Arithmetic per engine/mips/box_filter.h; the comments in the
 // shader explain each step.
-#include "box_mips.h"
+#include "cuda/mips/box_mips.h"
 
 #include <cuda_fp16.h>
 
@@ -10,13 +10,13 @@
 #include <atomic>
 #include <type_traits>
 
-#include "cuda_check.h"
-#include "cuda_devices.h"
-#include "early_launch.cuh"
-#include "box_arithmetic.cuh"
-#include "surface_texels.cuh"
-#include "srgb8_buckets.h"
-#include "srgb8_tables.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "cuda/early_launch.cuh"
+#include "cuda/mips/box_arithmetic.cuh"
+#include "cuda/surface_texels.cuh"
+#include "shaders/srgb8_buckets.h"
+#include "shaders/srgb8_tables.h"
 
 namespace tvlm {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "shader_params.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

@@ -1,18 +1,18 @@
 // Box mips over strided tensors (tensor_mips.h): box_mips_kernel's tile scheme with one
 // channel per block, so every load and store is a plain coalesced global access (a warp
 // reads two rows of 64 elements and writes a row of 32).
-#include "tensor_mips.h"
+#include "cuda/mips/tensor_mips.h"
 
 #include <cuda_fp16.h>
 
 #include <string>
 #include <type_traits>
 
-#include "box_arithmetic.cuh"
-#include "cuda_check.h"
-#include "error.h"
-#include "surface_texels.cuh"
-#include "tensor_elements.cuh"
+#include "cuda/mips/box_arithmetic.cuh"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/surface_texels.cuh"
+#include "cuda/tensors/tensor_elements.cuh"
 
 namespace tvlm {
 

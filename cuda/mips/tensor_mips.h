@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "shader_params.h"
-#include "tensor_texels.h"
+#include "shaders/shader_params.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "knn_graph_kernels.h"
+#include "cuda/overlay/knn_graph_kernels.h"
 
 #include <algorithm>
 #include <cub/block/block_scan.cuh>
@@ -6,8 +6,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
-#include "cuda_check.h"
-#include "shader_params.h"
+#include "cuda/cuda_check.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

@@ -1,13 +1,13 @@
-#include "overlay.h"
+#include "cuda/overlay/overlay.h"
 
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <type_traits>
 
-#include "cuda_check.h"
-#include "cuda_devices.h"
-#include "early_launch.cuh"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "cuda/early_launch.cuh"
 
 namespace tvlm {
 

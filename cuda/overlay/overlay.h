@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "overlay_shapes.h"
+#include "shaders/overlay_shapes.h"
 
 namespace tvlm {
 

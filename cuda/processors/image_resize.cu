@@ -1,14 +1,14 @@
 // One thread per output pixel of one image, in output order (so every store of a warp is
 // contiguous): find the pixel's place in the resized image, filter once (texture unit or
 // software bicubic), rescale + normalize each channel, store it in every time slot.
-#include "image_resize.h"
+#include "cuda/processors/image_resize.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "fast_divmod.h"
-#include "tensor_elements.cuh"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/fast_divmod.h"
+#include "cuda/tensors/tensor_elements.cuh"
 
 namespace tvlm {
 

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "tensor_texels.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "patch_sampling.h"
+#include "cuda/sampling/patch_sampling.h"
 
 #include <cuda_fp16.h>
 
-#include "cuda_check.h"
-#include "early_launch.cuh"
-#include "error.h"
-#include "fast_divmod.h"
+#include "cuda/cuda_check.h"
+#include "cuda/early_launch.cuh"
+#include "engine/error.h"
+#include "cuda/fast_divmod.h"
 
 namespace tvlm {
 

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "point_samples.h"
-#include "shader_params.h"
+#include "shaders/point_samples.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

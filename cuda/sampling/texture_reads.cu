@@ -1,4 +1,4 @@
-#include "texture_reads.h"
+#include "cuda/sampling/texture_reads.h"
 
 namespace tvlm {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "point_samples.h"
+#include "shaders/point_samples.h"
 
 namespace tvlm {
 

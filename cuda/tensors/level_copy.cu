@@ -1,7 +1,7 @@
-#include "level_copy.h"
+#include "cuda/tensors/level_copy.h"
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

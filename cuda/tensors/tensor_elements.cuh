@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "tensor_texels.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

@@ -1,15 +1,15 @@
 // Tensor <-> texel copies: one thread per texel, the tensor's layout in its strides.
-#include "tensor_texels.h"
+#include "cuda/tensors/tensor_texels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "surface_texels.cuh"
-#include "tensor_elements.cuh"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/surface_texels.cuh"
+#include "cuda/tensors/tensor_elements.cuh"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "video_frames.h"
+#include "cuda/video/video_frames.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "shader_params.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

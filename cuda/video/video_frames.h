@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "yuv.h"
+#include "engine/yuv.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "barriers.h"
+#include "engine/core/barriers.h"
 
 namespace tvlm {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Image layout transitions with synchronization2 barriers.
-#include "vulkan.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

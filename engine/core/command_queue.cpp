@@ -1,9 +1,9 @@
-#include "command_queue.h"
+#include "engine/core/command_queue.h"
 
 #include <algorithm>
 #include <cstddef>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

@@ -15,9 +15,9 @@
 #include <mutex>
 #include <vector>
 
-#include "host_buffer.h"
-#include "timeline.h"
-#include "vulkan.h"
+#include "engine/core/host_buffer.h"
+#include "engine/core/timeline.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "compute_pipeline.h"
+#include "engine/core/compute_pipeline.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "error.h"
-#include "vk_check.h"
+#include "engine/error.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

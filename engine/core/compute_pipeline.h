@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "vulkan.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

@@ -1,12 +1,12 @@
-#include "context.h"
+#include "engine/core/context.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "barriers.h"
-#include "shader_params.h"
-#include "vk_check.h"
+#include "engine/core/barriers.h"
+#include "shaders/shader_params.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

@@ -12,12 +12,12 @@
 #include <span>
 #include <string>
 
-#include "command_queue.h"
-#include "compute_pipeline.h"
-#include "device_choice.h"
-#include "gpu_buffer.h"
-#include "host_vulkan.h"
-#include "instance.h"
+#include "engine/core/command_queue.h"
+#include "engine/core/compute_pipeline.h"
+#include "engine/core/device_choice.h"
+#include "engine/core/gpu_buffer.h"
+#include "engine/core/host_vulkan.h"
+#include "engine/core/instance.h"
 
 namespace tvlm {
 

@@ -1,9 +1,9 @@
-#include "device_choice.h"
+#include "engine/core/device_choice.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 namespace tvlm {
 

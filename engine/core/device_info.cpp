@@ -1,10 +1,10 @@
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

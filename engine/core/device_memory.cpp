@@ -1,11 +1,11 @@
-#include "device_memory.h"
+#include "engine/core/device_memory.h"
 
 #include <atomic>
 #include <cstdio>
 #include <string>
 #include <utility>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

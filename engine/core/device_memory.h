@@ -3,7 +3,7 @@
 // (tests use it to prove that creating and destroying textures leaks nothing).
 #include <cstdint>
 
-#include "vulkan.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

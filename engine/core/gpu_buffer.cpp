@@ -1,4 +1,4 @@
-#include "gpu_buffer.h"
+#include "engine/core/gpu_buffer.h"
 
 #include <utility>
 

@@ -1,8 +1,8 @@
 #pragma once
 // Move-only device-local buffer (not host-visible): where GPU work writes outputs that
 // stay on the GPU, e.g. patch tensors in benchmarks.
-#include "device_memory.h"
-#include "vulkan.h"
+#include "engine/core/device_memory.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "gpu_timer.h"
+#include "engine/core/gpu_timer.h"
 
 #include <cstdint>
 #include <utility>
 
-#include "context.h"
-#include "error.h"
-#include "vk_check.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

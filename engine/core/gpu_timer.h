@@ -1,7 +1,7 @@
 #pragma once
 // Move-only owner of a two-timestamp query pool: GPU time of the commands recorded
 // between begin() and end() of one submission, for benchmarks.
-#include "vulkan.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

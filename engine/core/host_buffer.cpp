@@ -1,8 +1,8 @@
-#include "host_buffer.h"
+#include "engine/core/host_buffer.h"
 
 #include <utility>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

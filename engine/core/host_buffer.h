@@ -3,8 +3,8 @@
 // readbacks.
 #include <cstddef>
 
-#include "device_memory.h"
-#include "vulkan.h"
+#include "engine/core/device_memory.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

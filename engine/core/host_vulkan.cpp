@@ -1,8 +1,8 @@
-#include "host_vulkan.h"
+#include "engine/core/host_vulkan.h"
 
 #include <algorithm>
 
-#include "device_info.h"
+#include "engine/core/device_info.h"
 
 namespace tvlm {
 

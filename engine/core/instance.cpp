@@ -1,12 +1,12 @@
-#include "instance.h"
+#include "engine/core/instance.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
 
-#include "vk_check.h"
-#include "loader.h"
+#include "engine/core/vk_check.h"
+#include "engine/core/loader.h"
 
 namespace tvlm {
 

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "device_info.h"
-#include "validation.h"
-#include "vulkan.h"
+#include "engine/core/device_info.h"
+#include "engine/core/validation.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

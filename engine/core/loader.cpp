@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "engine/core/loader.h"
 
 #include <dlfcn.h>
 
@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string>
 
-#include "error.h"
-#include "vulkan.h"
+#include "engine/error.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

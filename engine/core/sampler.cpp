@@ -1,8 +1,8 @@
-#include "sampler.h"
+#include "engine/core/sampler.h"
 
 #include <utility>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Move-only owner of a VkSampler.
-#include "vulkan.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

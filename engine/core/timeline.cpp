@@ -1,9 +1,9 @@
-#include "timeline.h"
+#include "engine/core/timeline.h"
 
 #include <cassert>
 #include <utility>
 
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

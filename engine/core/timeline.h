@@ -3,8 +3,8 @@
 // (the handle CUDA imports to wait on and signal the same timeline).
 #include <cstdint>
 
-#include "unique_fd.h"
-#include "vulkan.h"
+#include "engine/core/unique_fd.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "validation.h"
+#include "engine/core/validation.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "vk_check.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

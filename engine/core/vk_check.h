@@ -1,7 +1,7 @@
 #pragma once
 // VkResult -> tvlm::Error.
-#include "error.h"
-#include "vulkan.h"
+#include "engine/error.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "feature_chain.h"
+#include "engine/differentiable/feature_chain.h"
 
 #include <bit>
 #include <string>
 
-#include "box_filter.h"
-#include "error.h"
+#include "engine/mips/box_filter.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "point_sampling.h"
+#include "engine/differentiable/point_sampling.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

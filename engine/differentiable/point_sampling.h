@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "feature_chain.h"
+#include "engine/differentiable/feature_chain.h"
 
 namespace tvlm {
 

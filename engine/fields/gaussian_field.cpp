@@ -1,12 +1,12 @@
-#include "gaussian_field.h"
+#include "engine/fields/gaussian_field.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "error.h"
-#include "gaussian_pair.h"
-#include "video/fixation_schedule.h"
+#include "engine/error.h"
+#include "engine/fields/gaussian_pair.h"
+#include "engine/video/fixation_schedule.h"
 
 namespace tvlm {
 

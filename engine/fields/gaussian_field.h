@@ -38,8 +38,8 @@ FieldGradients field_backward_reference(const GaussianFieldView<double>& field, 
 
 }  // namespace tvlm
 
-#include "patch_layouts.h"
-#include "video/fixation_schedule.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/video/fixation_schedule.h"
 
 namespace tvlm {
 

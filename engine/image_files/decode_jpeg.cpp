@@ -7,8 +7,8 @@
 #include <csetjmp>
 #include <cstring>
 
-#include "decoders.h"
-#include "error.h"
+#include "engine/image_files/decoders.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

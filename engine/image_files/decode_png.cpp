@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "decoders.h"
-#include "error.h"
+#include "engine/image_files/decoders.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

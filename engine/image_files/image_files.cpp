@@ -1,4 +1,4 @@
-#include "image_files.h"
+#include "engine/image_files/image_files.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "decoders.h"
-#include "error.h"
-#include "host_memory.h"
+#include "engine/image_files/decoders.h"
+#include "engine/error.h"
+#include "engine/textures/host_memory.h"
 
 namespace tvlm {
 

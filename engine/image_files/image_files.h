@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "image.h"
-#include "rgba8_image.h"
+#include "engine/textures/image.h"
+#include "engine/textures/rgba8_image.h"
 
 namespace tvlm {
 

@@ -1,13 +1,13 @@
-#include "box_filter.h"
+#include "engine/mips/box_filter.h"
 
 #include <algorithm>
 #include <string>
 
-#include "error.h"
-#include "mip_filter.h"
-#include "shader_params.h"
-#include "srgb8_buckets.h"
-#include "srgb8_tables.h"
+#include "engine/error.h"
+#include "engine/mips/mip_filter.h"
+#include "shaders/shader_params.h"
+#include "shaders/srgb8_buckets.h"
+#include "shaders/srgb8_tables.h"
 
 namespace tvlm {
 

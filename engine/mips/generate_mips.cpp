@@ -1,4 +1,4 @@
-#include "generate_mips.h"
+#include "engine/mips/generate_mips.h"
 
 namespace tvlm {
 

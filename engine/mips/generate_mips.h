@@ -3,11 +3,11 @@
 #include <cstdint>
 #include <string>
 
-#include "box_filter.h"
-#include "format.h"
-#include "vulkan.h"
+#include "engine/mips/box_filter.h"
+#include "engine/textures/format.h"
+#include "engine/core/vulkan.h"
 
-#include "mip_filter.h"
+#include "engine/mips/mip_filter.h"
 
 namespace tvlm {
 

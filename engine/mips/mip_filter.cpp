@@ -1,10 +1,10 @@
-#include "mip_filter.h"
+#include "engine/mips/mip_filter.h"
 
 #include <algorithm>
 #include <bit>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

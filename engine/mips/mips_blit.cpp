@@ -2,11 +2,11 @@
 // one before, all layers at once.
 #include <string>
 
-#include "barriers.h"
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "texture.h"
+#include "engine/core/barriers.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

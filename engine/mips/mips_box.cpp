@@ -4,15 +4,15 @@
 #include <string>
 #include <utility>
 
-#include "barriers.h"
-#include "box_filter.h"
-#include "compute_pipeline.h"
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "shader_params.h"
-#include "spirv.h"
-#include "texture.h"
+#include "engine/core/barriers.h"
+#include "engine/mips/box_filter.h"
+#include "engine/core/compute_pipeline.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "shaders/shader_params.h"
+#include "shaders/spirv.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

@@ -1,12 +1,12 @@
-#include "reference_mips.h"
+#include "engine/mips/reference_mips.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 
-#include "box_filter.h"
-#include "color.h"
-#include "host_memory.h"
+#include "engine/mips/box_filter.h"
+#include "engine/textures/color.h"
+#include "engine/textures/host_memory.h"
 
 namespace tvlm {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
-#include "image.h"
-#include "mip_filter.h"
+#include "engine/textures/format.h"
+#include "engine/textures/image.h"
+#include "engine/mips/mip_filter.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "knn_graph.h"
+#include "engine/overlay/knn_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

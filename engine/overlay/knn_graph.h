@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "overlay_scene.h"
+#include "engine/overlay/overlay_scene.h"
 
 namespace tvlm {
 

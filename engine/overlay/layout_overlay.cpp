@@ -1,4 +1,4 @@
-#include "layout_overlay.h"
+#include "engine/overlay/layout_overlay.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 
-#include "overlay_scene.h"
-#include "patch.h"
-#include "patch_layouts.h"
+#include "engine/overlay/overlay_scene.h"
+#include "engine/sampling/patch.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "overlay_reference.h"
+#include "engine/overlay/overlay_reference.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "error.h"
-#include "half.h"
-#include "overlay_font.h"
+#include "engine/error.h"
+#include "engine/textures/half.h"
+#include "engine/overlay/overlay_font.h"
 
 namespace tvlm {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "overlay_shapes.h"
+#include "shaders/overlay_shapes.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "overlay_renderer.h"
+#include "engine/overlay/overlay_renderer.h"
 
 #include <algorithm>
 #include <array>
@@ -6,14 +6,14 @@
 #include <cstring>
 #include <string>
 
-#include "barriers.h"
-#include "compute_pipeline.h"
-#include "context.h"
-#include "error.h"
-#include "overlay_font.h"
-#include "overlay_scene.h"
-#include "spirv.h"
-#include "transfer.h"
+#include "engine/core/barriers.h"
+#include "engine/core/compute_pipeline.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/overlay/overlay_font.h"
+#include "engine/overlay/overlay_scene.h"
+#include "shaders/spirv.h"
+#include "engine/textures/transfer.h"
 
 namespace tvlm {
 

@@ -9,10 +9,10 @@
 #include <optional>
 #include <span>
 
-#include "gpu_buffer.h"
-#include "host_buffer.h"
-#include "overlay_shapes.h"
-#include "texture.h"
+#include "engine/core/gpu_buffer.h"
+#include "engine/core/host_buffer.h"
+#include "shaders/overlay_shapes.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "overlay_scene.h"
+#include "engine/overlay/overlay_scene.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "error.h"
-#include "overlay_font.h"
+#include "engine/error.h"
+#include "engine/overlay/overlay_font.h"
 
 namespace tvlm {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "format.h"
-#include "overlay_shapes.h"
+#include "engine/textures/format.h"
+#include "shaders/overlay_shapes.h"
 
 namespace tvlm {
 

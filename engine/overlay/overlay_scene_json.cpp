@@ -1,4 +1,4 @@
-#include "overlay_scene_json.h"
+#include "engine/overlay/overlay_scene_json.h"
 
 #include <cmath>
 #include <filesystem>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "overlay_scene.h"
+#include "engine/overlay/overlay_scene.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "vulkan_knn.h"
+#include "engine/overlay/vulkan_knn.h"
 
 #include <algorithm>
 #include <array>
@@ -6,12 +6,12 @@
 #include <cstring>
 #include <string>
 
-#include "barriers.h"
-#include "compute_pipeline.h"
-#include "context.h"
-#include "error.h"
-#include "shader_params.h"
-#include "spirv.h"
+#include "engine/core/barriers.h"
+#include "engine/core/compute_pipeline.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "shaders/shader_params.h"
+#include "shaders/spirv.h"
 
 namespace tvlm {
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "host_buffer.h"
-#include "knn_graph.h"
+#include "engine/core/host_buffer.h"
+#include "engine/overlay/knn_graph.h"
 
 namespace tvlm {
 

@@ -1,8 +1,8 @@
 // Batches: one layout per image of a layered texture, padded to one patch count.
 #include <algorithm>
 
-#include "error.h"
-#include "patch_layouts.h"
+#include "engine/error.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "error.h"
-#include "mip_filter.h"
-#include "patch_layouts.h"
+#include "engine/error.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "patch.h"
+#include "engine/sampling/patch.h"
 
 #include <cstring>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shader_params.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "patch.h"
+#include "engine/sampling/patch.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "reference_sampling.h"
+#include "engine/sampling/reference_sampling.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "color.h"
-#include "error.h"
+#include "engine/textures/color.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

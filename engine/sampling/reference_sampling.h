@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
-#include "format.h"
-#include "image.h"
-#include "patch.h"
+#include "engine/textures/format.h"
+#include "engine/textures/image.h"
+#include "engine/sampling/patch.h"
 
 namespace tvlm {
 

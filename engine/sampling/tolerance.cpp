@@ -1,10 +1,10 @@
-#include "tolerance.h"
+#include "engine/sampling/tolerance.h"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 
-#include "color.h"
+#include "engine/textures/color.h"
 
 namespace tvlm {
 

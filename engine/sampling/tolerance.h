@@ -8,7 +8,7 @@
 // allows), so a filtered value in [0,1] is off by at most 2 * 1/256 (two axes). Where
 // weights are exact (box compute shaders use float weights) only the storage format's
 // rounding remains.
-#include "format.h"
+#include "engine/textures/format.h"
 
 namespace tvlm {
 

@@ -1,15 +1,15 @@
-#include "vulkan_patch_sampler.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
 
-#include "barriers.h"
-#include "context.h"
-#include "error.h"
-#include "spirv.h"
-#include "texture.h"
+#include "engine/core/barriers.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "shaders/spirv.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

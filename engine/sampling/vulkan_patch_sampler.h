@@ -5,11 +5,11 @@
 // lavapipe included.
 #include <cstdint>
 
-#include "format.h"
-#include "host_buffer.h"
-#include "patch.h"
-#include "sampler.h"
-#include "vulkan.h"
+#include "engine/textures/format.h"
+#include "engine/core/host_buffer.h"
+#include "engine/sampling/patch.h"
+#include "engine/core/sampler.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

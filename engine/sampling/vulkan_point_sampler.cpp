@@ -1,15 +1,15 @@
-#include "vulkan_point_sampler.h"
+#include "engine/sampling/vulkan_point_sampler.h"
 
 #include <array>
 #include <cmath>
 #include <string>
 
-#include "barriers.h"
-#include "context.h"
-#include "error.h"
-#include "spirv.h"
-#include "texture.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/core/barriers.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "shaders/spirv.h"
+#include "engine/textures/texture.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm {
 

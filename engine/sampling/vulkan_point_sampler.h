@@ -4,9 +4,9 @@
 // patch samplers' trilinear sampler, a vec4 per sample, in sample order, into a
 // caller-provided storage buffer. The CUDA twins are in cuda/sampling/texture_reads.h (texture
 // unit) and cuda/sampling/patch_sampling.h (software filtering).
-#include "point_samples.h"
-#include "sampler.h"
-#include "vulkan.h"
+#include "shaders/point_samples.h"
+#include "engine/core/sampler.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

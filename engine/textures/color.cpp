@@ -1,4 +1,4 @@
-#include "color.h"
+#include "engine/textures/color.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "format.h"
+#include "engine/textures/format.h"
 
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "half.h"
+#include "engine/textures/half.h"
 
 #include <bit>
 

@@ -1,4 +1,4 @@
-#include "host_memory.h"
+#include "engine/textures/host_memory.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

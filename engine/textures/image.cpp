@@ -1,11 +1,11 @@
-#include "image.h"
+#include "engine/textures/image.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 
-#include "half.h"
+#include "engine/textures/half.h"
 
 namespace tvlm {
 

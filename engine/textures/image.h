@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "format.h"
+#include "engine/textures/format.h"
 
 namespace tvlm {
 

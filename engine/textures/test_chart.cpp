@@ -1,4 +1,4 @@
-#include "test_chart.h"
+#include "engine/textures/test_chart.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // The embedded default input: a test chart generated in code that makes aliasing and
 // filtering visible (gradients, a zone plate, stripes of several frequencies and angles,
 // checkerboards, small text-like detail).
-#include "rgba8_image.h"
+#include "engine/textures/rgba8_image.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "texture.h"
+#include "engine/textures/texture.h"
 
 #include <string>
 #include <utility>
 
-#include "barriers.h"
-#include "context.h"
-#include "vk_check.h"
+#include "engine/core/barriers.h"
+#include "engine/core/context.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm {
 

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "device_memory.h"
-#include "format.h"
-#include "mip_filter.h"
-#include "unique_fd.h"
-#include "vulkan.h"
+#include "engine/core/device_memory.h"
+#include "engine/textures/format.h"
+#include "engine/mips/mip_filter.h"
+#include "engine/core/unique_fd.h"
+#include "engine/core/vulkan.h"
 
 namespace tvlm {
 

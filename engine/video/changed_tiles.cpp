@@ -1,11 +1,11 @@
-#include "changed_tiles.h"
+#include "engine/video/changed_tiles.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
 
-#include "error.h"
-#include "shader_params.h"
+#include "engine/error.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

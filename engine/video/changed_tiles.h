@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "box_filter.h"
+#include "engine/mips/box_filter.h"
 
 namespace tvlm {
 

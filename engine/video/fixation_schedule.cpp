@@ -1,11 +1,11 @@
-#include "fixation_schedule.h"
+#include "engine/video/fixation_schedule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

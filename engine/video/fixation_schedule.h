@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "patch_layouts.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

@@ -1,17 +1,17 @@
-#include "video_texture.h"
+#include "engine/video/video_texture.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
 
-#include "barriers.h"
-#include "compute_pipeline.h"
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "shader_params.h"
-#include "spirv.h"
+#include "engine/core/barriers.h"
+#include "engine/core/compute_pipeline.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "shaders/shader_params.h"
+#include "shaders/spirv.h"
 
 namespace tvlm {
 

@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
-#include "box_filter.h"
-#include "changed_tiles.h"
-#include "format.h"
-#include "host_buffer.h"
-#include "texture.h"
+#include "engine/mips/box_filter.h"
+#include "engine/video/changed_tiles.h"
+#include "engine/textures/format.h"
+#include "engine/core/host_buffer.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

@@ -1,9 +1,9 @@
-#include "test_clip.h"
+#include "engine/video_files/test_clip.h"
 
 #include <algorithm>
 
-#include "test_chart.h"
-#include "video_encoder.h"
+#include "engine/textures/test_chart.h"
+#include "engine/video_files/video_encoder.h"
 
 namespace tvlm {
 

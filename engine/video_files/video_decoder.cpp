@@ -1,4 +1,4 @@
-#include "video_decoder.h"
+#include "engine/video_files/video_decoder.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -22,8 +22,8 @@ extern "C" {
 }
 #endif
 
-#include "error.h"
-#include "ffmpeg_owners.h"
+#include "engine/error.h"
+#include "engine/video_files/ffmpeg_owners.h"
 
 namespace tvlm {
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-#include "yuv.h"
+#include "engine/yuv.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "video_encoder.h"
+#include "engine/video_files/video_encoder.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -10,9 +10,9 @@ extern "C" {
 
 #include <string>
 
-#include "error.h"
-#include "ffmpeg_owners.h"
-#include "video_decoder.h"
+#include "engine/error.h"
+#include "engine/video_files/ffmpeg_owners.h"
+#include "engine/video_files/video_decoder.h"
 
 namespace tvlm {
 

@@ -1,11 +1,11 @@
-#include "cuda_frames.h"
+#include "examples/host_renderer/cuda_frames.h"
 
-#include "barriers.h"
-#include "cuda_check.h"
-#include "cuda_device.h"
-#include "error.h"
-#include "transfer.h"
-#include "vk_check.h"
+#include "engine/core/barriers.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_device.h"
+#include "engine/error.h"
+#include "engine/textures/transfer.h"
+#include "engine/core/vk_check.h"
 
 namespace example {
 

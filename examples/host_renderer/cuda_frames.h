@@ -15,16 +15,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "context.h"
-#include "cuda_box_mips.h"
-#include "cuda_handle.h"
-#include "cuda_patch_sampler.h"
-#include "cuda_texture.h"
-#include "device_buffer.h"
-#include "host_semaphore.h"
-#include "patch.h"
-#include "renderer.h"
-#include "texture.h"
+#include "engine/core/context.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "interop/cuda_handle.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "interop/textures/cuda_texture.h"
+#include "cuda/device_buffer.h"
+#include "interop/host_semaphore.h"
+#include "engine/sampling/patch.h"
+#include "examples/host_renderer/renderer.h"
+#include "engine/textures/texture.h"
 
 namespace example {
 

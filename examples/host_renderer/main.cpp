@@ -21,22 +21,22 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "host_buffer.h"
-#include "image_files.h"
-#include "patch_layouts.h"
-#include "reference_mips.h"
-#include "reference_sampling.h"
-#include "renderer.h"
-#include "texture.h"
-#include "tolerance.h"
-#include "transfer.h"
-#include "vulkan_patch_sampler.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/core/host_buffer.h"
+#include "engine/image_files/image_files.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/reference_sampling.h"
+#include "examples/host_renderer/renderer.h"
+#include "engine/textures/texture.h"
+#include "engine/sampling/tolerance.h"
+#include "engine/textures/transfer.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_check.h"
-#include "cuda_frames.h"
+#include "cuda/cuda_check.h"
+#include "examples/host_renderer/cuda_frames.h"
 #endif
 
 using namespace tvlm;

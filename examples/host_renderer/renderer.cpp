@@ -1,12 +1,12 @@
-#include "renderer.h"
+#include "examples/host_renderer/renderer.h"
 
 #include <string_view>
 
-#include "barriers.h"
-#include "error.h"
-#include "instance.h"
-#include "loader.h"
-#include "vk_check.h"
+#include "engine/core/barriers.h"
+#include "engine/error.h"
+#include "engine/core/instance.h"
+#include "engine/core/loader.h"
+#include "engine/core/vk_check.h"
 
 namespace tvlm::shaders {
 std::span<const uint32_t> scene_vert();

@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
-#include "device_memory.h"
-#include "host_vulkan.h"
-#include "texture.h"
-#include "validation.h"
-#include "vulkan.h"
+#include "engine/core/device_memory.h"
+#include "engine/core/host_vulkan.h"
+#include "engine/textures/texture.h"
+#include "engine/core/validation.h"
+#include "engine/core/vulkan.h"
 
 namespace example {
 

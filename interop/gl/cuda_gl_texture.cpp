@@ -1,12 +1,12 @@
-#include "cuda_gl_texture.h"
+#include "interop/gl/cuda_gl_texture.h"
 
 #include <utility>
 
 // gl_texture.h brought in GL's core types; cuda_gl_interop.h wants GL/gl.h as well.
 #include <cuda_gl_interop.h>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

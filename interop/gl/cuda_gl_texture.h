@@ -10,8 +10,8 @@
 
 #include <vector>
 
-#include "cuda_mipmaps.h"
-#include "gl_texture.h"
+#include "interop/textures/cuda_mipmaps.h"
+#include "interop/gl/gl_texture.h"
 
 namespace tvlm {
 

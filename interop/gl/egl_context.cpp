@@ -1,10 +1,10 @@
-#include "egl_context.h"
+#include "interop/gl/egl_context.h"
 
 #include <cstdio>
 #include <string>
 #include <utility>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gl_api.h"
+#include "interop/gl/gl_api.h"
 
 namespace tvlm {
 

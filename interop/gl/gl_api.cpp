@@ -1,11 +1,11 @@
-#include "gl_api.h"
+#include "interop/gl/gl_api.h"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

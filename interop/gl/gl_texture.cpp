@@ -1,10 +1,10 @@
-#include "gl_texture.h"
+#include "interop/gl/gl_texture.h"
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -4,9 +4,9 @@
 // glGenerateMipmap. What an OpenGL interop user has; the same TextureDesc as Vulkan's.
 #include <cstdint>
 
-#include "egl_context.h"
-#include "image.h"
-#include "texture.h"
+#include "interop/gl/egl_context.h"
+#include "engine/textures/image.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

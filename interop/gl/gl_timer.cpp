@@ -1,4 +1,4 @@
-#include "gl_timer.h"
+#include "interop/gl/gl_timer.h"
 
 #include <utility>
 

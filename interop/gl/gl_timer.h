@@ -3,7 +3,7 @@
 // and end(), for benchmarks (the GL counterpart of engine/core/gpu_timer.h). Timestamps, not a
 // GL_TIME_ELAPSED query: llvmpipe's elapsed-time query returned seconds for milliseconds
 // of work.
-#include "egl_context.h"
+#include "interop/gl/egl_context.h"
 
 namespace tvlm {
 

@@ -1,14 +1,14 @@
-#include "cuda_box_mips.h"
+#include "interop/pipelines/cuda_box_mips.h"
 
 #include <algorithm>
 #include <string>
 
-#include "box_mips.h"
-#include "cuda_check.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "level_copy.h"
-#include "tensor_texels.h"
+#include "cuda/mips/box_mips.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "cuda/tensors/level_copy.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

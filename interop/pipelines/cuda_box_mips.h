@@ -8,11 +8,11 @@
 
 #include <vector>
 
-#include "box_filter.h"
-#include "box_mips.h"
-#include "cuda_handle.h"
-#include "cuda_mipmaps.h"
-#include "device_buffer.h"
+#include "engine/mips/box_filter.h"
+#include "cuda/mips/box_mips.h"
+#include "interop/cuda_handle.h"
+#include "interop/textures/cuda_mipmaps.h"
+#include "cuda/device_buffer.h"
 
 namespace tvlm {
 

@@ -1,6 +1,6 @@
-#include "cuda_capture.h"
+#include "interop/pipelines/cuda_capture.h"
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tvlm {
 

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "cuda_handle.h"
+#include "interop/cuda_handle.h"
 
 namespace tvlm {
 

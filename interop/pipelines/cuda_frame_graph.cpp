@@ -1,10 +1,10 @@
-#include "cuda_frame_graph.h"
+#include "interop/pipelines/cuda_frame_graph.h"
 
 #include <algorithm>
 
-#include "cuda_capture.h"
-#include "cuda_check.h"
-#include "error.h"
+#include "interop/pipelines/cuda_capture.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

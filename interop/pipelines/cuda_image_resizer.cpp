@@ -1,12 +1,12 @@
-#include "cuda_image_resizer.h"
+#include "interop/pipelines/cuda_image_resizer.h"
 
 #include <algorithm>
 #include <bit>
 #include <string>
 
-#include "cuda_tensor_mips.h"
-#include "error.h"
-#include "texture.h"
+#include "interop/pipelines/cuda_tensor_mips.h"
+#include "engine/error.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

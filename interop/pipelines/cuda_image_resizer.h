@@ -20,10 +20,10 @@
 #include <span>
 #include <vector>
 
-#include "cuda_pyramid.h"
-#include "device_buffer.h"
-#include "image_resize.h"
-#include "tensor_texels.h"
+#include "interop/pipelines/cuda_pyramid.h"
+#include "cuda/device_buffer.h"
+#include "cuda/processors/image_resize.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

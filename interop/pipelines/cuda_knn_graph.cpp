@@ -1,13 +1,13 @@
-#include "cuda_knn_graph.h"
+#include "interop/pipelines/cuda_knn_graph.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "shader_params.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "shaders/shader_params.h"
 
 namespace tvlm {
 

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_handle.h"
-#include "cuda_overlay.h"
-#include "device_buffer.h"
-#include "knn_graph.h"
-#include "knn_graph_kernels.h"
+#include "interop/cuda_handle.h"
+#include "interop/pipelines/cuda_overlay.h"
+#include "cuda/device_buffer.h"
+#include "engine/overlay/knn_graph.h"
+#include "cuda/overlay/knn_graph_kernels.h"
 
 namespace tvlm {
 

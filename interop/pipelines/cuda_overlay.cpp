@@ -1,15 +1,15 @@
-#include "cuda_overlay.h"
+#include "interop/pipelines/cuda_overlay.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "overlay.h"
-#include "overlay/overlay_font.h"
-#include "overlay/overlay_scene.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/overlay/overlay.h"
+#include "engine/overlay/overlay_font.h"
+#include "engine/overlay/overlay_scene.h"
 
 namespace tvlm {
 

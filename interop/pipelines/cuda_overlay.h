@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <span>
 
-#include "cuda_handle.h"
-#include "device_buffer.h"
-#include "format.h"
-#include "overlay_shapes.h"
+#include "interop/cuda_handle.h"
+#include "cuda/device_buffer.h"
+#include "engine/textures/format.h"
+#include "shaders/overlay_shapes.h"
 
 namespace tvlm {
 

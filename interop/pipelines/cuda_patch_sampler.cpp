@@ -1,9 +1,9 @@
-#include "cuda_patch_sampler.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

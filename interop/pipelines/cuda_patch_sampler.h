@@ -6,11 +6,11 @@
 
 #include <vector>
 
-#include "cuda_link.h"
-#include "cuda_mipmaps.h"
-#include "device_buffer.h"
-#include "patch.h"
-#include "patch_sampling.h"
+#include "interop/cuda_link.h"
+#include "interop/textures/cuda_mipmaps.h"
+#include "cuda/device_buffer.h"
+#include "engine/sampling/patch.h"
+#include "cuda/sampling/patch_sampling.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "cuda_pyramid.h"
+#include "interop/pipelines/cuda_pyramid.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
-#include "patch.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "engine/sampling/patch.h"
 
 namespace tvlm {
 

@@ -8,11 +8,11 @@
 
 #include <vector>
 
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "image_resize.h"
-#include "patch_sampling.h"
-#include "tensor_texels.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda/processors/image_resize.h"
+#include "cuda/sampling/patch_sampling.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

@@ -1,13 +1,13 @@
-#include "cuda_tensor_mips.h"
+#include "interop/pipelines/cuda_tensor_mips.h"
 
 #include <algorithm>
 #include <bit>
 #include <string>
 #include <vector>
 
-#include "box_filter.h"
-#include "error.h"
-#include "tensor_mips.h"
+#include "engine/mips/box_filter.h"
+#include "engine/error.h"
+#include "cuda/mips/tensor_mips.h"
 
 namespace tvlm {
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "tensor_texels.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
 

@@ -1,12 +1,12 @@
-#include "cuda_video_texture.h"
+#include "interop/pipelines/cuda_video_texture.h"
 
 #include <cstring>
 #include <vector>
 
-#include "cuda_capture.h"
-#include "cuda_check.h"
-#include "error.h"
-#include "video_frames.h"
+#include "interop/pipelines/cuda_capture.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
+#include "cuda/video/video_frames.h"
 
 namespace tvlm {
 

@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
-#include "changed_tiles.h"
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_handle.h"
-#include "device_buffer.h"
+#include "engine/video/changed_tiles.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "interop/cuda_handle.h"
+#include "cuda/device_buffer.h"
 
 namespace tvlm {
 

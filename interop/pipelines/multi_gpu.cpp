@@ -1,12 +1,12 @@
-#include "multi_gpu.h"
+#include "interop/pipelines/multi_gpu.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "cuda_device_guard.h"
-#include "cuda_frame_graph.h"
-#include "error.h"
-#include "patch_layouts.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_device_guard.h"
+#include "interop/pipelines/cuda_frame_graph.h"
+#include "engine/error.h"
+#include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {
 

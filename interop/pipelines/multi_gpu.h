@@ -11,14 +11,14 @@
 #include <memory>
 #include <vector>
 
-#include "cuda_array_texture.h"
-#include "cuda_box_mips.h"
-#include "cuda_handle.h"
-#include "cuda_patch_sampler.h"
-#include "device_buffer.h"
-#include "patch.h"
-#include "shards.h"
-#include "texture.h"
+#include "interop/textures/cuda_array_texture.h"
+#include "interop/pipelines/cuda_box_mips.h"
+#include "interop/cuda_handle.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda/device_buffer.h"
+#include "engine/sampling/patch.h"
+#include "engine/shards.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

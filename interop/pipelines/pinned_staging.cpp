@@ -1,10 +1,10 @@
-#include "pinned_staging.h"
+#include "interop/pipelines/pinned_staging.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_handle.h"
+#include "interop/cuda_handle.h"
 
 namespace tvlm {
 

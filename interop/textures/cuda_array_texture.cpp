@@ -1,9 +1,9 @@
-#include "cuda_array_texture.h"
+#include "interop/textures/cuda_array_texture.h"
 
 #include <algorithm>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

@@ -1,9 +1,9 @@
-#include "cuda_mipmaps.h"
+#include "interop/textures/cuda_mipmaps.h"
 
 #include <string>
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

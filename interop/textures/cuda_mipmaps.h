@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "box_mips.h"
-#include "cuda_handle.h"
-#include "texture.h"
+#include "cuda/mips/box_mips.h"
+#include "interop/cuda_handle.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

@@ -1,10 +1,10 @@
-#include "cuda_texture.h"
+#include "interop/textures/cuda_texture.h"
 
 #include <string>
 
-#include "context.h"
-#include "cuda_check.h"
-#include "error.h"
+#include "engine/core/context.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

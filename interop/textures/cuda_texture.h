@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "cuda_mipmaps.h"
-#include "external_memory.h"
-#include "texture.h"
+#include "interop/textures/cuda_mipmaps.h"
+#include "interop/textures/external_memory.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

@@ -1,7 +1,7 @@
-#include "external_memory.h"
+#include "interop/textures/external_memory.h"
 
-#include "cuda_check.h"
-#include "error.h"
+#include "cuda/cuda_check.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

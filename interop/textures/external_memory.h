@@ -3,8 +3,8 @@
 // from it. Free order: array, then external memory.
 #include <cstddef>
 
-#include "cuda_handle.h"
-#include "unique_fd.h"
+#include "interop/cuda_handle.h"
+#include "engine/core/unique_fd.h"
 
 namespace tvlm {
 

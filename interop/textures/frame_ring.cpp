@@ -1,9 +1,9 @@
-#include "frame_ring.h"
+#include "interop/textures/frame_ring.h"
 
 #include <algorithm>
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm {
 

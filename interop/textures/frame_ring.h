@@ -36,8 +36,8 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_link.h"
-#include "imported_texture.h"
+#include "interop/cuda_link.h"
+#include "interop/textures/imported_texture.h"
 
 namespace tvlm {
 

@@ -1,4 +1,4 @@
-#include "imported_texture.h"
+#include "interop/textures/imported_texture.h"
 
 namespace tvlm {
 

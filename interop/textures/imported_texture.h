@@ -1,8 +1,8 @@
 #pragma once
 // A Vulkan texture, its CUDA import and a texture object: what the pool and the frame ring
 // hand out. Members are destroyed in reverse order: object, CUDA import, Vulkan texture.
-#include "cuda_texture.h"
-#include "texture.h"
+#include "interop/textures/cuda_texture.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

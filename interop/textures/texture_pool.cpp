@@ -1,4 +1,4 @@
-#include "texture_pool.h"
+#include "interop/textures/texture_pool.h"
 
 #include <cassert>
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "imported_texture.h"
+#include "interop/textures/imported_texture.h"
 
 namespace tvlm {
 

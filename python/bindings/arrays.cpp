@@ -1,8 +1,8 @@
-#include "arrays.h"
+#include "python/bindings/arrays.h"
 
 #include <string>
 
-#include "error.h"
+#include "engine/error.h"
 
 namespace tvlm::py {
 

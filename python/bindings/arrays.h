@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "format.h"
-#include "image.h"
+#include "engine/textures/format.h"
+#include "engine/textures/image.h"
 
 namespace tvlm::py {
 

@@ -1,10 +1,10 @@
 // The embedded test chart (engine/textures/test_chart.h): the default input of examples and tests.
 #include <string>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "error.h"
-#include "test_chart.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/textures/test_chart.h"
 
 namespace tvlm::py {
 

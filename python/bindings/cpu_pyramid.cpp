@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "error.h"
-#include "reference_mips.h"
-#include "reference_sampling.h"
-#include "texture.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/mips/reference_mips.h"
+#include "engine/sampling/reference_sampling.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm::py {
 

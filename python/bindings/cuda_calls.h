@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.h"
-#include "cuda_device_guard.h"
-#include "error.h"
-#include "nonfinite_flag.h"
-#include "patch.h"
-#include "patch_sampling.h"
-#include "tensor_texels.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_device_guard.h"
+#include "engine/error.h"
+#include "cuda/nonfinite_flag.h"
+#include "engine/sampling/patch.h"
+#include "cuda/sampling/patch_sampling.h"
+#include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm::py {
 

@@ -7,17 +7,17 @@
 
 #include <string>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "error.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_calls.h"
-#include "cuda_check.h"
-#include "cuda_handle.h"
-#include "cuda_pyramid.h"
-#include "cuda_tensor_mips.h"
-#include "device_buffer.h"
-#include "patch.h"
+#include "python/bindings/cuda_calls.h"
+#include "cuda/cuda_check.h"
+#include "interop/cuda_handle.h"
+#include "interop/pipelines/cuda_pyramid.h"
+#include "interop/pipelines/cuda_tensor_mips.h"
+#include "cuda/device_buffer.h"
+#include "engine/sampling/patch.h"
 #endif
 
 namespace tvlm::py {

@@ -3,11 +3,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "bindings.h"
-#include "error.h"
-#include "instance.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/core/instance.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_devices.h"
+#include "cuda/cuda_devices.h"
 #endif
 
 namespace tvlm::py {

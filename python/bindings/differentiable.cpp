@@ -13,17 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "differentiable/feature_chain.h"
-#include "differentiable/point_sampling.h"
-#include "error.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/differentiable/feature_chain.h"
+#include "engine/differentiable/point_sampling.h"
+#include "engine/error.h"
 #ifdef TVLM_HAVE_CUDA
 #include <map>
 
-#include "cuda_calls.h"
-#include "nonfinite_flag.h"
-#include "point_sampling_grad.h"
+#include "python/bindings/cuda_calls.h"
+#include "cuda/nonfinite_flag.h"
+#include "cuda/differentiable/point_sampling_grad.h"
 #endif
 
 namespace tvlm::py {

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "error.h"
-#include "fields/gaussian_field.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/fields/gaussian_field.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_calls.h"
-#include "gaussian_field.h"
-#include "nonfinite_flag.h"
+#include "python/bindings/cuda_calls.h"
+#include "cuda/fields/gaussian_field_kernels.h"
+#include "cuda/nonfinite_flag.h"
 #endif
 
 namespace tvlm::py {

@@ -9,12 +9,12 @@
 #include <array>
 #include <string>
 
-#include "bindings.h"
-#include "error.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_calls.h"
-#include "cuda_image_resizer.h"
-#include "image_resize.h"
+#include "python/bindings/cuda_calls.h"
+#include "interop/pipelines/cuda_image_resizer.h"
+#include "cuda/processors/image_resize.h"
 #endif
 
 namespace tvlm::py {

@@ -5,10 +5,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "patch_layouts.h"
-#include "tolerance.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/sampling/patch_layouts.h"
+#include "engine/sampling/tolerance.h"
 
 namespace tvlm::py {
 

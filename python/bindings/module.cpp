@@ -1,6 +1,6 @@
 // texturevlm._core: the engine for the Python package (python/texturevlm is the public API).
-#include "bindings.h"
-#include "error.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
 
 NB_MODULE(_core, m) {
     m.doc() = "texturevlm's engine: layouts, and mip pyramids on the CPU reference, Vulkan and CUDA.";

@@ -13,20 +13,20 @@
 #include <string>
 #include <vector>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "context.h"
-#include "error.h"
-#include "overlay/knn_graph.h"
-#include "overlay/overlay_reference.h"
-#include "overlay/overlay_renderer.h"
-#include "overlay/overlay_scene.h"
-#include "overlay/overlay_scene_json.h"
-#include "vulkan_device.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/overlay/knn_graph.h"
+#include "engine/overlay/overlay_reference.h"
+#include "engine/overlay/overlay_renderer.h"
+#include "engine/overlay/overlay_scene.h"
+#include "engine/overlay/overlay_scene_json.h"
+#include "python/bindings/vulkan_device.h"
 #ifdef TVLM_HAVE_CUDA
-#include "cuda_calls.h"
-#include "cuda_knn_graph.h"
-#include "cuda_overlay.h"
+#include "python/bindings/cuda_calls.h"
+#include "interop/pipelines/cuda_knn_graph.h"
+#include "interop/pipelines/cuda_overlay.h"
 #endif
 
 namespace tvlm::py {

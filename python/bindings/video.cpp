@@ -15,22 +15,22 @@
 #include <utility>
 #include <vector>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "error.h"
-#include "test_clip.h"
-#include "video/fixation_schedule.h"
-#include "video/video_texture.h"
-#include "video_decoder.h"
-#include "vulkan_device.h"
-#include "vulkan_patch_sampler.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/video_files/test_clip.h"
+#include "engine/video/fixation_schedule.h"
+#include "engine/video/video_texture.h"
+#include "engine/video_files/video_decoder.h"
+#include "python/bindings/vulkan_device.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 #ifdef TVLM_HAVE_CUDA
 #include <memory>
 
-#include "cuda_calls.h"
-#include "cuda_handle.h"
-#include "cuda_video_texture.h"
-#include "video_frames.h"
+#include "python/bindings/cuda_calls.h"
+#include "interop/cuda_handle.h"
+#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda/video/video_frames.h"
 #endif
 
 namespace tvlm::py {

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "bindings.h"
-#include "context.h"
-#include "host_buffer.h"
-#include "arrays.h"
-#include "texture.h"
-#include "vulkan_patch_sampler.h"
+#include "python/bindings/bindings.h"
+#include "engine/core/context.h"
+#include "engine/core/host_buffer.h"
+#include "python/bindings/arrays.h"
+#include "engine/textures/texture.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm::py {
 

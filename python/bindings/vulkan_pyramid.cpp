@@ -8,14 +8,14 @@
 #include <memory>
 #include <string>
 
-#include "arrays.h"
-#include "bindings.h"
-#include "vulkan_device.h"
-#include "context.h"
-#include "error.h"
-#include "generate_mips.h"
-#include "transfer.h"
-#include "vulkan_patch_sampler.h"
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "python/bindings/vulkan_device.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/mips/generate_mips.h"
+#include "engine/textures/transfer.h"
+#include "engine/sampling/vulkan_patch_sampler.h"
 
 namespace tvlm::py {
 

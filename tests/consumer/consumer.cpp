@@ -1,11 +1,11 @@
 // Built against the installed texturevlm package: a Vulkan context of its own, a float
 // texture, its box mip chain on the GPU, and level 3 against the CPU reference.
-#include <texturevlm/context.h>
-#include <texturevlm/error.h>
-#include <texturevlm/generate_mips.h>
-#include <texturevlm/reference_mips.h>
-#include <texturevlm/texture.h>
-#include <texturevlm/transfer.h>
+#include <texturevlm/engine/core/context.h>
+#include <texturevlm/engine/error.h>
+#include <texturevlm/engine/mips/generate_mips.h>
+#include <texturevlm/engine/mips/reference_mips.h>
+#include <texturevlm/engine/textures/texture.h>
+#include <texturevlm/engine/textures/transfer.h>
 
 #include <algorithm>
 #include <cmath>

@@ -2,11 +2,11 @@
 // texturevlm::interop and texturevlm::cuda, imports a Vulkan texture into CUDA and builds its
 // box chain there. Without a usable NVIDIA driver it says why and exits 0: what CI checks
 // here is that the CUDA part of the package links.
-#include <texturevlm/context.h>
-#include <texturevlm/cuda_box_mips.h>
-#include <texturevlm/cuda_check.h>
-#include <texturevlm/error.h>
-#include <texturevlm/imported_texture.h>
+#include <texturevlm/engine/core/context.h>
+#include <texturevlm/interop/pipelines/cuda_box_mips.h>
+#include <texturevlm/cuda/cuda_check.h>
+#include <texturevlm/engine/error.h>
+#include <texturevlm/interop/textures/imported_texture.h>
 
 #include <cstdio>
 

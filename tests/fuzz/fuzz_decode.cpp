@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "error.h"
-#include "image_files.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Limits small enough that every accepted header decodes quickly; the code paths are

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "error.h"
-#include "overlay_scene_json.h"
+#include "engine/error.h"
+#include "engine/overlay/overlay_scene_json.h"
 
 namespace {
 

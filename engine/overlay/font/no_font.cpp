@@ -1,5 +1,5 @@
 // Built where stb_truetype or the font was not found: no label font.
-#include "overlay/overlay_font.h"
+#include "engine/overlay/overlay_font.h"
 
 namespace tvlm {
 

@@ -4,9 +4,9 @@
 #include <span>
 #include <vector>
 
-#include "host_buffer.h"
-#include "image.h"
-#include "texture.h"
+#include "engine/core/host_buffer.h"
+#include "engine/textures/image.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

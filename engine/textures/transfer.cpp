@@ -1,12 +1,12 @@
-#include "transfer.h"
+#include "engine/textures/transfer.h"
 
 #include <cstring>
 #include <string>
 
-#include "barriers.h"
-#include "context.h"
-#include "error.h"
-#include "texture.h"
+#include "engine/core/barriers.h"
+#include "engine/core/context.h"
+#include "engine/error.h"
+#include "engine/textures/texture.h"
 
 namespace tvlm {
 

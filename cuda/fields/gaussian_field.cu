@@ -1,14 +1,14 @@
-#include "gaussian_field.h"
+#include "cuda/fields/gaussian_field_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <string>
 
-#include "cuda_check.h"
-#include "cuda_devices.h"
-#include "error.h"
-#include "fields/gaussian_pair.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "engine/error.h"
+#include "engine/fields/gaussian_pair.h"
 
 namespace tvlm {
 
