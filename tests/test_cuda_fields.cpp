@@ -92,7 +92,7 @@ TEST_CASE("CUDA Gaussian fields equal the double reference: values, distances an
         check_against_reference<double>(dims, 1e-10);
         check_against_reference<float>(dims, 2e-4);
     }
-    // So many points that the forward gives each thread four (cuda/gaussian_fields/gaussian_field.cu: at
+    // So many points that the forward gives each thread four (cuda/fields/gaussian_field.cu: at
     // least 4 x 256 per block wanted, 4 blocks per SM), with a ragged last block.
     int device = 0, sms = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));

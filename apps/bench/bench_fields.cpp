@@ -1,4 +1,4 @@
-// tvlm bench fields: the fused Gaussian-field kernels (cuda/gaussian_fields/gaussian_field.h), 3D, float32,
+// tvlm bench fields: the fused Gaussian-field kernels (cuda/fields/gaussian_field_kernels.h), 3D, float32,
 // GPU time per call. Floors: the exponentials (one per pair) at the SFU rate, 16 per SM per
 // clock on Hopper, and the pair's arithmetic (~25 FP32 operations forward, ~60 backward,
 // divisions counted as one) at the FMA rate (128 per SM per clock, 2 FLOPs each), the larger

@@ -1,7 +1,7 @@
 #pragma once
 // Learnable fields of anisotropic Gaussians (issue 20): f(x) = sum_n w_n exp(-|v|^2 / 2),
 // L_n v = x - mu_n. The CPU reference in double (the oracle of the tests; the CUDA kernels
-// are cuda/gaussian_fields/gaussian_field.h), and the checks every backend makes of its inputs.
+// are cuda/fields/gaussian_field_kernels.h), and the checks every backend makes of its inputs.
 #include <cstddef>
 #include <cstdint>
 #include <span>

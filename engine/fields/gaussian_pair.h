@@ -2,7 +2,7 @@
 // One point against one anisotropic Gaussian of a field f(x) = sum_n w_n exp(-|v_n|^2 / 2),
 // L_n v_n = x - mu_n (L_n the lower-triangular Cholesky factor of the covariance): the
 // arithmetic of a pair, forward and backward, written once for the CUDA kernels
-// (cuda/gaussian_fields/gaussian_field.cu, float and double) and the CPU reference (double). D is 2 (the
+// (cuda/fields/gaussian_field.cu, float and double) and the CPU reference (double). D is 2 (the
 // image plane) or 3; L is packed row by row: L00, L10, L11, L20, L21, L22.
 #if defined(__CUDACC__)
 #define TVLM_FIELD_FN __host__ __device__ inline

@@ -1,6 +1,6 @@
 // Gaussian fields for Python (texturevlm.fields): the double CPU reference over NumPy arrays
 // (host tensors and the CI), and the fused CUDA kernels over device pointers on the caller's
-// stream (cuda/gaussian_fields/gaussian_field.h).
+// stream (cuda/fields/gaussian_field_kernels.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
@@ -138,7 +138,7 @@ void bind_fields(nb::module_& m) {
                                        reinterpret_cast<float*>(values), reinterpret_cast<float*>(distances),
                                        stream_of(stream));
         },
-        "The fused forward (cuda/gaussian_fields/gaussian_field.h); distances 0: not written.");
+        "The fused forward (cuda/fields/gaussian_field_kernels.h); distances 0: not written.");
     m.def(
         "cuda_gaussian_field_backward",
         [](int device, const std::string& dtype, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means,
