@@ -46,7 +46,7 @@ constexpr const char* kHelp =
     "            links, the design's whole frame (CUDA and Vulkan), the KNN graph of 5000 points (CPU)\n"
     "Without a suite: all of them. --json writes every row, --plot a bar chart per suite in one PNG.\n"
     "--only TEXT: mips and video run only the jobs whose name contains TEXT (e.g. 1920x1080, \"1024^2 rgba8 x 32\").\n"
-    "Needs an NVIDIA GPU and a build with CUDA. bench/torch_baseline.py times the PyTorch way\n"
+    "Needs an NVIDIA GPU and a build with CUDA. python/texturevlm/bench/torch_baseline.py times the PyTorch way\n"
     "(python -m texturevlm.bench grad for the grad jobs).\n";
 
 const std::vector<std::pair<std::string, std::string>> kSuites = {

@@ -124,7 +124,7 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -z "${SANITIZERS_ONLY:-}" ]; then  # SKIP_BENCH
   [ -x "$bin/host_renderer" ] && suite host_renderer_bench "$bin/host_renderer" --frames 1 --size 1024 --bench 1000 \
     --out "$out/host_renderer_bench"
   # The PyTorch way of the same jobs, with the ratios against tvlm's rows (python3 with torch).
-  SUITE_TIMEOUT=300 suite torch python3 bench/torch_baseline.py --image "$out/mips/level_00.png" --meta "$out/meta.json" \
+  SUITE_TIMEOUT=300 suite torch python3 python/texturevlm/bench/torch_baseline.py --image "$out/mips/level_00.png" --meta "$out/meta.json" \
     --patches "$out/patches.npy" --tvlm-json "$out/bench.json"
 fi
 cat "$out/gpu.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/torch_baseline.py against tvlm's own CPU patches of the embedded chart: the PyTorch
+# python/texturevlm/bench/torch_baseline.py against tvlm's own CPU patches of the embedded chart: the PyTorch
 # baseline must sample the very layout tvlm wrote. Tolerance 0.01: tvlm's levels are stored
 # as 8 bits each (half a step of rounding per level, compounding), avg_pool2d keeps floats.
 # Exit 77 (CTest: skipped) without PyTorch.
@@ -10,5 +10,5 @@ python3 -c "import torch, numpy, PIL" 2>/dev/null ||
 mkdir -p "$out"
 "$tvlm" mips --out "$out/chart" >/dev/null
 "$tvlm" sample --backend cpu --out "$out/patches.npy" --meta "$out/meta.json" >/dev/null
-python3 "$root/bench/torch_baseline.py" --image "$out/chart/level_00.png" --meta "$out/meta.json" \
+python3 "$root/python/texturevlm/bench/torch_baseline.py" --image "$out/chart/level_00.png" --meta "$out/meta.json" \
   --patches "$out/patches.npy" --check 0.01 --jobs patches --device cpu

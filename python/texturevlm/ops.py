@@ -23,7 +23,7 @@ from torch import Tensor
 
 from . import _tensors
 from ._core import Error
-from .functional import cuda_levels, cuda_texture
+from ._kept_textures import cuda_levels, cuda_texture
 
 
 def _spec(image: Tensor, channels_last: bool) -> _tensors.ImageSpec:

@@ -7,93 +7,24 @@ waits once per run of calls): what a training or serving loop sees. With --tvlm-
 output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
 
 `processors`: Hugging Face's image processors against texturevlm.processors instead
-(bench_processors.py); `grad`: sample_points forward + backward against PyTorch
-(bench_grad.py); `fields`: Gaussian fields against vectorized PyTorch (bench_fields.py);
-`overlay`: texturevlm.overlay against OpenCV and torchvision drawing (bench_overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
+(processors.py); `grad`: sample_points forward + backward against PyTorch
+(grad.py); `fields`: Gaussian fields against vectorized PyTorch (fields.py);
+`overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
 CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import torch
-import torch.nn.functional as F
 
 import texturevlm as tv
 
-
-def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
-    """Median and min wall time per call (us) over runs of `calls` pipelined calls."""
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6 / calls)
-    return statistics.median(times), min(times)
-
-
-def copy_bandwidth() -> float:
-    """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
-    a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    median, _ = per_call_us(lambda: b.copy_(a), calls=10, runs=5)
-    return 2 * a.numel() / (median * 1e-6)
-
-
-def torch_pyramid(frame: torch.Tensor) -> List[torch.Tensor]:
-    levels = [frame]
-    while tuple(levels[-1].shape[-2:]) != (1, 1):
-        h, w = levels[-1].shape[-2:]
-        levels.append(F.avg_pool2d(levels[-1], (2 if h > 1 else 1, 2 if w > 1 else 1)))
-    return levels
-
-
-def torch_patches(levels: List[torch.Tensor], meta: torch.Tensor, patch: int) -> torch.Tensor:
-    """grid_sample of every patch at its two nearest levels, blended (the PyTorch way)."""
-    n, channels = meta.shape[0], levels[0].shape[1]
-    offsets = (torch.arange(patch, device=meta.device, dtype=torch.float32) + 0.5) / patch - 0.5
-    u = (meta[:, 0, None, None] + offsets[None, None, :] * meta[:, 2, None, None]).expand(n, patch, patch)
-    v = (meta[:, 1, None, None] + offsets[None, :, None] * meta[:, 3, None, None]).expand(n, patch, patch)
-    grid = torch.stack([2 * u - 1, 2 * v - 1], dim=-1)
-    lod = meta[:, 4].clamp(0, len(levels) - 1)
-    low = lod.floor().long()
-    high = (low + 1).clamp(max=len(levels) - 1)
-    weight = (lod - low.float())[:, None, None, None]
-    out = torch.zeros(n, channels, patch, patch, device=meta.device)
-    for level in range(len(levels)):
-        for pick, w in ((low == level, 1 - weight), (high == level, weight)):
-            idx = pick.nonzero(as_tuple=True)[0]  # a host sync, as PyTorch code of this job has
-            if idx.numel() == 0:
-                continue
-            g = grid[idx].reshape(1, idx.numel() * patch, patch, 2)
-            s = F.grid_sample(levels[level], g, mode="bilinear", padding_mode="border", align_corners=False)
-            out.index_add_(0, idx, s.reshape(channels, idx.numel(), patch, patch).permute(1, 0, 2, 3) * w[idx])
-    return out
-
-
-class Table:
-    def __init__(self, bandwidth: float) -> None:
-        self.rows: List[dict] = []
-        self.bandwidth = bandwidth
-
-    def add(self, job: str, method: str, timing: tuple, floor_bytes: float, note: str = "") -> None:
-        floor = floor_bytes / self.bandwidth * 1e6
-        self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor, note=note))
-        print(
-            f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
-            f"{timing[0] / floor:5.1f}x) {note}",
-            flush=True,
-        )
+from .common import Table, copy_bandwidth, per_call_us, torch_patches, torch_pyramid
 
 
 def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
@@ -109,17 +40,17 @@ def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
 def profile() -> None:
     """Host microseconds per call of each step of sample_patches on a 1024^2 frame (no
     waiting on the GPU between calls beyond what the step itself does)."""
-    from texturevlm import _tensors, functional
+    from texturevlm import _tensors
 
     frame = torch.zeros((3, 1024, 1024), dtype=torch.uint8, device="cuda")
     layout = tv.layouts.foveated(1024, 1024, (0.5, 0.5), num_patches=273)
     tv.sample_patches(frame, layout)
     spec = _tensors.image_spec(frame)
-    texture = functional.cuda_texture(spec, "rgba8", 11)
+    texture = _kept_textures.cuda_texture(spec, "rgba8", 11)
     out = torch.empty((273, 3, 16, 16), device="cuda")
     steps = {
         "image_spec": lambda: _tensors.image_spec(frame),
-        "cuda_texture lookup": lambda: functional.cuda_texture(spec, "rgba8", 11),
+        "cuda_texture lookup": lambda: _kept_textures.cuda_texture(spec, "rgba8", 11),
         "empty output": lambda: _tensors.empty("torch", "cuda", 0, (273, 3, 16, 16), "float32"),
         "raw stream": lambda: _tensors.torch_raw_stream()(0),
         "layout.on_device": lambda: layout.on_device("torch", 0),
@@ -165,13 +96,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     table = Table(bandwidth)
     if args.jobs == "processors":
-        from . import bench_processors
+        from . import processors as bench_processors
 
         bench_processors.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     if args.jobs in ("grad", "fields", "overlay"):
-        from . import bench_fields, bench_grad, bench_overlay
+        from . import fields as bench_fields
+        from . import grad as bench_grad
+        from . import overlay as bench_overlay
 
         {"grad": bench_grad, "fields": bench_fields, "overlay": bench_overlay}[args.jobs].run(table, per_call_us)
         _write_json(args.json, bandwidth, table)

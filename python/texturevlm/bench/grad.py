@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 import texturevlm as tv
 
-from .bench import torch_pyramid
+from .common import torch_pyramid
 
 
 def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -> torch.Tensor:

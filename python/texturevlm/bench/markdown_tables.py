@@ -3,7 +3,7 @@
 one row per job, every method measured for it in the same run, fastest first, each with its
 median time and its ratio to the job's floor.
 
-    python3 bench/markdown_tables.py tvlm_bench.json [python_bench_grad.json ...] > tables.md
+    python3 python/texturevlm/bench/markdown_tables.py tvlm_bench.json [python_bench_grad.json ...] > tables.md
 
 Takes `tvlm bench --json` files (rows tagged by suite) and `python -m texturevlm.bench JOBS
 --json` files (one suite per file, named by the file: py_grad.json -> "python grad")."""

@@ -1,7 +1,7 @@
 """python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP and Qwen2-VL image
 processors against texturevlm.processors (texture and bicubic filters) in one run, on
 uint8 CUDA images of 1024^2 and 4096^2, one image and batches of 8: wall time per call
-(calls pipelined, as bench.py times everything), each next to its floor (input read once +
+(calls pipelined, as __main__.py times everything), each next to its floor (input read once +
 output written once, over the device copy rate), and the outputs' differences from HF's."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, List
 
 import torch
 
-from . import processors
+from .. import processors
 
 MODELS = (
     ("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor),

@@ -4,7 +4,7 @@
   tvlm mips --out chart                                   # the embedded chart as chart/level_00.png
   tvlm sample --out patches.npy --meta meta.json          # a layout and tvlm's patches of that image
   tvlm bench --json bench.json                            # every suite, one JSON
-  python3 bench/torch_baseline.py --image chart/level_00.png --meta meta.json \\
+  python3 python/texturevlm/bench/torch_baseline.py --image chart/level_00.png --meta meta.json \\
       --patches patches.npy --tvlm-json bench.json
 
 Jobs:
@@ -37,7 +37,9 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError as e:  # the test suite reports this as skipped
-    print(f"SKIPPED: bench/torch_baseline.py needs PyTorch and NumPy ({e}): pip install torch numpy pillow")
+    print(
+        f"SKIPPED: python/texturevlm/bench/torch_baseline.py needs PyTorch and NumPy ({e}): pip install torch numpy pillow"
+    )
     sys.exit(77)
 
 

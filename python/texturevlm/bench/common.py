@@ -1,0 +1,81 @@
+"""What every benchmark of the package shares: pipelined per-call timing, the device copy
+rate (the floors' divisor), the table the rows are printed to, and the PyTorch way of the
+mip chain and of patch sampling (the baselines beside texturevlm's rows)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable, List
+
+import torch
+import torch.nn.functional as F
+
+
+def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
+    """Median and min wall time per call (us) over runs of `calls` pipelined calls."""
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6 / calls)
+    return statistics.median(times), min(times)
+
+
+def copy_bandwidth() -> float:
+    """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
+    a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    median, _ = per_call_us(lambda: b.copy_(a), calls=10, runs=5)
+    return 2 * a.numel() / (median * 1e-6)
+
+
+def torch_pyramid(frame: torch.Tensor) -> List[torch.Tensor]:
+    levels = [frame]
+    while tuple(levels[-1].shape[-2:]) != (1, 1):
+        h, w = levels[-1].shape[-2:]
+        levels.append(F.avg_pool2d(levels[-1], (2 if h > 1 else 1, 2 if w > 1 else 1)))
+    return levels
+
+
+def torch_patches(levels: List[torch.Tensor], meta: torch.Tensor, patch: int) -> torch.Tensor:
+    """grid_sample of every patch at its two nearest levels, blended (the PyTorch way)."""
+    n, channels = meta.shape[0], levels[0].shape[1]
+    offsets = (torch.arange(patch, device=meta.device, dtype=torch.float32) + 0.5) / patch - 0.5
+    u = (meta[:, 0, None, None] + offsets[None, None, :] * meta[:, 2, None, None]).expand(n, patch, patch)
+    v = (meta[:, 1, None, None] + offsets[None, :, None] * meta[:, 3, None, None]).expand(n, patch, patch)
+    grid = torch.stack([2 * u - 1, 2 * v - 1], dim=-1)
+    lod = meta[:, 4].clamp(0, len(levels) - 1)
+    low = lod.floor().long()
+    high = (low + 1).clamp(max=len(levels) - 1)
+    weight = (lod - low.float())[:, None, None, None]
+    out = torch.zeros(n, channels, patch, patch, device=meta.device)
+    for level in range(len(levels)):
+        for pick, w in ((low == level, 1 - weight), (high == level, weight)):
+            idx = pick.nonzero(as_tuple=True)[0]  # a host sync, as PyTorch code of this job has
+            if idx.numel() == 0:
+                continue
+            g = grid[idx].reshape(1, idx.numel() * patch, patch, 2)
+            s = F.grid_sample(levels[level], g, mode="bilinear", padding_mode="border", align_corners=False)
+            out.index_add_(0, idx, s.reshape(channels, idx.numel(), patch, patch).permute(1, 0, 2, 3) * w[idx])
+    return out
+
+
+class Table:
+    def __init__(self, bandwidth: float) -> None:
+        self.rows: List[dict] = []
+        self.bandwidth = bandwidth
+
+    def add(self, job: str, method: str, timing: tuple, floor_bytes: float, note: str = "") -> None:
+        floor = floor_bytes / self.bandwidth * 1e6
+        self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor, note=note))
+        print(
+            f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
+            f"{timing[0] / floor:5.1f}x) {note}",
+            flush=True,
+        )
