@@ -36,20 +36,15 @@ public:
     explicit OwnCommandPool(Context& context) : device_(context.device()), queue_(context.queue().handle()) {
         VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
         info.queueFamilyIndex = context.queue().family();
-        check_vk(vkCreateCommandPool(device_, &info, nullptr, &pool_), "vkCreateCommandPool");
+        check_vk(vkCreateCommandPool(device_, &info, nullptr, pool_.create(device_)), "vkCreateCommandPool");
     }
-    OwnCommandPool(const OwnCommandPool&) = delete;
-    OwnCommandPool& operator=(const OwnCommandPool&) = delete;
-    ~OwnCommandPool() {
-        vkQueueWaitIdle(queue_);
-        vkDestroyCommandPool(device_, pool_, nullptr);  // frees its command buffers
-    }
+    ~OwnCommandPool() { vkQueueWaitIdle(queue_); }  // then the pool goes, and its command buffers
 
     // An empty command buffer, recorded once, that may be submitted again while in flight.
     VkCommandBuffer recorded_empty() const {
         VkCommandBuffer commands = VK_NULL_HANDLE;
         VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        alloc.commandPool = pool_;
+        alloc.commandPool = pool_.get();
         alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         alloc.commandBufferCount = 1;
         check_vk(vkAllocateCommandBuffers(device_, &alloc, &commands), "vkAllocateCommandBuffers");
@@ -63,7 +58,7 @@ public:
 private:
     VkDevice device_;
     VkQueue queue_;
-    VkCommandPool pool_ = VK_NULL_HANDLE;
+    VkCommandPoolHandle pool_;
 };
 
 }  // namespace

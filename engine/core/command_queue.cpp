@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "engine/core/vk_check.h"
 
@@ -13,7 +14,7 @@ CommandQueue::CommandQueue(VkDevice device, uint32_t family, bool exportable_tim
     VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
     info.queueFamilyIndex = family_;
-    check_vk(vkCreateCommandPool(device_, &info, nullptr, &pool_), "vkCreateCommandPool");
+    check_vk(vkCreateCommandPool(device_, &info, nullptr, pool_.create(device_)), "vkCreateCommandPool");
 }
 
 CommandQueue::~CommandQueue() {
@@ -23,31 +24,28 @@ CommandQueue::~CommandQueue() {
         // Device lost during teardown: nothing left to wait for; free what we own.
     }
     retire_completed();
-    for (const InFlight& f : in_flight_) vkDestroyFence(device_, f.fence, nullptr);
-    in_flight_.clear();
-    for (VkFence fence : free_fences_) vkDestroyFence(device_, fence, nullptr);
-    vkDestroyCommandPool(device_, pool_, nullptr);  // frees every command buffer
 }
 
-VkFence CommandQueue::take_fence() {
+VkFenceHandle CommandQueue::take_fence() {
+    VkFenceHandle fence;
     if (!free_fences_.empty()) {
-        VkFence fence = free_fences_.back();
+        fence = std::move(free_fences_.back());
         free_fences_.pop_back();
         return fence;
     }
     VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence = VK_NULL_HANDLE;
-    check_vk(vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence");
+    check_vk(vkCreateFence(device_, &info, nullptr, fence.create(device_)), "vkCreateFence");
     return fence;
 }
 
 void CommandQueue::retire_completed() {
     // Submissions complete in order: retire from the oldest until one is still running.
     size_t done = 0;
-    while (done < in_flight_.size() && vkGetFenceStatus(device_, in_flight_[done].fence) == VK_SUCCESS) {
+    while (done < in_flight_.size() && vkGetFenceStatus(device_, in_flight_[done].fence.get()) == VK_SUCCESS) {
         InFlight& f = in_flight_[done++];
-        vkResetFences(device_, 1, &f.fence);
-        free_fences_.push_back(f.fence);
+        const VkFence fence = f.fence.get();
+        vkResetFences(device_, 1, &fence);
+        free_fences_.push_back(std::move(f.fence));
         vkResetCommandBuffer(f.commands, 0);
         free_commands_.push_back(f.commands);
     }
@@ -74,12 +72,12 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         free_commands_.pop_back();
     } else {
         VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        alloc.commandPool = pool_;
+        alloc.commandPool = pool_.get();
         alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         alloc.commandBufferCount = 1;
         check_vk(vkAllocateCommandBuffers(device_, &alloc, &commands), "vkAllocateCommandBuffers");
     }
-    VkFence fence = VK_NULL_HANDLE;
+    VkFenceHandle fence;
     try {
         fence = take_fence();
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -111,16 +109,16 @@ uint64_t CommandQueue::submit(const std::function<void(VkCommandBuffer)>& record
         submit.pCommandBufferInfos = &command_info;
         submit.signalSemaphoreInfoCount = 1;
         submit.pSignalSemaphoreInfos = &signal;
-        check_vk(vkQueueSubmit2(queue_, 1, &submit, fence), "vkQueueSubmit2");
+        check_vk(vkQueueSubmit2(queue_, 1, &submit, fence.get()), "vkQueueSubmit2");
     } catch (...) {
         vkResetCommandBuffer(commands, 0);
         free_commands_.push_back(commands);
-        if (fence) free_fences_.push_back(fence);
+        if (fence) free_fences_.push_back(std::move(fence));
         throw;
     }
     pending_waits_.clear();
     last_submitted_++;
-    in_flight_.push_back({last_submitted_, commands, fence, std::move(staging)});
+    in_flight_.push_back({last_submitted_, commands, std::move(fence), std::move(staging)});
     return last_submitted_;
 }
 
@@ -131,7 +129,8 @@ void CommandQueue::wait(uint64_t value) {
     // Tell the fences (and so the validation layer) what the timeline already says.
     for (const InFlight& f : in_flight_) {
         if (f.value > value) break;
-        check_vk(vkWaitForFences(device_, 1, &f.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+        const VkFence fence = f.fence.get();
+        check_vk(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
     }
     retire_completed();
 }

@@ -17,7 +17,7 @@
 
 #include "engine/core/host_buffer.h"
 #include "engine/core/timeline.h"
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -60,22 +60,22 @@ private:
     struct InFlight {
         uint64_t value;
         VkCommandBuffer commands;
-        VkFence fence;
+        VkFenceHandle fence;
         std::vector<HostBuffer> staging;
     };
-    VkFence take_fence();
+    VkFenceHandle take_fence();
     void retire_completed();
 
     mutable std::recursive_mutex mutex_;  // everything below but the handles set once
     VkDevice device_;
     uint32_t family_;
     VkQueue queue_ = VK_NULL_HANDLE;
-    VkCommandPool pool_ = VK_NULL_HANDLE;
+    VkCommandPoolHandle pool_;  // freeing it frees every command buffer
     TimelineSemaphore timeline_;
     uint64_t last_submitted_ = 0;
     std::vector<InFlight> in_flight_;
     std::vector<VkCommandBuffer> free_commands_;
-    std::vector<VkFence> free_fences_;
+    std::vector<VkFenceHandle> free_fences_;
     std::vector<TimelineWait> pending_waits_;
 };
 

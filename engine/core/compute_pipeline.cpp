@@ -34,73 +34,50 @@ DispatchGrid dispatch_grid(uint64_t groups) {
 }
 
 ComputePipeline::ComputePipeline(VkDevice device, const ComputePipelineDesc& desc)
-    : device_(device), push_constant_bytes_(desc.push_constant_bytes) {
-    VkShaderModule module = VK_NULL_HANDLE;
-    try {
-        std::vector<VkDescriptorSetLayoutBinding> bindings;
-        for (uint32_t i = 0; i < desc.bindings.size(); ++i)
-            bindings.push_back({i, desc.bindings[i], 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
-        VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-        set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-        set_info.bindingCount = static_cast<uint32_t>(bindings.size());
-        set_info.pBindings = bindings.data();
-        check_vk(vkCreateDescriptorSetLayout(device_, &set_info, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
+    : push_constant_bytes_(desc.push_constant_bytes) {
+    std::vector<VkDescriptorSetLayoutBinding> bindings;
+    for (uint32_t i = 0; i < desc.bindings.size(); ++i)
+        bindings.push_back({i, desc.bindings[i], 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+    set_info.bindingCount = static_cast<uint32_t>(bindings.size());
+    set_info.pBindings = bindings.data();
+    check_vk(vkCreateDescriptorSetLayout(device, &set_info, nullptr, set_layout_.create(device)),
+             "vkCreateDescriptorSetLayout");
 
-        VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_constant_bytes};
-        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        layout_info.setLayoutCount = 1;
-        layout_info.pSetLayouts = &set_layout_;
-        layout_info.pushConstantRangeCount = desc.push_constant_bytes ? 1 : 0;
-        layout_info.pPushConstantRanges = &range;
-        check_vk(vkCreatePipelineLayout(device_, &layout_info, nullptr, &layout_), "vkCreatePipelineLayout");
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, desc.push_constant_bytes};
+    const VkDescriptorSetLayout set_layout = set_layout_.get();
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = desc.push_constant_bytes ? 1 : 0;
+    layout_info.pPushConstantRanges = &range;
+    check_vk(vkCreatePipelineLayout(device, &layout_info, nullptr, layout_.create(device)), "vkCreatePipelineLayout");
 
-        VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-        module_info.codeSize = desc.spirv.size_bytes();
-        module_info.pCode = desc.spirv.data();
-        check_vk(vkCreateShaderModule(device_, &module_info, nullptr, &module), "vkCreateShaderModule");
+    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_info.codeSize = desc.spirv.size_bytes();
+    module_info.pCode = desc.spirv.data();
+    VkShaderModuleHandle module;  // the pipeline keeps what it needs of it
+    check_vk(vkCreateShaderModule(device, &module_info, nullptr, module.create(device)), "vkCreateShaderModule");
 
-        VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-        info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-        info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        info.stage.module = module;
-        info.stage.pName = "main";
-        if (desc.full_subgroups) info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-        info.layout = layout_;
-        check_vk(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline_),
-                 "vkCreateComputePipelines");
-        vkDestroyShaderModule(device_, module, nullptr);  // the pipeline keeps what it needs
-    } catch (...) {
-        if (module) vkDestroyShaderModule(device_, module, nullptr);
-        destroy();
-        throw;
-    }
-}
-
-ComputePipeline::ComputePipeline(ComputePipeline&& o) noexcept
-    : device_(o.device_),
-      set_layout_(std::exchange(o.set_layout_, VK_NULL_HANDLE)),
-      layout_(std::exchange(o.layout_, VK_NULL_HANDLE)),
-      pipeline_(std::exchange(o.pipeline_, VK_NULL_HANDLE)),
-      push_constant_bytes_(o.push_constant_bytes_) {}
-
-ComputePipeline::~ComputePipeline() { destroy(); }
-
-void ComputePipeline::destroy() {
-    if (pipeline_) vkDestroyPipeline(device_, pipeline_, nullptr);
-    if (layout_) vkDestroyPipelineLayout(device_, layout_, nullptr);
-    if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
-    pipeline_ = VK_NULL_HANDLE;
-    layout_ = VK_NULL_HANDLE;
-    set_layout_ = VK_NULL_HANDLE;
+    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = module.get();
+    info.stage.pName = "main";
+    if (desc.full_subgroups) info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    info.layout = layout_.get();
+    check_vk(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, pipeline_.create(device)),
+             "vkCreateComputePipelines");
 }
 
 void ComputePipeline::bind(VkCommandBuffer cmd, std::span<const VkWriteDescriptorSet> writes,
                            const void* push_constants) const {
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
-    vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, static_cast<uint32_t>(writes.size()),
-                              writes.data());
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.get());
+    vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0,
+                              static_cast<uint32_t>(writes.size()), writes.data());
     if (push_constant_bytes_)
-        vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes_, push_constants);
+        vkCmdPushConstants(cmd, layout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes_, push_constants);
 }
 
 }  // namespace tvlm

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -37,25 +37,19 @@ VkWriteDescriptorSet storage_buffer_write(uint32_t binding, const VkDescriptorBu
 class ComputePipeline {
 public:
     ComputePipeline(VkDevice device, const ComputePipelineDesc& desc);
-    ComputePipeline(ComputePipeline&& other) noexcept;
-    ComputePipeline& operator=(ComputePipeline&&) = delete;
-    ComputePipeline(const ComputePipeline&) = delete;
-    ComputePipeline& operator=(const ComputePipeline&) = delete;
-    ~ComputePipeline();
 
-    VkPipeline pipeline() const { return pipeline_; }
-    VkPipelineLayout layout() const { return layout_; }
+    VkPipeline pipeline() const { return pipeline_.get(); }
+    VkPipelineLayout layout() const { return layout_.get(); }
 
     // Binds the pipeline and pushes the descriptors (one VkWriteDescriptorSet per binding,
     // dstBinding set) and the push constants.
     void bind(VkCommandBuffer cmd, std::span<const VkWriteDescriptorSet> writes, const void* push_constants) const;
 
 private:
-    void destroy();
-    VkDevice device_ = VK_NULL_HANDLE;
-    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-    VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    // In the order they are made: destroyed pipeline first.
+    VkDescriptorSetLayoutHandle set_layout_;
+    VkPipelineLayoutHandle layout_;
+    VkPipelineHandle pipeline_;
     uint32_t push_constant_bytes_ = 0;
 };
 

@@ -122,7 +122,7 @@ void Context::finish_setup(bool exportable_timeline, uint32_t queue_index) {
         sampler.magFilter = sampler.minFilter = VK_FILTER_NEAREST;
         sampler.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
         sampler.addressModeU = sampler.addressModeV = sampler.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
-        check_vk(vkCreateSampler(device_, &sampler, nullptr, &point_sampler_), "vkCreateSampler");
+        check_vk(vkCreateSampler(device_, &sampler, nullptr, point_sampler_.create(device_)), "vkCreateSampler");
     } catch (...) {
         queue_.reset();
         if (owns_device_) vkDestroyDevice(device_, nullptr);
@@ -134,7 +134,7 @@ Context::~Context() {
     queue_.reset();  // waits for in-flight work
     pipelines_.clear();
     constants_.clear();
-    vkDestroySampler(device_, point_sampler_, nullptr);
+    point_sampler_.reset();  // everything made from the device goes before it
     if (owns_device_) vkDestroyDevice(device_, nullptr);
 }
 

@@ -65,7 +65,7 @@ public:
     // (in-queue: later submissions see it) and kept: tables shaders read.
     const GpuBuffer& constant_buffer(const std::string& key, std::span<const uint32_t> words);
     // Nearest, clamp-to-edge, unnormalised-free sampler for texelFetch-style reads.
-    VkSampler point_sampler() const { return point_sampler_; }
+    VkSampler point_sampler() const { return point_sampler_.get(); }
 
 private:
     void finish_setup(bool exportable_timeline, uint32_t queue_index);  // queue and sampler
@@ -78,7 +78,7 @@ private:
     std::mutex registry_mutex_;  // pipelines_ and constants_
     std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
     std::map<std::string, std::unique_ptr<GpuBuffer>> constants_;
-    VkSampler point_sampler_ = VK_NULL_HANDLE;
+    VkSamplerHandle point_sampler_;
     bool half_storage_ = false;
     bool anisotropy_ = false;
     bool float64_ = false;

@@ -13,35 +13,14 @@ namespace {
 std::atomic<int64_t> g_live{0};
 }
 
-DeviceMemory::DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index)
-    : device_(device), memory_(memory), size_(size), type_index_(type_index) {
-    if (memory_) g_live++;
-}
-
-DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
-    : device_(other.device_),
-      memory_(std::exchange(other.memory_, VK_NULL_HANDLE)),
-      size_(other.size_),
-      type_index_(other.type_index_) {}
-
-DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
-    if (this != &other) {
-        destroy();
-        device_ = other.device_;
-        memory_ = std::exchange(other.memory_, VK_NULL_HANDLE);
-        size_ = other.size_;
-        type_index_ = other.type_index_;
-    }
-    return *this;
-}
-
-DeviceMemory::~DeviceMemory() { destroy(); }
-
-void DeviceMemory::destroy() {
-    if (!memory_) return;
-    vkFreeMemory(device_, memory_, nullptr);
-    memory_ = VK_NULL_HANDLE;
+void free_device_memory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator) {
+    vkFreeMemory(device, memory, allocator);
     g_live--;
+}
+
+DeviceMemory::DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index)
+    : memory_(device, memory), size_(size), type_index_(type_index) {
+    if (memory_) g_live++;
 }
 
 int64_t DeviceMemory::live_count() { return g_live.load(); }
@@ -91,20 +70,15 @@ BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDe
     info.size = size;
     info.usage = usage;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    VkBuffer buffer = VK_NULL_HANDLE;
-    check_vk(vkCreateBuffer(device, &info, nullptr, &buffer), "vkCreateBuffer");
-    try {
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(device, buffer, &req);
-        const uint32_t type = find_memory_type(physical, req.memoryTypeBits, properties);
-        check_fits_heap(physical, type, req.size, "a buffer");
-        DeviceMemory memory = allocate_memory(device, req.size, type, nullptr);
-        check_vk(vkBindBufferMemory(device, buffer, memory.handle(), 0), "vkBindBufferMemory");
-        return {buffer, std::move(memory)};
-    } catch (...) {
-        vkDestroyBuffer(device, buffer, nullptr);
-        throw;
-    }
+    BoundBuffer bound;
+    check_vk(vkCreateBuffer(device, &info, nullptr, bound.buffer.create(device)), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device, bound.buffer.get(), &req);
+    const uint32_t type = find_memory_type(physical, req.memoryTypeBits, properties);
+    check_fits_heap(physical, type, req.size, "a buffer");
+    bound.memory = allocate_memory(device, req.size, type, nullptr);
+    check_vk(vkBindBufferMemory(device, bound.buffer.get(), bound.memory.handle(), 0), "vkBindBufferMemory");
+    return bound;
 }
 
 DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, VkImage image, bool exportable) {

@@ -3,31 +3,27 @@
 // (tests use it to prove that creating and destroying textures leaks nothing).
 #include <cstdint>
 
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
+
+// vkFreeMemory, counted for live_count().
+void free_device_memory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator);
 
 class DeviceMemory {
 public:
     DeviceMemory() = default;
     // Takes ownership of an allocation made with vkAllocateMemory.
     DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index);
-    DeviceMemory(DeviceMemory&& other) noexcept;
-    DeviceMemory& operator=(DeviceMemory&& other) noexcept;
-    DeviceMemory(const DeviceMemory&) = delete;
-    DeviceMemory& operator=(const DeviceMemory&) = delete;
-    ~DeviceMemory();
 
-    VkDeviceMemory handle() const { return memory_; }
+    VkDeviceMemory handle() const { return memory_.get(); }
     VkDeviceSize size() const { return size_; }
     uint32_t type_index() const { return type_index_; }
 
     static int64_t live_count();
 
 private:
-    void destroy();
-    VkDevice device_ = VK_NULL_HANDLE;
-    VkDeviceMemory memory_ = VK_NULL_HANDLE;
+    VkHandle<VkDeviceMemory, free_device_memory> memory_;
     VkDeviceSize size_ = 0;
     uint32_t type_index_ = 0;
 };
@@ -45,11 +41,11 @@ DeviceMemory allocate_memory(VkDevice device, VkDeviceSize size, uint32_t type_i
 DeviceMemory allocate_image_memory(VkPhysicalDevice physical, VkDevice device, VkImage image, bool exportable);
 
 // A new buffer bound to its own memory of the first type with `properties`: the step
-// HostBuffer and GpuBuffer share. The caller owns `buffer` (vkDestroyBuffer) and `memory`;
+// HostBuffer and GpuBuffer share. The caller owns both;
 // on failure nothing is left behind.
 struct BoundBuffer {
-    VkBuffer buffer;
-    DeviceMemory memory;
+    DeviceMemory memory;  // declared first: freed after the buffer
+    VkBufferHandle buffer;
 };
 BoundBuffer create_bound_buffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage,
                                 VkMemoryPropertyFlags properties);

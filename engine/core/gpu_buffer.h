@@ -2,7 +2,7 @@
 // Move-only device-local buffer (not host-visible): where GPU work writes outputs that
 // stay on the GPU, e.g. patch tensors in benchmarks.
 #include "engine/core/device_memory.h"
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -10,19 +10,12 @@ class GpuBuffer {
 public:
     GpuBuffer() = default;
     GpuBuffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage);
-    GpuBuffer(GpuBuffer&& other) noexcept;
-    GpuBuffer& operator=(GpuBuffer&&) = delete;
-    GpuBuffer(const GpuBuffer&) = delete;
-    GpuBuffer& operator=(const GpuBuffer&) = delete;
-    ~GpuBuffer();
 
-    VkBuffer handle() const { return buffer_; }
+    VkBuffer handle() const { return bound_.buffer.get(); }
     VkDeviceSize size() const { return size_; }
 
 private:
-    VkDevice device_ = VK_NULL_HANDLE;
-    VkBuffer buffer_ = VK_NULL_HANDLE;
-    DeviceMemory memory_;
+    BoundBuffer bound_;
     VkDeviceSize size_ = 0;
 };
 

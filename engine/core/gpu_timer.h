@@ -1,7 +1,7 @@
 #pragma once
 // Move-only owner of a two-timestamp query pool: GPU time of the commands recorded
 // between begin() and end() of one submission, for benchmarks.
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -10,11 +10,6 @@ class Context;
 class GpuTimer {
 public:
     explicit GpuTimer(Context& context);  // throws Error where the queue has no timestamps
-    GpuTimer(GpuTimer&& other) noexcept;
-    GpuTimer& operator=(GpuTimer&&) = delete;
-    GpuTimer(const GpuTimer&) = delete;
-    GpuTimer& operator=(const GpuTimer&) = delete;
-    ~GpuTimer();
 
     void begin(VkCommandBuffer cmd) const;  // resets the pool and writes the first stamp
     void end(VkCommandBuffer cmd) const;
@@ -23,7 +18,7 @@ public:
 
 private:
     VkDevice device_ = VK_NULL_HANDLE;
-    VkQueryPool pool_ = VK_NULL_HANDLE;
+    VkQueryPoolHandle pool_;
     double period_ns_ = 1.0;
 };
 

@@ -2,6 +2,7 @@
 // Move-only host-visible, coherent, persistently mapped buffer: staging for uploads and
 // readbacks.
 #include <cstddef>
+#include <memory>
 
 #include "engine/core/device_memory.h"
 #include "engine/core/vulkan.h"
@@ -12,23 +13,18 @@ class HostBuffer {
 public:
     HostBuffer() = default;
     HostBuffer(VkPhysicalDevice physical, VkDevice device, VkDeviceSize size, VkBufferUsageFlags usage);
-    HostBuffer(HostBuffer&& other) noexcept;
-    HostBuffer& operator=(HostBuffer&& other) noexcept;
-    HostBuffer(const HostBuffer&) = delete;
-    HostBuffer& operator=(const HostBuffer&) = delete;
-    ~HostBuffer();
 
-    VkBuffer handle() const { return buffer_; }
+    VkBuffer handle() const { return bound_.buffer.get(); }
     VkDeviceSize size() const { return size_; }
-    std::byte* data() const { return mapped_; }
+    std::byte* data() const { return mapped_.get(); }
 
 private:
-    void destroy();
-    VkDevice device_ = VK_NULL_HANDLE;
-    VkBuffer buffer_ = VK_NULL_HANDLE;
-    DeviceMemory memory_;
+    struct Unmapped {  // the mapping ends with the memory (vkFreeMemory unmaps)
+        void operator()(std::byte*) const {}
+    };
+    BoundBuffer bound_;
     VkDeviceSize size_ = 0;
-    std::byte* mapped_ = nullptr;
+    std::unique_ptr<std::byte, Unmapped> mapped_;  // null once moved from
 };
 
 }  // namespace tvlm

@@ -1,7 +1,5 @@
 #include "engine/core/sampler.h"
 
-#include <utility>
-
 #include "engine/core/vk_check.h"
 
 namespace tvlm {
@@ -16,28 +14,8 @@ Sampler Sampler::trilinear(VkDevice device, float max_anisotropy) {
     info.minLod = 0.0f;
     info.maxLod = VK_LOD_CLAMP_NONE;
     Sampler sampler;
-    sampler.device_ = device;
-    check_vk(vkCreateSampler(device, &info, nullptr, &sampler.sampler_), "vkCreateSampler");
+    check_vk(vkCreateSampler(device, &info, nullptr, sampler.sampler_.create(device)), "vkCreateSampler");
     return sampler;
-}
-
-Sampler::Sampler(Sampler&& other) noexcept
-    : device_(other.device_), sampler_(std::exchange(other.sampler_, VK_NULL_HANDLE)) {}
-
-Sampler& Sampler::operator=(Sampler&& other) noexcept {
-    if (this != &other) {
-        destroy();
-        device_ = other.device_;
-        sampler_ = std::exchange(other.sampler_, VK_NULL_HANDLE);
-    }
-    return *this;
-}
-
-Sampler::~Sampler() { destroy(); }
-
-void Sampler::destroy() {
-    if (sampler_) vkDestroySampler(device_, sampler_, nullptr);
-    sampler_ = VK_NULL_HANDLE;
 }
 
 }  // namespace tvlm

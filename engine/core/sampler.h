@@ -1,6 +1,6 @@
 #pragma once
 // Move-only owner of a VkSampler.
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -11,18 +11,11 @@ public:
     // up to `max_anisotropy` where the device supports it (1 = isotropic): what the patch
     // samplers use, the same filter as the CUDA texture objects.
     static Sampler trilinear(VkDevice device, float max_anisotropy);
-    Sampler(Sampler&& other) noexcept;
-    Sampler& operator=(Sampler&& other) noexcept;
-    Sampler(const Sampler&) = delete;
-    Sampler& operator=(const Sampler&) = delete;
-    ~Sampler();
 
-    VkSampler handle() const { return sampler_; }
+    VkSampler handle() const { return sampler_.get(); }
 
 private:
-    void destroy();
-    VkDevice device_ = VK_NULL_HANDLE;
-    VkSampler sampler_ = VK_NULL_HANDLE;
+    VkSamplerHandle sampler_;
 };
 
 }  // namespace tvlm

@@ -1,7 +1,6 @@
 #include "engine/core/timeline.h"
 
 #include <cassert>
-#include <utility>
 
 #include "engine/core/vk_check.h"
 
@@ -15,40 +14,18 @@ TimelineSemaphore::TimelineSemaphore(VkDevice device, uint64_t initial_value, bo
     type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
     type.initialValue = initial_value;
     VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-    check_vk(vkCreateSemaphore(device_, &info, nullptr, &semaphore_), "vkCreateSemaphore (timeline)");
-}
-
-TimelineSemaphore::TimelineSemaphore(TimelineSemaphore&& other) noexcept
-    : device_(std::exchange(other.device_, VK_NULL_HANDLE)),
-      semaphore_(std::exchange(other.semaphore_, VK_NULL_HANDLE)),
-      exportable_(other.exportable_) {}
-
-TimelineSemaphore& TimelineSemaphore::operator=(TimelineSemaphore&& other) noexcept {
-    if (this != &other) {
-        destroy();
-        device_ = std::exchange(other.device_, VK_NULL_HANDLE);
-        semaphore_ = std::exchange(other.semaphore_, VK_NULL_HANDLE);
-        exportable_ = other.exportable_;
-    }
-    return *this;
-}
-
-TimelineSemaphore::~TimelineSemaphore() { destroy(); }
-
-void TimelineSemaphore::destroy() {
-    if (semaphore_) vkDestroySemaphore(device_, semaphore_, nullptr);
-    semaphore_ = VK_NULL_HANDLE;
+    check_vk(vkCreateSemaphore(device_, &info, nullptr, semaphore_.create(device_)), "vkCreateSemaphore (timeline)");
 }
 
 uint64_t TimelineSemaphore::value() const {
     uint64_t v = 0;
-    check_vk(vkGetSemaphoreCounterValue(device_, semaphore_, &v), "vkGetSemaphoreCounterValue");
+    check_vk(vkGetSemaphoreCounterValue(device_, semaphore_.get(), &v), "vkGetSemaphoreCounterValue");
     return v;
 }
 
 void TimelineSemaphore::signal(uint64_t value) {
     VkSemaphoreSignalInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
-    info.semaphore = semaphore_;
+    info.semaphore = semaphore_.get();
     info.value = value;
     check_vk(vkSignalSemaphore(device_, &info), "vkSignalSemaphore");
 }
@@ -56,7 +33,8 @@ void TimelineSemaphore::signal(uint64_t value) {
 void TimelineSemaphore::wait(uint64_t value, uint64_t timeout_ns) const {
     VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     info.semaphoreCount = 1;
-    info.pSemaphores = &semaphore_;
+    const VkSemaphore semaphore = semaphore_.get();
+    info.pSemaphores = &semaphore;
     info.pValues = &value;
     const VkResult result = vkWaitSemaphores(device_, &info, timeout_ns);
     if (result == VK_TIMEOUT)
@@ -70,7 +48,7 @@ UniqueFd TimelineSemaphore::export_fd() const {
         throw Error(
             "this timeline semaphore was not created exportable: the device has no "
             "VK_KHR_external_semaphore_fd (lavapipe has none; use an NVIDIA GPU)");
-    return export_semaphore_fd(device_, semaphore_);
+    return export_semaphore_fd(device_, semaphore_.get());
 }
 
 UniqueFd export_semaphore_fd(VkDevice device, VkSemaphore semaphore) {

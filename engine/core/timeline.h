@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "engine/core/unique_fd.h"
-#include "engine/core/vulkan.h"
+#include "engine/core/vk_handle.h"
 
 namespace tvlm {
 
@@ -16,13 +16,8 @@ class TimelineSemaphore {
 public:
     TimelineSemaphore() = default;
     TimelineSemaphore(VkDevice device, uint64_t initial_value, bool exportable);
-    TimelineSemaphore(TimelineSemaphore&& other) noexcept;
-    TimelineSemaphore& operator=(TimelineSemaphore&& other) noexcept;
-    TimelineSemaphore(const TimelineSemaphore&) = delete;
-    TimelineSemaphore& operator=(const TimelineSemaphore&) = delete;
-    ~TimelineSemaphore();
 
-    VkSemaphore handle() const { return semaphore_; }
+    VkSemaphore handle() const { return semaphore_.get(); }
     bool exportable() const { return exportable_; }
     uint64_t value() const;       // current counter value
     void signal(uint64_t value);  // host signal
@@ -32,9 +27,8 @@ public:
     UniqueFd export_fd() const;
 
 private:
-    void destroy();
     VkDevice device_ = VK_NULL_HANDLE;
-    VkSemaphore semaphore_ = VK_NULL_HANDLE;
+    VkSemaphoreHandle semaphore_;
     bool exportable_ = false;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/textures/texture.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -125,13 +126,13 @@ Texture Texture::unbound(Context& context, const TextureDesc& desc) {
     VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
     external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     const VkImageCreateInfo info = image_info(desc, desc.exportable ? &external : nullptr);
-    check_vk(vkCreateImage(t.device_, &info, nullptr, &t.image_), "vkCreateImage");
+    check_vk(vkCreateImage(t.device_, &info, nullptr, t.owned_image_.create(t.device_)), "vkCreateImage");
     return t;
 }
 
 Texture Texture::create(Context& context, const TextureDesc& desc) {
     Texture t = unbound(context, desc);
-    t.memory_ = allocate_image_memory(context.physical_device(), t.device_, t.image_, desc.exportable);
+    t.memory_ = allocate_image_memory(context.physical_device(), t.device_, t.image(), desc.exportable);
     return t;
 }
 
@@ -140,7 +141,7 @@ VkDeviceSize Texture::required_memory(Context& context, const TextureDesc& desc)
     d.exportable = true;
     const Texture probe = unbound(context, d);  // an image only: destroyed on return
     VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(probe.device_, probe.image_, &req);
+    vkGetImageMemoryRequirements(probe.device_, probe.image(), &req);
     return req.size;
 }
 
@@ -150,12 +151,12 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
     d.exportable = true;  // external memory image: same create info as the exporter's
     Texture t = unbound(context, d);
     VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(t.device_, t.image_, &req);
+    vkGetImageMemoryRequirements(t.device_, t.image(), &req);
     if (req.size > allocation_size)
         throw Error("imported memory of " + std::to_string(allocation_size) + " bytes is smaller than the " +
                     std::to_string(req.size) + " bytes a " + describe(d) + " texture needs");
     VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.image = t.image_;
+    dedicated.image = t.image();
     VkImportMemoryFdInfoKHR import_info{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, &dedicated};
     import_info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     import_info.fd = fd.get();
@@ -163,14 +164,14 @@ Texture Texture::import_memory(Context& context, const TextureDesc& desc, Unique
                                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     t.memory_ = allocate_memory(t.device_, allocation_size, type, &import_info);
     fd.release();  // a successful import owns the fd
-    check_vk(vkBindImageMemory(t.device_, t.image_, t.memory_.handle(), 0), "vkBindImageMemory");
+    check_vk(vkBindImageMemory(t.device_, t.image(), t.memory_.handle(), 0), "vkBindImageMemory");
     // Acquire from the external owner. The exporter left SHADER_READ_ONLY, but validation
     // (1.3.239) tracks a new image as UNDEFINED and rejects naming that layout here; images
     // exported as opaque fds carry no layout-dependent metadata on lavapipe or NVIDIA (CUDA
     // reads them as plain arrays), so the content survives, as the export test checks.
     const uint32_t family = context.queue().family();
     const uint64_t done = context.queue().submit([&](VkCommandBuffer cmd) {
-        record_barrier(cmd, {.image = t.image_,
+        record_barrier(cmd, {.image = t.image(),
                              .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
                              .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                              .src_stages = VK_PIPELINE_STAGE_2_NONE,
@@ -221,11 +222,10 @@ Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     t.device_ = context.device();
     t.queue_ = &context.queue();
     t.desc_ = a.desc;
-    t.image_ = a.image;
+    t.application_image_ = {a.device, a.image};
     t.usage_ = a.usage;
     t.flags_ = a.flags;
     t.layout_ = a.layout;
-    t.owns_image_ = false;
     t.application_memory_ = a.exportable_memory;
     t.application_memory_size_ = a.memory_size;
     t.desc_.exportable = a.exportable_memory != VK_NULL_HANDLE;
@@ -246,58 +246,22 @@ void Texture::require_usage(VkImageUsageFlags needed, const char* step) const {
                     " in VkImageCreateInfo::usage; this one lacks it (nothing was recorded)");
 }
 
-Texture::Texture(Texture&& o) noexcept
-    : device_(o.device_),
-      image_(std::exchange(o.image_, VK_NULL_HANDLE)),
-      memory_(std::move(o.memory_)),
-      desc_(o.desc_),
-      usage_(o.usage_),
-      flags_(o.flags_),
-      layout_(o.layout_),
-      queue_(o.queue_),
-      last_use_(o.last_use_),
-      views_(std::move(o.views_)),
-      owns_image_(o.owns_image_),
-      application_memory_(o.application_memory_),
-      application_memory_size_(o.application_memory_size_) {}
-
 Texture& Texture::operator=(Texture&& o) noexcept {
-    if (this != &o) {
-        destroy();
-        device_ = o.device_;
-        image_ = std::exchange(o.image_, VK_NULL_HANDLE);
-        memory_ = std::move(o.memory_);
-        desc_ = o.desc_;
-        usage_ = o.usage_;
-        flags_ = o.flags_;
-        layout_ = o.layout_;
-        queue_ = o.queue_;
-        last_use_ = o.last_use_;
-        views_ = std::move(o.views_);
-        owns_image_ = o.owns_image_;
-        application_memory_ = o.application_memory_;
-        application_memory_size_ = o.application_memory_size_;
+    if (this != &o) {  // the destructor's wait and teardown, then the moved-in members
+        std::destroy_at(this);
+        std::construct_at(this, std::move(o));
     }
     return *this;
 }
 
-Texture::~Texture() { destroy(); }
-
-void Texture::destroy() {
-    if (image_ && queue_ && last_use_) {
+Texture::~Texture() {
+    if (image() && queue_ && last_use_) {
         try {
             queue_->wait(last_use_);
         } catch (const Error&) {
             // Device lost: nothing will use the image again; destroy it anyway.
         }
     }
-    // Views, then the image, then its memory.
-    for (VkImageView view : views_)
-        if (view) vkDestroyImageView(device_, view, nullptr);
-    views_.clear();
-    if (image_ && owns_image_) vkDestroyImage(device_, image_, nullptr);
-    image_ = VK_NULL_HANDLE;
-    memory_ = DeviceMemory();
 }
 
 bool Texture::words_allowed() const {
@@ -313,41 +277,38 @@ constexpr size_t kAccesses = 4;  // LevelAccess values: views_ holds levels * kA
 }  // namespace
 
 VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
-    if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
+    if (views_.empty()) views_.resize(size_t{levels()} * kAccesses + 1);
     const bool words = access == LevelAccess::read_words || access == LevelAccess::write_words;
     if (words && !words_allowed())
         throw Error(
             "word views need an RGBA8 (UNORM or sRGB) or RGBA16F texture created with "
             "VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT");
     const bool write = access == LevelAccess::write || access == LevelAccess::write_words;
-    VkImageView& view = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
+    VkImageViewHandle& slot = views_[size_t{level} * kAccesses + static_cast<size_t>(access)];
     const FormatInfo& info = format_info(desc_.format);
     // sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
     const VkFormat word_format = info.texel_bytes() == 8 ? VK_FORMAT_R32G32_UINT : VK_FORMAT_R32_UINT;
     const VkFormat format = words ? word_format : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
-    if (!view) view = make_view(level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, format);
-    return view;
+    return view(slot, level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, format);
 }
 
 VkImageView Texture::sampled_view() {
-    if (views_.empty()) views_.assign(size_t{levels()} * kAccesses + 1, VK_NULL_HANDLE);
-    VkImageView& view = views_.back();
-    if (!view) view = make_view(0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, format_info(desc_.format).vk_format);
-    return view;
+    if (views_.empty()) views_.resize(size_t{levels()} * kAccesses + 1);
+    return view(views_.back(), 0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, format_info(desc_.format).vk_format);
 }
 
-VkImageView Texture::make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage_bits,
-                               VkFormat format) const {
+VkImageView Texture::view(VkImageViewHandle& slot, uint32_t base_level, uint32_t level_count,
+                          VkImageUsageFlags usage_bits, VkFormat format) {
+    if (slot) return slot.get();
     VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
     usage.usage = usage_bits;
     VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, &usage};
-    view_info.image = image_;
+    view_info.image = image();
     view_info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
     view_info.format = format;
     view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, base_level, level_count, 0, desc_.layers};
-    VkImageView view = VK_NULL_HANDLE;
-    check_vk(vkCreateImageView(device_, &view_info, nullptr, &view), "vkCreateImageView");
-    return view;
+    check_vk(vkCreateImageView(device_, &view_info, nullptr, slot.create(device_)), "vkCreateImageView");
+    return slot.get();
 }
 
 UniqueFd Texture::export_memory_fd() const {

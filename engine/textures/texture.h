@@ -97,25 +97,23 @@ public:
     static VkDeviceSize required_memory(Context& context, const TextureDesc& desc);
 
     Texture() = default;
-    Texture(Texture&& other) noexcept;
-    Texture& operator=(Texture&& other) noexcept;
-    Texture(const Texture&) = delete;
-    Texture& operator=(const Texture&) = delete;
-    ~Texture();
+    Texture(Texture&& other) noexcept = default;
+    Texture& operator=(Texture&& other) noexcept;  // waits for the replaced texture's last use
+    ~Texture();  // waits for the last use (mark_used), then destroys views, image and memory
 
     // A new fd for the memory each call; the caller owns it (CUDA takes it on import).
     UniqueFd export_memory_fd() const;
 
-    VkImage image() const { return image_; }
+    VkImage image() const { return owned_image_ ? owned_image_.get() : application_image_.get(); }
     const TextureDesc& desc() const { return desc_; }
     uint32_t levels() const { return desc_.mip_levels(); }
     Extent2D extent(uint32_t level) const { return level_extent(desc_.width, desc_.height, level); }
     // The dedicated allocation: texturevlm's own, or the application's exportable one.
-    VkDeviceSize allocation_size() const { return owns_image_ ? memory_.size() : application_memory_size_; }
-    VkDeviceMemory memory() const { return owns_image_ ? memory_.handle() : application_memory_; }
+    VkDeviceSize allocation_size() const { return owned_image_ ? memory_.size() : application_memory_size_; }
+    VkDeviceMemory memory() const { return owned_image_ ? memory_.handle() : application_memory_; }
     VkImageUsageFlags usage() const { return usage_; }
     VkImageCreateFlags flags() const { return flags_; }
-    bool valid() const { return image_ != VK_NULL_HANDLE; }
+    bool valid() const { return image() != VK_NULL_HANDLE; }
 
     // A view of one level, all layers, as a 2D array, in the stored encoding (sRGB textures
     // through UNORM: compute shaders see the bytes): `read` for texelFetch, `write` for
@@ -141,19 +139,23 @@ public:
 private:
     // Validates `desc`, checks the format and creates the image, not yet bound to memory.
     static Texture unbound(Context& context, const TextureDesc& desc);
-    void destroy();
-    VkImageView make_view(uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage, VkFormat format) const;
+    // Creates the view into `slot` unless it holds one already; returns it.
+    VkImageView view(VkImageViewHandle& slot, uint32_t base_level, uint32_t level_count, VkImageUsageFlags usage,
+                     VkFormat format);
+    // An application's image: held, never destroyed here.
+    static void leave_image(VkDevice, VkImage, const VkAllocationCallbacks*) {}
     VkDevice device_ = VK_NULL_HANDLE;
-    VkImage image_ = VK_NULL_HANDLE;
+    // Destroyed in reverse order: views, then the image, then its memory.
     DeviceMemory memory_;
+    VkImageHandle owned_image_;
+    VkHandle<VkImage, leave_image> application_image_;
+    std::vector<VkImageViewHandle> views_;  // [level * 4 + access], then the sampled view; null until used
     TextureDesc desc_;
     VkImageUsageFlags usage_ = 0;
     VkImageCreateFlags flags_ = 0;
     VkImageLayout layout_ = VK_IMAGE_LAYOUT_UNDEFINED;
     CommandQueue* queue_ = nullptr;
     uint64_t last_use_ = 0;
-    std::vector<VkImageView> views_;  // [level * 4 + access], then the sampled view; null until used
-    bool owns_image_ = true;
     VkDeviceMemory application_memory_ = VK_NULL_HANDLE;  // wrapped images: the application's, if exportable
     VkDeviceSize application_memory_size_ = 0;
 };
