@@ -28,7 +28,7 @@ SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
     const CudaStream stream = make_stream();
     DeviceBuffer<unsigned char> out(bytes);
     std::vector<unsigned char> host(bytes);
-    sampler.sample_after(link, ready, texture.cuda, texture.object.handle(), out.data(), bytes, stream.handle());
+    sample_after(link, ready, sampler, texture.cuda, texture.object.handle(), out.data(), bytes, stream.handle());
     TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream.handle()));
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
     SampleResult result{std::vector<float>(request.layout.output_values(request.output.channels)),

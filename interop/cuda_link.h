@@ -12,6 +12,7 @@
 
 #include "engine/core/context.h"
 #include "interop/cuda_timeline.h"
+#include "interop/pipelines/cuda_patch_sampler.h"
 
 namespace tvlm {
 
@@ -43,5 +44,12 @@ private:
     CudaTimeline released_;
     uint64_t released_value_ = 0;
 };
+
+// `sampler`'s patches of a Vulkan texture seen by CUDA, after an in-stream wait for the
+// link's Vulkan timeline to reach `ready_value` (what upload() or generate_mips() returned):
+// no host synchronisation. Checked before the wait: a refused call enqueues nothing.
+void sample_after(const CudaLink& link, uint64_t ready_value, const CudaPatchSampler& sampler,
+                  const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+                  cudaStream_t stream);
 
 }  // namespace tvlm

@@ -67,8 +67,8 @@ std::vector<float> cuda_sample(Setup& s, Images& images, const PatchLayout& layo
     if (filter == Filter::texture) {
         const TextureObject object = images.texture.cuda.make_texture_object(sampler.sampler_desc());
         // In-stream wait for Vulkan's upload and mips: no host wait between them.
-        sampler.sample_after(s.link(), images.ready, images.texture.cuda, object.handle(), out.data(), out.bytes(),
-                             s.stream);
+        sample_after(s.link(), images.ready, sampler, images.texture.cuda, object.handle(), out.data(), out.bytes(),
+                     s.stream);
         TVLM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     } else {
         const PyramidCopy pyramid = PyramidCopy::copy(images.texture.cuda, s.stream);

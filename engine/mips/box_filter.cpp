@@ -105,4 +105,10 @@ size_t first_box_tail_pass(uint32_t width, uint32_t height, uint32_t levels, con
     return passes.size();
 }
 
+uint32_t box_kind(Format format) {
+    const FormatInfo& info = format_info(format);
+    if (info.component == ComponentType::u8) return info.srgb ? TVLM_BOX_SRGB8 : TVLM_BOX_UNORM8;
+    return info.component == ComponentType::f16 ? TVLM_BOX_FLOAT16 : TVLM_BOX_FLOAT32;
+}
+
 }  // namespace tvlm

@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/textures/format.h"
+
 namespace tvlm {
 
 struct BoxTaps {
@@ -67,6 +69,9 @@ TexelRect checked_dirty_rect(const DirtyRegion& region, uint32_t width, uint32_t
 // One dispatch of the single-pass downsampler (shader_params.h BoxMipsParams): levels
 // src_level+1 .. src_level+levels from src_level, over tiles [tile_x, tile_x + tiles_x) x
 // [tile_y, ...) of TVLM_BOX_TILE texels of level src_level+1.
+// How the box kernels average and round `format` (TVLM_BOX_* in shader_params.h).
+uint32_t box_kind(Format format);
+
 struct BoxPass {
     uint32_t src_level = 0, levels = 0;
     uint32_t tile_x = 0, tile_y = 0, tiles_x = 0, tiles_y = 0;

@@ -40,8 +40,6 @@ void record_mips_box(Context& context, VkCommandBuffer cmd, Texture& texture);
 std::string box_unsupported(const Context& context, Format format);
 // box where the device runs it (it is the faster filter: docs/benchmarks.md), else blit.
 MipFilter default_mip_filter(const Context& context, Format format);
-// How the box shader averages and rounds `format` (TVLM_BOX_* in shader_params.h).
-uint32_t box_kind(Format format);
 
 // After `region` of level 0 changed, recomputes with the box filter only the texels of each
 // level that depend on it (whole 32x32 tiles of the pass's first level); the result equals

@@ -16,7 +16,7 @@ void check_blit(const Context& context, const Texture& texture) {
     texture.require_usage(VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT, "blit mips");
     const FormatInfo& format = format_info(texture.desc().format);
     VkFormatProperties props;
-    vkGetPhysicalDeviceFormatProperties(context.physical_device(), format.vk_format, &props);
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(), vk_format(texture.desc().format), &props);
     const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT |
                                         VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT;
     if ((props.optimalTilingFeatures & needed) != needed)

@@ -16,12 +16,6 @@
 
 namespace tvlm {
 
-uint32_t box_kind(Format format) {
-    const FormatInfo& info = format_info(format);
-    if (info.component == ComponentType::u8) return info.srgb ? TVLM_BOX_SRGB8 : TVLM_BOX_UNORM8;
-    return info.component == ComponentType::f16 ? TVLM_BOX_FLOAT16 : TVLM_BOX_FLOAT32;
-}
-
 std::string box_unsupported(const Context& context, Format format) {
     const FormatInfo& info = format_info(format);
     if (!context.float64())
@@ -29,7 +23,7 @@ std::string box_unsupported(const Context& context, Format format) {
     // Levels are read and written in their stored encoding: sRGB through UNORM views.
     VkFormatProperties props;
     vkGetPhysicalDeviceFormatProperties(context.physical_device(),
-                                        info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format, &props);
+                                        info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : vk_format(format), &props);
     const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT;
     if ((props.optimalTilingFeatures & needed) != needed)
         return "format " + std::string(info.name) + " cannot be read and stored by compute shaders on " +

@@ -24,7 +24,7 @@ uint64_t groups(const PatchLayout& layout) {
 void check_linear_filtering(const Context& context, Format format) {
     VkFormatProperties props;
     const FormatInfo& info = format_info(format);
-    vkGetPhysicalDeviceFormatProperties(context.physical_device(), info.vk_format, &props);
+    vkGetPhysicalDeviceFormatProperties(context.physical_device(), vk_format(format), &props);
     if (!(props.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT))
         throw Error("format " + std::string(info.name) + " cannot be filtered linearly on " +
                     context.device_info().name + ": use rgba8 or rgba16f");

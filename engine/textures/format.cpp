@@ -8,11 +8,11 @@ namespace tvlm {
 
 namespace {
 constexpr FormatInfo kInfos[] = {
-    {"rgba8", VK_FORMAT_R8G8B8A8_UNORM, ComponentType::u8, 4, false},
-    {"rgba8_srgb", VK_FORMAT_R8G8B8A8_SRGB, ComponentType::u8, 4, true},
-    {"rgba16f", VK_FORMAT_R16G16B16A16_SFLOAT, ComponentType::f16, 4, false},
-    {"rgba32f", VK_FORMAT_R32G32B32A32_SFLOAT, ComponentType::f32, 4, false},
-    {"r32f", VK_FORMAT_R32_SFLOAT, ComponentType::f32, 1, false},
+    {"rgba8", ComponentType::u8, 4, false},
+    {"rgba8_srgb", ComponentType::u8, 4, true},
+    {"rgba16f", ComponentType::f16, 4, false},
+    {"rgba32f", ComponentType::f32, 4, false},
+    {"r32f", ComponentType::f32, 1, false},
 };
 }  // namespace
 

@@ -1,9 +1,8 @@
 #pragma once
-// Texture formats the engine supports and how their texels are stored.
+// Texture formats the engine supports and how their texels are stored (no graphics API:
+// Vulkan's formats are vk_format() in texture.h, CUDA's cuda_channel_format()).
 #include <cstdint>
 #include <string_view>
-
-#include <vulkan/vulkan_core.h>
 
 namespace tvlm {
 
@@ -17,7 +16,6 @@ enum class ComponentType : uint8_t { u8, f16, f32 };
 
 struct FormatInfo {
     std::string_view name;  // "rgba8", "rgba8_srgb", "rgba16f", "rgba32f", "r32f"
-    VkFormat vk_format;
     ComponentType component;
     uint32_t channels;  // 4, or 1 for r32f
     bool srgb;          // colour channels are sRGB-encoded, filtered in linear light

@@ -10,6 +10,17 @@
 
 namespace tvlm {
 
+VkFormat vk_format(Format format) {
+    switch (format) {
+        case Format::rgba8_unorm: return VK_FORMAT_R8G8B8A8_UNORM;
+        case Format::rgba8_srgb: return VK_FORMAT_R8G8B8A8_SRGB;
+        case Format::rgba16f: return VK_FORMAT_R16G16B16A16_SFLOAT;
+        case Format::rgba32f: return VK_FORMAT_R32G32B32A32_SFLOAT;
+        case Format::r32f: return VK_FORMAT_R32_SFLOAT;
+    }
+    return VK_FORMAT_UNDEFINED;
+}
+
 namespace {
 
 // Sampled by shaders and CUDA, written by copies, blits and compute mip generation.
@@ -39,7 +50,7 @@ VkImageCreateInfo image_info(const TextureDesc& d, const void* next) {
     VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, next};
     info.flags = create_flags(d.format);
     info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = format_info(d.format).vk_format;
+    info.format = vk_format(d.format);
     info.extent = {d.width, d.height, 1};
     info.mipLevels = d.mip_levels();
     info.arrayLayers = d.layers;
@@ -56,7 +67,7 @@ void check_format_support(const Context& context, const TextureDesc& d) {
     external.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
                                           d.exportable ? &external : nullptr};
-    info.format = format_info(d.format).vk_format;
+    info.format = vk_format(d.format);
     info.type = VK_IMAGE_TYPE_2D;
     info.tiling = VK_IMAGE_TILING_OPTIMAL;
     info.usage = kUsage;
@@ -97,22 +108,6 @@ void check_format_support(const Context& context, const TextureDesc& d) {
 }
 
 }  // namespace
-
-void check_texture_desc(const TextureDesc& d, const TextureLimits& limits) {
-    const std::string size = std::to_string(d.width) + "x" + std::to_string(d.height);
-    if (d.width == 0 || d.height == 0)
-        throw Error("texture size " + size + " is empty: width and height must be at least 1");
-    if (d.width > limits.max_dimension || d.height > limits.max_dimension)
-        throw Error("texture size " + size + " exceeds " + limits.dimension_name + " " +
-                    std::to_string(limits.max_dimension) + " (the limit of this " + limits.owner +
-                    "): downscale the image first");
-    if (d.layers == 0 || d.layers > limits.max_layers)
-        throw Error("texture layer count " + std::to_string(d.layers) + " must be in 1.." +
-                    std::to_string(limits.max_layers) + " (" + limits.layers_name + ")");
-    if (d.levels > full_mip_count(d.width, d.height))
-        throw Error("texture of " + size + " has at most " + std::to_string(full_mip_count(d.width, d.height)) +
-                    " mip levels, not " + std::to_string(d.levels));
-}
 
 Texture Texture::unbound(Context& context, const TextureDesc& desc) {
     validate(context, desc);
@@ -288,13 +283,13 @@ VkImageView Texture::level_view(uint32_t level, LevelAccess access) {
     const FormatInfo& info = format_info(desc_.format);
     // sRGB textures are viewed as UNORM (storage images cannot be sRGB; reads see bytes).
     const VkFormat word_format = info.texel_bytes() == 8 ? VK_FORMAT_R32G32_UINT : VK_FORMAT_R32_UINT;
-    const VkFormat format = words ? word_format : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : info.vk_format;
+    const VkFormat format = words ? word_format : info.srgb ? VK_FORMAT_R8G8B8A8_UNORM : vk_format(desc_.format);
     return view(slot, level, 1, write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT, format);
 }
 
 VkImageView Texture::sampled_view() {
     if (views_.empty()) views_.resize(size_t{levels()} * kAccesses + 1);
-    return view(views_.back(), 0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, format_info(desc_.format).vk_format);
+    return view(views_.back(), 0, levels(), VK_IMAGE_USAGE_SAMPLED_BIT, vk_format(desc_.format));
 }
 
 VkImageView Texture::view(VkImageViewHandle& slot, uint32_t base_level, uint32_t level_count,

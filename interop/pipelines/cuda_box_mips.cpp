@@ -6,7 +6,7 @@
 #include "cuda/mips/box_mips.h"
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
-#include "engine/mips/generate_mips.h"
+#include "engine/mips/box_filter.h"
 #include "cuda/tensors/level_copy.h"
 #include "cuda/tensors/tensor_texels.h"
 

@@ -6,7 +6,7 @@
 
 #include "interop/pipelines/cuda_tensor_mips.h"
 #include "engine/error.h"
-#include "engine/textures/texture.h"
+#include "engine/textures/texture_desc.h"
 
 namespace tvlm {
 

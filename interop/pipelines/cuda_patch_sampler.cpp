@@ -90,14 +90,6 @@ void CudaPatchSampler::launch_texture(const CudaMipmaps& texture, cudaTextureObj
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-void CudaPatchSampler::sample_after(const CudaLink& link, uint64_t ready_value, const CudaMipmaps& texture,
-                                    cudaTextureObject_t object, void* output, size_t output_bytes,
-                                    cudaStream_t stream) const {
-    check(texture.desc, output_bytes);  // before the wait: a refused call enqueues nothing
-    link.cuda_wait(stream, ready_value);
-    launch_texture(texture, object, output, stream);
-}
-
 void CudaPatchSampler::sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output,
                                        size_t output_bytes, cudaStream_t stream) const {
     check(texture, output_bytes);

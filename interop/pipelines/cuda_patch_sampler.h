@@ -6,7 +6,6 @@
 
 #include <vector>
 
-#include "interop/cuda_link.h"
 #include "interop/textures/cuda_mipmaps.h"
 #include "cuda/device_buffer.h"
 #include "engine/sampling/patch.h"
@@ -41,10 +40,6 @@ public:
     // One launch in `stream` reading `object` (made on `texture` with sampler_desc()).
     void sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
                 cudaStream_t stream) const;
-    // The same after an in-stream wait for Vulkan's timeline `ready_value` (what upload()
-    // or generate_mips() returned): no host synchronisation.
-    void sample_after(const CudaLink& link, uint64_t ready_value, const CudaMipmaps& texture,
-                      cudaTextureObject_t object, void* output, size_t output_bytes, cudaStream_t stream) const;
     // Software filtering from a pyramid copy: the same output, no texture unit.
     void sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output, size_t output_bytes,
                          cudaStream_t stream) const;

@@ -18,7 +18,7 @@
 #include "cuda/device_buffer.h"
 #include "engine/sampling/patch.h"
 #include "engine/shards.h"
-#include "engine/textures/texture.h"
+#include "engine/textures/texture_desc.h"
 
 namespace tvlm {
 

@@ -9,7 +9,7 @@
 
 #include "cuda/mips/box_mips.h"
 #include "interop/cuda_handle.h"
-#include "engine/textures/texture.h"
+#include "engine/textures/texture_desc.h"
 
 namespace tvlm {
 
