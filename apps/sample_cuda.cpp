@@ -3,7 +3,7 @@
 
 #include "cuda/cuda_check.h"
 #include "interop/cuda_link.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "engine/mips/generate_mips.h"
 #include "engine/textures/half.h"
 #include "interop/textures/imported_texture.h"

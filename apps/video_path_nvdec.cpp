@@ -5,8 +5,8 @@
 
 #include "cuda/cuda_check.h"
 #include "interop/cuda_link.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
-#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_video_texture.h"
 #include "cuda/device_buffer.h"
 #include "cuda/video/video_frames.h"
 #include "apps/video_paths.h"

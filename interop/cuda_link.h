@@ -12,7 +12,7 @@
 
 #include "engine/core/context.h"
 #include "interop/cuda_timeline.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 
 namespace tvlm {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "engine/core/unique_fd.h"
 
 namespace tvlm {

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "engine/core/context.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "engine/core/vulkan.h"
 
 namespace tvlm {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.h"
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 
 namespace tvlm {
 

@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "engine/core/context.h"
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
 #include "interop/cuda_device.h"
 #include "interop/textures/cuda_texture.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "engine/error.h"
 #include "tests/host_renderer.h"

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "cuda/cuda_check.h"
-#include "interop/pipelines/cuda_knn_graph.h"
-#include "interop/pipelines/cuda_overlay.h"
+#include "cuda_pipelines/cuda_knn_graph.h"
+#include "cuda_pipelines/cuda_overlay.h"
 #include "cuda/device_buffer.h"
 #include "engine/error.h"
 #include "engine/overlay/knn_graph.h"

@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "interop/cuda_link.h"
 #include "engine/error.h"
 #include "engine/mips/generate_mips.h"

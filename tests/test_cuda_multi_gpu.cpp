@@ -10,7 +10,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "engine/error.h"
-#include "interop/pipelines/multi_gpu.h"
+#include "cuda_pipelines/multi_gpu.h"
 #include "tests/open_fds.h"
 #include "engine/sampling/patch_layouts.h"
 

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
 #include "tests/cuda_level_bytes.h"
-#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda_pipelines/cuda_video_texture.h"
 #include "engine/error.h"
 #include "tests/nv12_reference.h"
 #include "engine/video_files/test_clip.h"

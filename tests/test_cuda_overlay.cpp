@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cuda/cuda_check.h"
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_overlay.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_overlay.h"
 #include "cuda/device_buffer.h"
 #include "engine/error.h"
 #include "engine/overlay/overlay_reference.h"

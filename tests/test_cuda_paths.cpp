@@ -12,13 +12,13 @@
 #include <optional>
 #include <vector>
 
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
-#include "interop/pipelines/cuda_frame_graph.h"
-#include "interop/cuda_handle.h"
+#include "cuda_pipelines/cuda_frame_graph.h"
+#include "cuda/cuda_handle.h"
 #include "interop/gl/cuda_gl_texture.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "cuda/device_buffer.h"
 #include "interop/gl/egl_context.h"
 #include "engine/error.h"
@@ -26,7 +26,7 @@
 #include "tests/open_fds.h"
 #include "engine/sampling/patch_layouts.h"
 #include "cuda/sampling/patch_sampling.h"
-#include "interop/pipelines/pinned_staging.h"
+#include "cuda_pipelines/pinned_staging.h"
 #include "tests/random_image.h"
 #include "engine/sampling/reference_sampling.h"
 #include "tests/sampling_check.h"

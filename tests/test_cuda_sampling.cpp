@@ -8,7 +8,7 @@
 
 #include "cuda/cuda_check.h"
 #include "interop/cuda_link.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "engine/error.h"
 #include "engine/mips/generate_mips.h"
 #include "interop/textures/imported_texture.h"

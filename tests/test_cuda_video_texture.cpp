@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
 #include "tests/cuda_level_bytes.h"
-#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda_pipelines/cuda_video_texture.h"
 #include "cuda/device_buffer.h"
 #include "engine/error.h"
 #include "engine/video/changed_tiles.h"

@@ -12,7 +12,7 @@
 
 #include "engine/textures/color.h"
 #include "cuda/cuda_check.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "interop/cuda_device.h"
 #include "interop/cuda_link.h"
 #include "cuda/device_buffer.h"

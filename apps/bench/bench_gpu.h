@@ -10,7 +10,7 @@
 #include "apps/args.h"
 #include "apps/bench/bench_rows.h"
 #include "engine/core/context.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "interop/cuda_link.h"
 
 namespace tvlm {

@@ -13,7 +13,7 @@
 
 #include "apps/bench/bench_gpu.h"
 #include "apps/bench/bench_timing.h"
-#include "interop/textures/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_array_texture.h"
 #include "cuda/cuda_check.h"
 #include "interop/gl/cuda_gl_texture.h"
 #include "cuda/device_buffer.h"

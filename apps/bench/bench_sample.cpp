@@ -11,7 +11,7 @@
 #include "engine/core/context.h"
 #include "cuda/cuda_check.h"
 #include "interop/cuda_link.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "apps/bench/cuda_timing.h"
 #include "engine/error.h"
 #include "engine/mips/generate_mips.h"

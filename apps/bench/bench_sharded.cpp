@@ -9,7 +9,7 @@
 
 #include "apps/bench/bench_gpu.h"
 #include "apps/bench/bench_timing.h"
-#include "interop/pipelines/multi_gpu.h"
+#include "cuda_pipelines/multi_gpu.h"
 #include "engine/sampling/patch_layouts.h"
 
 namespace tvlm {

@@ -619,7 +619,7 @@ __device__ __noinline__ void halve_fused_tail(ScratchSource<typename Words::Word
 // launch with a tail also does the pass after it, which is one tile: each block leaves its
 // texel of level a+6 in global memory, and the last block of each layer to finish (an
 // atomic ticket) halves them all, instead of a second launch waiting for the first (the
-// host fuses only where that pays: interop/pipelines/cuda_box_mips.cpp).
+// host fuses only where that pays: cuda_pipelines/cuda_box_mips.cpp).
 // kFromFrame: level 0 comes from l.frame (FrameSource) and is written on the way.
 // kOneTile: box_packed_one_tile_kernel's early start (below).
 // kTailCall: the tail's halve_tile is a call (halve_fused_tail), not inlined, so that it

@@ -7,7 +7,7 @@
 // optional degree cap (shortest first: a stable radix sort, then one thread's greedy pass),
 // and the count of links that changed. Squared distances are float without fused
 // multiply-adds, as shaders/knn_nearest.comp computes them.
-// Stream-ordered, no host sync; interop/pipelines/cuda_knn_graph.h owns the buffers.
+// Stream-ordered, no host sync; cuda_pipelines/cuda_knn_graph.h owns the buffers.
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
 

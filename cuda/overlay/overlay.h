@@ -10,7 +10,7 @@
 // while eight warps composite them, or, in a tile of more shapes, walk every shape in
 // order. The binning runs a block per shape; the shading a fixed grid of blocks walking the
 // busy tiles, so the 32,400 tiles of a 4K frame cost nothing where no shape lies.
-// Stream-ordered, no host sync. interop/pipelines/cuda_overlay.h owns the buffers.
+// Stream-ordered, no host sync. cuda_pipelines/cuda_overlay.h owns the buffers.
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
 

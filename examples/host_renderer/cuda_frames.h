@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "engine/core/context.h"
-#include "interop/pipelines/cuda_box_mips.h"
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_box_mips.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "interop/textures/cuda_texture.h"
 #include "cuda/device_buffer.h"
 #include "interop/host_semaphore.h"

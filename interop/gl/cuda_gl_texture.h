@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 #include "interop/gl/gl_texture.h"
 
 namespace tvlm {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 #include "interop/textures/external_memory.h"
 #include "engine/textures/texture.h"
 

@@ -3,7 +3,7 @@
 // from it. Free order: array, then external memory.
 #include <cstddef>
 
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "engine/core/unique_fd.h"
 
 namespace tvlm {

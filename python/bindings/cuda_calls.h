@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.h"
-#include "interop/cuda_device_guard.h"
+#include "cuda/cuda_device_guard.h"
 #include "engine/error.h"
 #include "cuda/nonfinite_flag.h"
 #include "engine/sampling/patch.h"

@@ -1,4 +1,4 @@
-// The CUDA backend for CUDA tensors: CudaPyramid (interop/pipelines/cuda_pyramid.h) driven with raw
+// The CUDA backend for CUDA tensors: CudaPyramid (cuda_pipelines/cuda_pyramid.h) driven with raw
 // device pointers and the caller's stream, so a call costs a few launches and no host
 // sync. The Python side checks shapes, dtypes and devices before it calls in.
 #include <nanobind/stl/pair.h>
@@ -13,9 +13,9 @@
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
 #include "cuda/cuda_check.h"
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_pyramid.h"
-#include "interop/pipelines/cuda_tensor_mips.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_pyramid.h"
+#include "cuda_pipelines/cuda_tensor_mips.h"
 #include "cuda/device_buffer.h"
 #include "engine/sampling/patch.h"
 #endif

@@ -1,7 +1,7 @@
 // The image processors' CUDA work for Python: the target of a resize (cuda/processors/image_resize.h;
 // what python/texturevlm/processors computes from a model's config) and the resizer that
 // runs a whole call's images of one size, either filter, in a few launches
-// (interop/pipelines/cuda_image_resizer.h).
+// (cuda_pipelines/cuda_image_resizer.h).
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -13,7 +13,7 @@
 #include "engine/error.h"
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
-#include "interop/pipelines/cuda_image_resizer.h"
+#include "cuda_pipelines/cuda_image_resizer.h"
 #include "cuda/processors/image_resize.h"
 #endif
 
@@ -118,7 +118,7 @@ void bind_resize(nb::module_& m) {
             [](ResizeTarget& t, const std::string& name) { t.out_dtype = output_dtype(name); });
     nb::class_<ResizerBinding>(m, "CudaImageResizer",
                                "A processor's GPU work for images of one size and dtype, one call per batch "
-                               "(interop/pipelines/cuda_image_resizer.h).")
+                               "(cuda_pipelines/cuda_image_resizer.h).")
         .def(nb::init<int, const std::string&, const std::string&, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                       uint32_t>(),
              nb::arg("device"), nb::arg("filter"), nb::arg("dtype"), nb::arg("channels"), nb::arg("width"),

@@ -25,8 +25,8 @@
 #include "python/bindings/vulkan_device.h"
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
-#include "interop/pipelines/cuda_knn_graph.h"
-#include "interop/pipelines/cuda_overlay.h"
+#include "cuda_pipelines/cuda_knn_graph.h"
+#include "cuda_pipelines/cuda_overlay.h"
 #endif
 
 namespace tvlm::py {

@@ -28,8 +28,8 @@
 #include <memory>
 
 #include "python/bindings/cuda_calls.h"
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_video_texture.h"
 #include "cuda/video/video_frames.h"
 #endif
 

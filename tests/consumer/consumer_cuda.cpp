@@ -3,7 +3,7 @@
 // box chain there. Without a usable NVIDIA driver it says why and exits 0: what CI checks
 // here is that the CUDA part of the package links.
 #include <texturevlm/engine/core/context.h>
-#include <texturevlm/interop/pipelines/cuda_box_mips.h>
+#include <texturevlm/cuda_pipelines/cuda_box_mips.h>
 #include <texturevlm/cuda/cuda_check.h>
 #include <texturevlm/engine/error.h>
 #include <texturevlm/interop/textures/imported_texture.h>

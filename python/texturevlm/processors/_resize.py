@@ -5,7 +5,7 @@ CUDA images: one fused kernel (cuda/processors/image_resize.h) on the caller's s
   filter='texture'  one launch computes the images' box mips from the tensors and writes
                     the levels the sampler reads into a kept texture (finer levels are
                     dropped), then the texture unit takes one anisotropic trilinear sample
-                    per output pixel (interop/pipelines/cuda_image_resizer.h);
+                    per output pixel (cuda_pipelines/cuda_image_resizer.h);
   filter='bicubic'  PyTorch's antialiased bicubic, straight from the tensor (what Hugging
                     Face's processors compute, to float rounding).
 Host images: the same two filters through the engine's CPU/Vulkan samplers (layouts.resize)

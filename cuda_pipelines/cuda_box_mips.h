@@ -10,8 +10,8 @@
 
 #include "engine/mips/box_filter.h"
 #include "cuda/mips/box_mips.h"
-#include "interop/cuda_handle.h"
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 #include "cuda/device_buffer.h"
 
 namespace tvlm {

@@ -1,10 +1,10 @@
-#include "interop/pipelines/cuda_image_resizer.h"
+#include "cuda_pipelines/cuda_image_resizer.h"
 
 #include <algorithm>
 #include <bit>
 #include <string>
 
-#include "interop/pipelines/cuda_tensor_mips.h"
+#include "cuda_pipelines/cuda_tensor_mips.h"
 #include "engine/error.h"
 #include "engine/textures/texture_desc.h"
 

@@ -16,10 +16,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "interop/pipelines/cuda_box_mips.h"
-#include "interop/cuda_handle.h"
-#include "interop/textures/cuda_mipmaps.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_box_mips.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 
 namespace tvlm {
 

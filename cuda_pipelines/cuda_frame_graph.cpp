@@ -1,8 +1,8 @@
-#include "interop/pipelines/cuda_frame_graph.h"
+#include "cuda_pipelines/cuda_frame_graph.h"
 
 #include <algorithm>
 
-#include "interop/pipelines/cuda_capture.h"
+#include "cuda_pipelines/cuda_capture.h"
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
 

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 
 namespace tvlm {
 

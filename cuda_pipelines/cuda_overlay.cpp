@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_overlay.h"
+#include "cuda_pipelines/cuda_overlay.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,10 +1,10 @@
-#include "interop/pipelines/multi_gpu.h"
+#include "cuda_pipelines/multi_gpu.h"
 
 #include <string>
 
 #include "cuda/cuda_check.h"
-#include "interop/cuda_device_guard.h"
-#include "interop/pipelines/cuda_frame_graph.h"
+#include "cuda/cuda_device_guard.h"
+#include "cuda_pipelines/cuda_frame_graph.h"
 #include "engine/error.h"
 #include "engine/sampling/patch_layouts.h"
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 
 namespace tvlm {
 

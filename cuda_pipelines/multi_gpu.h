@@ -11,10 +11,10 @@
 #include <memory>
 #include <vector>
 
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "cuda/device_buffer.h"
 #include "engine/sampling/patch.h"
 #include "engine/shards.h"

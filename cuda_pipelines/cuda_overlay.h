@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "engine/textures/format.h"
 #include "shaders/overlay_shapes.h"

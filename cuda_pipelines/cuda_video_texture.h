@@ -12,9 +12,9 @@
 #include <cstdint>
 
 #include "engine/video/changed_tiles.h"
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
-#include "interop/cuda_handle.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
+#include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 
 namespace tvlm {

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "cuda/mips/box_mips.h"
-#include "interop/cuda_handle.h"
+#include "cuda/cuda_handle.h"
 #include "engine/textures/texture_desc.h"
 
 namespace tvlm {

@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_knn_graph.h"
+#include "cuda_pipelines/cuda_knn_graph.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 
 #include <algorithm>
 #include <string>

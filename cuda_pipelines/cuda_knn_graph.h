@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "interop/cuda_handle.h"
-#include "interop/pipelines/cuda_overlay.h"
+#include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_overlay.h"
 #include "cuda/device_buffer.h"
 #include "engine/overlay/knn_graph.h"
 #include "cuda/overlay/knn_graph_kernels.h"

@@ -3,7 +3,7 @@
 // load/store, layered for batches), no graphics API at all. What a CUDA-only user builds:
 // level 0 copied in (copy_to_level0), levels by CudaBoxMips, the same sampling kernels.
 // The reference point for "is the graphics API worth it". Move-only.
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 
 namespace tvlm {
 

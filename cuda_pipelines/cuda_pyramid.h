@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "interop/textures/cuda_array_texture.h"
-#include "interop/pipelines/cuda_box_mips.h"
+#include "cuda_pipelines/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/processors/image_resize.h"
 #include "cuda/sampling/patch_sampling.h"
 #include "cuda/tensors/tensor_texels.h"

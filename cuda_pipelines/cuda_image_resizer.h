@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "interop/pipelines/cuda_pyramid.h"
+#include "cuda_pipelines/cuda_pyramid.h"
 #include "cuda/device_buffer.h"
 #include "cuda/processors/image_resize.h"
 #include "cuda/tensors/tensor_texels.h"

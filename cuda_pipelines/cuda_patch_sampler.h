@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "interop/textures/cuda_mipmaps.h"
+#include "cuda_pipelines/cuda_mipmaps.h"
 #include "cuda/device_buffer.h"
 #include "engine/sampling/patch.h"
 #include "cuda/sampling/patch_sampling.h"

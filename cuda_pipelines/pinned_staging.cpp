@@ -1,4 +1,4 @@
-#include "interop/pipelines/pinned_staging.h"
+#include "cuda_pipelines/pinned_staging.h"
 
 #include <algorithm>
 #include <cstring>

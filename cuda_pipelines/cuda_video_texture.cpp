@@ -1,9 +1,9 @@
-#include "interop/pipelines/cuda_video_texture.h"
+#include "cuda_pipelines/cuda_video_texture.h"
 
 #include <cstring>
 #include <vector>
 
-#include "interop/pipelines/cuda_capture.h"
+#include "cuda_pipelines/cuda_capture.h"
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
 #include "cuda/video/video_frames.h"

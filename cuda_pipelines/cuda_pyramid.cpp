@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_pyramid.h"
+#include "cuda_pipelines/cuda_pyramid.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_patch_sampler.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "interop/pipelines/cuda_capture.h"
+#include "cuda_pipelines/cuda_capture.h"
 
 #include "cuda/cuda_check.h"
 

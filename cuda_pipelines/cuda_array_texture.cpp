@@ -1,4 +1,4 @@
-#include "interop/textures/cuda_array_texture.h"
+#include "cuda_pipelines/cuda_array_texture.h"
 
 #include <algorithm>
 
