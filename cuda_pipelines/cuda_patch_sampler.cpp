@@ -77,17 +77,24 @@ PatchLaunch CudaPatchSampler::launch(void* output) const {
             true};
 }
 
-void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
-                              cudaStream_t stream) const {
-    check(texture.desc, output_bytes);
-    launch_texture(texture, object, output, stream);
+void sample_patches(const PatchLaunch& launch, const TextureDesc& texture, cudaTextureObject_t object,
+                    cudaStream_t stream) {
+    if (launch.width != float(texture.width) || launch.height != float(texture.height))
+        throw Error("the layout is for " + std::to_string(uint32_t(launch.width)) + "x" +
+                    std::to_string(uint32_t(launch.height)) + " images, the texture is " +
+                    std::to_string(texture.width) + "x" + std::to_string(texture.height) +
+                    ": compute the layout for the texture's size");
+    if (launch.channels != 3 && launch.channels != 4)
+        throw Error("patches have 3 or 4 channels, not " + std::to_string(launch.channels));
+    if (launch.patch_count == 0) return;
+    sample_patches_texture(object, texture.layers > 1, format_info(texture.format).channels, launch, stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
-void CudaPatchSampler::launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
-                                      cudaStream_t stream) const {
-    sample_patches_texture(object, texture.layered(), format_info(texture.desc.format).channels, launch(output),
-                           stream);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+                              cudaStream_t stream) const {
+    check(texture.desc, output_bytes);  // the layout's levels, layers and bytes too
+    sample_patches(launch(output), texture.desc, object, stream);
 }
 
 void CudaPatchSampler::sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output,

@@ -1,7 +1,10 @@
 #pragma once
-// Patch sampling in CUDA on any mipmapped texture CUDA sees (cuda_mipmaps.h): the layout is uploaded once to
-// device memory, each call is one launch for the whole batch, stream-ordered, writing into
-// a caller-provided device buffer [B, N, C, P, P] (float32 or float16).
+// Patch sampling in CUDA on any mipmapped texture CUDA sees (cuda_mipmaps.h). Every caller
+// (the CLI, the Python pyramids, Python video, frame graphs, several GPUs) reaches the kernel
+// through sample_patches() below, the one place that checks a launch against its texture.
+// CudaPatchSampler is that launch for a layout made on the host: uploaded once to device
+// memory, each call one launch for the whole batch, stream-ordered, writing into a
+// caller-provided device buffer [B, N, C, P, P] (float32 or float16).
 #include <cuda_runtime_api.h>
 
 #include <vector>
@@ -26,6 +29,13 @@ private:
     SoftwarePyramid pyramid_;
 };
 
+// Samples `launch`'s patches (records already in device memory: a CudaPatchSampler's, or a
+// layout's that Python keeps on the device) from `object`, a texture object on a texture
+// described by `texture`, in one launch in `stream`. Throws Error, launching nothing, when
+// the records' image size is not the texture's or C is not 3 or 4; no patches: nothing.
+void sample_patches(const PatchLaunch& launch, const TextureDesc& texture, cudaTextureObject_t object,
+                    cudaStream_t stream);
+
 class CudaPatchSampler {
 public:
     // Uploads `layout` to the current CUDA device. Throws Error for C outside {3, 4}.
@@ -49,8 +59,6 @@ public:
 
 private:
     PatchLaunch launch(void* output) const;
-    void launch_texture(const CudaMipmaps& texture, cudaTextureObject_t object, void* output,
-                        cudaStream_t stream) const;
     PatchLayout layout_;
     PatchOutput output_;
     DeviceBuffer<gpu::PatchGpu> patches_;

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "engine/sampling/patch.h"
 
 namespace tvlm {
@@ -41,15 +42,7 @@ void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, co
 }
 
 void CudaPyramid::sample(const PatchLaunch& launch, cudaStream_t stream) const {
-    if (launch.width != float(desc().width) || launch.height != float(desc().height))
-        throw Error("the layout is for " + std::to_string(uint32_t(launch.width)) + "x" +
-                    std::to_string(uint32_t(launch.height)) + " images, the pyramid is " +
-                    std::to_string(desc().width) + "x" + std::to_string(desc().height) +
-                    ": compute the layout for the pyramid's size");
-    if (launch.patch_count == 0) return;
-    const TextureObject& object = launch.gradients ? anisotropic_ : trilinear_;
-    sample_patches_texture(object.handle(), desc().layers > 1, 4, launch, stream);
-    TVLM_CUDA_CHECK(cudaGetLastError());
+    sample_patches(launch, desc(), (launch.gradients ? anisotropic_ : trilinear_).handle(), stream);
 }
 
 void CudaPyramid::resize(const ResizeTarget& target, cudaStream_t stream) const {

@@ -29,6 +29,7 @@
 
 #include "python/bindings/cuda_calls.h"
 #include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "cuda_pipelines/cuda_video_texture.h"
 #include "cuda/video/video_frames.h"
 #endif
@@ -176,14 +177,11 @@ public:
                 uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) {
         const DeviceGuard guard(device_);
         State& s = *state_;
-        if (width != info().width || height != info().height)
-            throw Error("the layout is for " + std::to_string(width) + "x" + std::to_string(height) +
-                        " frames, the video is " + std::to_string(info().width) + "x" + std::to_string(info().height));
         const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height,
                                                 out);
+        const TextureDesc texture = s.texture.mipmaps().desc;
         TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.handle(), 0));
-        sample_patches_texture(s.trilinear.handle(), false, 4, launch, stream_of(stream));
-        TVLM_CUDA_CHECK(cudaGetLastError());
+        sample_patches(launch, texture, s.trilinear.handle(), stream_of(stream));
         TVLM_CUDA_CHECK(cudaEventRecord(s.sampled.handle(), stream_of(stream)));
     }
 
