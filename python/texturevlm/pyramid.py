@@ -5,9 +5,10 @@ sync); host arrays go through Vulkan compute or the CPU reference."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -272,6 +273,31 @@ class TexturePyramid:
         if stream is None and framework == "torch":
             return _tensors.torch_raw_stream()(self.device_index)
         return _tensors.cuda_stream(framework, self.device_index, stream)
+
+    # -- What texturevlm.processors need of a pyramid beyond the public API: named here, so
+    # that they never reach into its backend.
+
+    @property
+    def _framework(self) -> str:
+        """The framework of the frames given ('torch' or 'numpy'): outputs are made in it."""
+        return self._like[0]
+
+    def _host_patches(self, layout: "layouts.Layout", channels: int) -> np.ndarray:
+        """`layout`'s patches [N, channels, P, P] float32 as a NumPy array, from a Vulkan or
+        CPU-reference pyramid (no torch needed)."""
+        with self._lock:
+            return np.asarray(self._impl.sample_host(layout, channels, False, self.max_anisotropy))
+
+    def _is_cuda_ring(self) -> bool:
+        """Whether this is a CUDA ring of frames (TexturePyramid.create(..., ring=N))."""
+        return hasattr(self._impl, "recent")
+
+    @contextlib.contextmanager
+    def _recent_frames(self, count: int, stream: int) -> Iterator[List[Any]]:
+        """A CUDA ring's newest `count` frames' textures, oldest first, for reading on
+        `stream` while the block runs (updates wait for it)."""
+        with self._lock, self._impl.recent(count, stream) as textures:
+            yield textures
 
     @property
     def max_anisotropy(self) -> int:

@@ -349,7 +349,7 @@ def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.nd
         spec.array, DEFAULT_FORMAT[spec.dtype], levels_for(spec.width, spec.height, plan), backend, spec.channels_last
     )
     layout = layouts.resize(spec.width, spec.height, rw, rh, (left, top, w, h), p, spec.batch)
-    patches = np.asarray(pyramid._impl.sample_host(layout, 3, False, pyramid.max_anisotropy))
+    patches = pyramid._host_patches(layout, 3)
     patches = (
         patches.reshape(spec.batch, h // p, w // p, 3, p, p).transpose(0, 3, 1, 4, 2, 5).reshape(spec.batch, 3, h, w)
     )

@@ -168,12 +168,11 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         frames = frames or t
         if frames % t:
             raise ProcessorInputError(f"frames must be a multiple of temporal_patch_size ({t}), not {frames}")
-        recent = getattr(pyramid._impl, "recent", None)
-        if recent is None:
+        if not pyramid._is_cuda_ring():
             raise ProcessorInputError("from_ring takes a CUDA ring: TexturePyramid.create(..., device='cuda', ring=N)")
         if pyramid.batch != 1 or pyramid.format not in ("rgba8", "rgba16f", "rgba32f"):
             raise ProcessorInputError("from_ring takes a ring of single frames in rgba8, rgba16f or rgba32f")
-        framework = pyramid._like[0]
+        framework = pyramid._framework
         s = pyramid._stream(framework, stream)
         plan = self.plan(pyramid.height, pyramid.width)
         needed = levels_for(pyramid.width, pyramid.height, plan)
@@ -183,7 +182,7 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         out = _tensors.empty(framework, "cuda", pyramid.device_index, shape, self.dtype)
         ptr = _tensors.pointer_and_strides(out, framework)[0]
         byte_frames = "uint8" if pyramid.format == "rgba8" else "float32"
-        with recent(frames, s) as textures:
+        with pyramid._recent_frames(frames, s) as textures:
             for i, texture in enumerate(textures):
                 g, k = divmod(i, t)
                 resize_ring_frame(texture, plan, byte_frames, ptr, g * plan.values_per_image(), k, s, self.dtype)
