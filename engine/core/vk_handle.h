@@ -45,8 +45,7 @@ public:
         if (handle_ != Handle{}) {
             if constexpr (std::is_pointer_v<std::remove_pointer_t<decltype(Destroy)>>)
                 (*Destroy)(parent_, handle_, nullptr);
-            else
-                Destroy(parent_, handle_, nullptr);
+            else Destroy(parent_, handle_, nullptr);
         }
         handle_ = Handle{};
     }

@@ -8,10 +8,8 @@ namespace tvlm {
 
 namespace {
 constexpr FormatInfo kInfos[] = {
-    {"rgba8", ComponentType::u8, 4, false},
-    {"rgba8_srgb", ComponentType::u8, 4, true},
-    {"rgba16f", ComponentType::f16, 4, false},
-    {"rgba32f", ComponentType::f32, 4, false},
+    {"rgba8", ComponentType::u8, 4, false},    {"rgba8_srgb", ComponentType::u8, 4, true},
+    {"rgba16f", ComponentType::f16, 4, false}, {"rgba32f", ComponentType::f32, 4, false},
     {"r32f", ComponentType::f32, 1, false},
 };
 }  // namespace
