@@ -28,9 +28,9 @@ SampleResult sample_on_cuda(Context& context, const SampleRequest& request) {
     const CudaStream stream = make_stream();
     DeviceBuffer<unsigned char> out(bytes);
     std::vector<unsigned char> host(bytes);
-    sample_after(link, ready, sampler, texture.cuda, texture.object.handle(), out.data(), bytes, stream.handle());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream.handle()));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    sample_after(link, ready, sampler, texture.cuda, texture.object.get(), out.data(), bytes, stream.get());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, stream.get()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     SampleResult result{std::vector<float>(request.layout.output_values(request.output.channels)),
                         sampler.sampler_desc().max_anisotropy};
     for (size_t i = 0; i < result.values.size(); ++i) {

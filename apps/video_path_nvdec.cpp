@@ -47,7 +47,7 @@ public:
             object_.emplace(texture_.mipmaps().make_texture_object(sampler_->sampler_desc()));
             output_ = DeviceBuffer<unsigned char>(PatchOutput{.channels = channels}.bytes(layout));
         }
-        sampler_->sample(texture_.mipmaps(), object_->handle(), output_.data(), output_.bytes(), nullptr);
+        sampler_->sample(texture_.mipmaps(), object_->get(), output_.data(), output_.bytes(), nullptr);
         std::vector<float> values(output_.bytes() / sizeof(float));
         TVLM_CUDA_CHECK(cudaMemcpy(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost));
         return values;

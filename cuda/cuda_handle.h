@@ -1,42 +1,26 @@
 #pragma once
-// One move-only owner for every CUDA runtime handle: destroyed once, by the function that
-// matches how it was made (cudaDestroyTextureObject, cudaFreeMipmappedArray, ...).
+// Every CUDA runtime handle's owner: engine/unique_handle.h's UniqueHandle with the function
+// that matches how the handle was made (cudaDestroyTextureObject, cudaFreeMipmappedArray, ...).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <utility>
 
 #include "cuda/cuda_check.h"
+#include "engine/unique_handle.h"
 
 namespace tvlm {
 
-template <class Handle, cudaError_t (*Destroy)(Handle)>
-class CudaHandle {
-public:
-    CudaHandle() = default;
-    explicit CudaHandle(Handle handle) : handle_(handle) {}  // takes ownership
-    CudaHandle(CudaHandle&& o) noexcept : handle_(std::exchange(o.handle_, Handle{})) {}
-    CudaHandle& operator=(CudaHandle&& o) noexcept {
-        if (this != &o) {
-            reset();
-            handle_ = std::exchange(o.handle_, Handle{});
-        }
-        return *this;
+// How a CUDA runtime handle is released: by the function that matches how it was made.
+template <auto Destroy>
+struct CudaRelease {
+    template <class Handle>
+    void operator()(Handle handle) const {
+        Destroy(handle);  // errors at teardown have no one to go to
     }
-    CudaHandle(const CudaHandle&) = delete;
-    CudaHandle& operator=(const CudaHandle&) = delete;
-    ~CudaHandle() { reset(); }
-
-    Handle handle() const { return handle_; }
-    explicit operator bool() const { return handle_ != Handle{}; }
-    void reset() {
-        if (handle_ != Handle{}) Destroy(handle_);  // errors at teardown have no one to go to
-        handle_ = Handle{};
-    }
-
-private:
-    Handle handle_{};
 };
+
+template <class Handle, auto Destroy>
+using CudaHandle = UniqueHandle<Handle, CudaRelease<Destroy>>;
 
 using TextureObject = CudaHandle<cudaTextureObject_t, cudaDestroyTextureObject>;
 using SurfaceObject = CudaHandle<cudaSurfaceObject_t, cudaDestroySurfaceObject>;

@@ -15,7 +15,7 @@ public:
     // a desc asking for export (nothing to export: the memory is CUDA's own).
     static CudaArrayTexture create(const TextureDesc& desc);
 
-    CudaMipmaps mipmaps() const { return {array_.handle(), desc_}; }
+    CudaMipmaps mipmaps() const { return {array_.get(), desc_}; }
     operator CudaMipmaps() const { return mipmaps(); }  // NOLINT: a texture is usable as its view
     const TextureDesc& desc() const { return desc_; }
     bool valid() const { return static_cast<bool>(array_); }

@@ -19,8 +19,8 @@ BoxMipsLaunch pass_launch(const TextureDesc& desc, const std::vector<SurfaceObje
                           const BoxPass& pass, uint32_t first_layer) {
     const Extent2D src = level_extent(desc.width, desc.height, pass.src_level);
     BoxMipsLaunch l;
-    l.src = surfaces[pass.src_level].handle();
-    for (uint32_t j = 0; j < pass.levels; ++j) l.dst[j] = surfaces[pass.src_level + 1 + j].handle();
+    l.src = surfaces[pass.src_level].get();
+    for (uint32_t j = 0; j < pass.levels; ++j) l.dst[j] = surfaces[pass.src_level + 1 + j].get();
     l.params = {src.width, src.height, pass.levels, box_kind(desc.format), pass.tile_x, pass.tile_y, first_layer, 0};
     l.tiles_x = pass.tiles_x;
     l.tiles_y = pass.tiles_y;
@@ -130,14 +130,14 @@ void CudaBoxMips::generate_from(const void* frame, size_t row_bytes, cudaStream_
     // 16-byte chunks are copied as they are, a warp storing 8 chunks x 4 rows (full sectors of
     // the array: level_copy.h); other rows texel by texel (tensor_texels.h).
     const LevelCopy chunks{
-        frame, row_bytes,   desc_.width * info.texel_bytes(), desc_.height, surfaces_[0].handle(), desc_.layers > 1,
+        frame, row_bytes,   desc_.width * info.texel_bytes(), desc_.height, surfaces_[0].get(), desc_.layers > 1,
         0,     desc_.layers};
     if (copies_in_chunks(chunks)) {
         copy_level_rows(chunks, stream);
     } else {
         const int64_t row = int64_t(row_bytes / element);
         const TensorView view{const_cast<void*>(frame), dtype, row * desc_.height, 1, row, 4, 4};
-        write_texels(view, surfaces_[0].handle(), desc_.layers > 1, surface_texel(desc_.format),
+        write_texels(view, surfaces_[0].get(), desc_.layers > 1, surface_texel(desc_.format),
                      {0, 0, desc_.width, desc_.height, 0, desc_.layers}, stream);
     }
     run({0, 0, desc_.width, desc_.height}, 0, desc_.layers, nullptr, stream, {}, defer_tail);
@@ -207,9 +207,9 @@ void CudaBoxMips::run(TexelRect dirty, uint32_t first_layer, uint32_t layers, co
         BoxTailLaunch t;
         const uint32_t src = passes[tail].src_level;
         const Extent2D extent = level_extent(desc_.width, desc_.height, src);
-        t.src = surfaces_[src].handle();
+        t.src = surfaces_[src].get();
         t.levels = desc_.mip_levels() - 1 - src;
-        for (uint32_t j = 0; j < t.levels; ++j) t.dst[j] = surfaces_[src + 1 + j].handle();
+        for (uint32_t j = 0; j < t.levels; ++j) t.dst[j] = surfaces_[src + 1 + j].get();
         t.src_width = extent.width;
         t.src_height = extent.height;
         t.kind = box_kind(desc_.format);

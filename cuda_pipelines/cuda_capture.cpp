@@ -6,16 +6,16 @@ namespace tvlm {
 
 CudaGraphExec capture_graph(const std::function<void(cudaStream_t)>& record) {
     const CudaStream stream = make_stream();
-    TVLM_CUDA_CHECK(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal));
+    TVLM_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     try {
-        record(stream.handle());
+        record(stream.get());
     } catch (...) {
-        cudaStreamEndCapture(stream.handle(), &graph);  // ends the capture; what it made is dropped
+        cudaStreamEndCapture(stream.get(), &graph);  // ends the capture; what it made is dropped
         if (graph) cudaGraphDestroy(graph);
         throw;
     }
-    TVLM_CUDA_CHECK(cudaStreamEndCapture(stream.handle(), &graph));
+    TVLM_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
     const CudaGraph owned(graph);
     cudaGraphExec_t exec = nullptr;
     TVLM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));

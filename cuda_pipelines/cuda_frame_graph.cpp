@@ -39,7 +39,7 @@ void CudaFrameGraph::launch(cudaStream_t stream, const void* frame) {
         std::rotate(it, it + 1, kept_.end());  // most recently launched last
         it = kept_.end() - 1;
     }
-    TVLM_CUDA_CHECK(cudaGraphLaunch(it->exec.handle(), stream));
+    TVLM_CUDA_CHECK(cudaGraphLaunch(it->exec.get(), stream));
 }
 
 }  // namespace tvlm

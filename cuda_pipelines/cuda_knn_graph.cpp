@@ -62,7 +62,7 @@ CudaKnnGraph::CudaKnnGraph(KnnOptions options) : options_(options) {
     const KnnDeviceState initial{};
     TVLM_CUDA_CHECK(cudaMemcpy(state_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice));
     stats_ = allocate_pinned(sizeof(KnnFrameStats));
-    *static_cast<KnnFrameStats*>(stats_.handle()) = KnnFrameStats{};
+    *static_cast<KnnFrameStats*>(stats_.get()) = KnnFrameStats{};
 }
 
 void CudaKnnGraph::grow(uint32_t count, uint32_t keep, cudaStream_t stream) {
@@ -114,17 +114,17 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
     grow(count, keep, stream);
     const size_t bytes = size_t(count) * kPointBytes;
     slot_ ^= 1;
-    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[slot_].handle()));  // this staging buffer is free again
+    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[slot_].get()));  // this staging buffer is free again
     if (staging_bytes_[slot_] < bytes) {
         staging_[slot_] = allocate_pinned(bytes);
         staging_bytes_[slot_] = bytes;
     }
-    auto* xy = static_cast<float*>(staging_[slot_].handle());
+    auto* xy = static_cast<float*>(staging_[slot_].get());
     auto* tracks = reinterpret_cast<uint64_t*>(xy + 2 * size_t(count));
     for (size_t i = 0; i < count; ++i)
         xy[2 * i] = points[i].x, xy[2 * i + 1] = points[i].y, tracks[i] = points[i].track;
     if (bytes) TVLM_CUDA_CHECK(cudaMemcpyAsync(points_.data(), xy, bytes, cudaMemcpyHostToDevice, stream));
-    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].handle(), stream));
+    TVLM_CUDA_CHECK(cudaEventRecord(copied_[slot_].get(), stream));
     uint32_t* zeroed = zeroed_.data();
     uint32_t* track_table = zeroed + kStatsWords;
     uint32_t* owned = track_table + track_capacity_;
@@ -164,21 +164,21 @@ void CudaKnnGraph::update(std::span<const KnnPoint> points, cudaStream_t stream)
                       .scratch = scratch_.data(),
                       .scratch_bytes = scratch_.size()},
                      stream);
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(stats_.handle(), zeroed, sizeof(KnnFrameStats), cudaMemcpyDeviceToHost, stream));
-    TVLM_CUDA_CHECK(cudaEventRecord(done_.handle(), stream));
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(stats_.get(), zeroed, sizeof(KnnFrameStats), cudaMemcpyDeviceToHost, stream));
+    TVLM_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
     count_ = count;
     keep_ = keep;
     stream_ = stream;
 }
 
 const KnnFrameStats& CudaKnnGraph::finished() {
-    TVLM_CUDA_CHECK(cudaEventSynchronize(done_.handle()));
-    const auto& stats = *static_cast<const KnnFrameStats*>(stats_.handle());
+    TVLM_CUDA_CHECK(cudaEventSynchronize(done_.get()));
+    const auto& stats = *static_cast<const KnnFrameStats*>(stats_.get());
     if (stats.bad_point)
         throw Error("KNN point " + std::to_string(~stats.bad_point) + " has a NaN or infinite coordinate");
     if (stats.repeated_track) {
         const uint32_t i = ~stats.repeated_track;
-        const auto* tracks = reinterpret_cast<const uint64_t*>(static_cast<const float*>(staging_[slot_].handle()) +
+        const auto* tracks = reinterpret_cast<const uint64_t*>(static_cast<const float*>(staging_[slot_].get()) +
                                                                2 * size_t(count_));
         throw Error("KNN point " + std::to_string(i) + " repeats track id " + std::to_string(tracks[i]) +
                     ": track ids are unique within a frame (that frame has no links; the graph is as before it)");

@@ -78,7 +78,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
         atlas_ = DeviceBuffer<uint8_t>(size_t{font->width} * font->height);
         TVLM_CUDA_CHECK(cudaMemcpyAsync(atlas_.data(), font->sdf, atlas_.bytes(), cudaMemcpyHostToDevice, stream));
     }
-    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[half_].handle()));  // this staging buffer is free again
+    TVLM_CUDA_CHECK(cudaEventSynchronize(copied_[half_].get()));  // this staging buffer is free again
     if (staging_count_[half_] < total) {
         staging_[half_] = allocate_pinned(total * sizeof(gpu::OverlayShape));
         staging_count_[half_] = total;
@@ -86,7 +86,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
     // The scene's shapes with a gap for the links (the binning pass fills it), read by the
     // binning pass from this pinned memory (mapped: unified addressing).
     const size_t at = links ? links->at : shapes.size();
-    auto* staged = static_cast<gpu::OverlayShape*>(staging_[half_].handle());
+    auto* staged = static_cast<gpu::OverlayShape*>(staging_[half_].get());
     std::memcpy(staged, shapes.data(), at * sizeof(gpu::OverlayShape));
     std::memcpy(staged + at + link_slots, shapes.data() + at, (shapes.size() - at) * sizeof(gpu::OverlayShape));
     OverlayLinks device_links{};
@@ -120,7 +120,7 @@ void CudaOverlay::draw(std::span<const gpu::OverlayShape> shapes, void* frame, s
                     .atlas_width = font ? font->width : 0},
                    stream);
     counts_zeroed_ = true;  // the passes, all launched, return every count to zero
-    TVLM_CUDA_CHECK(cudaEventRecord(copied_[half_].handle(), stream));  // the binning read the staged shapes
+    TVLM_CUDA_CHECK(cudaEventRecord(copied_[half_].get(), stream));  // the binning read the staged shapes
 }
 
 }  // namespace tvlm

@@ -25,7 +25,7 @@ CudaPyramid::CudaPyramid(const TextureDesc& desc) {
 void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream,
                         const ImageList& sources) const {
     const TexelRect r = checked_dirty_rect(region, desc().width, desc().height, desc().layers);
-    write_texels(tensor, surfaces_[0].handle(), desc().layers > 1, surface_texel(desc().format),
+    write_texels(tensor, surfaces_[0].get(), desc().layers > 1, surface_texel(desc().format),
                  {r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0, region.first_layer, region.layers}, stream, sources);
 }
 
@@ -37,12 +37,12 @@ void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, co
                     std::to_string(desc().mip_levels()) + " levels and " + std::to_string(desc().layers) +
                     " layers: ask for ones that exist");
     const Extent2D e = level_extent(desc().width, desc().height, level);
-    read_texels(surfaces_[level].handle(), desc().layers > 1, surface_texel(desc().format),
+    read_texels(surfaces_[level].get(), desc().layers > 1, surface_texel(desc().format),
                 {0, 0, e.width, e.height, first_layer, layers}, tensor, stream);
 }
 
 void CudaPyramid::sample(const PatchLaunch& launch, cudaStream_t stream) const {
-    sample_patches(launch, desc(), (launch.gradients ? anisotropic_ : trilinear_).handle(), stream);
+    sample_patches(launch, desc(), (launch.gradients ? anisotropic_ : trilinear_).get(), stream);
 }
 
 void CudaPyramid::resize(const ResizeTarget& target, cudaStream_t stream) const {
@@ -52,7 +52,7 @@ void CudaPyramid::resize(const ResizeTarget& target, cudaStream_t stream) const 
                     std::to_string(desc().layers) + " layers: ask for layers that exist");
     // 8-bit texels read as [0, 1]; the processors work in the input's units (0..255).
     const float texel_scale = format_info(desc().format).component == ComponentType::u8 ? 255.0f : 1.0f;
-    resize_from_texture(anisotropic_.handle(), desc().layers > 1, desc().width, desc().height, texel_scale, target,
+    resize_from_texture(anisotropic_.get(), desc().layers > 1, desc().width, desc().height, texel_scale, target,
                         stream);
 }
 

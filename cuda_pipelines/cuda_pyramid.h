@@ -46,7 +46,7 @@ public:
 
     const TextureDesc& desc() const { return texture_.desc(); }
     // Level `level`'s surface, for kernels that fill levels themselves (cuda_image_resizer).
-    cudaSurfaceObject_t level_surface(uint32_t level) const { return surfaces_.at(level).handle(); }
+    cudaSurfaceObject_t level_surface(uint32_t level) const { return surfaces_.at(level).get(); }
 
 private:
     CudaArrayTexture texture_;

@@ -29,24 +29,24 @@ void CudaVideoTexture::update(cudaStream_t stream) {
         // at 1080p (as separate launches a partial update cost more than the full chain).
         if (!update_graph_)
             update_graph_ = capture_graph([&](cudaStream_t capture) {
-                update_changed_tiles(frame_.data(), frame_pitch(), level0_.handle(), grid_.width, grid_.height,
+                update_changed_tiles(frame_.data(), frame_pitch(), level0_.get(), grid_.width, grid_.height,
                                      detection_.threshold, changed_.data(), capture);
                 mips_.update_changed(changed_.data(), capture);
-                TVLM_CUDA_CHECK(cudaMemcpyAsync(changed_host_.handle(), changed_.data(), changed_.bytes(),
+                TVLM_CUDA_CHECK(cudaMemcpyAsync(changed_host_.get(), changed_.data(), changed_.bytes(),
                                                 cudaMemcpyDeviceToHost, capture));
             });
-        TVLM_CUDA_CHECK(cudaGraphLaunch(update_graph_.handle(), stream));
+        TVLM_CUDA_CHECK(cudaGraphLaunch(update_graph_.get(), stream));
     }
-    TVLM_CUDA_CHECK(cudaEventRecord(flags_copied_.handle(), stream));
+    TVLM_CUDA_CHECK(cudaEventRecord(flags_copied_.get(), stream));
     ++updates_;
 }
 
 FrameChanges CudaVideoTexture::changes() const {
     if (updates_ == 0) throw Error("no frame yet: changes() reports the last update()");
     if (updates_ == 1) return plan_frame_changes({}, grid_, detection_);
-    TVLM_CUDA_CHECK(cudaEventSynchronize(flags_copied_.handle()));
+    TVLM_CUDA_CHECK(cudaEventSynchronize(flags_copied_.get()));
     std::vector<uint32_t> changed(changed_.size());
-    std::memcpy(changed.data(), changed_host_.handle(), changed_.bytes());
+    std::memcpy(changed.data(), changed_host_.get(), changed_.bytes());
     // The GPU updated exactly the flagged tiles, whatever their number, so the regions are
     // those tiles merged; a scene cut is still reported as one (whole_frame), as
     // VideoTexture reports it, for whoever reads the report (saliency from changes ignores

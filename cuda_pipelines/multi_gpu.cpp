@@ -35,8 +35,8 @@ struct MultiGpuPipeline::Pipeline {
           frames(frame_bytes * shard_.count),
           out(d.output.bytes(sampler_layout())),
           stream(make_stream()),
-          graph(FrameGraphDesc{texture.mipmaps(), &mips, &sampler, object.handle(), frames.data(),
-                               frame_bytes / d.height, out.data(), out.bytes()}) {}
+          graph(FrameGraphDesc{texture.mipmaps(), &mips, &sampler, object.get(), frames.data(), frame_bytes / d.height,
+                               out.data(), out.bytes()}) {}
     ~Pipeline() { cudaSetDevice(device); }  // members are destroyed after this, on their device
 
     const PatchLayout& sampler_layout() const { return sampler.layout(); }
@@ -86,13 +86,13 @@ void MultiGpuPipeline::run() {
     for (const auto& p : pipelines_) {
         if (!p) continue;
         const DeviceGuard guard(p->device);
-        p->graph.launch(p->stream.handle());
+        p->graph.launch(p->stream.get());
     }
 }
 
 void MultiGpuPipeline::synchronize() const {
     for (const auto& p : pipelines_)
-        if (p) TVLM_CUDA_CHECK(cudaStreamSynchronize(p->stream.handle()));
+        if (p) TVLM_CUDA_CHECK(cudaStreamSynchronize(p->stream.get()));
 }
 
 void MultiGpuPipeline::gather(void* dst, int device) const {
@@ -103,7 +103,7 @@ void MultiGpuPipeline::gather(void* dst, int device) const {
         // A peer copy where the GPUs have a path; the driver stages it through the host
         // otherwise. Ordered after the shard's own work on its stream.
         TVLM_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<unsigned char*>(dst) + p->shard.first * image_output_bytes_,
-                                            device, p->out.data(), p->device, p->out.bytes(), p->stream.handle()));
+                                            device, p->out.data(), p->device, p->out.bytes(), p->stream.get()));
     }
     synchronize();
 }

@@ -29,7 +29,7 @@ PinnedStaging::PinnedStaging(size_t chunk_bytes, uint32_t buffers, uint32_t thre
     for (uint32_t i = 0; i < buffers; ++i) {
         buffers_.push_back(allocate_pinned(chunk_bytes));
         free_.push_back(make_event());
-        TVLM_CUDA_CHECK(cudaEventRecord(free_.back().handle()));  // free from the start
+        TVLM_CUDA_CHECK(cudaEventRecord(free_.back().get()));  // free from the start
     }
     const uint32_t total = threads ? threads : default_threads();
     for (uint32_t i = 1; i < total; ++i) workers_.emplace_back([this, i] { work(i); });
@@ -42,7 +42,7 @@ PinnedStaging::~PinnedStaging() {
     }
     start_.notify_all();
     for (std::thread& t : workers_) t.join();
-    for (const CudaEvent& e : free_) cudaEventSynchronize(e.handle());  // no device copy reads a freed buffer
+    for (const CudaEvent& e : free_) cudaEventSynchronize(e.get());  // no device copy reads a freed buffer
 }
 
 void PinnedStaging::work(uint32_t index) {
@@ -85,11 +85,11 @@ void PinnedStaging::copy(void* dst, const void* src, size_t bytes, cudaStream_t 
     for (size_t offset = 0, chunk = 0; offset < bytes; offset += chunk_bytes_, ++chunk) {
         const size_t i = chunk % buffers_.size();
         const size_t n = std::min(chunk_bytes_, bytes - offset);
-        TVLM_CUDA_CHECK(cudaEventSynchronize(free_[i].handle()));  // its last device copy is done
-        parallel_copy(buffers_[i].handle(), static_cast<const uint8_t*>(src) + offset, n);
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(static_cast<uint8_t*>(dst) + offset, buffers_[i].handle(), n,
-                                        cudaMemcpyHostToDevice, stream));
-        TVLM_CUDA_CHECK(cudaEventRecord(free_[i].handle(), stream));
+        TVLM_CUDA_CHECK(cudaEventSynchronize(free_[i].get()));  // its last device copy is done
+        parallel_copy(buffers_[i].get(), static_cast<const uint8_t*>(src) + offset, n);
+        TVLM_CUDA_CHECK(
+            cudaMemcpyAsync(static_cast<uint8_t*>(dst) + offset, buffers_[i].get(), n, cudaMemcpyHostToDevice, stream));
+        TVLM_CUDA_CHECK(cudaEventRecord(free_[i].get(), stream));
     }
 }
 

@@ -21,14 +21,14 @@ ExternalSemaphore import_cuda_semaphore(UniqueFd fd, bool timeline) {
 void wait_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value) {
     cudaExternalSemaphoreWaitParams params{};
     params.params.fence.value = value;  // ignored for binary semaphores
-    const cudaExternalSemaphore_t handle = semaphore.handle();
+    const cudaExternalSemaphore_t handle = semaphore.get();
     TVLM_CUDA_CHECK(cudaWaitExternalSemaphoresAsync(&handle, &params, 1, stream));
 }
 
 void signal_cuda_semaphore(const ExternalSemaphore& semaphore, cudaStream_t stream, uint64_t value) {
     cudaExternalSemaphoreSignalParams params{};
     params.params.fence.value = value;  // ignored for binary semaphores
-    const cudaExternalSemaphore_t handle = semaphore.handle();
+    const cudaExternalSemaphore_t handle = semaphore.get();
     TVLM_CUDA_CHECK(cudaSignalExternalSemaphoresAsync(&handle, &params, 1, stream));
 }
 

@@ -27,14 +27,14 @@ InteropProbe probe_interop(const DeviceInfo& device) {
         const uint64_t ready = generate_mips(context, texture.vulkan, MipFilter::box);
 
         const CudaStream owned_stream = make_stream();
-        const cudaStream_t stream = owned_stream.handle();
+        const cudaStream_t stream = owned_stream.get();
         DeviceBuffer<float> out(16 * 16 * 4);
         std::vector<float> host(out.size());
         link.cuda_wait(stream, ready);
         size_t wrong = 0;
         for (uint32_t level = 0; level < texture.vulkan.levels(); ++level) {
             const Extent2D e = texture.vulkan.extent(level);
-            read_level({texture.object.handle(), static_cast<int>(level), 0, false, static_cast<int>(e.width),
+            read_level({texture.object.get(), static_cast<int>(level), 0, false, static_cast<int>(e.width),
                         static_cast<int>(e.height), 4, out.data()},
                        stream);
             TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), size_t{e.width} * e.height * 16,

@@ -51,12 +51,12 @@ void check_waits(const HostSemaphore& semaphore, Signal signal) {
     }();
     DeviceBuffer<uint32_t> value(1);
     TVLM_CUDA_CHECK(cudaMemset(value.data(), 0, 4));
-    semaphore.wait(stream.handle(), 1);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(value.data(), 7, 4, stream.handle()));
+    semaphore.wait(stream.get(), 1);
+    TVLM_CUDA_CHECK(cudaMemsetAsync(value.data(), 7, 4, stream.get()));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    CHECK(cudaStreamQuery(stream.handle()) == cudaErrorNotReady);  // waiting on the GPU for the application
+    CHECK(cudaStreamQuery(stream.get()) == cudaErrorNotReady);  // waiting on the GPU for the application
     signal();
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     uint32_t got = 0;
     TVLM_CUDA_CHECK(cudaMemcpy(&got, value.data(), 4, cudaMemcpyDeviceToHost));
     CHECK(got == 0x07070707u);
@@ -122,10 +122,10 @@ TEST_CASE("CUDA maps the application's exportable image zero-copy, builds its mi
         TVLM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         return CudaStream(s);
     }();
-    CudaBoxMips(cuda).generate(stream.handle());
+    CudaBoxMips(cuda).generate(stream.get());
     const VkSemaphore timeline = exportable_semaphore(host.device(), true);
     const HostSemaphore done = HostSemaphore::import(context, timeline, HostSemaphore::Kind::timeline);
-    done.signal(stream.handle(), 3);  // CUDA tells the application it is done with the image
+    done.signal(stream.get(), 3);  // CUDA tells the application it is done with the image
     VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     const uint64_t value = 3;
     wait.semaphoreCount = 1;

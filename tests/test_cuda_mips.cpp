@@ -97,9 +97,9 @@ TEST_CASE("CUDA box mips equal the reference and Vulkan's box chain: every forma
                 CAPTURE(s.height);
                 CAPTURE(s.layers);
                 Uploaded u = upload_random(context, s.width, s.height, s.layers, format, s.width + s.height);
-                link(context).cuda_wait(stream.handle(), u.ready);
-                CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                link(context).cuda_wait(stream.get(), u.ready);
+                CudaBoxMips(u.texture.cuda, kernels).generate(stream.get());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
                 check_against_reference(context, u.texture.vulkan);
 
                 // Vulkan's compute path on the same content gives the same bits.
@@ -134,9 +134,9 @@ TEST_CASE("CUDA 8-bit box chains of narrow-window texels equal the reference bit
                 CAPTURE(s.width);
                 CAPTURE(s.layers);
                 Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 17, true);
-                link(context).cuda_wait(stream.handle(), u.ready);
-                CudaBoxMips(u.texture.cuda, kernels).generate(stream.handle());
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                link(context).cuda_wait(stream.get(), u.ready);
+                CudaBoxMips(u.texture.cuda, kernels).generate(stream.get());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
                 check_against_reference(context, u.texture.vulkan);
             }
 }
@@ -161,9 +161,9 @@ TEST_CASE("CUDA float16 box chains with special and cancelling values equal the 
                 upload(context, texture.vulkan, host_pixels(bases.back()), {.layer = layer});
             }
             poison_levels(context, texture.vulkan);
-            link(context).cuda_wait(stream.handle(), context.queue().last_submitted());
-            CudaBoxMips(texture.cuda, kernels).generate(stream.handle());
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+            link(context).cuda_wait(stream.get(), context.queue().last_submitted());
+            CudaBoxMips(texture.cuda, kernels).generate(stream.get());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             for (uint32_t layer = 0; layer < s.layers; ++layer) {
                 CAPTURE(layer);
                 check_half_box_chain(bases[layer], texture.vulkan.levels(), [&](uint32_t level) {
@@ -179,9 +179,9 @@ TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the re
     for (Size s : {Size{8192, 8192, 1}, Size{8191, 8193, 1}}) {
         CAPTURE(s.width);
         Uploaded u = upload_random(context, s.width, s.height, 1, Format::rgba8_unorm, 5);
-        link(context).cuda_wait(stream.handle(), u.ready);
-        CudaBoxMips(u.texture.cuda).generate(stream.handle());
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        link(context).cuda_wait(stream.get(), u.ready);
+        CudaBoxMips(u.texture.cuda).generate(stream.get());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         const auto reference = reference_mip_chain(u.bases[0], Format::rgba8_unorm, MipFilter::box,
                                                    u.texture.vulkan.levels());
         Texture vulkan = Texture::create(context, TextureDesc::sampled_2d(s.width, s.height, Format::rgba8_unorm));
@@ -207,18 +207,18 @@ TEST_CASE("CUDA partial box updates equal full regeneration for random rectangle
             CAPTURE(format_info(format).name);
             CAPTURE(s.width);
             Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 3);
-            link(context).cuda_wait(stream.handle(), u.ready);
+            link(context).cuda_wait(stream.get(), u.ready);
             const CudaBoxMips mips(u.texture.cuda);
-            mips.generate(stream.handle());
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+            mips.generate(stream.get());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             for (int round = 0; round < 3; ++round) {
                 const uint32_t w = 1 + below(300), h = 1 + below(300);
                 const uint32_t x = below(s.width - w + 1), y = below(s.height - h + 1), layer = below(s.layers);
                 const ImageF patch = random_image(w, h, format, 50 + static_cast<uint32_t>(round));
                 context.queue().wait(
                     upload(context, u.texture.vulkan, host_pixels(patch), {.layer = layer, .x = x, .y = y}));
-                mips.update({.x = x, .y = y, .width = w, .height = h, .first_layer = layer}, stream.handle());
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                mips.update({.x = x, .y = y, .width = w, .height = h, .first_layer = layer}, stream.get());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             }
             check_against_reference(context, u.texture.vulkan);
         }
@@ -232,9 +232,9 @@ TEST_CASE("CUDA box updates reject empty and outside regions, launching nothing"
     for (DirtyRegion bad :
          {DirtyRegion{.width = 0, .height = 4}, DirtyRegion{.x = 64, .width = 1, .height = 1},
           DirtyRegion{.width = 1, .height = 33}, DirtyRegion{.width = 1, .height = 1, .first_layer = 2}}) {
-        CHECK_THROWS_WITH_AS(mips.update(bad, stream.handle()), doctest::Contains("region"), Error);
+        CHECK_THROWS_WITH_AS(mips.update(bad, stream.get()), doctest::Contains("region"), Error);
     }
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     // Nothing ran: level 1 still holds the poison.
     for (float v : readback_image(context, u.texture.vulkan, 1).texels) REQUIRE(v == 1.0f);
 }

@@ -131,8 +131,8 @@ TEST_CASE("CUDA overlays drawn back to back on one stream, no wait between, each
         shapes.push_back(overlay_shapes(test::random_scene(w, h, random, i % 2 == 0), w, h));
     }
     for (size_t i = 0; i < 8; ++i)
-        overlay.draw(shapes[i], frames[i].data(), pitch, w, h, Format::rgba8_unorm, stream.handle());
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        overlay.draw(shapes[i], frames[i].data(), pitch, w, h, Format::rgba8_unorm, stream.get());
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     for (size_t i = 0; i < 8; ++i) {
         CAPTURE(i);
         std::vector<uint8_t> gpu(pitch * h);

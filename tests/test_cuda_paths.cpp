@@ -125,7 +125,7 @@ void check_sampling(const CudaMipmaps& t, cudaStream_t stream, bool half = false
     DeviceBuffer<unsigned char> out(output.bytes(layout));
     TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));  // NaN in both widths
     const TextureObject object = t.make_texture_object(sampler.sampler_desc());
-    sampler.sample(t, object.handle(), out.data(), out.bytes(), stream);
+    sampler.sample(t, object.get(), out.data(), out.bytes(), stream);
     std::vector<unsigned char> host(out.bytes());
     TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -175,9 +175,9 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
             TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
             poison_levels(texture);
             copy_to_level0(texture, device_frame.data(), 301 * format_info(format).texel_bytes(), 0, layers,
-                           stream.handle());
-            CudaBoxMips(texture).generate(stream.handle());
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                           stream.get());
+            CudaBoxMips(texture).generate(stream.get());
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             const std::vector<MipLevels> levels = read_levels(texture);
             for (uint32_t l = 0; l < layers; ++l) {
                 CAPTURE(l);
@@ -185,7 +185,7 @@ TEST_CASE("CUDA-only texture: box mips equal the reference, patches equal the re
                 check_levels([&](uint32_t level) { return levels[l][level]; }, texture.desc().mip_levels(), 301, 203,
                              format, MipFilter::box);
             }
-            if (format != Format::r32f) check_sampling(texture, stream.handle(), layers == 3);
+            if (format != Format::r32f) check_sampling(texture, stream.get(), layers == 3);
         }
 }
 
@@ -233,24 +233,24 @@ TEST_CASE(
                     TVLM_CUDA_CHECK(cudaMemcpy(buffer.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
                 };
                 fill(a, 1);
-                CudaFrameGraph graph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(), a.data(),
+                CudaFrameGraph graph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.get(), a.data(),
                                       row_bytes, graph_out.data(), out_bytes});
                 for (int frame = 0; frame < 3; ++frame) {
                     CAPTURE(frame);
                     DeviceBuffer<uint8_t>& source = frame == 1 ? b : a;
                     fill(source, 10 + uint32_t(frame));
-                    TVLM_CUDA_CHECK(cudaMemsetAsync(graph_out.data(), 0xff, out_bytes, stream.handle()));
+                    TVLM_CUDA_CHECK(cudaMemsetAsync(graph_out.data(), 0xff, out_bytes, stream.get()));
                     poison_levels(graph_texture.mipmaps());
-                    graph.launch(stream.handle(), source.data());
-                    copy_to_level0(eager_texture, source.data(), row_bytes, 0, layers, stream.handle());
-                    eager_mips.generate(stream.handle());
-                    sampler.sample(eager_texture, eager_object.handle(), eager_out.data(), out_bytes, stream.handle());
+                    graph.launch(stream.get(), source.data());
+                    copy_to_level0(eager_texture, source.data(), row_bytes, 0, layers, stream.get());
+                    eager_mips.generate(stream.get());
+                    sampler.sample(eager_texture, eager_object.get(), eager_out.data(), out_bytes, stream.get());
                     std::vector<unsigned char> got(out_bytes), want(out_bytes);
-                    TVLM_CUDA_CHECK(cudaMemcpyAsync(got.data(), graph_out.data(), out_bytes, cudaMemcpyDeviceToHost,
-                                                    stream.handle()));
+                    TVLM_CUDA_CHECK(
+                        cudaMemcpyAsync(got.data(), graph_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream.get()));
                     TVLM_CUDA_CHECK(cudaMemcpyAsync(want.data(), eager_out.data(), out_bytes, cudaMemcpyDeviceToHost,
-                                                    stream.handle()));
-                    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                                                    stream.get()));
+                    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
                     CHECK(got == want);  // the same kernels on the same frame: the same bytes
                     const std::vector<MipLevels> graph_levels = read_levels(graph_texture.mipmaps());
                     const std::vector<MipLevels> eager_levels = read_levels(eager_texture.mipmaps());
@@ -261,14 +261,14 @@ TEST_CASE(
                 CHECK(graph.kept() == 2);  // one graph per frame address
                 // generate_from reads CUDA memory only, with whole rows.
                 const std::vector<uint8_t> host_frame = random_frame(desc, 3);
-                CHECK_THROWS_WITH_AS(graph_mips.generate_from(host_frame.data(), row_bytes, stream.handle()),
+                CHECK_THROWS_WITH_AS(graph_mips.generate_from(host_frame.data(), row_bytes, stream.get()),
                                      doctest::Contains("CUDA device memory"), Error);
-                CHECK_THROWS_WITH_AS(graph_mips.generate_from(a.data(), row_bytes - 1, stream.handle()),
+                CHECK_THROWS_WITH_AS(graph_mips.generate_from(a.data(), row_bytes - 1, stream.get()),
                                      doctest::Contains("rows"), Error);
-                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.get(),
                                                 a.data(), row_bytes, graph_out.data(), out_bytes - 4}),
                                 Error);
-                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.handle(),
+                CHECK_THROWS_AS(CudaFrameGraph({graph_texture.mipmaps(), &graph_mips, &sampler, graph_object.get(),
                                                 nullptr, row_bytes, graph_out.data(), out_bytes}),
                                 Error);
             }
@@ -305,13 +305,13 @@ TEST_CASE("generate_from reads the frame in the chain's first pass: every level 
                 // Level 0 poisoned too: every texel of it must be written.
                 {
                     const std::vector<uint8_t> poison(level_bytes(desc, 0), 0xff);
-                    copy_to_level0(fused, poison.data(), tight, 0, c.layers, stream.handle());
+                    copy_to_level0(fused, poison.data(), tight, 0, c.layers, stream.get());
                 }
                 poison_levels(fused.mipmaps());
-                fused_mips.generate_from(device_frame.data(), row_bytes, stream.handle());
-                copy_to_level0(eager, device_frame.data(), row_bytes, 0, c.layers, stream.handle());
-                eager_mips.generate(stream.handle());
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                fused_mips.generate_from(device_frame.data(), row_bytes, stream.get());
+                copy_to_level0(eager, device_frame.data(), row_bytes, 0, c.layers, stream.get());
+                eager_mips.generate(stream.get());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
                 const std::vector<MipLevels> got = read_levels(fused.mipmaps()), want = read_levels(eager.mipmaps());
                 for (uint32_t l = 0; l < c.layers; ++l)
                     for (uint32_t level = 0; level < desc.mip_levels(); ++level) {
@@ -334,17 +334,17 @@ TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by
         for (size_t i = 0; i < bytes; ++i) frame[i] = uint8_t((i * 2654435761u) >> 24);
         DeviceBuffer<uint8_t> device(bytes + 64);
         TVLM_CUDA_CHECK(cudaMemset(device.data(), 0xab, bytes + 64));  // poison, and a guard after the end
-        staging.copy(device.data(), frame.data(), bytes, stream.handle());
+        staging.copy(device.data(), frame.data(), bytes, stream.get());
         std::fill(frame.begin(), frame.end(), uint8_t{0});  // the source may be reused once copy() returns...
         std::vector<uint8_t> back(bytes + 64);
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         TVLM_CUDA_CHECK(cudaMemcpy(back.data(), device.data(), bytes + 64, cudaMemcpyDeviceToHost));
         size_t bad = 0;
         for (size_t i = 0; i < bytes; ++i) bad += back[i] != uint8_t((i * 2654435761u) >> 24);  // ...the copy has it
         CHECK(bad == 0);
         CHECK(std::all_of(back.begin() + std::ptrdiff_t(bytes), back.end(), [](uint8_t b) { return b == 0xab; }));
     }
-    CHECK_THROWS_AS(staging.copy(nullptr, &staging, 4, stream.handle()), Error);
+    CHECK_THROWS_AS(staging.copy(nullptr, &staging, 4, stream.get()), Error);
     CHECK_THROWS_AS(PinnedStaging(0), Error);
 }
 
@@ -361,9 +361,9 @@ TEST_CASE("PinnedStaging made and destroyed 200 times: threads joined, pinned an
     const size_t used = device_memory_used();
     for (int i = 0; i < 200; ++i) {
         PinnedStaging staging(size_t{1} << 20, 2, 2);
-        staging.copy(device.data(), frame.data(), frame.size(), stream.handle());
+        staging.copy(device.data(), frame.data(), frame.size(), stream.get());
     }
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     CHECK(device_memory_used() <= used + (size_t{4} << 20));
     CHECK(threads() == threads_before);
 }
@@ -399,7 +399,7 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
         const CudaArrayTexture texture = CudaArrayTexture::create(desc);
         const std::vector<uint8_t> poison(level_bytes(desc, 0), 0xff);
         copy_to_level0(texture.mipmaps(), poison.data(), size_t{kW} * format_info(c.format).texel_bytes(), 0, kLayers,
-                       stream.handle());
+                       stream.get());
         // The tensor: level-sized (element (b, c, y, x) is texel (x, y); the block picks the
         // same rectangle of both), values k / 256 (exact in binary16) or bytes.
         const TexelBlock& b = c.block;
@@ -428,8 +428,8 @@ TEST_CASE("write_texels writes every texel of its block once and nothing else, o
         TensorView on_device = view;
         on_device.data = device.data();
         const SurfaceObject level0 = texture.mipmaps().make_surface(0);
-        write_texels(on_device, level0.handle(), true, surface_texel(c.format), b, stream.handle());
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        write_texels(on_device, level0.get(), true, surface_texel(c.format), b, stream.get());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         const std::vector<uint8_t> got = stored_level(texture.mipmaps(), 0);
         const std::vector<ImageF> layers = read_level(texture.mipmaps(), 0);
         size_t wrong = 0, poisoned = 0;
@@ -486,13 +486,13 @@ TEST_CASE(
     const std::vector<uint8_t> frame = random_frame(texture.desc(), 5);
     DeviceBuffer<uint8_t> device_frame(frame.size());
     TVLM_CUDA_CHECK(cudaMemcpy(device_frame.data(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
-    copy_to_level0(texture, device_frame.data(), 256 * 4, 0, 1, stream.handle());
-    CudaBoxMips(texture).generate(stream.handle());
+    copy_to_level0(texture, device_frame.data(), 256 * 4, 0, 1, stream.get());
+    CudaBoxMips(texture).generate(stream.get());
     const TextureObject object = texture.mipmaps().make_texture_object();
-    const PyramidCopy pyramid = PyramidCopy::copy(texture, stream.handle());
+    const PyramidCopy pyramid = PyramidCopy::copy(texture, stream.get());
     // read_levels copies on the legacy stream, which does not wait for a non-blocking one
     // (racecheck's slower kernels showed the stale levels).
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     const std::vector<MipLevels> levels = read_levels(texture);
     constexpr uint32_t kCount = 5000;  // not a multiple of the block
     DeviceBuffer<float4> out(kCount);
@@ -506,21 +506,21 @@ TEST_CASE(
                 expected.push_back(static_cast<float>(c));
         }
         const auto run = [&](auto launch) {
-            TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream.handle()));  // NaN
+            TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream.get()));  // NaN
             launch();
             std::vector<float> actual(4 * size_t{kCount});
             TVLM_CUDA_CHECK(
-                cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.handle()));
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+                cudaMemcpyAsync(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             CHECK(sample_mismatches(expected, actual, false, false) == 0);
             return actual;
         };
         const auto texture_unit = [&](bool grouped) {
-            return run([&] { sample_points({object.handle(), points, out.data(), grouped}, stream.handle()); });
+            return run([&] { sample_points({object.get(), points, out.data(), grouped}, stream.get()); });
         };
         const std::vector<float> plain = texture_unit(false);
         CHECK(texture_unit(true) == plain);  // the same samples, in sample order
-        run([&] { sample_points_software(pyramid.pyramid(), points, out.data(), stream.handle()); });
+        run([&] { sample_points_software(pyramid.pyramid(), points, out.data(), stream.get()); });
     }
 }
 
@@ -536,18 +536,18 @@ TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocate
                          doctest::Contains("nothing to export"), Error);
     const CudaArrayTexture texture = CudaArrayTexture::create({64, 32, 2, 0, Format::rgba16f, false});
     std::vector<uint8_t> zeros(level_bytes(texture.desc(), 0), 0);
-    copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.handle());
+    copy_to_level0(texture, zeros.data(), 64 * 8, 0, 2, stream.get());
     std::vector<uint8_t> frame(zeros.size(), 0x3c);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.handle()), doctest::Contains("null"),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, nullptr, 64 * 8, 0, 2, stream.get()), doctest::Contains("null"),
                          Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.handle()),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8 - 1, 0, 2, stream.get()),
                          doctest::Contains("a row of the 64-texel rgba16f level has 512 bytes"), Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.handle()),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 1, 2, stream.get()),
                          doctest::Contains("texture with 2 layers"), Error);
-    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 0, 0, stream.handle()),
+    CHECK_THROWS_WITH_AS(copy_to_level0(texture, frame.data(), 64 * 8, 0, 0, stream.get()),
                          doctest::Contains("at least one layer"), Error);
     CHECK_THROWS_WITH_AS(texture.mipmaps().make_surface(7), doctest::Contains("has 7 levels"), Error);
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     for (const ImageF& layer : read_level(texture, 0))  // the refused copies changed nothing
         for (float v : layer.texels) REQUIRE(v == 0.0f);
 }
@@ -557,9 +557,9 @@ TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and d
     const auto cycle = [&] {
         const CudaArrayTexture t = CudaArrayTexture::create({512, 256, 2, 0, Format::rgba8_unorm, false});
         const CudaBoxMips mips(t);
-        mips.generate(stream.handle());
+        mips.generate(stream.get());
         const TextureObject object = t.mipmaps().make_texture_object();
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     };
     cycle();
     const size_t before = device_memory_used();
@@ -582,19 +582,19 @@ TEST_CASE("GL texture in CUDA: mapped per frame, patches equal the reference on 
                 const std::vector<uint8_t> texels = random_frame(texture.desc(), 100 * frame + layers);
                 texture.upload_texels(texels.data(), 0, layers);
                 texture.generate_mips();
-                const CudaMipmaps mapped = cuda.map(stream.handle());     // orders the GL work before
-                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));  // for the host copies below
+                const CudaMipmaps mapped = cuda.map(stream.get());     // orders the GL work before
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));  // for the host copies below
                 CHECK(read_level(mapped, 0)[layers - 1].texels ==
                       decode_texels({texels.data() + (layers - 1) * level_bytes(mapped.desc, 0) / layers,
                                      level_bytes(mapped.desc, 0) / layers},
                                     320, 240, format)
                           .texels);
-                check_sampling(mapped, stream.handle(), format == Format::rgba16f);
+                check_sampling(mapped, stream.get(), format == Format::rgba16f);
                 // Objects are made once per mapped array and sampler, then reused.
                 const cudaTextureObject_t object = cuda.texture_object(mapped);
                 CHECK(cuda.texture_object(mapped) == object);
                 CHECK(cuda.texture_object(mapped, CudaSamplerDesc::point()) != object);
-                cuda.unmap(stream.handle());
+                cuda.unmap(stream.get());
             }
         }
 }
@@ -605,18 +605,18 @@ TEST_CASE("GL texture in CUDA: kept mapped across frames, GL writes ordered by h
     const CudaStream stream = make_stream();
     GlTexture texture = GlTexture::create(*gl, {256, 256, 1, 0, Format::rgba8_unorm, false});
     CudaGlTexture cuda(texture);
-    const CudaMipmaps mapped = cuda.map(stream.handle());
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    const CudaMipmaps mapped = cuda.map(stream.get());
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     for (uint32_t frame = 0; frame < 3; ++frame) {
         CAPTURE(frame);
         const std::vector<uint8_t> texels = random_frame(texture.desc(), 7 + frame);
         texture.upload_texels(texels.data(), 0, 1);
         texture.generate_mips();
-        gl->gl().glFinish();                      // GL done before CUDA reads; CUDA done (below) before GL writes again
-        check_sampling(mapped, stream.handle());  // synchronises the stream
+        gl->gl().glFinish();                   // GL done before CUDA reads; CUDA done (below) before GL writes again
+        check_sampling(mapped, stream.get());  // synchronises the stream
         CHECK(read_level(mapped, 0)[0].texels == decode_texels(texels, 256, 256, Format::rgba8_unorm).texels);
     }
-    cuda.unmap(stream.handle());
+    cuda.unmap(stream.get());
 }
 
 TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture, equal to the reference") {
@@ -630,12 +630,12 @@ TEST_CASE("GL texture in CUDA: CudaBoxMips writes the levels of a mapped texture
         const std::vector<uint8_t> texels = random_frame(texture.desc(), 3, &bases);
         texture.upload_texels(texels.data(), 0, 2);
         CudaGlTexture cuda(texture, CudaGlAccess::read_write);
-        const CudaMipmaps mapped = cuda.map(stream.handle());
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));  // the poison is copied outside the stream
+        const CudaMipmaps mapped = cuda.map(stream.get());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));  // the poison is copied outside the stream
         poison_levels(mapped);
-        CudaBoxMips(mapped).generate(stream.handle());
-        cuda.unmap(stream.handle());
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        CudaBoxMips(mapped).generate(stream.get());
+        cuda.unmap(stream.get());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         for (uint32_t l = 0; l < 2; ++l) {  // read back through GL: what GL users then see
             CAPTURE(l);
             check_levels([&](uint32_t level) { return texture.readback(level, l); }, texture.levels(), 333, 222, format,
@@ -652,15 +652,15 @@ TEST_CASE("GL texture in CUDA: sRGB, double maps and stray unmaps are refused wi
     CHECK_THROWS_WITH_AS(CudaGlTexture{srgb}, doctest::Contains("cannot register sRGB"), Error);
     GlTexture texture = GlTexture::create(*gl, {16, 16, 1, 0, Format::rgba8_unorm, false});
     CudaGlTexture cuda(texture);
-    CHECK_THROWS_WITH_AS(cuda.unmap(stream.handle()), doctest::Contains("not mapped"), Error);
-    const CudaMipmaps mapped = cuda.map(stream.handle());
-    cuda.unmap(stream.handle());
+    CHECK_THROWS_WITH_AS(cuda.unmap(stream.get()), doctest::Contains("not mapped"), Error);
+    const CudaMipmaps mapped = cuda.map(stream.get());
+    cuda.unmap(stream.get());
     CHECK_THROWS_WITH_AS(cuda.texture_object(mapped), doctest::Contains("map() it first"), Error);
-    cuda.map(stream.handle());
-    CHECK_THROWS_WITH_AS(cuda.map(stream.handle()), doctest::Contains("already mapped"), Error);
-    cuda.unmap(stream.handle());
+    cuda.map(stream.get());
+    CHECK_THROWS_WITH_AS(cuda.map(stream.get()), doctest::Contains("already mapped"), Error);
+    cuda.unmap(stream.get());
     CudaGlTexture moved = std::move(cuda);
-    CHECK_THROWS_WITH_AS(cuda.map(stream.handle()), doctest::Contains("unregistered"), Error);
+    CHECK_THROWS_WITH_AS(cuda.map(stream.get()), doctest::Contains("unregistered"), Error);
     CHECK(!moved.mapped());
     std::vector<uint8_t> frame(16 * 16 * 4, 1);
     CHECK_THROWS_WITH_AS(texture.upload_texels(frame.data(), 1, 1), doctest::Contains("texture with 1 layers"), Error);
@@ -674,10 +674,10 @@ TEST_CASE("GL texture in CUDA: 1000 textures registered, mapped, unmapped and de
     const auto cycle = [&] {
         GlTexture texture = GlTexture::create(*gl, {256, 256, 4, 0, Format::rgba8_unorm, false});
         CudaGlTexture cuda(texture);
-        const CudaMipmaps mapped = cuda.map(stream.handle());
+        const CudaMipmaps mapped = cuda.map(stream.get());
         const TextureObject object = mapped.make_texture_object();
-        cuda.unmap(stream.handle());
-        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+        cuda.unmap(stream.get());
+        TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     };
     cycle();
     gl->gl().glFinish();

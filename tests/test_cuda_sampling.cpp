@@ -32,7 +32,7 @@ struct Setup {
         return l;
     }
     CudaStream owned_stream = make_stream();
-    cudaStream_t stream = owned_stream.handle();
+    cudaStream_t stream = owned_stream.get();
     Setup() { link(); }
 };
 
@@ -67,7 +67,7 @@ std::vector<float> cuda_sample(Setup& s, Images& images, const PatchLayout& layo
     if (filter == Filter::texture) {
         const TextureObject object = images.texture.cuda.make_texture_object(sampler.sampler_desc());
         // In-stream wait for Vulkan's upload and mips: no host wait between them.
-        sample_after(s.link(), images.ready, sampler, images.texture.cuda, object.handle(), out.data(), out.bytes(),
+        sample_after(s.link(), images.ready, sampler, images.texture.cuda, object.get(), out.data(), out.bytes(),
                      s.stream);
         TVLM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     } else {
@@ -191,14 +191,13 @@ TEST_CASE_FIXTURE(VulkanFixture, "cuda sampling: bad input is refused and nothin
     const TextureObject object = images.texture.cuda.make_texture_object(sampler.sampler_desc());
     DeviceBuffer<unsigned char> out(sampler.output().bytes(layout) + 4);
     TVLM_CUDA_CHECK(cudaMemset(out.data(), 0x5a, out.bytes()));
-    CHECK_THROWS_WITH_AS(sampler.sample(images.texture.cuda, object.handle(), out.data(), out.bytes(), s.stream),
+    CHECK_THROWS_WITH_AS(sampler.sample(images.texture.cuda, object.get(), out.data(), out.bytes(), s.stream),
                          doctest::Contains("needs 12288"), Error);
     ImportedTexture one_level = ImportedTexture::create(s.context, {64, 48, 1, 1, Format::rgba16f, true});
-    CHECK_THROWS_WITH_AS(
-        sampler.sample(one_level.cuda, one_level.object.handle(), out.data(), out.bytes() - 4, s.stream),
-        doctest::Contains("samples 2 mip levels but the texture has 1"), Error);
+    CHECK_THROWS_WITH_AS(sampler.sample(one_level.cuda, one_level.object.get(), out.data(), out.bytes() - 4, s.stream),
+                         doctest::Contains("samples 2 mip levels but the texture has 1"), Error);
     CudaPatchSampler two(batch_layouts(std::vector{layout, layout}), {.channels = 4});
-    CHECK_THROWS_WITH_AS(two.sample(images.texture.cuda, object.handle(), out.data(), 2 * (out.bytes() - 4), s.stream),
+    CHECK_THROWS_WITH_AS(two.sample(images.texture.cuda, object.get(), out.data(), 2 * (out.bytes() - 4), s.stream),
                          doctest::Contains("2 images but the texture has 1 layers"), Error);
     CHECK_THROWS_WITH_AS(PyramidCopy::copy(images.texture.cuda, s.stream), doctest::Contains("rgba8 or rgba32f"),
                          Error);

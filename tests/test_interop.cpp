@@ -50,7 +50,7 @@ std::vector<float> cuda_read(const TextureObject& object, const Texture& t, uint
     const int channels = static_cast<int>(format_info(t.desc().format).channels);
     DeviceBuffer<float> out(size_t{e.width} * e.height * static_cast<size_t>(channels));
     TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));  // poison: NaN
-    read_level({object.handle(), static_cast<int>(level), static_cast<int>(layer), t.desc().layers > 1,
+    read_level({object.get(), static_cast<int>(level), static_cast<int>(layer), t.desc().layers > 1,
                 static_cast<int>(e.width), static_cast<int>(e.height), channels, out.data()},
                stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
@@ -119,7 +119,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
                     upload(context, t.vulkan, host_pixels(random_image(s.w, s.h, format, layer * 13 + s.w)),
                            {.layer = layer});
-                link.cuda_wait(stream.handle(), generate_mips(context, t.vulkan, filter));
+                link.cuda_wait(stream.get(), generate_mips(context, t.vulkan, filter));
                 for (uint32_t layer = 0; layer < s.layers; ++layer)
                     for (uint32_t level = 0; level < t.vulkan.levels(); ++level) {
                         CAPTURE(layer);
@@ -135,7 +135,7 @@ TEST_CASE_FIXTURE(VulkanFixture, "every level of every layer read by CUDA equals
                             CHECK(mismatches(expected, stored, format, w, exact) == 0);
                         }
                         for (const TextureObject* object : {&t.object, &trilinear}) {
-                            const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.handle());
+                            const std::vector<float> cuda = cuda_read(*object, t.vulkan, level, layer, stream.get());
                             size_t bad = 0;
                             for (size_t i = 0; i < cuda.size(); ++i)
                                 bad += !cuda_matches(format, static_cast<uint32_t>(i % stored.channels),
@@ -167,31 +167,30 @@ TEST_CASE_FIXTURE(VulkanFixture,
     FrameRing ring(link, TextureDesc::sampled_2d(64, 64, Format::rgba8_unorm), slots, CudaSamplerDesc::point(),
                    max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
-    TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.handle()));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(mismatches.data(), 0, mismatches.bytes(), stream.get()));
     std::vector<uint8_t> pixels;
     const int levels = 7;
     constexpr uint32_t kFrames = 2000;
     for (uint32_t first = 0; first < kFrames; first += batch) {
         const uint32_t count = std::min(batch, kFrames - first);
         for (uint32_t f = first; f < first + count; ++f) write_stamped_frame(context, ring, f, pixels);
-        const std::vector<cudaTextureObject_t> objects = batch == 1
-                                                             ? std::vector{ring.begin_read(first, stream.handle())}
-                                                             : ring.begin_read(first, count, stream.handle());
+        const std::vector<cudaTextureObject_t> objects = batch == 1 ? std::vector{ring.begin_read(first, stream.get())}
+                                                                    : ring.begin_read(first, count, stream.get());
         REQUIRE(objects.size() == count);
         for (uint32_t f = first; f < first + count; ++f) {
             const cudaTextureObject_t object = objects[f - first];
-            count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
+            count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.get());
             // Negative control: the same frame checked against the next stamp must mismatch.
             if (f % 500 == 0)
-                count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+                count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.get());
         }
-        if (batch == 1) ring.end_read(first, stream.handle());
-        else ring.end_read(first, count, stream.handle());
+        if (batch == 1) ring.end_read(first, stream.get());
+        else ring.end_read(first, count, stream.get());
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
     unsigned int counts[2] = {};
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.handle()));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(counts, mismatches.data(), sizeof counts, cudaMemcpyDeviceToHost, stream.get()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     CHECK(counts[0] == 0);
     CHECK(counts[1] == kControlMismatches);
     context.queue().wait_all();
@@ -229,16 +228,16 @@ TEST_CASE_FIXTURE(VulkanFixture,
             const CudaStream stream = make_stream();
             for (uint32_t first = 0; first < kFrames; first += batch) {
                 const uint32_t count = std::min(batch, kFrames - first);
-                const std::vector<cudaTextureObject_t> objects = ring.begin_read(first, count, stream.handle());
+                const std::vector<cudaTextureObject_t> objects = ring.begin_read(first, count, stream.get());
                 for (uint32_t f = first; f < first + count; ++f) {
                     const cudaTextureObject_t object = objects[f - first];
-                    count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.handle());
+                    count_stamp_mismatches({object, 64, 64, levels, f, mismatches.data()}, stream.get());
                     if (f % 500 == 0)  // negative control: the next frame's stamp must mismatch
-                        count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.handle());
+                        count_stamp_mismatches({object, 64, 64, levels, f + 1, mismatches.data() + 1}, stream.get());
                 }
-                ring.end_read(first, count, stream.handle());
+                ring.end_read(first, count, stream.get());
             }
-            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+            TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         } catch (...) { consumer_failure = std::current_exception(); }
     });
     std::vector<uint8_t> pixels;
@@ -273,19 +272,19 @@ TEST_CASE_FIXTURE(VulkanFixture, "a frame ring refuses to overwrite a frame CUDA
     CHECK_THROWS_WITH_AS(ring.begin_write(2), doctest::Contains("not read yet"), Error);
     CHECK_THROWS_WITH_AS(ring.texture(7), doctest::Contains("no frame 7"), Error);
     // On the producer's own thread a frame not ended yet can never be: refused at once.
-    CHECK_THROWS_WITH_AS(ring.begin_read(1, stream.handle()), doctest::Contains("no end_write yet"), Error);
-    CHECK_THROWS_WITH_AS(ring.begin_read(5, stream.handle()), doctest::Contains("no frame 5"), Error);
+    CHECK_THROWS_WITH_AS(ring.begin_read(1, stream.get()), doctest::Contains("no end_write yet"), Error);
+    CHECK_THROWS_WITH_AS(ring.begin_read(5, stream.get()), doctest::Contains("no frame 5"), Error);
     // Batches: a count of 0, a frame past the last written, a frame not held.
-    CHECK_THROWS_WITH_AS(ring.begin_read(0, 0, stream.handle()), doctest::Contains("0 frames"), Error);
-    CHECK_THROWS_WITH_AS(ring.end_read(0, 0, stream.handle()), doctest::Contains("0 frames"), Error);
-    CHECK_THROWS_WITH_AS(ring.begin_read(0, 2, stream.handle()), doctest::Contains("no end_write yet"), Error);
-    CHECK_THROWS_WITH_AS(ring.end_read(0, 3, stream.handle()), doctest::Contains("no frame 2"), Error);
-    ring.begin_read(0, stream.handle());
-    ring.end_read(0, stream.handle());
+    CHECK_THROWS_WITH_AS(ring.begin_read(0, 0, stream.get()), doctest::Contains("0 frames"), Error);
+    CHECK_THROWS_WITH_AS(ring.end_read(0, 0, stream.get()), doctest::Contains("0 frames"), Error);
+    CHECK_THROWS_WITH_AS(ring.begin_read(0, 2, stream.get()), doctest::Contains("no end_write yet"), Error);
+    CHECK_THROWS_WITH_AS(ring.end_read(0, 3, stream.get()), doctest::Contains("no frame 2"), Error);
+    ring.begin_read(0, stream.get());
+    ring.end_read(0, stream.get());
     Texture& rewritten = ring.begin_write(2);  // frame 0's slot, after its release
     CHECK(&rewritten == &ring.texture(2).vulkan);
     CHECK(ring.slots() == 2);
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.handle()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     context.queue().wait_all();
 }
 
@@ -316,11 +315,11 @@ TEST_CASE_FIXTURE(VulkanFixture, "CUDA writes a level through a surface, Vulkan 
     const CudaStream stream = make_stream();
     ImportedTexture t = ImportedTexture::create(context, TextureDesc::sampled_2d(64, 32, Format::rgba8_unorm, 3));
     upload(context, t.vulkan, host_pixels(random_image(64, 32, Format::rgba8_unorm, 5)));
-    link.cuda_wait(stream.handle(), generate_mips(context, t.vulkan, MipFilter::box));
+    link.cuda_wait(stream.get(), generate_mips(context, t.vulkan, MipFilter::box));
     const SurfaceObject surface = t.cuda.make_surface(1);
-    write_surface_pattern({surface.handle(), 32, 16, 77}, stream.handle());
+    write_surface_pattern({surface.get(), 32, 16, 77}, stream.get());
     TVLM_CUDA_CHECK(cudaGetLastError());
-    link.vulkan_wait(link.cuda_signal(stream.handle()));  // the readback's submission waits on the GPU
+    link.vulkan_wait(link.cuda_signal(stream.get()));  // the readback's submission waits on the GPU
     const std::vector<uint8_t> level1 = readback(context, t.vulkan, 1);
     size_t bad = 0;
     for (uint32_t y = 0; y < 16; ++y)

@@ -27,7 +27,7 @@ double upload_bandwidth(cudaStream_t stream) {
     DeviceBuffer<unsigned char> dst(bytes);
     const PinnedMemory pinned = allocate_pinned(bytes);
     const double ms = gpu_median_ms(stream, 5, [&] {
-        TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), pinned.handle(), bytes, cudaMemcpyHostToDevice, stream));
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), pinned.get(), bytes, cudaMemcpyHostToDevice, stream));
     });
     return double(bytes) / (ms * 1e-3);
 }
@@ -68,7 +68,7 @@ BenchGpu::BenchGpu(const Args& args)
     : context(bench_context(args)),
       link(context),
       owned_stream(make_stream()),
-      stream(owned_stream.handle()),
+      stream(owned_stream.get()),
       devices(parse_devices(args.option_or("devices", "all"))),
       only(args.option_or("only", "")) {
     TVLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, link.cuda_device()));

@@ -79,7 +79,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
     // Floor: the kernel alone, launched per frame.
     const CudaArrayTexture own = CudaArrayTexture::create(desc);
     const TextureObject own_object = own.mipmaps().make_texture_object();
-    const Timing floor = time_frames([&](uint64_t f) { one_sample(own_object.handle(), f); }, sync_cuda, kFrames);
+    const Timing floor = time_frames([&](uint64_t f) { one_sample(own_object.get(), f); }, sync_cuda, kFrames);
     rows.push_back({job, "CUDA only: nothing to hand over", floor.median_us, floor.min_us, floor.median_us});
 
     // Vulkan: an empty submission signals the frame; CUDA reads it and releases the slot
@@ -133,7 +133,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                     for (uint32_t i = 0; i < pending; ++i) one_sample(objects[i], first + i);
                     r->end_read(first, pending, stream);
                 } else {
-                    for (uint32_t i = 0; i < pending; ++i) one_sample(own_object.handle(), first + i);
+                    for (uint32_t i = 0; i < pending; ++i) one_sample(own_object.get(), first + i);
                 }
                 pending = 0;
             };
@@ -211,7 +211,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         }
         row("Vulkan submission and CUDA kernel per frame on two threads, nothing handed over",
             on_two_threads([&](uint64_t) { context.queue().submit([](VkCommandBuffer) {}); },
-                           [&](uint64_t f) { one_sample(own_object.handle(), f); }));
+                           [&](uint64_t f) { one_sample(own_object.get(), f); }));
         FrameRing ring(gpu.link, desc, 2);
         row("Vulkan, host waits (vkWaitSemaphores + cudaStreamSynchronize)", ring_frames(ring, true));
         // Where the time goes: the submission alone, and the Vulkan -> CUDA direction alone
@@ -226,7 +226,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             time_frames(
                 [&](uint64_t f) {
                     context.queue().submit([](VkCommandBuffer) {});
-                    one_sample(own_object.handle(), f);
+                    one_sample(own_object.get(), f);
                 },
                 [&] {
                     sync_cuda();
@@ -261,7 +261,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
                 time_frames([&](uint64_t) { submit(false, true); }, idle, kFrames));
         }
         const ImportedTexture imported = ImportedTexture::create(context, desc);
-        const cudaTextureObject_t object = imported.object.handle();
+        const cudaTextureObject_t object = imported.object.get();
         row("Vulkan, one way: submit + CUDA in-stream wait",
             time_frames(
                 [&](uint64_t f) {
@@ -282,8 +282,8 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
         const std::string latency = "latency of one step from idle, seen by the host";
         const CudaEvent event = make_event();
         const auto record_and_spin = [&] {
-            TVLM_CUDA_CHECK(cudaEventRecord(event.handle(), stream));
-            while (cudaEventQuery(event.handle()) == cudaErrorNotReady) {}
+            TVLM_CUDA_CHECK(cudaEventRecord(event.get(), stream));
+            while (cudaEventQuery(event.get()) == cudaErrorNotReady) {}
         };
         const TimelineSemaphore& vulkan = context.queue().timeline();
         const auto vulkan_submit_and_spin = [&] {
@@ -291,7 +291,7 @@ std::vector<Row> bench_handover(BenchGpu& gpu) {
             while (vulkan.value() < v) {}
         };
         const auto cuda_kernel_and_spin = [&] {
-            one_sample(own_object.handle(), 0);
+            one_sample(own_object.get(), 0);
             record_and_spin();
         };
         const auto idle = [&] {

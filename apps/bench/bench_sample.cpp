@@ -65,8 +65,7 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
         const size_t samples = layout.samples();
         // Floor: the output written once and about one texel (4 bytes) read per sample.
         const double floor_us = (double(out.bytes()) + 4.0 * double(samples)) / d2d * 1e6;
-        Timing t = time_cuda(stream,
-                             [&] { cuda.sample(texture.cuda, object.handle(), out.data(), out.bytes(), stream); });
+        Timing t = time_cuda(stream, [&] { cuda.sample(texture.cuda, object.get(), out.data(), out.bytes(), stream); });
         rows.push_back({job, "CUDA texture unit", t.median_us, t.min_us, floor_us});
         if (texture.vulkan.desc().format == Format::rgba8_unorm) {
             const PyramidCopy pyramid = PyramidCopy::copy(texture.cuda, stream);
@@ -134,7 +133,7 @@ std::vector<Row> bench_sample(BenchGpu& gpu) {
             const std::string where = tiles ? "16x16 tiles" : "scattered";
             const gpu::PointSampleParams params{kSamples, max_lod, 7u, tiles, 1.0f / float(size)};
             for (bool grouped : {false, true}) {
-                const PointSampling sampling{texture.object.handle(), params, points.data(), grouped};
+                const PointSampling sampling{texture.object.get(), params, points.data(), grouped};
                 const Timing t = time_cuda(stream, [&] { sample_points(sampling, stream); });
                 rows.push_back({job, "CUDA texture unit, " + where + (grouped ? ", grouped by level" : ""), t.median_us,
                                 t.min_us, floor_us});

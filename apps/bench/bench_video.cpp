@@ -156,16 +156,16 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                 return [&, texels](uint64_t) {
                     copy_to_level0(texture, texels, row_bytes, 0, j.layers, stream);
                     mips.generate(stream);
-                    sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                    sampler.sample(texture, object.get(), out.data(), out.bytes(), stream);
                 };
             };
             add(host_job, "CUDA only, pageable frame: memcpy + box mips + patches",
                 time(frame_from(host_frame.data()), sync_cuda), host_floor);
             {
                 const PinnedMemory pinned = allocate_pinned(host_frame.size());
-                std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned.handle()));
+                std::copy(host_frame.begin(), host_frame.end(), static_cast<uint8_t*>(pinned.get()));
                 add(host_job, "CUDA only, pinned frame: memcpy + box mips + patches",
-                    time(frame_from(pinned.handle()), sync_cuda), host_floor);
+                    time(frame_from(pinned.get()), sync_cuda), host_floor);
             }
             DeviceBuffer<uint8_t> device_frame(host_frame.size());
             TVLM_CUDA_CHECK(
@@ -182,7 +182,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                         [&](uint64_t) {
                             staging.copy(staged.data(), host_frame.data(), host_frame.size(), stream);
                             mips.generate_from(staged.data(), row_bytes, stream);
-                            sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                            sampler.sample(texture, object.get(), out.data(), out.bytes(), stream);
                         },
                         sync_cuda),
                     host_floor);
@@ -201,7 +201,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                                         4,
                                         4};
             const auto kernel_copy = [&] {
-                write_texels(frame_view, level0.handle(), j.layers > 1, surface_texel(j.format),
+                write_texels(frame_view, level0.get(), j.layers > 1, surface_texel(j.format),
                              {0, 0, j.size, j.size, 0, j.layers}, stream);
             };
             // Where a small frame's (or batch's) time goes: each step's GPU time alone, back to back.
@@ -217,7 +217,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                                        row_bytes,
                                        uint32_t(row_bytes),
                                        j.size,
-                                       level0.handle(),
+                                       level0.get(),
                                        j.layers > 1,
                                        0,
                                        j.layers};
@@ -230,8 +230,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                     time_cuda(stream, [&] { mips.generate_from(device_frame.data(), row_bytes, stream); }),
                     frame_bytes * (2.0 + 1.0 / 3.0) / m.copy_bandwidth * 1e6);
                 add(step_job, "patches",
-                    time_cuda(stream,
-                              [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream); }),
+                    time_cuda(stream, [&] { sampler.sample(texture, object.get(), out.data(), out.bytes(), stream); }),
                     double(out.bytes()) / m.copy_bandwidth * 1e6);
             }
             // The previous generate_from: a kernel copies the frame into level 0, then the chain
@@ -242,7 +241,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                         [&](uint64_t) {
                             kernel_copy();
                             mips.generate(stream);
-                            sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                            sampler.sample(texture, object.get(), out.data(), out.bytes(), stream);
                         },
                         sync_cuda),
                     device_floor);
@@ -253,19 +252,19 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                 time(
                     [&](uint64_t) {
                         mips.generate_from(device_frame.data(), row_bytes, stream);
-                        sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+                        sampler.sample(texture, object.get(), out.data(), out.bytes(), stream);
                     },
                     sync_cuda),
                 device_floor);
             {
-                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(),
-                                      row_bytes, out.data(), out.bytes()});
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.get(), device_frame.data(), row_bytes,
+                                      out.data(), out.bytes()});
                 add(device_job, "CUDA only, one CUDA graph: generate_from + patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
             if (mips.deferred_tail_level() < texture.desc().mip_levels()) {  // the previous order, where it differs
-                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.handle(), device_frame.data(),
-                                      row_bytes, out.data(), out.bytes(), false});
+                CudaFrameGraph graph({texture.mipmaps(), &mips, &sampler, object.get(), device_frame.data(), row_bytes,
+                                      out.data(), out.bytes(), false});
                 add(device_job, "CUDA only, one CUDA graph, the chain's tail before the patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
@@ -277,7 +276,7 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                     [&](uint64_t) {
                         copy_to_level0(imported.cuda, device_frame.data(), row_bytes, 0, j.layers, stream);
                         imported_mips.generate(stream);
-                        sampler.sample(imported.cuda, imported.object.handle(), out.data(), out.bytes(), stream);
+                        sampler.sample(imported.cuda, imported.object.get(), out.data(), out.bytes(), stream);
                     },
                     sync_cuda),
                 device_floor);

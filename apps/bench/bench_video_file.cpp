@@ -128,7 +128,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
         const TextureObject object = texture.mipmaps().make_texture_object(sampler.sampler_desc());
         const auto full_engine = [&](const uint8_t* frame) {
             mips.generate_from(frame, size_t{c.width} * 4, stream);
-            sampler.sample(texture, object.handle(), out.data(), out.bytes(), stream);
+            sampler.sample(texture, object.get(), out.data(), out.bytes(), stream);
         };
         add("NVDEC + full pipeline (convert, whole box chain, patches)", per_frame(nvdec_run([&](const DeviceFrame& f) {
                 convert(f, converted.data());
@@ -139,7 +139,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
         std::optional<TextureObject> video_object;
         const auto partial_engine = [&] {
             video->update(stream);
-            sampler.sample(video->mipmaps(), video_object->handle(), out.data(), out.bytes(), stream);
+            sampler.sample(video->mipmaps(), video_object->get(), out.data(), out.bytes(), stream);
         };
         add("NVDEC + partial pipeline (convert, changed tiles, their copies and mips, patches)", per_frame([&] {
                 video.emplace(c.width, c.height);  // each run starts from an empty texture
@@ -206,7 +206,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
             add_step("find changed tiles (frame and level 0 read)",
                      time_cuda(s,
                                [&] {
-                                   find_changed_tiles(next, size_t{c.width} * 4, level0.handle(), c.width, c.height, 0,
+                                   find_changed_tiles(next, size_t{c.width} * 4, level0.get(), c.width, c.height, 0,
                                                       flags.data(), s);
                                }),
                      2.0 * frame_bytes / m.copy_bandwidth * 1e6);
@@ -218,7 +218,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
                      time_cuda(s,
                                [&] {
                                    update_changed_tiles(launches++ % 2 ? decoded[0].data() : next, size_t{c.width} * 4,
-                                                        level0.handle(), c.width, c.height, 0, scratch_flags.data(), s);
+                                                        level0.get(), c.width, c.height, 0, scratch_flags.data(), s);
                                }),
                      2.0 * frame_bytes / m.copy_bandwidth * 1e6);
             add_step("mips of the changed tiles (update_changed)",
@@ -226,7 +226,7 @@ std::vector<Row> bench_video_file(BenchGpu& gpu) {
             add_step("whole box chain (generate)", time_cuda(s, [&] { mips.generate(s); }),
                      frame_bytes * (1.0 + 2.0 / 3.0) / m.copy_bandwidth * 1e6);
             add_step("273 patches",
-                     time_cuda(s, [&] { sampler.sample(texture, object.handle(), out.data(), out.bytes(), s); }),
+                     time_cuda(s, [&] { sampler.sample(texture, object.get(), out.data(), out.bytes(), s); }),
                      double(out.bytes()) / m.copy_bandwidth * 1e6);
         }
         std::filesystem::remove(path);

@@ -19,7 +19,7 @@ void free_device_memory(VkDevice device, VkDeviceMemory memory, const VkAllocati
 }
 
 DeviceMemory::DeviceMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index)
-    : memory_(device, memory), size_(size), type_index_(type_index) {
+    : memory_(memory, device), size_(size), type_index_(type_index) {
     if (memory_) g_live++;
 }
 

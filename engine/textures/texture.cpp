@@ -217,7 +217,7 @@ Texture Texture::wrap(Context& context, const ApplicationImage& a) {
     t.device_ = context.device();
     t.queue_ = &context.queue();
     t.desc_ = a.desc;
-    t.application_image_ = {a.device, a.image};
+    *t.application_image_.create(a.device) = a.image;
     t.usage_ = a.usage;
     t.flags_ = a.flags;
     t.layout_ = a.layout;

@@ -67,20 +67,20 @@ void CudaFrames::record(VkCommandBuffer cmd) {
 }
 
 void CudaFrames::enqueue(uint64_t f) {
-    timeline_.wait(stream_.handle(), base_ + 2 * f + 1);
-    mips_.generate(stream_.handle());
-    sampler_.sample(cuda_, object_.handle(), output_.data(), output_.bytes(), stream_.handle());
-    timeline_.signal(stream_.handle(), base_ + 2 * f + 2);
+    timeline_.wait(stream_.get(), base_ + 2 * f + 1);
+    mips_.generate(stream_.get());
+    sampler_.sample(cuda_, object_.get(), output_.data(), output_.bytes(), stream_.get());
+    timeline_.signal(stream_.get(), base_ + 2 * f + 2);
 }
 
-CudaFrames::~CudaFrames() { cudaStreamSynchronize(stream_.handle()); }
+CudaFrames::~CudaFrames() { cudaStreamSynchronize(stream_.get()); }
 
-void CudaFrames::synchronize() const { TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_.handle())); }
+void CudaFrames::synchronize() const { TVLM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
 
 std::vector<float> CudaFrames::patches() const {
     std::vector<float> values(output_.size());
     TVLM_CUDA_CHECK(
-        cudaMemcpyAsync(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost, stream_.handle()));
+        cudaMemcpyAsync(values.data(), output_.data(), output_.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
     synchronize();
     return values;
 }

@@ -66,9 +66,9 @@ CudaMipmaps CudaGlTexture::map(cudaStream_t stream) {
 cudaTextureObject_t CudaGlTexture::texture_object(const CudaMipmaps& mapped, const CudaSamplerDesc& sampler) {
     if (!mapped_) throw Error("texture_object() of a GL texture that is not mapped for CUDA: map() it first");
     for (const MappedObject& o : objects_)
-        if (o.array == mapped.array && o.sampler == sampler) return o.object.handle();
+        if (o.array == mapped.array && o.sampler == sampler) return o.object.get();
     objects_.push_back({mapped.array, sampler, mapped.make_texture_object(sampler)});
-    return objects_.back().object.handle();
+    return objects_.back().object.get();
 }
 
 void CudaGlTexture::unmap(cudaStream_t stream) {

@@ -29,7 +29,7 @@ public:
     static CudaTexture import_external(Context& context, const TextureDesc& desc, UniqueFd fd, size_t size);
 
     // The view the sampling kernels and box mips take; a CudaTexture converts to it.
-    CudaMipmaps mipmaps() const { return {array_.handle(), desc_}; }
+    CudaMipmaps mipmaps() const { return {array_.get(), desc_}; }
     operator CudaMipmaps() const { return mipmaps(); }  // NOLINT: a texture is usable as its view
     TextureObject make_texture_object(const CudaSamplerDesc& sampler = {}) const {
         return mipmaps().make_texture_object(sampler);
@@ -37,10 +37,10 @@ public:
     // A surface on one level (all layers) for CUDA writes.
     SurfaceObject make_surface(uint32_t level) const { return mipmaps().make_surface(level); }
 
-    cudaMipmappedArray_t array() const { return array_.handle(); }
+    cudaMipmappedArray_t array() const { return array_.get(); }
     const TextureDesc& desc() const { return desc_; }
     bool layered() const { return desc_.layers > 1; }
-    bool valid() const { return array_.handle() != nullptr; }
+    bool valid() const { return array_.get() != nullptr; }
 
 private:
     static CudaTexture import_checked(const TextureDesc& desc, UniqueFd fd, size_t size, VkImageUsageFlags usage);

@@ -21,7 +21,7 @@ ExternalMemory import_dedicated_memory(UniqueFd fd, size_t size) {
 
 MipmappedArray map_mipmapped_array(const ExternalMemory& memory, const cudaExternalMemoryMipmappedArrayDesc& desc) {
     cudaMipmappedArray_t array = nullptr;
-    TVLM_CUDA_CHECK(cudaExternalMemoryGetMappedMipmappedArray(&array, memory.handle(), &desc));
+    TVLM_CUDA_CHECK(cudaExternalMemoryGetMappedMipmappedArray(&array, memory.get(), &desc));
     return MipmappedArray(array);
 }
 

@@ -75,7 +75,7 @@ uint64_t FrameRing::written_frames(uint64_t first, uint32_t count, cudaTextureOb
     for (uint64_t f = first; f <= last; ++f) {
         const Slot& s = holding(f);
         ready = std::max(ready, s.ready);
-        objects[f - first] = s.texture.object.handle();
+        objects[f - first] = s.texture.object.get();
     }
     if (!written)
         throw Error("frame ring: frame " + std::to_string(last) +

@@ -112,11 +112,11 @@ public:
     }
     void record(uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        TVLM_CUDA_CHECK(cudaEventRecord(event_.handle(), stream_of(stream)));
+        TVLM_CUDA_CHECK(cudaEventRecord(event_.get(), stream_of(stream)));
     }
     void wait(uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), event_.handle(), 0));
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), event_.get(), 0));
     }
 
 private:

@@ -165,9 +165,9 @@ public:
         if (!raise_interrupt_or([&] { return s.decoder.next(frame); })) return std::nullopt;
         nv12_to_rgba8(frame, s.texture.frame(), s.texture.frame_pitch(), nullptr);
         // The texture is rewritten only after the last sampling of the previous frame.
-        TVLM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, s.sampled.handle(), 0));
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, s.sampled.get(), 0));
         s.texture.update(nullptr);
-        TVLM_CUDA_CHECK(cudaEventRecord(s.updated.handle(), nullptr));
+        TVLM_CUDA_CHECK(cudaEventRecord(s.updated.get(), nullptr));
         return frame_change(s.texture.changes());
     }
 
@@ -180,9 +180,9 @@ public:
         const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height,
                                                 out);
         const TextureDesc texture = s.texture.mipmaps().desc;
-        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.handle(), 0));
-        sample_patches(launch, texture, s.trilinear.handle(), stream_of(stream));
-        TVLM_CUDA_CHECK(cudaEventRecord(s.sampled.handle(), stream_of(stream)));
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.get(), 0));
+        sample_patches(launch, texture, s.trilinear.get(), stream_of(stream));
+        TVLM_CUDA_CHECK(cudaEventRecord(s.sampled.get(), stream_of(stream)));
     }
 
 private:
@@ -201,7 +201,7 @@ private:
                       }()),
               texture(decoder.info().width, decoder.info().height, {.threshold = threshold}),
               trilinear(texture.mipmaps().make_texture_object(CudaSamplerDesc::trilinear())) {
-            TVLM_CUDA_CHECK(cudaEventRecord(sampled.handle(), nullptr));  // nothing sampled yet
+            TVLM_CUDA_CHECK(cudaEventRecord(sampled.get(), nullptr));  // nothing sampled yet
         }
     };
     int device_;
