@@ -25,6 +25,12 @@ struct CudaSamplerDesc {
 
     static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
     static CudaSamplerDesc trilinear() { return {}; }
+    // Trilinear with up to 16 taps along the footprint: what gradient layouts sample with.
+    static CudaSamplerDesc anisotropic() {
+        CudaSamplerDesc desc;
+        desc.max_anisotropy = 16;  // kMaxAnisotropy (engine/sampling/patch.h)
+        return desc;
+    }
     bool operator==(const CudaSamplerDesc&) const = default;
 };
 

@@ -44,65 +44,72 @@ size_t PyramidCopy::bytes() const {
     return total;
 }
 
+namespace {
+
+void check_channels(uint32_t channels) {
+    if (channels != 3 && channels != 4) throw Error("patches have 3 or 4 channels, not " + std::to_string(channels));
+}
+
+}  // namespace
+
 CudaPatchSampler::CudaPatchSampler(PatchLayout layout, PatchOutput output)
     : layout_(std::move(layout)), output_(output) {
-    if (output_.channels != 3 && output_.channels != 4)
-        throw Error("patches have 3 or 4 channels, not " + std::to_string(output_.channels));
+    check_channels(output_.channels);
     if (layout_.patches.empty()) throw Error("the layout has no patches");
-    patches_ = DeviceBuffer<gpu::PatchGpu>(layout_.patches.size());
-    TVLM_CUDA_CHECK(cudaMemcpy(patches_.data(), layout_.patches.data(), patches_.bytes(), cudaMemcpyHostToDevice));
+    uploaded_ = DeviceBuffer<gpu::PatchGpu>(layout_.patches.size());
+    TVLM_CUDA_CHECK(cudaMemcpy(uploaded_.data(), layout_.patches.data(), uploaded_.bytes(), cudaMemcpyHostToDevice));
+    records_ = uploaded_.data();
+    uploaded_records_ = true;  // synchronously, above
+}
+
+CudaPatchSampler::CudaPatchSampler(PatchLayout layout, const gpu::PatchGpu* records)
+    : layout_(std::move(layout)), records_(records) {
+    if (layout_.patches.empty()) throw Error("the layout has no patches");
+    if (!records_) throw Error("a borrowing sampler needs the layout's records in CUDA memory, not a null pointer");
 }
 
 CudaSamplerDesc CudaPatchSampler::sampler_desc() const {
-    CudaSamplerDesc desc = CudaSamplerDesc::trilinear();
-    if (layout_.mode == SamplingMode::gradients) desc.max_anisotropy = kMaxAnisotropy;
-    return desc;
+    static_assert(kMaxAnisotropy == 16, "CudaSamplerDesc::anisotropic() uses 16 taps");
+    return gradients() ? CudaSamplerDesc::anisotropic() : CudaSamplerDesc::trilinear();
+}
+
+void CudaPatchSampler::check(const TextureDesc& desc, const PatchTarget& target) const {
+    check_channels(target.output.channels);
+    if (!target.data) throw Error("the patches' output has no memory (a null pointer)");
+    check_patch_target(layout_, target.output, desc.width, desc.height, desc.mip_levels(), desc.layers, target.bytes);
 }
 
 void CudaPatchSampler::check(const TextureDesc& desc, size_t output_bytes) const {
     check_patch_target(layout_, output_, desc.width, desc.height, desc.mip_levels(), desc.layers, output_bytes);
 }
 
-PatchLaunch CudaPatchSampler::launch(void* output) const {
-    // patches_ was uploaded once, synchronously, by the constructor.
-    return {patches_.data(),
+PatchLaunch CudaPatchSampler::launch(const PatchTarget& target) const {
+    return {records_,
             uint32_t(layout_.patches.size()),
             layout_.patch_size,
-            output_.channels,
-            layout_.mode == SamplingMode::gradients,
-            output_.half,
+            target.output.channels,
+            gradients(),
+            target.output.half,
             float(layout_.width),
             float(layout_.height),
-            output,
-            true};
+            target.data,
+            uploaded_records_};
 }
 
-void sample_patches(const PatchLaunch& launch, const TextureDesc& texture, cudaTextureObject_t object,
-                    cudaStream_t stream) {
-    if (launch.width != float(texture.width) || launch.height != float(texture.height))
-        throw Error("the layout is for " + std::to_string(uint32_t(launch.width)) + "x" +
-                    std::to_string(uint32_t(launch.height)) + " images, the texture is " +
-                    std::to_string(texture.width) + "x" + std::to_string(texture.height) +
-                    ": compute the layout for the texture's size");
-    if (launch.channels != 3 && launch.channels != 4)
-        throw Error("patches have 3 or 4 channels, not " + std::to_string(launch.channels));
-    if (launch.patch_count == 0) return;
-    sample_patches_texture(object, texture.layers > 1, format_info(texture.format).channels, launch, stream);
-    TVLM_CUDA_CHECK(cudaGetLastError());
-}
-
-void CudaPatchSampler::sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+void CudaPatchSampler::sample(const TextureDesc& texture, cudaTextureObject_t object, const PatchTarget& target,
                               cudaStream_t stream) const {
-    check(texture.desc, output_bytes);  // the layout's levels, layers and bytes too
-    sample_patches(launch(output), texture.desc, object, stream);
+    check(texture, target);
+    sample_patches_texture(object, texture.layers > 1, format_info(texture.format).channels, launch(target), stream);
+    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 void CudaPatchSampler::sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output,
                                        size_t output_bytes, cudaStream_t stream) const {
-    check(texture, output_bytes);
+    const PatchTarget target{output, output_bytes, output_};
+    check(texture, target);
     SoftwarePyramid py = pyramid.pyramid();
-    py.max_anisotropy = layout_.mode == SamplingMode::gradients ? kMaxAnisotropy : 1;
-    sample_patches_software(py, launch(output), stream);
+    py.max_anisotropy = gradients() ? kMaxAnisotropy : 1;
+    sample_patches_software(py, launch(target), stream);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

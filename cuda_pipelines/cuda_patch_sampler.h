@@ -1,10 +1,8 @@
 #pragma once
-// Patch sampling in CUDA on any mipmapped texture CUDA sees (cuda_mipmaps.h). Every caller
-// (the CLI, the Python pyramids, Python video, frame graphs, several GPUs) reaches the kernel
-// through sample_patches() below, the one place that checks a launch against its texture.
-// CudaPatchSampler is that launch for a layout made on the host: uploaded once to device
-// memory, each call one launch for the whole batch, stream-ordered, writing into a
-// caller-provided device buffer [B, N, C, P, P] (float32 or float16).
+// Patch sampling in CUDA on any mipmapped texture CUDA sees (cuda_mipmaps.h): CudaPatchSampler
+// below is the one object every caller samples patches through. Each call is one launch for
+// the whole batch, stream-ordered, writing into a caller-provided device buffer
+// [B, N, C, P, P] (float32 or float16).
 #include <cuda_runtime_api.h>
 
 #include <vector>
@@ -29,27 +27,46 @@ private:
     SoftwarePyramid pyramid_;
 };
 
-// Samples `launch`'s patches (records already in device memory: a CudaPatchSampler's, or a
-// layout's that Python keeps on the device) from `object`, a texture object on a texture
-// described by `texture`, in one launch in `stream`. Throws Error, launching nothing, when
-// the records' image size is not the texture's or C is not 3 or 4; no patches: nothing.
-void sample_patches(const PatchLaunch& launch, const TextureDesc& texture, cudaTextureObject_t object,
-                    cudaStream_t stream);
+// Where a sampler writes: `bytes` of device memory at `data`, [B, N, C, P, P] of `output`.
+struct PatchTarget {
+    void* data = nullptr;
+    size_t bytes = 0;
+    PatchOutput output;
+};
 
+// The one patch sampler: a layout with its records in device memory, and the one checked
+// launch every caller (the CLI, the Python pyramids, Python video, frame graphs, several
+// GPUs) makes through it. It either uploads the layout's records itself (C++ callers) or
+// borrows records a caller already keeps on the device (Python keeps them in a tensor).
 class CudaPatchSampler {
 public:
-    // Uploads `layout` to the current CUDA device. Throws Error for C outside {3, 4}.
+    // Uploads `layout` to the current CUDA device (synchronously, once); `output` is what
+    // the sample() overloads without a target write. Throws Error for C outside {3, 4} or
+    // a layout without patches.
     explicit CudaPatchSampler(PatchLayout layout, PatchOutput output = {});
+    // Borrows `records`: `layout`'s patches already in device memory, which the caller
+    // keeps alive, unchanged, as long as the sampler.
+    CudaPatchSampler(PatchLayout layout, const gpu::PatchGpu* records);
 
     // The texture object settings this layout needs: trilinear, 16x anisotropic for
     // gradient layouts (make_texture_object(sampler_desc())).
     CudaSamplerDesc sampler_desc() const;
+    bool gradients() const { return layout_.mode == SamplingMode::gradients; }
     // Throws Error, launching nothing, when the texture is not the layout's size, lacks
-    // levels or layers, or `output_bytes` is not the output's exact size.
+    // levels or layers, `target` has C outside {3, 4} or no memory, or its bytes are not
+    // the output's exact size: the one place a layout is checked against a texture.
+    void check(const TextureDesc& texture, const PatchTarget& target) const;
+    // The same for this sampler's own output settings, before there is memory to write.
     void check(const TextureDesc& texture, size_t output_bytes) const;
-    // One launch in `stream` reading `object` (made on `texture` with sampler_desc()).
-    void sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+    // One launch in `stream` reading `object` (made on `texture` with sampler_desc()), after
+    // check().
+    void sample(const TextureDesc& texture, cudaTextureObject_t object, const PatchTarget& target,
                 cudaStream_t stream) const;
+    // The same into this sampler's own output settings.
+    void sample(const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
+                cudaStream_t stream) const {
+        sample(texture.desc, object, {output, output_bytes, output_}, stream);
+    }
     // Software filtering from a pyramid copy: the same output, no texture unit.
     void sample_software(const PyramidCopy& pyramid, const TextureDesc& texture, void* output, size_t output_bytes,
                          cudaStream_t stream) const;
@@ -58,10 +75,12 @@ public:
     const PatchOutput& output() const { return output_; }
 
 private:
-    PatchLaunch launch(void* output) const;
+    PatchLaunch launch(const PatchTarget& target) const;
     PatchLayout layout_;
     PatchOutput output_;
-    DeviceBuffer<gpu::PatchGpu> patches_;
+    DeviceBuffer<gpu::PatchGpu> uploaded_;  // empty when borrowing
+    const gpu::PatchGpu* records_ = nullptr;
+    bool uploaded_records_ = false;  // no kernel on any stream writes records_
 };
 
 }  // namespace tvlm

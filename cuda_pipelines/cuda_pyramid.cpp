@@ -4,8 +4,6 @@
 
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
-#include "cuda_pipelines/cuda_patch_sampler.h"
-#include "engine/sampling/patch.h"
 
 namespace tvlm {
 
@@ -17,9 +15,7 @@ CudaPyramid::CudaPyramid(const TextureDesc& desc) {
     mips_ = CudaBoxMips(texture_.mipmaps());
     for (uint32_t l = 0; l < desc.mip_levels(); ++l) surfaces_.push_back(texture_.mipmaps().make_surface(l));
     trilinear_ = texture_.mipmaps().make_texture_object(CudaSamplerDesc::trilinear());
-    CudaSamplerDesc anisotropic = CudaSamplerDesc::trilinear();
-    anisotropic.max_anisotropy = kMaxAnisotropy;
-    anisotropic_ = texture_.mipmaps().make_texture_object(anisotropic);
+    anisotropic_ = texture_.mipmaps().make_texture_object(CudaSamplerDesc::anisotropic());
 }
 
 void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream,
@@ -39,10 +35,6 @@ void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, co
     const Extent2D e = level_extent(desc().width, desc().height, level);
     read_texels(surfaces_[level].get(), desc().layers > 1, surface_texel(desc().format),
                 {0, 0, e.width, e.height, first_layer, layers}, tensor, stream);
-}
-
-void CudaPyramid::sample(const PatchLaunch& launch, cudaStream_t stream) const {
-    sample_patches(launch, desc(), (launch.gradients ? anisotropic_ : trilinear_).get(), stream);
 }
 
 void CudaPyramid::resize(const ResizeTarget& target, cudaStream_t stream) const {

@@ -11,7 +11,6 @@
 #include "cuda_pipelines/cuda_array_texture.h"
 #include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/processors/image_resize.h"
-#include "cuda/sampling/patch_sampling.h"
 #include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
@@ -35,10 +34,11 @@ public:
     // Every texel of `level` of layers [first_layer, first_layer + layers) into the tensor.
     void read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,
               cudaStream_t stream) const;
-    // One launch for every patch of `launch` (its patches in device memory), trilinear, or
-    // 16x anisotropic with gradients. Throws Error, launching nothing, when the launch's
-    // level-0 size is not the texture's.
-    void sample(const PatchLaunch& launch, cudaStream_t stream) const;
+    // The texture object patches are sampled through: trilinear, or 16x anisotropic for
+    // gradient layouts (CudaPatchSampler::sample(desc(), texture_object(...), ...)).
+    cudaTextureObject_t texture_object(bool anisotropic) const {
+        return (anisotropic ? anisotropic_ : trilinear_).get();
+    }
     // An image processor's output from layers [target.first_layer, + target.images): one
     // anisotropic trilinear sample per output pixel (cuda/processors/image_resize.h). Throws Error,
     // launching nothing, for layers the texture does not have or a target it cannot write.

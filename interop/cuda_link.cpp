@@ -35,7 +35,7 @@ void CudaLink::vulkan_wait(uint64_t released_value) {
 void sample_after(const CudaLink& link, uint64_t ready_value, const CudaPatchSampler& sampler,
                   const CudaMipmaps& texture, cudaTextureObject_t object, void* output, size_t output_bytes,
                   cudaStream_t stream) {
-    sampler.check(texture.desc, output_bytes);
+    sampler.check(texture.desc, {output, output_bytes, sampler.output()});
     link.cuda_wait(stream, ready_value);
     sampler.sample(texture, object, output, output_bytes, stream);
 }

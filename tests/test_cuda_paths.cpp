@@ -132,6 +132,18 @@ void check_sampling(const CudaMipmaps& t, cudaStream_t stream, bool half = false
     const std::vector<float> actual = output_values(host.data(), layout.output_values(4), half);
     const std::vector<float> expected = reference_sample_patches(layout, read_levels(t), t.desc.format, 4);
     CHECK(sample_mismatches(expected, actual, false, half) == 0);
+
+    // A sampler borrowing records its caller keeps on the device (as Python does) writes
+    // the same bytes.
+    DeviceBuffer<gpu::PatchGpu> records(layout.patches.size());
+    TVLM_CUDA_CHECK(cudaMemcpy(records.data(), layout.patches.data(), records.bytes(), cudaMemcpyHostToDevice));
+    const CudaPatchSampler borrowing(layout, records.data());
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), stream));
+    borrowing.sample(t.desc, object.get(), {out.data(), out.bytes(), output}, stream);
+    std::vector<unsigned char> borrowed(out.bytes());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(borrowed.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    CHECK(borrowed == host);
 }
 
 size_t device_memory_used() {
@@ -333,7 +345,10 @@ TEST_CASE("PinnedStaging copies pageable frames to CUDA memory exactly, chunk by
         std::vector<uint8_t> frame(bytes);
         for (size_t i = 0; i < bytes; ++i) frame[i] = uint8_t((i * 2654435761u) >> 24);
         DeviceBuffer<uint8_t> device(bytes + 64);
-        TVLM_CUDA_CHECK(cudaMemset(device.data(), 0xab, bytes + 64));  // poison, and a guard after the end
+        // Poison, and a guard after the end, in the copies' stream: a plain cudaMemset runs in
+        // the legacy stream, unordered with a non-blocking one (under a sanitizer it landed
+        // after the copy).
+        TVLM_CUDA_CHECK(cudaMemsetAsync(device.data(), 0xab, bytes + 64, stream.get()));
         staging.copy(device.data(), frame.data(), bytes, stream.get());
         std::fill(frame.begin(), frame.end(), uint8_t{0});  // the source may be reused once copy() returns...
         std::vector<uint8_t> back(bytes + 64);
@@ -550,6 +565,34 @@ TEST_CASE("CUDA-only texture: bad sizes and copies are refused, nothing allocate
     TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     for (const ImageF& layer : read_level(texture, 0))  // the refused copies changed nothing
         for (float v : layer.texels) REQUIRE(v == 0.0f);
+}
+
+TEST_CASE("CudaPatchSampler refuses a target or texture it cannot serve, launching nothing") {
+    const CudaStream stream = make_stream();
+    const CudaArrayTexture texture = CudaArrayTexture::create({64, 48, 1, 0, Format::rgba8_unorm, false});
+    const PatchLayout layout = level_grid_layout(64, 48, 16, 0);
+    const CudaPatchSampler sampler(layout, PatchOutput{.channels = 3});
+    const TextureObject object = texture.mipmaps().make_texture_object(sampler.sampler_desc());
+    const PatchOutput output{.channels = 3};
+    DeviceBuffer<unsigned char> out(output.bytes(layout));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0x7f, out.bytes(), stream.get()));
+    const TextureDesc& d = texture.desc();
+    CHECK_THROWS_WITH_AS(sampler.sample(d, object.get(), {out.data(), out.bytes() - 1, output}, stream.get()),
+                         doctest::Contains(("needs " + std::to_string(out.bytes())).c_str()), Error);
+    CHECK_THROWS_WITH_AS(sampler.sample(d, object.get(), {out.data(), out.bytes(), {5, false}}, stream.get()),
+                         doctest::Contains("3 or 4 channels, not 5"), Error);
+    CHECK_THROWS_WITH_AS(sampler.sample(d, object.get(), {nullptr, out.bytes(), output}, stream.get()),
+                         doctest::Contains("null pointer"), Error);
+    TextureDesc smaller = d;
+    smaller.width = 32;
+    CHECK_THROWS_WITH_AS(sampler.sample(smaller, object.get(), {out.data(), out.bytes(), output}, stream.get()),
+                         doctest::Contains("images but the texture is 32x48"), Error);
+    CHECK_THROWS_WITH_AS(CudaPatchSampler(layout, static_cast<const gpu::PatchGpu*>(nullptr)),
+                         doctest::Contains("null pointer"), Error);
+    std::vector<unsigned char> host(out.bytes());
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    CHECK(std::all_of(host.begin(), host.end(), [](unsigned char b) { return b == 0x7f; }));
 }
 
 TEST_CASE("CUDA-only texture: 2000 textures with mips and samplers created and destroyed, device memory flat [soak]") {

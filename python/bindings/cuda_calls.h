@@ -74,23 +74,4 @@ inline TensorView tensor_view(uintptr_t data, const std::string& dtype, const st
     return t;
 }
 
-// A patch launch as Python describes it: the layout's records and the output in CUDA
-// memory by address. Throws Error for what the kernel cannot do, before anything runs.
-inline PatchLaunch patch_launch(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels,
-                                bool gradients, bool half, uint32_t width, uint32_t height, uintptr_t out) {
-    if (channels != 3 && channels != 4) throw Error("patches have 3 or 4 channels, not " + std::to_string(channels));
-    if (patch_size == 0 || patch_size > kMaxPatchSize)
-        throw Error("patch size " + std::to_string(patch_size) + " is outside 1.." + std::to_string(kMaxPatchSize));
-    if (!records || !out) throw Error("sampling needs the layout's records and an output in CUDA memory");
-    return {reinterpret_cast<const gpu::PatchGpu*>(records),
-            patch_count,
-            patch_size,
-            channels,
-            gradients,
-            half,
-            float(width),
-            float(height),
-            reinterpret_cast<void*>(out)};
-}
-
 }  // namespace tvlm::py

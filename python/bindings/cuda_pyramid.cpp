@@ -1,6 +1,7 @@
-// The CUDA backend for CUDA tensors: CudaPyramid (cuda_pipelines/cuda_pyramid.h) driven with raw
-// device pointers and the caller's stream, so a call costs a few launches and no host
-// sync. The Python side checks shapes, dtypes and devices before it calls in.
+// The CUDA backend for CUDA tensors: CudaPyramid (cuda_pipelines/cuda_pyramid.h) driven with
+// the typed arguments of cuda_arguments.cpp (TensorView, CudaPatchSampler) and the caller's
+// stream, so a call costs a few launches and no host sync. The Python side checks shapes,
+// dtypes and devices before it makes those arguments.
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -14,6 +15,7 @@
 #include "python/bindings/cuda_calls.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handle.h"
+#include "cuda_pipelines/cuda_patch_sampler.h"
 #include "cuda_pipelines/cuda_pyramid.h"
 #include "cuda_pipelines/cuda_tensor_mips.h"
 #include "cuda/device_buffer.h"
@@ -31,12 +33,10 @@ public:
                        uint32_t levels)
         : device_(device), pyramid_(make(device, {width, height, layers, levels, parse_format(format), false})) {}
 
-    void write(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides, uint32_t channels,
-               uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer, uint32_t layers,
-               uintptr_t stream) const {
+    void write(const TensorView& tensor, uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_t first_layer,
+               uint32_t layers, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        pyramid_.write(tensor_view(data, dtype, strides, channels), {x, y, width, height, first_layer, layers},
-                       stream_of(stream));
+        pyramid_.write(tensor, {x, y, width, height, first_layer, layers}, stream_of(stream));
     }
     void generate_mipmaps(uintptr_t stream) const {
         const DeviceGuard guard(device_);
@@ -47,17 +47,16 @@ public:
         const DeviceGuard guard(device_);
         pyramid_.update_mips({x, y, width, height, first_layer, layers}, stream_of(stream));
     }
-    void read(uint32_t level, uint32_t first_layer, uint32_t layers, uintptr_t data, const std::string& dtype,
-              const std::vector<int64_t>& strides, uint32_t channels, uintptr_t stream) const {
+    void read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        pyramid_.read(level, first_layer, layers, tensor_view(data, dtype, strides, channels), stream_of(stream));
+        pyramid_.read(level, first_layer, layers, tensor, stream_of(stream));
     }
-    // `records`: the layout's patches in this device's memory; `out`: [patches, C, P, P].
-    void sample(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels, bool gradients,
-                bool half, uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) const {
+    // Every patch of `sampler`'s layout into `out` ([patches, C, P, P], `out_bytes` long).
+    void sample(const CudaPatchSampler& sampler, uintptr_t out, size_t out_bytes, uint32_t channels, bool half,
+                uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        pyramid_.sample(patch_launch(records, patch_count, patch_size, channels, gradients, half, width, height, out),
-                        stream_of(stream));
+        sampler.sample(pyramid_.desc(), pyramid_.texture_object(sampler.gradients()),
+                       {reinterpret_cast<void*>(out), out_bytes, {channels, half}}, stream_of(stream));
     }
     // An image processor's output from the texture (cuda/processors/image_resize.h) into `out` (a
     // copy of the target is written to, so one kept target serves every call and thread).
@@ -69,13 +68,12 @@ public:
     }
     // A whole frame in, its box mips, the layout's patches out: the per-frame work in one
     // call (one Python -> C++ crossing for three launches).
-    void frame_to_patches(uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
-                          uint32_t channels, uintptr_t records, uint32_t patch_count, uint32_t patch_size,
-                          bool gradients, bool half, uintptr_t out, uintptr_t stream) const {
+    void frame_to_patches(const TensorView& frame, const CudaPatchSampler& sampler, uintptr_t out, size_t out_bytes,
+                          bool half, uintptr_t stream) const {
         const TextureDesc& d = pyramid_.desc();
-        write(data, dtype, strides, channels, 0, 0, d.width, d.height, 0, d.layers, stream);
+        write(frame, 0, 0, d.width, d.height, 0, d.layers, stream);
         generate_mipmaps(stream);
-        sample(records, patch_count, patch_size, channels, gradients, half, d.width, d.height, out, stream);
+        sample(sampler, out, out_bytes, frame.channels, half, stream);
     }
     int device() const { return device_; }
     uint32_t levels() const { return pyramid_.desc().mip_levels(); }
@@ -91,13 +89,10 @@ private:
 
 // Levels 1.. of a tensor's box chain into tensors of its dtype and layout (`levels`: each
 // level's (data pointer, strides in elements (b, c, y, x))), no texture in between.
-void tensor_mipmaps(int device, uintptr_t data, const std::string& dtype, const std::vector<int64_t>& strides,
-                    uint32_t channels, uint32_t layers, uint32_t width, uint32_t height,
-                    const std::vector<std::pair<uintptr_t, std::vector<int64_t>>>& levels, uintptr_t stream) {
+void tensor_mipmaps(int device, const TensorView& tensor, uint32_t layers, uint32_t width, uint32_t height,
+                    const std::vector<TensorView>& levels, uintptr_t stream) {
     const DeviceGuard guard(device);
-    std::vector<TensorView> views;
-    for (const auto& [ptr, level_strides] : levels) views.push_back(tensor_view(ptr, dtype, level_strides, channels));
-    generate_tensor_mips(tensor_view(data, dtype, strides, channels), width, height, layers, views, stream_of(stream));
+    generate_tensor_mips(tensor, width, height, layers, levels, stream_of(stream));
 }
 
 // A CUDA event for ordering work across streams without the host: record() after work on
@@ -177,29 +172,25 @@ void bind_cuda(nb::module_& m) {
     nb::class_<CudaPyramidBinding>(m, "CudaPyramid", "A mip pyramid in a CUDA mipmapped array, fed from tensors.")
         .def(nb::init<int, uint32_t, uint32_t, uint32_t, const std::string&, uint32_t>(), nb::arg("device"),
              nb::arg("width"), nb::arg("height"), nb::arg("layers"), nb::arg("format"), nb::arg("levels"))
-        .def("write", &CudaPyramidBinding::write, nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),
-             nb::arg("channels"), nb::arg("x"), nb::arg("y"), nb::arg("width"), nb::arg("height"),
-             nb::arg("first_layer"), nb::arg("layers"), nb::arg("stream"))
+        .def("write", &CudaPyramidBinding::write, nb::arg("tensor"), nb::arg("x"), nb::arg("y"), nb::arg("width"),
+             nb::arg("height"), nb::arg("first_layer"), nb::arg("layers"), nb::arg("stream"))
         .def("generate_mipmaps", &CudaPyramidBinding::generate_mipmaps, nb::arg("stream"))
         .def("update_mipmaps", &CudaPyramidBinding::update_mipmaps, nb::arg("x"), nb::arg("y"), nb::arg("width"),
              nb::arg("height"), nb::arg("first_layer"), nb::arg("layers"), nb::arg("stream"))
         .def("read", &CudaPyramidBinding::read, nb::arg("level"), nb::arg("first_layer"), nb::arg("layers"),
-             nb::arg("data"), nb::arg("dtype"), nb::arg("strides"), nb::arg("channels"), nb::arg("stream"))
-        .def("sample", &CudaPyramidBinding::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
-             nb::arg("channels"), nb::arg("gradients"), nb::arg("half"), nb::arg("width"), nb::arg("height"),
-             nb::arg("out"), nb::arg("stream"))
-        .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("data"), nb::arg("dtype"),
-             nb::arg("strides"), nb::arg("channels"), nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
-             nb::arg("gradients"), nb::arg("half"), nb::arg("out"), nb::arg("stream"))
+             nb::arg("tensor"), nb::arg("stream"))
+        .def("sample", &CudaPyramidBinding::sample, nb::arg("sampler"), nb::arg("out"), nb::arg("out_bytes"),
+             nb::arg("channels"), nb::arg("half"), nb::arg("stream"))
+        .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("frame"), nb::arg("sampler"),
+             nb::arg("out"), nb::arg("out_bytes"), nb::arg("half"), nb::arg("stream"))
         .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("out"), nb::arg("stream"),
              "An image processor's output from the texture into `out` (the target's own out is not read): one "
              "anisotropic trilinear sample per pixel.")
         .def_prop_ro("device", &CudaPyramidBinding::device)
         .def_prop_ro("levels", &CudaPyramidBinding::levels);
-    m.def("tensor_mipmaps", &tensor_mipmaps, nb::arg("device"), nb::arg("data"), nb::arg("dtype"), nb::arg("strides"),
-          nb::arg("channels"), nb::arg("layers"), nb::arg("width"), nb::arg("height"), nb::arg("levels"),
-          nb::arg("stream"),
-          "Levels 1.. of a CUDA tensor's box chain into CUDA tensors of its dtype: levels = [(pointer, strides)].");
+    m.def("tensor_mipmaps", &tensor_mipmaps, nb::arg("device"), nb::arg("tensor"), nb::arg("layers"), nb::arg("width"),
+          nb::arg("height"), nb::arg("levels"), nb::arg("stream"),
+          "Levels 1.. of a CUDA tensor's box chain into CUDA tensors of its dtype (one TensorView per level).");
     nb::class_<CudaEventBinding>(m, "CudaEvent", "A CUDA event: record() on one stream, wait() on another.")
         .def(nb::init<int>(), nb::arg("device"))
         .def("record", &CudaEventBinding::record, nb::arg("stream"), "Marks the work enqueued so far on `stream`.")

@@ -155,6 +155,66 @@ template <class T>
 ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) {
     return {ptr<T>(level0), ptr<T>(coarse)};
 }
+
+// A chain's launch plan on one device: its shape and value type, checked once when Python
+// makes it (and kept per shape), then every call of the chain's kernels with tensors by
+// address and the caller's stream.
+class CudaChain {
+public:
+    CudaChain(int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
+              uint32_t levels, bool planar_level0)
+        : device_(device), job_(dtype, layers, channels, width, height, levels, planar_level0) {}
+
+    // Levels 1.. into `coarse` (channels last) from level 0.
+    void build(uintptr_t level0, uintptr_t coarse, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (job_.doubles)
+            build_feature_chain<double>(job_.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
+        else build_feature_chain<float>(job_.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
+    }
+    // grad_level0 = what the coarse levels' gradient sends back to level 0 (grad_coarse is
+    // changed on the way).
+    void fold(uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        uint32_t* nonfinite = checked_backward(device_);
+        if (job_.doubles)
+            fold_chain_gradient<double>(job_.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream),
+                                        nonfinite);
+        else
+            fold_chain_gradient<float>(job_.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream),
+                                       nonfinite);
+    }
+    void sample(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
+                uintptr_t out, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (job_.doubles)
+            sample_points_forward<double>(job_.shape, levels_of<const double>(level0, coarse),
+                                          batch<double>(uv, lod, layer, count), ptr<double>(out), stream_of(stream));
+        else
+            sample_points_forward<float>(job_.shape, levels_of<const float>(level0, coarse),
+                                         batch<float>(uv, lod, layer, count), ptr<float>(out), stream_of(stream));
+    }
+    void backward(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
+                  uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_uv,
+                  uintptr_t grad_lod, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        uint32_t* nonfinite = checked_backward(device_);
+        if (job_.doubles)
+            sample_points_backward<double>(job_.shape, levels_of<const double>(level0, coarse),
+                                           batch<double>(uv, lod, layer, count), ptr<double>(grad_out),
+                                           levels_of<double>(grad_level0, grad_coarse), ptr<double>(grad_uv),
+                                           ptr<double>(grad_lod), stream_of(stream), nonfinite);
+        else
+            sample_points_backward<float>(job_.shape, levels_of<const float>(level0, coarse),
+                                          batch<float>(uv, lod, layer, count), ptr<float>(grad_out),
+                                          levels_of<float>(grad_level0, grad_coarse), ptr<float>(grad_uv),
+                                          ptr<float>(grad_lod), stream_of(stream), nonfinite);
+    }
+
+private:
+    int device_;
+    CudaJob job_;
+};
 #endif
 
 }  // namespace
@@ -175,75 +235,27 @@ void bind_differentiable(nb::module_& m) {
           nb::arg("channels"), nb::arg("width"), nb::arg("height"), nb::arg("levels"),
           "d loss / d image [L, C, H, W] from d loss / d every level of the packed chain (the box's adjoint).");
 #ifdef TVLM_HAVE_CUDA
-    m.def(
-        "cuda_feature_chain",
-        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            if (job.doubles)
-                build_feature_chain<double>(job.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
-            else build_feature_chain<float>(job.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
-        },
-        "Levels 1.. of a chain into `coarse` (channels last) from its level 0 (planar or channels last) "
-        "(cuda/differentiable/point_sampling_grad.h).");
-    m.def(
-        "cuda_fold_chain_gradient",
-        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, bool planar_level0, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            uint32_t* nonfinite = checked_backward(device);
-            if (job.doubles)
-                fold_chain_gradient<double>(job.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream),
-                                            nonfinite);
-            else
-                fold_chain_gradient<float>(job.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream),
-                                           nonfinite);
-        },
-        "Writes grad_level0 = what a chain gradient's coarse levels send back to level 0 (the box chain's "
-        "adjoint; the coarse levels are changed on the way).");
-    m.def(
-        "cuda_sample_points",
-        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
-           uintptr_t layer, size_t count, uintptr_t out, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            if (job.doubles)
-                sample_points_forward<double>(job.shape, levels_of<const double>(level0, coarse),
-                                              batch<double>(uv, lod, layer, count), ptr<double>(out),
-                                              stream_of(stream));
-            else
-                sample_points_forward<float>(job.shape, levels_of<const float>(level0, coarse),
-                                             batch<float>(uv, lod, layer, count), ptr<float>(out), stream_of(stream));
-        },
-        "Samples [count, channels] of a chain (level 0 and coarse levels, channels last).");
-    m.def(
-        "cuda_sample_points_backward",
-        [](int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
-           uint32_t levels, bool planar_level0, uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod,
-           uintptr_t layer, size_t count, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
-           uintptr_t grad_uv, uintptr_t grad_lod, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            const CudaJob job(dtype, layers, channels, width, height, levels, planar_level0);
-            uint32_t* nonfinite = checked_backward(device);
-            if (job.doubles) {
-                const ChainLevels<double> grad = levels_of<double>(grad_level0, grad_coarse);
-                sample_points_backward<double>(job.shape, levels_of<const double>(level0, coarse),
-                                               batch<double>(uv, lod, layer, count), ptr<double>(grad_out), grad,
-                                               ptr<double>(grad_uv), ptr<double>(grad_lod), stream_of(stream),
-                                               nonfinite);
-            } else {
-                const ChainLevels<float> grad = levels_of<float>(grad_level0, grad_coarse);
-                sample_points_backward<float>(job.shape, levels_of<const float>(level0, coarse),
-                                              batch<float>(uv, lod, layer, count), ptr<float>(grad_out), grad,
-                                              ptr<float>(grad_uv), ptr<float>(grad_lod), stream_of(stream), nonfinite);
-            }
-        },
-        "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "
-        "(0 pointers: not wanted; grad_level0 and grad_coarse 0: the texture takes no gradient, and the backward "
-        "skips its texel atomics and fold).");
+    nb::class_<CudaChain>(m, "CudaChain",
+                          "A box chain's launch plan on one CUDA device (cuda/differentiable/point_sampling_grad.h): "
+                          "its shape and dtype checked once; tensors by address, the caller's stream.")
+        .def(nb::init<int, const std::string&, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, bool>(),
+             nb::arg("device"), nb::arg("dtype"), nb::arg("layers"), nb::arg("channels"), nb::arg("width"),
+             nb::arg("height"), nb::arg("levels"), nb::arg("planar_level0"),
+             "Throws Error for a dtype other than float32 or float64 or a chain the kernels cannot serve.")
+        .def("build", &CudaChain::build, nb::arg("level0"), nb::arg("coarse"), nb::arg("stream"),
+             "Levels 1.. into `coarse` (channels last) from level 0 (planar or channels last).")
+        .def("fold", &CudaChain::fold, nb::arg("grad_level0"), nb::arg("grad_coarse"), nb::arg("stream"),
+             "Writes grad_level0 = what a chain gradient's coarse levels send back to level 0 (the box chain's "
+             "adjoint; the coarse levels are changed on the way).")
+        .def("sample", &CudaChain::sample, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
+             nb::arg("layer"), nb::arg("count"), nb::arg("out"), nb::arg("stream"),
+             "Samples [count, channels] of the chain (level 0 and coarse levels, channels last).")
+        .def("backward", &CudaChain::backward, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
+             nb::arg("layer"), nb::arg("count"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
+             nb::arg("grad_uv"), nb::arg("grad_lod"), nb::arg("stream"),
+             "Gradients to the chain (folded into grad_level0, the image's gradient, channels last), uv and lod "
+             "(grad_level0 and grad_coarse 0: the texture takes no gradient, and the backward skips its texel "
+             "atomics and fold).");
     m.def(
         "cuda_take_nonfinite", [](int device) { return device_flag(DeviceFlag::nonfinite_gradient, device).take(); },
         nb::arg("device"),

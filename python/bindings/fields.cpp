@@ -93,10 +93,56 @@ FieldArgs<T> args_of(int device, int dims, size_t b, size_t n, uintptr_t points,
             reinterpret_cast<const T*>(weights),
             checked_field_flag(device)};
 }
-void check_dtype(const std::string& dtype) {
-    if (dtype != "float32" && dtype != "float64")
-        throw Error("Gaussian fields run in float32 or float64, not " + dtype);
-}
+// A field's launch plan on one device: dtype, dimensions and sizes checked once when Python
+// makes it (and kept per shape), then the fused kernels with tensors by address.
+class CudaField {
+public:
+    CudaField(int device, const std::string& dtype, int dims, size_t points, size_t gaussians)
+        : device_(device), doubles_(dtype == "float64"), dims_(dims), b_(points), n_(gaussians) {
+        if (dtype != "float32" && dtype != "float64")
+            throw Error("Gaussian fields run in float32 or float64, not " + dtype);
+        if (dims != 2 && dims != 3) throw Error("Gaussian fields are 2-D or 3-D, not " + std::to_string(dims) + "-D");
+    }
+    void forward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t values,
+                 uintptr_t distances, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (doubles_) run_forward<double>(points, means, cholesky, weights, values, distances, stream);
+        else run_forward<float>(points, means, cholesky, weights, values, distances, stream);
+    }
+    void backward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t grad,
+                  uintptr_t g_points, uintptr_t g_means, uintptr_t g_cholesky, uintptr_t g_weights,
+                  uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        if (doubles_)
+            run_backward<double>(points, means, cholesky, weights, grad, g_points, g_means, g_cholesky, g_weights,
+                                 stream);
+        else
+            run_backward<float>(points, means, cholesky, weights, grad, g_points, g_means, g_cholesky, g_weights,
+                                stream);
+    }
+
+private:
+    template <class T>
+    void run_forward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t values,
+                     uintptr_t distances, uintptr_t stream) const {
+        gaussian_field_forward(args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights),
+                               reinterpret_cast<T*>(values), reinterpret_cast<T*>(distances), stream_of(stream));
+    }
+    template <class T>
+    void run_backward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t grad,
+                      uintptr_t g_points, uintptr_t g_means, uintptr_t g_cholesky, uintptr_t g_weights,
+                      uintptr_t stream) const {
+        gaussian_field_backward(args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights),
+                                reinterpret_cast<const T*>(grad),
+                                {reinterpret_cast<T*>(g_points), reinterpret_cast<T*>(g_means),
+                                 reinterpret_cast<T*>(g_cholesky), reinterpret_cast<T*>(g_weights)},
+                                stream_of(stream));
+    }
+    int device_;
+    bool doubles_;
+    int dims_;
+    size_t b_, n_;
+};
 
 
 #endif
@@ -123,43 +169,19 @@ void bind_fields(nb::module_& m) {
           nb::arg("cholesky"), nb::arg("weights"), nb::arg("grad_values"),
           "d loss / d (points, means, cholesky, weights) for d loss / d values = grad_values [B].");
 #ifdef TVLM_HAVE_CUDA
-    m.def(
-        "cuda_gaussian_field",
-        [](int device, const std::string& dtype, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means,
-           uintptr_t cholesky, uintptr_t weights, uintptr_t values, uintptr_t distances, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            check_dtype(dtype);
-            if (dtype == "float64")
-                gaussian_field_forward(args_of<double>(device, dims, b, n, points, means, cholesky, weights),
-                                       reinterpret_cast<double*>(values), reinterpret_cast<double*>(distances),
-                                       stream_of(stream));
-            else
-                gaussian_field_forward(args_of<float>(device, dims, b, n, points, means, cholesky, weights),
-                                       reinterpret_cast<float*>(values), reinterpret_cast<float*>(distances),
-                                       stream_of(stream));
-        },
-        "The fused forward (cuda/fields/gaussian_field_kernels.h); distances 0: not written.");
-    m.def(
-        "cuda_gaussian_field_backward",
-        [](int device, const std::string& dtype, int dims, size_t b, size_t n, uintptr_t points, uintptr_t means,
-           uintptr_t cholesky, uintptr_t weights, uintptr_t grad, uintptr_t g_points, uintptr_t g_means,
-           uintptr_t g_cholesky, uintptr_t g_weights, uintptr_t stream) {
-            const DeviceGuard guard(device);
-            check_dtype(dtype);
-            if (dtype == "float64")
-                gaussian_field_backward(args_of<double>(device, dims, b, n, points, means, cholesky, weights),
-                                        reinterpret_cast<const double*>(grad),
-                                        {reinterpret_cast<double*>(g_points), reinterpret_cast<double*>(g_means),
-                                         reinterpret_cast<double*>(g_cholesky), reinterpret_cast<double*>(g_weights)},
-                                        stream_of(stream));
-            else
-                gaussian_field_backward(args_of<float>(device, dims, b, n, points, means, cholesky, weights),
-                                        reinterpret_cast<const float*>(grad),
-                                        {reinterpret_cast<float*>(g_points), reinterpret_cast<float*>(g_means),
-                                         reinterpret_cast<float*>(g_cholesky), reinterpret_cast<float*>(g_weights)},
-                                        stream_of(stream));
-        },
-        "The fused backward: gradients to points, means, cholesky and weights (written, not added).");
+    nb::class_<CudaField>(m, "CudaField",
+                          "A Gaussian field's launch plan on one CUDA device (cuda/fields/gaussian_field_kernels.h): "
+                          "dtype, dimensions and sizes checked once; tensors by address, the caller's stream.")
+        .def(nb::init<int, const std::string&, int, size_t, size_t>(), nb::arg("device"), nb::arg("dtype"),
+             nb::arg("dims"), nb::arg("points"), nb::arg("gaussians"),
+             "Throws Error for a dtype other than float32 or float64, or dims other than 2 or 3.")
+        .def("forward", &CudaField::forward, nb::arg("points"), nb::arg("means"), nb::arg("cholesky"),
+             nb::arg("weights"), nb::arg("values"), nb::arg("distances"), nb::arg("stream"),
+             "The fused forward; distances 0: not written.")
+        .def("backward", &CudaField::backward, nb::arg("points"), nb::arg("means"), nb::arg("cholesky"),
+             nb::arg("weights"), nb::arg("grad"), nb::arg("g_points"), nb::arg("g_means"), nb::arg("g_cholesky"),
+             nb::arg("g_weights"), nb::arg("stream"),
+             "The fused backward: gradients to points, means, cholesky and weights (written, not added).");
     m.def(
         "cuda_take_refused_field", [](int device) { return device_flag(DeviceFlag::refused_field, device).take(); },
         nb::arg("device"),

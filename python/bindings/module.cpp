@@ -15,6 +15,7 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_resize(m);
     tvlm::py::bind_differentiable(m);
     tvlm::py::bind_fields(m);
+    tvlm::py::bind_cuda_arguments(m);
     tvlm::py::bind_cuda(m);
 #ifdef TVLM_HAVE_VIDEO_FILES
     tvlm::py::bind_video(m);

@@ -171,17 +171,17 @@ public:
         return frame_change(s.texture.changes());
     }
 
-    // The current frame's patches of a layout (its records on this device) into `out`
-    // ([N, C, P, P] float32 or float16 in CUDA memory) on `stream`; no host wait.
-    void sample(uintptr_t records, uint32_t patch_count, uint32_t patch_size, uint32_t channels, bool half,
-                uint32_t width, uint32_t height, uintptr_t out, uintptr_t stream) {
+    // The current frame's patches of `sampler`'s layout into `out` ([N, C, P, P] float32 or
+    // float16 in CUDA memory, `out_bytes` long) on `stream`; no host wait.
+    void sample(const CudaPatchSampler& sampler, uint32_t channels, bool half, uintptr_t out, size_t out_bytes,
+                uintptr_t stream) {
         const DeviceGuard guard(device_);
         State& s = *state_;
-        const PatchLaunch launch = patch_launch(records, patch_count, patch_size, channels, false, half, width, height,
-                                                out);
-        const TextureDesc texture = s.texture.mipmaps().desc;
+        const PatchTarget target{reinterpret_cast<void*>(out), out_bytes, {channels, half}};
+        const TextureDesc& texture = s.texture.mipmaps().desc;
+        sampler.check(texture, target);  // before the stream waits on anything
         TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), s.updated.get(), 0));
-        sample_patches(launch, texture, s.trilinear.get(), stream_of(stream));
+        sampler.sample(texture, (sampler.gradients() ? s.anisotropic : s.trilinear).get(), target, stream_of(stream));
         TVLM_CUDA_CHECK(cudaEventRecord(s.sampled.get(), stream_of(stream)));
     }
 
@@ -189,7 +189,7 @@ private:
     struct State {  // made and destroyed with the stream's device current
         VideoDecoder decoder;
         CudaVideoTexture texture;
-        TextureObject trilinear;
+        TextureObject trilinear, anisotropic;
         CudaEvent updated = make_event(), sampled = make_event();
         State(int device, const std::string& source, uint32_t threshold, double stall_timeout)
             : decoder(source,
@@ -200,7 +200,8 @@ private:
                           return options;
                       }()),
               texture(decoder.info().width, decoder.info().height, {.threshold = threshold}),
-              trilinear(texture.mipmaps().make_texture_object(CudaSamplerDesc::trilinear())) {
+              trilinear(texture.mipmaps().make_texture_object(CudaSamplerDesc::trilinear())),
+              anisotropic(texture.mipmaps().make_texture_object(CudaSamplerDesc::anisotropic())) {
             TVLM_CUDA_CHECK(cudaEventRecord(sampled.get(), nullptr));  // nothing sampled yet
         }
     };
@@ -269,9 +270,8 @@ void bind_video(nb::module_& m) {
              nb::arg("threshold"), nb::arg("stall_timeout"), Release())
         .def_prop_ro("tiles", &CudaVideoStream::tiles)
         .def("next", &CudaVideoStream::next, Release())
-        .def("sample", &CudaVideoStream::sample, nb::arg("records"), nb::arg("patch_count"), nb::arg("patch_size"),
-             nb::arg("channels"), nb::arg("half"), nb::arg("width"), nb::arg("height"), nb::arg("out"),
-             nb::arg("stream"));
+        .def("sample", &CudaVideoStream::sample, nb::arg("sampler"), nb::arg("channels"), nb::arg("half"),
+             nb::arg("out"), nb::arg("out_bytes"), nb::arg("stream"));
 #endif
     nb::class_<FixationSchedule>(m, "FixationSchedule",
                                  "Where to look in each frame (engine/video/fixation_schedule.h).")

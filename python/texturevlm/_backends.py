@@ -54,19 +54,8 @@ def cuda_tensor_mips(spec: ImageSpec, levels: int, stream: int) -> List[Any]:
         out = _tensors.empty(spec.framework, "cuda", spec.device_index, level_shape(spec, level), spec.dtype)
         ptr, strides = _tensors.pointer_and_strides(out, spec.framework)
         outs.append(out)
-        views.append((ptr, bcyx_strides(strides, spec.channels_last)))
-    _core.tensor_mipmaps(
-        spec.device_index,
-        spec.ptr,
-        spec.dtype,
-        list(spec.strides),
-        spec.channels,
-        spec.batch,
-        spec.width,
-        spec.height,
-        views,
-        stream,
-    )
+        views.append(_core.TensorView(ptr, spec.dtype, bcyx_strides(strides, spec.channels_last), spec.channels))
+    _core.tensor_mipmaps(spec.device_index, spec.view(), spec.batch, spec.width, spec.height, views, stream)
     return outs
 
 
@@ -109,8 +98,9 @@ class CudaBackend(_Backend):
         self.core = _core.CudaPyramid(device_index, width, height, layers, format, levels)
 
     def write(self, spec: ImageSpec, rects: Sequence[Rect], stream: int) -> None:
+        view = spec.view()
         for x, y, w, h in rects:
-            self.core.write(spec.ptr, spec.dtype, spec.strides, spec.channels, x, y, w, h, 0, spec.batch, stream)
+            self.core.write(view, x, y, w, h, 0, spec.batch, stream)
 
     def load_frame(self, spec: ImageSpec, stream: int) -> None:
         """Level 0 from the whole frame, then every level's box mips."""
@@ -141,44 +131,22 @@ class CudaBackend(_Backend):
         layers: int,
     ) -> None:
         ptr, strides = _tensors.pointer_and_strides(out, framework)
-        self.core.read(level, 0, layers, ptr, dtype, bcyx_strides(strides, channels_last), channels, stream)
+        view = _core.TensorView(ptr, dtype, bcyx_strides(strides, channels_last), channels)
+        self.core.read(level, 0, layers, view, stream)
 
     def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> Any:
         """Samples every patch into `out`; returns the layout's device copy (its metadata)."""
         copy = layout.on_device(framework, self.device_index)
-        out_ptr = out.data_ptr() if framework == "torch" else _tensors.pointer_and_strides(out, framework)[0]
-        self.core.sample(
-            copy.records_ptr,
-            layout.images * layout.num_patches,
-            layout.patch_size,
-            channels,
-            layout.gradients,
-            half,
-            layout.width,
-            layout.height,
-            out_ptr,
-            stream,
-        )
+        out_ptr, out_bytes = _tensors.pointer_and_bytes(out, framework)
+        self.core.sample(copy.sampler, out_ptr, out_bytes, channels, half, stream)
         return copy
 
     def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> Any:
         """Level 0 from the whole frame, its box mips and the layout's patches: one call.
         Returns the layout's device copy (its metadata)."""
         copy = layout.on_device(spec.framework, self.device_index)
-        out_ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
-        self.core.frame_to_patches(
-            spec.ptr,
-            spec.dtype,
-            spec.strides,
-            spec.channels,
-            copy.records_ptr,
-            layout.images * layout.num_patches,
-            layout.patch_size,
-            layout.gradients,
-            half,
-            out_ptr,
-            stream,
-        )
+        out_ptr, out_bytes = _tensors.pointer_and_bytes(out, spec.framework)
+        self.core.frame_to_patches(spec.view(), copy.sampler, out_ptr, out_bytes, half, stream)
         return copy
 
 

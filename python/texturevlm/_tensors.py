@@ -58,6 +58,13 @@ class ImageSpec:
     #: ptr + b * strides[0]).
     pointers: Optional[List[int]] = None
 
+    def view(self) -> Any:
+        """The engine's typed description of this CUDA image (a _core.TensorView: its
+        pointer, dtype, strides and channels, checked once here)."""
+        from . import _core
+
+        return _core.TensorView(self.ptr, self.dtype, list(self.strides), self.channels)
+
     def image_pointers(self) -> List[int]:
         """Element 0 of each image, in order."""
         if self.pointers is not None:
@@ -278,6 +285,17 @@ def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:
         shape = x.shape
         return x.unsafe_buffer_pointer(), tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     return x.ctypes.data, tuple(s // x.itemsize for s in x.strides)
+
+
+def pointer_and_bytes(x: Any, framework: str) -> Tuple[int, int]:
+    """Data pointer and size in bytes of a contiguous output (what a sampler writes)."""
+    if framework == "torch":
+        return x.data_ptr(), x.numel() * x.element_size()
+    if framework == "cupy":
+        return x.data.ptr, x.nbytes
+    if framework == "jax":
+        return x.unsafe_buffer_pointer(), x.nbytes
+    return x.ctypes.data, x.nbytes
 
 
 def from_host(array: np.ndarray, framework: str, dtype: str = "") -> Any:

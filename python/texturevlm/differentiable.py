@@ -16,6 +16,8 @@ arrays take the reference forward (float64)."""
 
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations, which must be types, not strings.
+import atexit
+import functools
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -249,6 +251,20 @@ def _register_torch_ops() -> None:
         index = image.device.index or 0
         return index, str(image.dtype).replace("torch.", ""), torch_raw_stream()(index), image.numel()
 
+    @functools.lru_cache(maxsize=64)
+    def chain_plan(index: int, dtype: str, b: int, c: int, w: int, h: int, levels: int, planar0: bool) -> Any:
+        """The engine's launch plan of one chain shape (checked once, kept)."""
+        return _core.CudaChain(index, dtype, b, c, w, h, levels, planar0)
+
+    # Plans are engine objects: dropped before the interpreter tears the extension down (else
+    # nanobind reports them as leaked at exit).
+    atexit.register(chain_plan.cache_clear)
+
+    def plan_of(image: Tensor, levels: int) -> Tuple[Any, int]:
+        """The chain plan of `image` (its device, dtype, shape and layout) and its stream."""
+        index, dtype, stream, _ = cuda_job(image)
+        return chain_plan(index, dtype, *shape_args(image, levels), planar(image)), stream
+
     def shape_args(image: Tensor, levels: int) -> Tuple[int, int, int, int, int]:
         b, c, h, w = image.shape
         return b, c, w, h, levels
@@ -270,12 +286,10 @@ def _register_torch_ops() -> None:
         """Level 0 (the image itself, or a planar copy where it is neither planar nor
         channels last in memory) and levels 1.. of its box chain (packed, channels last),
         built on the GPU."""
-        index, dtype, stream, _ = cuda_job(image)
+        plan, stream = plan_of(image, levels)
         level0 = image.contiguous() if planar(image) else image
         coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
-        _core.cuda_feature_chain(
-            index, dtype, *shape_args(image, levels), planar(image), level0.data_ptr(), coarse.data_ptr(), stream
-        )
+        plan.build(level0.data_ptr(), coarse.data_ptr(), stream)
         return level0, coarse
 
     def grad_like(image: Tensor) -> Tensor:
@@ -306,12 +320,8 @@ def _register_torch_ops() -> None:
         if image.device.type == "cuda":
             out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
             level0, coarse = chain_of(image, levels)
-            index, dtype, stream, _ = cuda_job(image)
-            _core.cuda_sample_points(
-                index,
-                dtype,
-                *shape_args(image, levels),
-                planar(image),
+            plan, stream = plan_of(image, levels)
+            plan.sample(
                 level0.data_ptr(),
                 coarse.data_ptr(),
                 uv.data_ptr(),
@@ -361,12 +371,8 @@ def _register_torch_ops() -> None:
             grad_image = grad_like(image) if image_grad else image.new_empty(0)
             grad_coarse = torch.empty_like(coarse) if image_grad else coarse.new_empty(0)
             grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
-            index, dtype, stream, _ = cuda_job(image)
-            _core.cuda_sample_points_backward(
-                index,
-                dtype,
-                *shape_args(image, levels),
-                planar(image),
+            plan, stream = plan_of(image, levels)
+            plan.backward(
                 chain0.data_ptr(),
                 coarse.data_ptr(),
                 uv.data_ptr(),
@@ -434,9 +440,8 @@ def _register_torch_ops() -> None:
             folded = grad_coarse.contiguous().clone()  # folded in place; the incoming gradient stays as it was
             grad_image = grad_like(image)  # written whole by the fold
             index, dtype, stream, _ = cuda_job(folded)
-            _core.cuda_fold_chain_gradient(
-                index, dtype, b, c, w, h, levels, planar(image), grad_image.data_ptr(), folded.data_ptr(), stream
-            )
+            plan = chain_plan(index, dtype, b, c, w, h, levels, planar(image))
+            plan.fold(grad_image.data_ptr(), folded.data_ptr(), stream)
             return grad_image
         if not bool(torch.isfinite(grad_coarse).all()):
             raise Error("the gradient reaching the box chain has non-finite values: find where the loss overflows")

@@ -17,6 +17,8 @@ The Cholesky factors are packed row by row: [L00, L10, L11, L20, L21, L22] (3D) 
 
 # No `from __future__ import annotations`: torch.library reads the ops' schemas from their
 # annotations.
+import atexit
+import functools
 import math
 import sys
 from typing import Any, List, Optional, Sequence, Tuple, Union
@@ -300,6 +302,15 @@ def _register_torch_ops() -> None:
         index = t.device.index or 0
         return index, str(t.dtype).replace("torch.", ""), torch_raw_stream()(index)
 
+    @functools.lru_cache(maxsize=64)
+    def field_plan(index: int, dtype: str, dims: int, b: int, n: int) -> Any:
+        """The engine's launch plan of one field shape (checked once, kept)."""
+        return _core.CudaField(index, dtype, dims, b, n)
+
+    # Plans are engine objects: dropped before the interpreter tears the extension down (else
+    # nanobind reports them as leaked at exit).
+    atexit.register(field_plan.cache_clear)
+
     def host(t: Tensor) -> np.ndarray:
         return np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))
 
@@ -308,12 +319,7 @@ def _register_torch_ops() -> None:
         if points.device.type == "cuda":
             values = points.new_empty(b)
             index, dtype, stream = cuda_job(points)
-            _core.cuda_gaussian_field(
-                index,
-                dtype,
-                d,
-                b,
-                n,
+            field_plan(index, dtype, d, b, n).forward(
                 points.data_ptr(),
                 means.data_ptr(),
                 cholesky.data_ptr(),
@@ -345,12 +351,7 @@ def _register_torch_ops() -> None:
                 torch.empty_like(weights),
             )
             index, dtype, stream = cuda_job(points)
-            _core.cuda_gaussian_field_backward(
-                index,
-                dtype,
-                d,
-                b,
-                n,
+            field_plan(index, dtype, d, b, n).backward(
                 points.data_ptr(),
                 means.data_ptr(),
                 cholesky.data_ptr(),

@@ -128,10 +128,10 @@ def sample_patches(
             patches = ops.patches(
                 image,
                 copy.records,
+                copy.key,
                 layout.images,
                 layout.num_patches,
                 layout.patch_size,
-                layout.gradients,
                 full_levels(width, height),
                 format,
                 channels_last,

@@ -5,6 +5,8 @@ for positional embeddings."""
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -72,10 +74,25 @@ class Layout:
         )
 
 
+#: Every live DeviceCopy by its key: the compiled op texturevlm::patches names its layout's
+#: sampler by key, as torch.library ops take tensors and numbers, not Python objects.
+_DEVICE_COPIES: "weakref.WeakValueDictionary[int, DeviceCopy]" = weakref.WeakValueDictionary()
+_KEYS = itertools.count(1)
+
+
+def device_copy(key: int) -> "DeviceCopy":
+    """The DeviceCopy with `key` (kept alive by its layout)."""
+    copy = _DEVICE_COPIES.get(key)
+    if copy is None:
+        raise Error(f"no layout on a device has key {key}: its layout was freed while a compiled call still used it")
+    return copy
+
+
 class DeviceCopy:
-    """A layout on one CUDA device: `records` (uint8, what the samplers read, at
-    `records_ptr`) and `meta` [images, N, 5] float32 in the caller's framework, `meta_one`
-    its first image's [N, 5] view (the metadata of unbatched calls)."""
+    """A layout on one CUDA device: `records` (uint8, at `records_ptr`), `sampler` (the
+    engine's CudaPatchSampler over them: every CUDA patch call samples through it), and
+    `meta` [images, N, 5] float32 in the caller's framework, `meta_one` its first image's
+    [N, 5] view (the metadata of unbatched calls). `key` names it for the compiled op."""
 
     def __init__(self, layout: Layout, framework: str, device_index: int) -> None:
         if framework == "torch":
@@ -96,6 +113,9 @@ class DeviceCopy:
                 meta = _tensors.jax_from_capsule(meta, device_index)
             self.meta = meta
         self.meta_one = self.meta[0]
+        self.sampler = _core.CudaPatchSampler(layout._core, self.records_ptr)  # borrows self.records
+        self.key = next(_KEYS)
+        _DEVICE_COPIES[self.key] = self
 
 
 def _pairs(value: Any) -> np.ndarray:

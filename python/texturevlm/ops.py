@@ -3,9 +3,10 @@ traces through texturevlm without graph breaks and CUDA graphs capture it:
 
 - ``torch.ops.texturevlm.mipmaps(image, levels, format, channels_last, first_level)``:
   levels first_level..levels-1 of the box chain, each like the input.
-- ``torch.ops.texturevlm.patches(image, records, images, num_patches, patch_size,
-  gradients, levels, format, channels_last, half)``: image -> texture -> box mips ->
-  patches [B, N, C, P, P] ([N, C, P, P] for an unbatched image).
+- ``torch.ops.texturevlm.patches(image, records, layout_key, images, num_patches,
+  patch_size, levels, format, channels_last, half)``: image -> texture -> box mips ->
+  patches [B, N, C, P, P] ([N, C, P, P] for an unbatched image); `layout_key` names the
+  layout's device copy (layouts.DeviceCopy.key: its sampler over `records`).
 
 Both run on torch's current CUDA stream, allocate only their outputs (torch's caching
 allocator) and never wait on the host, so they can be captured in a CUDA graph once the
@@ -24,6 +25,7 @@ from torch import Tensor
 from . import _tensors
 from ._core import Error
 from ._kept_textures import cuda_levels, cuda_texture
+from .layouts import device_copy
 
 
 def _spec(image: Tensor, channels_last: bool) -> _tensors.ImageSpec:
@@ -76,10 +78,10 @@ def _(image: Tensor, levels: int, format: str, channels_last: bool, first_level:
 def patches(
     image: Tensor,
     records: Tensor,
+    layout_key: int,
     images: int,
     num_patches: int,
     patch_size: int,
-    gradients: bool,
     levels: int,
     format: str,
     channels_last: bool,
@@ -90,17 +92,13 @@ def patches(
     out = image.new_empty(
         _patches_shape(image, num_patches, patch_size, channels_last), dtype=torch.float16 if half else torch.float32
     )
+    sampler = device_copy(layout_key).sampler  # reads `records`
     texture.core.frame_to_patches(
-        spec.ptr,
-        spec.dtype,
-        spec.strides,
-        spec.channels,
-        records.data_ptr(),
-        images * num_patches,
-        patch_size,
-        gradients,
-        half,
+        spec.view(),
+        sampler,
         out.data_ptr(),
+        out.numel() * out.element_size(),
+        half,
         _tensors.torch_raw_stream()(spec.device_index),
     )
     return out
@@ -116,10 +114,10 @@ def _patches_shape(image: Tensor, num_patches: int, patch_size: int, channels_la
 def _(
     image: Tensor,
     records: Tensor,
+    layout_key: int,
     images: int,
     num_patches: int,
     patch_size: int,
-    gradients: bool,
     levels: int,
     format: str,
     channels_last: bool,

@@ -274,14 +274,11 @@ class _NvdecStream:
             device=f"cuda:{self.cuda_index}",
         )
         self.core.sample(
-            copy.records_ptr,
-            layout.num_patches,
-            layout.patch_size,
+            copy.sampler,
             channels,
             half,
-            layout.width,
-            layout.height,
             out.data_ptr(),
+            out.numel() * out.element_size(),
             torch_raw_stream()(self.cuda_index),
         )
         return out, copy.meta_one

@@ -273,6 +273,46 @@ def test_bad_cuda_input(rng):
             pyramid.update(image.to("cuda:1"))
 
 
+def test_the_typed_seam_refuses_what_python_let_through(rng):
+    """The engine's own checks behind the Python ones: a TensorView and a CudaPatchSampler
+    refuse bad values when made, and a sample call with the wrong output size or channels
+    launches nothing (the poisoned output stays as it was)."""
+    import torch
+    from texturevlm import _core
+
+    with pytest.raises(tv.Error, match="null pointer"):
+        _core.TensorView(0, "float32", [0, 0, 0, 0], 4)
+    with pytest.raises(tv.Error, match="not int32"):
+        _core.TensorView(16, "int32", [0, 0, 0, 0], 4)
+    with pytest.raises(tv.Error, match="four strides"):
+        _core.TensorView(16, "float32", [0, 0, 0], 4)
+    with pytest.raises(tv.Error, match="3 or 4 channels"):
+        _core.TensorView(16, "float32", [0, 0, 0, 0], 2)
+    grid = tv.layouts.grid(64, 64)
+    with pytest.raises(tv.Error, match="null pointer"):
+        _core.CudaPatchSampler(grid._core, 0)
+    with pytest.raises(tv.Error, match="float32 or float64, not float16"):
+        _core.CudaChain(0, "float16", 1, 3, 64, 64, 7, False)
+    with pytest.raises(tv.Error, match="2-D or 3-D, not 4-D"):
+        _core.CudaField(0, "float32", 4, 10, 10)
+
+    pyramid = tv.TexturePyramid(torch_image(rng, (3, 64, 64)))
+    copy = grid.on_device("torch", 0)
+    out = torch.full((16, 3, 16, 16), float("nan"), device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    core = pyramid._impl.core
+    with pytest.raises(tv.Error, match="needs 49152"):
+        core.sample(copy.sampler, out.data_ptr(), out.numel() * 4 - 4, 3, False, stream)
+    with pytest.raises(tv.Error, match="3 or 4 channels, not 5"):
+        core.sample(copy.sampler, out.data_ptr(), out.numel() * 4, 5, False, stream)
+    with pytest.raises(tv.Error, match="images but the texture is"):
+        core.sample(tv.layouts.grid(32, 32).on_device("torch", 0).sampler, out.data_ptr(), 49152, 3, False, stream)
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all()
+    core.sample(copy.sampler, out.data_ptr(), out.numel() * 4, 3, False, stream)
+    assert torch.equal(out, pyramid.sample(grid).patches)
+
+
 def test_10000_create_destroy_cycles_flat(rng):
     import torch
 

@@ -40,7 +40,7 @@ def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
 def profile() -> None:
     """Host microseconds per call of each step of sample_patches on a 1024^2 frame (no
     waiting on the GPU between calls beyond what the step itself does)."""
-    from texturevlm import _tensors
+    from texturevlm import _kept_textures, _tensors
 
     frame = torch.zeros((3, 1024, 1024), dtype=torch.uint8, device="cuda")
     layout = tv.layouts.foveated(1024, 1024, (0.5, 0.5), num_patches=273)
@@ -50,6 +50,7 @@ def profile() -> None:
     out = torch.empty((273, 3, 16, 16), device="cuda")
     steps = {
         "image_spec": lambda: _tensors.image_spec(frame),
+        "spec.view() (TensorView, checked)": lambda: spec.view(),
         "cuda_texture lookup": lambda: _kept_textures.cuda_texture(spec, "rgba8", 11),
         "empty output": lambda: _tensors.empty("torch", "cuda", 0, (273, 3, 16, 16), "float32"),
         "raw stream": lambda: _tensors.torch_raw_stream()(0),

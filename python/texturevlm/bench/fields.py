@@ -61,7 +61,7 @@ def run(table: Any, per_call_us: Any) -> None:
             def call() -> None:
                 for t in leaves:
                     t.grad = None
-                torch.autograd.backward(fn(*leaves), grad)
+                torch.autograd.backward(fn(*leaves), grad)  # noqa: F821
 
             return call
 

@@ -136,13 +136,17 @@ def run(table: Any, per_call_us: Any) -> None:
         grad = torch.rand((points, channels), device="cuda", generator=gen)
 
         def ours() -> torch.Tensor:
-            return tv.sample_points(image, uv, lod)
+            return tv.sample_points(image, uv, lod)  # noqa: F821
 
         ours.leaves = (uv,)  # type: ignore[attr-defined]
 
         def level0() -> torch.Tensor:
             s = F.grid_sample(
-                image, (uv * 2 - 1).view(1, 1, -1, 2), mode="bilinear", padding_mode="border", align_corners=False
+                image,  # noqa: F821
+                (uv * 2 - 1).view(1, 1, -1, 2),
+                mode="bilinear",
+                padding_mode="border",
+                align_corners=False,
             )
             return s[0, :, 0, :].t()
 
@@ -154,7 +158,7 @@ def run(table: Any, per_call_us: Any) -> None:
             "fwd + bwd (grads: texture, uv)",
             image,
             ours,
-            lambda: _torch_trilinear(image, uv[None], lod[None])[0],
+            lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
             grad,
             extra,
         )
@@ -167,7 +171,7 @@ def run(table: Any, per_call_us: Any) -> None:
                 "float32, fwd + bwd (grad: uv; the image fixed)",
                 image,
                 ours,
-                lambda: _torch_trilinear(image, uv[None], lod[None])[0],
+                lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
                 grad,
                 extra,
             )
@@ -184,8 +188,8 @@ def run(table: Any, per_call_us: Any) -> None:
             per_call_us,
             f"273 foveated 16x16 patches, {batch} x [4, 1024, 1024] float32, fwd + bwd (grad: texture)",
             image,
-            lambda: tv.glimpse.sample_patches(image, meta, 16),
-            lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3),
+            lambda: tv.glimpse.sample_patches(image, meta, 16),  # noqa: F821
+            lambda: _torch_trilinear(image, uv, lod).view(batch, 273, 16, 16, 4).permute(0, 1, 4, 2, 3),  # noqa: F821
             grad,
         )
         del image, grad
@@ -200,13 +204,13 @@ def run(table: Any, per_call_us: Any) -> None:
     floor_bytes = features.numel() * 4 + 273 * 40 * 256 * 4
 
     def texture_unit() -> None:
-        pyramid.update(features)
-        pyramid.sample(layout)
+        pyramid.update(features)  # noqa: F821
+        pyramid.sample(layout)  # noqa: F821
 
     t = per_call_us(texture_unit, calls=20, runs=5)
     table.add(job, "texturevlm FeaturePyramid (texture unit, 10 RGBA textures)", t, floor_bytes)
     base = t[0]
-    t = per_call_us(lambda: tv.glimpse.sample_patches(features, meta, 16), calls=20, runs=5)
+    t = per_call_us(lambda: tv.glimpse.sample_patches(features, meta, 16), calls=20, runs=5)  # noqa: F821
     table.add(
         job,
         "texturevlm glimpse.sample_patches (software trilinear)",
@@ -214,7 +218,7 @@ def run(table: Any, per_call_us: Any) -> None:
         floor_bytes,
         f"{t[0] / base:.2f}x the texture unit's time",
     )
-    t = per_call_us(lambda: _torch_trilinear(features, uv, lod), calls=5, runs=3)
+    t = per_call_us(lambda: _torch_trilinear(features, uv, lod), calls=5, runs=3)  # noqa: F821
     table.add(
         job,
         "PyTorch avg_pool2d pyramid + grid_sample per level",

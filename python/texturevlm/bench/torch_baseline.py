@@ -143,14 +143,14 @@ def video_jobs(metadata, meta_width, patch, channels, rows, device):
                 host = gpu.cpu().numpy()  # pageable host memory, as a decoder or NumPy hands it over
                 what = f"{size}^2 {fmt}" + (f" x {batch}" if batch > 1 else "")
                 run = lambda f: sample_patches(pyramid(to_float(f)), scaled, patch, channels)  # noqa: E731
-                med, low = time_us(lambda: run(gpu), device)
+                med, low = time_us(lambda: run(gpu), device)  # noqa: F821
                 yield (
                     f"video, CUDA frame {what}: pyramid + patches",
                     med,
                     low,
                     tvlm_best(rows, f"CUDA frame {what} ->", prefix=True),
                 )
-                med, low = time_us(lambda: run(torch.from_numpy(host).to(device)), device, heavy=True)
+                med, low = time_us(lambda: run(torch.from_numpy(host).to(device)), device, heavy=True)  # noqa: F821
                 yield (
                     f"video, host frame {what}: upload + pyramid + patches",
                     med,
