@@ -359,3 +359,98 @@ def test_images_of_different_sizes_in_one_call_equal_each_alone():
     both = processor([a, b], return_tensors="np")["pixel_values"]
     np.testing.assert_array_equal(both[0], processor(a, return_tensors="np")["pixel_values"][0])
     np.testing.assert_array_equal(both[1], processor(b, return_tensors="np")["pixel_values"][0])
+
+
+def test_call_time_keyword_arguments_run_the_call_as_a_processor_built_with_them(rng):
+    # HF's processors take config values per call; texturevlm's own (filter, dtype) too. A
+    # call with them equals a processor built with them, and leaves the processor as it was.
+    image = random_image(rng, (3, 90, 130))
+    siglip = SiglipImageProcessor(backend="cpu")
+    default = siglip(image).pixel_values
+    for kwargs in (
+        {"filter": "bicubic"},
+        {"size": {"height": 64, "width": 48}},
+        {"do_normalize": False},
+        {"image_mean": [0.1, 0.2, 0.3], "image_std": [0.9, 0.8, 0.7]},
+        {"do_rescale": False, "do_normalize": False},
+        {"dtype": "float16"},
+    ):
+        got = siglip(image, **kwargs).pixel_values
+        want = SiglipImageProcessor(backend="cpu", **kwargs)(image).pixel_values
+        np.testing.assert_array_equal(got, want)
+        assert got.shape != default.shape or got.dtype != default.dtype or not np.array_equal(got, default), kwargs
+    np.testing.assert_array_equal(siglip(image).pixel_values, default)  # the processor itself unchanged
+    np.testing.assert_array_equal(
+        siglip.preprocess(image, filter="bicubic").pixel_values, siglip(image, filter="bicubic").pixel_values
+    )
+    # None means the processor's own value, as in HF.
+    np.testing.assert_array_equal(siglip(image, size=None, do_normalize=None).pixel_values, default)
+
+    clip = CLIPImageProcessor(backend="cpu")
+    cropped = clip(image, crop_size={"height": 100, "width": 80}, size={"shortest_edge": 120}).pixel_values
+    assert cropped.shape == (1, 3, 100, 80)
+    assert clip(image, do_center_crop=False).pixel_values.shape == (1, 3, 224, 323)
+
+
+def test_a_call_time_size_wins_over_the_configs_pixel_budget(rng):
+    # HF's Qwen2-VL preprocess: size given at call time replaces min_pixels / max_pixels.
+    image = random_image(rng, (3, 300, 200))
+    qwen = Qwen2VLImageProcessor(backend="cpu", min_pixels=3136, max_pixels=50176)
+    _, small = ref.qwen_pixel_values([image], 3136, 50176)
+    np.testing.assert_array_equal(qwen(image).image_grid_thw, small)
+    _, large = ref.qwen_pixel_values([image], 3136, 1003520)
+    assert not np.array_equal(small, large)
+    np.testing.assert_array_equal(
+        qwen(image, size={"shortest_edge": 3136, "longest_edge": 1003520}).image_grid_thw, large
+    )
+    np.testing.assert_array_equal(qwen(image, max_pixels=1003520).image_grid_thw, large)
+
+
+def test_call_time_arguments_it_cannot_honour_are_refused_by_name(rng):
+    image = random_image(rng, (3, 40, 40))
+    siglip = SiglipImageProcessor(backend="cpu")
+    for kwargs, match in (
+        ({"do_pad": True}, "do_pad=True is not supported"),
+        ({"data_format": "channels_last"}, "data_format='channels_last' is not supported"),
+        ({"device": "cuda"}, "device='cuda' is not supported"),
+        ({"return_tensors": "tf"}, "return_tensors='tf'"),
+        ({"sharpen": True}, "unknown keyword argument 'sharpen'"),
+        ({"filter": "lanczos"}, "filter is one of"),
+        ({"resample": 1}, "resample=1"),
+    ):
+        with pytest.raises(ProcessorInputError, match=match):
+            siglip(image, **kwargs)
+    # What HF passes and changes nothing here is accepted.
+    same = siglip(image, return_tensors="np", data_format="channels_first", disable_grouping=True, do_pad=False)
+    np.testing.assert_array_equal(same.pixel_values, siglip(image).pixel_values)
+
+
+@pytest.mark.parametrize(
+    "config,expected",
+    [
+        ({"feature_extractor_type": "CLIPFeatureExtractor"}, CLIPImageProcessor),
+        ({"feature_extractor_type": "SiglipFeatureExtractor"}, SiglipImageProcessor),
+        ({"processor_class": "SiglipProcessor"}, SiglipImageProcessor),
+        ({"processor_class": "Qwen2_5_VLProcessor"}, Qwen2VLImageProcessor),
+        (
+            {"image_processor_type": "Qwen2VLImageProcessorFast", "processor_class": "CLIPProcessor"},
+            Qwen2VLImageProcessor,
+        ),
+    ],
+)
+def test_from_pretrained_finds_the_class_as_auto_image_processor_does(tmp_path, config, expected):
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(config))
+    assert type(from_pretrained(tmp_path, backend="cpu")) is expected
+    assert type(from_pretrained(config, backend="cpu")) is expected
+
+
+def test_from_pretrained_falls_back_to_the_model_type(tmp_path):
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"height": 64, "width": 64}}))
+    with pytest.raises(ProcessorInputError, match="names no processor class"):
+        from_pretrained(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "siglip"}))
+    loaded = from_pretrained(tmp_path, backend="cpu")
+    assert type(loaded) is SiglipImageProcessor and loaded.size == {"height": 64, "width": 64}
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(ProcessorInputError, match="no texturevlm processor"):
+        from_pretrained(tmp_path)

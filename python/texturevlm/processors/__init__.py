@@ -11,7 +11,9 @@ per output pixel) and normalization and patch order fused into that one CUDA ker
 filter='bicubic' computes PyTorch's antialiased bicubic instead, Hugging Face's own resize,
 to float rounding; docs/processors.md has the differences of both measured."""
 
-from typing import Any
+import json
+import os
+from typing import Any, Dict, Optional
 
 from ._common import BatchFeature, load_config
 from ._rules import ProcessorInputError, smart_resize
@@ -41,16 +43,60 @@ _BY_TYPE = {
 }
 
 
-def from_pretrained(path: Any, **overrides: Any) -> Any:
-    """The processor a config names (image_processor_type / video_processor_type), from a
-    model folder, a preprocessor_config.json or a dict: AutoImageProcessor without the
-    network. Keyword arguments override config values and take filter / dtype / backend."""
-    config = load_config(path)
+#: Processors by the multimodal processor's class (a config naming only processor_class).
+_BY_PROCESSOR_CLASS = {
+    "CLIPProcessor": CLIPImageProcessor,
+    "SiglipProcessor": SiglipImageProcessor,
+    "Qwen2VLProcessor": Qwen2VLImageProcessor,
+    "Qwen2_5_VLProcessor": Qwen2VLImageProcessor,
+}
+
+#: Processors by the model's type (model_type in the folder's config.json), HF's last resort.
+_BY_MODEL_TYPE = {
+    "clip": CLIPImageProcessor,
+    "siglip": SiglipImageProcessor,
+    "qwen2_vl": Qwen2VLImageProcessor,
+    "qwen2_5_vl": Qwen2VLImageProcessor,
+}
+
+
+def _named_class(config: Dict[str, Any], path: Any) -> Optional[Any]:
+    """The processor class a config names, looked up in AutoImageProcessor's order:
+    image_processor_type (or video_processor_type), feature_extractor_type (older CLIP and
+    SigLIP checkpoints: *FeatureExtractor read as *ImageProcessor), processor_class, and
+    last the model_type of the model folder's config.json."""
     name = config.get("image_processor_type") or config.get("video_processor_type")
-    cls = _BY_TYPE.get(str(name))
+    if name:
+        return _BY_TYPE.get(str(name))
+    feature_extractor = config.get("feature_extractor_type")
+    if feature_extractor:
+        return _BY_TYPE.get(str(feature_extractor).replace("FeatureExtractor", "ImageProcessor"))
+    if config.get("processor_class"):
+        return _BY_PROCESSOR_CLASS.get(str(config["processor_class"]))
+    if not isinstance(path, dict) and os.path.isdir(os.fspath(path)):
+        model_config = os.path.join(os.fspath(path), "config.json")
+        try:
+            with open(model_config) as f:
+                model_type = json.load(f).get("model_type")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return _BY_MODEL_TYPE.get(str(model_type))
+    return None
+
+
+def from_pretrained(path: Any, **overrides: Any) -> Any:
+    """The processor a config names, from a model folder, a preprocessor_config.json or a
+    dict: AutoImageProcessor without the network, resolving the class as it does
+    (image_processor_type, feature_extractor_type, processor_class, the model's
+    model_type). Keyword arguments override config values and take filter / dtype / backend."""
+    config = load_config(path)
+    cls = _named_class(config, path)
     if cls is None:
+        named = {
+            k: config[k] for k in ("image_processor_type", "feature_extractor_type", "processor_class") if k in config
+        }
         raise ProcessorInputError(
-            f"no texturevlm processor for {name!r}: texturevlm has "
+            f"no texturevlm processor for {named or 'a config that names no processor class'}: texturevlm has "
             f"{', '.join(sorted(_BY_TYPE))}; construct one of them from the config yourself"
         )
     return cls(**{**config, **overrides})

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _tensors
 from .._tensors import ImageSpec
+from ._call_options import convert_outputs, split_call_kwargs
 from ._resize import FILTERS, OUT_DTYPES, CudaCall, Normalize, Plan, cuda_launch, remember_call, write_host
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_number
 
@@ -95,10 +96,40 @@ class Processor:
         self.resample = c.get("resample", 3)
         check_resample(self.resample)
         self.filter, self.dtype, self.backend = filter, dtype, backend
+        self._config = dict(config)  # what variants for calls with keyword arguments start from
+        self._variants: Dict[Any, "Processor"] = {}
         self._normalize = Normalize.of(
             self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean, self.image_std
         )
         self._plans: Dict[Any, Plan] = {}
+
+    def __call__(self, images: Any, input_data_format: Optional[str] = None, **kwargs: Any) -> BatchFeature:
+        """The processor's outputs for `images`. Keyword arguments as HF's processors take
+        them: config values (do_resize, size, image_mean, ...; filter, dtype, backend) run this
+        call as a processor built with them; return_tensors 'pt' / 'np' / 'jax'; others HF
+        accepts are honoured where they change nothing and refused by name where they would."""
+        overrides, return_tensors = split_call_kwargs(kwargs)
+        processor = self._variant(overrides) if overrides else self
+        return convert_outputs(processor._process(images, input_data_format), return_tensors)
+
+    def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
+        raise NotImplementedError
+
+    def _variant(self, overrides: Dict[str, Any]) -> "Processor":
+        """This processor with `overrides` applied to its config, made once per set of values."""
+        key = tuple(sorted((name, repr(value)) for name, value in overrides.items()))
+        variant = self._variants.get(key)
+        if variant is None:
+            own = {"filter": self.filter, "dtype": self.dtype, "backend": self.backend}
+            variant = type(self)(**{**own, **self._call_config(overrides)})
+            if len(self._variants) >= 16:
+                self._variants.clear()
+            self._variants[key] = variant
+        return variant
+
+    def _call_config(self, overrides: Dict[str, Any]) -> Dict[str, Any]:
+        """The config a call with `overrides` runs with."""
+        return {**self._config, **overrides}
 
     def _outputs(
         self,

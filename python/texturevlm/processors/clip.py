@@ -75,10 +75,9 @@ class FixedSizeImageProcessor(Processor):
             self._plans[(height, width)] = plan
         return plan
 
-    def __call__(self, images: Any, input_data_format: Optional[str] = None, **_: Any) -> BatchFeature:
+    def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         """pixel_values [B, 3, h, w] of `images` (one, a list, or a [B, C, H, W] batch), in
-        their framework on their device. Other keyword arguments HF takes (return_tensors,
-        ...) are accepted and ignored: outputs are always tensors like the inputs."""
+        their framework on their device."""
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
@@ -94,7 +93,9 @@ class FixedSizeImageProcessor(Processor):
         h, w = sizes.pop()
         return self._outputs(runner, plans, (sum(s.batch for s in specs), 3, h, w), pending)
 
-    preprocess = __call__
+    def preprocess(self, images: Any, **kwargs: Any) -> BatchFeature:
+        """The same as calling the processor, as HF names it."""
+        return self(images, **kwargs)
 
 
 class CLIPImageProcessor(FixedSizeImageProcessor):

@@ -77,10 +77,19 @@ class Qwen2VLImageProcessor(Processor):
         _, h, w = self.grid(self.plan(height, width))
         return h * w
 
-    def __call__(self, images: Any, input_data_format: Optional[str] = None, **_: Any) -> BatchFeature:
+    def _call_config(self, overrides: Dict[str, Any]) -> Dict[str, Any]:
+        """As HF's preprocess: a call's `size` wins over the config's min_pixels / max_pixels."""
+        config = {**self._config, **overrides}
+        if "size" in overrides:
+            for name in ("min_pixels", "max_pixels"):
+                if name not in overrides:
+                    config.pop(name, None)
+        return config
+
+    def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         """pixel_values and image_grid_thw of `images` (one, a list of any sizes, or a
         [B, C, H, W] batch), in their framework on their device; image_grid_thw on the host
-        as HF makes it. Other HF keyword arguments are accepted and ignored."""
+        as HF makes it."""
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
@@ -92,7 +101,9 @@ class Qwen2VLImageProcessor(Processor):
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
         return self._outputs(runner, plans, (rows, width), pending, grids)
 
-    preprocess = __call__
+    def preprocess(self, images: Any, **kwargs: Any) -> BatchFeature:
+        """The same as calling the processor, as HF names it."""
+        return self(images, **kwargs)
 
 
 class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
@@ -110,8 +121,16 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
             raise ProcessorInputError("do_sample_frames: texturevlm takes the frames you pass; sample them first")
         super().__init__(filter, dtype, backend, **config)
 
-    def __call__(self, videos: Any, input_data_format: Optional[str] = None, **_: Any) -> BatchFeature:
-        """`videos`: a [T, C, H, W] tensor (one video), or a list of them / of lists of frames."""
+    def __call__(self, videos: Any, input_data_format: Optional[str] = None, **kwargs: Any) -> BatchFeature:
+        """pixel_values_videos and video_grid_thw of `videos`: a [T, C, H, W] tensor (one
+        video), or a list of them / of lists of frames. Keyword arguments as for images."""
+        return super().__call__(videos, input_data_format, **kwargs)
+
+    def preprocess(self, videos: Any, **kwargs: Any) -> BatchFeature:
+        """The same as calling the processor, as HF names it."""
+        return self(videos, **kwargs)
+
+    def _process(self, videos: Any, input_data_format: Optional[str]) -> BatchFeature:
         clips = videos if isinstance(videos, (list, tuple)) and videos and _is_clip(videos[0]) else [videos]
         pixel_rows, grids, runners = [], [], []
         for clip in clips:
