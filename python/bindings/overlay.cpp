@@ -8,9 +8,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "python/bindings/arrays.h"
@@ -22,6 +24,7 @@
 #include "engine/overlay/overlay_renderer.h"
 #include "engine/overlay/overlay_scene.h"
 #include "engine/overlay/overlay_scene_json.h"
+#include "engine/overlay/overlay_scene_reader.h"
 #include "python/bindings/vulkan_device.h"
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
@@ -81,6 +84,106 @@ OverlayShapes shapes_for(OverlaySceneFile& file, uint32_t width, uint32_t height
 
 OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height, KnnLinks* links, bool device_links) {
     OverlaySceneFile file = parse_overlay_scene(json, "the scene");
+    return shapes_for(file, width, height, links, device_links);
+}
+
+// A scene as Python holds it (dicts, lists or tuples, numbers, booleans, strings; NumPy
+// scalars too) for read_overlay_scene_tree: read in place, no JSON text in between, which
+// cost a large scene far more than drawing it. Called with the GIL held; nodes are borrowed
+// from the caller's scene.
+struct PythonTree {
+    using Node = PyObject*;
+    static bool valid(Node n) { return n != nullptr; }
+    static bool is_object(Node n) { return PyDict_Check(n); }
+    static bool is_array(Node n) { return PyList_Check(n) || PyTuple_Check(n); }
+    template <class F>
+    static void for_each_key(Node n, F f) {
+        PyObject *key = nullptr, *value = nullptr;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(n, &pos, &key, &value)) {
+            Py_ssize_t length = 0;
+            const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &length) : nullptr;
+            if (!text) {
+                PyErr_Clear();
+                f(std::string_view("<a key that is not a string>"));
+            } else f(std::string_view(text, size_t(length)));
+        }
+    }
+    // Keys are the schema's string literals: each made a Python string once (hash kept), so
+    // a lookup hashes nothing (PyDict_GetItemString would build and hash a string per call).
+    static Node find(Node n, const char* key) {
+        static std::unordered_map<const char*, PyObject*> keys;  // under the GIL; kept for the process
+        PyObject*& interned = keys[key];
+        if (!interned) interned = PyUnicode_InternFromString(key);
+        return interned ? PyDict_GetItem(n, interned) : PyDict_GetItemString(n, key);
+    }
+    static size_t size(Node n) { return size_t(PyList_Check(n) ? PyList_GET_SIZE(n) : PyTuple_GET_SIZE(n)); }
+    static Node at(Node n, size_t i) {
+        return PyList_Check(n) ? PyList_GET_ITEM(n, Py_ssize_t(i)) : PyTuple_GET_ITEM(n, Py_ssize_t(i));
+    }
+    // A number: int or float, or a scalar with __float__ (NumPy's); not bool, str or a sequence.
+    static std::optional<double> number(Node n) {
+        if (PyBool_Check(n)) return std::nullopt;
+        if (PyFloat_Check(n)) return PyFloat_AS_DOUBLE(n);
+        if (!PyLong_Check(n) && (!PyNumber_Check(n) || PySequence_Check(n))) return std::nullopt;
+        const double d = PyLong_Check(n) ? PyLong_AsDouble(n) : PyFloat_AsDouble(n);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();  // an int past double's range, or a failing __float__
+            return PyLong_Check(n) ? std::optional<double>(std::numeric_limits<double>::infinity()) : std::nullopt;
+        }
+        return d;
+    }
+    // A whole number: int or a scalar with __index__ (NumPy's integers); not bool.
+    static std::optional<int64_t> integer(Node n) {
+        const std::optional<PyObject*> index = as_index(n);
+        if (!index) return std::nullopt;
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(*index, &overflow);
+        Py_DECREF(*index);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        return int64_t(v);
+    }
+    static std::optional<uint64_t> unsigned_integer(Node n) {
+        const std::optional<PyObject*> index = as_index(n);
+        if (!index) return std::nullopt;
+        const unsigned long long v = PyLong_AsUnsignedLongLong(*index);  // negative: an error
+        Py_DECREF(*index);
+        if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        return uint64_t(v);
+    }
+    static std::optional<bool> boolean(Node n) {
+        return PyBool_Check(n) ? std::optional<bool>(n == Py_True) : std::nullopt;
+    }
+    static std::optional<std::string> string(Node n) {
+        Py_ssize_t length = 0;
+        const char* text = PyUnicode_Check(n) ? PyUnicode_AsUTF8AndSize(n, &length) : nullptr;
+        if (!text) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        return std::string(text, size_t(length));
+    }
+
+private:
+    static std::optional<PyObject*> as_index(Node n) {  // a new reference
+        if (PyBool_Check(n) || !PyIndex_Check(n)) return std::nullopt;
+        PyObject* index = PyNumber_Index(n);
+        if (!index) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        return index;
+    }
+};
+
+OverlayShapes shapes_of_scene(nb::handle scene, uint32_t width, uint32_t height, KnnLinks* links, bool device_links) {
+    OverlaySceneFile file = read_overlay_scene_tree<PythonTree>(scene.ptr(), "the scene");
     return shapes_for(file, width, height, links, device_links);
 }
 
@@ -186,7 +289,12 @@ void bind_overlay(nb::module_& m) {
     nb::class_<KnnLinks>(m, "KnnLinks", "A KNN graph over tracked points, kept across frames (hysteresis).")
         .def(nb::init<uint32_t, uint32_t, float>(), nb::arg("k"), nb::arg("hysteresis"), nb::arg("width"));
     m.def("overlay_shapes", &shapes_of, nb::arg("json"), nb::arg("width"), nb::arg("height"),
-          nb::arg("links").none() = nb::none(), nb::arg("device_links") = false);
+          nb::arg("links").none() = nb::none(), nb::arg("device_links") = false,
+          "Shape records of a scene in JSON text for a width x height frame.");
+    m.def("overlay_shapes_of_scene", &shapes_of_scene, nb::arg("scene"), nb::arg("width"), nb::arg("height"),
+          nb::arg("links").none() = nb::none(), nb::arg("device_links") = false,
+          "Shape records of a scene dict for a width x height frame, read in place (no JSON); the same "
+          "schema, checks and messages as the JSON text.");
     nb::class_<BoxStyle>(m, "OverlayBoxStyle",
                          "How draw_bounding_boxes draws: stroke width, corner radius, label "
                          "size, point radius, fill opacity.")

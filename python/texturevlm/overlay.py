@@ -96,14 +96,12 @@ class Overlay:
         """Composites `scene` over `frame` ([H, W, 4] uint8 or float16, rows contiguous) and
         returns it: in place, or a new tensor or array (`inplace=False`; the frame is left
         as it was). `srgb`: uint8 bytes are sRGB and blend in linear light."""
-        json_text = _scene_json(scene)
-        return self._draw(
-            frame,
-            lambda w, h, links, on_device: _core.overlay_shapes(json_text, w, h, links, on_device),
-            srgb,
-            stream,
-            inplace,
-        )
+        if isinstance(scene, dict):  # read in place by the engine: no JSON text in between
+            make_shapes = lambda w, h, links, on_device: _core.overlay_shapes_of_scene(scene, w, h, links, on_device)  # noqa: E731
+        else:
+            json_text = _scene_json(scene)
+            make_shapes = lambda w, h, links, on_device: _core.overlay_shapes(json_text, w, h, links, on_device)  # noqa: E731
+        return self._draw(frame, make_shapes, srgb, stream, inplace)
 
     def draw_bounding_boxes(
         self,

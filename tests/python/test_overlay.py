@@ -153,6 +153,69 @@ def test_knn_links_and_refusals(rng: np.random.Generator) -> None:
 
 
 @needs_vulkan
+def test_a_scene_dict_draws_as_its_json_text_and_is_refused_alike(rng: np.random.Generator) -> None:
+    # Dicts are read in place by the engine (no JSON text): the same frame as the scene's
+    # JSON, NumPy scalars and tuples taken as their values, and every refusal the same as
+    # the JSON reader's, leaving the frame as it was.
+    import json
+
+    for seed in range(3):
+        scene = random_scene(np.random.default_rng(seed), 96, 64, labels=True)
+        frame = random_frame(rng, 96, 64)
+        from_dict = tv.overlay.draw(frame, scene, knn=2, backend="cpu", inplace=False)
+        from_text = tv.overlay.draw(frame, json.dumps(scene), knn=2, backend="cpu", inplace=False)
+        np.testing.assert_array_equal(from_dict, from_text)
+        assert (from_dict != frame).any()
+    numpy_scene = {
+        "boxes": [
+            {
+                "x": np.float32(20),
+                "y": np.float64(16),
+                "width": np.int64(12),
+                "height": 10,
+                "stroke": (255, 0, np.uint8(9)),
+            }
+        ],
+        "points": [{"x": 5, "y": 6, "track": np.uint64(2**63 + 5)}],
+    }
+    plain_scene = {
+        "boxes": [{"x": 20.0, "y": 16.0, "width": 12, "height": 10, "stroke": [255, 0, 9]}],
+        "points": [{"x": 5, "y": 6, "track": 2**63 + 5}],
+    }
+    frame = random_frame(rng, 48, 32)
+    np.testing.assert_array_equal(
+        tv.overlay.draw(frame, numpy_scene, backend="cpu", inplace=False),
+        tv.overlay.draw(frame, json.dumps(plain_scene), backend="cpu", inplace=False),
+    )
+    bad = [
+        ({"boxs": []}, 'unknown key "boxs"'),
+        ({"boxes": {}}, '"boxes" must be a list'),
+        ({"boxes": [{"x": 1, "y": 1, "width": 2}]}, r'boxes\[0\]: "height" is missing'),
+        ({"boxes": [{"x": 1, "y": 1, "width": 2, "height": 2, "size": 3}]}, r'boxes\[0\]: unknown key "size"'),
+        ({"points": [{"x": True, "y": 0}]}, r"points\[0\].x: expected a number"),
+        ({"points": [{"x": "1", "y": 0}]}, r"points\[0\].x: expected a number"),
+        ({"points": [{"x": float("inf"), "y": 0}]}, "NaN or infinite"),
+        ({"points": [{"x": 1e39, "y": 0}]}, "within a float's range"),
+        ({"points": [{"x": 0, "y": 0, "track": -1}]}, "track: expected a non-negative integer"),
+        ({"points": [{"x": 0, "y": 0, "color": [1, 2]}]}, r"color: expected \[r, g, b\]"),
+        ({"points": [{"x": 0, "y": 0, "color": [1, 2, 256]}]}, r"color: expected \[r, g, b\]"),
+        ({"points": [{"x": 0, "y": 0, "color": [1, 2, 3.5]}]}, r"color: expected \[r, g, b\]"),
+        ({"lines": [{"x0": 0, "y0": 0, "x1": 1, "y1": 1, "round_caps": 1}]}, "round_caps: expected true or false"),
+        ({"labels": [{"x": 0, "y": 0, "text": 5}]}, r"labels\[0\].text: expected a string"),
+        ({"trails": [{"xy": [0, 1, "2"]}]}, r"trails\[0\].xy: expected \[x0, y0"),
+        ({"boxes": [{1: 2}]}, "unknown key"),
+    ]
+    frame = random_frame(rng, 32, 32)
+    before = frame.copy()
+    for scene, match in bad:
+        with pytest.raises(tv.Error, match=match):
+            tv.overlay.draw(frame, scene, backend="cpu")
+        if match != "NaN or infinite":  # JSON has no infinity
+            with pytest.raises(tv.Error, match=match):
+                tv.overlay.draw(frame, json.dumps(scene, allow_nan=True), backend="cpu")
+    np.testing.assert_array_equal(frame, before)
+
+
 def test_a_thousand_vulkan_draws_leave_no_fds(rng: np.random.Generator) -> None:
     frame = random_frame(rng, 40, 30)
     scene = random_scene(rng, 40, 30)
