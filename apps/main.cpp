@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kUsage =
     "tvlm: feed vision-language models from GPU texture hardware\n"
     "\n"
-    "usage: tvlm <command> [options]   (tvlm <command> --help for its options)\n"
+    "usage: tvlm <command> [options]   (tvlm <command> --help for its options; tvlm --version)\n"
     "\n"
     "commands:\n"
     "  info     Vulkan version, devices, their UUIDs, fd export support, CUDA match\n"
@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V")) {
+        std::printf("tvlm %s (texturevlm)\n", TVLM_VERSION);
+        return 0;
     }
     const std::string command = argv[1];
     try {

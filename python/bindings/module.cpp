@@ -4,6 +4,7 @@
 
 NB_MODULE(_core, m) {
     m.doc() = "texturevlm's engine: layouts, and mip pyramids on the CPU reference, Vulkan and CUDA.";
+    m.attr("__version__") = TVLM_VERSION;  // CMakeLists.txt's project(VERSION), as the wheel's
     // The one error type; its message says what was wrong and what to do.
     nanobind::exception<tvlm::Error>(m, "Error", PyExc_RuntimeError);
     tvlm::py::bind_chart(m);

@@ -19,7 +19,7 @@ Errors are texturevlm.Error (a RuntimeError) with a message that says what to do
 # pytorch/pytorch#2083 and its kin).
 import numpy as _numpy  # noqa: F401  (imported for its side effect: the load order above)
 
-from . import fields, glimpse, layouts, overlay, video
+from . import _core, fields, glimpse, layouts, overlay, video
 from ._core import Error, cuda_built
 from ._devices import Device, devices, unavailable
 from .chart import test_chart
@@ -51,7 +51,7 @@ __all__ = [
     "unavailable",
     "video",
 ]
-__version__ = "0.1.0"
+__version__: str = _core.__version__  # CMakeLists.txt's project(VERSION), as tvlm --version
 
 
 def _release_at_exit() -> None:

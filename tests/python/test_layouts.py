@@ -149,3 +149,20 @@ def test_anisotropic_glimpse_keeps_the_tiles_nearest_the_fixation():
 def test_bad_anisotropic_glimpses(kwargs, match):
     with pytest.raises(tv.Error, match=match):
         tv.layouts.anisotropic(300, 200, patch_size=8, **kwargs)
+
+
+def test_one_version_for_the_package_the_engine_and_the_wheel() -> None:
+    """texturevlm.__version__ is the engine's (CMakeLists.txt's project(VERSION)), and the
+    installed distribution's version is the same (pyproject.toml reads it from there)."""
+    import importlib.metadata
+    import re
+
+    from texturevlm import _core
+
+    assert tv.__version__ == _core.__version__
+    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", tv.__version__)
+    try:
+        installed = importlib.metadata.version("texturevlm")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("texturevlm is not installed (run from a source tree): no distribution version to compare")
+    assert installed == tv.__version__
