@@ -166,3 +166,21 @@ def test_one_version_for_the_package_the_engine_and_the_wheel() -> None:
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("texturevlm is not installed (run from a source tree): no distribution version to compare")
     assert installed == tv.__version__
+
+
+def test_the_tvlm_console_script_runs_the_packaged_command_line() -> None:
+    """`pip install` gives `tvlm`: the console script beside this Python runs the command
+    line built into the package, the same version as the package."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = shutil.which("tvlm", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("no tvlm console script beside this Python (texturevlm is not pip-installed here)")
+    result = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"tvlm {tv.__version__} (texturevlm)\n"
+    result = subprocess.run([script, "nonsense"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "unknown command 'nonsense'" in result.stderr
