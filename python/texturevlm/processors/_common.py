@@ -112,6 +112,10 @@ class Processor:
         processor = self._variant(overrides) if overrides else self
         return convert_outputs(processor._process(images, input_data_format), return_tensors)
 
+    def preprocess(self, images: Any, **kwargs: Any) -> BatchFeature:
+        """The same as calling the processor, as HF names it."""
+        return self(images, **kwargs)
+
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         raise NotImplementedError
 

@@ -93,10 +93,6 @@ class FixedSizeImageProcessor(Processor):
         h, w = sizes.pop()
         return self._outputs(runner, plans, (sum(s.batch for s in specs), 3, h, w), pending)
 
-    def preprocess(self, images: Any, **kwargs: Any) -> BatchFeature:
-        """The same as calling the processor, as HF names it."""
-        return self(images, **kwargs)
-
 
 class CLIPImageProcessor(FixedSizeImageProcessor):
     """transformers' CLIPImageProcessor: shorter side to 224 (bicubic), 224x224 center crop,

@@ -101,10 +101,6 @@ class Qwen2VLImageProcessor(Processor):
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
         return self._outputs(runner, plans, (rows, width), pending, grids)
 
-    def preprocess(self, images: Any, **kwargs: Any) -> BatchFeature:
-        """The same as calling the processor, as HF names it."""
-        return self(images, **kwargs)
-
 
 class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
     """transformers' Qwen2VLVideoProcessor (without frame sampling: pass the frames to
