@@ -9,6 +9,7 @@
 
 #include "cuda/mips/box_mips.h"
 #include "cuda/cuda_handle.h"
+#include "engine/sampling/patch.h"
 #include "engine/textures/texture_desc.h"
 
 namespace tvlm {
@@ -25,10 +26,11 @@ struct CudaSamplerDesc {
 
     static CudaSamplerDesc point() { return {cudaFilterModePoint, cudaFilterModePoint}; }
     static CudaSamplerDesc trilinear() { return {}; }
-    // Trilinear with up to 16 taps along the footprint: what gradient layouts sample with.
+    // Trilinear with up to kMaxAnisotropy taps along the footprint: what gradient layouts
+    // sample with, on every backend.
     static CudaSamplerDesc anisotropic() {
         CudaSamplerDesc desc;
-        desc.max_anisotropy = 16;  // kMaxAnisotropy (engine/sampling/patch.h)
+        desc.max_anisotropy = kMaxAnisotropy;
         return desc;
     }
     bool operator==(const CudaSamplerDesc&) const = default;

@@ -69,7 +69,6 @@ CudaPatchSampler::CudaPatchSampler(PatchLayout layout, const gpu::PatchGpu* reco
 }
 
 CudaSamplerDesc CudaPatchSampler::sampler_desc() const {
-    static_assert(kMaxAnisotropy == 16, "CudaSamplerDesc::anisotropic() uses 16 taps");
     return gradients() ? CudaSamplerDesc::anisotropic() : CudaSamplerDesc::trilinear();
 }
 

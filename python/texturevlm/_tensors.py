@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _core
 from ._core import Error
 
 #: dtype names the engine reads (bfloat16 maps to float32 textures).
@@ -61,7 +62,6 @@ class ImageSpec:
     def view(self) -> Any:
         """The engine's typed description of this CUDA image (a _core.TensorView: its
         pointer, dtype, strides and channels, checked once here)."""
-        from . import _core
 
         return _core.TensorView(self.ptr, self.dtype, list(self.strides), self.channels)
 
@@ -228,7 +228,6 @@ def empty(framework: str, device: str, device_index: int, shape: Sequence[int], 
 
         with cupy.cuda.Device(device_index):
             return cupy.empty(tuple(shape), dtype=dtype)
-    from . import _core
 
     buffer, _ = _core.cuda_empty(device_index, list(shape), dtype)
     return jax_from_capsule(buffer, device_index) if framework == "jax" else buffer

@@ -96,8 +96,7 @@ def patches(
     texture.core.frame_to_patches(
         spec.view(),
         sampler,
-        out.data_ptr(),
-        out.numel() * out.element_size(),
+        *_tensors.pointer_and_bytes(out, "torch"),
         half,
         _tensors.torch_raw_stream()(spec.device_index),
     )

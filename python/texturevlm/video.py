@@ -265,7 +265,7 @@ class _NvdecStream:
     def sample(self, layout: Any, channels: int, half: bool) -> Tuple[Any, Any]:
         import torch
 
-        from ._tensors import torch_raw_stream
+        from ._tensors import pointer_and_bytes, torch_raw_stream
 
         copy = layout.on_device("torch", self.cuda_index)
         out = torch.empty(
@@ -277,8 +277,7 @@ class _NvdecStream:
             copy.sampler,
             channels,
             half,
-            out.data_ptr(),
-            out.numel() * out.element_size(),
+            *pointer_and_bytes(out, "torch"),
             torch_raw_stream()(self.cuda_index),
         )
         return out, copy.meta_one
