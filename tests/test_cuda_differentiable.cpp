@@ -278,3 +278,56 @@ TEST_CASE("A one-level chain needs no coarse buffer") {
     check_against_reference<double>(1, 3, 9, 7, 1, 200, 1e-10);
     check_against_reference<double>(1, 3, 9, 7, 1, 200, 1e-10, true);
 }
+
+TEST_CASE("CUDA patch grids: points as glimpse.sample_patches places them, and their adjoint's sums") {
+    const PatchGrid grid{2, 7, 5};
+    const size_t rows = size_t{grid.images} * grid.patches, count = grid.points();
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<double> meta(rows * 5), grad_uv(2 * count), grad_lod(count);
+    for (double& m : meta) m = unit(rng) * 1.4 - 0.2;
+    for (double& g : grad_uv) g = unit(rng) * 2 - 1;
+    for (double& g : grad_lod) g = unit(rng) * 2 - 1;
+    const auto step = [&](uint32_t i) { return (i + 0.5) / grid.patch_size - 0.5; };
+    // The definitions: point (row, k, j) at (cu + step_j su, cv + step_k sv), the row's lod
+    // and its image; a row's gradient sums its points' (times the steps for su, sv).
+    std::vector<double> want_uv, want_lod, want_meta(rows * 5, 0.0);
+    std::vector<int32_t> want_layer;
+    for (size_t r = 0; r < rows; ++r)
+        for (uint32_t k = 0; k < grid.patch_size; ++k)
+            for (uint32_t j = 0; j < grid.patch_size; ++j) {
+                const size_t i = want_lod.size();
+                want_uv.push_back(meta[r * 5] + step(j) * meta[r * 5 + 2]);
+                want_uv.push_back(meta[r * 5 + 1] + step(k) * meta[r * 5 + 3]);
+                want_lod.push_back(meta[r * 5 + 4]);
+                want_layer.push_back(int32_t(r / grid.patches));
+                want_meta[r * 5] += grad_uv[2 * i];
+                want_meta[r * 5 + 1] += grad_uv[2 * i + 1];
+                want_meta[r * 5 + 2] += grad_uv[2 * i] * step(j);
+                want_meta[r * 5 + 3] += grad_uv[2 * i + 1] * step(k);
+                want_meta[r * 5 + 4] += grad_lod[i];
+            }
+    const auto run = [&](auto zero, double tolerance) {
+        using T = decltype(zero);
+        CAPTURE(sizeof(T));
+        DeviceBuffer<T> d_meta = upload<T>(meta), uv = upload<T>(std::vector<double>(2 * count, std::nan(""))),
+                        lod = upload<T>(std::vector<double>(count, std::nan(""))), d_grad_uv = upload<T>(grad_uv),
+                        d_grad_lod = upload<T>(grad_lod), out = upload<T>(std::vector<double>(rows * 5, std::nan("")));
+        DeviceBuffer<int32_t> layer(count);
+        TVLM_CUDA_CHECK(cudaMemset(layer.data(), 0xff, count * sizeof(int32_t)));
+        patch_grid_points<T>(d_meta.data(), grid, uv.data(), lod.data(), layer.data(), nullptr);
+        patch_grid_adjoint<T>(d_grad_uv.data(), d_grad_lod.data(), grid, out.data(), nullptr);
+        TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+        check_close(download(uv.data(), 2 * count), want_uv, tolerance, "uv");
+        check_close(download(lod.data(), count), want_lod, tolerance, "lod");
+        check_close(download(out.data(), rows * 5), want_meta, tolerance * grid.patch_size * grid.patch_size,
+                    "the rows' gradients");
+        std::vector<int32_t> got_layer(count);
+        TVLM_CUDA_CHECK(cudaMemcpy(got_layer.data(), layer.data(), count * sizeof(int32_t), cudaMemcpyDeviceToHost));
+        CHECK(got_layer == want_layer);
+    };
+    run(double{}, 1e-14);
+    run(float{}, 4e-7);
+    CHECK_THROWS_WITH_AS(patch_grid_points<float>(nullptr, PatchGrid{1, 1, 0}, nullptr, nullptr, nullptr, nullptr),
+                         doctest::Contains("patch size of at least 1"), Error);
+}

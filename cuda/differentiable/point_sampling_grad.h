@@ -88,4 +88,21 @@ template <class T>
 void fold_chain_gradient(const FeatureChainShape& shape, ChainLevels<T> grad, cudaStream_t stream,
                          uint32_t* nonfinite = nullptr);
 
+// Patches of P x P samples placed by metadata rows [images, patches, 5] of (cu, cv, su, sv,
+// lod), the layouts' metadata (glimpse.sample_patches): sample (j, k) of a row at
+// u = cu + ((j + 0.5) / P - 0.5) * su, v = cv + ((k + 0.5) / P - 0.5) * sv, level lod, layer
+// its image. Points are numbered (image, patch, k, j), j fastest.
+struct PatchGrid {
+    uint32_t images = 0, patches = 0, patch_size = 0;
+    size_t points() const { return size_t{images} * patches * patch_size * patch_size; }
+};
+
+// The grid's points (uv [2 * points], lod, layer [points]) from meta [images * patches * 5].
+template <class T>
+void patch_grid_points(const T* meta, const PatchGrid& grid, T* uv, T* lod, int32_t* layer, cudaStream_t stream);
+
+// d loss / d meta [images * patches * 5] from d loss / d the points' uv and lod.
+template <class T>
+void patch_grid_adjoint(const T* grad_uv, const T* grad_lod, const PatchGrid& grid, T* grad_meta, cudaStream_t stream);
+
 }  // namespace tvlm

@@ -156,9 +156,18 @@ ChainLevels<T> levels_of(uintptr_t level0, uintptr_t coarse) {
     return {ptr<T>(level0), ptr<T>(coarse)};
 }
 
+// Where a patch grid's points live in one buffer of 4 * points values of T: uv, lod, then
+// the layers (int32, no wider than T).
+template <class T>
+PointBatch<T> grid_points(uintptr_t buffer, size_t count) {
+    T* p = ptr<T>(buffer);
+    return {p, p + 2 * count, reinterpret_cast<const int32_t*>(p + 3 * count), count};
+}
+
 // A chain's launch plan on one device: its shape and value type, checked once when Python
 // makes it (and kept per shape), then every call of the chain's kernels with tensors by
-// address and the caller's stream.
+// address and the caller's stream. Each user call is one call here: the forward builds the
+// chain and samples, the backward scatters and folds.
 class CudaChain {
 public:
     CudaChain(int device, const std::string& dtype, uint32_t layers, uint32_t channels, uint32_t width, uint32_t height,
@@ -167,51 +176,88 @@ public:
 
     // Levels 1.. into `coarse` (channels last) from level 0.
     void build(uintptr_t level0, uintptr_t coarse, uintptr_t stream) const {
-        const DeviceGuard guard(device_);
-        if (job_.doubles)
-            build_feature_chain<double>(job_.shape, ptr<double>(level0), ptr<double>(coarse), stream_of(stream));
-        else build_feature_chain<float>(job_.shape, ptr<float>(level0), ptr<float>(coarse), stream_of(stream));
+        typed([&](auto t) {
+            using T = decltype(t);
+            build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), stream_of(stream));
+        });
     }
     // grad_level0 = what the coarse levels' gradient sends back to level 0 (grad_coarse is
     // changed on the way).
     void fold(uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t stream) const {
-        const DeviceGuard guard(device_);
         uint32_t* nonfinite = checked_backward(device_);
-        if (job_.doubles)
-            fold_chain_gradient<double>(job_.shape, levels_of<double>(grad_level0, grad_coarse), stream_of(stream),
-                                        nonfinite);
-        else
-            fold_chain_gradient<float>(job_.shape, levels_of<float>(grad_level0, grad_coarse), stream_of(stream),
-                                       nonfinite);
+        typed([&](auto t) {
+            using T = decltype(t);
+            fold_chain_gradient<T>(job_.shape, levels_of<T>(grad_level0, grad_coarse), stream_of(stream), nonfinite);
+        });
     }
-    void sample(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
-                uintptr_t out, uintptr_t stream) const {
-        const DeviceGuard guard(device_);
-        if (job_.doubles)
-            sample_points_forward<double>(job_.shape, levels_of<const double>(level0, coarse),
-                                          batch<double>(uv, lod, layer, count), ptr<double>(out), stream_of(stream));
-        else
-            sample_points_forward<float>(job_.shape, levels_of<const float>(level0, coarse),
-                                         batch<float>(uv, lod, layer, count), ptr<float>(out), stream_of(stream));
+    // The chain, then its samples at the points.
+    void forward(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
+                 uintptr_t out, uintptr_t stream) const {
+        typed([&](auto t) {
+            using T = decltype(t);
+            build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), stream_of(stream));
+            sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse), batch<T>(uv, lod, layer, count),
+                                     ptr<T>(out), stream_of(stream));
+        });
     }
     void backward(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
                   uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_uv,
                   uintptr_t grad_lod, uintptr_t stream) const {
-        const DeviceGuard guard(device_);
         uint32_t* nonfinite = checked_backward(device_);
-        if (job_.doubles)
-            sample_points_backward<double>(job_.shape, levels_of<const double>(level0, coarse),
-                                           batch<double>(uv, lod, layer, count), ptr<double>(grad_out),
-                                           levels_of<double>(grad_level0, grad_coarse), ptr<double>(grad_uv),
-                                           ptr<double>(grad_lod), stream_of(stream), nonfinite);
-        else
-            sample_points_backward<float>(job_.shape, levels_of<const float>(level0, coarse),
-                                          batch<float>(uv, lod, layer, count), ptr<float>(grad_out),
-                                          levels_of<float>(grad_level0, grad_coarse), ptr<float>(grad_uv),
-                                          ptr<float>(grad_lod), stream_of(stream), nonfinite);
+        typed([&](auto t) {
+            using T = decltype(t);
+            sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse), batch<T>(uv, lod, layer, count),
+                                      ptr<T>(grad_out), levels_of<T>(grad_level0, grad_coarse), ptr<T>(grad_uv),
+                                      ptr<T>(grad_lod), stream_of(stream), nonfinite);
+        });
+    }
+    // The chain, the points of a patch grid from meta [images, patches, 5] into `points`
+    // (4 * count values, kept for the backward), then their samples [count, channels].
+    void forward_patches(uintptr_t level0, uintptr_t coarse, uintptr_t meta, const PatchGrid& grid, uintptr_t points,
+                         uintptr_t out, uintptr_t stream) const {
+        check_grid_layers(grid);
+        typed([&](auto t) {
+            using T = decltype(t);
+            const PointBatch<T> p = grid_points<T>(points, grid.points());
+            patch_grid_points<T>(ptr<const T>(meta), grid, ptr<T>(points), const_cast<T*>(p.lod),
+                                 const_cast<int32_t*>(p.layer), stream_of(stream));
+            build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), stream_of(stream));
+            sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse), p, ptr<T>(out), stream_of(stream));
+        });
+    }
+    // Gradients to the chain (as backward), and, where grad_meta is not 0, to the metadata
+    // rows; grad_points (3 * count values) holds the points' gradients on the way.
+    void backward_patches(uintptr_t level0, uintptr_t coarse, const PatchGrid& grid, uintptr_t points,
+                          uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_points,
+                          uintptr_t grad_meta, uintptr_t stream) const {
+        check_grid_layers(grid);
+        uint32_t* nonfinite = checked_backward(device_);
+        typed([&](auto t) {
+            using T = decltype(t);
+            const size_t count = grid.points();
+            T* grad_uv = ptr<T>(grad_points);
+            sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse), grid_points<T>(points, count),
+                                      ptr<T>(grad_out), levels_of<T>(grad_level0, grad_coarse), grad_uv,
+                                      grad_uv + 2 * count, stream_of(stream), nonfinite);
+            if (grad_meta)
+                patch_grid_adjoint<T>(grad_uv, grad_uv + 2 * count, grid, ptr<T>(grad_meta), stream_of(stream));
+        });
     }
 
 private:
+    // f(T{}) with T the chain's value type, on the plan's device.
+    template <class F>
+    void typed(F&& f) const {
+        const DeviceGuard guard(device_);
+        if (job_.doubles) f(double{});
+        else f(float{});
+    }
+    void check_grid_layers(const PatchGrid& grid) const {
+        if (grid.images != job_.shape.layers)
+            throw Error("the metadata holds rows for " + std::to_string(grid.images) + " images and the batch has " +
+                        std::to_string(job_.shape.layers));
+    }
+
     int device_;
     CudaJob job_;
 };
@@ -247,9 +293,33 @@ void bind_differentiable(nb::module_& m) {
         .def("fold", &CudaChain::fold, nb::arg("grad_level0"), nb::arg("grad_coarse"), nb::arg("stream"),
              "Writes grad_level0 = what a chain gradient's coarse levels send back to level 0 (the box chain's "
              "adjoint; the coarse levels are changed on the way).")
-        .def("sample", &CudaChain::sample, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
+        .def("forward", &CudaChain::forward, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
              nb::arg("layer"), nb::arg("count"), nb::arg("out"), nb::arg("stream"),
-             "Samples [count, channels] of the chain (level 0 and coarse levels, channels last).")
+             "Builds the chain's levels 1.. into `coarse` from level 0, then samples [count, channels] of it: a "
+             "forward in one call.")
+        .def(
+            "forward_patches",
+            [](const CudaChain& c, uintptr_t level0, uintptr_t coarse, uintptr_t meta, uint32_t images,
+               uint32_t patches, uint32_t patch_size, uintptr_t points, uintptr_t out, uintptr_t stream) {
+                c.forward_patches(level0, coarse, meta, PatchGrid{images, patches, patch_size}, points, out, stream);
+            },
+            nb::arg("level0"), nb::arg("coarse"), nb::arg("meta"), nb::arg("images"), nb::arg("patches"),
+            nb::arg("patch_size"), nb::arg("points"), nb::arg("out"), nb::arg("stream"),
+            "The chain, the points of the patches of metadata [images, patches, 5] (into `points`, 4 values a "
+            "point, kept for the backward), and their samples [images * patches * P * P, channels].")
+        .def(
+            "backward_patches",
+            [](const CudaChain& c, uintptr_t level0, uintptr_t coarse, uint32_t images, uint32_t patches,
+               uint32_t patch_size, uintptr_t points, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
+               uintptr_t grad_points, uintptr_t grad_meta, uintptr_t stream) {
+                c.backward_patches(level0, coarse, PatchGrid{images, patches, patch_size}, points, grad_out,
+                                   grad_level0, grad_coarse, grad_points, grad_meta, stream);
+            },
+            nb::arg("level0"), nb::arg("coarse"), nb::arg("images"), nb::arg("patches"), nb::arg("patch_size"),
+            nb::arg("points"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
+            nb::arg("grad_points"), nb::arg("grad_meta"), nb::arg("stream"),
+            "forward_patches's backward: gradients to the image (grad_level0; 0: none) and, where grad_meta is not "
+            "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch.")
         .def("backward", &CudaChain::backward, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
              nb::arg("layer"), nb::arg("count"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
              nb::arg("grad_uv"), nb::arg("grad_lod"), nb::arg("stream"),

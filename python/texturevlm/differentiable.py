@@ -319,9 +319,10 @@ def _register_torch_ops() -> None:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
             out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
-            level0, coarse = chain_of(image, levels)
             plan, stream = plan_of(image, levels)
-            plan.sample(
+            level0 = image.contiguous() if planar(image) else image
+            coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+            plan.forward(
                 level0.data_ptr(),
                 coarse.data_ptr(),
                 uv.data_ptr(),
@@ -517,4 +518,71 @@ def _register_torch_ops() -> None:
         def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
             return chain_backward_impl(ctx.saved_tensors[0], grad, ctx.levels), None
 
-    _eager.update(sample_points=SamplePoints.apply, box_chain=BoxChain.apply)
+    class SamplePatches(torch.autograd.Function):
+        """glimpse.sample_patches on CUDA in one call each way: the chain, the patches'
+        points and their samples forward; the scatter, the fold and the rows' gradients
+        backward (the composite of torch ops cost a launch and an autograd node per op)."""
+
+        @staticmethod
+        def forward(ctx: Any, image: Tensor, meta: Tensor, patch_size: int) -> Tensor:
+            b, c, _, _ = image.shape
+            n = meta.shape[1]
+            levels = full_levels(image.shape[3], image.shape[2])
+            plan, stream = plan_of(image, levels)
+            level0 = image.contiguous() if planar(image) else image
+            coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+            count = b * n * patch_size * patch_size
+            points = torch.empty(4 * count, dtype=image.dtype, device=image.device)
+            out = torch.empty((b, n, patch_size, patch_size, c), dtype=image.dtype, device=image.device)
+            plan.forward_patches(
+                level0.data_ptr(),
+                coarse.data_ptr(),
+                meta.data_ptr(),
+                b,
+                n,
+                patch_size,
+                points.data_ptr(),
+                out.data_ptr(),
+                stream,
+            )
+            ctx.save_for_backward(image, level0, coarse, points)
+            ctx.grid = (b, n, patch_size, levels)
+            return out.permute(0, 1, 4, 2, 3)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
+            image, level0, coarse, points = ctx.saved_tensors
+            b, n, p, levels = ctx.grid
+            image_grad, meta_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+            grad_out = grad.permute(0, 1, 3, 4, 2).to(image.dtype).contiguous()
+            grad_image = grad_like(image) if image_grad else None
+            grad_coarse = torch.empty_like(coarse) if image_grad else None
+            grad_points = torch.empty(3 * b * n * p * p, dtype=image.dtype, device=image.device)
+            grad_meta = image.new_empty((b, n, 5)) if meta_grad else None
+            plan, stream = plan_of(image, levels)
+            plan.backward_patches(
+                level0.data_ptr(),
+                coarse.data_ptr(),
+                b,
+                n,
+                p,
+                points.data_ptr(),
+                grad_out.data_ptr(),
+                0 if grad_image is None else grad_image.data_ptr(),
+                0 if grad_coarse is None else grad_coarse.data_ptr(),
+                grad_points.data_ptr(),
+                0 if grad_meta is None else grad_meta.data_ptr(),
+                stream,
+            )
+            return grad_image, grad_meta, None
+
+    _eager.update(sample_points=SamplePoints.apply, box_chain=BoxChain.apply, sample_patches=SamplePatches.apply)
+
+
+def cuda_patches(image: Any, meta: Any, patch_size: int) -> Any:
+    """Patches [B, N, C, P, P] of a CUDA float32/float64 image [B, C, H, W] at metadata
+    [B, N, 5] of its dtype, contiguous (glimpse.sample_patches checked both): one forward
+    call and one backward call into the engine, differentiable in the image and the rows."""
+    _torch_ops()
+    return _eager["sample_patches"](image, meta, patch_size)

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ._core import Error
-from .differentiable import sample_points
+from .differentiable import cuda_patches, sample_points
 
 
 def sample_patches(image: Any, metadata: Any, patch_size: int = 16) -> Any:
@@ -34,6 +34,13 @@ def sample_patches(image: Any, metadata: Any, patch_size: int = 16) -> Any:
     batch = image if image.dim() == 4 else image.unsqueeze(0)
     if meta.shape[-1] != 5 or meta.shape[0] != batch.shape[0]:
         raise Error(f"metadata is [B, N, 5] for a batch of {batch.shape[0]}; got {list(metadata.shape)}")
+    if batch.is_cuda and not torch.compiler.is_compiling():
+        # Eager CUDA calls take the fused op (the same points, bit for bit); the torch
+        # expression below is what torch.compile traces and what host tensors run.
+        work = batch if batch.dtype in (torch.float32, torch.float64) else batch.float()
+        if meta.device != work.device:
+            raise Error(f"the metadata is on {meta.device} and the image on {work.device}: put them on one device")
+        return cuda_patches(work, meta.to(work.dtype).contiguous(), int(patch_size))
     steps = (torch.arange(patch_size, device=meta.device, dtype=meta.dtype) + 0.5) / patch_size - 0.5
     cu, cv, su, sv, lod = (meta[..., i, None, None] for i in range(5))  # [B, N, 1, 1]
     u = cu + steps[None, None, None, :] * su  # [B, N, 1, P]: along j

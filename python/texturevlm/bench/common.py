@@ -27,6 +27,25 @@ def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tu
     return statistics.median(times), min(times)
 
 
+def kernel_us(fn: Callable[[], object], calls: int = 10) -> tuple:
+    """GPU time per call of the kernels, memsets and copies `fn` launches (torch.profiler's
+    device time): what the call would cost with no host work at all, the row the eager and
+    the CUDA-graph rows are read against."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    total = sum(
+        getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) for e in prof.key_averages()
+    )
+    return total / calls, total / calls
+
+
 def copy_bandwidth() -> float:
     """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
     a = torch.empty(2**30, dtype=torch.uint8, device="cuda")

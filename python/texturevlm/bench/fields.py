@@ -14,6 +14,8 @@ import torch
 
 import texturevlm as tv
 
+from .common import kernel_us
+
 
 def _torch_field(
     points: torch.Tensor, means: torch.Tensor, packed: torch.Tensor, weights: torch.Tensor
@@ -75,6 +77,10 @@ def run(table: Any, per_call_us: Any) -> None:
             t,
             floor_bytes,
             "no host work per step but the replay",
+        )
+        t = kernel_us(step(tv.fields.gaussian_field))
+        table.add(
+            job, "texturevlm, its GPU kernels alone (torch.profiler)", t, floor_bytes, f"eager {base / t[0]:.1f}x this"
         )
         t = per_call_us(step(_torch_field), calls=3, runs=3)
         table.add(

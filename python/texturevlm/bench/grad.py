@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 import texturevlm as tv
 
-from .common import torch_pyramid
+from .common import kernel_us, torch_pyramid
 
 
 def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -> torch.Tensor:
@@ -110,6 +110,10 @@ def _job(
         )
     except RuntimeError as e:  # a capture that fails is a finding, not a crash of the benchmark
         print(f"  {job}: CUDA graph capture failed: {e}")
+    t = kernel_us(timed(ours))
+    table.add(
+        job, "texturevlm, its GPU kernels alone (torch.profiler)", t, floor_bytes, f"eager {base / t[0]:.1f}x this"
+    )
     t = per_call_us(timed(theirs), calls=3, runs=3)
     table.add(
         job,

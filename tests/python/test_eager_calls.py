@@ -1,0 +1,193 @@
+"""The eager calls' contracts (issue 63): glimpse.sample_patches's fused CUDA op gives the
+composite's values and gradients, and the hot calls make no implicit host sync and no
+allocation beyond their outputs once warm. Speed is measured by `python -m texturevlm.bench`,
+not here."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict
+
+import pytest
+import texturevlm as tv
+from conftest import needs_cuda
+
+
+def _composite_patches(image: Any, meta: Any, p: int) -> Any:
+    """glimpse.sample_patches by its definition: the points of every row by torch ops, then
+    sample_points (what the fused op must equal)."""
+    import torch
+
+    steps = (torch.arange(p, device=meta.device, dtype=meta.dtype) + 0.5) / p - 0.5
+    cu, cv, su, sv, lod = (meta[..., i, None, None] for i in range(5))
+    u, v = torch.broadcast_tensors(cu + steps[None, None, None, :] * su, cv + steps[None, None, :, None] * sv)
+    uv = torch.stack([u, v], dim=-1)
+    layer = torch.arange(meta.shape[0], device=meta.device)[:, None, None, None].expand(uv.shape[:-1])
+    return tv.sample_points(image, uv, lod.expand(uv.shape[:-1]), layer).permute(0, 1, 4, 2, 3)
+
+
+def _rows(torch: Any, gen: Any, b: int, n: int, dtype: Any) -> Any:
+    """Metadata rows [b, n, 5] in and around the image, at levels -0.5..6 (clamped ends too)."""
+    centre = torch.rand((b, n, 2), generator=gen, dtype=dtype) * 1.2 - 0.1
+    size = torch.rand((b, n, 2), generator=gen, dtype=dtype) * 0.4 + 0.02
+    lod = torch.rand((b, n, 1), generator=gen, dtype=dtype) * 6.5 - 0.5
+    return torch.cat([centre, size, lod], -1).cuda()
+
+
+@needs_cuda
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("channels", [3, 4])
+def test_fused_patches_equal_the_composite(channels_last, channels):
+    import torch
+
+    gen = torch.Generator().manual_seed(7)
+    b, n, p = 2, 37, 5
+    image = torch.rand((b, channels, 61, 80), generator=gen).cuda()
+    if channels_last:
+        image = image.to(memory_format=torch.channels_last)
+    meta = _rows(torch, gen, b, n, torch.float32)
+    grad = torch.rand((b, n, channels, p, p), generator=gen).cuda()
+
+    results = []
+    for fn in (tv.glimpse.sample_patches, _composite_patches):
+        x = image.detach().clone().requires_grad_()
+        m = meta.detach().clone().requires_grad_()
+        out = fn(x, m, p)
+        out.backward(grad)
+        results.append((out.detach(), x.grad, m.grad))
+    (fused, fused_image, fused_meta), (want, want_image, want_meta) = results
+    assert fused.shape == (b, n, channels, p, p)
+    torch.testing.assert_close(fused, want, rtol=0, atol=0)  # the same points, bit for bit
+    torch.testing.assert_close(fused_image, want_image, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fused_meta, want_meta, rtol=1e-4, atol=1e-4)
+
+
+@needs_cuda
+def test_fused_patches_gradcheck_in_float64():
+    import torch
+
+    gen = torch.Generator().manual_seed(11)
+    image = torch.rand((2, 3, 12, 17), generator=gen, dtype=torch.float64).cuda().requires_grad_()
+    meta = _rows(torch, gen, 2, 4, torch.float64).requires_grad_()
+    assert torch.autograd.gradcheck(lambda i, m: tv.glimpse.sample_patches(i, m, 3), (image, meta))
+
+
+@needs_cuda
+def test_fused_patches_refuse_rows_of_another_batch():
+    import torch
+
+    image = torch.rand((2, 3, 16, 16), device="cuda")
+    meta = torch.rand((3, 4, 5), device="cuda")
+    with pytest.raises(tv.Error, match="metadata is \\[B, N, 5\\] for a batch of 2"):
+        tv.glimpse.sample_patches(image, meta, 4)
+    with pytest.raises(tv.Error, match="on one device"):
+        tv.glimpse.sample_patches(image, meta[:2].cpu(), 4)
+
+
+def _hot_steps() -> Dict[str, Callable[[], Any]]:
+    """Each hot call as a user writes it, forward and backward where it has one."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    image = torch.rand((1, 4, 256, 256), device="cuda", generator=gen).requires_grad_()
+    uv = torch.rand((4096, 2), device="cuda", generator=gen).requires_grad_()
+    lod = torch.rand(4096, device="cuda", generator=gen) * 7
+    grad_points = torch.rand((4096, 4), device="cuda", generator=gen)
+    layout = tv.layouts.foveated(256, 256, (0.4, 0.6), 64, 8)
+    meta = torch.from_numpy(layout.metadata).float().cuda()
+    grad_patches = torch.rand((1, 64, 4, 8, 8), device="cuda", generator=gen)
+    means = torch.rand((300, 3), device="cuda", generator=gen).requires_grad_()
+    chol = tv.fields.cholesky_from_log_diagonal(
+        torch.full((300, 3), -2.0, device="cuda"), torch.zeros((300, 3), device="cuda")
+    ).requires_grad_()
+    weights = torch.rand(300, device="cuda", generator=gen).requires_grad_()
+    xyz = torch.rand((200, 3), device="cuda", generator=gen).requires_grad_()
+    grad_field = torch.rand(200, device="cuda", generator=gen)
+    frame = (torch.rand((256, 256, 4), device="cuda", generator=gen) * 255).to(torch.uint8)
+    pyramid = tv.TexturePyramid(frame, channels_last=True)
+
+    def clear(*leaves: Any) -> None:
+        for t in leaves:
+            t.grad = None
+
+    def points_step() -> None:
+        clear(image, uv)
+        torch.autograd.backward(tv.sample_points(image, uv, lod), grad_points)
+
+    def patches_step() -> None:
+        clear(image)
+        torch.autograd.backward(tv.glimpse.sample_patches(image, meta, 8), grad_patches)
+
+    def field_step() -> None:
+        clear(xyz, means, chol, weights)
+        torch.autograd.backward(tv.fields.gaussian_field(xyz, means, chol, weights), grad_field)
+
+    return {
+        "sample_points": points_step,
+        "glimpse.sample_patches": patches_step,
+        "gaussian_field": field_step,
+        "sample_patches (uint8 frame)": lambda: tv.sample_patches(frame, layout, channels_last=True),
+        "generate_mipmaps (uint8 frame)": lambda: tv.generate_mipmaps(frame, channels_last=True),
+        "TexturePyramid.sample": lambda: pyramid.sample(layout),
+    }
+
+
+@needs_cuda
+def test_hot_calls_make_no_implicit_host_sync():
+    """torch's sync debug mode raises at any implicit synchronization (a .item(), a host
+    copy, a cudaMalloc's device sync) inside the calls, forward and backward."""
+    import torch
+
+    steps = _hot_steps()
+    for step in steps.values():  # warm: layouts uploaded, plans made, pools filled
+        step()
+    torch.cuda.synchronize()
+    previous = torch.cuda.get_sync_debug_mode()
+    try:
+        torch.cuda.set_sync_debug_mode("error")
+        for name, step in steps.items():
+            try:
+                step()
+            except RuntimeError as e:  # named, so a failure says which call synced
+                raise AssertionError(f"{name} synchronized with the host: {e}") from e
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+    # And no explicit wait either: the calls queue behind a long kernel instead of waiting
+    # for it (the engine's own CUDA calls are outside torch's sync debug mode).
+    torch.cuda._sleep(200_000_000)
+    for step in steps.values():
+        step()
+    assert not torch.cuda.current_stream().query(), "a call waited for the GPU"
+    torch.cuda.synchronize()
+
+
+@needs_cuda
+def test_warm_calls_allocate_only_their_outputs():
+    """Once warm, a step asks torch's caching allocator for its outputs and what its backward
+    keeps (counted), and nothing reaches cudaMalloc: device memory stays flat."""
+    import torch
+
+    # Blocks a step takes from the allocator: sample_points forward = samples + coarse
+    # levels, backward = the image's gradient + the coarse levels' + uv's + lod's;
+    # glimpse.sample_patches forward = coarse levels + points + samples, backward = the
+    # incoming gradient reordered + the image's + the coarse levels' + the points'; the
+    # field forward = values, backward = the four gradients.
+    expected = {"sample_points": 6, "glimpse.sample_patches": 7, "gaussian_field": 5}
+    steps = _hot_steps()
+    for name, step in steps.items():
+        for _ in range(3):
+            step()
+        torch.cuda.synchronize()
+        stats = torch.cuda.memory_stats()
+        blocks, segments = stats["allocation.all.allocated"], stats["segment.all.allocated"]
+        in_use = torch.cuda.memory_allocated()
+        free = torch.cuda.mem_get_info()[0]
+        for _ in range(20):
+            step()
+        torch.cuda.synchronize()
+        stats = torch.cuda.memory_stats()
+        assert stats["segment.all.allocated"] == segments, f"{name} reached cudaMalloc after warm-up"
+        assert torch.cuda.memory_allocated() == in_use, f"{name} kept memory after its step"
+        assert torch.cuda.mem_get_info()[0] == free, f"{name} allocated device memory outside torch's allocator"
+        if name in expected:
+            per_step = (stats["allocation.all.allocated"] - blocks) / 20
+            assert per_step == expected[name], f"{name} took {per_step} blocks a step, not {expected[name]}"
