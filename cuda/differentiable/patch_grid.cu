@@ -76,7 +76,8 @@ __global__ void grid_adjoint_kernel(const T* grad_uv, const T* grad_lod, PatchGr
 void check_grid(const PatchGrid& grid) {
     if (!grid.images || !grid.patches || !grid.patch_size)
         throw Error("a patch grid needs at least one image, one patch and a patch size of at least 1");
-    if (grid.patch_size > 1024) throw Error("patches are at most 1024 samples a side, not " + std::to_string(grid.patch_size));
+    if (grid.patch_size > 1024)
+        throw Error("patches are at most 1024 samples a side, not " + std::to_string(grid.patch_size));
 }
 
 }  // namespace
@@ -94,7 +95,8 @@ void patch_grid_points(const T* meta, const PatchGrid& grid, T* uv, T* lod, int3
 template <class T>
 void patch_grid_adjoint(const T* grad_uv, const T* grad_lod, const PatchGrid& grid, T* grad_meta, cudaStream_t stream) {
     check_grid(grid);
-    if (!grad_uv || !grad_lod || !grad_meta) throw Error("a patch grid's adjoint needs the points' gradients and an output");
+    if (!grad_uv || !grad_lod || !grad_meta)
+        throw Error("a patch grid's adjoint needs the points' gradients and an output");
     const size_t rows = size_t(grid.images) * grid.patches;
     if (rows > 0x7fffffffu) throw Error("too many patches for one launch: split the batch");
     grid_adjoint_kernel<T><<<unsigned(rows), kGridBlock, 0, stream>>>(grad_uv, grad_lod, grid, grad_meta);
