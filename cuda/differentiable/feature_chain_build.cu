@@ -75,31 +75,16 @@ __global__ void box_level_kernel(const T* src, T* dst, Level s, Level d, uint32_
 // one element of level l+2, averages the 4x4 of level l under it into the 2x2 of level l+1
 // (written) and those into its own. Level l+1 is never read back: at 4096^2 RGBA that is
 // 64 MB of the chain's 426. Sums in the order of the level-by-level kernels (bit-equal).
-// kRows4: a float plane (planar level 0, or one channel) with rows of a multiple of 4
-// texels, 16-byte aligned: each of the 4 rows under the thread is one float4 load, where
-// texel-by-texel loads left a warp's loads 4 channel planes apart, a quarter of each
-// sector used per instruction. (A float4 version for channels-last RGBA, a thread per
-// texel, was no faster.)
-template <class T, bool kRows4>
+// (A float4 version for RGBA, a thread per texel, was no faster.)
+template <class T>
 __global__ void box_two_levels_kernel(const T* src, T* mid, T* dst, Level s, Level m, Level d, uint32_t channels) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, layer = blockIdx.z;
     if (e >= d.width * channels) return;
     const uint32_t x = e / channels, c = e - x * channels;
     const T* in = src + s.element(layer, 0, c);
     T* out = mid + m.element(layer, 0, c);
-    T v00, v10, v01, v11;
-    if constexpr (kRows4) {
-        const size_t row4 = s.width / 4;
-        const float4* r = reinterpret_cast<const float4*>(in + size_t(4 * y) * s.width + 4 * x);
-        const float4 a = r[0], b = r[row4], c2 = r[2 * row4], d4 = r[3 * row4];
-        v00 = quarter((a.x + a.y) + (b.x + b.y));  // halved(in, s, 2x, 2y)'s order
-        v10 = quarter((a.z + a.w) + (b.z + b.w));
-        v01 = quarter((c2.x + c2.y) + (d4.x + d4.y));
-        v11 = quarter((c2.z + c2.w) + (d4.z + d4.w));
-    } else {
-        v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
-        v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
-    }
+    const T v00 = halved(in, s, 2 * x, 2 * y), v10 = halved(in, s, 2 * x + 1, 2 * y);
+    const T v01 = halved(in, s, 2 * x, 2 * y + 1), v11 = halved(in, s, 2 * x + 1, 2 * y + 1);
     const size_t row = size_t(m.width) * m.texel, at = (size_t(2 * y) * m.width + 2 * x) * m.texel;
     out[at] = v00;
     out[at + m.texel] = v10;
@@ -246,14 +231,8 @@ void build_feature_chain(const FeatureChainShape& shape, const T* level0, T* coa
         if (l + 1 < tail && halves(s) && halves(m)) {  // levels l and l+1 in one pass
             const Level& n = d.level[l + 1];
             T* next = level_base(d, chain, l + 1);
-            const bool rows4 = std::is_same_v<T, float> && s.texel == 1 && s.width % 4 == 0 && aligned16(src);
-            if constexpr (std::is_same_v<T, float>)
-                if (rows4)
-                    box_two_levels_kernel<float, true>
-                        <<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
-            if (!rows4)
-                box_two_levels_kernel<T, false>
-                    <<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
+            box_two_levels_kernel<T>
+                <<<level_grid(n, shape), kBlock, 0, stream>>>(src, dst, next, s, m, n, shape.channels);
             TVLM_CUDA_CHECK(cudaGetLastError());
             l += 2;
             continue;
