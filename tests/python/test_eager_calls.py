@@ -163,7 +163,8 @@ def test_hot_calls_make_no_implicit_host_sync():
 @needs_cuda
 def test_warm_calls_allocate_only_their_outputs():
     """Once warm, a step asks torch's caching allocator for its outputs and what its backward
-    keeps (counted), and nothing reaches cudaMalloc: device memory stays flat."""
+    keeps (counted), nothing reaches cudaMalloc, and nothing outlives the step. (Free device
+    memory is not compared: other processes on the GPU move it.)"""
     import torch
 
     # Blocks a step takes from the allocator: sample_points forward = samples + coarse
@@ -180,14 +181,12 @@ def test_warm_calls_allocate_only_their_outputs():
         stats = torch.cuda.memory_stats()
         blocks, segments = stats["allocation.all.allocated"], stats["segment.all.allocated"]
         in_use = torch.cuda.memory_allocated()
-        free = torch.cuda.mem_get_info()[0]
         for _ in range(20):
             step()
         torch.cuda.synchronize()
         stats = torch.cuda.memory_stats()
         assert stats["segment.all.allocated"] == segments, f"{name} reached cudaMalloc after warm-up"
         assert torch.cuda.memory_allocated() == in_use, f"{name} kept memory after its step"
-        assert torch.cuda.mem_get_info()[0] == free, f"{name} allocated device memory outside torch's allocator"
         if name in expected:
             per_step = (stats["allocation.all.allocated"] - blocks) / 20
             assert per_step == expected[name], f"{name} took {per_step} blocks a step, not {expected[name]}"
