@@ -30,10 +30,10 @@ namespace tvlm {
 namespace {
 
 struct FormatCloser {
-    void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+    void operator()(AVFormatContext* f) const { ffmpeg::av().avformat_close_input(&f); }
 };
 struct BufferUnref {
-    void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+    void operator()(AVBufferRef* b) const { ffmpeg::av().av_buffer_unref(&b); }
 };
 using ffmpeg::error_text;
 
@@ -116,8 +116,8 @@ struct VideoDecoder::State {
     VideoInfo info;
     std::unique_ptr<AVFormatContext, FormatCloser> format;
     ffmpeg::Codec codec;
-    ffmpeg::Frame frame{av_frame_alloc()};
-    ffmpeg::Packet packet{av_packet_alloc()};
+    ffmpeg::Frame frame{ffmpeg::av().av_frame_alloc()};
+    ffmpeg::Packet packet{ffmpeg::av().av_packet_alloc()};
     ffmpeg::Scaler scaler;
     std::unique_ptr<AVBufferRef, BufferUnref> cuda_device;  // NVDEC only
     VideoDecoderOptions options;
@@ -155,7 +155,7 @@ struct VideoDecoder::State {
     // The next decoded frame in `frame`; false at the end of the stream.
     bool receive() {
         while (true) {
-            const int got = avcodec_receive_frame(codec.get(), frame.get());
+            const int got = ffmpeg::av().avcodec_receive_frame(codec.get(), frame.get());
             if (got == 0) return true;
             if (got == AVERROR_EOF) return false;
             if (got != AVERROR(EAGAIN))
@@ -165,23 +165,23 @@ struct VideoDecoder::State {
                           : "): the stream is damaged or truncated"));
             if (flushed) return false;
             start_waiting();
-            const int read = av_read_frame(format.get(), packet.get());
+            const int read = ffmpeg::av().av_read_frame(format.get(), packet.get());
             if (read == AVERROR_EOF) {
                 flushed = true;
-                avcodec_send_packet(codec.get(), nullptr);  // drain the frames the decoder holds
+                ffmpeg::av().avcodec_send_packet(codec.get(), nullptr);  // drain the frames the decoder holds
                 continue;
             }
             if (read < 0)
                 fail_reading("reading after frame " + std::to_string(decoded) + " failed (" + error_text(read) +
                              "): the file is damaged or truncated");
             if (packet->stream_index == stream) {
-                const int sent = avcodec_send_packet(codec.get(), packet.get());
-                av_packet_unref(packet.get());
+                const int sent = ffmpeg::av().avcodec_send_packet(codec.get(), packet.get());
+                ffmpeg::av().av_packet_unref(packet.get());
                 if (sent < 0)
                     fail("frame " + std::to_string(decoded) + " cannot be decoded (" + error_text(sent) +
                          "): the stream is damaged or truncated");
             } else {
-                av_packet_unref(packet.get());
+                ffmpeg::av().av_packet_unref(packet.get());
             }
         }
     }
@@ -195,25 +195,26 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
     State& s = *state_;
     s.name = path_or_url;
     s.options = options;
-    av_log_set_level(AV_LOG_FATAL);  // errors come back as Error, not as lines on stderr
+    ffmpeg::av().av_log_set_level(AV_LOG_FATAL);  // errors come back as Error, not as lines on stderr
     if (!s.frame || !s.packet) s.fail("out of memory");
     if (!(options.stall_timeout >= 0)) s.fail("the stall timeout must be 0 (none) or more seconds");
-    AVFormatContext* format = avformat_alloc_context();
+    AVFormatContext* format = ffmpeg::av().avformat_alloc_context();
     if (!format) s.fail("out of memory");
     format->interrupt_callback = {&State::interrupt, &s};  // bounds every wait for input
     s.start_waiting();
-    if (const int r = avformat_open_input(&format, path_or_url.c_str(), nullptr, nullptr); r < 0)
+    if (const int r = ffmpeg::av().avformat_open_input(&format, path_or_url.c_str(), nullptr, nullptr); r < 0)
         s.fail_reading("cannot be opened (" + error_text(r) + ")");  // a failed open freed `format`
     s.format.reset(format);
     s.start_waiting();
-    if (const int r = avformat_find_stream_info(format, nullptr); r < 0)
+    if (const int r = ffmpeg::av().avformat_find_stream_info(format, nullptr); r < 0)
         s.fail_reading("is not a media file FFmpeg can read (" + error_text(r) + ")");
     const AVCodec* decoder = nullptr;
-    s.stream = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+    s.stream = ffmpeg::av().av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
     if (s.stream == AVERROR_STREAM_NOT_FOUND) s.fail("has no video stream");
     if (s.stream == AVERROR_DECODER_NOT_FOUND || !decoder) {
-        const int any = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-        const char* codec = any >= 0 ? avcodec_get_name(format->streams[any]->codecpar->codec_id) : "unknown";
+        const int any = ffmpeg::av().av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+        const char* codec = any >= 0 ? ffmpeg::av().avcodec_get_name(format->streams[any]->codecpar->codec_id)
+                                     : "unknown";
         s.fail("no decoder for its video codec '" + std::string(codec) + "' in this FFmpeg build");
     }
     if (s.stream < 0) s.fail("no usable video stream (" + error_text(s.stream) + ")");
@@ -223,15 +224,15 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
         parameters->height > int(kMaxVideoDimension))
         s.fail("frames of " + std::to_string(parameters->width) + "x" + std::to_string(parameters->height) +
                ": each side must be 1.." + std::to_string(kMaxVideoDimension));
-    s.codec.reset(avcodec_alloc_context3(decoder));
+    s.codec.reset(ffmpeg::av().avcodec_alloc_context3(decoder));
     if (!s.codec) s.fail("out of memory");
-    if (const int r = avcodec_parameters_to_context(s.codec.get(), parameters); r < 0)
+    if (const int r = ffmpeg::av().avcodec_parameters_to_context(s.codec.get(), parameters); r < 0)
         s.fail("its codec parameters are invalid (" + error_text(r) + ")");
     s.codec->thread_count = options.threads;
     s.info.decoder = "CPU";
     if (options.decode == VideoDecode::nvdec) {
         bool cuda = false;
-        for (int i = 0; const AVCodecHWConfig* config = avcodec_get_hw_config(decoder, i); ++i)
+        for (int i = 0; const AVCodecHWConfig* config = ffmpeg::av().avcodec_get_hw_config(decoder, i); ++i)
             cuda |= (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
                     config->device_type == AV_HWDEVICE_TYPE_CUDA;
         if (!cuda) s.fail("the " + std::string(decoder->name) + " decoder of this FFmpeg build cannot decode on NVDEC");
@@ -242,34 +243,35 @@ VideoDecoder::VideoDecoder(const std::string& path_or_url, const VideoDecoderOpt
         } catch (const Error& e) {
             s.fail("NVDEC cannot start on CUDA device " + std::to_string(options.cuda_device) + ": " + e.what());
         }
-        device = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+        device = ffmpeg::av().av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
         if (!device) s.fail("out of memory");
         auto* shared = static_cast<AVCUDADeviceContext*>(reinterpret_cast<AVHWDeviceContext*>(device->data)->hwctx);
         shared->cuda_ctx = s.primary.context();  // the stream stays NULL: the legacy default stream
-        int r = av_hwdevice_ctx_init(device);
-        if (r < 0) av_buffer_unref(&device);
+        int r = ffmpeg::av().av_hwdevice_ctx_init(device);
+        if (r < 0) ffmpeg::av().av_buffer_unref(&device);
 #else
         // Without CUDA's headers: FFmpeg retains the primary context itself, which it refuses
         // once the runtime made it with other flags (the decoder must come first then).
         AVDictionary* device_options = nullptr;
-        av_dict_set(&device_options, "primary_ctx", "1", 0);  // the CUDA runtime's context: pointers usable there
-        const int r = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA,
-                                             std::to_string(options.cuda_device).c_str(), device_options, 0);
-        av_dict_free(&device_options);
+        ffmpeg::av().av_dict_set(&device_options, "primary_ctx", "1",
+                                 0);  // the CUDA runtime's context: pointers usable there
+        const int r = ffmpeg::av().av_hwdevice_ctx_create(
+            &device, AV_HWDEVICE_TYPE_CUDA, std::to_string(options.cuda_device).c_str(), device_options, 0);
+        ffmpeg::av().av_dict_free(&device_options);
 #endif
         if (r < 0)
             s.fail("NVDEC cannot start on CUDA device " + std::to_string(options.cuda_device) + " (" + error_text(r) +
                    "): it needs an NVIDIA GPU and driver (libcuda.so.1, libnvcuvid.so.1; in containers "
                    "NVIDIA_DRIVER_CAPABILITIES must include 'video')");
         s.cuda_device.reset(device);
-        s.codec->hw_device_ctx = av_buffer_ref(device);
+        s.codec->hw_device_ctx = ffmpeg::av().av_buffer_ref(device);
         s.codec->get_format = cuda_format;
         // Frame threads only parse here (NVDEC decodes), and with them the last frame of an
         // H.264 stream with B-frames was lost at the end (FFmpeg 5.1): one thread.
         s.codec->thread_count = 1;
         s.info.decoder = "NVDEC (CUDA device " + std::to_string(options.cuda_device) + ")";
     }
-    if (const int r = avcodec_open2(s.codec.get(), decoder, nullptr); r < 0)
+    if (const int r = ffmpeg::av().avcodec_open2(s.codec.get(), decoder, nullptr); r < 0)
         s.fail("the " + std::string(decoder->name) + " decoder cannot open its stream (" + error_text(r) + ")");
     s.info.width = uint32_t(parameters->width);
     s.info.height = uint32_t(parameters->height);
@@ -306,24 +308,24 @@ bool VideoDecoder::next(std::span<uint8_t> rgba) {
         s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" +
                std::to_string(f.height) + ", the stream " + std::to_string(s.info.width) + "x" +
                std::to_string(s.info.height) + ": size changes within a stream are not supported");
-    s.scaler.reset(sws_getCachedContext(
+    s.scaler.reset(ffmpeg::av().sws_getCachedContext(
         s.scaler.release(), f.width, f.height, AVPixelFormat(f.format), f.width, f.height, AV_PIX_FMT_RGBA,
         // Full chroma interpolation: nearer the bilinear rule of the CUDA conversion
         // (cuda/video/video_frames.cu; mean difference 3.1 -> 2.2 on the test chart).
         SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
     if (!s.scaler)
-        s.fail("frames in pixel format '" + std::string(av_get_pix_fmt_name(AVPixelFormat(f.format))) +
+        s.fail("frames in pixel format '" + std::string(ffmpeg::av().av_get_pix_fmt_name(AVPixelFormat(f.format))) +
                "' cannot be converted to RGBA");
     // YUV through the frame's own matrix and range (the NVDEC path's conversion uses the same).
-    if (!(av_pix_fmt_desc_get(AVPixelFormat(f.format))->flags & AV_PIX_FMT_FLAG_RGB)) {
-        const int* coefficients = sws_getCoefficients(sws_matrix(matrix_of(f)));
-        sws_setColorspaceDetails(s.scaler.get(), coefficients, f.color_range == AVCOL_RANGE_JPEG, coefficients, 1, 0,
-                                 1 << 16, 1 << 16);
+    if (!(ffmpeg::av().av_pix_fmt_desc_get(AVPixelFormat(f.format))->flags & AV_PIX_FMT_FLAG_RGB)) {
+        const int* coefficients = ffmpeg::av().sws_getCoefficients(sws_matrix(matrix_of(f)));
+        ffmpeg::av().sws_setColorspaceDetails(s.scaler.get(), coefficients, f.color_range == AVCOL_RANGE_JPEG,
+                                              coefficients, 1, 0, 1 << 16, 1 << 16);
     }
     uint8_t* planes[4] = {rgba.data(), nullptr, nullptr, nullptr};
     const int strides[4] = {int(s.info.width * 4), 0, 0, 0};
-    sws_scale(s.scaler.get(), f.data, f.linesize, 0, f.height, planes, strides);
-    av_frame_unref(s.frame.get());
+    ffmpeg::av().sws_scale(s.scaler.get(), f.data, f.linesize, 0, f.height, planes, strides);
+    ffmpeg::av().av_frame_unref(s.frame.get());
     ++s.decoded;
     return true;
 }
@@ -341,7 +343,7 @@ bool VideoDecoder::next(DeviceFrame& out) {
     if (f.format != AV_PIX_FMT_CUDA || !f.hw_frames_ctx) s.fail("NVDEC returned a frame that is not in CUDA memory");
     const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f.hw_frames_ctx->data);
     if (frames->sw_format != AV_PIX_FMT_NV12)
-        s.fail("NVDEC gives " + std::string(av_get_pix_fmt_name(frames->sw_format)) +
+        s.fail("NVDEC gives " + std::string(ffmpeg::av().av_get_pix_fmt_name(frames->sw_format)) +
                " frames; the CUDA path converts 8-bit 4:2:0 (NV12) only: decode this video on the CPU");
     if (f.width != int(s.info.width) || f.height != int(s.info.height))
         s.fail("frame " + std::to_string(s.decoded) + " is " + std::to_string(f.width) + "x" +

@@ -23,5 +23,13 @@ NB_MODULE(_core, m) {
 #else
     m.def(
         "video_built", [] { return false; }, "Whether this build reads video files (FFmpeg was found).");
+    m.def(
+        "video_unavailable",
+        [] {
+            return std::string(
+                "this texturevlm was built without FFmpeg's development files: install libavformat-dev, "
+                "libavcodec-dev and libswscale-dev (Debian/Ubuntu) and reinstall it (pip install .)");
+        },
+        "'' where FFmpeg's libraries load (they are loaded at run time), else why not and what to install.");
 #endif
 }

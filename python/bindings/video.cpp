@@ -18,6 +18,7 @@
 #include "python/bindings/arrays.h"
 #include "python/bindings/bindings.h"
 #include "engine/error.h"
+#include "engine/video_files/ffmpeg_available.h"
 #include "engine/video_files/test_clip.h"
 #include "engine/video/fixation_schedule.h"
 #include "engine/video/video_texture.h"
@@ -227,6 +228,8 @@ void bind_video(nb::module_& m) {
     using Release = nb::call_guard<nb::gil_scoped_release>;
     m.def(
         "video_built", [] { return true; }, "Whether this build reads video files (FFmpeg was found).");
+    m.def("video_unavailable", &ffmpeg::unavailable_reason,
+          "'' where FFmpeg's libraries load (they are loaded at run time), else why not and what to install.");
     m.def(
         "write_test_clip",
         [](const std::string& path, uint32_t width, uint32_t height, uint32_t frames, uint32_t cut,

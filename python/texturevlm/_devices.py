@@ -60,8 +60,13 @@ def devices() -> List[Device]:
 
 
 def unavailable() -> Dict[str, str]:
-    """Why the Vulkan or CUDA backend has no device ('' where it has one)."""
-    return {"vulkan": _listing("vulkan")["unavailable"], "cuda": _listing("cuda")["unavailable"]}
+    """Why the Vulkan or CUDA backend has no device, and why video files cannot be read
+    (FFmpeg's libraries, loaded at run time, are missing: what to install); '' where each works."""
+    return {
+        "vulkan": _listing("vulkan")["unavailable"],
+        "cuda": _listing("cuda")["unavailable"],
+        "video": _core.video_unavailable(),
+    }
 
 
 def validation_requested() -> bool:

@@ -60,11 +60,9 @@ def test_clip_frame(index: int, width: int = 640, height: int = 432, frames: int
 
 
 def _require_video() -> None:
-    if not _core.video_built():
-        raise Error(
-            "this texturevlm was built without FFmpeg's libraries: install libavformat-dev, libavcodec-dev "
-            "and libswscale-dev (Debian/Ubuntu) and reinstall it (pip install .)"
-        )
+    why = _core.video_unavailable()
+    if why:
+        raise Error(why)
 
 
 def change_saliency(change: Any, tiles: Tuple[int, int]) -> Optional[np.ndarray]:

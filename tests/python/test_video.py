@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 import texturevlm as tv
 from conftest import needs_torch, needs_vulkan
-from texturevlm import _core
 
-needs_video = pytest.mark.skipif(not _core.video_built(), reason="texturevlm was built without FFmpeg")
+needs_video = pytest.mark.skipif(bool(tv.unavailable()["video"]), reason=f"no video: {tv.unavailable()['video']}")
 W, H, FRAMES, CUT = 320, 224, 20, 12
 
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> str:
-    if not _core.video_built():
-        pytest.skip("texturevlm was built without FFmpeg")
+    if tv.unavailable()["video"]:
+        pytest.skip(f"no video: {tv.unavailable()['video']}")
     path = str(tmp_path_factory.mktemp("video") / "clip.mkv")
     tv.video.write_test_clip(path, W, H, FRAMES, CUT)
     return path
@@ -182,8 +181,8 @@ def test_the_decoder_is_chosen_and_reported(clip: str) -> None:
 
 
 def _nvdec_reason() -> str:
-    if not _core.video_built():
-        return "texturevlm was built without FFmpeg"
+    if tv.unavailable()["video"]:
+        return tv.unavailable()["video"]
     if not tv.cuda_built() or tv.unavailable()["cuda"]:
         return "no CUDA device"
     try:
