@@ -1,0 +1,38 @@
+# What a source build needs from the system, checked at once: where anything is missing,
+# configuring stops with one message naming every missing piece and its Debian/Ubuntu
+# package (an sdist or `pip install .` on a machine without them). The variables are the
+# ones the later find_* calls use, so nothing is searched twice.
+set(_tvlm_missing "")
+macro(_tvlm_need found what package)
+  if(NOT ${found})
+    list(APPEND _tvlm_missing "${what} (${package})")
+    list(APPEND _tvlm_packages ${package})
+  endif()
+endmacro()
+find_path(TVLM_VULKAN_INCLUDE vulkan/vulkan.h)
+_tvlm_need(TVLM_VULKAN_INCLUDE "the Vulkan headers" libvulkan-dev)
+find_file(VOLK_SOURCE volk.c PATHS /usr/include /usr/local/include)
+_tvlm_need(VOLK_SOURCE "volk, the Vulkan loader's loader" libvulkan-volk-dev)
+find_program(GLSLC glslc)
+_tvlm_need(GLSLC "glslc, the GLSL compiler" glslc)
+find_path(TVLM_JSON_INCLUDE nlohmann/json.hpp)
+_tvlm_need(TVLM_JSON_INCLUDE "nlohmann/json" nlohmann-json3-dev)
+find_path(TVLM_EGL_INCLUDE EGL/eglext.h)
+_tvlm_need(TVLM_EGL_INCLUDE "the EGL headers" libegl-dev)
+find_path(TVLM_GL_INCLUDE GL/glcorearb.h)
+_tvlm_need(TVLM_GL_INCLUDE "the OpenGL headers" libgl-dev)
+if(TVLM_BUILD_APPS OR TVLM_BUILD_TESTS)
+  find_path(TVLM_PNG_INCLUDE png.h)
+  _tvlm_need(TVLM_PNG_INCLUDE "libpng" libpng-dev)
+  find_path(TVLM_JPEG_INCLUDE jpeglib.h)
+  _tvlm_need(TVLM_JPEG_INCLUDE "libjpeg" libjpeg-dev)
+  find_library(TVLM_ZLIB_LIB NAMES libz.a z)
+  _tvlm_need(TVLM_ZLIB_LIB "zlib" zlib1g-dev)
+endif()
+if(_tvlm_missing)
+  list(JOIN _tvlm_missing "\n  " _tvlm_lines)
+  list(JOIN _tvlm_packages " " _tvlm_apt)
+  message(FATAL_ERROR "texturevlm cannot be built from source here; missing:\n  ${_tvlm_lines}\n"
+                      "Install them (Debian/Ubuntu: apt install ${_tvlm_apt}; bash .ci/setup does), "
+                      "or install a binary wheel (pip install texturevlm-*.whl), which needs none of them.")
+endif()
