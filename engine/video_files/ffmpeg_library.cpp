@@ -36,8 +36,7 @@ std::string missing_text(const std::string& what) {
         packages += " " + n.package;
     }
     return "video needs FFmpeg's shared libraries (" + sonames + "), and " + what +
-           ": install them (Debian/Ubuntu: apt install" + packages +
-           "), or put their folder on LD_LIBRARY_PATH";
+           ": install them (Debian/Ubuntu: apt install" + packages + "), or put their folder on LD_LIBRARY_PATH";
 }
 
 // Loads every library and function, or throws; the handles stay open for the process.
@@ -55,7 +54,7 @@ Library load() {
     }
     Library library;
     std::string absent;
-#define TVLM_FFMPEG_LOAD(which, name)                                                       \
+#define TVLM_FFMPEG_LOAD(which, name)                                                      \
     library.name = reinterpret_cast<decltype(library.name)>(dlsym(handles[which], #name)); \
     if (!library.name) absent += std::string(absent.empty() ? "" : ", ") + #name;
     TVLM_FFMPEG_FUNCTIONS(TVLM_FFMPEG_LOAD)
@@ -87,9 +86,7 @@ std::string unavailable_reason() {
     try {
         library();
         return "";
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
 }
 
 }  // namespace tvlm::ffmpeg
