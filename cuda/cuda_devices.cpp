@@ -72,6 +72,13 @@ int current_device_multiprocessors() {
     return processors;
 }
 
+int current_device_compute_major() {
+    int device = 0, major = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    TVLM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    return major;
+}
+
 uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_shared) {
     int device = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));

@@ -26,6 +26,9 @@ CudaDeviceList list_cuda_devices();
 // The current CUDA device's multiprocessors: what kernels size grids of resident blocks by.
 int current_device_multiprocessors();
 
+// The current CUDA device's compute capability, major part (8 for sm_80 and sm_86).
+int current_device_compute_major();
+
 // Blocks of `kernel` (`threads` threads, `dynamic_shared` bytes of dynamic shared memory)
 // that the current device's multiprocessors hold at once, at least 1: a grid of one wave.
 // Where `dynamic_shared` is above the 48 KB a kernel gets by default, the kernel is first

@@ -1,6 +1,7 @@
 #pragma once
 // The backward kernel for float channels in groups of 4 (more than 4 channels): a lane a
 // group, the coarsest levels summed in a copy per point slot.
+#include "cuda/min_blocks.cuh"
 #include "cuda/differentiable/point_backward_pass.cuh"
 
 namespace tvlm::point_kernels {
@@ -26,7 +27,7 @@ struct SharedSums {
 // on global atomics fastest (docs/benchmarks.md, dropped experiments). One kernel for both passes (with
 // and without texel gradients), so that d/d uv and d/d lod are the same arithmetic, bit
 // for bit, whether the image takes a gradient or not.
-__global__ void __launch_bounds__(kBlock, 3)
+__global__ void __launch_bounds__(kBlock, TVLM_MIN_BLOCKS(kBlock, 3))
     backward_groups_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
                            PointBatch<float> points, const float* grad_out, ChainLevels<float> grad, float* grad_uv,
                            float* grad_lod, BackwardPass pass, SharedSums shared, uint32_t* nonfinite) {

@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
+#include "cuda/min_blocks.cuh"
 #include "cuda/differentiable/point_sampling_grad.h"
 #include "cuda/differentiable/point_taps.cuh"
 
@@ -60,7 +61,7 @@ __global__ void forward_kernel(const __grid_constant__ Shape<T> shape, ChainLeve
 // Channels in groups: 3 blocks of 256 are resident at its 72-85 registers in any case, and
 // allowed 85 nvcc keeps more of a point's loads in flight, which speeds up many channels.
 // The same bound on the RGBA kernel made it slower, so this path has a kernel of its own.
-__global__ void __launch_bounds__(kBlock, 3)
+__global__ void __launch_bounds__(kBlock, TVLM_MIN_BLOCKS(kBlock, 3))
     forward_groups_kernel(const __grid_constant__ Shape<float> shape, ChainLevels<const float> chain,
                           PointBatch<float> points, float* out) {
     forward_point<float, Channels::groups>(shape, chain, points, out);

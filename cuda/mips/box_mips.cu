@@ -13,6 +13,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
 #include "cuda/early_launch.cuh"
+#include "cuda/min_blocks.cuh"
 #include "cuda/mips/box_arithmetic.cuh"
 #include "cuda/surface_texels.cuh"
 #include "shaders/srgb8_buckets.h"
@@ -725,7 +726,8 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS) box_packed_deferred_tail_ker
 // RGBA16F frames: left to itself nvcc gave this kernel 82 registers, so 88 were allocated
 // a thread and two blocks of 256 threads fit an SM; at 80 (no spills) three fit, which
 // brings batches of frames close to their byte floor.
-__global__ void __launch_bounds__(TVLM_BOX_THREADS, 3) box_packed_rgba16f_frame_kernel(BoxMipsLaunch l) {
+__global__ void __launch_bounds__(TVLM_BOX_THREADS, TVLM_MIN_BLOCKS(TVLM_BOX_THREADS, 3))
+    box_packed_rgba16f_frame_kernel(BoxMipsLaunch l) {
     packed_tile<Rgba16fWords, true>(l);
 }
 
@@ -734,7 +736,8 @@ __global__ void __launch_bounds__(TVLM_BOX_THREADS, 3) box_packed_rgba16f_frame_
 // blocks, a 4-byte spill) are faster still. Its tail is a call: inlined, ptxas put two spill
 // stores and three reloads on every block's path; as a call, the spills fall in the branch
 // of edge tiles only.
-__global__ void __launch_bounds__(TVLM_BOX_THREADS, 8) box_packed_srgb8_kernel(BoxMipsLaunch l) {
+__global__ void __launch_bounds__(TVLM_BOX_THREADS, TVLM_MIN_BLOCKS(TVLM_BOX_THREADS, 8))
+    box_packed_srgb8_kernel(BoxMipsLaunch l) {
     packed_tile<Srgb8Words, false, true>(l);
 }
 

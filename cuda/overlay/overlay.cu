@@ -3,11 +3,22 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
+#include "cuda/min_blocks.cuh"
 #include "cuda/cuda_devices.h"
 #include "cuda/early_launch.cuh"
+#include "engine/error.h"
+
+// The shading kernel uses asynchronous copies and shared-memory barriers (mbarrier.try_wait
+// is sm_90's): on older GPUs (the release wheel has sm_75 to sm_89 code too) launch_overlay
+// refuses the draw, and their passes compile the kernel as a trap.
+#define TVLM_OVERLAY_MIN_ARCH 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < TVLM_OVERLAY_MIN_ARCH
+#pragma nv_diag_suppress 177  // there the shading kernel is a trap, and its helpers go unused
+#endif
 
 namespace tvlm {
 
@@ -202,6 +213,16 @@ __device__ void composite(const OverlayLaunch& l, const OverlayDecodedShape& d, 
     touched = true;
 }
 
+// The OR of a full warp's values (sm_80's reduction; every architecture's pass compiles it).
+__device__ uint32_t warp_or(uint32_t value) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(0xffffffffu, value);
+#else
+    for (uint32_t offset = 16; offset; offset /= 2) value |= __shfl_xor_sync(0xffffffffu, value, offset);
+    return value;
+#endif
+}
+
 // Asynchronous copies into shared memory (cp.async), in commit groups: the shading fetches
 // what its next tiles need without holding it in registers (held, the loads' results were
 // spilled, and the spills' stores waited for them).
@@ -352,10 +373,8 @@ struct Preparer {
             }
             // Per pixel warp, the ranks it draws: its loop visits only those.
             for (uint32_t w = 0; w < kPixelWarps; ++w) {
-                const uint32_t draws = __reduce_or_sync(0xffffffffu,
-                                                        listed && (entry.warps >> w & 1u) ? 1u << rank : 0u);
-                const uint32_t solid = __reduce_or_sync(0xffffffffu,
-                                                        listed && (entry.warps >> (w + 8) & 1u) ? 1u << rank : 0u);
+                const uint32_t draws = warp_or(listed && (entry.warps >> w & 1u) ? 1u << rank : 0u);
+                const uint32_t solid = warp_or(listed && (entry.warps >> (w + 8) & 1u) ? 1u << rank : 0u);
                 if (lane == w) slot.draws[w] = draws, slot.solid[w] = solid;
             }
         }
@@ -427,7 +446,12 @@ __device__ void shade_tile(const OverlayLaunch& l, uint32_t tiles_x, uint32_t t,
 // registers.
 constexpr uint32_t kRingSlots = 6;  // tiles prepared ahead of the pixel warps (4 and 8 were slower)
 template <bool kHalf>
-__global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
+__global__ void __launch_bounds__(kShadeThreads, TVLM_MIN_BLOCKS(kShadeThreads, 4))
+    shade_kernel(OverlayLaunch l, uint32_t tiles_x) {
+#if defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ < TVLM_OVERLAY_MIN_ARCH  // cp.async, mbarriers: launch_overlay refuses first
+    __trap();
+#else
     __shared__ TileSlot slots[kRingSlots];
     __shared__ uint64_t filled[kRingSlots], emptied[kRingSlots];
     __shared__ ListStage lists[3];
@@ -482,6 +506,7 @@ __global__ void __launch_bounds__(kShadeThreads, 4) shade_kernel(OverlayLaunch l
         __syncwarp();
         if (lane == 0) barrier_arrive(&emptied[slot]);
     }
+#endif
 }
 
 // Blocks of `threads` threads of `kernel` that fit the GPU at once (asked of the runtime
@@ -499,6 +524,9 @@ uint32_t resident_blocks() {
 // scene's blocks still fit the GPU at once, else 128 (with 256, a scene of many shapes
 // ran two rounds of blocks and was slower).
 void launch_overlay(const OverlayLaunch& l, cudaStream_t stream) {
+    if (const int major = current_device_compute_major(); major * 100 < TVLM_OVERLAY_MIN_ARCH)
+        throw Error("the CUDA overlay needs an NVIDIA GPU of compute capability 9.0 (Hopper) or later, not " +
+                    std::to_string(major) + ".x: draw with the Vulkan or CPU overlay (backend='vulkan' or 'cpu')");
     const uint32_t tiles_x = (l.width + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE;
     const uint32_t tiles = tiles_x * ((l.height + TVLM_OVERLAY_TILE - 1) / TVLM_OVERLAY_TILE);
     if (!l.shape_count) return;

@@ -43,7 +43,7 @@ std::string missing_text(const std::string& what) {
 Library load() {
     std::array<void*, kLibraries> handles{};
     const std::array<Named, kLibraries> named = names();
-    for (int i = 0; i < kLibraries; ++i) {
+    for (size_t i = 0; i < kLibraries; ++i) {
         handles[i] = dlopen(named[i].soname.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handles[i]) {
             const std::string why = dlerror();
