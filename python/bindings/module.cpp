@@ -1,4 +1,8 @@
 // texturevlm._core: the engine for the Python package (python/texturevlm is the public API).
+#include <nanobind/stl/string.h>
+
+#include <string>
+
 #include "python/bindings/bindings.h"
 #include "engine/error.h"
 
