@@ -117,14 +117,16 @@ struct PythonTree {
         if (!interned) interned = PyUnicode_InternFromString(key);
         return interned ? PyDict_GetItem(n, interned) : PyDict_GetItemString(n, key);
     }
-    static size_t size(Node n) { return size_t(PyList_Check(n) ? PyList_GET_SIZE(n) : PyTuple_GET_SIZE(n)); }
+    // The limited API's functions, not the GET macros: the extension may be built for the
+    // stable ABI (one wheel for Python 3.12 and later), where the macros do not exist.
+    static size_t size(Node n) { return size_t(PyList_Check(n) ? PyList_Size(n) : PyTuple_Size(n)); }
     static Node at(Node n, size_t i) {
-        return PyList_Check(n) ? PyList_GET_ITEM(n, Py_ssize_t(i)) : PyTuple_GET_ITEM(n, Py_ssize_t(i));
+        return PyList_Check(n) ? PyList_GetItem(n, Py_ssize_t(i)) : PyTuple_GetItem(n, Py_ssize_t(i));
     }
     // A number: int or float, or a scalar with __float__ (NumPy's); not bool, str or a sequence.
     static std::optional<double> number(Node n) {
         if (PyBool_Check(n)) return std::nullopt;
-        if (PyFloat_Check(n)) return PyFloat_AS_DOUBLE(n);
+        if (PyFloat_Check(n)) return PyFloat_AsDouble(n);
         if (!PyLong_Check(n) && (!PyNumber_Check(n) || PySequence_Check(n))) return std::nullopt;
         const double d = PyLong_Check(n) ? PyLong_AsDouble(n) : PyFloat_AsDouble(n);
         if (d == -1.0 && PyErr_Occurred()) {
