@@ -213,9 +213,9 @@ public:
     }
     // The chain, the points of a patch grid from meta [images, patches, 5] into `points`
     // (4 * count values, kept for the backward), then their samples [count, channels].
-    void forward_patches(uintptr_t level0, uintptr_t coarse, uintptr_t meta, const PatchGrid& grid, uintptr_t points,
-                         uintptr_t out, uintptr_t stream) const {
-        check_grid_layers(grid);
+    void forward_patches(uintptr_t level0, uintptr_t coarse, uintptr_t meta, uint32_t images, uint32_t patches,
+                         uint32_t patch_size, uintptr_t points, uintptr_t out, uintptr_t stream) const {
+        const PatchGrid grid = checked_grid(images, patches, patch_size);
         typed([&](auto t) {
             using T = decltype(t);
             const PointBatch<T> p = grid_points<T>(points, grid.points());
@@ -227,10 +227,10 @@ public:
     }
     // Gradients to the chain (as backward), and, where grad_meta is not 0, to the metadata
     // rows; grad_points (3 * count values) holds the points' gradients on the way.
-    void backward_patches(uintptr_t level0, uintptr_t coarse, const PatchGrid& grid, uintptr_t points,
-                          uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse, uintptr_t grad_points,
-                          uintptr_t grad_meta, uintptr_t stream) const {
-        check_grid_layers(grid);
+    void backward_patches(uintptr_t level0, uintptr_t coarse, uint32_t images, uint32_t patches, uint32_t patch_size,
+                          uintptr_t points, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
+                          uintptr_t grad_points, uintptr_t grad_meta, uintptr_t stream) const {
+        const PatchGrid grid = checked_grid(images, patches, patch_size);
         uint32_t* nonfinite = checked_backward(device_);
         typed([&](auto t) {
             using T = decltype(t);
@@ -252,10 +252,12 @@ private:
         if (job_.doubles) f(double{});
         else f(float{});
     }
-    void check_grid_layers(const PatchGrid& grid) const {
-        if (grid.images != job_.shape.layers)
-            throw Error("the metadata holds rows for " + std::to_string(grid.images) + " images and the batch has " +
+    // The patch grid of metadata rows for `images` images, which must be the batch's.
+    PatchGrid checked_grid(uint32_t images, uint32_t patches, uint32_t patch_size) const {
+        if (images != job_.shape.layers)
+            throw Error("the metadata holds rows for " + std::to_string(images) + " images and the batch has " +
                         std::to_string(job_.shape.layers));
+        return {images, patches, patch_size};
     }
 
     int device_;
@@ -297,29 +299,16 @@ void bind_differentiable(nb::module_& m) {
              nb::arg("layer"), nb::arg("count"), nb::arg("out"), nb::arg("stream"),
              "Builds the chain's levels 1.. into `coarse` from level 0, then samples [count, channels] of it: a "
              "forward in one call.")
-        .def(
-            "forward_patches",
-            [](const CudaChain& c, uintptr_t level0, uintptr_t coarse, uintptr_t meta, uint32_t images,
-               uint32_t patches, uint32_t patch_size, uintptr_t points, uintptr_t out, uintptr_t stream) {
-                c.forward_patches(level0, coarse, meta, PatchGrid{images, patches, patch_size}, points, out, stream);
-            },
-            nb::arg("level0"), nb::arg("coarse"), nb::arg("meta"), nb::arg("images"), nb::arg("patches"),
-            nb::arg("patch_size"), nb::arg("points"), nb::arg("out"), nb::arg("stream"),
-            "The chain, the points of the patches of metadata [images, patches, 5] (into `points`, 4 values a "
-            "point, kept for the backward), and their samples [images * patches * P * P, channels].")
-        .def(
-            "backward_patches",
-            [](const CudaChain& c, uintptr_t level0, uintptr_t coarse, uint32_t images, uint32_t patches,
-               uint32_t patch_size, uintptr_t points, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
-               uintptr_t grad_points, uintptr_t grad_meta, uintptr_t stream) {
-                c.backward_patches(level0, coarse, PatchGrid{images, patches, patch_size}, points, grad_out,
-                                   grad_level0, grad_coarse, grad_points, grad_meta, stream);
-            },
-            nb::arg("level0"), nb::arg("coarse"), nb::arg("images"), nb::arg("patches"), nb::arg("patch_size"),
-            nb::arg("points"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
-            nb::arg("grad_points"), nb::arg("grad_meta"), nb::arg("stream"),
-            "forward_patches's backward: gradients to the image (grad_level0; 0: none) and, where grad_meta is not "
-            "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch.")
+        .def("forward_patches", &CudaChain::forward_patches, nb::arg("level0"), nb::arg("coarse"), nb::arg("meta"),
+             nb::arg("images"), nb::arg("patches"), nb::arg("patch_size"), nb::arg("points"), nb::arg("out"),
+             nb::arg("stream"),
+             "The chain, the points of the patches of metadata [images, patches, 5] (into `points`, 4 values a "
+             "point, kept for the backward), and their samples [images * patches * P * P, channels].")
+        .def("backward_patches", &CudaChain::backward_patches, nb::arg("level0"), nb::arg("coarse"), nb::arg("images"),
+             nb::arg("patches"), nb::arg("patch_size"), nb::arg("points"), nb::arg("grad_out"), nb::arg("grad_level0"),
+             nb::arg("grad_coarse"), nb::arg("grad_points"), nb::arg("grad_meta"), nb::arg("stream"),
+             "forward_patches's backward: gradients to the image (grad_level0; 0: none) and, where grad_meta is not "
+             "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch.")
         .def("backward", &CudaChain::backward, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
              nb::arg("layer"), nb::arg("count"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
              nb::arg("grad_uv"), nb::arg("grad_lod"), nb::arg("stream"),

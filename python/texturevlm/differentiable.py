@@ -282,13 +282,20 @@ def _register_torch_ops() -> None:
         in memory, else planar (copied first where it is neither)."""
         return not last(image).is_contiguous()
 
+    def chain_buffers(image: Tensor, levels: int) -> Tuple[Any, int, Tensor, Tensor]:
+        """The chain plan of `image` and its stream, level 0 (the image itself, or a planar
+        copy where it is neither planar nor channels last in memory) and an uninitialised
+        buffer for levels 1.. (packed, channels last)."""
+        plan, stream = plan_of(image, levels)
+        level0 = image.contiguous() if planar(image) else image
+        coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+        return plan, stream, level0, coarse
+
     def chain_of(image: Tensor, levels: int) -> Tuple[Tensor, Tensor]:
         """Level 0 (the image itself, or a planar copy where it is neither planar nor
         channels last in memory) and levels 1.. of its box chain (packed, channels last),
         built on the GPU."""
-        plan, stream = plan_of(image, levels)
-        level0 = image.contiguous() if planar(image) else image
-        coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+        plan, stream, level0, coarse = chain_buffers(image, levels)
         plan.build(level0.data_ptr(), coarse.data_ptr(), stream)
         return level0, coarse
 
@@ -319,9 +326,7 @@ def _register_torch_ops() -> None:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
             out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
-            plan, stream = plan_of(image, levels)
-            level0 = image.contiguous() if planar(image) else image
-            coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+            plan, stream, level0, coarse = chain_buffers(image, levels)
             plan.forward(
                 level0.data_ptr(),
                 coarse.data_ptr(),
@@ -528,9 +533,7 @@ def _register_torch_ops() -> None:
             b, c, _, _ = image.shape
             n = meta.shape[1]
             levels = full_levels(image.shape[3], image.shape[2])
-            plan, stream = plan_of(image, levels)
-            level0 = image.contiguous() if planar(image) else image
-            coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+            plan, stream, level0, coarse = chain_buffers(image, levels)
             count = b * n * patch_size * patch_size
             points = torch.empty(4 * count, dtype=image.dtype, device=image.device)
             out = torch.empty((b, n, patch_size, patch_size, c), dtype=image.dtype, device=image.device)
