@@ -136,7 +136,7 @@ class CudaBackend(_Backend):
 
     def sample(self, layout: Any, framework: str, out: Any, channels: int, half: bool, stream: int) -> Any:
         """Samples every patch into `out`; returns the layout's device copy (its metadata)."""
-        copy = layout.on_device(framework, self.device_index)
+        copy = layout.on_device(framework, self.device_index, stream)
         out_ptr, out_bytes = _tensors.pointer_and_bytes(out, framework)
         self.core.sample(copy.sampler, out_ptr, out_bytes, channels, half, stream)
         return copy
@@ -144,7 +144,7 @@ class CudaBackend(_Backend):
     def frame_to_patches(self, spec: ImageSpec, layout: Any, out: Any, half: bool, stream: int) -> Any:
         """Level 0 from the whole frame, its box mips and the layout's patches: one call.
         Returns the layout's device copy (its metadata)."""
-        copy = layout.on_device(spec.framework, self.device_index)
+        copy = layout.on_device(spec.framework, self.device_index, stream)
         out_ptr, out_bytes = _tensors.pointer_and_bytes(out, spec.framework)
         self.core.frame_to_patches(spec.view(), copy.sampler, out_ptr, out_bytes, half, stream)
         return copy

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -58,13 +58,16 @@ class Layout:
         """bool [images, num_patches]: True for real patches, False for padding slots."""
         return self.metadata[..., 4] >= 0
 
-    def on_device(self, framework: str, device_index: int) -> "DeviceCopy":
+    def on_device(self, framework: str, device_index: int, stream: Optional[int] = None) -> "DeviceCopy":
         """The records and metadata on a CUDA device, copied once and kept. For torch the
-        copy is asynchronous (from pinned memory), so a new layout costs no host sync."""
+        copy is asynchronous (from pinned memory), so a new layout costs no host sync.
+        `stream` (a raw handle): the stream about to read the copy, ordered after its upload
+        (DeviceCopy.ready_on); threads and streams share one copy."""
         copy = self._on_device.get((framework, device_index))
         if copy is None:
-            copy = DeviceCopy(self, framework, device_index)
-            self._on_device[(framework, device_index)] = copy
+            copy = self._on_device.setdefault((framework, device_index), DeviceCopy(self, framework, device_index))
+        if stream is not None:
+            copy.ready_on(stream)
         return copy
 
     def __repr__(self) -> str:
@@ -102,7 +105,13 @@ class DeviceCopy:
             self.records = torch.from_numpy(layout.records.reshape(-1)).pin_memory().to(device, non_blocking=True)
             self.meta = torch.from_numpy(layout.metadata).pin_memory().to(device, non_blocking=True)
             self.records_ptr = self.records.data_ptr()
-        else:
+            # The upload is queued on the current stream: other streams wait for this event.
+            uploaded_on = torch.cuda.current_stream(device).cuda_stream
+            self._uploaded: Any = _core.CudaEvent(device_index)
+            self._uploaded.record(uploaded_on)
+            self._ordered: Set[int] = {uploaded_on}
+        else:  # cuda_copy returns once the copy is done: every stream may read it
+            self._uploaded, self._ordered = None, set()
             self.records, self.records_ptr = _core.cuda_copy(device_index, layout.records)
             meta, _ = _core.cuda_copy(device_index, layout.metadata)
             if framework == "cupy":
@@ -115,7 +124,22 @@ class DeviceCopy:
         self.meta_one = self.meta[0]
         self.sampler = _core.CudaPatchSampler(layout._core, self.records_ptr)  # borrows self.records
         self.key = next(_KEYS)
+        self.device_index = device_index
         _DEVICE_COPIES[self.key] = self
+
+    def ready_on(self, stream: int) -> None:
+        """Orders `stream` after the torch upload, and keeps the copy's memory from being
+        reused until the work `stream` has queued ran (the tensors were allocated on the
+        upload's stream). Once per stream: a stream's later work follows its earlier work."""
+        if self._uploaded is None or stream in self._ordered:
+            return
+        import torch
+
+        self._uploaded.wait(stream)
+        user = torch.cuda.ExternalStream(stream, device=torch.device("cuda", self.device_index))
+        self.records.record_stream(user)
+        self.meta.record_stream(user)
+        self._ordered.add(stream)
 
 
 def _pairs(value: Any) -> np.ndarray:

@@ -265,7 +265,8 @@ class _NvdecStream:
 
         from ._tensors import pointer_and_bytes, torch_raw_stream
 
-        copy = layout.on_device("torch", self.cuda_index)
+        stream = torch_raw_stream()(self.cuda_index)
+        copy = layout.on_device("torch", self.cuda_index, stream)
         out = torch.empty(
             (layout.num_patches, channels, layout.patch_size, layout.patch_size),
             dtype=torch.float16 if half else torch.float32,
@@ -276,7 +277,7 @@ class _NvdecStream:
             channels,
             half,
             *pointer_and_bytes(out, "torch"),
-            torch_raw_stream()(self.cuda_index),
+            stream,
         )
         return out, copy.meta_one
 

@@ -137,6 +137,27 @@ def test_cuda_pyramid_shared_by_threads_each_on_its_stream() -> None:
 
 
 @needs_cuda
+def test_a_new_layout_read_on_another_stream_waits_for_its_upload() -> None:
+    """A layout's device copy is uploaded on the stream current when it is made; a read
+    on another stream (another thread's, or stream=) must wait for that upload, however
+    long the first stream is busy."""
+    import torch
+
+    g = torch.Generator().manual_seed(5)
+    image = torch.randint(0, 256, (4, 96, 128), generator=g, dtype=torch.uint8).cuda()
+    pyramid = tv.TexturePyramid(image)
+    torch.cuda.synchronize()
+    busy, reader = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(busy):
+        torch.cuda._sleep(100_000_000)  # the upload queues behind this
+        got = pyramid.sample_foveated((0.123, 0.789), num_patches=31, patch_size=8, stream=reader).patches
+    reader.synchronize()
+    torch.cuda.synchronize()
+    wanted = pyramid.sample_foveated((0.123, 0.789), num_patches=31, patch_size=8).patches
+    assert torch.equal(got, wanted)
+
+
+@needs_cuda
 def test_a_cuda_processor_serves_threads_at_once_as_it_serves_one() -> None:
     # Each thread's own images (of one size: the resizers' cache key) on its own stream:
     # kept resizers are per thread, so no thread's kernels read another thread's image.
