@@ -22,6 +22,9 @@ Format texture_format(TensorDtype dtype) {
     }
 }
 
+// The most scratch the bicubic filter's row pass keeps (images beyond it run in turn).
+constexpr size_t kMaxBicubicScratch = size_t{256} << 20;
+
 // The images [first, first + count) of a launch as a list.
 ImageList list_of(std::span<const void* const> images, size_t first, size_t count) {
     ImageList list;
@@ -109,12 +112,20 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         throw Error("the images' dtype or channels are not the resizer's");
     if (shape_.filter == ResizeFilter::bicubic) {
         const size_t out_size = element_bytes(target.out_dtype);
-        for (size_t first = 0; first < images.size(); first += kMaxListedImages) {
-            const size_t count = std::min<size_t>(kMaxListedImages, images.size() - first);
+        ResizeTarget one = target;
+        one.images = 1;
+        const size_t per_image = bicubic_scratch_bytes(shape_.height, one);
+        const size_t chunk = std::clamp<size_t>(kMaxBicubicScratch / per_image, 1, kMaxListedImages);
+        const size_t wanted = std::min(chunk, images.size()) * per_image / sizeof(float);
+        // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
+        if (bicubic_scratch_.size() < wanted) bicubic_scratch_ = DeviceBuffer<float>(wanted);
+        for (size_t first = 0; first < images.size(); first += chunk) {
+            const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
-            resize_bicubic(view, shape_.width, shape_.height, part, stream, list_of(images, first, count));
+            resize_bicubic(view, shape_.width, shape_.height, part, bicubic_scratch_.data(), stream,
+                           list_of(images, first, count));
         }
         return;
     }

@@ -6,7 +6,7 @@
 //    pixel, footprint = one output pixel (what texturevlm is for);
 //  - software: PyTorch's antialiased bicubic (torch.nn.functional.interpolate(mode="bicubic",
 //    antialias=True), which Hugging Face's torchvision processors call), read straight
-//    from the input tensor, for outputs that must match theirs to float rounding.
+//    from the input tensor, for outputs that equal theirs.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -50,9 +50,13 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
-// antialiased bicubic weights.
+// antialiased bicubic weights, in two passes (across each source row, then down each
+// output column) whose values equal torch's 2-D sum bit for bit. `scratch`: device memory
+// of bicubic_scratch_bytes() for the rows between the passes, not read or written by other
+// work until this stream has run them.
 void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                    cudaStream_t stream, const ImageList& sources = {});
+                    float* scratch, cudaStream_t stream, const ImageList& sources = {});
+size_t bicubic_scratch_bytes(uint32_t source_height, const ResizeTarget& target);
 
 // Throws Error unless the target is one these kernels can write: a non-empty window inside
 // the resized image, patch-aligned for merged_patches, an output pointer, 1..T time slots.
