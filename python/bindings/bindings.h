@@ -14,7 +14,7 @@ void bind_vulkan(nb::module_& m);
 void bind_differentiable(nb::module_& m);  // sample_points: the CPU reference; CUDA kernels where built
 void bind_fields(nb::module_& m);          // Gaussian fields: the CPU reference; CUDA kernels where built
 void bind_overlay(nb::module_& m);         // the overlay renderer: CPU, Vulkan; CUDA where built
-void bind_resize(nb::module_& m);          // processors' CUDA resize; nothing without CUDA
+void bind_resize(nb::module_& m);          // processors' resizes: torch's uint8 CPU resize; CUDA's where built
 void bind_cuda_arguments(nb::module_& m);  // TensorView, CudaPatchSampler; nothing without CUDA
 void bind_cuda(nb::module_& m);            // without a CUDA build: cuda_built() is False, nothing else
 void bind_video(nb::module_& m);           // where FFmpeg was found (TVLM_HAVE_VIDEO_FILES)

@@ -1,7 +1,8 @@
-// The image processors' CUDA work for Python: the target of a resize (cuda/processors/image_resize.h;
-// what python/texturevlm/processors computes from a model's config) and the resizer that
-// runs a whole call's images of one size, either filter, in a few launches
-// (cuda_pipelines/cuda_image_resizer.h).
+// The image processors' work for Python: host uint8 images resized as torch resizes them
+// on the CPU (engine/processors/torch_byte_resize.h); on CUDA, the target of a resize
+// (cuda/processors/image_resize.h; what python/texturevlm/processors computes from a
+// model's config) and the resizer that runs a whole call's images of one size, either
+// filter, in a few launches (cuda_pipelines/cuda_image_resizer.h).
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -9,8 +10,10 @@
 #include <array>
 #include <string>
 
+#include "python/bindings/arrays.h"
 #include "python/bindings/bindings.h"
 #include "engine/error.h"
+#include "engine/processors/torch_byte_resize.h"
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
 #include "cuda_pipelines/cuda_image_resizer.h"
@@ -18,6 +21,35 @@
 #endif
 
 namespace tvlm::py {
+
+namespace {
+
+using ByteImage = nb::ndarray<const uint8_t, nb::ndim<3>, nb::device::cpu>;
+
+// [H, W, C] bytes (any strides) -> the window of the resized image, [h, w, C] bytes.
+NumpyArray resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t resized_height, uint32_t left,
+                        uint32_t top, uint32_t width, uint32_t height, const std::string& filter) {
+    ByteResizeFilter f;
+    if (filter == "bicubic") f = ByteResizeFilter::bicubic;
+    else if (filter == "bilinear") f = ByteResizeFilter::bilinear;
+    else throw Error("the byte resize's filter is 'bicubic' or 'bilinear', not '" + filter + "'");
+    ByteImageView view;
+    view.data = image.data();
+    view.height = static_cast<uint32_t>(image.shape(0));
+    view.width = static_cast<uint32_t>(image.shape(1));
+    view.channels = static_cast<uint32_t>(image.shape(2));
+    view.stride_y = image.stride(0);
+    view.stride_x = image.stride(1);
+    view.stride_c = image.stride(2);
+    std::vector<uint8_t> bytes;
+    {
+        nb::gil_scoped_release released;  // the array stays alive: the caller holds it
+        bytes = resize_bytes_as_torch(view, resized_width, resized_height, left, top, width, height, f);
+    }
+    return owned_array(std::move(bytes), {height, width, view.channels}, nb::dtype<uint8_t>());
+}
+
+}  // namespace
 
 #ifdef TVLM_HAVE_CUDA
 namespace {
@@ -31,7 +63,7 @@ TensorDtype output_dtype(const std::string& name) {
 
 std::array<float, 3> three(const float (&v)[3]) { return {v[0], v[1], v[2]}; }
 void set_three(float (&v)[3], const std::array<float, 3>& from) {
-    for (int c = 0; c < 3; ++c) v[c] = from[c];
+    for (size_t c = 0; c < 3; ++c) v[c] = from[c];
 }
 
 // A resizer on its device: Python passes the images as pointers (a list of tensors or the
@@ -73,9 +105,7 @@ private:
     CudaImageResizer resizer_;
 };
 
-}  // namespace
-
-void bind_resize(nb::module_& m) {
+void bind_cuda_resize(nb::module_& m) {
     nb::class_<ResizeTarget>(
         m, "ResizeTarget",
         "Where a processor's resized, normalized pixels go (cuda/processors/image_resize.h); the output "
@@ -129,10 +159,18 @@ void bind_resize(nb::module_& m) {
              "target's own out is not read).");
 }
 
-#else
-
-void bind_resize(nb::module_&) {}
-
+}  // namespace
 #endif
+
+void bind_resize(nb::module_& m) {
+    m.def("resize_bytes_as_torch", &resize_bytes, nb::arg("image"), nb::arg("resized_width"), nb::arg("resized_height"),
+          nb::arg("left"), nb::arg("top"), nb::arg("width"), nb::arg("height"), nb::arg("filter") = "bicubic",
+          "The window (left, top, width, height) of a [H, W, C] uint8 image resized to resized_width x "
+          "resized_height as torch resizes uint8 images on the CPU (antialiased, fixed point): [height, width, C] "
+          "uint8 (engine/processors/torch_byte_resize.h).");
+#ifdef TVLM_HAVE_CUDA
+    bind_cuda_resize(m);
+#endif
+}
 
 }  // namespace tvlm::py

@@ -1,11 +1,14 @@
 """Hugging Face's image processor rules reimplemented in NumPy, written the way
 transformers 5 and PyTorch write them (not the way texturevlm does), for the tests: the
-size rules (smart_resize as a table of HF's outputs), torch's antialiased bicubic resize in float64 (a weight vector per output
-pixel, as aten's _compute_weights does), the uint8 rounding of a uint8 resize, the fused
-rescale + normalize, the center crop, and the image and video patchify with their permute
-orders."""
+size rules (smart_resize as a table of HF's outputs), torch's antialiased bicubic resize
+of a uint8 image on the CPU (aten's int16 weights and integer passes, what HF computes for
+host images) and in float64 for float images (a weight vector per output pixel, as aten's
+_compute_weights does), the fused rescale + normalize, the center crop, and the image and
+video patchify with their permute orders."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -53,6 +56,7 @@ HF_SMART_RESIZE = {
     (300, 200, 3136, 12845056): (308, 196),
     (300, 200, 100352, 602112): (392, 280),
     (300, 1200, 3136, 1003520): (308, 1204),
+    (477, 720, 3136, 1003520): (476, 728),
     (500, 700, 3136, 1003520): (504, 700),
     (1000, 999, 3136, 1003520): (980, 980),
     (1000, 999, 3136, 12845056): (1008, 1008),
@@ -123,15 +127,74 @@ def resize_bicubic_aa(image, height, width):
     return out
 
 
+def _aa_filter(x, a=-0.5):
+    """aten's bicubic aa_filter: cubic_convolution1 / 2 in their own expressions."""
+    x = abs(x)
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return 0.0
+
+
+def _int16_weights(out_size, in_size):
+    """aten's _compute_index_ranges_int16_weights for bicubic with antialias: per output
+    index (xmin, int16 weights), and the weights' precision in bits."""
+    scale = in_size / out_size
+    support = 2.0 * scale if scale >= 1.0 else 2.0
+    max_interp_size = math.ceil(support) * 2 + 1
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    spans, wt_max = [], 0.0
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        xmin = max(int(center - support + 0.5), 0)
+        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_interp_size)
+        w = [_aa_filter((j + xmin - center + 0.5) * invscale) for j in range(xsize)]
+        total = 0.0
+        for v in w:
+            total += v
+        if total != 0.0:
+            w = [v / total for v in w]
+            wt_max = max([wt_max] + w)
+        spans.append((xmin, w))
+    precision = 0
+    while precision < 22 and int(0.5 + wt_max * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = [(xmin, [v * (1 << precision) for v in w]) for xmin, w in spans]
+    return [
+        (xmin, np.array([int(-0.5 + v) if v < 0 else int(0.5 + v) for v in w], np.int64)) for xmin, w in scaled
+    ], precision
+
+
+def resize_bytes(image, height, width):
+    """torch's CPU resize of a [C, H, W] uint8 image (antialiased bicubic): a horizontal pass,
+    then a vertical one (each only where that side changes), each summing int16 weights times
+    bytes in integers, + half, shifted down by the precision and clamped to a byte."""
+    c, h, w = image.shape
+    out = image.astype(np.int64)
+    if width != w:
+        table, precision = _int16_weights(width, w)
+        across = np.zeros((c, h, width), np.int64)
+        for x, (xmin, wt) in enumerate(table):
+            across[:, :, x] = out[:, :, xmin : xmin + len(wt)] @ wt
+        out = np.clip((across + (1 << (precision - 1))) >> precision, 0, 255)
+    if height != h:
+        table, precision = _int16_weights(height, h)
+        down = np.zeros((c, height, width), np.int64)
+        for y, (ymin, wt) in enumerate(table):
+            down[:, y, :] = np.einsum("k,ckx->cx", wt, out[:, ymin : ymin + len(wt), :])
+        out = np.clip((down + (1 << (precision - 1))) >> precision, 0, 255)
+    return out.astype(np.uint8)
+
+
 def resize(image, height, width):
-    """HF's resize of a [C, H, W] image in its dtype: uint8 resizes to uint8 (clamped and
-    rounded half to even), floats stay floats."""
+    """HF's resize of a [C, H, W] host image in its dtype: uint8 in torch's integer passes
+    (resize_bytes), floats in float64 (stay floats)."""
     if image.shape[1:] == (height, width):
         return image
-    out = resize_bicubic_aa(image.astype(np.float64), height, width)
     if image.dtype == np.uint8:
-        return np.rint(np.clip(out, 0, 255)).astype(np.uint8)
-    return out.astype(np.float32)
+        return resize_bytes(image, height, width)
+    return resize_bicubic_aa(image.astype(np.float64), height, width).astype(np.float32)
 
 
 def normalize(image, mean, std, rescale=1 / 255):

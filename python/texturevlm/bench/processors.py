@@ -1,13 +1,17 @@
 """python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP and Qwen2-VL image
-processors against texturevlm.processors (texture and bicubic filters) in one run, on
-uint8 CUDA images of 1024^2 and 4096^2, one image and batches of 8: wall time per call
-(calls pipelined, as __main__.py times everything), each next to its floor (input read once +
-output written once, over the device copy rate), and the outputs' differences from HF's."""
+processors against texturevlm.processors (the default bicubic filter, HF's values, and the
+texture filter) in one run, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
+of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
+its floor (input read once + output written once, over the device copy rate), and the
+outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
+tree is at hand, else a smooth synthetic image)."""
 
 from __future__ import annotations
 
-from typing import Any, List
+from pathlib import Path
+from typing import Any, List, Tuple
 
+import numpy as np
 import torch
 
 from .. import processors
@@ -19,9 +23,27 @@ MODELS = (
 )
 
 
+PHOTO = Path("tests/data/photos/f3.jpg")
+
+
 def _difference(ours: Any, theirs: Any) -> str:
     d = (ours["pixel_values"].float() - theirs["pixel_values"].float()).abs()
     return f"vs HF: max {d.max().item():.4f}, mean {d.mean().item():.5f}"
+
+
+def _fidelity_image(gen: Any) -> Tuple[Any, str]:
+    """The image the differences are measured on: the photograph, else a smooth field."""
+    try:
+        from PIL import Image
+
+        with Image.open(PHOTO) as file:
+            rgb = np.ascontiguousarray(np.asarray(file.convert("RGB")).transpose(2, 0, 1))
+        return torch.from_numpy(rgb).cuda(), f"photo {PHOTO.name} {rgb.shape[2]}x{rgb.shape[1]}"
+    except (ImportError, OSError):
+        # Photo-like content: a smooth field (random noise is all edges).
+        field = torch.rand((1, 3, 24, 24), device="cuda", generator=gen) * 255
+        smooth = torch.nn.functional.interpolate(field, size=(1024, 1024), mode="bicubic", align_corners=False)
+        return smooth.clamp(0, 255).round().to(torch.uint8)[0], "smooth synthetic image"
 
 
 def run(table: Any, per_call_us: Any) -> List[dict]:
@@ -31,24 +53,13 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     print(f"transformers {transformers.__version__}\n")
     gen = torch.Generator(device="cuda").manual_seed(0)
     fidelity = []
+    sample, sample_name = _fidelity_image(gen)
     for size in (1024, 4096):
         for batch in (1, 8):
             images = [
                 torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
                 for _ in range(batch)
             ]
-            # Photo-like content for the differences: a smooth field (random noise is all edges).
-            smooth = (
-                torch.nn.functional.interpolate(
-                    torch.rand((1, 3, 24, 24), device="cuda", generator=gen) * 255,
-                    size=(size, size),
-                    mode="bicubic",
-                    align_corners=False,
-                )
-                .clamp(0, 255)
-                .round()
-                .to(torch.uint8)[0]
-            )
             for model, hf_name, ours_cls in MODELS:
                 hf = getattr(transformers, hf_name)()
                 job = f"{model} processor, {batch} x [3, {size}, {size}] uint8 CUDA"
@@ -58,11 +69,11 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
                 table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
                 hf_time = t[0]
-                for filter in ("texture", "bicubic"):
+                for filter in ("bicubic", "texture"):
                     ours = ours_cls(filter=filter)
                     t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
-                    reference = hf(images=[smooth], return_tensors="pt")
-                    note = f"{hf_time / t[0]:5.1f}x HF; {_difference(ours([smooth]), reference)} (smooth image)"
+                    reference = hf(images=[sample], return_tensors="pt")
+                    note = f"{hf_time / t[0]:5.1f}x HF; {_difference(ours([sample]), reference)} ({sample_name})"
                     table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
                     fidelity.append(dict(job=job, filter=filter, note=note))
     return fidelity

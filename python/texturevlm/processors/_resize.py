@@ -1,15 +1,16 @@
 """The one operation every processor is made of: images of one size -> resized, cropped,
 rescaled + normalized pixels written once into the model's tensor layout.
 
-CUDA images: one fused kernel (cuda/processors/image_resize.h) on the caller's stream, no host sync:
+CUDA images: fused kernels (cuda/processors/image_resize.h) on the caller's stream, no host sync:
+  filter='bicubic'  (the default) PyTorch's antialiased bicubic straight from the tensor, in
+                    two passes: HF's values, as HF computes them on CUDA;
   filter='texture'  one launch computes the images' box mips from the tensors and writes
                     the levels the sampler reads into a kept texture (finer levels are
                     dropped), then the texture unit takes one anisotropic trilinear sample
-                    per output pixel (cuda_pipelines/cuda_image_resizer.h);
-  filter='bicubic'  PyTorch's antialiased bicubic, straight from the tensor (what Hugging
-                    Face's processors compute, to float rounding).
-Host images: the same two filters through the engine's CPU/Vulkan samplers (layouts.resize)
-and NumPy, with the same arithmetic."""
+                    per output pixel (cuda_pipelines/cuda_image_resizer.h).
+Host images: 'bicubic' is torch's CPU resize (uint8 images in fixed point, byte for byte,
+engine/processors/torch_byte_resize.h; float images in float64), 'texture' the engine's
+CPU/Vulkan samplers (layouts.resize)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from ..pyramid import TexturePyramid
 from ._images import torch_cuda_layout
 from ._rules import ProcessorInputError
 
-FILTERS = ("texture", "bicubic")
+FILTERS = ("bicubic", "texture")
+DEFAULT_FILTER = "bicubic"  # HF's values; "texture" is the fast opt-in
 OUT_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -338,7 +340,14 @@ def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.nd
     """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8)."""
     top, left, h, w = plan.window
     rh, rw = plan.resized
-    if filter == "bicubic":
+    if filter == "bicubic" and spec.dtype == "uint8":
+        # torch's own uint8 resize on the CPU (fixed point, rounded to bytes after each
+        # pass): what HF's processors compute for host images, byte for byte.
+        layers = [
+            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h) for layer in _tensors.host_layers(spec)
+        ]
+        return np.stack(layers).transpose(0, 3, 1, 2).astype(np.float32)
+    if filter == "bicubic":  # float images: torch's float resize, in float64
         wy = _antialias_weights(rh, spec.height, top, h)
         wx = _antialias_weights(rw, spec.width, left, w)
         layers = np.stack(_tensors.host_layers(spec)).astype(np.float64)[..., :3]  # [B, H, W, 3]

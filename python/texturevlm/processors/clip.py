@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 
 from ._common import BatchFeature, Processor, Runner
 from ._images import image_specs
-from ._resize import Plan, cached_call
+from ._resize import DEFAULT_FILTER, Plan, cached_call
 from ._rules import (
     IMAGENET_STANDARD_MEAN,
     IMAGENET_STANDARD_STD,
@@ -27,16 +27,19 @@ class FixedSizeImageProcessor(Processor):
     the same values as the Hugging Face processor's config (`from_pretrained` reads them
     from disk), returning the same pixel_values.
 
-    `filter`: 'texture' (default) resizes with the box mip chain and one anisotropic
-    trilinear texture sample per output pixel; 'bicubic' computes PyTorch's antialiased
-    bicubic in software, matching Hugging Face to float rounding (docs/processors.md has the
-    differences measured for both). `dtype`: float32 (HF's), float16 or bfloat16, written
+    `filter`: 'bicubic' (default) computes PyTorch's antialiased bicubic as Hugging Face's
+    processor does for the input's device (torch's CUDA kernel's arithmetic for CUDA images,
+    its fixed-point uint8 resize for host images): HF's values; 'texture' resizes with the
+    box mip chain and one anisotropic trilinear texture sample per output pixel, faster and
+    softer (docs/processors.md has the differences measured on photographs). `dtype`: float32 (HF's), float16 or bfloat16, written
     directly. `backend`: for host images, 'auto' (Vulkan where present, else the CPU
     reference), 'vulkan' or 'cpu'; CUDA images run on CUDA on the current stream."""
 
     defaults: Dict[str, Any] = {}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
+    def __init__(
+        self, filter: str = DEFAULT_FILTER, dtype: str = "float32", backend: str = "auto", **config: Any
+    ) -> None:
         c = {**self.defaults, **config}
         size = c.get("size") or {}
         if isinstance(size, int):  # as HF's get_size_dict reads a bare number for this model

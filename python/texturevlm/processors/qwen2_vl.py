@@ -13,7 +13,16 @@ import numpy as np
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, grid_table
 from ._images import flat_images, image_specs, rgb_spec
-from ._resize import Plan, cached_call, finish_host, host_planar, levels_for, resize_ring_frame, write_cuda
+from ._resize import (
+    DEFAULT_FILTER,
+    Plan,
+    cached_call,
+    finish_host,
+    host_planar,
+    levels_for,
+    resize_ring_frame,
+    write_cuda,
+)
 from ._rules import ProcessorInputError, config_size, config_sizes, smart_resize
 
 
@@ -26,7 +35,9 @@ class Qwen2VLImageProcessor(Processor):
     #: The pixel budget of transformers' defaults (the Qwen2-VL model configs set their own).
     default_size = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
+    def __init__(
+        self, filter: str = DEFAULT_FILTER, dtype: str = "float32", backend: str = "auto", **config: Any
+    ) -> None:
         c = dict(config)
         size = c.get("size") or self.default_size
         if not isinstance(size, dict):
@@ -112,7 +123,9 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
 
     default_size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 28 * 28 * 768}
 
-    def __init__(self, filter: str = "texture", dtype: str = "float32", backend: str = "auto", **config: Any) -> None:
+    def __init__(
+        self, filter: str = DEFAULT_FILTER, dtype: str = "float32", backend: str = "auto", **config: Any
+    ) -> None:
         if config.get("do_sample_frames"):
             raise ProcessorInputError("do_sample_frames: texturevlm takes the frames you pass; sample them first")
         super().__init__(filter, dtype, backend, **config)
@@ -178,7 +191,9 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
         """The newest `frames` (default temporal_patch_size) frames of a CUDA video ring as
         one video: pixel_values_videos and video_grid_thw. Each frame is read from the
         texture it already sits in (mips built by update()); the reads are ordered after
-        the frames' writes and before their slots are reused, on the GPU."""
+        the frames' writes and before their slots are reused, on the GPU. The resize is the
+        texture filter's whatever the processor's `filter` (the frames are textures, not
+        tensors): pass the frames themselves for HF's values."""
         t = self.temporal_patch_size
         frames = frames or t
         if frames % t:
