@@ -153,6 +153,22 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size) {
 constexpr int kRowBlock = 64;      // pass 1: window columns per block
 constexpr uint32_t kRowsEach = 8;  // pass 1: source rows per thread (its weights computed once)
 
+template <class In>
+__device__ float input_value(In v) {
+    return static_cast<float>(v);
+}
+template <>
+__device__ float input_value<__half>(__half v) {
+    return __half2float(v);
+}
+template <>
+__device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+
+// One template per input dtype: the taps are the hot loop, so a load is one instruction
+// and a conversion, not a switch on the dtype.
+template <class In>
 __global__ void bicubic_rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                     uint32_t source_height, ResizeTarget t, float* scratch) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
@@ -164,16 +180,18 @@ __global__ void bicubic_rows_kernel(TensorView source, const __grid_constant__ I
     const bool cached = sx.count <= kCached;
     if (cached)
         for (int j = 0; j < sx.count; ++j) wx[j] = sx.weight(j);
-    const void* data = image_data(source, sources, t.first_layer + image);
+    const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
+    const In* first_column = data + int64_t(sx.first) * source.stride_x;
+    const int64_t step = source.stride_x, channel[3] = {0, source.stride_c, 2 * source.stride_c};
     const uint32_t first_row = blockIdx.y * kRowsEach, end_row = min(source_height, first_row + kRowsEach);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
     for (uint32_t y = first_row; y < end_row; ++y) {
-        const int64_t row = int64_t(y) * source.stride_y;
+        const In* tap = first_column + int64_t(y) * source.stride_y;
         float across[3] = {0.0f, 0.0f, 0.0f};
-        for (int j = 0; j < sx.count; ++j) {
+#pragma unroll 4
+        for (int j = 0; j < sx.count; ++j, tap += step) {
             const float w = cached ? wx[j] : sx.weight(j);
-            const int64_t at = row + int64_t(sx.first + j) * source.stride_x;
-            for (int c = 0; c < 3; ++c) across[c] += load_element(data, source.dtype, at + c * source.stride_c) * w;
+            for (int c = 0; c < 3; ++c) across[c] += input_value(tap[channel[c]]) * w;
         }
         float* o = out + size_t{y} * t.width * 3;
         for (int c = 0; c < 3; ++c) o[c] = across[c];
@@ -280,7 +298,24 @@ void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t so
     if (!scratch) throw Error("the bicubic resize has no scratch buffer (a null pointer)");
     const dim3 rows((target.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach,
                     target.images);
-    bicubic_rows_kernel<<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+    switch (source.dtype) {
+        case TensorDtype::u8:
+            bicubic_rows_kernel<uint8_t>
+                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            break;
+        case TensorDtype::f16:
+            bicubic_rows_kernel<__half>
+                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            break;
+        case TensorDtype::bf16:
+            bicubic_rows_kernel<__nv_bfloat16>
+                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            break;
+        case TensorDtype::f32:
+            bicubic_rows_kernel<float>
+                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            break;
+    }
     TVLM_CUDA_CHECK(cudaGetLastError());
     launch_for_dtype<BicubicColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(scratch),
                                            source_height, target, order_of(target));

@@ -133,6 +133,11 @@ class DeviceCopy:
         upload's stream). Once per stream: a stream's later work follows its earlier work."""
         if self._uploaded is None or stream in self._ordered:
             return
+        if _core.stream_capturing(stream):
+            # A graph may not wait on work outside it. It reads the copy when replayed, after
+            # the upload, which ran when the layout was first used: before the capture (the
+            # warm-up call graphs need), or inside it on the capturing stream (in _ordered).
+            return
         import torch
 
         self._uploaded.wait(stream)
