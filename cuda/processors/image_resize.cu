@@ -4,6 +4,8 @@
 // time slot.
 #include "cuda/processors/image_resize.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "cuda/cuda_check.h"
@@ -198,6 +200,99 @@ __global__ void bicubic_rows_kernel(TensorView source, const __grid_constant__ I
     }
 }
 
+// The row pass with the rows staged in shared memory: a block is kStagedColumns output
+// columns (a warp each) by 32 source rows (a lane each). The block copies the rows' input
+// span into shared memory once, coalesced; each lane then walks its own row's taps of its
+// warp's column, with the weights shared by the warp. Rows sit an odd number of words
+// apart, so the 32 lanes' reads of one tap fall in 32 banks.
+constexpr uint32_t kStagedColumns = 8;
+constexpr uint32_t kStagedRows = 32;
+
+// A staged row's pitch in elements (an odd number of 4-byte words) and the span's bound:
+// the block's columns' centres are (kStagedColumns - 1) * scale apart, each reads
+// +-support (rounded at both ends).
+struct Staging {
+    uint32_t span = 0, pitch = 0, taps = 0;
+    size_t bytes = 0;
+};
+
+Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element_size) {
+    const double scale = double(source_width) / double(resized_width);
+    const double support = 2.0 * std::max(scale, 1.0);
+    Staging s;
+    s.span = std::min<uint32_t>(source_width, uint32_t(std::ceil((kStagedColumns - 1) * scale + 2.0 * support)) + 4);
+    size_t words = (size_t{s.span} * element_size + 3) / 4;
+    if (words % 2 == 0) ++words;
+    s.pitch = uint32_t(words * 4 / element_size);
+    s.taps = uint32_t(std::ceil(support)) * 2 + 2;
+    s.bytes = size_t{3} * kStagedRows * s.pitch * element_size + size_t{kStagedColumns} * s.taps * sizeof(float);
+    return s;
+}
+
+template <class In>
+__global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources,
+                                           uint32_t source_width, uint32_t source_height, ResizeTarget t,
+                                           float* scratch, Staging staging) {
+    extern __shared__ float shared[];
+    float* weights = shared;                                                    // [kStagedColumns][staging.taps]
+    In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
+    __shared__ int column_first[kStagedColumns], column_end[kStagedColumns];
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
+    const uint32_t first_x = blockIdx.x * kStagedColumns, x = first_x + warp;
+    const uint32_t columns = min(kStagedColumns, t.width - first_x);
+    const bool column = x < t.width;
+    Span sx{};
+    if (column) {
+        sx = span(t.crop_x + x, source_width, t.resized_width);
+        for (int j = int(lane); j < sx.count; j += 32) weights[warp * staging.taps + j] = sx.weight(j);
+        if (lane == 0) column_first[warp] = sx.first, column_end[warp] = sx.first + sx.count;
+    }
+    __syncthreads();
+    // Spans are monotonic in x: the block reads [first of its first column, end of its last).
+    const int lo = column_first[0], width = column_end[columns - 1] - lo;
+    const uint32_t first_row = blockIdx.y * kStagedRows, row_count = min(kStagedRows, source_height - first_row);
+    const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
+    for (uint32_t i = threadIdx.x; i < 3 * row_count * uint32_t(width); i += blockDim.x) {
+        const uint32_t k = i % uint32_t(width), r = (i / uint32_t(width)) % row_count,
+                       c = i / (uint32_t(width) * row_count);
+        rows[(c * kStagedRows + r) * staging.pitch + k] =
+            data[int64_t(c) * source.stride_c + int64_t(first_row + r) * source.stride_y +
+                 int64_t(lo + int(k)) * source.stride_x];
+    }
+    __syncthreads();
+    if (!column || lane >= row_count) return;
+    const In* tap = rows + lane * staging.pitch + (sx.first - lo);
+    const float* w = weights + warp * staging.taps;
+    const uint32_t plane = kStagedRows * staging.pitch;
+    float across[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+    for (int j = 0; j < sx.count; ++j)
+        for (uint32_t c = 0; c < 3; ++c) across[c] += input_value(tap[c * plane + j]) * w[j];
+    float* o = scratch + ((size_t{image} * source_height + first_row + lane) * t.width + x) * 3;
+    for (int c = 0; c < 3; ++c) o[c] = across[c];
+}
+
+// The staged pass where its shared memory fits (every shrink of uint8 images up to ~300x);
+// else the pass straight from global memory.
+template <class In>
+void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                 const ResizeTarget& t, float* scratch, cudaStream_t stream) {
+    constexpr size_t kMaxStaged = 160 * 1024;
+    const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
+    if (s.bytes <= kMaxStaged) {
+        if (s.bytes > 48 * 1024)
+            TVLM_CUDA_CHECK(cudaFuncSetAttribute(bicubic_rows_staged_kernel<In>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.bytes)));
+        const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
+                        (source_height + kStagedRows - 1) / kStagedRows, t.images);
+        bicubic_rows_staged_kernel<In><<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_width,
+                                                                                       source_height, t, scratch, s);
+        return;
+    }
+    const dim3 grid((t.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach, t.images);
+    bicubic_rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, scratch);
+}
+
 template <class Out>
 __global__ void bicubic_columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
@@ -296,24 +391,18 @@ void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t so
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
     if (!scratch) throw Error("the bicubic resize has no scratch buffer (a null pointer)");
-    const dim3 rows((target.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach,
-                    target.images);
     switch (source.dtype) {
         case TensorDtype::u8:
-            bicubic_rows_kernel<uint8_t>
-                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            launch_rows<uint8_t>(source, sources, source_width, source_height, target, scratch, stream);
             break;
         case TensorDtype::f16:
-            bicubic_rows_kernel<__half>
-                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            launch_rows<__half>(source, sources, source_width, source_height, target, scratch, stream);
             break;
         case TensorDtype::bf16:
-            bicubic_rows_kernel<__nv_bfloat16>
-                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, scratch, stream);
             break;
         case TensorDtype::f32:
-            bicubic_rows_kernel<float>
-                <<<rows, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, target, scratch);
+            launch_rows<float>(source, sources, source_width, source_height, target, scratch, stream);
             break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
