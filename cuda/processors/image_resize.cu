@@ -252,13 +252,14 @@ __global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_const
     const int lo = column_first[0], width = column_end[columns - 1] - lo;
     const uint32_t first_row = blockIdx.y * kStagedRows, row_count = min(kStagedRows, source_height - first_row);
     const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
-    for (uint32_t i = threadIdx.x; i < 3 * row_count * uint32_t(width); i += blockDim.x) {
-        const uint32_t k = i % uint32_t(width), r = (i / uint32_t(width)) % row_count,
-                       c = i / (uint32_t(width) * row_count);
-        rows[(c * kStagedRows + r) * staging.pitch + k] =
-            data[int64_t(c) * source.stride_c + int64_t(first_row + r) * source.stride_y +
-                 int64_t(lo + int(k)) * source.stride_x];
-    }
+    // A warp copies whole rows, its lanes along each (coalesced where stride_x is 1).
+    for (uint32_t c = 0; c < 3; ++c)
+        for (uint32_t r = warp; r < row_count; r += kStagedColumns) {
+            const In* from = data + int64_t(c) * source.stride_c + int64_t(first_row + r) * source.stride_y +
+                             int64_t(lo) * source.stride_x;
+            In* to = rows + (c * kStagedRows + r) * staging.pitch;
+            for (int k = int(lane); k < width; k += 32) to[k] = from[int64_t(k) * source.stride_x];
+        }
     __syncthreads();
     if (!column || lane >= row_count) return;
     const In* tap = rows + lane * staging.pitch + (sx.first - lo);
