@@ -273,14 +273,17 @@ __global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_const
     for (int c = 0; c < 3; ++c) o[c] = across[c];
 }
 
-// The staged pass where its shared memory fits (every shrink of uint8 images up to ~300x);
-// else the pass straight from global memory.
+// Strong shrinks (8x and more across) take the staged pass where its shared memory fits:
+// their many taps per column make the scattered global reads the cost. Milder ones read
+// few taps and write much scratch, which the staged pass's per-row stores make dearer, so
+// they, and spans too wide to stage, take the pass straight from global memory.
 template <class In>
 void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                  const ResizeTarget& t, float* scratch, cudaStream_t stream) {
     constexpr size_t kMaxStaged = 160 * 1024;
+    constexpr uint32_t kStagedShrink = 8;
     const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
-    if (s.bytes <= kMaxStaged) {
+    if (source_width >= kStagedShrink * t.resized_width && s.bytes <= kMaxStaged) {
         if (s.bytes > 48 * 1024)
             TVLM_CUDA_CHECK(cudaFuncSetAttribute(bicubic_rows_staged_kernel<In>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.bytes)));
