@@ -1,15 +1,16 @@
-"""Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes
-and order as Hugging Face's CLIP, SigLIP and Qwen2-VL processors, built from the same config
-values, with the resize on the texture path (box mips + one anisotropic trilinear sample
-per output pixel) and normalization and patch order fused into that one CUDA kernel.
+"""Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes,
+order and values as Hugging Face's CLIP, SigLIP and Qwen2-VL processors, built from the
+same config values, with the resize, normalization and patch order fused on the GPU.
 
     from texturevlm.processors import Qwen2VLImageProcessor
     processor = Qwen2VLImageProcessor.from_pretrained("/models/Qwen2-VL-7B-Instruct")
     inputs = processor(images)            # CUDA uint8 [3, H, W] tensors in, CUDA out
     model(**inputs, ...)                  # pixel_values, image_grid_thw
 
-filter='bicubic' computes PyTorch's antialiased bicubic instead, Hugging Face's own resize,
-to float rounding; docs/processors.md has the differences of both measured."""
+The default filter='bicubic' is HF's resize as HF computes it for the image's device
+(torch's CUDA kernel for CUDA tensors, its fixed-point uint8 resize for host arrays);
+filter='texture' resizes on the texture path instead (box mips + one anisotropic trilinear
+sample per output pixel), faster and softer. docs/processors.md has both measured."""
 
 import json
 import os
