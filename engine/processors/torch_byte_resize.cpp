@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "engine/error.h"
 
@@ -73,6 +76,28 @@ AxisTaps axis_taps(int64_t in_size, int64_t out_size, ByteResizeFilter filter) {
     return a;
 }
 
+// body(first, end) over [0, count) in parts on up to hardware_concurrency() threads (16 at
+// most), where the multiply-adds (`work` per item) pay for them; the caller runs the first
+// part. Parts are independent, so the result is the same whatever the split. A thread that
+// cannot be started leaves its part to the caller.
+template <class Body>
+void in_parts(int64_t count, int64_t work, const Body& body) {
+    constexpr int64_t kWorkPerThread = int64_t{1} << 21;
+    const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    const int64_t parts = std::clamp<int64_t>(count * work / kWorkPerThread, 1, std::min<int64_t>(cores, 16));
+    const int64_t per = (count + parts - 1) / parts;
+    std::vector<std::thread> workers;
+    std::vector<int64_t> left_over;
+    for (int64_t first = per; first < count; first += per) {
+        try {
+            workers.emplace_back([&body, first, end = std::min(count, first + per)] { body(first, end); });
+        } catch (const std::system_error&) { left_over.push_back(first); }
+    }
+    body(0, std::min(count, per));
+    for (const int64_t first : left_over) body(first, std::min(count, first + per));
+    for (std::thread& w : workers) w.join();
+}
+
 uint8_t rounded_byte(int32_t sum, int precision) { return static_cast<uint8_t>(std::clamp(sum >> precision, 0, 255)); }
 
 }  // namespace
@@ -99,38 +124,70 @@ std::vector<uint8_t> resize_bytes_as_torch(const ByteImageView& image, uint32_t 
     const int64_t rows = row_end - row_first;
     std::vector<uint8_t> mid(size_t(rows * width * c));
     const int32_t half_x = across ? 1 << (tx.precision - 1) : 0;
-    for (int64_t y = 0; y < rows; ++y) {
-        const uint8_t* row = image.data + (row_first + y) * image.stride_y;
-        uint8_t* out = &mid[size_t(y * width * c)];
-        for (uint32_t x = 0; x < width; ++x) {
-            const size_t ox = size_t{left} + x;
-            for (int64_t ch = 0; ch < c; ++ch) {
-                if (!across) {
-                    out[x * c + ch] = row[int64_t(ox) * image.stride_x + ch * image.stride_c];
-                    continue;
+    // Locals, not the captured objects, in the loops: the byte stores may alias anything the
+    // lambda reaches by reference, which would reload every one of them per store.
+    const uint8_t* const pixels = image.data;
+    const int64_t stride_y = image.stride_y, stride_x = image.stride_x, stride_c = image.stride_c;
+    const int16_t* const weights_x = tx.weights.data();
+    const int64_t* const first_x = tx.first.data();
+    const int64_t* const count_x = tx.count.data();
+    const int64_t taps_x = tx.taps;
+    const int precision_x = tx.precision;
+    uint8_t* const mid_bytes = mid.data();
+    in_parts(rows, int64_t{width} * c * (across ? taps_x : 1), [=](int64_t first, int64_t end) {
+        for (int64_t y = first; y < end; ++y) {
+            const uint8_t* row = pixels + (row_first + y) * stride_y;
+            uint8_t* out = mid_bytes + y * int64_t{width} * c;
+            for (int64_t x = 0; x < int64_t{width}; ++x) {
+                const int64_t ox = int64_t{left} + x;
+                for (int64_t ch = 0; ch < c; ++ch) {
+                    if (!across) {
+                        out[x * c + ch] = row[ox * stride_x + ch * stride_c];
+                        continue;
+                    }
+                    const int16_t* k = weights_x + ox * taps_x;
+                    const uint8_t* in = row + first_x[ox] * stride_x + ch * stride_c;
+                    int32_t sum = half_x;
+                    for (int64_t j = 0; j < count_x[ox]; ++j) sum += int32_t{k[j]} * in[j * stride_x];
+                    out[x * c + ch] = rounded_byte(sum, precision_x);
                 }
-                const int16_t* k = &tx.weights[ox * size_t(tx.taps)];
-                int32_t sum = half_x;
-                for (int64_t j = 0; j < tx.count[ox]; ++j)
-                    sum += int32_t{k[j]} * row[(tx.first[ox] + j) * image.stride_x + ch * image.stride_c];
-                out[x * c + ch] = rounded_byte(sum, tx.precision);
             }
         }
-    }
+    });
     if (!down) return mid;
     // Pass 2, down: the window's rows from the row results.
     std::vector<uint8_t> result(size_t(int64_t{height} * width * c));
     const int32_t half_y = 1 << (ty.precision - 1);
-    for (uint32_t y = 0; y < height; ++y) {
-        const size_t oy = size_t{top} + y;
-        const int16_t* k = &ty.weights[oy * size_t(ty.taps)];
-        const uint8_t* first = &mid[size_t((ty.first[oy] - row_first) * width * c)];
-        for (int64_t i = 0; i < int64_t{width} * c; ++i) {
-            int32_t sum = half_y;
-            for (int64_t j = 0; j < ty.count[oy]; ++j) sum += int32_t{k[j]} * first[j * width * c + i];
-            result[size_t(y * width * c + i)] = rounded_byte(sum, ty.precision);
+    const size_t row_bytes = size_t(int64_t{width} * c);
+    const int16_t* const weights_y = ty.weights.data();
+    const int64_t* const first_y = ty.first.data();
+    const int64_t* const count_y = ty.count.data();
+    const int64_t taps_y = ty.taps;
+    const int precision_y = ty.precision;
+    const uint8_t* const mid_read = mid.data();
+    uint8_t* const result_bytes = result.data();
+    in_parts(height, int64_t(row_bytes) * taps_y, [=](int64_t begin, int64_t end) {
+        // Tap by tap over a stretch of an output row, so the inner loop runs along contiguous
+        // bytes (integer sums: their order does not change them). No allocation in a thread.
+        constexpr size_t kStretch = 1024;
+        int32_t sums[kStretch];
+        for (int64_t y = begin; y < end; ++y) {
+            const int64_t oy = int64_t{top} + y;
+            const int16_t* k = weights_y + oy * taps_y;
+            const uint8_t* rows_read = mid_read + size_t(first_y[oy] - row_first) * row_bytes;
+            for (size_t from = 0; from < row_bytes; from += kStretch) {
+                const size_t n = std::min(kStretch, row_bytes - from);
+                std::fill(sums, sums + n, half_y);
+                for (int64_t j = 0; j < count_y[oy]; ++j) {
+                    const uint8_t* bytes = rows_read + size_t(j) * row_bytes + from;
+                    const int32_t weight = k[j];
+                    for (size_t i = 0; i < n; ++i) sums[i] += weight * bytes[i];
+                }
+                uint8_t* out = result_bytes + size_t(y) * row_bytes + from;
+                for (size_t i = 0; i < n; ++i) out[i] = rounded_byte(sums[i], precision_y);
+            }
         }
-    }
+    });
     return result;
 }
 

@@ -151,6 +151,12 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
 def host_layers(spec: ImageSpec) -> list:
     """The image's layers as interleaved host arrays [H, W, C] (uint8, float16 or float32),
     what the Vulkan and CPU backends upload."""
+    return [np.ascontiguousarray(layer) for layer in host_layer_views(spec)]
+
+
+def host_layer_views(spec: ImageSpec) -> Any:
+    """The image's layers as [H, W, C] host views, strided as the input is (a planar image's
+    channels stay planes): for readers that take any strides, without host_layers' copy."""
     x = spec.array
     if spec.framework == "torch":
         x = x.detach()
@@ -163,9 +169,7 @@ def host_layers(spec: ImageSpec) -> list:
         raise Error("a CuPy array lives on the GPU: use backend='cuda' (or 'auto')")
     if not spec.batched:
         x = x[None]
-    if not spec.channels_last:
-        x = np.moveaxis(x, 1, -1)
-    return [np.ascontiguousarray(layer) for layer in x]
+    return x if spec.channels_last else np.moveaxis(x, 1, -1)
 
 
 def cuda_stream(framework: str, device_index: int, stream: Any = None) -> int:

@@ -344,7 +344,8 @@ def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.nd
         # torch's own uint8 resize on the CPU (fixed point, rounded to bytes after each
         # pass): what HF's processors compute for host images, byte for byte.
         layers = [
-            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h) for layer in _tensors.host_layers(spec)
+            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h)
+            for layer in _tensors.host_layer_views(spec)
         ]
         return np.stack(layers).transpose(0, 3, 1, 2).astype(np.float32)
     if filter == "bicubic":  # float images: torch's float resize, in float64
