@@ -22,8 +22,8 @@ Format texture_format(TensorDtype dtype) {
     }
 }
 
-// The most scratch the bicubic filter's row pass keeps (images beyond it run in turn).
-constexpr size_t kMaxBicubicScratch = size_t{256} << 20;
+// The most scratch the software filters' row pass keeps (images beyond it run in turn).
+constexpr size_t kMaxSoftwareScratch = size_t{256} << 20;
 
 // The images [first, first + count) of a launch as a list.
 ImageList list_of(std::span<const void* const> images, size_t first, size_t count) {
@@ -47,7 +47,7 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     if (s.width == 0 || s.height == 0 || s.images == 0)
         throw Error("a resizer needs images of a positive size and a positive count");
     if (s.channels != 3 && s.channels != 4) throw Error("a resizer takes images of 3 or 4 channels");
-    if (s.filter == ResizeFilter::bicubic) return;
+    if (s.filter != ResizeFilter::texture) return;
     const uint32_t chain = std::bit_width(std::max(s.width, s.height));
     if (s.texture_levels == 0 || s.skipped_levels + s.texture_levels > chain)
         throw Error("levels " + std::to_string(s.skipped_levels) + " + " + std::to_string(s.texture_levels) +
@@ -110,22 +110,24 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         throw Error("an image has no data (a null pointer)");
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
-    if (shape_.filter == ResizeFilter::bicubic) {
+    if (shape_.filter != ResizeFilter::texture) {
         const size_t out_size = element_bytes(target.out_dtype);
+        const SoftwareFilter software_filter = shape_.filter == ResizeFilter::bilinear ? SoftwareFilter::bilinear
+                                                                                       : SoftwareFilter::bicubic;
         ResizeTarget one = target;
         one.images = 1;
-        const size_t per_image = bicubic_scratch_bytes(shape_.height, one);
-        const size_t chunk = std::clamp<size_t>(kMaxBicubicScratch / per_image, 1, kMaxListedImages);
+        const size_t per_image = software_scratch_bytes(shape_.height, one);
+        const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
         const size_t wanted = std::min(chunk, images.size()) * per_image / sizeof(float);
         // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
-        if (bicubic_scratch_.size() < wanted) bicubic_scratch_ = DeviceBuffer<float>(wanted);
+        if (software_scratch_.size() < wanted) software_scratch_ = DeviceBuffer<float>(wanted);
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
-            resize_bicubic(view, shape_.width, shape_.height, part, bicubic_scratch_.data(), stream,
-                           list_of(images, first, count));
+            resize_software(view, shape_.width, shape_.height, part, software_filter, software_scratch_.data(), stream,
+                            list_of(images, first, count));
         }
         return;
     }

@@ -8,8 +8,9 @@
 //    texture sample per output pixel: two launches a call (three where nothing is
 //    skipped: level 0 is copied in and the texture builds its own mips; two again for a
 //    two-level chain of uint8 images of even sides, whose copy writes level 1 too);
-//  - bicubic filter: the resize straight from the tensors in two passes (across the rows
-//    into scratch kept between calls, then down the columns, fused with the rest).
+//  - bicubic and bilinear filters: torch's antialiased resize straight from the tensors in
+//    two passes (across the rows into scratch kept between calls, then down the columns,
+//    fused with the rest).
 // Images are device pointers sharing one view (dtype, strides, channels): the tensors of
 // a list or the images of a batch, 32 per launch (ImageList), so a list of 8 tensors costs
 // the launches of one batch. Allocates at construction (and the bicubic scratch at its
@@ -31,7 +32,7 @@
 
 namespace tvlm {
 
-enum class ResizeFilter : uint8_t { texture, bicubic };
+enum class ResizeFilter : uint8_t { texture, bicubic, bilinear };
 
 struct ResizerShape {
     ResizeFilter filter = ResizeFilter::texture;
@@ -73,8 +74,8 @@ private:
     DeviceBuffer<unsigned char> scratch_;        // levels a later pass of the chain reads
     std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
-    // Bicubic: the row pass's results, sized by the largest target run so far.
-    mutable DeviceBuffer<float> bicubic_scratch_;
+    // Bicubic and bilinear: the row pass's results, sized by the largest target run so far.
+    mutable DeviceBuffer<float> software_scratch_;
 };
 
 }  // namespace tvlm

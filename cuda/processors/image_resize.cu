@@ -1,6 +1,6 @@
 // One thread per output pixel of one image, in output order (so every store of a warp is
 // contiguous): find the pixel's place in the resized image, filter (the texture unit, or
-// the second of bicubic's two passes), rescale + normalize each channel, store it in every
+// the second of the software filter's two passes), rescale + normalize each channel, store it in every
 // time slot.
 #include "cuda/processors/image_resize.h"
 
@@ -31,10 +31,12 @@ struct Place {
 // The target's sizes as fast divisors, built once on the host: every division of the
 // output order is by a run-time size.
 struct Order {
-    FastDivmod width;             // planar: rows
+    FastDivmod width;             // planar, tiles: rows
     FastDivmod area, merge_area;  // merged: pixels per patch, patches per group
     FastDivmod groups_wide, merge, patch;
-    uint32_t plane = 0;  // planar: width * height
+    FastDivmod tile_width, tile_height;  // tiles
+    uint32_t tiles_wide = 0, tile_area = 0;
+    uint32_t plane = 0;  // width * height
 };
 
 Order order_of(const ResizeTarget& t) {
@@ -47,6 +49,11 @@ Order order_of(const ResizeTarget& t) {
         o.groups_wide = FastDivmod(t.width / (t.patch_size * t.merge_size));
         o.merge = FastDivmod(t.merge_size);
         o.patch = FastDivmod(t.patch_size);
+    } else if (t.layout == ResizeLayout::tiles) {
+        o.tile_width = FastDivmod(t.tile_width);
+        o.tile_height = FastDivmod(t.tile_height);
+        o.tiles_wide = t.width / t.tile_width;
+        o.tile_area = t.tile_width * t.tile_height;
     }
     return o;
 }
@@ -56,6 +63,13 @@ __device__ Place place(const ResizeTarget& t, const Order& o, uint32_t i) {
         uint32_t x;
         const uint32_t y = o.width.divmod(i, x);
         return {x, y, i, o.plane, 0};
+    }
+    if (t.layout == ResizeLayout::tiles) {
+        uint32_t x, in_x, in_y;
+        const uint32_t y = o.width.divmod(i, x);
+        const uint32_t tile_x = o.tile_width.divmod(x, in_x), tile_y = o.tile_height.divmod(y, in_y);
+        const uint32_t tile = tile_y * o.tiles_wide + tile_x;
+        return {x, y, tile * 3 * o.tile_area + in_y * o.tile_width.divisor + in_x, o.tile_area, 0};
     }
     const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
     uint32_t s, within, group_x, within_x, sx;
@@ -112,7 +126,7 @@ __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float 
     write_pixel<Out>(t, image, at, value);
 }
 
-// ---- PyTorch's antialiased bicubic (aten/src/ATen/native/cuda/UpSample.cuh), in float ----
+// ---- PyTorch's antialiased bicubic and bilinear (aten/src/ATen/native/cuda/UpSample.cuh), in float ----
 
 // Keys' cubic with a = -0.5, as torch's antialiasing filter writes it.
 __device__ float bicubic_filter(float x) {
@@ -123,25 +137,40 @@ __device__ float bicubic_filter(float x) {
     return 0.0f;
 }
 
+// The triangle, as torch's antialiased bilinear writes it.
+__device__ float bilinear_filter(float x) {
+    x = fabsf(x);
+    return x < 1.0f ? 1.0f - x : 0.0f;
+}
+
+__device__ float filter_value(SoftwareFilter filter, float x) {
+    return filter == SoftwareFilter::bilinear ? bilinear_filter(x) : bicubic_filter(x);
+}
+
 // The input span and weights of output index `i` along one axis: input [first, first +
 // count), weight j = filter((j + first - centre + 0.5) * invscale) / total.
 struct Span {
     int first, count;
     float first_minus_centre, invscale, total;
-    __device__ float weight(int j) const { return bicubic_filter((j + first_minus_centre + 0.5f) * invscale) / total; }
+    SoftwareFilter filter;
+    __device__ float weight(int j) const {
+        return filter_value(filter, (j + first_minus_centre + 0.5f) * invscale) / total;
+    }
 };
 
-__device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size) {
+__device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
     const float scale = float(in_size) / float(out_size);
-    const float support = scale >= 1.0f ? 2.0f * scale : 2.0f;
+    const float half_width = filter == SoftwareFilter::bilinear ? 1.0f : 2.0f;  // torch's interp_size / 2
+    const float support = scale >= 1.0f ? half_width * scale : half_width;
     const float centre = scale * (float(i) + 0.5f);
     Span s;
     s.first = max(int(centre - support + 0.5f), 0);
     s.count = min(int(centre + support + 0.5f), int(in_size)) - s.first;
     s.first_minus_centre = float(s.first) - centre;
     s.invscale = scale >= 1.0f ? float(1.0 / double(scale)) : 1.0f;
+    s.filter = filter;
     float total = 0.0f;
-    for (int j = 0; j < s.count; ++j) total += bicubic_filter((j + s.first_minus_centre + 0.5f) * s.invscale);
+    for (int j = 0; j < s.count; ++j) total += filter_value(filter, (j + s.first_minus_centre + 0.5f) * s.invscale);
     s.total = total != 0.0f ? total : 1.0f;
     return s;
 }
@@ -171,11 +200,11 @@ __device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
 // One template per input dtype: the taps are the hot loop, so a load is one instruction
 // and a conversion, not a switch on the dtype.
 template <class In>
-__global__ void bicubic_rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
-                                    uint32_t source_height, ResizeTarget t, float* scratch) {
+__global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                            uint32_t source_height, ResizeTarget t, SoftwareFilter filter, float* scratch) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
-    const Span sx = span(t.crop_x + x, source_width, t.resized_width);
+    const Span sx = span(t.crop_x + x, source_width, t.resized_width, filter);
     // The weights once per thread where they fit (shrinks up to ~32x); beyond, per tap.
     constexpr int kCached = 128;
     float wx[kCached];
@@ -230,9 +259,9 @@ Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element
 }
 
 template <class In>
-__global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources,
-                                           uint32_t source_width, uint32_t source_height, ResizeTarget t,
-                                           float* scratch, Staging staging) {
+__global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                                   uint32_t source_height, ResizeTarget t, SoftwareFilter filter, float* scratch,
+                                   Staging staging) {
     extern __shared__ float shared[];
     float* weights = shared;                                                    // [kStagedColumns][staging.taps]
     In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
@@ -243,7 +272,7 @@ __global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_const
     const bool column = x < t.width;
     Span sx{};
     if (column) {
-        sx = span(t.crop_x + x, source_width, t.resized_width);
+        sx = span(t.crop_x + x, source_width, t.resized_width, filter);
         for (int j = int(lane); j < sx.count; j += 32) weights[warp * staging.taps + j] = sx.weight(j);
         if (lane == 0) column_first[warp] = sx.first, column_end[warp] = sx.first + sx.count;
     }
@@ -279,30 +308,31 @@ __global__ void bicubic_rows_staged_kernel(TensorView source, const __grid_const
 // they, and spans too wide to stage, take the pass straight from global memory.
 template <class In>
 void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
-                 const ResizeTarget& t, float* scratch, cudaStream_t stream) {
+                 const ResizeTarget& t, SoftwareFilter filter, float* scratch, cudaStream_t stream) {
     constexpr size_t kMaxStaged = 160 * 1024;
     constexpr uint32_t kStagedShrink = 8;
     const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
     if (source_width >= kStagedShrink * t.resized_width && s.bytes <= kMaxStaged) {
         if (s.bytes > 48 * 1024)
-            TVLM_CUDA_CHECK(cudaFuncSetAttribute(bicubic_rows_staged_kernel<In>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.bytes)));
+            TVLM_CUDA_CHECK(cudaFuncSetAttribute(rows_staged_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 int(s.bytes)));
         const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
                         (source_height + kStagedRows - 1) / kStagedRows, t.images);
-        bicubic_rows_staged_kernel<In><<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_width,
-                                                                                       source_height, t, scratch, s);
+        rows_staged_kernel<In><<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_width,
+                                                                               source_height, t, filter, scratch, s);
         return;
     }
     const dim3 grid((t.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach, t.images);
-    bicubic_rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, scratch);
+    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, filter, scratch);
 }
 
 template <class Out>
-__global__ void bicubic_columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, Order o) {
+__global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SoftwareFilter filter,
+                               Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= o.plane) return;
     const Place at = place(t, o, i);
-    const Span sy = span(t.crop_y + at.y, source_height, t.resized_height);
+    const Span sy = span(t.crop_y + at.y, source_height, t.resized_height, filter);
     const float* rows = scratch + (size_t{image} * source_height * t.width + at.x) * 3;
     float value[3] = {0.0f, 0.0f, 0.0f};
     for (int r = 0; r < sy.count; ++r) {
@@ -333,10 +363,10 @@ struct TextureKernel {
     }
 };
 template <class Out>
-struct BicubicColumnsKernel {
+struct ColumnsKernel {
     template <class... Args>
     static void launch(dim3 g, cudaStream_t s, Args... a) {
-        bicubic_columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+        columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
     }
 };
 
@@ -364,8 +394,12 @@ void check_resize_target(const ResizeTarget& t) {
             throw Error("time slots " + std::to_string(t.first_time) + ".." + std::to_string(t.first_time + t.times) +
                         " do not fit temporal_patch_size " + std::to_string(t.temporal_patch_size));
     } else if (t.times != 1 || t.first_time != 0) {
-        throw Error("planar outputs have one time slot");
+        throw Error("planar and tiled outputs have one time slot");
     }
+    if (t.layout == ResizeLayout::tiles &&
+        (t.tile_width == 0 || t.tile_height == 0 || t.width % t.tile_width || t.height % t.tile_height))
+        throw Error("tiles of " + size(t.tile_width, t.tile_height) + " do not cut the window " +
+                    size(t.width, t.height) + " into whole tiles");
     const uint64_t slots = t.layout == ResizeLayout::merged_patches ? t.temporal_patch_size : 1;
     if (uint64_t{3} * t.width * t.height * slots > UINT32_MAX)
         throw Error("one image's output of " + size(t.width, t.height) + " exceeds 2^32 values: resize to less");
@@ -381,12 +415,13 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                                     order_of(target));
 }
 
-size_t bicubic_scratch_bytes(uint32_t source_height, const ResizeTarget& target) {
+size_t software_scratch_bytes(uint32_t source_height, const ResizeTarget& target) {
     return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
-void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                    float* scratch, cudaStream_t stream, const ImageList& sources) {
+void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
+                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, cudaStream_t stream,
+                     const ImageList& sources) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0 || (!sources.count && !source.data))
         throw Error("the source image is empty");
@@ -394,24 +429,24 @@ void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t so
         throw Error("a resize of " + std::to_string(target.images) + " images from a list of " +
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
-    if (!scratch) throw Error("the bicubic resize has no scratch buffer (a null pointer)");
+    if (!scratch) throw Error("the software resize has no scratch buffer (a null pointer)");
     switch (source.dtype) {
         case TensorDtype::u8:
-            launch_rows<uint8_t>(source, sources, source_width, source_height, target, scratch, stream);
+            launch_rows<uint8_t>(source, sources, source_width, source_height, target, filter, scratch, stream);
             break;
         case TensorDtype::f16:
-            launch_rows<__half>(source, sources, source_width, source_height, target, scratch, stream);
+            launch_rows<__half>(source, sources, source_width, source_height, target, filter, scratch, stream);
             break;
         case TensorDtype::bf16:
-            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, scratch, stream);
+            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, filter, scratch, stream);
             break;
         case TensorDtype::f32:
-            launch_rows<float>(source, sources, source_width, source_height, target, scratch, stream);
+            launch_rows<float>(source, sources, source_width, source_height, target, filter, scratch, stream);
             break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
-    launch_for_dtype<BicubicColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(scratch),
-                                           source_height, target, order_of(target));
+    launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(scratch), source_height,
+                                    target, filter, order_of(target));
 }
 
 }  // namespace tvlm

@@ -4,9 +4,9 @@
 // written once. Two filters with one target:
 //  - the texture unit: one anisotropic trilinear sample of the box mip chain per output
 //    pixel, footprint = one output pixel (what texturevlm is for);
-//  - software: PyTorch's antialiased bicubic (torch.nn.functional.interpolate(mode="bicubic",
-//    antialias=True), which Hugging Face's torchvision processors call), read straight
-//    from the input tensor, for outputs that equal theirs.
+//  - software: PyTorch's antialiased bicubic or bilinear (torch.nn.functional.interpolate(
+//    mode="bicubic" / "bilinear", antialias=True), which Hugging Face's torchvision
+//    processors call), read straight from the input tensor, for outputs that equal theirs.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -20,7 +20,13 @@ namespace tvlm {
 // order (merge_size x merge_size groups of P x P patches, row-major groups, row-major
 // inside a group) and values in (channel, time, y, x) order; an image fills time slots
 // [first_time, first_time + times) with the same pixels (T copies for a still image).
-enum class ResizeLayout : uint8_t { planar, merged_patches };
+// `tiles`: the window cut into tile_height x tile_width tiles, row-major, each written
+// planar [3, tile_height, tile_width] (InternVL's crop_to_patches): [tiles, 3, th, tw].
+enum class ResizeLayout : uint8_t { planar, merged_patches, tiles };
+
+// The software filter: PyTorch's antialiased bicubic (Keys, a = -0.5, two input pixels a
+// side per unit of scale) or bilinear (a triangle, one a side).
+enum class SoftwareFilter : uint8_t { bicubic, bilinear };
 
 struct ResizeTarget {
     uint32_t images = 1;                             // consecutive layers of the source
@@ -31,7 +37,8 @@ struct ResizeTarget {
     ResizeLayout layout = ResizeLayout::planar;
     uint32_t patch_size = 14, merge_size = 2, temporal_patch_size = 2;  // merged_patches
     uint32_t first_time = 0, times = 1;
-    uint64_t image_stride = 0;  // values from one image's output to the next
+    uint32_t tile_width = 0, tile_height = 0;  // tiles
+    uint64_t image_stride = 0;                 // values from one image's output to the next
     // value -> (value * multiply - subtract[c]) / divide[c], value in the input's units
     // (0..255 for uint8 inputs): Hugging Face's rescale and normalize, in its order.
     float multiply = 1.0f;
@@ -50,16 +57,18 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
-// antialiased bicubic weights, in two passes (across each source row, then down each
+// antialiased weights of `filter`, in two passes (across each source row, then down each
 // output column) whose values equal torch's 2-D sum bit for bit. `scratch`: device memory
-// of bicubic_scratch_bytes() for the rows between the passes, not read or written by other
+// of software_scratch_bytes() for the rows between the passes, not read or written by other
 // work until this stream has run them.
-void resize_bicubic(const TensorView& source, uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                    float* scratch, cudaStream_t stream, const ImageList& sources = {});
-size_t bicubic_scratch_bytes(uint32_t source_height, const ResizeTarget& target);
+void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
+                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, cudaStream_t stream,
+                     const ImageList& sources = {});
+size_t software_scratch_bytes(uint32_t source_height, const ResizeTarget& target);
 
 // Throws Error unless the target is one these kernels can write: a non-empty window inside
-// the resized image, patch-aligned for merged_patches, an output pointer, 1..T time slots.
+// the resized image, patch-aligned for merged_patches, whole tiles for tiles, an output
+// pointer, 1..T time slots.
 void check_resize_target(const ResizeTarget& target);
 
 }  // namespace tvlm

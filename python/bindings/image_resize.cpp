@@ -61,6 +61,13 @@ TensorDtype output_dtype(const std::string& name) {
     throw Error("processor outputs are float32, float16 or bfloat16, not " + name);
 }
 
+ResizeLayout layout_of(const std::string& name) {
+    if (name == "planar") return ResizeLayout::planar;
+    if (name == "merged_patches") return ResizeLayout::merged_patches;
+    if (name == "tiles") return ResizeLayout::tiles;
+    throw Error("a resize target's layout is 'planar', 'merged_patches' or 'tiles', not '" + name + "'");
+}
+
 std::array<float, 3> three(const float (&v)[3]) { return {v[0], v[1], v[2]}; }
 void set_three(float (&v)[3], const std::array<float, 3>& from) {
     for (size_t c = 0; c < 3; ++c) v[c] = from[c];
@@ -94,7 +101,8 @@ private:
     static ResizeFilter parse_filter(const std::string& name) {
         if (name == "texture") return ResizeFilter::texture;
         if (name == "bicubic") return ResizeFilter::bicubic;
-        throw Error("a resizer's filter is 'texture' or 'bicubic', not '" + name + "'");
+        if (name == "bilinear") return ResizeFilter::bilinear;
+        throw Error("a resizer's filter is 'texture', 'bicubic' or 'bilinear', not '" + name + "'");
     }
     static CudaImageResizer make(int device, const ResizerShape& shape) {
         const DeviceGuard guard(device);
@@ -120,10 +128,15 @@ void bind_cuda_resize(nb::module_& m) {
         .def_rw("width", &ResizeTarget::width)
         .def_rw("height", &ResizeTarget::height)
         .def_prop_rw(
-            "merged_patches", [](const ResizeTarget& t) { return t.layout == ResizeLayout::merged_patches; },
-            [](ResizeTarget& t, bool merged) {
-                t.layout = merged ? ResizeLayout::merged_patches : ResizeLayout::planar;
-            })
+            "layout",
+            [](const ResizeTarget& t) {
+                return std::string(t.layout == ResizeLayout::merged_patches ? "merged_patches"
+                                   : t.layout == ResizeLayout::tiles        ? "tiles"
+                                                                            : "planar");
+            },
+            [](ResizeTarget& t, const std::string& name) { t.layout = layout_of(name); })
+        .def_rw("tile_width", &ResizeTarget::tile_width)
+        .def_rw("tile_height", &ResizeTarget::tile_height)
         .def_rw("patch_size", &ResizeTarget::patch_size)
         .def_rw("merge_size", &ResizeTarget::merge_size)
         .def_rw("temporal_patch_size", &ResizeTarget::temporal_patch_size)

@@ -99,30 +99,41 @@ def _cubic(x, a=-0.5):
     return 0.0
 
 
-def _weights(out_size, in_size):
+def _triangle(x):
+    """aten's antialiased bilinear filter."""
+    x = abs(x)
+    return 1.0 - x if x < 1.0 else 0.0
+
+
+#: Per filter: (half of aten's interp_size, the filter).
+FILTERS = {"bicubic": (2.0, _cubic), "bilinear": (1.0, _triangle)}
+
+
+def _weights(out_size, in_size, kind="bicubic"):
     """Per output index: (xmin, weights) as aten's _compute_weights_span/_compute_weights."""
+    half, f = FILTERS[kind]
     scale = in_size / out_size
-    support = 2.0 * scale if scale >= 1.0 else 2.0
+    support = half * scale if scale >= 1.0 else half
     invscale = 1.0 / scale if scale >= 1.0 else 1.0
     table = []
     for i in range(out_size):
         center = scale * (i + 0.5)
         xmin = max(int(center - support + 0.5), 0)
         xsize = min(int(center + support + 0.5), in_size) - xmin
-        w = np.array([_cubic((j + xmin - center + 0.5) * invscale) for j in range(xsize)])
+        w = np.array([f((j + xmin - center + 0.5) * invscale) for j in range(xsize)])
         total = w.sum()
         table.append((xmin, w / total if total != 0 else w))
     return table
 
 
-def resize_bicubic_aa(image, height, width):
-    """[C, H, W] float64 -> [C, height, width]: horizontal pass, then vertical."""
+def resize_bicubic_aa(image, height, width, kind="bicubic"):
+    """[C, H, W] float64 -> [C, height, width] (antialiased `kind`): horizontal pass, then vertical."""
     c, h, w = image.shape
     across = np.zeros((c, h, width))
-    for x, (xmin, wt) in enumerate(_weights(width, w)):
+    for x, (xmin, wt) in enumerate(_weights(width, w, kind)):
         across[:, :, x] = image[:, :, xmin : xmin + len(wt)] @ wt
     out = np.zeros((c, height, width))
-    for y, (ymin, wt) in enumerate(_weights(height, h)):
+    for y, (ymin, wt) in enumerate(_weights(height, h, kind)):
         out[:, y, :] = np.einsum("k,ckx->cx", wt, across[:, ymin : ymin + len(wt), :])
     return out
 
@@ -137,11 +148,12 @@ def _aa_filter(x, a=-0.5):
     return 0.0
 
 
-def _int16_weights(out_size, in_size):
-    """aten's _compute_index_ranges_int16_weights for bicubic with antialias: per output
-    index (xmin, int16 weights), and the weights' precision in bits."""
+def _int16_weights(out_size, in_size, kind="bicubic"):
+    """aten's _compute_index_ranges_int16_weights with antialias: per output index (xmin,
+    int16 weights), and the weights' precision in bits."""
+    half, f = (2.0, _aa_filter) if kind == "bicubic" else (1.0, _triangle)
     scale = in_size / out_size
-    support = 2.0 * scale if scale >= 1.0 else 2.0
+    support = half * scale if scale >= 1.0 else half
     max_interp_size = math.ceil(support) * 2 + 1
     invscale = 1.0 / scale if scale >= 1.0 else 1.0
     spans, wt_max = [], 0.0
@@ -149,7 +161,7 @@ def _int16_weights(out_size, in_size):
         center = scale * (i + 0.5)
         xmin = max(int(center - support + 0.5), 0)
         xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_interp_size)
-        w = [_aa_filter((j + xmin - center + 0.5) * invscale) for j in range(xsize)]
+        w = [f((j + xmin - center + 0.5) * invscale) for j in range(xsize)]
         total = 0.0
         for v in w:
             total += v
@@ -166,20 +178,20 @@ def _int16_weights(out_size, in_size):
     ], precision
 
 
-def resize_bytes(image, height, width):
-    """torch's CPU resize of a [C, H, W] uint8 image (antialiased bicubic): a horizontal pass,
+def resize_bytes(image, height, width, kind="bicubic"):
+    """torch's CPU resize of a [C, H, W] uint8 image (antialiased `kind`): a horizontal pass,
     then a vertical one (each only where that side changes), each summing int16 weights times
     bytes in integers, + half, shifted down by the precision and clamped to a byte."""
     c, h, w = image.shape
     out = image.astype(np.int64)
     if width != w:
-        table, precision = _int16_weights(width, w)
+        table, precision = _int16_weights(width, w, kind)
         across = np.zeros((c, h, width), np.int64)
         for x, (xmin, wt) in enumerate(table):
             across[:, :, x] = out[:, :, xmin : xmin + len(wt)] @ wt
         out = np.clip((across + (1 << (precision - 1))) >> precision, 0, 255)
     if height != h:
-        table, precision = _int16_weights(height, h)
+        table, precision = _int16_weights(height, h, kind)
         down = np.zeros((c, height, width), np.int64)
         for y, (ymin, wt) in enumerate(table):
             down[:, y, :] = np.einsum("k,ckx->cx", wt, out[:, ymin : ymin + len(wt), :])
@@ -187,14 +199,19 @@ def resize_bytes(image, height, width):
     return out.astype(np.uint8)
 
 
-def resize(image, height, width):
-    """HF's resize of a [C, H, W] host image in its dtype: uint8 in torch's integer passes
-    (resize_bytes), floats in float64 (stay floats)."""
+def resize(image, height, width, kind="bicubic", bytes_for_bilinear=True):
+    """HF's resize of a [C, H, W] host image in its dtype, as torchvision calls torch: uint8
+    in torch's integer passes (resize_bytes) for bicubic, and for bilinear where
+    `bytes_for_bilinear` (torchvision's rule: a CPU whose torch capability reads "AVX2"),
+    else as floats rounded back to bytes; float images in float64 (stay floats)."""
     if image.shape[1:] == (height, width):
         return image
+    if image.dtype == np.uint8 and (kind == "bicubic" or bytes_for_bilinear):
+        return resize_bytes(image, height, width, kind)
+    out = resize_bicubic_aa(image.astype(np.float64), height, width, kind)
     if image.dtype == np.uint8:
-        return resize_bytes(image, height, width)
-    return resize_bicubic_aa(image.astype(np.float64), height, width).astype(np.float32)
+        return np.rint(np.clip(out, 0, 255)).astype(np.uint8)
+    return out.astype(np.float32)
 
 
 def normalize(image, mean, std, rescale=1 / 255):
@@ -260,3 +277,98 @@ def qwen_video_values(frames, min_pixels=128 * 28 * 28, max_pixels=28 * 28 * 768
     normalized = np.stack([normalize(resize(f, h, w), mean, std) for f in frames])
     values, grid = qwen_patchify_video(normalized)
     return values, np.asarray([grid], np.int64)
+
+
+def gemma3_pan_and_scan(image, min_crop_size=256, max_num_crops=4, min_ratio=1.2):
+    """HF's Gemma3ImageProcessor.pan_and_scan_batched on one [C, H, W] image: the crops."""
+    height, width = image.shape[1:]
+    if width >= height:
+        if width / height < min_ratio:
+            return []
+        num_w = int(math.floor(width / height + 0.5))
+        num_w = min(int(math.floor(width / min_crop_size)), num_w)
+        num_w = max(2, num_w)
+        num_w = min(max_num_crops, num_w)
+        num_h = 1
+    else:
+        if height / width < min_ratio:
+            return []
+        num_h = int(math.floor(height / width + 0.5))
+        num_h = min(int(math.floor(height / min_crop_size)), num_h)
+        num_h = max(2, num_h)
+        num_h = min(max_num_crops, num_h)
+        num_w = 1
+    crop_w = int(math.ceil(width / num_w))
+    crop_h = int(math.ceil(height / num_h))
+    if min(crop_w, crop_h) < min_crop_size:
+        return []
+    return [
+        image[:, ph : ph + crop_h, pw : pw + crop_w]
+        for ph in [crop_h * i for i in range(num_h)]
+        for pw in [crop_w * i for i in range(num_w)]
+    ]
+
+
+def gemma3_pixel_values(images, size=896, pan_and_scan=False, bytes_for_bilinear=True, **pas):
+    """HF's Gemma3ImageProcessor: each image (then its pan-and-scan crops) resized bilinear
+    to size x size, rescaled, normalized with mean and std 0.5; and num_crops."""
+    out, num_crops = [], []
+    for image in images:
+        crops = gemma3_pan_and_scan(image, **pas) if pan_and_scan else []
+        for part in [image] + crops:
+            resized = resize(part, size, size, "bilinear", bytes_for_bilinear)
+            out.append(normalize(resized, (0.5,) * 3, (0.5,) * 3))
+        num_crops.append(len(crops))
+    return np.stack(out), np.asarray(num_crops, np.int64)
+
+
+def _tile_grids(min_tiles, max_tiles):
+    grids = []
+    for width in range(1, max_tiles + 1):
+        for height in range(1, max_tiles + 1):
+            if width * height <= max_tiles and width * height >= min_tiles:
+                grids.append((width, height))
+    return sorted(grids, key=lambda x: x[0] * x[1])
+
+
+def optimal_tiled_canvas(original_size, tile_size, min_tiles, max_tiles):
+    """HF's get_optimal_tiled_canvas: (columns, rows)."""
+    original_height, original_width = original_size
+    tile_height, tile_width = tile_size
+    aspect_ratio = original_width / original_height
+    area = original_width * original_height
+    best_ratio_diff = float("inf")
+    best_grid = (1, 1)
+    for grid in _tile_grids(min_tiles, max_tiles):
+        ratio_diff = abs(aspect_ratio - grid[0] / grid[1])
+        if ratio_diff < best_ratio_diff:
+            best_ratio_diff = ratio_diff
+            best_grid = grid
+        elif ratio_diff == best_ratio_diff:
+            if area > 0.5 * tile_height * tile_width * grid[0] * grid[1]:
+                best_grid = grid
+    return best_grid
+
+
+def got_ocr2_pixel_values(images, size=448, crop_to_patches=True, min_patches=1, max_patches=12, mean=None, std=None):
+    """HF's GotOcr2ImageProcessor (InternVL's): with crop_to_patches, each image resized
+    bicubic to its tile grid and cut into size x size tiles row-major, then a thumbnail where
+    there is more than one tile; every tile rescaled and normalized; and num_patches."""
+    mean = mean or (0.485, 0.456, 0.406)
+    std = std or (0.229, 0.224, 0.225)
+    out, num_patches = [], []
+    for image in images:
+        tiles = [resize(image, size, size)]
+        if crop_to_patches:
+            columns, rows = optimal_tiled_canvas(image.shape[1:], (size, size), min_patches, max_patches)
+            resized = resize(image, rows * size, columns * size)
+            tiles = [
+                resized[:, r * size : (r + 1) * size, c * size : (c + 1) * size]
+                for r in range(rows)
+                for c in range(columns)
+            ]
+            if len(tiles) != 1:
+                tiles.append(resize(image, size, size))
+        out += [normalize(t, mean, std) for t in tiles]
+        num_patches.append(len(tiles))
+    return np.stack(out), np.asarray(num_patches, np.int64)

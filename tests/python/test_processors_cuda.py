@@ -51,7 +51,7 @@ def test_same_keys_shapes_dtypes_and_values_as_hugging_face(rng, name):
     hf = hf_processor(name)
     for label, image in images(rng).items():
         want = hf(images=[cuda(image)], return_tensors="pt")
-        for filter in ("bicubic", "texture"):
+        for filter in ("exact", "texture"):
             got = OURS[name](filter=filter)([cuda(image)])
             assert set(got) == set(want.keys())
             for key in want.keys():
@@ -60,7 +60,7 @@ def test_same_keys_shapes_dtypes_and_values_as_hugging_face(rng, name):
             if "image_grid_thw" in want:
                 assert (got["image_grid_thw"] == want["image_grid_thw"]).all()
             d = (got["pixel_values"] - want["pixel_values"]).abs()
-            if filter == "bicubic":  # HF's own filter: differences are rounding ties of the uint8 resize
+            if filter == "exact":  # HF's own filter: differences are rounding ties of the uint8 resize
                 assert d.max().item() <= STEP and (d > 1e-4).float().mean().item() <= 0.02, (label, d.max().item())
             elif label != "chart":  # photo-like content: docs/processors.md's bound
                 assert d.mean().item() < 0.05 and d.max().item() < 1.2, (label, d.mean().item(), d.max().item())
@@ -70,7 +70,7 @@ def test_same_keys_shapes_dtypes_and_values_as_hugging_face(rng, name):
 def test_qwen_batches_of_mixed_sizes_match_hugging_face(rng):
     batch = [cuda(smooth_image(rng, h, w)) for h, w in ((500, 700), (300, 300), (500, 700), (64, 900))]
     want = transformers.Qwen2VLImageProcessor()(images=batch, return_tensors="pt")
-    got = Qwen2VLImageProcessor(filter="bicubic")(batch)
+    got = Qwen2VLImageProcessor(filter="exact")(batch)
     assert (got.image_grid_thw == want["image_grid_thw"]).all()
     d = (got.pixel_values - want["pixel_values"]).abs()
     assert d.max().item() <= STEP
@@ -82,7 +82,7 @@ def test_qwen_video_matches_hugging_face(rng):
 
     frames = torch.stack([cuda(smooth_image(rng, 360, 640)) for _ in range(5)])
     want = transformers.Qwen2VLVideoProcessor()(videos=[frames], return_tensors="pt")
-    got = Qwen2VLVideoProcessor(filter="bicubic")([frames])
+    got = Qwen2VLVideoProcessor(filter="exact")([frames])
     assert (got.video_grid_thw == want["video_grid_thw"]).all()
     d = (got.pixel_values_videos - want["pixel_values_videos"]).abs()
     assert d.max().item() <= STEP
@@ -120,7 +120,7 @@ def test_default_values_are_hfs_on_photographs_on_each_device(photo_name, name):
     assert d.max().item() <= STEP and (d > 1e-4).float().mean().item() <= 1e-3, (d.max().item(), name)
 
 
-@pytest.mark.parametrize("filter", ["texture", "bicubic"])
+@pytest.mark.parametrize("filter", ["texture", "exact"])
 def test_lists_batches_and_single_images_give_the_same_values(rng, filter):
     # 40 images: more than one launch takes (32); a list is separate allocations, a batch one.
     import torch

@@ -1,6 +1,7 @@
-"""python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP and Qwen2-VL image
-processors against texturevlm.processors (the default bicubic filter, HF's values, and the
-texture filter) in one run, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
+"""python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP, Qwen2-VL, Gemma 3
+and InternVL (GotOcr2, with its tiles) image processors against texturevlm.processors (the
+default exact filter, HF's values, and the texture filter) in one run, each with its
+model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
 of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
 its floor (input read once + output written once, over the device copy rate), and the
 outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
@@ -16,10 +17,28 @@ import torch
 
 from .. import processors
 
+#: (label, HF's class, ours, the model config's values)
 MODELS = (
-    ("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor),
-    ("SigLIP", "SiglipImageProcessor", processors.SiglipImageProcessor),
-    ("Qwen2-VL", "Qwen2VLImageProcessor", processors.Qwen2VLImageProcessor),
+    ("CLIP", "CLIPImageProcessor", processors.CLIPImageProcessor, {}),
+    ("SigLIP", "SiglipImageProcessor", processors.SiglipImageProcessor, {}),
+    ("Qwen2-VL", "Qwen2VLImageProcessor", processors.Qwen2VLImageProcessor, {}),
+    (
+        "Gemma 3",
+        "Gemma3ImageProcessor",
+        processors.Gemma3ImageProcessor,
+        {"size": {"height": 896, "width": 896}, "resample": 2, "image_mean": [0.5] * 3, "image_std": [0.5] * 3},
+    ),
+    (
+        "InternVL",
+        "GotOcr2ImageProcessor",
+        processors.GotOcr2ImageProcessor,
+        {
+            "size": {"height": 448, "width": 448},
+            "image_mean": [0.485, 0.456, 0.406],
+            "image_std": [0.229, 0.224, 0.225],
+            "crop_to_patches": True,
+        },
+    ),
 )
 
 
@@ -60,8 +79,8 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
                 for _ in range(batch)
             ]
-            for model, hf_name, ours_cls in MODELS:
-                hf = getattr(transformers, hf_name)()
+            for model, hf_name, ours_cls, config in MODELS:
+                hf = getattr(transformers, hf_name)(**config)
                 job = f"{model} processor, {batch} x [3, {size}, {size}] uint8 CUDA"
                 out = hf(images=images, return_tensors="pt")["pixel_values"]
                 floor_bytes = batch * 3 * size * size + out.numel() * out.element_size()
@@ -69,8 +88,8 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
                 table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
                 hf_time = t[0]
-                for filter in ("bicubic", "texture"):
-                    ours = ours_cls(filter=filter)
+                for filter in ("exact", "texture"):
+                    ours = ours_cls(filter=filter, **config)
                     t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
                     reference = hf(images=[sample], return_tensors="pt")
                     note = f"{hf_time / t[0]:5.1f}x HF; {_difference(ours([sample]), reference)} ({sample_name})"

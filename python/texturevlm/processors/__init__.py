@@ -1,14 +1,16 @@
 """Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes,
-order and values as Hugging Face's CLIP, SigLIP and Qwen2-VL processors, built from the
-same config values, with the resize, normalization and patch order fused on the GPU.
+order and values as Hugging Face's CLIP, SigLIP, Qwen2-VL / Qwen2.5-VL, Gemma 3 and
+GotOcr2 / InternVL processors, built from the same config values, with the resize,
+normalization, tiling and patch order fused on the GPU.
 
     from texturevlm.processors import Qwen2VLImageProcessor
     processor = Qwen2VLImageProcessor.from_pretrained("/models/Qwen2-VL-7B-Instruct")
     inputs = processor(images)            # CUDA uint8 [3, H, W] tensors in, CUDA out
     model(**inputs, ...)                  # pixel_values, image_grid_thw
 
-The default filter='bicubic' is HF's resize as HF computes it for the image's device
-(torch's CUDA kernel for CUDA tensors, its fixed-point uint8 resize for host arrays);
+The default filter='exact' is HF's resize (the config's bicubic or bilinear) as HF computes
+it for the image's device (torch's CUDA kernel for CUDA tensors, its CPU resize for host
+arrays);
 filter='texture' resizes on the texture path instead (box mips + one anisotropic trilinear
 sample per output pixel), faster and softer. docs/processors.md has both measured."""
 
@@ -19,12 +21,16 @@ from typing import Any, Dict, Optional
 from ._common import BatchFeature, load_config
 from ._rules import ProcessorInputError, smart_resize
 from .clip import CLIPImageProcessor, FixedSizeImageProcessor, SiglipImageProcessor
+from .gemma3 import Gemma3ImageProcessor
+from .got_ocr2 import GotOcr2ImageProcessor
 from .qwen2_vl import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
 __all__ = [
     "BatchFeature",
     "CLIPImageProcessor",
     "FixedSizeImageProcessor",
+    "Gemma3ImageProcessor",
+    "GotOcr2ImageProcessor",
     "ProcessorInputError",
     "Qwen2VLImageProcessor",
     "Qwen2VLVideoProcessor",
@@ -41,6 +47,10 @@ _BY_TYPE = {
     "Qwen2VLImageProcessor": Qwen2VLImageProcessor,
     "Qwen2VLImageProcessorFast": Qwen2VLImageProcessor,
     "Qwen2VLVideoProcessor": Qwen2VLVideoProcessor,
+    "Gemma3ImageProcessor": Gemma3ImageProcessor,
+    "Gemma3ImageProcessorFast": Gemma3ImageProcessor,
+    "GotOcr2ImageProcessor": GotOcr2ImageProcessor,
+    "GotOcr2ImageProcessorFast": GotOcr2ImageProcessor,
 }
 
 
@@ -50,6 +60,9 @@ _BY_PROCESSOR_CLASS = {
     "SiglipProcessor": SiglipImageProcessor,
     "Qwen2VLProcessor": Qwen2VLImageProcessor,
     "Qwen2_5_VLProcessor": Qwen2VLImageProcessor,
+    "Gemma3Processor": Gemma3ImageProcessor,
+    "GotOcr2Processor": GotOcr2ImageProcessor,
+    "InternVLProcessor": GotOcr2ImageProcessor,
 }
 
 #: Processors by the model's type (model_type in the folder's config.json), HF's last resort.
@@ -58,6 +71,9 @@ _BY_MODEL_TYPE = {
     "siglip": SiglipImageProcessor,
     "qwen2_vl": Qwen2VLImageProcessor,
     "qwen2_5_vl": Qwen2VLImageProcessor,
+    "gemma3": Gemma3ImageProcessor,
+    "got_ocr2": GotOcr2ImageProcessor,
+    "internvl": GotOcr2ImageProcessor,
 }
 
 

@@ -12,7 +12,7 @@ from .. import _tensors
 from ._rules import ProcessorInputError
 
 #: Call-time arguments that configure the processor (HF's ImagesKwargs that texturevlm's
-#: processors read, Qwen2-VL's own, and texturevlm's).
+#: processors read, Qwen2-VL's, Gemma 3's and GotOcr2 / InternVL's own, and texturevlm's).
 CONFIG_KWARGS = frozenset(
     {
         "do_resize",
@@ -31,6 +31,13 @@ CONFIG_KWARGS = frozenset(
         "patch_size",
         "temporal_patch_size",
         "merge_size",
+        "do_pan_and_scan",
+        "pan_and_scan_min_crop_size",
+        "pan_and_scan_max_num_crops",
+        "pan_and_scan_min_ratio_to_activate",
+        "crop_to_patches",
+        "min_patches",
+        "max_patches",
         "filter",
         "dtype",
         "backend",

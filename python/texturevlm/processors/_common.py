@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -13,7 +14,18 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._call_options import convert_outputs, split_call_kwargs
-from ._resize import FILTERS, OUT_DTYPES, CudaCall, Normalize, Plan, cuda_launch, remember_call, write_host
+from ._resize import (
+    FILTER_ALIASES,
+    FILTERS,
+    OUT_DTYPES,
+    RESAMPLES,
+    CudaCall,
+    Normalize,
+    Plan,
+    cuda_launch,
+    remember_call,
+    write_host,
+)
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_number
 
 
@@ -69,20 +81,27 @@ def check_choice(value: str, allowed: Tuple[str, ...], name: str) -> str:
     return value
 
 
-def check_resample(resample: Any) -> None:
-    """Both filters stand in for bicubic: the resample every supported model config uses
-    (3: PIL's BICUBIC; torchvision's InterpolationMode.BICUBIC has the value 'bicubic')."""
+def resample_name(resample: Any) -> str:
+    """'bicubic' or 'bilinear' from a config's resample: PIL's number (3, 2), a
+    PILImageResampling, or torchvision's InterpolationMode (whose values are the names)."""
     value = getattr(resample, "value", resample)
-    if value != 3 and str(value).lower() != "bicubic":
-        raise ProcessorInputError(
-            f"resample={resample!r}: texturevlm's processors resize as bicubic (3) does; use a config with resample 3"
-        )
+    if isinstance(value, int) and not isinstance(value, bool) and value in RESAMPLES:
+        return RESAMPLES[value]
+    if isinstance(value, str) and value.lower() in RESAMPLES.values():
+        return value.lower()
+    raise ProcessorInputError(
+        f"resample={resample!r}: texturevlm's processors resize as bicubic (3) or bilinear (2) do; "
+        "use a config with one of them"
+    )
 
 
 class Processor:
     """The config values every processor reads the same way (rescale, normalize, RGB
     conversion, resample) and texturevlm's own choices (filter, dtype, backend); subclasses
     read their size rules and compute a Plan per input size, kept in `_plans`."""
+
+    #: resample where the config gives none (PIL's number, as HF's class attribute).
+    default_resample = 3
 
     def __init__(self, config: Dict[str, Any], filter: str, dtype: str, backend: str) -> None:
         c = config
@@ -93,9 +112,10 @@ class Processor:
         self.image_mean = c["image_mean"] if c.get("image_mean") is not None else OPENAI_CLIP_MEAN
         self.image_std = c["image_std"] if c.get("image_std") is not None else OPENAI_CLIP_STD
         self.do_convert_rgb: bool = config_flag(c, "do_convert_rgb", True)
-        self.resample = c.get("resample", 3)
-        check_resample(self.resample)
-        self.filter, self.dtype, self.backend = filter, dtype, backend
+        self.resample = c["resample"] if c.get("resample") is not None else self.default_resample
+        self._resample = resample_name(self.resample)
+        self.filter = check_choice(FILTER_ALIASES.get(filter, filter), FILTERS, "filter")
+        self.dtype, self.backend = dtype, backend
         self._config = dict(config)  # what variants for calls with keyword arguments start from
         self._variants: Dict[Any, "Processor"] = {}
         self._normalize = Normalize.of(
@@ -119,6 +139,16 @@ class Processor:
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         raise NotImplementedError
 
+    def _plan(
+        self,
+        resized: Tuple[int, int],
+        window: Tuple[int, int, int, int],
+        merged: Optional[Tuple[int, int, int]] = None,
+        tiles: Optional[Tuple[int, int]] = None,
+    ) -> Plan:
+        """A Plan with this processor's normalization and resample."""
+        return Plan(resized, window, self._normalize, merged, self._resample, tiles)
+
     def _variant(self, overrides: Dict[str, Any]) -> "Processor":
         """This processor with `overrides` applied to its config, made once per set of values."""
         key = tuple(sorted((name, repr(value)) for name, value in overrides.items()))
@@ -138,25 +168,29 @@ class Processor:
     def _outputs(
         self,
         runner: "Runner",
-        plans: List[Plan],
+        parts: List["Part"],
         shape: Tuple[int, ...],
         pending: Any,
         grids: Optional[List[List[int]]] = None,
+        counts: Optional[Dict[str, List[int]]] = None,
     ) -> BatchFeature:
-        """pixel_values (and image_grid_thw where `grids` are given) of the runner's images.
-        A CUDA call is remembered (remember_call) for later calls of the images' layout,
-        keeping neither the images nor the runner."""
+        """pixel_values of the runner's images through `parts` (and image_grid_thw where
+        `grids` are given; int64 [images] tables such as num_crops from `counts`). A CUDA call
+        is remembered (remember_call) for later calls of the images' layout, keeping neither
+        the images nor the runner."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
             out = BatchFeature(pixel_values=values)
             if grids is not None:
                 out["image_grid_thw"] = grid_table(framework, grids)
+            for key, numbers in (counts or {}).items():
+                out[key] = int_table(framework, numbers)
             return out
 
         if runner.device != "cuda":
-            return outputs(runner.run(plans, shape))
-        call = runner.cuda_call(plans, shape)
+            return outputs(runner.run(parts, shape))
+        call = runner.cuda_call(parts, shape)
         pointers = runner.pointers()
         remember_call(self, pending, pointers, lambda images: outputs(call(images)))
         return outputs(call(pointers))
@@ -168,12 +202,51 @@ class Processor:
         return cls(**{**load_config(path), **overrides})
 
 
+@dataclass(frozen=True)
+class Part:
+    """Images [first, first + count) of a call (counted over its specs' images, in order),
+    all of `specs`' layout, through `plan`: image k's values at output element offset + k *
+    stride."""
+
+    specs: Tuple[ImageSpec, ...]
+    first: int
+    plan: Plan
+    offset: int
+    stride: int
+
+    @property
+    def count(self) -> int:
+        return sum(s.batch for s in self.specs)
+
+
+def expanded_parts(
+    specs: List[ImageSpec], outputs: List[List[Tuple[ImageSpec, Plan]]]
+) -> Tuple[List[ImageSpec], List[Part], int]:
+    """Each image of specs[i] written as the outputs outputs[i], in their order, image after
+    image: each output is a source (specs[i] itself or a crop of it, so of its batch) through
+    a plan. Returns the runner's specs, the parts (one launch per output kind, whatever the
+    batch) and the values written."""
+    run_specs: List[ImageSpec] = []
+    parts: List[Part] = []
+    first = base = 0
+    for spec, outs in zip(specs, outputs):
+        stride = sum(plan.values_per_image() for _, plan in outs)
+        offset = base
+        for source, plan in outs:
+            run_specs.append(source)
+            parts.append(Part((source,), first, plan, offset, stride))
+            first += source.batch
+            offset += plan.values_per_image()
+        base += stride * spec.batch
+    return run_specs, parts, base
+
+
 class Runner:
     """Images of one framework and device through plans, into one output tensor."""
 
     def __init__(self, specs: List[ImageSpec], filter: str, backend: str, out_dtype: str) -> None:
         self.specs = specs
-        self.filter = check_choice(filter, FILTERS, "filter")
+        self.filter = check_choice(FILTER_ALIASES.get(filter, filter), FILTERS, "filter")
         self.out_dtype = check_choice(out_dtype, OUT_DTYPES, "dtype")
         first = specs[0]
         for s in specs:
@@ -190,26 +263,48 @@ class Runner:
         self.backend = backend if self.device != "cuda" else "cuda"
         self.stream = _tensors.cuda_stream(self.framework, self.index) if self.device == "cuda" else 0
 
-    def run(self, plans: List[Plan], shape: Tuple[int, ...]) -> Any:
-        """Each spec i through plans[i], into one output of `shape`; consecutive specs of
-        one size and plan share a launch."""
-        if self.device == "cuda":
-            return self.cuda_call(plans, shape)(self.pointers())
-        parts = [write_host(run, plan, self.filter, self.backend) for run, plan in self._runs(plans)]
-        values = np.concatenate(parts, axis=0).reshape(shape)
-        return self.host_result(values)
+    def parts(self, plans: List[Plan]) -> List[Part]:
+        """Each spec i through plans[i], packed in order; consecutive specs of one layout and
+        plan share a part (a launch)."""
+        parts, first, offset = [], 0, 0
+        for run, plan in self._runs(plans):
+            part = Part(tuple(run), first, plan, offset, plan.values_per_image())
+            parts.append(part)
+            first += part.count
+            offset += part.stride * part.count
+        return parts
 
-    def cuda_call(self, plans: List[Plan], shape: Tuple[int, ...]) -> "CudaCall":
+    def run(self, parts: List[Part], shape: Tuple[int, ...]) -> Any:
+        """The parts' values in one output of `shape`."""
+        if self.device == "cuda":
+            return self.cuda_call(parts, shape)(self.pointers())
+        flat = np.empty(int(np.prod(shape)), np.float32)
+        for part in parts:
+            values = write_host(list(part.specs), part.plan, self.filter, self.backend).reshape(part.count, -1)
+            for k in range(part.count):
+                start = part.offset + k * part.stride
+                flat[start : start + values.shape[1]] = values[k]
+        return self.host_result(flat.reshape(shape))
+
+    def cuda_call(self, parts: List[Part], shape: Tuple[int, ...]) -> "CudaCall":
         """The call's CUDA work, as a CudaCall that later calls with images of the same
         layout (other pointers) can repeat."""
-        launches, first, offset = [], 0, 0
-        for run, plan in self._runs(plans):
-            count = sum(s.batch for s in run)
-            launches.append(
-                (cuda_launch(run[0], plan, self.filter, count, offset, out_dtype=self.out_dtype), first, first + count)
+        launches = [
+            (
+                cuda_launch(
+                    part.specs[0],
+                    part.plan,
+                    self.filter,
+                    part.count,
+                    part.offset,
+                    out_dtype=self.out_dtype,
+                    image_stride=part.stride,
+                ),
+                part.first,
+                part.first + part.count,
             )
-            first += count
-            offset += plan.values_per_image() * count
+            for part in parts
+        ]
         return CudaCall(self.framework, self.index, shape, self.out_dtype, launches)
 
     def pointers(self) -> List[int]:
@@ -236,7 +331,16 @@ class Runner:
 
 def grid_table(framework: str, rows: List[List[int]]) -> Any:
     """A grid_thw table as HF returns it: int64 [N, 3], on the host (no device work, no sync)."""
-    array = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    return _host_table(framework, np.asarray(rows, dtype=np.int64).reshape(-1, 3))
+
+
+def int_table(framework: str, numbers: List[int]) -> Any:
+    """A per-image count (num_crops, num_patches) as HF returns it with return_tensors: int64
+    [images], on the host."""
+    return _host_table(framework, np.asarray(numbers, dtype=np.int64))
+
+
+def _host_table(framework: str, array: np.ndarray) -> Any:
     if framework == "torch":
         import torch
 

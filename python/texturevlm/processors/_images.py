@@ -6,6 +6,7 @@ view (no copy) and RGBA is composited over white as HF's convert_to_rgb does."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -278,3 +279,26 @@ def rgb_spec(image: Any, do_convert_rgb: bool = True, input_data_format: Optiona
             else _over_white(image, framework, dtype, channels_last)
         )
     return _tensors.image_spec(image, channels_last)
+
+
+def cropped(spec: ImageSpec, top: int, left: int, height: int, width: int) -> ImageSpec:
+    """The window (top, left, height, width) of every image of `spec`, as a view (no copy):
+    its pointers moved to the window's first pixel, its sides the window's. A host image's
+    array is sliced too, for the host readers."""
+    if top < 0 or left < 0 or height < 1 or width < 1 or top + height > spec.height or left + width > spec.width:
+        raise ProcessorInputError(
+            f"the crop {height}x{width} at ({top}, {left}) is outside the {spec.height}x{spec.width} image"
+        )
+    step = (top * spec.strides[2] + left * spec.strides[3]) * _tensors.ITEMSIZE[spec.dtype]
+    array = spec.array
+    if spec.device != "cuda":
+        rows, columns = slice(top, top + height), slice(left, left + width)
+        array = array[..., rows, columns, :] if spec.channels_last else array[..., rows, columns]
+    return dataclasses.replace(
+        spec,
+        height=height,
+        width=width,
+        ptr=spec.ptr + step,
+        pointers=[p + step for p in spec.pointers] if spec.pointers is not None else None,
+        array=array,
+    )

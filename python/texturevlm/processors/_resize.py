@@ -2,15 +2,17 @@
 rescaled + normalized pixels written once into the model's tensor layout.
 
 CUDA images: fused kernels (cuda/processors/image_resize.h) on the caller's stream, no host sync:
-  filter='bicubic'  (the default) PyTorch's antialiased bicubic straight from the tensor, in
-                    two passes: HF's values, as HF computes them on CUDA;
+  filter='exact'    (the default) PyTorch's antialiased resize with the model's resample
+                    (bicubic, or bilinear for Gemma 3) straight from the tensor, in two
+                    passes: HF's values, as HF computes them on CUDA;
   filter='texture'  one launch computes the images' box mips from the tensors and writes
                     the levels the sampler reads into a kept texture (finer levels are
                     dropped), then the texture unit takes one anisotropic trilinear sample
                     per output pixel (cuda_pipelines/cuda_image_resizer.h).
-Host images: 'bicubic' is torch's CPU resize (uint8 images in fixed point, byte for byte,
-engine/processors/torch_byte_resize.h; float images in float64), 'texture' the engine's
-CPU/Vulkan samplers (layouts.resize)."""
+Host images: 'exact' is torch's CPU resize as torchvision calls it (uint8 images in fixed
+point, byte for byte, engine/processors/torch_byte_resize.h, where torchvision resizes
+bytes; float images, and uint8 ones torchvision resizes as floats, in float64), 'texture'
+the engine's CPU/Vulkan samplers (layouts.resize)."""
 
 from __future__ import annotations
 
@@ -28,8 +30,12 @@ from ..pyramid import TexturePyramid
 from ._images import torch_cuda_layout
 from ._rules import ProcessorInputError
 
-FILTERS = ("bicubic", "texture")
-DEFAULT_FILTER = "bicubic"  # HF's values; "texture" is the fast opt-in
+FILTERS = ("exact", "texture")
+DEFAULT_FILTER = "exact"  # HF's values; "texture" is the fast opt-in
+#: The earlier name of "exact", when every supported model resized bicubic.
+FILTER_ALIASES = {"bicubic": "exact"}
+#: The resample filters the exact path computes, by the PIL numbers configs give.
+RESAMPLES = {3: "bicubic", 2: "bilinear"}
 OUT_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -74,14 +80,18 @@ def _three(values: Any, name: str) -> Tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class Plan:
-    """What to write for images of one size: resize to `resized` (height, width), keep the
-    window (top, left, height, width) of it, normalize, and lay out planar [3, h, w] or as
-    merged patches (patch_size, merge_size, temporal_patch_size)."""
+    """What to write for images of one size: resize to `resized` (height, width) with
+    `resample` ('bicubic' or 'bilinear', the exact filter's), keep the window (top, left,
+    height, width) of it, normalize, and lay out planar [3, h, w], as merged patches
+    (patch_size, merge_size, temporal_patch_size) or cut into tiles (tile height, width),
+    each planar, row-major."""
 
     resized: Tuple[int, int]
     window: Tuple[int, int, int, int]
     normalize: Normalize
     merged: Optional[Tuple[int, int, int]] = None
+    resample: str = "bicubic"
+    tiles: Optional[Tuple[int, int]] = None
 
     def values_per_image(self) -> int:
         return 3 * self.window[2] * self.window[3] * (self.merged[2] if self.merged else 1)
@@ -103,10 +113,12 @@ def levels_for(width: int, height: int, plan: Plan) -> int:
 _targets: "dict[Any, Any]" = {}
 
 
-def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte: bool, out_dtype: str) -> Any:
+def _target(
+    plan: Plan, images: int, first_time: int, times: int, round_to_byte: bool, out_dtype: str, image_stride: int
+) -> Any:
     """The kernel's ResizeTarget for a plan, kept (setting ~20 fields costs more than a
     call). Keyed by the plan's identity (processors keep their plans), not its hash."""
-    key = (id(plan), images, first_time, times, round_to_byte, out_dtype)
+    key = (id(plan), images, first_time, times, round_to_byte, out_dtype, image_stride)
     entry = _targets.get(key)
     if entry is not None and entry[0] is plan:
         return entry[1]
@@ -115,10 +127,13 @@ def _target(plan: Plan, images: int, first_time: int, times: int, round_to_byte:
     t.resized_height, t.resized_width = plan.resized
     t.crop_y, t.crop_x, t.height, t.width = plan.window
     if plan.merged:
-        t.merged_patches = True
+        t.layout = "merged_patches"
         t.patch_size, t.merge_size, t.temporal_patch_size = plan.merged
         t.first_time, t.times = first_time, times
-    t.image_stride = plan.values_per_image()
+    elif plan.tiles:
+        t.layout = "tiles"
+        t.tile_height, t.tile_width = plan.tiles
+    t.image_stride = image_stride
     t.multiply = plan.normalize.multiply
     t.subtract = list(plan.normalize.subtract)
     t.divide = list(plan.normalize.divide)
@@ -149,14 +164,16 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
         resizer = _resizers.get(entry[1])
         if resizer is not None:
             return resizer
-    skip = skipped_levels(spec, plan) if filter == "texture" else 0
-    levels = levels_for(spec.width, spec.height, plan) - skip if filter == "texture" else 1
+    texture = filter == "texture"
+    skip = skipped_levels(spec, plan) if texture else 0
+    levels = levels_for(spec.width, spec.height, plan) - skip if texture else 1
     room = 1 << (images - 1).bit_length()
-    key = (thread, spec.device_index, filter, spec.dtype, spec.width, spec.height, room, skip, levels)
+    kernel = "texture" if texture else plan.resample
+    key = (thread, spec.device_index, kernel, spec.dtype, spec.width, spec.height, room, skip, levels)
     resizer = _resizers.pop(key, None)
     if resizer is None:
         resizer = _core.CudaImageResizer(
-            spec.device_index, filter, spec.dtype, 3, spec.width, spec.height, room, skip, levels
+            spec.device_index, kernel, spec.dtype, 3, spec.width, spec.height, room, skip, levels
         )
     _resizers[key] = resizer
     while len(_resizers) > 16:
@@ -200,11 +217,14 @@ def cuda_launch(
     first_time: int = 0,
     times: Optional[int] = None,
     out_dtype: str = "float32",
+    image_stride: Optional[int] = None,
 ) -> CudaLaunch:
     """The run writing `images` images like `spec` through `plan` at element `offset` of
-    the output: a few launches whatever the image count."""
+    the output, each image's values `image_stride` elements after the last's (default:
+    packed): a few launches whatever the image count."""
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
-    target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype)
+    stride = image_stride if image_stride is not None else plan.values_per_image()
+    target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype, stride)
     return CudaLaunch(
         _resizer(spec, plan, filter, images), spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype]
     )
@@ -301,7 +321,7 @@ def resize_ring_frame(
 ) -> None:
     """One frame already in a texture (a video ring's) into time slot `first_time`, at
     element `offset` of the output."""
-    t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype)
+    t = _target(plan, 1, first_time, 1, dtype == "uint8", out_dtype, plan.values_per_image())
     texture.core.resize(t, out_ptr + offset * ITEMSIZE[out_dtype], stream)
 
 
@@ -336,21 +356,80 @@ def _antialias_weights(out_size: int, in_size: int, first: int, count: int, bili
     return w / np.where(total == 0, 1, total)
 
 
+def torch_resizes_bytes(resample: str) -> bool:
+    """Whether torchvision resizes a uint8 CPU image as bytes (torch's fixed-point kernel)
+    rather than as floats rounded back: always for bicubic; for bilinear as the installed
+    torchvision decides, or without it as its current rule does (an AVX2 or AVX-512 torch
+    CPU capability, or an ARM machine)."""
+    if resample == "bicubic":
+        return True
+    if not _bilinear_bytes:
+        _bilinear_bytes.append(_native_bilinear())
+    return _bilinear_bytes[0]
+
+
+_bilinear_bytes: List[bool] = []
+
+
+def _native_bilinear() -> bool:
+    try:  # torchvision's own rule, which has changed between its versions
+        from torchvision.transforms import InterpolationMode
+        from torchvision.transforms.v2.functional._geometry import _do_native_uint8_resize_on_cpu
+
+        return bool(_do_native_uint8_resize_on_cpu(InterpolationMode.BILINEAR))
+    except Exception:  # no torchvision, or the helper moved: its current rule
+        import platform
+
+        return bilinear_bytes_for(_capability_from_cpu(), platform.machine())
+
+
+def bilinear_bytes_for(capability: str, machine: str) -> bool:
+    """torchvision's current rule for resizing uint8 CPU images bilinear as bytes."""
+    return capability in ("AVX2", "AVX512") or machine in ("aarch64", "arm64")
+
+
+def _capability_from_cpu() -> str:
+    """torch's CPU capability (ATen's) from /proc/cpuinfo: AVX512 where the CPU has
+    avx512f, bw, vl and dq, AVX2 where it has avx2 and fma, else DEFAULT; lowered (not
+    raised) by ATEN_CPU_CAPABILITY, as torch does."""
+    import os
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    order = ["DEFAULT", "AVX2", "AVX512"]
+    best = (
+        "AVX512"
+        if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
+        else "AVX2"
+        if {"avx2", "fma"} <= set(flags)
+        else "DEFAULT"
+    )
+    wanted = os.environ.get("ATEN_CPU_CAPABILITY", "").upper()
+    if wanted in order and order.index(wanted) < order.index(best):
+        return wanted
+    return best
+
+
 def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.ndarray:
     """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8)."""
     top, left, h, w = plan.window
     rh, rw = plan.resized
-    if filter == "bicubic" and spec.dtype == "uint8":
+    exact = filter != "texture"
+    if exact and spec.dtype == "uint8" and torch_resizes_bytes(plan.resample):
         # torch's own uint8 resize on the CPU (fixed point, rounded to bytes after each
         # pass): what HF's processors compute for host images, byte for byte.
         layers = [
-            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h)
+            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample)
             for layer in _tensors.host_layer_views(spec)
         ]
         return np.stack(layers).transpose(0, 3, 1, 2).astype(np.float32)
-    if filter == "bicubic":  # float images: torch's float resize, in float64
-        wy = _antialias_weights(rh, spec.height, top, h)
-        wx = _antialias_weights(rw, spec.width, left, w)
+    if exact:  # torch's float resize, in float64 (uint8 images are rounded back by finish_host)
+        bilinear = plan.resample == "bilinear"
+        wy = _antialias_weights(rh, spec.height, top, h, bilinear)
+        wx = _antialias_weights(rw, spec.width, left, w, bilinear)
         layers = np.stack(_tensors.host_layers(spec)).astype(np.float64)[..., :3]  # [B, H, W, 3]
         out = np.einsum("yh,bhwc,xw->bcyx", wy, layers, wx, optimize=True)
         return out.astype(np.float32)
@@ -378,6 +457,11 @@ def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: boo
     v = (v * np.float32(n.multiply) - np.asarray(n.subtract, np.float32)[:, None, None]) / np.asarray(
         n.divide, np.float32
     )[:, None, None]
+    if plan.tiles:
+        th, tw = plan.tiles
+        b, c, h, w = v.shape
+        v = v.reshape(b, c, h // th, th, w // tw, tw).transpose(0, 2, 4, 1, 3, 5)
+        return np.ascontiguousarray(v).reshape(b * (h // th) * (w // tw), c, th, tw)
     if not plan.merged:
         return v
     p, m, t = plan.merged

@@ -4,7 +4,7 @@ size['width']), rescaled, normalized: pixel_values [B, 3, h, w]."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ._common import BatchFeature, Processor, Runner
 from ._images import image_specs
@@ -27,11 +27,12 @@ class FixedSizeImageProcessor(Processor):
     the same values as the Hugging Face processor's config (`from_pretrained` reads them
     from disk), returning the same pixel_values.
 
-    `filter`: 'bicubic' (default) computes PyTorch's antialiased bicubic as Hugging Face's
-    processor does for the input's device (torch's CUDA kernel's arithmetic for CUDA images,
-    its fixed-point uint8 resize for host images): HF's values; 'texture' resizes with the
-    box mip chain and one anisotropic trilinear texture sample per output pixel, faster and
-    softer (docs/processors.md has the differences measured on photographs). `dtype`: float32 (HF's), float16 or bfloat16, written
+    `filter`: 'exact' (default) resizes with the config's resample (bicubic; bilinear where
+    it says 2) as Hugging Face's processor does for the input's device (torch's CUDA
+    kernel's arithmetic for CUDA images, its CPU resize for host images): HF's values;
+    'texture' resizes with the box mip chain and one anisotropic trilinear texture sample
+    per output pixel, faster and softer (docs/processors.md has the differences measured
+    on photographs). `dtype`: float32 (HF's), float16 or bfloat16, written
     directly. `backend`: for host images, 'auto' (Vulkan where present, else the CPU
     reference), 'vulkan' or 'cpu'; CUDA images run on CUDA on the current stream."""
 
@@ -74,7 +75,7 @@ class FixedSizeImageProcessor(Processor):
                 window = (0, 0, rh, rw)
             if min(rh, rw) < 1:
                 raise ProcessorInputError(f"a {height}x{width} image resizes to {rh}x{rw}: nothing is left")
-            plan = Plan((rh, rw), window, self._normalize)
+            plan = self._plan((rh, rw), window)
             self._plans[(height, width)] = plan
         return plan
 
@@ -94,7 +95,12 @@ class FixedSizeImageProcessor(Processor):
                 "needs do_resize or a crop that gives every image one size"
             )
         h, w = sizes.pop()
-        return self._outputs(runner, plans, (sum(s.batch for s in specs), 3, h, w), pending)
+        images = sum(s.batch for s in specs)
+        return self._outputs(runner, runner.parts(plans), (images, 3, h, w), pending, counts=self._counts(images))
+
+    def _counts(self, images: int) -> Optional[Dict[str, List[int]]]:
+        """Per-image counts the model's processor also returns (Gemma 3's num_crops)."""
+        return None
 
 
 class CLIPImageProcessor(FixedSizeImageProcessor):

@@ -73,9 +73,7 @@ class Qwen2VLImageProcessor(Processor):
                         f"with do_resize=False the image sides must be multiples of patch_size * merge_size "
                         f"({self.factor}); got {height}x{width}"
                     )
-            plan = Plan(
-                (rh, rw), (0, 0, rh, rw), self._normalize, (self.patch_size, self.merge_size, self.temporal_patch_size)
-            )
+            plan = self._plan((rh, rw), (0, 0, rh, rw), (self.patch_size, self.merge_size, self.temporal_patch_size))
             self._plans[(height, width)] = plan
         return plan
 
@@ -110,7 +108,7 @@ class Qwen2VLImageProcessor(Processor):
         rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
         width = 3 * self.temporal_patch_size * self.patch_size**2
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
-        return self._outputs(runner, plans, (rows, width), pending, grids)
+        return self._outputs(runner, runner.parts(plans), (rows, width), pending, grids)
 
 
 class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
