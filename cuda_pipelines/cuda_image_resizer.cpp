@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_pipelines/cuda_tensor_mips.h"
+#include "cuda/stream_capture.h"
 #include "engine/error.h"
 #include "engine/textures/texture_desc.h"
 
@@ -110,29 +111,46 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         throw Error("an image has no data (a null pointer)");
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
+    order_after_last_run(stream);
     if (shape_.filter != ResizeFilter::texture) {
         const size_t out_size = element_bytes(target.out_dtype);
         const SoftwareFilter software_filter = shape_.filter == ResizeFilter::bilinear ? SoftwareFilter::bilinear
                                                                                        : SoftwareFilter::bicubic;
         ResizeTarget one = target;
         one.images = 1;
-        const size_t per_image = software_scratch_bytes(shape_.height, one);
+        const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter);
         const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
-        const size_t wanted = std::min(chunk, images.size()) * per_image / sizeof(float);
+        const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
         // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
-        if (software_scratch_.size() < wanted) software_scratch_ = DeviceBuffer<float>(wanted);
+        if (software_scratch_.size() < wanted) {
+            software_scratch_ = DeviceBuffer<float>(wanted);
+            tables_for_.reset();
+        }
+        // The spans and weights depend on the window alone: a run of the last run's window
+        // (a processor's usual call) reuses those already in the scratch.
+        const std::array<uint32_t, 6> window{target.resized_width, target.resized_height, target.crop_x,
+                                             target.crop_y,        target.width,          target.height};
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
-            resize_software(view, shape_.width, shape_.height, part, software_filter, software_scratch_.data(), stream,
-                            list_of(images, first, count));
+            resize_software(view, shape_.width, shape_.height, part, software_filter, software_scratch_.data(),
+                            tables_for_ == window, stream, list_of(images, first, count));
+            tables_for_ = window;
         }
         return;
     }
     fill_texture(view, images, stream);
     texture_->resize(target, stream);
+}
+
+void CudaImageResizer::order_after_last_run(cudaStream_t stream) const {
+    if (last_stream_ && *last_stream_ != stream && !stream_capturing(*last_stream_) && !stream_capturing(stream)) {
+        TVLM_CUDA_CHECK(cudaEventRecord(handoff_.get(), *last_stream_));
+        TVLM_CUDA_CHECK(cudaStreamWaitEvent(stream, handoff_.get(), 0));
+    }
+    last_stream_ = stream;
 }
 
 void CudaImageResizer::fill_texture(const TensorView& view, std::span<const void* const> images,

@@ -15,17 +15,20 @@
 // a list or the images of a batch, 32 per launch (ImageList), so a list of 8 tensors costs
 // the launches of one batch. Allocates at construction (and the bicubic scratch at its
 // first run of a larger target); runs are stream-ordered with no host sync. The texture
-// and the scratch hold a run's data until its kernels ran: runs on one resizer must be on
-// one stream (or ordered by the caller), and threads each use resizers of their own.
+// and the scratch hold a run's data until its kernels ran: a run on another stream than the
+// last run's is ordered after the work queued on that stream (not inside a CUDA graph
+// capture, where the caller orders them), and threads each use resizers of their own.
 // Move-only.
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "cuda_pipelines/cuda_pyramid.h"
+#include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "cuda/processors/image_resize.h"
 #include "cuda/tensors/tensor_texels.h"
@@ -63,6 +66,7 @@ public:
 
 private:
     void fill_texture(const TensorView& view, std::span<const void* const> images, cudaStream_t stream) const;
+    void order_after_last_run(cudaStream_t stream) const;
 
     ResizerShape shape_;
     std::optional<CudaPyramid> texture_;
@@ -71,11 +75,17 @@ private:
     bool chain_fills_texture_ = false;
     // Whether the level-0 copy also writes level 1 (uint8 images of even sides, two levels).
     bool writes_level_1_ = false;
-    DeviceBuffer<unsigned char> scratch_;        // levels a later pass of the chain reads
-    std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
-    std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
-    // Bicubic and bilinear: the row pass's results, sized by the largest target run so far.
+    DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
+    std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
+    std::vector<cudaSurfaceObject_t>
+        surfaces_;  // by chain level: the texture's, 0 below it    // Bicubic and bilinear: the spans and weights and the row pass's results, sized by the
+    // largest target run so far; the window whose spans and weights it holds.
     mutable DeviceBuffer<float> software_scratch_;
+    mutable std::optional<std::array<uint32_t, 6>> tables_for_;
+    // The stream of the last run, and the event a run on another stream waits on: the
+    // texture and scratch are one set for all runs, so a run is ordered after the last.
+    mutable std::optional<cudaStream_t> last_stream_;
+    CudaEvent handoff_ = make_event();
 };
 
 }  // namespace tvlm

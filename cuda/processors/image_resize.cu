@@ -175,6 +175,51 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size, SoftwareFi
     return s;
 }
 
+// One axis's spans and weights (outputs [offset, offset + n) of the window), written by
+// span_table_kernel at the start of the scratch: the passes read a weight per tap instead
+// of evaluating the filter (and its normalization) for every pixel. The values are span()'s,
+// so the sums are unchanged.
+struct SpanTable {
+    int* first = nullptr;
+    int* count = nullptr;
+    float* weights = nullptr;  // [n][taps]
+    uint32_t taps = 0;
+};
+
+// The most taps an output of a resize from in_size to out_size reads: 2 * support + 1,
+// rounded up (+1 for float rounding of the span's ends).
+uint32_t max_taps(uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
+    const double scale = double(in_size) / double(out_size);
+    const double support = (filter == SoftwareFilter::bilinear ? 1.0 : 2.0) * std::max(scale, 1.0);
+    return uint32_t(std::ceil(2.0 * support)) + 2;
+}
+
+size_t table_bytes(uint32_t n, uint32_t taps) { return size_t{n} * (2 * sizeof(int) + size_t{taps} * sizeof(float)); }
+
+SpanTable table_at(unsigned char* at, uint32_t n, uint32_t taps) {
+    SpanTable t;
+    t.first = reinterpret_cast<int*>(at);
+    t.count = t.first + n;
+    t.weights = reinterpret_cast<float*>(t.count + n);
+    t.taps = taps;
+    return t;
+}
+
+// blockIdx.y 0: the x axis (window columns), 1: the y axis (window rows).
+__global__ void span_table_kernel(ResizeTarget t, uint32_t source_width, uint32_t source_height, SoftwareFilter filter,
+                                  SpanTable x_table, SpanTable y_table) {
+    const bool across = blockIdx.y == 0;
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = across ? t.width : t.height;
+    if (i >= n) return;
+    const Span s = across ? span(t.crop_x + i, source_width, t.resized_width, filter)
+                          : span(t.crop_y + i, source_height, t.resized_height, filter);
+    const SpanTable& table = across ? x_table : y_table;
+    table.first[i] = s.first;
+    table.count[i] = s.count;
+    const int taps = min(s.count, int(table.taps));  // max_taps bounds count: the min only guards the table
+    for (int j = 0; j < taps; ++j) table.weights[size_t{i} * table.taps + j] = s.weight(j);
+}
+
 // Separable, as torch's sum is: pass 1 filters each source row across (the window's
 // columns) into float scratch [image][source row][window column][channel]; pass 2 filters
 // each output pixel's column of row results. Each term is torch's own term in torch's
@@ -182,7 +227,7 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size, SoftwareFi
 // fraction of its work (a 4096^2 -> 224^2 shrink reads 73 taps a side: 73 + 73, not 73^2).
 
 constexpr int kRowBlock = 64;      // pass 1: window columns per block
-constexpr uint32_t kRowsEach = 8;  // pass 1: source rows per thread (its weights computed once)
+constexpr uint32_t kRowsEach = 8;  // pass 1: source rows per thread
 
 template <class In>
 __device__ float input_value(In v) {
@@ -200,19 +245,14 @@ __device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
 // One template per input dtype: the taps are the hot loop, so a load is one instruction
 // and a conversion, not a switch on the dtype.
 template <class In>
-__global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
-                            uint32_t source_height, ResizeTarget t, SoftwareFilter filter, float* scratch) {
+__global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
+                            ResizeTarget t, SpanTable x_table, float* scratch) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
-    const Span sx = span(t.crop_x + x, source_width, t.resized_width, filter);
-    // The weights once per thread where they fit (shrinks up to ~32x); beyond, per tap.
-    constexpr int kCached = 128;
-    float wx[kCached];
-    const bool cached = sx.count <= kCached;
-    if (cached)
-        for (int j = 0; j < sx.count; ++j) wx[j] = sx.weight(j);
+    const int first = x_table.first[x], count = x_table.count[x];
+    const float* wx = x_table.weights + size_t{x} * x_table.taps;
     const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
-    const In* first_column = data + int64_t(sx.first) * source.stride_x;
+    const In* first_column = data + int64_t(first) * source.stride_x;
     const int64_t step = source.stride_x, channel[3] = {0, source.stride_c, 2 * source.stride_c};
     const uint32_t first_row = blockIdx.y * kRowsEach, end_row = min(source_height, first_row + kRowsEach);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
@@ -220,8 +260,8 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
         const In* tap = first_column + int64_t(y) * source.stride_y;
         float across[3] = {0.0f, 0.0f, 0.0f};
 #pragma unroll 4
-        for (int j = 0; j < sx.count; ++j, tap += step) {
-            const float w = cached ? wx[j] : sx.weight(j);
+        for (int j = 0; j < count; ++j, tap += step) {
+            const float w = wx[j];
             for (int c = 0; c < 3; ++c) across[c] += input_value(tap[channel[c]]) * w;
         }
         float* o = out + size_t{y} * t.width * 3;
@@ -259,9 +299,8 @@ Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element
 }
 
 template <class In>
-__global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
-                                   uint32_t source_height, ResizeTarget t, SoftwareFilter filter, float* scratch,
-                                   Staging staging) {
+__global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
+                                   ResizeTarget t, SpanTable x_table, float* scratch, Staging staging) {
     extern __shared__ float shared[];
     float* weights = shared;                                                    // [kStagedColumns][staging.taps]
     In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
@@ -270,11 +309,12 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
     const uint32_t first_x = blockIdx.x * kStagedColumns, x = first_x + warp;
     const uint32_t columns = min(kStagedColumns, t.width - first_x);
     const bool column = x < t.width;
-    Span sx{};
+    int first = 0, count = 0;
     if (column) {
-        sx = span(t.crop_x + x, source_width, t.resized_width, filter);
-        for (int j = int(lane); j < sx.count; j += 32) weights[warp * staging.taps + j] = sx.weight(j);
-        if (lane == 0) column_first[warp] = sx.first, column_end[warp] = sx.first + sx.count;
+        first = x_table.first[x], count = x_table.count[x];
+        const float* wx = x_table.weights + size_t{x} * x_table.taps;
+        for (int j = int(lane); j < count; j += 32) weights[warp * staging.taps + j] = wx[j];
+        if (lane == 0) column_first[warp] = first, column_end[warp] = first + count;
     }
     __syncthreads();
     // Spans are monotonic in x: the block reads [first of its first column, end of its last).
@@ -291,12 +331,12 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
         }
     __syncthreads();
     if (!column || lane >= row_count) return;
-    const In* tap = rows + lane * staging.pitch + (sx.first - lo);
+    const In* tap = rows + lane * staging.pitch + (first - lo);
     const float* w = weights + warp * staging.taps;
     const uint32_t plane = kStagedRows * staging.pitch;
     float across[3] = {0.0f, 0.0f, 0.0f};
 #pragma unroll 4
-    for (int j = 0; j < sx.count; ++j)
+    for (int j = 0; j < count; ++j)
         for (uint32_t c = 0; c < 3; ++c) across[c] += input_value(tap[c * plane + j]) * w[j];
     float* o = scratch + ((size_t{image} * source_height + first_row + lane) * t.width + x) * 3;
     for (int c = 0; c < 3; ++c) o[c] = across[c];
@@ -308,7 +348,7 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
 // they, and spans too wide to stage, take the pass straight from global memory.
 template <class In>
 void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
-                 const ResizeTarget& t, SoftwareFilter filter, float* scratch, cudaStream_t stream) {
+                 const ResizeTarget& t, const SpanTable& x_table, float* scratch, cudaStream_t stream) {
     constexpr size_t kMaxStaged = 160 * 1024;
     constexpr uint32_t kStagedShrink = 8;
     const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
@@ -318,26 +358,28 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
                                                  int(s.bytes)));
         const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
                         (source_height + kStagedRows - 1) / kStagedRows, t.images);
-        rows_staged_kernel<In><<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_width,
-                                                                               source_height, t, filter, scratch, s);
+        rows_staged_kernel<In>
+            <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
         return;
     }
     const dim3 grid((t.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach, t.images);
-    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, filter, scratch);
+    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch);
 }
 
 template <class Out>
-__global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SoftwareFilter filter,
+__global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
                                Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= o.plane) return;
     const Place at = place(t, o, i);
-    const Span sy = span(t.crop_y + at.y, source_height, t.resized_height, filter);
+    const int first = y_table.first[at.y], count = y_table.count[at.y];
+    const float* wy_row = y_table.weights + size_t{at.y} * y_table.taps;
     const float* rows = scratch + (size_t{image} * source_height * t.width + at.x) * 3;
     float value[3] = {0.0f, 0.0f, 0.0f};
-    for (int r = 0; r < sy.count; ++r) {
-        const float wy = sy.weight(r);
-        const float* across = rows + size_t(sy.first + r) * t.width * 3;
+#pragma unroll 4
+    for (int r = 0; r < count; ++r) {
+        const float wy = wy_row[r];
+        const float* across = rows + size_t(first + r) * t.width * 3;
         for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
     }
     write_pixel<Out>(t, image, at, value);
@@ -415,13 +457,26 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                                     order_of(target));
 }
 
-size_t software_scratch_bytes(uint32_t source_height, const ResizeTarget& target) {
-    return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
+namespace {
+
+// The tables' bytes, rounded up to 16 so the rows after them stay aligned.
+size_t tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
+    const size_t bytes = table_bytes(target.width, max_taps(source_width, target.resized_width, filter)) +
+                         table_bytes(target.height, max_taps(source_height, target.resized_height, filter));
+    return (bytes + 15) / 16 * 16;
+}
+
+}  // namespace
+
+size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                              SoftwareFilter filter) {
+    return tables_bytes(source_width, source_height, target, filter) +
+           size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, cudaStream_t stream,
-                     const ImageList& sources) {
+                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, bool tables_written,
+                     cudaStream_t stream, const ImageList& sources) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0 || (!sources.count && !source.data))
         throw Error("the source image is empty");
@@ -430,23 +485,33 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
     if (!scratch) throw Error("the software resize has no scratch buffer (a null pointer)");
+    unsigned char* tables = reinterpret_cast<unsigned char*>(scratch);
+    float* rows = reinterpret_cast<float*>(tables + tables_bytes(source_width, source_height, target, filter));
+    const SpanTable x_table = table_at(tables, target.width, max_taps(source_width, target.resized_width, filter));
+    const SpanTable y_table = table_at(tables + table_bytes(target.width, x_table.taps), target.height,
+                                       max_taps(source_height, target.resized_height, filter));
+    if (!tables_written) {
+        const dim3 grid((std::max(target.width, target.height) + kBlock - 1) / kBlock, 2);
+        span_table_kernel<<<grid, kBlock, 0, stream>>>(target, source_width, source_height, filter, x_table, y_table);
+        TVLM_CUDA_CHECK(cudaGetLastError());
+    }
     switch (source.dtype) {
         case TensorDtype::u8:
-            launch_rows<uint8_t>(source, sources, source_width, source_height, target, filter, scratch, stream);
+            launch_rows<uint8_t>(source, sources, source_width, source_height, target, x_table, rows, stream);
             break;
         case TensorDtype::f16:
-            launch_rows<__half>(source, sources, source_width, source_height, target, filter, scratch, stream);
+            launch_rows<__half>(source, sources, source_width, source_height, target, x_table, rows, stream);
             break;
         case TensorDtype::bf16:
-            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, filter, scratch, stream);
+            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, x_table, rows, stream);
             break;
         case TensorDtype::f32:
-            launch_rows<float>(source, sources, source_width, source_height, target, filter, scratch, stream);
+            launch_rows<float>(source, sources, source_width, source_height, target, x_table, rows, stream);
             break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
-    launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(scratch), source_height,
-                                    target, filter, order_of(target));
+    launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(rows), source_height,
+                                    target, y_table, order_of(target));
 }
 
 }  // namespace tvlm

@@ -19,6 +19,7 @@
 #include "cuda_pipelines/cuda_pyramid.h"
 #include "cuda_pipelines/cuda_tensor_mips.h"
 #include "cuda/device_buffer.h"
+#include "cuda/stream_capture.h"
 #include "engine/sampling/patch.h"
 #endif
 
@@ -206,20 +207,8 @@ void bind_cuda(nb::module_& m) {
         nb::arg("device"), nb::arg("stream"),
         "Waits on the host for `stream`: for frameworks that take no stream with their arrays (JAX).");
     m.def(
-        "stream_capturing",
-        [](uintptr_t stream) {
-            cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-            const cudaError_t e = cudaStreamIsCapturing(stream_of(stream), &status);
-            // The legacy stream while another stream captures in global mode: work queued on
-            // it now would join that capture, so it counts as capturing.
-            if (e == cudaErrorStreamCaptureImplicit) {
-                (void)cudaGetLastError();  // answered here, not left for the next call
-                return true;
-            }
-            TVLM_CUDA_CHECK(e);
-            return status != cudaStreamCaptureStatusNone;
-        },
-        nb::arg("stream"), "Whether work queued on `stream` now would be captured into a CUDA graph.");
+        "stream_capturing", [](uintptr_t stream) { return stream_capturing(stream_of(stream)); }, nb::arg("stream"),
+        "Whether work queued on `stream` now would be captured into a CUDA graph.");
     m.def("cuda_copy", &cuda_copy, nb::arg("device"), nb::arg("host"),
           "A copy of a host array in CUDA device memory: (DLPack array, data pointer).");
     m.def("cuda_empty", &cuda_empty, nb::arg("device"), nb::arg("shape"), nb::arg("dtype"),

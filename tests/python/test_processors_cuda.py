@@ -267,3 +267,28 @@ def test_remembered_calls_read_each_calls_own_images(rng):
     processor(cuda(smooth_image(rng, 300, 400)))
     other = cuda(smooth_image(rng, 500, 300))
     assert torch.equal(processor(other).pixel_values, OURS["clip"]()(other).pixel_values)
+
+
+@pytest.mark.parametrize("filter", ["exact", "texture"])
+def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
+    """A processor's resizer keeps one scratch (exact) or texture (fast) per image shape: a
+    call on another stream than the last one's must wait for that stream's work, or its
+    row pass overwrites the other call's rows before that call's column pass read them."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(1)
+    batches = [
+        torch.randint(0, 256, (8, 3, 2048, 2048), dtype=torch.uint8, device="cuda", generator=g) for _ in range(2)
+    ]
+    processor = CLIPImageProcessor(filter=filter)
+    want = [CLIPImageProcessor(filter=filter)(b).pixel_values for b in batches]
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    torch.cuda.synchronize()
+    got = []
+    for round in range(6):
+        for batch, stream in zip(batches, streams):
+            with torch.cuda.stream(stream):
+                got.append(processor(batch).pixel_values)
+    torch.cuda.synchronize()
+    for i, values in enumerate(got):
+        assert torch.equal(values, want[i % 2]), f"call {i} on stream {i % 2}"
