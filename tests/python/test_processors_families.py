@@ -299,3 +299,20 @@ def test_bicubic_is_the_earlier_name_of_the_exact_filter(rng):
     assert Gemma3ImageProcessor(filter="bicubic").filter == "exact"
     with pytest.raises(ProcessorInputError, match="filter is one of exact, texture"):
         Gemma3ImageProcessor(filter="lanczos")
+
+
+def test_patch_counts_take_hfs_images_kwargs():
+    """HF's multimodal processors ask get_number_of_image_patches(height, width,
+    images_kwargs) with their merged kwargs: config values among them apply, others and
+    None values are ignored."""
+    from texturevlm.processors import Qwen2VLImageProcessor
+
+    qwen = Qwen2VLImageProcessor(backend="cpu")
+    small = Qwen2VLImageProcessor(backend="cpu", max_pixels=56 * 56 * 4)
+    kwargs = {"max_pixels": 56 * 56 * 4, "return_tensors": "pt", "do_resize": None}
+    assert qwen.get_number_of_image_patches(1000, 700, kwargs) == small.get_number_of_image_patches(1000, 700)
+    assert qwen.get_number_of_image_patches(1000, 700) != small.get_number_of_image_patches(1000, 700)
+    internvl = GotOcr2ImageProcessor(backend="cpu", size=448)
+    assert internvl.get_number_of_image_patches(1000, 700) == 1
+    columns, rows = ref.optimal_tiled_canvas((1000, 700), (448, 448), 1, 12)
+    assert internvl.get_number_of_image_patches(1000, 700, {"crop_to_patches": True}) == columns * rows + 1

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _tensors
 from .._tensors import ImageSpec
-from ._call_options import convert_outputs, split_call_kwargs
+from ._call_options import CONFIG_KWARGS, convert_outputs, split_call_kwargs
 from ._resize import (
     FILTER_ALIASES,
     FILTERS,
@@ -160,6 +160,12 @@ class Processor:
                 self._variants.clear()
             self._variants[key] = variant
         return variant
+
+    def _with(self, kwargs: Optional[Dict[str, Any]]) -> "Processor":
+        """This processor with the config values among `kwargs` (HF's images_kwargs, which
+        also carry other keys; None meaning the processor's own) applied."""
+        overrides = {k: v for k, v in (kwargs or {}).items() if k in CONFIG_KWARGS and v is not None}
+        return self._variant(overrides) if overrides else self
 
     def _call_config(self, overrides: Dict[str, Any]) -> Dict[str, Any]:
         """The config a call with `overrides` runs with."""

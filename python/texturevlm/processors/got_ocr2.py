@@ -103,8 +103,14 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
             plan = self._plans["thumbnail"] = self._plan((th, tw), (0, 0, th, tw))
         return plan
 
-    def get_number_of_image_patches(self, height: int, width: int) -> int:
-        """Rows of pixel_values for an image of height x width: its tiles and thumbnail."""
+    def get_number_of_image_patches(
+        self, height: int, width: int, images_kwargs: Optional[Dict[str, Any]] = None
+    ) -> int:
+        """Rows of pixel_values for an image of height x width: its tiles and thumbnail (the
+        config values among `images_kwargs`, as HF's multimodal processors pass them, applied)."""
+        processor = self._with(images_kwargs)
+        if processor is not self:
+            return processor.get_number_of_image_patches(height, width)
         columns, rows = self.tile_grid(height, width)
         return 1 if columns * rows == 1 else columns * rows + 1
 

@@ -81,9 +81,13 @@ class Qwen2VLImageProcessor(Processor):
         """(t, h, w) of the patch grid."""
         return [frames, plan.resized[0] // self.patch_size, plan.resized[1] // self.patch_size]
 
-    def get_number_of_image_patches(self, height: int, width: int) -> int:
-        """Patches (rows of pixel_values) of an image of height x width."""
-        _, h, w = self.grid(self.plan(height, width))
+    def get_number_of_image_patches(
+        self, height: int, width: int, images_kwargs: Optional[Dict[str, Any]] = None
+    ) -> int:
+        """Patches (rows of pixel_values) of an image of height x width, with the config
+        values among `images_kwargs` (as HF's multimodal processors pass them) applied."""
+        processor = self._with(images_kwargs)
+        _, h, w = processor.grid(processor.plan(height, width))
         return h * w
 
     def _call_config(self, overrides: Dict[str, Any]) -> Dict[str, Any]:
