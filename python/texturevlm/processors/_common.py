@@ -100,6 +100,8 @@ class Processor:
     conversion, resample) and texturevlm's own choices (filter, dtype, backend); subclasses
     read their size rules and compute a Plan per input size, kept in `_plans`."""
 
+    #: The outputs' keys, as HF's class attribute names them.
+    model_input_names = ["pixel_values"]
     #: resample where the config gives none (PIL's number, as HF's class attribute).
     default_resample = 3
 

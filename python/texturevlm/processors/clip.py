@@ -4,9 +4,9 @@ size['width']), rescaled, normalized: pixel_values [B, 3, h, w]."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from ._common import BatchFeature, Processor, Runner
+from ._common import BatchFeature, Processor, Runner, expanded_parts
 from ._images import image_specs
 from ._resize import DEFAULT_FILTER, Plan, cached_call
 from ._rules import (
@@ -101,6 +101,17 @@ class FixedSizeImageProcessor(Processor):
     def _counts(self, images: int) -> Optional[Dict[str, List[int]]]:
         """Per-image counts the model's processor also returns (Gemma 3's num_crops)."""
         return None
+
+    def _expanded_outputs(
+        self, specs: List[Any], outputs: List[List[Tuple[Any, Plan]]], counts: Dict[str, List[int]]
+    ) -> BatchFeature:
+        """pixel_values [outputs, 3, h, w] of images that each give several outputs (crops,
+        tiles, thumbnails: expanded_parts), all of one size, and the per-image `counts`."""
+        run_specs, parts, values = expanded_parts(specs, outputs)
+        plan = parts[0].plan
+        h, w = plan.tiles or plan.window[2:]  # a tile's size, or the window's
+        runner = Runner(run_specs, self.filter, self.backend, self.dtype)
+        return self._outputs(runner, parts, (values // (3 * h * w), 3, h, w), None, counts=counts)
 
 
 class CLIPImageProcessor(FixedSizeImageProcessor):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._common import BatchFeature, Runner, expanded_parts
+from ._common import BatchFeature
 from ._images import cropped, image_specs
 from ._resize import DEFAULT_FILTER
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, config_flag, config_number, config_size
@@ -30,20 +30,14 @@ def pan_and_scan_boxes(
     row-major (HF's pan_and_scan, its arithmetic): none unless the long side is at least
     min_ratio_to_activate times the short one, else 2..max_num_crops crops of ceil(long /
     n) along it, none where a crop would be under min_crop_size."""
-    if width >= height:
-        if width / height < min_ratio_to_activate:
-            return []
-        across = int(math.floor(width / height + 0.5))
-        across = min(int(math.floor(width / min_crop_size)), across)
-        across = min(max_num_crops, max(2, across))
-        down = 1
-    else:
-        if height / width < min_ratio_to_activate:
-            return []
-        down = int(math.floor(height / width + 0.5))
-        down = min(int(math.floor(height / min_crop_size)), down)
-        down = min(max_num_crops, max(2, down))
-        across = 1
+    # HF's two branches (landscape or square, portrait) are one rule on the long side.
+    landscape = width >= height
+    long, short = (width, height) if landscape else (height, width)
+    if long / short < min_ratio_to_activate:
+        return []
+    crops = int(math.floor(long / short + 0.5))
+    crops = min(max_num_crops, max(2, min(int(math.floor(long / min_crop_size)), crops)))
+    across, down = (crops, 1) if landscape else (1, crops)
     crop_width, crop_height = int(math.ceil(width / across)), int(math.ceil(height / down))
     if min(crop_width, crop_height) < min_crop_size:
         return []
@@ -62,6 +56,7 @@ class Gemma3ImageProcessor(FixedSizeImageProcessor):
     returning pixel_values and num_crops in HF's order (each image, then its crops).
     `filter`, `dtype` and `backend` as for CLIPImageProcessor."""
 
+    model_input_names = ["pixel_values", "num_crops"]
     defaults = {
         "size": {"height": 224, "width": 224},
         "do_center_crop": False,
@@ -113,8 +108,4 @@ class Gemma3ImageProcessor(FixedSizeImageProcessor):
             sources = [spec] + [cropped(spec, *box) for box in boxes]
             outputs.append([(s, self.plan(s.height, s.width)) for s in sources])
             num_crops += [len(boxes)] * spec.batch
-        run_specs, parts, values = expanded_parts(specs, outputs)
-        h, w = parts[0].plan.window[2:]
-        runner = Runner(run_specs, self.filter, self.backend, self.dtype)
-        shape = (values // (3 * h * w), 3, h, w)
-        return self._outputs(runner, parts, shape, None, counts={"num_crops": num_crops})
+        return self._expanded_outputs(specs, outputs, {"num_crops": num_crops})

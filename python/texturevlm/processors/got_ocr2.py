@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._common import BatchFeature, Runner, expanded_parts
+from ._common import BatchFeature
 from ._images import image_specs
 from ._resize import DEFAULT_FILTER, Plan
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_size
@@ -54,6 +54,7 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
     (or the constructor) for InternVL's tiles. `filter`, `dtype` and `backend` as for
     CLIPImageProcessor."""
 
+    model_input_names = ["pixel_values", "num_patches"]
     defaults = {
         "size": {"height": 384, "width": 384},
         "do_center_crop": False,
@@ -129,8 +130,4 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
             thumbnail = [(spec, self.thumbnail_plan())]
             outputs.append(thumbnail if count == 1 else [(spec, self.tiles_plan(spec.height, spec.width))] + thumbnail)
             num_patches += [count] * spec.batch
-        run_specs, parts, values = expanded_parts(specs, outputs)
-        th, tw = int(self.size["height"]), int(self.size["width"])
-        runner = Runner(run_specs, self.filter, self.backend, self.dtype)
-        shape = (values // (3 * th * tw), 3, th, tw)
-        return self._outputs(runner, parts, shape, None, counts={"num_patches": num_patches})
+        return self._expanded_outputs(specs, outputs, {"num_patches": num_patches})

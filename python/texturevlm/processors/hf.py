@@ -24,24 +24,6 @@ from typing import Any, Dict
 
 from .._core import Error
 
-#: The transformers class each texturevlm processor stands in for (what to_dict names).
-HF_CLASS_NAMES = {
-    "CLIPImageProcessor": "CLIPImageProcessor",
-    "SiglipImageProcessor": "SiglipImageProcessor",
-    "Qwen2VLImageProcessor": "Qwen2VLImageProcessor",
-    "Qwen2VLVideoProcessor": "Qwen2VLVideoProcessor",
-    "Gemma3ImageProcessor": "Gemma3ImageProcessor",
-    "GotOcr2ImageProcessor": "GotOcr2ImageProcessor",
-}
-
-#: The outputs each processor gives, by class name (HF's model_input_names).
-MODEL_INPUT_NAMES = {
-    "Qwen2VLImageProcessor": ["pixel_values", "image_grid_thw"],
-    "Qwen2VLVideoProcessor": ["pixel_values_videos", "video_grid_thw"],
-    "Gemma3ImageProcessor": ["pixel_values", "num_crops"],
-    "GotOcr2ImageProcessor": ["pixel_values", "num_patches"],
-}
-
 _wrappers: Dict[str, type] = {}
 
 
@@ -77,9 +59,8 @@ def _wrapper_class(kind: str) -> type:
             # transformers' own __init__ is not run: it sets its defaults, which are not
             # this processor's. The processor's config values are copied over the class's.
             self.__dict__.update({k: v for k, v in vars(processor).items() if not k.startswith("_")})
-            name = type(processor).__name__
             self.__dict__["processor"] = processor
-            self.__dict__["model_input_names"] = MODEL_INPUT_NAMES.get(name, ["pixel_values"])
+            self.__dict__["model_input_names"] = list(processor.model_input_names)
 
         def __getattr__(self, name: str) -> Any:
             # Only names the wrapper lacks: the processor's methods.
@@ -96,10 +77,10 @@ def _wrapper_class(kind: str) -> type:
 
         def to_dict(self) -> Dict[str, Any]:
             """The processor's config, named as the transformers class it stands in for
-            (so a saved processor loads with transformers alone)."""
-            name = type(self.processor).__name__
+            (texturevlm's classes have HF's names, so a saved processor loads with
+            transformers alone)."""
             key = "video_processor_type" if kind == "video" else "image_processor_type"
-            return {**self.processor._config, key: HF_CLASS_NAMES.get(name, name)}
+            return {**self.processor._config, key: type(self.processor).__name__}
 
         def __repr__(self) -> str:
             return f"texturevlm {type(self.processor).__name__}(filter={self.processor.filter!r}) for transformers"

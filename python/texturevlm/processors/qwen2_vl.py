@@ -32,6 +32,7 @@ class Qwen2VLImageProcessor(Processor):
     merge_size, image_mean, image_std, ...), returning the same keys, shapes, dtypes and
     order. `filter`, `dtype` and `backend` as for CLIPImageProcessor."""
 
+    model_input_names = ["pixel_values", "image_grid_thw"]
     #: The pixel budget of transformers' defaults (the Qwen2-VL model configs set their own).
     default_size = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280}
 
@@ -123,6 +124,7 @@ class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
     `from_ring(pyramid)` takes the newest frames straight from a TexturePyramid video ring
     (TexturePyramid.create(..., ring=N)): frames already in textures are not uploaded again."""
 
+    model_input_names = ["pixel_values_videos", "video_grid_thw"]
     default_size = {"shortest_edge": 128 * 28 * 28, "longest_edge": 28 * 28 * 768}
 
     def __init__(
