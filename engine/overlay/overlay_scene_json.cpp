@@ -20,6 +20,7 @@ using nlohmann::json;
 // nlohmann/json's tree for read_overlay_scene_tree.
 struct JsonTree {
     using Node = const json*;
+    using Key = const char*;
     static bool valid(Node n) { return n != nullptr; }
     static bool is_object(Node n) { return n->is_object(); }
     static bool is_array(Node n) { return n->is_array(); }
@@ -27,7 +28,9 @@ struct JsonTree {
     static void for_each_key(Node n, F f) {
         for (const auto& [key, value] : n->items()) f(std::string_view(key));
     }
-    static Node find(Node n, const char* key) {
+    static size_t key_count(Node n) { return n->size(); }
+    static Key key(const char* name) { return name; }
+    static Node find(Node n, Key key) {
         const auto it = n->find(key);
         return it == n->end() ? nullptr : &*it;
     }

@@ -5,22 +5,26 @@
 // scenes with the same messages. Errors name the path of what is wrong
 // ("the scene: boxes[3].stroke: expected ...").
 //
-// Tree: a type with a cheap, copyable `Node` and static functions
+// Tree: a type with a cheap, copyable `Node` and `Key` and static functions
 //   bool valid(Node)                    a node was found
 //   bool is_object(Node), is_array(Node)
+//   size_t key_count(Node object)        how many keys the object has
 //   template <class F> void for_each_key(Node object, F f)   f(std::string_view key)
-//   Node find(Node object, const char* key)                   invalid where absent
+//   Key key(const char* name)            a schema key, made once per name (kept for the process)
+//   Node find(Node object, Key key)      invalid where absent
 //   size_t size(Node array);  Node at(Node array, size_t i)
 //   std::optional<double> number(Node)      numbers only (not booleans)
 //   std::optional<int64_t> integer(Node)    whole numbers only
 //   std::optional<uint64_t> unsigned_integer(Node)   whole numbers 0 .. 2^64 - 1
 //   std::optional<bool> boolean(Node);  std::optional<std::string> string(Node)
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -32,22 +36,50 @@ namespace tvlm {
 
 namespace scene_reader {
 
-// One object of the scene: its fields read with their defaults, unknown keys refused. The
-// path in messages is built only when something is wrong.
-template <class Tree>
+// The keys of one kind of object (boxes, points, ...), made once: a lookup is then a
+// hash-free find per key (Python: interned strings).
+template <class Tree, size_t N>
+struct Schema {
+    explicit Schema(const std::array<const char*, N>& key_names) : names(key_names) {
+        for (size_t i = 0; i < N; ++i) keys[i] = Tree::key(names[i]);
+    }
+    std::array<const char*, N> names;
+    std::array<typename Tree::Key, N> keys{};
+};
+
+// One object of the scene: its fields read with their defaults, unknown keys refused. Every
+// known key is looked up once; the object's keys are walked only when it has one that is
+// not known (to name it). The path in messages is built only when something is wrong.
+template <class Tree, size_t N>
 class Fields {
 public:
     using Node = typename Tree::Node;
-    Fields(Node object, const std::string& name, const char* list, size_t index,
-           std::initializer_list<std::string_view> known)
-        : object_(object), name_(name), list_(list), index_(index) {
+    Fields(Node object, const std::string& name, const char* list, size_t index, const Schema<Tree, N>& schema)
+        : object_(object), name_(name), list_(list), index_(index), names_(schema.names) {
         if (!Tree::is_object(object)) fail("", "an object");
+        size_t found = 0;
+        for (size_t i = 0; i < N; ++i) {
+            nodes_[i] = Tree::find(object, schema.keys[i]);
+            found += Tree::valid(nodes_[i]) ? 1u : 0u;
+        }
+        if (found == Tree::key_count(object)) return;
         Tree::for_each_key(object, [&](std::string_view key) {
-            if (std::find(known.begin(), known.end(), key) == known.end())
+            if (std::find(names_.begin(), names_.end(), key) == names_.end())
                 throw Error(where() + ": unknown key \"" + std::string(key) + "\"");
         });
     }
-    Node find(const char* key) const { return Tree::find(object_, key); }
+    // The node of `key`, one of the schema's names (invalid where absent). Fields are read in
+    // the schema's order, so the search starts after the last one found.
+    Node find(const char* key) const {
+        for (size_t k = 0; k < N; ++k) {
+            const size_t i = (next_ + k) % N;
+            if (names_[i] == key || std::strcmp(names_[i], key) == 0) {
+                next_ = i + 1;
+                return nodes_[i];
+            }
+        }
+        return Node{};
+    }
     float number(const char* key, float fallback) const {
         const Node v = find(key);
         if (!Tree::valid(v)) return fallback;
@@ -63,8 +95,9 @@ public:
         return float(*d);
     }
     float required(const char* key) const {
-        if (!Tree::valid(find(key))) throw Error(where() + ": \"" + key + "\" is missing");
-        return number(key, 0);
+        const Node v = find(key);
+        if (!Tree::valid(v)) throw Error(where() + ": \"" + key + "\" is missing");
+        return number_of(v, key);
     }
     bool flag(const char* key, bool fallback) const {
         const Node v = find(key);
@@ -109,12 +142,16 @@ private:
     const std::string& name_;
     const char* list_;
     size_t index_;
+    const std::array<const char*, N>& names_;
+    std::array<Node, N> nodes_{};
+    mutable size_t next_ = 0;  // where find() starts
 };
 
-template <class Tree>
-typename Tree::Node list(typename Tree::Node root, const char* key, const std::string& name) {
-    const typename Tree::Node v = Tree::find(root, key);
-    if (Tree::valid(v) && !Tree::is_array(v)) throw Error(name + ": \"" + key + "\" must be a list");
+// The scene's list `i` of `lists` (invalid where the scene has none).
+template <class Tree, size_t N>
+typename Tree::Node list(typename Tree::Node root, const Schema<Tree, N>& lists, size_t i, const std::string& name) {
+    const typename Tree::Node v = Tree::find(root, lists.keys[i]);
+    if (Tree::valid(v) && !Tree::is_array(v)) throw Error(name + ": \"" + lists.names[i] + "\" must be a list");
     return v;
 }
 
@@ -129,7 +166,14 @@ size_t length(typename Tree::Node list) {
 template <class Tree>
 OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::string& name) {
     using namespace scene_reader;
-    using F = Fields<Tree>;
+    // The schema's keys, made once per tree type.
+    static const Schema<Tree, 6> lists({"boxes", "points", "lines", "curves", "trails", "labels"});
+    static const Schema<Tree, 8> box_keys({"x", "y", "width", "height", "radius", "stroke_width", "stroke", "fill"});
+    static const Schema<Tree, 5> point_keys({"x", "y", "radius", "color", "track"});
+    static const Schema<Tree, 7> line_keys({"x0", "y0", "x1", "y1", "width", "round_caps", "color"});
+    static const Schema<Tree, 6> curve_keys({"x0", "y0", "x1", "y1", "width", "color"});
+    static const Schema<Tree, 3> trail_keys({"xy", "width", "color"});
+    static const Schema<Tree, 6> label_keys({"x", "y", "size", "text", "color", "background"});
     if (!Tree::is_object(root)) throw Error(name + ": the scene is an object with boxes, points, lines and curves");
     Tree::for_each_key(root, [&](std::string_view key) {
         if (key != "boxes" && key != "points" && key != "lines" && key != "curves" && key != "trails" &&
@@ -138,41 +182,40 @@ OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::st
                         "\" (a scene has boxes, points, lines, curves, trails and labels)");
     });
     OverlaySceneFile file;
-    const auto boxes = list<Tree>(root, "boxes", name);
+    const auto boxes = list(root, lists, 0, name);
     for (size_t i = 0; i < length<Tree>(boxes); ++i) {
-        const F f(Tree::at(boxes, i), name, "boxes", i,
-                  {"x", "y", "width", "height", "radius", "stroke_width", "stroke", "fill"});
+        const Fields f(Tree::at(boxes, i), name, "boxes", i, box_keys);
         const OverlayBox d;
         file.scene.boxes.push_back({f.required("x"), f.required("y"), f.required("width"), f.required("height"),
                                     f.number("radius", d.radius), f.number("stroke_width", d.stroke_width),
                                     f.color("stroke", d.stroke), f.color("fill", d.fill)});
     }
-    const auto points = list<Tree>(root, "points", name);
+    const auto points = list(root, lists, 1, name);
     for (size_t i = 0; i < length<Tree>(points); ++i) {
-        const F f(Tree::at(points, i), name, "points", i, {"x", "y", "radius", "color", "track"});
+        const Fields f(Tree::at(points, i), name, "points", i, point_keys);
         const OverlayPoint d;
         file.scene.points.push_back(
             {f.required("x"), f.required("y"), f.number("radius", d.radius), f.color("color", d.color)});
         file.point_tracks.push_back(f.track(i));
     }
-    const auto lines = list<Tree>(root, "lines", name);
+    const auto lines = list(root, lists, 2, name);
     for (size_t i = 0; i < length<Tree>(lines); ++i) {
-        const F f(Tree::at(lines, i), name, "lines", i, {"x0", "y0", "x1", "y1", "width", "round_caps", "color"});
+        const Fields f(Tree::at(lines, i), name, "lines", i, line_keys);
         const OverlayLine d;
         file.scene.lines.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
                                     f.number("width", d.width), f.flag("round_caps", d.round_caps),
                                     f.color("color", d.color)});
     }
-    const auto curves = list<Tree>(root, "curves", name);
+    const auto curves = list(root, lists, 3, name);
     for (size_t i = 0; i < length<Tree>(curves); ++i) {
-        const F f(Tree::at(curves, i), name, "curves", i, {"x0", "y0", "x1", "y1", "width", "color"});
+        const Fields f(Tree::at(curves, i), name, "curves", i, curve_keys);
         const OverlayCurve d;
         file.scene.curves.push_back({f.required("x0"), f.required("y0"), f.required("x1"), f.required("y1"),
                                      f.number("width", d.width), f.color("color", d.color)});
     }
-    const auto trails = list<Tree>(root, "trails", name);
+    const auto trails = list(root, lists, 4, name);
     for (size_t i = 0; i < length<Tree>(trails); ++i) {
-        const F f(Tree::at(trails, i), name, "trails", i, {"xy", "width", "color"});
+        const Fields f(Tree::at(trails, i), name, "trails", i, trail_keys);
         const OverlayTrail d;
         OverlayTrail t{{}, f.number("width", d.width), f.color("color", d.color)};
         const auto xy = f.find("xy");
@@ -185,9 +228,9 @@ OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::st
         }
         file.scene.trails.push_back(std::move(t));
     }
-    const auto labels = list<Tree>(root, "labels", name);
+    const auto labels = list(root, lists, 5, name);
     for (size_t i = 0; i < length<Tree>(labels); ++i) {
-        const F f(Tree::at(labels, i), name, "labels", i, {"x", "y", "size", "text", "color", "background"});
+        const Fields f(Tree::at(labels, i), name, "labels", i, label_keys);
         const OverlayLabel d;
         std::string text = f.text("text");
         file.scene.labels.push_back({f.required("x"), f.required("y"), f.number("size", d.size), std::move(text),

@@ -12,7 +12,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "python/bindings/arrays.h"
@@ -109,13 +108,22 @@ struct PythonTree {
             } else f(std::string_view(text, size_t(length)));
         }
     }
-    // Keys are the schema's string literals: each made a Python string once (hash kept), so
-    // a lookup hashes nothing (PyDict_GetItemString would build and hash a string per call).
-    static Node find(Node n, const char* key) {
-        static std::unordered_map<const char*, PyObject*> keys;  // under the GIL; kept for the process
-        PyObject*& interned = keys[key];
-        if (!interned) interned = PyUnicode_InternFromString(key);
-        return interned ? PyDict_GetItem(n, interned) : PyDict_GetItemString(n, key);
+    static size_t key_count(Node n) { return size_t(PyDict_Size(n)); }
+    // Keys are the schema's names, each made an interned Python string once (its hash kept and
+    // the object kept for the process): a lookup hashes nothing.
+    using Key = PyObject*;
+    static Key key(const char* name) {
+        PyObject* interned = PyUnicode_InternFromString(name);
+        if (!interned) {
+            PyErr_Clear();
+            throw Error(std::string("out of memory making the scene key \"") + name + "\"");
+        }
+        return interned;
+    }
+    static Node find(Node n, Key key) {
+        PyObject* value = PyDict_GetItemWithError(n, key);  // PyDict_GetItem saves and restores the error state
+        if (!value) PyErr_Clear();                          // absent (a key's comparison cannot fail: both are str)
+        return value;
     }
     // The limited API's functions, not the GET macros: the extension may be built for the
     // stable ABI (one wheel for Python 3.12 and later), where the macros do not exist.
@@ -125,6 +133,15 @@ struct PythonTree {
     }
     // A number: int or float, or a scalar with __float__ (NumPy's); not bool, str or a sequence.
     static std::optional<double> number(Node n) {
+        if (PyFloat_CheckExact(n)) return PyFloat_AsDouble(n);
+        if (PyLong_CheckExact(n)) {
+            const double d = PyLong_AsDouble(n);
+            if (d == -1.0 && PyErr_Occurred()) {  // past double's range
+                PyErr_Clear();
+                return std::numeric_limits<double>::infinity();
+            }
+            return d;
+        }
         if (PyBool_Check(n)) return std::nullopt;
         if (PyFloat_Check(n)) return PyFloat_AsDouble(n);
         if (!PyLong_Check(n) && (!PyNumber_Check(n) || PySequence_Check(n))) return std::nullopt;
@@ -137,6 +154,13 @@ struct PythonTree {
     }
     // A whole number: int or a scalar with __index__ (NumPy's integers); not bool.
     static std::optional<int64_t> integer(Node n) {
+        if (PyLong_CheckExact(n)) {  // most bytes and ids: no index object made
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+            if (!overflow && !(v == -1 && PyErr_Occurred())) return int64_t(v);
+            PyErr_Clear();
+            return std::nullopt;
+        }
         const std::optional<PyObject*> index = as_index(n);
         if (!index) return std::nullopt;
         int overflow = 0;

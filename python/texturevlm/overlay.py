@@ -253,7 +253,12 @@ def _host_floats(values: Any, name: str, columns: int) -> "np.ndarray":
 
 def _colors(colors: Colors, count: int, default: Tuple[int, ...], name: str) -> "np.ndarray":
     """One colour or one per item, (r, g, b) or (r, g, b, a) bytes, as [count, 4] uint8."""
-    values = np.asarray(default if colors is None else colors)
+    one = default if colors is None else colors
+    if isinstance(one, tuple) and len(one) in (3, 4) and all(type(v) is int and 0 <= v <= 255 for v in one):
+        out = np.empty((count, 4), np.uint8)  # one colour for all: no array checks
+        out[:] = one if len(one) == 4 else (*one, 255)
+        return out
+    values = np.asarray(one)
     if (
         values.dtype.kind not in "iu"
         or values.ndim not in (1, 2)
