@@ -245,9 +245,9 @@ def _register_torch_ops() -> None:
     import torch
     from torch import Tensor
 
-    def cuda_job(image: Tensor) -> Tuple[int, str, int, int]:
-        from ._tensors import torch_raw_stream
+    from ._tensors import torch_raw_stream
 
+    def cuda_job(image: Tensor) -> Tuple[int, str, int, int]:
         index = image.device.index or 0
         return index, str(image.dtype).replace("torch.", ""), torch_raw_stream()(index), image.numel()
 
@@ -270,8 +270,10 @@ def _register_torch_ops() -> None:
         return b, c, w, h, levels
 
     def coarse_values(image: Tensor, levels: int) -> int:
-        b, c, w, h, n = shape_args(image, levels)
-        return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(1, n))
+        return coarse_values_of(*shape_args(image, levels))
+
+    def coarse_values_of(b: int, c: int, w: int, h: int, levels: int) -> int:
+        return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(1, levels))
 
     def last(image: Tensor) -> Tensor:
         """[B, C, H, W] as [B, H, W, C] (a view)."""
@@ -523,60 +525,86 @@ def _register_torch_ops() -> None:
         def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
             return chain_backward_impl(ctx.saved_tensors[0], grad, ctx.levels), None
 
+    @functools.lru_cache(maxsize=64)
+    def patch_job(index: int, dtype: Any, shape: Any, planar0: bool, patches: int, patch_size: int) -> Tuple[Any, ...]:
+        """The chain plan of a patch job and its scratch layout: the coarse levels' values
+        (rounded up to 64 so what follows stays aligned for vector loads) and the points."""
+        b, c, h, w = shape
+        levels = full_levels(w, h)
+        plan = chain_plan(index, str(dtype).replace("torch.", ""), b, c, w, h, levels, planar0)
+        coarse = -(-coarse_values_of(b, c, w, h, levels) // 64) * 64
+        return plan, coarse, b * patches * patch_size * patch_size
+
+    atexit.register(patch_job.cache_clear)
+
     class SamplePatches(torch.autograd.Function):
         """glimpse.sample_patches on CUDA in one call each way: the chain, the patches'
         points and their samples forward; the scatter, the fold and the rows' gradients
-        backward (the composite of torch ops cost a launch and an autograd node per op)."""
+        backward (the composite of torch ops cost a launch and an autograd node per op).
+        Each way allocates its output and one scratch buffer (the chain and the points
+        forward; their gradients backward): in an eager step every torch call costs host time
+        comparable to a small job's kernels."""
 
         @staticmethod
         def forward(ctx: Any, image: Tensor, meta: Tensor, patch_size: int) -> Tensor:
-            b, c, _, _ = image.shape
+            b, c = image.shape[0], image.shape[1]
             n = meta.shape[1]
-            levels = full_levels(image.shape[3], image.shape[2])
-            plan, stream, level0, coarse = chain_buffers(image, levels)
-            count = b * n * patch_size * patch_size
-            points = torch.empty(4 * count, dtype=image.dtype, device=image.device)
+            index = image.device.index or 0
+            last0 = image.is_contiguous(memory_format=torch.channels_last)  # level 0 read in place as it is
+            plan, coarse, count = patch_job(index, image.dtype, image.shape, not last0, n, patch_size)
+            level0 = image if last0 else image.contiguous()
+            scratch = torch.empty(coarse + 4 * count, dtype=image.dtype, device=image.device)
             out = torch.empty((b, n, patch_size, patch_size, c), dtype=image.dtype, device=image.device)
+            base = scratch.data_ptr()
             plan.forward_patches(
                 level0.data_ptr(),
-                coarse.data_ptr(),
+                base,
                 meta.data_ptr(),
                 b,
                 n,
                 patch_size,
-                points.data_ptr(),
+                base + coarse * scratch.element_size(),
                 out.data_ptr(),
-                stream,
+                torch_raw_stream()(index),
             )
-            ctx.save_for_backward(image, level0, coarse, points)
-            ctx.grid = (b, n, patch_size, levels)
+            ctx.save_for_backward(image, None if level0 is image else level0, scratch)
+            ctx.job = (plan, coarse, count, b, n, patch_size, index, last0)
             return out.permute(0, 1, 4, 2, 3)
 
         @staticmethod
         @torch.autograd.function.once_differentiable
         def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
-            image, level0, coarse, points = ctx.saved_tensors
-            b, n, p, levels = ctx.grid
+            image, level0, scratch = ctx.saved_tensors
+            plan, coarse, count, b, n, p, index, last0 = ctx.job
             image_grad, meta_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-            grad_out = grad.permute(0, 1, 3, 4, 2).to(image.dtype).contiguous()
-            grad_image = grad_like(image) if image_grad else None
-            grad_coarse = torch.empty_like(coarse) if image_grad else None
-            grad_points = torch.empty(3 * b * n * p * p, dtype=image.dtype, device=image.device)
+            grad_out = grad.permute(0, 1, 3, 4, 2)
+            if grad_out.dtype != image.dtype:
+                grad_out = grad_out.to(image.dtype)
+            grad_out = grad_out.contiguous()
+            grad_image = None
+            if image_grad:  # laid out as the kernels read level 0
+                b_, c, h, w = image.shape
+                grad_image = (
+                    image.new_empty((b_, h, w, c)).permute(0, 3, 1, 2) if last0 else image.new_empty(image.shape)
+                )
+            # The coarse levels' gradient (where the image takes one), then the points'.
+            ahead = coarse if image_grad else 0
+            work = torch.empty(ahead + 3 * count, dtype=image.dtype, device=image.device)
             grad_meta = image.new_empty((b, n, 5)) if meta_grad else None
-            plan, stream = plan_of(image, levels)
+            base, item = scratch.data_ptr(), scratch.element_size()
             plan.backward_patches(
-                level0.data_ptr(),
-                coarse.data_ptr(),
+                image.data_ptr() if level0 is None else level0.data_ptr(),
+                base,
                 b,
                 n,
                 p,
-                points.data_ptr(),
+                base + coarse * item,
                 grad_out.data_ptr(),
                 0 if grad_image is None else grad_image.data_ptr(),
-                0 if grad_coarse is None else grad_coarse.data_ptr(),
-                grad_points.data_ptr(),
+                work.data_ptr() if image_grad else 0,
+                work.data_ptr() + ahead * item,
                 0 if grad_meta is None else grad_meta.data_ptr(),
-                stream,
+                torch_raw_stream()(index),
             )
             return grad_image, grad_meta, None
 

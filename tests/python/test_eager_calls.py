@@ -169,10 +169,11 @@ def test_warm_calls_allocate_only_their_outputs():
 
     # Blocks a step takes from the allocator: sample_points forward = samples + coarse
     # levels, backward = the image's gradient + the coarse levels' + uv's + lod's;
-    # glimpse.sample_patches forward = coarse levels + points + samples, backward = the
-    # incoming gradient reordered + the image's + the coarse levels' + the points'; the
-    # field forward = values, backward = the four gradients.
-    expected = {"sample_points": 6, "glimpse.sample_patches": 7, "gaussian_field": 5}
+    # glimpse.sample_patches forward = one scratch (coarse levels + points) + samples,
+    # backward = the incoming gradient reordered + the image's + one scratch (the coarse
+    # levels' and the points' gradients); the field forward = values, backward = the four
+    # gradients.
+    expected = {"sample_points": 6, "glimpse.sample_patches": 5, "gaussian_field": 5}
     steps = _hot_steps()
     for name, step in steps.items():
         for _ in range(3):

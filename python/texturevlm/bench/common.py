@@ -46,6 +46,30 @@ def kernel_us(fn: Callable[[], object], calls: int = 10) -> tuple:
     return total / calls, total / calls
 
 
+def autograd_floor(leaves: List[torch.Tensor], out_shape: tuple, grad: torch.Tensor) -> Callable[[], None]:
+    """PyTorch's own floor for an eager step of one custom op: an autograd.Function that
+    launches no kernel (its output and the leaves' gradients allocated, not written), called
+    and backpropagated as texturevlm's step is. What an eager step costs before any work:
+    the rows' eager figures are read against it."""
+
+    class Empty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):  # type: ignore[no-untyped-def]
+            return inputs[0].new_empty(out_shape)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            return tuple(torch.empty_like(t) if t.requires_grad else None for t in leaves)
+
+    def step() -> None:
+        for t in leaves:
+            t.grad = None
+        torch.autograd.backward(Empty.apply(*leaves), grad)
+
+    return step
+
+
 def copy_bandwidth() -> float:
     """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
     a = torch.empty(2**30, dtype=torch.uint8, device="cuda")

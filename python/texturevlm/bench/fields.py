@@ -14,7 +14,7 @@ import torch
 
 import texturevlm as tv
 
-from .common import kernel_us
+from .common import autograd_floor, kernel_us
 
 
 def _torch_field(
@@ -81,6 +81,14 @@ def run(table: Any, per_call_us: Any) -> None:
         t = kernel_us(step(tv.fields.gaussian_field))
         table.add(
             job, "texturevlm, its GPU kernels alone (torch.profiler)", t, floor_bytes, f"eager {base / t[0]:.1f}x this"
+        )
+        t = per_call_us(autograd_floor(list(leaves), (b,), grad), calls=20, runs=5)
+        table.add(
+            job,
+            "PyTorch's floor: one autograd.Function step launching nothing",
+            t,
+            floor_bytes,
+            f"texturevlm eager {base / t[0]:.1f}x this",
         )
         t = per_call_us(step(_torch_field), calls=3, runs=3)
         table.add(

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 import texturevlm as tv
 
-from .common import kernel_us, torch_pyramid
+from .common import autograd_floor, kernel_us, torch_pyramid
 
 
 def _torch_trilinear(image: torch.Tensor, uv: torch.Tensor, lod: torch.Tensor) -> torch.Tensor:
@@ -113,6 +113,16 @@ def _job(
     t = kernel_us(timed(ours))
     table.add(
         job, "texturevlm, its GPU kernels alone (torch.profiler)", t, floor_bytes, f"eager {base / t[0]:.1f}x this"
+    )
+    t = per_call_us(
+        autograd_floor([image] + list(getattr(ours, "leaves", ())), tuple(grad.shape), grad), calls=10, runs=5
+    )
+    table.add(
+        job,
+        "PyTorch's floor: one autograd.Function step launching nothing",
+        t,
+        floor_bytes,
+        f"texturevlm eager {base / t[0]:.1f}x this",
     )
     t = per_call_us(timed(theirs), calls=3, runs=3)
     table.add(
