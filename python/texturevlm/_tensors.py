@@ -73,6 +73,15 @@ class ImageSpec:
         return [self.ptr + b * step for b in range(self.batch)]
 
 
+def dense(t: Any, dtype: Any = None) -> Any:
+    """`t` as a contiguous torch tensor of `dtype` (default its own): `t` itself where it
+    already is one. In an eager step every torch call costs host time comparable to a small
+    job's kernels, so the conversions that would change nothing are not called."""
+    if dtype is not None and t.dtype != dtype:
+        t = t.to(dtype)
+    return t if t.is_contiguous() else t.contiguous()
+
+
 #: Bytes per element of each dtype name.
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 

@@ -25,6 +25,7 @@ import numpy as np
 from . import _core
 from ._backends import full_levels
 from ._core import Error
+from ._tensors import dense
 
 MAX_CHANNELS = 64
 
@@ -200,15 +201,15 @@ def _torch_sample_points(image: Any, uv: Any, lod: Any, layer: Any, levels: Opti
     batch = image if image.dim() == 4 else image.unsqueeze(0)
     n = _chain_levels(batch.shape[2], batch.shape[3], levels)
     lead = tuple(lod.shape)
-    flat_layer = None if layer is None else layer.reshape(-1).to(torch.int32).contiguous()
+    flat_layer = None if layer is None else dense(layer.reshape(-1), torch.int32)
     # The image as it is: a channels-last one is the chain's level 0 in place.
-    flat_uv = uv.reshape(-1, 2).to(batch.dtype).contiguous()
-    flat_lod = lod.reshape(-1).to(batch.dtype).contiguous()
+    flat_uv = dense(uv if uv.dim() == 2 else uv.reshape(-1, 2), batch.dtype)
+    flat_lod = dense(lod if lod.dim() == 1 else lod.reshape(-1), batch.dtype)
     if torch.compiler.is_compiling():
         out = ops.sample_points(batch, flat_uv, flat_lod, flat_layer, n)[0]
     else:
         out = _eager["sample_points"](batch, flat_uv, flat_lod, flat_layer, n)
-    return out.reshape(lead + (batch.shape[1],))
+    return out if len(lead) == 1 else out.reshape(lead + (batch.shape[1],))
 
 
 def _torch_ops() -> Any:
@@ -373,7 +374,7 @@ def _register_torch_ops() -> None:
         image_grad: bool,
     ) -> Tuple[Tensor, Tensor, Tensor]:
         count = lod.shape[0]
-        grad_out = grad_out.to(image.dtype).contiguous()
+        grad_out = dense(grad_out, image.dtype)
         if image.device.type == "cuda":
             chain0 = level0 if level0.numel() else image
             grad_image = grad_like(image) if image_grad else image.new_empty(0)
@@ -577,10 +578,7 @@ def _register_torch_ops() -> None:
             image, level0, scratch = ctx.saved_tensors
             plan, coarse, count, b, n, p, index, last0 = ctx.job
             image_grad, meta_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-            grad_out = grad.permute(0, 1, 3, 4, 2)
-            if grad_out.dtype != image.dtype:
-                grad_out = grad_out.to(image.dtype)
-            grad_out = grad_out.contiguous()
+            grad_out = dense(grad.permute(0, 1, 3, 4, 2), image.dtype)
             grad_image = None
             if image_grad:  # laid out as the kernels read level 0
                 b_, c, h, w = image.shape

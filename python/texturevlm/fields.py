@@ -28,6 +28,7 @@ import numpy as np
 from . import _core
 from ._checks import whole
 from ._core import Error
+from ._tensors import dense
 
 _ops: Any = None
 
@@ -107,7 +108,7 @@ def gaussian_field(points: Any, means: Any, cholesky: Any, weights: Any) -> Any:
     # Eager calls skip torch.library's dispatch (the op's own autograd.Function, same
     # kernels): at N = 1000 x B = 500 the dispatch cost more than the kernels.
     call = ops.gaussian_field if torch.compiler.is_compiling() else _eager["gaussian_field"]
-    return call(points.contiguous(), means.contiguous(), cholesky.contiguous(), weights.contiguous())
+    return call(dense(points), dense(means), dense(cholesky), dense(weights))
 
 
 def _numpy_field(points: np.ndarray, means: np.ndarray, cholesky: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -342,7 +343,7 @@ def _register_torch_ops() -> None:
         points: Tensor, means: Tensor, cholesky: Tensor, weights: Tensor, grad: Tensor
     ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         b, (n, d) = points.shape[0], means.shape
-        grad = grad.to(points.dtype).contiguous()
+        grad = dense(grad, points.dtype)
         if points.device.type == "cuda":
             outs = (
                 torch.empty_like(points),

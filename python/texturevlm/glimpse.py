@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ._core import Error
+from ._tensors import dense
 from .differentiable import cuda_patches, sample_points
 
 
@@ -40,7 +41,7 @@ def sample_patches(image: Any, metadata: Any, patch_size: int = 16) -> Any:
         work = batch if batch.dtype in (torch.float32, torch.float64) else batch.float()
         if meta.device != work.device:
             raise Error(f"the metadata is on {meta.device} and the image on {work.device}: put them on one device")
-        return cuda_patches(work, meta.to(work.dtype).contiguous(), int(patch_size))
+        return cuda_patches(work, dense(meta, work.dtype), int(patch_size))
     steps = (torch.arange(patch_size, device=meta.device, dtype=meta.dtype) + 0.5) / patch_size - 0.5
     cu, cv, su, sv, lod = (meta[..., i, None, None] for i in range(5))  # [B, N, 1, 1]
     u = cu + steps[None, None, None, :] * su  # [B, N, 1, P]: along j
