@@ -24,6 +24,7 @@
 #include "python/bindings/cuda_calls.h"
 #include "cuda/nonfinite_flag.h"
 #include "cuda/differentiable/point_sampling_grad.h"
+#include "cuda_pipelines/replayed_launches.h"
 #endif
 
 namespace tvlm::py {
@@ -195,9 +196,11 @@ public:
                  uintptr_t out, uintptr_t stream) const {
         typed([&](auto t) {
             using T = decltype(t);
-            build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), stream_of(stream));
-            sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse), batch<T>(uv, lod, layer, count),
-                                     ptr<T>(out), stream_of(stream));
+            launch({1, level0, coarse, uv, lod, layer, count, out}, stream, [&](cudaStream_t s) {
+                build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), s);
+                sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse),
+                                         batch<T>(uv, lod, layer, count), ptr<T>(out), s);
+            });
         });
     }
     void backward(uintptr_t level0, uintptr_t coarse, uintptr_t uv, uintptr_t lod, uintptr_t layer, size_t count,
@@ -206,9 +209,13 @@ public:
         uint32_t* nonfinite = checked_backward(device_);
         typed([&](auto t) {
             using T = decltype(t);
-            sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse), batch<T>(uv, lod, layer, count),
-                                      ptr<T>(grad_out), levels_of<T>(grad_level0, grad_coarse), ptr<T>(grad_uv),
-                                      ptr<T>(grad_lod), stream_of(stream), nonfinite);
+            launch({2, level0, coarse, uv, lod, layer, count, grad_out, grad_level0, grad_coarse, grad_uv, grad_lod},
+                   stream, [&](cudaStream_t s) {
+                       sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse),
+                                                 batch<T>(uv, lod, layer, count), ptr<T>(grad_out),
+                                                 levels_of<T>(grad_level0, grad_coarse), ptr<T>(grad_uv),
+                                                 ptr<T>(grad_lod), s, nonfinite);
+                   });
         });
     }
     // The chain, the points of a patch grid from meta [images, patches, 5] into `points`
@@ -219,10 +226,12 @@ public:
         typed([&](auto t) {
             using T = decltype(t);
             const PointBatch<T> p = grid_points<T>(points, grid.points());
-            patch_grid_points<T>(ptr<const T>(meta), grid, ptr<T>(points), const_cast<T*>(p.lod),
-                                 const_cast<int32_t*>(p.layer), stream_of(stream));
-            build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), stream_of(stream));
-            sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse), p, ptr<T>(out), stream_of(stream));
+            launch({3, level0, coarse, meta, images, patches, patch_size, points, out}, stream, [&](cudaStream_t s) {
+                patch_grid_points<T>(ptr<const T>(meta), grid, ptr<T>(points), const_cast<T*>(p.lod),
+                                     const_cast<int32_t*>(p.layer), s);
+                build_feature_chain<T>(job_.shape, ptr<T>(level0), ptr<T>(coarse), s);
+                sample_points_forward<T>(job_.shape, levels_of<const T>(level0, coarse), p, ptr<T>(out), s);
+            });
         });
     }
     // Gradients to the chain (as backward), and, where grad_meta is not 0, to the metadata
@@ -236,15 +245,28 @@ public:
             using T = decltype(t);
             const size_t count = grid.points();
             T* grad_uv = ptr<T>(grad_points);
-            sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse), grid_points<T>(points, count),
-                                      ptr<T>(grad_out), levels_of<T>(grad_level0, grad_coarse), grad_uv,
-                                      grad_uv + 2 * count, stream_of(stream), nonfinite);
-            if (grad_meta)
-                patch_grid_adjoint<T>(grad_uv, grad_uv + 2 * count, grid, ptr<T>(grad_meta), stream_of(stream));
+            launch({4, level0, coarse, images, patches, patch_size, points, grad_out, grad_level0, grad_coarse,
+                    grad_points, grad_meta},
+                   stream, [&](cudaStream_t s) {
+                       sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse),
+                                                 grid_points<T>(points, count), ptr<T>(grad_out),
+                                                 levels_of<T>(grad_level0, grad_coarse), grad_uv, grad_uv + 2 * count,
+                                                 s, nonfinite);
+                       if (grad_meta) patch_grid_adjoint<T>(grad_uv, grad_uv + 2 * count, grid, ptr<T>(grad_meta), s);
+                   });
         });
     }
 
+    // Graphs kept for repeated calls (tests).
+    size_t replay_graphs() const { return replayed_.graphs(); }
+
 private:
+    // The launches of one call on the caller's stream: replayed as one graph from a call's
+    // second repeat on (the engine's calls are a few launches of microseconds each).
+    template <class F>
+    void launch(std::initializer_list<uint64_t> key, uintptr_t stream, F&& launches) const {
+        replayed_.run(ReplayedLaunches::key(key), stream_of(stream), launches);
+    }
     // f(T{}) with T the chain's value type, on the plan's device.
     template <class F>
     void typed(F&& f) const {
@@ -262,6 +284,7 @@ private:
 
     int device_;
     CudaJob job_;
+    mutable ReplayedLaunches replayed_;
 };
 #endif
 
@@ -309,6 +332,9 @@ void bind_differentiable(nb::module_& m) {
              nb::arg("grad_coarse"), nb::arg("grad_points"), nb::arg("grad_meta"), nb::arg("stream"),
              "forward_patches's backward: gradients to the image (grad_level0; 0: none) and, where grad_meta is not "
              "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch.")
+        .def_prop_ro(
+            "replay_graphs", [](const CudaChain& c) { return c.replay_graphs(); },
+            "CUDA graphs kept for repeated calls: a call's launches replay as one from its second repeat on.")
         .def("backward", &CudaChain::backward, nb::arg("level0"), nb::arg("coarse"), nb::arg("uv"), nb::arg("lod"),
              nb::arg("layer"), nb::arg("count"), nb::arg("grad_out"), nb::arg("grad_level0"), nb::arg("grad_coarse"),
              nb::arg("grad_uv"), nb::arg("grad_lod"), nb::arg("stream"),

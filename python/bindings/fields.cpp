@@ -19,6 +19,7 @@
 #include "python/bindings/cuda_calls.h"
 #include "cuda/fields/gaussian_field_kernels.h"
 #include "cuda/nonfinite_flag.h"
+#include "cuda_pipelines/replayed_launches.h"
 #endif
 
 namespace tvlm::py {
@@ -121,27 +122,40 @@ public:
                                 stream);
     }
 
+    size_t replay_graphs() const { return replayed_.graphs(); }
+
 private:
+    // Each call's launches replay as one graph from a call's second repeat on
+    // (cuda_pipelines/replayed_launches.h): a small field's kernels take microseconds.
     template <class T>
     void run_forward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t values,
                      uintptr_t distances, uintptr_t stream) const {
-        gaussian_field_forward(args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights),
-                               reinterpret_cast<T*>(values), reinterpret_cast<T*>(distances), stream_of(stream));
+        const auto args = args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights);
+        replayed_.run(ReplayedLaunches::key({1, points, means, cholesky, weights, values, distances}),
+                      stream_of(stream), [&](cudaStream_t s) {
+                          gaussian_field_forward(args, reinterpret_cast<T*>(values), reinterpret_cast<T*>(distances),
+                                                 s);
+                      });
     }
     template <class T>
     void run_backward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t grad,
                       uintptr_t g_points, uintptr_t g_means, uintptr_t g_cholesky, uintptr_t g_weights,
                       uintptr_t stream) const {
-        gaussian_field_backward(args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights),
-                                reinterpret_cast<const T*>(grad),
-                                {reinterpret_cast<T*>(g_points), reinterpret_cast<T*>(g_means),
-                                 reinterpret_cast<T*>(g_cholesky), reinterpret_cast<T*>(g_weights)},
-                                stream_of(stream));
+        const auto args = args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights);
+        replayed_.run(ReplayedLaunches::key(
+                          {2, points, means, cholesky, weights, grad, g_points, g_means, g_cholesky, g_weights}),
+                      stream_of(stream), [&](cudaStream_t s) {
+                          gaussian_field_backward(args, reinterpret_cast<const T*>(grad),
+                                                  {reinterpret_cast<T*>(g_points), reinterpret_cast<T*>(g_means),
+                                                   reinterpret_cast<T*>(g_cholesky), reinterpret_cast<T*>(g_weights)},
+                                                  s);
+                      });
     }
     int device_;
     bool doubles_;
     int dims_;
     size_t b_, n_;
+    mutable ReplayedLaunches replayed_;
 };
 
 
@@ -181,7 +195,10 @@ void bind_fields(nb::module_& m) {
         .def("backward", &CudaField::backward, nb::arg("points"), nb::arg("means"), nb::arg("cholesky"),
              nb::arg("weights"), nb::arg("grad"), nb::arg("g_points"), nb::arg("g_means"), nb::arg("g_cholesky"),
              nb::arg("g_weights"), nb::arg("stream"),
-             "The fused backward: gradients to points, means, cholesky and weights (written, not added).");
+             "The fused backward: gradients to points, means, cholesky and weights (written, not added).")
+        .def_prop_ro(
+            "replay_graphs", [](const CudaField& f) { return f.replay_graphs(); },
+            "CUDA graphs kept for repeated calls: a call's launches replay as one from its second repeat on.");
     m.def(
         "cuda_take_refused_field", [](int device) { return device_flag(DeviceFlag::refused_field, device).take(); },
         nb::arg("device"),

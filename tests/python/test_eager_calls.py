@@ -191,3 +191,56 @@ def test_warm_calls_allocate_only_their_outputs():
         if name in expected:
             per_step = (stats["allocation.all.allocated"] - blocks) / 20
             assert per_step == expected[name], f"{name} took {per_step} blocks a step, not {expected[name]}"
+
+
+@needs_cuda
+def test_repeated_engine_calls_replay_one_graph_that_writes_every_output():
+    """From a call's second repeat the engine replays its launches as one CUDA graph
+    (cuda_pipelines/replayed_launches.h). Each repeat's outputs are poisoned first: the
+    replay must write all of them, with the direct call's values; other buffers are new keys."""
+    import torch
+    from texturevlm import _core
+
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    n, b = 300, 200
+    xyz = torch.rand((b, 3), device="cuda", generator=gen)
+    means = torch.rand((n, 3), device="cuda", generator=gen)
+    chol = tv.fields.cholesky_from_log_diagonal(
+        torch.full((n, 3), -2.0, device="cuda"), torch.randn((n, 3), device="cuda", generator=gen) * 0.02
+    )
+    weights = torch.rand(n, device="cuda", generator=gen)
+    upstream = torch.rand(b, device="cuda", generator=gen)
+    plan = _core.CudaField(0, "float32", 3, b, n)
+    stream = torch.cuda.current_stream().cuda_stream
+    inputs = [t.data_ptr() for t in (xyz, means, chol, weights)]
+    buffers = [
+        (torch.empty(b, device="cuda"), [torch.empty_like(t) for t in (xyz, means, chol, weights)]) for _ in "ab"
+    ]
+    want = None
+    for repeat in range(4):
+        for values, grads in buffers:  # two sets of outputs: two keys, each replayed from its second call
+            for t in [values] + grads:
+                t.fill_(float("nan"))
+            plan.forward(*inputs, values.data_ptr(), 0, stream)
+            plan.backward(*inputs, upstream.data_ptr(), *(g.data_ptr() for g in grads), stream)
+            got = [values.clone()] + [g.clone() for g in grads]
+            assert all(bool(torch.isfinite(t).all()) for t in got), f"repeat {repeat} left outputs unwritten"
+            if want is None:
+                want = got
+            for w, g in zip(want, got):  # the per-Gaussian sums add chunks atomically, in any order
+                torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6 * float(w.abs().max()))
+    assert plan.replay_graphs == 4, "each of the two keys' forward and backward is replayed as one graph"
+    # The fused patch op through Python: repeated steps give the first step's values and gradients.
+    image = torch.rand((2, 3, 61, 47), device="cuda", generator=gen).requires_grad_()
+    meta = _rows(torch, torch.Generator().manual_seed(2), 2, 9, torch.float32)
+    weights_out = torch.randn((2, 9, 3, 5, 5), device="cuda", generator=gen)
+    first = None
+    for _ in range(5):
+        image.grad = None
+        patches = tv.glimpse.sample_patches(image, meta, 5)
+        (patches * weights_out).sum().backward()
+        now = (patches.detach().clone(), image.grad.clone())
+        if first is None:
+            first = now
+        torch.testing.assert_close(now[0], first[0], rtol=0, atol=0)
+        torch.testing.assert_close(now[1], first[1], rtol=1e-5, atol=1e-6)

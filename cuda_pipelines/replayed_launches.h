@@ -1,0 +1,62 @@
+#pragma once
+// An entry point's launches replayed as one CUDA graph once a call repeats. A call with the
+// same arguments (every pointer and size its launches read) makes the same launches, and
+// torch's caching allocator hands a training or serving loop the same blocks call after call,
+// so from the second such call one graph launch replaces the call's several kernel launches
+// and memsets: an eager call's host time is mostly launches when its kernels take
+// microseconds.
+//
+// A call into a stream being captured launches directly (the capture records it). A capture
+// that fails (a launch sequence that cannot be captured) turns the replay off for this
+// object. Replays of one graph are ordered behind each other, on whatever streams.
+// Thread-safe: a lock guards the graphs; direct launches run outside it.
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <vector>
+
+#include "cuda/cuda_handle.h"
+
+namespace tvlm {
+
+class ReplayedLaunches {
+public:
+    // What identifies a call: an entry point's tag and its arguments.
+    using Key = std::array<uint64_t, 16>;
+    static Key key(std::initializer_list<uint64_t> values);
+
+    // launches(stream) on `stream`: directly the first time `key` is seen, from its second
+    // call as a replay of the graph they were captured into. Must be called on the device
+    // the launches run on.
+    void run(const Key& key, cudaStream_t stream, const std::function<void(cudaStream_t)>& launches);
+
+    // Graphs kept (for tests: a repeated call replays).
+    size_t graphs() const;
+
+private:
+    static constexpr size_t kGraphs = 16;  // a step's calls times the blocks the allocator rotates
+    static constexpr size_t kSeen = 32;
+
+    struct Graph {
+        Key key;
+        CudaGraphExec exec;
+        uint64_t last_use;
+    };
+
+    // Replays `key`'s graph if kept (under the lock); false if not.
+    bool replay(const Key& key, cudaStream_t stream);
+
+    mutable std::mutex mutex_;
+    std::vector<Graph> graphs_;
+    std::deque<Key> seen_;  // keys called once, not yet captured
+    uint64_t clock_ = 0;
+    bool direct_only_ = false;
+};
+
+}  // namespace tvlm
