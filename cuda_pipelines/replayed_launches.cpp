@@ -77,10 +77,9 @@ void ReplayedLaunches::run(const Key& key, cudaStream_t stream, const std::funct
                 }
                 if (exec) {
                     if (graphs_.size() == kGraphs)  // the least recently replayed makes room
-                        graphs_.erase(std::min_element(graphs_.begin(), graphs_.end(),
-                                                       [](const Graph& a, const Graph& b) {
-                                                           return a.last_use < b.last_use;
-                                                       }));
+                        graphs_.erase(
+                            std::min_element(graphs_.begin(), graphs_.end(),
+                                             [](const Graph& a, const Graph& b) { return a.last_use < b.last_use; }));
                     graphs_.push_back({key, std::move(exec), ++clock_});
                     TVLM_CUDA_CHECK(cudaGraphLaunch(graphs_.back().exec.get(), stream));
                     return;
