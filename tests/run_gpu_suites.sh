@@ -61,16 +61,22 @@ if [ -d .deps ]; then
   rm -rf /tmp/tvlm_site
   SUITE_TIMEOUT=420 suite python_build python3 -m pip install --no-build-isolation --no-deps --target /tmp/tvlm_site .
   export PYTHONPATH=/tmp/tvlm_site${PYTHONPATH:+:$PYTHONPATH}
+  # Optional dependencies carried as wheels ($bin/wheels: nvImageCodec and nvJPEG for the GPU
+  # JPEG decode), installed beside the package.
+  if ls "$bin"/wheels/*.whl >/dev/null 2>&1; then
+    suite optional_wheels python3 -m pip install --no-deps --target /tmp/tvlm_site "$bin"/wheels/*.whl
+  fi
   TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -X faulthandler -m pytest tests/python -q -ra -p no:cacheprovider
   SUITE_TIMEOUT=300 suite bench_video "$bin/tvlm" bench video --json "$out/bench_video.json"
   SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
     --tvlm-json "$out/bench_video.json"
   SUITE_TIMEOUT=300 suite processors_bench python3 -m texturevlm.bench processors --json "$out/processors_bench.json"
+  SUITE_TIMEOUT=300 suite encoded_bench python3 -m texturevlm.bench encoded --json "$out/encoded_bench.json"
   SUITE_TIMEOUT=300 suite grad_bench python3 -m texturevlm.bench grad --json "$out/grad_bench.json"
   SUITE_TIMEOUT=300 suite fields_bench python3 -m texturevlm.bench fields --json "$out/fields_bench.json"
   if [ -n "${PYTHON_ONLY:-}" ]; then
     grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30; cat "$out/python_bench.log"
-    cat "$out/processors_bench.log" "$out/grad_bench.log" "$out/fields_bench.log"
+    cat "$out/processors_bench.log" "$out/encoded_bench.log" "$out/grad_bench.log" "$out/fields_bench.log"
     finish
   fi
 fi

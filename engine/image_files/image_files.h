@@ -42,6 +42,13 @@ inline Rgba8Image load_image(const std::string& path, uint32_t max_side) {
 }
 ImageF load_image_float(const std::string& path, const ImageLimits& limits = {});
 
+// The format of a whole encoded image whose structure is complete, walked without decoding:
+// a JPEG's marker segments and scans up to its end-of-image marker, a PNG's chunks up to
+// IEND. For decoders that cannot be relied on to report a stream that ends early (GPU
+// decoders); throws Error naming `name` for another format, a truncated or a broken stream.
+enum class EncodedFormat { png, jpeg };
+EncodedFormat check_encoded_image(const uint8_t* bytes, size_t size, const std::string& name);
+
 // Row y of an image being written: `width * channels` bytes, rows asked for in order, so a
 // caller can convert (or read back) one row at a time instead of the whole image.
 using PngRows = std::function<const uint8_t*(uint32_t y)>;

@@ -18,6 +18,7 @@ NB_MODULE(_core, m) {
     tvlm::py::bind_vulkan(m);
     tvlm::py::bind_overlay(m);
     tvlm::py::bind_resize(m);
+    tvlm::py::bind_image_files(m);
     tvlm::py::bind_differentiable(m);
     tvlm::py::bind_fields(m);
     tvlm::py::bind_cuda_arguments(m);

@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [processors | grad | fields | overlay] [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors | encoded | grad | fields | overlay] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -7,7 +7,8 @@ waits once per run of calls): what a training or serving loop sees. With --tvlm-
 output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
 
 `processors`: Hugging Face's image processors against texturevlm.processors instead
-(processors.py); `grad`: sample_points forward + backward against PyTorch
+(processors.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
+(encoded.py); `grad`: sample_points forward + backward against PyTorch
 (grad.py); `fields`: Gaussian fields against vectorized PyTorch (fields.py);
 `overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
 CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
@@ -78,8 +79,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "jobs",
         nargs="?",
         default="patches",
-        choices=("patches", "processors", "grad", "fields", "overlay"),
+        choices=("patches", "processors", "encoded", "grad", "fields", "overlay"),
         help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
+        "encoded: JPEG bytes -> pixel_values vs Pillow + HF; "
         "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
         "overlay: drawing vs OpenCV and torchvision",
     )
@@ -100,6 +102,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         from . import processors as bench_processors
 
         bench_processors.run(table, per_call_us)
+        _write_json(args.json, bandwidth, table)
+        return 0
+    if args.jobs == "encoded":
+        from . import encoded as bench_encoded
+
+        bench_encoded.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     if args.jobs in ("grad", "fields", "overlay"):

@@ -2,7 +2,8 @@
 processor (do_resize, size, image_mean, ..., and texturevlm's filter / dtype / backend) run
 the call on a variant of the processor built with them; return_tensors converts host
 outputs between NumPy and torch; the rest HF accepts are honoured where they change nothing
-(data_format='channels_first', disable_grouping) and refused by name where they would."""
+(data_format='channels_first', disable_grouping) and refused by name where they would;
+device says where encoded images (bytes, paths) are decoded."""
 
 from __future__ import annotations
 
@@ -48,25 +49,23 @@ CONFIG_KWARGS = frozenset(
 _NO_OP_VALUES = {
     "data_format": (None, "channels_first"),
     "do_pad": (None, False),
-    "device": (None,),
     "default_to_square": (None,),
 }
 _WHY = {
     "data_format": "outputs are channels first, as HF's default",
     "do_pad": "texturevlm's processors do not pad",
-    "device": "texturevlm runs where the images are: move them to the device first",
     "default_to_square": "the size rules are the processor's config's",
 }
 
 _FRAMEWORKS = {"pt": "torch", "np": "numpy", "jax": "jax"}
 
 
-def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
-    """(config overrides, return_tensors) from a call's keyword arguments; None values mean
-    the processor's own, as in HF. Raises ProcessorInputError naming an argument it cannot
-    honour."""
+def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any, Any]:
+    """(config overrides, return_tensors, device) from a call's keyword arguments; None values
+    mean the processor's own, as in HF. Raises ProcessorInputError naming an argument it
+    cannot honour."""
     overrides: Dict[str, Any] = {}
-    return_tensors = None
+    return_tensors = device = None
     for name, value in kwargs.items():
         if value is None:
             continue
@@ -78,6 +77,8 @@ def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
                 raise ProcessorInputError(
                     f"return_tensors={value!r}: texturevlm returns 'pt' (torch), 'np' (NumPy) or 'jax' outputs"
                 )
+        elif name == "device":
+            device = value
         elif name == "disable_grouping":
             continue  # a speed hint to HF's fast processors: texturevlm groups images by size itself
         elif name in _NO_OP_VALUES:
@@ -86,9 +87,9 @@ def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
         else:
             raise ProcessorInputError(
                 f"unknown keyword argument {name!r}: the processor takes "
-                f"{', '.join(sorted(CONFIG_KWARGS | {'return_tensors', 'input_data_format'}))}"
+                f"{', '.join(sorted(CONFIG_KWARGS | {'return_tensors', 'input_data_format', 'device'}))}"
             )
-    return overrides, return_tensors
+    return overrides, return_tensors, device
 
 
 def convert_outputs(outputs: Dict[str, Any], return_tensors: Any) -> Dict[str, Any]:

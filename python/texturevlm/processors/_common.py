@@ -14,6 +14,7 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._call_options import CONFIG_KWARGS, convert_outputs, split_call_kwargs
+from ._encoded import decode_encoded, has_encoded
 from ._resize import (
     FILTER_ALIASES,
     FILTERS,
@@ -129,8 +130,12 @@ class Processor:
         """The processor's outputs for `images`. Keyword arguments as HF's processors take
         them: config values (do_resize, size, image_mean, ...; filter, dtype, backend) run this
         call as a processor built with them; return_tensors 'pt' / 'np' / 'jax'; others HF
-        accepts are honoured where they change nothing and refused by name where they would."""
-        overrides, return_tensors = split_call_kwargs(kwargs)
+        accepts are honoured where they change nothing and refused by name where they would.
+        Encoded images (PNG / JPEG bytes or paths) are decoded first, on `device` where given
+        (JPEGs on the GPU with nvImageCodec for 'cuda'; see _encoded.py)."""
+        overrides, return_tensors, device = split_call_kwargs(kwargs)
+        if device is not None or has_encoded(images):
+            images = decode_encoded(images, device)
         processor = self._variant(overrides) if overrides else self
         return convert_outputs(processor._process(images, input_data_format), return_tensors)
 

@@ -1,0 +1,138 @@
+// Encoded images (PNG and JPEG bytes, or files) decoded for the processors: the whole list
+// at once, one thread per image up to the machine's cores, with the GIL released.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "python/bindings/arrays.h"
+#include "python/bindings/bindings.h"
+#include "engine/error.h"
+#include "engine/image_files/image_files.h"
+
+namespace tvlm::py {
+
+namespace {
+
+// One source: a buffer held (bytes, bytearray, memoryview) or a path to read.
+struct Source {
+    Py_buffer view{};
+    bool held = false;
+    std::string path;
+    Source() = default;
+    Source(const Source&) = delete;
+    Source& operator=(const Source&) = delete;
+    ~Source() {
+        if (held) PyBuffer_Release(&view);
+    }
+};
+
+// The decoded pixels as the processors read them: RGB where every alpha is 255 (JPEGs, and
+// PNGs without transparency), compacted in place; RGBA otherwise, which the processors
+// composite over white as HF's convert_rgb does.
+struct Decoded {
+    Rgba8Image image;
+    uint32_t channels = 4;
+};
+
+Decoded to_processor_pixels(Rgba8Image image) {
+    const size_t pixels = size_t{image.width} * image.height;
+    uint8_t* texels = image.texels.data();
+    for (size_t i = 0; i < pixels; ++i)
+        if (texels[4 * i + 3] != 255) return {std::move(image), 4};
+    for (size_t i = 0; i < pixels; ++i) {  // 3i < 4i: each write lands behind the next read
+        texels[3 * i] = texels[4 * i];
+        texels[3 * i + 1] = texels[4 * i + 1];
+        texels[3 * i + 2] = texels[4 * i + 2];
+    }
+    image.texels.resize(pixels * 3);
+    return {std::move(image), 3};
+}
+
+std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, const std::vector<std::string>& names) {
+    if (sources.size() != names.size())
+        throw Error("decode_images: " + std::to_string(sources.size()) + " sources and " +
+                    std::to_string(names.size()) + " names; pass one name per source");
+    std::vector<Source> held(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+        if (nb::isinstance<nb::str>(sources[i])) {
+            held[i].path = nb::cast<std::string>(sources[i]);
+        } else if (PyObject_GetBuffer(sources[i].ptr(), &held[i].view, PyBUF_SIMPLE) == 0) {
+            held[i].held = true;
+        } else {
+            PyErr_Clear();
+            throw Error("'" + names[i] + "' is a " + nb::type_name(sources[i].type()).c_str() +
+                        ": encoded images are bytes, bytearray, memoryview or file paths");
+        }
+    }
+    std::vector<std::optional<Decoded>> decoded(sources.size());
+    std::vector<std::string> errors(sources.size());
+    {
+        nb::gil_scoped_release released;
+        std::atomic<size_t> next{0};
+        auto work = [&] {
+            for (size_t i = next++; i < held.size(); i = next++) {
+                try {
+                    const Source& s = held[i];
+                    Rgba8Image image = s.held ? decode_image(static_cast<const uint8_t*>(s.view.buf),
+                                                             static_cast<size_t>(s.view.len), names[i])
+                                              : load_image(s.path);
+                    decoded[i] = to_processor_pixels(std::move(image));
+                } catch (const std::bad_alloc&) {
+                    errors[i] = "out of host memory decoding '" + names[i] + "'";
+                } catch (const std::exception& e) { errors[i] = e.what(); }
+            }
+        };
+        const size_t threads = std::min<size_t>(held.size(), std::max(1u, std::thread::hardware_concurrency()));
+        std::vector<std::thread> pool;
+        for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+        work();
+        for (std::thread& thread : pool) thread.join();
+    }
+    for (const std::string& error : errors)
+        if (!error.empty()) throw Error(error);  // the first failing image, in the caller's order
+    std::vector<NumpyArray> arrays;
+    arrays.reserve(decoded.size());
+    for (std::optional<Decoded>& d : decoded) {
+        const uint32_t width = d->image.width, height = d->image.height;
+        arrays.push_back(owned_array(std::move(d->image.texels), {height, width, d->channels}, nb::dtype<uint8_t>()));
+    }
+    return arrays;
+}
+
+// "jpeg" or "png" for each whole, well-formed encoded image (check_encoded_image).
+std::vector<std::string> check_encoded_images(const std::vector<nb::bytes>& sources,
+                                              const std::vector<std::string>& names) {
+    if (sources.size() != names.size())
+        throw Error("check_encoded_images: " + std::to_string(sources.size()) + " sources and " +
+                    std::to_string(names.size()) + " names; pass one name per source");
+    std::vector<std::string> formats;
+    formats.reserve(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const auto* bytes = static_cast<const uint8_t*>(sources[i].data());
+        formats.emplace_back(check_encoded_image(bytes, sources[i].size(), names[i]) == EncodedFormat::jpeg ? "jpeg"
+                                                                                                            : "png");
+    }
+    return formats;
+}
+
+}  // namespace
+
+void bind_image_files(nb::module_& m) {
+    m.def("decode_images", &decode_images, nb::arg("sources"), nb::arg("names"),
+          "PNG / JPEG images (bytes-like objects or file paths) decoded on the host, in parallel: uint8 "
+          "[H, W, 3], or [H, W, 4] where an image has transparency. Raises Error naming the first image "
+          "(by `names`) that is missing, corrupt, truncated, of another format or over the size limits.");
+    m.def("check_encoded_images", &check_encoded_images, nb::arg("sources"), nb::arg("names"),
+          "'jpeg' or 'png' for each encoded image whose structure is whole (every JPEG segment and scan up "
+          "to its end-of-image marker, every PNG chunk up to IEND), walked without decoding; raises Error "
+          "naming the first image of another format or whose data is truncated or broken.");
+}
+
+}  // namespace tvlm::py
