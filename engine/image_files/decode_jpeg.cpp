@@ -52,6 +52,7 @@ void on_progress(j_common_ptr c) {
 }
 
 bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLimits* limits, DecodedPixels* out) {
+    // out->channels: 4 (RGBA) or 3 (RGB) on entry.
     if (setjmp(state->jump)) return false;
     jpeg_create_decompress(&state->info);
     state->created = true;
@@ -68,11 +69,12 @@ bool run_jpeg(JpegState* state, const uint8_t* bytes, size_t size, const ImageLi
         state->cmyk = true;
         return false;
     }
-    state->info.out_color_space = JCS_EXT_RGBA;
+    state->info.out_color_space = out->channels == 3 ? JCS_RGB : JCS_EXT_RGBA;
     jpeg_start_decompress(&state->info);
-    const size_t row_bytes = size_t{width} * 4;
+    const size_t row_bytes = size_t{width} * out->channels;
     out->width = width;
     out->height = height;
+    out->bytes.reserve(row_bytes * height);  // address space only: pages are touched row by row
     while (state->info.output_scanline < state->info.output_height) {
         const size_t y = state->info.output_scanline;
         out->bytes.resize((y + 1) * row_bytes);
@@ -89,7 +91,8 @@ bool is_jpeg(const uint8_t* bytes, size_t size) {
     return size >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF;
 }
 
-DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits,
+                          uint32_t channels) {
     JpegState state;
     state.info.err = jpeg_std_error(&state.errors);
     state.errors.error_exit = on_error;
@@ -97,6 +100,7 @@ DecodedPixels decode_jpeg(const uint8_t* bytes, size_t size, const std::string& 
     state.progress.progress_monitor = on_progress;
     state.info.client_data = &state;
     DecodedPixels image;
+    image.channels = channels == 3 ? 3 : 4;
     if (run_jpeg(&state, bytes, size, &limits, &image)) return image;
     if (state.cmyk)
         throw Error("'" + name +

@@ -95,6 +95,33 @@ ImageF decode_image_float(const uint8_t* bytes, size_t size, const std::string& 
     return image;
 }
 
+RgbPixels decode_image_rgb(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& given) {
+    ImageLimits limits = given;
+    if (const std::optional<uint64_t> available = available_host_memory())
+        limits.memory_pixels = *available / std::max<uint64_t>(limits.host_bytes_per_pixel, 1);
+    if (is_jpeg(bytes, size)) {
+        DecodedPixels pixels = decode_jpeg(bytes, size, name, limits, 3);
+        return {pixels.width, pixels.height, 3, std::move(pixels.bytes)};
+    }
+    DecodedPixels pixels = decode_pixels(bytes, size, name, given, false);
+    const size_t count = size_t{pixels.width} * pixels.height;
+    uint8_t* texels = pixels.bytes.data();
+    for (size_t i = 0; i < count; ++i)
+        if (texels[4 * i + 3] != 255) return {pixels.width, pixels.height, 4, std::move(pixels.bytes)};
+    for (size_t i = 0; i < count; ++i) {  // 3i < 4i: each write lands behind the next read
+        texels[3 * i] = texels[4 * i];
+        texels[3 * i + 1] = texels[4 * i + 1];
+        texels[3 * i + 2] = texels[4 * i + 2];
+    }
+    pixels.bytes.resize(count * 3);
+    return {pixels.width, pixels.height, 3, std::move(pixels.bytes)};
+}
+
+RgbPixels load_image_rgb(const std::string& path, const ImageLimits& limits) {
+    const std::vector<uint8_t> bytes = read_image_file(path);
+    return decode_image_rgb(bytes.data(), bytes.size(), path, limits);
+}
+
 Rgba8Image load_image(const std::string& path, const ImageLimits& limits) {
     const std::vector<uint8_t> bytes = read_image_file(path);
     return decode_image(bytes.data(), bytes.size(), path, limits);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/textures/image.h"
 #include "engine/textures/rgba8_image.h"
@@ -41,6 +42,16 @@ inline Rgba8Image load_image(const std::string& path, uint32_t max_side) {
     return load_image(path, ImageLimits{max_side, uint64_t{max_side} * max_side});
 }
 ImageF load_image_float(const std::string& path, const ImageLimits& limits = {});
+
+// Pixels for consumers that take RGB (the Python processors): a JPEG decoded straight to RGB;
+// a PNG to RGB where every alpha is 255, else kept RGBA (`channels` 4) for the caller to
+// composite as it must. Rows of width * channels bytes, top to bottom.
+struct RgbPixels {
+    uint32_t width = 0, height = 0, channels = 3;
+    std::vector<uint8_t> bytes;
+};
+RgbPixels decode_image_rgb(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits = {});
+RgbPixels load_image_rgb(const std::string& path, const ImageLimits& limits = {});
 
 // The format of a whole encoded image whose structure is complete, walked without decoding:
 // a JPEG's marker segments and scans up to its end-of-image marker, a PNG's chunks up to

@@ -33,28 +33,6 @@ struct Source {
     }
 };
 
-// The decoded pixels as the processors read them: RGB where every alpha is 255 (JPEGs, and
-// PNGs without transparency), compacted in place; RGBA otherwise, which the processors
-// composite over white as HF's convert_rgb does.
-struct Decoded {
-    Rgba8Image image;
-    uint32_t channels = 4;
-};
-
-Decoded to_processor_pixels(Rgba8Image image) {
-    const size_t pixels = size_t{image.width} * image.height;
-    uint8_t* texels = image.texels.data();
-    for (size_t i = 0; i < pixels; ++i)
-        if (texels[4 * i + 3] != 255) return {std::move(image), 4};
-    for (size_t i = 0; i < pixels; ++i) {  // 3i < 4i: each write lands behind the next read
-        texels[3 * i] = texels[4 * i];
-        texels[3 * i + 1] = texels[4 * i + 1];
-        texels[3 * i + 2] = texels[4 * i + 2];
-    }
-    image.texels.resize(pixels * 3);
-    return {std::move(image), 3};
-}
-
 std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, const std::vector<std::string>& names) {
     if (sources.size() != names.size())
         throw Error("decode_images: " + std::to_string(sources.size()) + " sources and " +
@@ -71,7 +49,7 @@ std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, co
                         ": encoded images are bytes, bytearray, memoryview or file paths");
         }
     }
-    std::vector<std::optional<Decoded>> decoded(sources.size());
+    std::vector<std::optional<RgbPixels>> decoded(sources.size());
     std::vector<std::string> errors(sources.size());
     {
         nb::gil_scoped_release released;
@@ -80,10 +58,9 @@ std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, co
             for (size_t i = next++; i < held.size(); i = next++) {
                 try {
                     const Source& s = held[i];
-                    Rgba8Image image = s.held ? decode_image(static_cast<const uint8_t*>(s.view.buf),
-                                                             static_cast<size_t>(s.view.len), names[i])
-                                              : load_image(s.path);
-                    decoded[i] = to_processor_pixels(std::move(image));
+                    decoded[i] = s.held ? decode_image_rgb(static_cast<const uint8_t*>(s.view.buf),
+                                                           static_cast<size_t>(s.view.len), names[i])
+                                        : load_image_rgb(s.path);
                 } catch (const std::bad_alloc&) {
                     errors[i] = "out of host memory decoding '" + names[i] + "'";
                 } catch (const std::exception& e) { errors[i] = e.what(); }
@@ -99,10 +76,8 @@ std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, co
         if (!error.empty()) throw Error(error);  // the first failing image, in the caller's order
     std::vector<NumpyArray> arrays;
     arrays.reserve(decoded.size());
-    for (std::optional<Decoded>& d : decoded) {
-        const uint32_t width = d->image.width, height = d->image.height;
-        arrays.push_back(owned_array(std::move(d->image.texels), {height, width, d->channels}, nb::dtype<uint8_t>()));
-    }
+    for (std::optional<RgbPixels>& d : decoded)
+        arrays.push_back(owned_array(std::move(d->bytes), {d->height, d->width, d->channels}, nb::dtype<uint8_t>()));
     return arrays;
 }
 
