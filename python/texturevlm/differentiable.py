@@ -302,10 +302,12 @@ def _register_torch_ops() -> None:
         plan.build(level0.data_ptr(), coarse.data_ptr(), stream)
         return level0, coarse
 
-    def grad_like(image: Tensor) -> Tensor:
-        """An uninitialised gradient of the image laid out as the kernels read it."""
+    def grad_like(image: Tensor, planar0: Optional[bool] = None) -> Tensor:
+        """An uninitialised gradient of the image laid out as the kernels read it: planar or
+        channels last as the image is, or as `planar0` says where level 0 is a copy."""
         b, c, h, w = image.shape
-        return image.new_empty((b, c, h, w)) if planar(image) else image.new_empty((b, h, w, c)).permute(0, 3, 1, 2)
+        flat = planar(image) if planar0 is None else planar0
+        return image.new_empty((b, c, h, w)) if flat else image.new_empty((b, h, w, c)).permute(0, 3, 1, 2)
 
     def host_args(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor]) -> Tuple[Any, ...]:
         to64 = lambda t: np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))  # noqa: E731
@@ -579,12 +581,7 @@ def _register_torch_ops() -> None:
             plan, coarse, count, b, n, p, index, last0 = ctx.job
             image_grad, meta_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
             grad_out = dense(grad.permute(0, 1, 3, 4, 2), image.dtype)
-            grad_image = None
-            if image_grad:  # laid out as the kernels read level 0
-                b_, c, h, w = image.shape
-                grad_image = (
-                    image.new_empty((b_, h, w, c)).permute(0, 3, 1, 2) if last0 else image.new_empty(image.shape)
-                )
+            grad_image = grad_like(image, planar0=not last0) if image_grad else None
             # The coarse levels' gradient (where the image takes one), then the points'.
             ahead = coarse if image_grad else 0
             work = torch.empty(ahead + 3 * count, dtype=image.dtype, device=image.device)
