@@ -5,8 +5,13 @@ within the bound measured against Pillow's decode."""
 
 from __future__ import annotations
 
+import gc
 import io
+import os
 import pathlib
+import resource
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -155,6 +160,43 @@ def test_the_device_argument_is_checked():
     assert not _encoded.has_encoded([np.zeros((2, 2, 3))])
 
 
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def test_2000_decodes_leave_host_memory_and_fds_flat(rng):
+    # 64 KiB decoded per image: a buffer kept per call would grow host memory by 250 MB.
+    pixels = rng.integers(0, 256, (128, 128, 4), dtype=np.uint8)
+    data = [encoded(pixels[:, :, :3], "JPEG", quality=90), encoded(pixels, "PNG")]
+    bad = data[0][: len(data[0]) // 2]
+
+    def cycle():
+        _core.decode_images(data, ["a", "b"])
+        with pytest.raises(RuntimeError):
+            _core.decode_images([data[0], bad], ["a", "bad"])
+
+    for _ in range(50):
+        cycle()
+    gc.collect()
+    fds, rss = len(os.listdir("/proc/self/fd")), rss_mb()
+    for _ in range(2000):
+        cycle()
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert rss_mb() - rss < 20, f"host memory grew by {rss_mb() - rss:.1f} MB"
+
+
+def test_threads_sharing_a_processor_get_what_one_thread_gets():
+    clip = CLIPImageProcessor()
+    data = [photo_bytes(name) for name in PHOTO_FILES]
+    want = clip(data).pixel_values
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: clip(data).pixel_values, range(32)))
+    for got in results:
+        np.testing.assert_array_equal(got, want)
+
+
 # -- on the NVIDIA machine: JPEGs decoded on the GPU ------------------------------------------
 
 #: nvImageCodec's decode (with libjpeg's fancy chroma upsampling) against libjpeg-turbo's
@@ -207,9 +249,35 @@ def test_cuda_outputs_from_bytes_are_the_outputs_of_the_decoded_images():
 @needs_cuda
 def test_without_nvimgcodec_cuda_bytes_are_decoded_on_the_host(monkeypatch):
     monkeypatch.setattr(_encoded, "nvimgcodec_module", lambda: None)
-    monkeypatch.setattr(_encoded, "_decoders", {})
+    monkeypatch.setattr(_encoded, "_decoders", threading.local())
     data = photo_bytes("f3.jpg")
     np.testing.assert_array_equal(gpu_decoded(data).cpu().numpy(), pillow_rgb(data))
+
+
+@needs_cuda
+def test_gpu_decoding_threads_get_what_one_thread_gets_and_device_memory_stays_flat():
+    import torch
+
+    clip = CLIPImageProcessor()
+    data = [photo_bytes(name) for name in PHOTO_FILES] * 4
+    want = clip(data, device="cuda").pixel_values.cpu()
+
+    def call(_):
+        out = clip(data, device="cuda").pixel_values
+        torch.cuda.current_stream().synchronize()
+        return out.cpu()
+
+    with ThreadPoolExecutor(4) as pool:
+        for got in pool.map(call, range(32)):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+    for _ in range(20):
+        call(0)
+    torch.cuda.synchronize()
+    free = torch.cuda.mem_get_info()[0]
+    for _ in range(300):
+        call(0)
+    torch.cuda.synchronize()
+    assert abs(torch.cuda.mem_get_info()[0] - free) < 64 * 2**20
 
 
 @needs_cuda

@@ -148,8 +148,9 @@ def decode_encoded(images: Any, device: Any = None) -> Any:
     return decoded[0] if isinstance(structure, _Slot) else _filled(structure, decoded)
 
 
-_decoders: Dict[int, Any] = {}
-_decoders_lock = threading.Lock()
+#: nvImageCodec's decoders, one per thread and device: a serving stack's threads decode at
+#: once, and a decoder's state (its streams, buffers) is not documented as shareable.
+_decoders = threading.local()
 
 
 def nvimgcodec_module() -> Optional[Any]:
@@ -162,18 +163,15 @@ def nvimgcodec_module() -> Optional[Any]:
 
 
 def _gpu_decoder(index: int) -> Optional[Any]:
-    """nvImageCodec's decoder for device `index`, made once per device (None without it)."""
-    decoder = _decoders.get(index)
+    """This thread's nvImageCodec decoder for device `index` (None without nvImageCodec)."""
+    mine: Dict[int, Any] = _decoders.__dict__.setdefault("by_device", {})
+    decoder = mine.get(index)
     if decoder is None:
         nvimgcodec = nvimgcodec_module()
         if nvimgcodec is None:
             return None
-        with _decoders_lock:
-            decoder = _decoders.get(index)
-            if decoder is None:
-                # libjpeg's (and so Pillow's) chroma upsampling, not nvImageCodec's default nearest.
-                decoder = nvimgcodec.Decoder(device_id=index, options=":fancy_upsampling=1")
-                _decoders[index] = decoder
+        # libjpeg's (and so Pillow's) chroma upsampling, not nvImageCodec's default nearest.
+        decoder = mine[index] = nvimgcodec.Decoder(device_id=index, options=":fancy_upsampling=1")
     return decoder
 
 
