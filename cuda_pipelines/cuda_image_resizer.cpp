@@ -128,8 +128,8 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         }
         // The spans and weights depend on the window alone: a run of the last run's window
         // (a processor's usual call) reuses those already in the scratch.
-        const std::array<uint32_t, 6> window{target.resized_width, target.resized_height, target.crop_x,
-                                             target.crop_y,        target.width,          target.height};
+        const std::array<uint32_t, 6> window{target.resized_width,    target.resized_height, uint32_t(target.crop_x),
+                                             uint32_t(target.crop_y), target.width,          target.height};
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;

@@ -117,8 +117,14 @@ __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float 
     const Place at = place(t, o, i);
     // The output pixel's centre, and one output pixel as the footprint: the texture unit
     // picks the level (and the anisotropic taps when the two scales differ).
+    const int x = t.crop_x + int(at.x), y = t.crop_y + int(at.y);
+    if (x < 0 || y < 0 || x >= int(t.resized_width) || y >= int(t.resized_height)) {  // the zero padding
+        const float zero[3] = {0.0f, 0.0f, 0.0f};
+        write_pixel<Out>(t, image, at, zero);
+        return;
+    }
     const float du = 1.0f / float(t.resized_width), dv = 1.0f / float(t.resized_height);
-    const float u = (float(t.crop_x + at.x) + 0.5f) * du, v = (float(t.crop_y + at.y) + 0.5f) * dv;
+    const float u = (float(x) + 0.5f) * du, v = (float(y) + 0.5f) * dv;
     const float4 s = layered ? tex2DLayeredGrad<float4>(texture, u, v, int(t.first_layer + image),
                                                         make_float2(du, 0.0f), make_float2(0.0f, dv))
                              : tex2DGrad<float4>(texture, u, v, make_float2(du, 0.0f), make_float2(0.0f, dv));
@@ -211,9 +217,18 @@ __global__ void span_table_kernel(ResizeTarget t, uint32_t source_width, uint32_
     const bool across = blockIdx.y == 0;
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = across ? t.width : t.height;
     if (i >= n) return;
-    const Span s = across ? span(t.crop_x + i, source_width, t.resized_width, filter)
-                          : span(t.crop_y + i, source_height, t.resized_height, filter);
+    const int at = (across ? t.crop_x : t.crop_y) + int(i);
+    const uint32_t in_size = across ? source_width : source_height;
+    const uint32_t out_size = across ? t.resized_width : t.resized_height;
     const SpanTable& table = across ? x_table : y_table;
+    if (at < 0 || at >= int(out_size)) {
+        // The zero padding: no taps. Its span sits at the image's near edge, so a staged
+        // block's span (first of its first column to end of its last) stays the image's.
+        table.first[i] = at < 0 ? 0 : int(in_size);
+        table.count[i] = 0;
+        return;
+    }
+    const Span s = span(uint32_t(at), in_size, out_size, filter);
     table.first[i] = s.first;
     table.count[i] = s.count;
     const int taps = min(s.count, int(table.taps));  // max_taps bounds count: the min only guards the table
@@ -422,10 +437,11 @@ void check_resize_target(const ResizeTarget& t) {
     const auto size = [](uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); };
     if (t.images == 0 || t.images > 65535)
         throw Error("a resize covers 1 to 65535 images, not " + std::to_string(t.images));
-    if (t.width == 0 || t.height == 0 || uint64_t{t.crop_x} + t.width > t.resized_width ||
-        uint64_t{t.crop_y} + t.height > t.resized_height)
+    if (t.width == 0 || t.height == 0 || t.width > INT32_MAX || t.height > INT32_MAX ||
+        int64_t{t.crop_x} + t.width <= 0 || int64_t{t.crop_y} + t.height <= 0 ||
+        int64_t{t.crop_x} >= int64_t{t.resized_width} || int64_t{t.crop_y} >= int64_t{t.resized_height})
         throw Error("the window " + size(t.width, t.height) + " at (" + std::to_string(t.crop_x) + ", " +
-                    std::to_string(t.crop_y) + ") is empty or outside the resized " +
+                    std::to_string(t.crop_y) + ") is empty or misses the resized " +
                     size(t.resized_width, t.resized_height) + " image");
     if (t.layout == ResizeLayout::merged_patches) {
         const uint32_t cell = t.patch_size * t.merge_size;

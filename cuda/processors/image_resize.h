@@ -32,7 +32,10 @@ struct ResizeTarget {
     uint32_t images = 1;                             // consecutive layers of the source
     uint32_t first_layer = 0;                        // source layer of image 0
     uint32_t resized_width = 0, resized_height = 0;  // the image after resizing
-    uint32_t crop_x = 0, crop_y = 0;                 // window written, in resized pixels
+    // The window written, in resized pixels. It may reach past the resized image on any side
+    // (a negative crop, or beyond its far edge): pixels there are 0 before rescale and
+    // normalize, the zero padding of LLaVA-NeXT's AnyRes tiles.
+    int32_t crop_x = 0, crop_y = 0;
     uint32_t width = 0, height = 0;
     ResizeLayout layout = ResizeLayout::planar;
     uint32_t patch_size = 14, merge_size = 2, temporal_patch_size = 2;  // merged_patches
@@ -69,9 +72,9 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
 size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                               SoftwareFilter filter);
 
-// Throws Error unless the target is one these kernels can write: a non-empty window inside
-// the resized image, patch-aligned for merged_patches, whole tiles for tiles, an output
-// pointer, 1..T time slots.
+// Throws Error unless the target is one these kernels can write: a non-empty window that
+// overlaps the resized image, patch-aligned for merged_patches, whole tiles for tiles, an
+// output pointer, 1..T time slots.
 void check_resize_target(const ResizeTarget& target);
 
 }  // namespace tvlm

@@ -372,3 +372,78 @@ def got_ocr2_pixel_values(images, size=448, crop_to_patches=True, min_patches=1,
         out += [normalize(t, mean, std) for t in tiles]
         num_patches.append(len(tiles))
     return np.stack(out), np.asarray(num_patches, np.int64)
+
+
+def select_best_resolution(original_size, possible_resolutions):
+    """HF's select_best_resolution: (height, width)."""
+    original_height, original_width = original_size
+    best_fit = None
+    max_effective_resolution = 0
+    min_wasted_resolution = float("inf")
+    for height, width in possible_resolutions:
+        scale = min(width / original_width, height / original_height)
+        downscaled_width, downscaled_height = int(original_width * scale), int(original_height * scale)
+        effective_resolution = min(downscaled_width * downscaled_height, original_width * original_height)
+        wasted_resolution = (width * height) - effective_resolution
+        if effective_resolution > max_effective_resolution or (
+            effective_resolution == max_effective_resolution and wasted_resolution < min_wasted_resolution
+        ):
+            max_effective_resolution = effective_resolution
+            min_wasted_resolution = wasted_resolution
+            best_fit = (height, width)
+    return best_fit
+
+
+def get_patch_output_size(original_size, target_resolution):
+    original_height, original_width = original_size
+    target_height, target_width = target_resolution
+    scale_w = target_width / original_width
+    scale_h = target_height / original_height
+    if scale_w < scale_h:
+        new_width = target_width
+        new_height = min(math.ceil(original_height * scale_w), target_height)
+    else:
+        new_height = target_height
+        new_width = min(math.ceil(original_width * scale_h), target_width)
+    return new_height, new_width
+
+
+def llava_pixel_values(images, pinpoints, size, mean, std, batch_num_images=None):
+    """HF's LlavaNext / LlavaOnevision image processors (torchvision backend) on host uint8
+    [C, H, W] images: per image, the whole resized to size x size, then the image resized
+    into its best resolution (aspect kept), zero-padded centred (divmod), divided into size
+    tiles; or, for an image of a sample of several (OneVision), padded to a square of
+    int(mean * 255) and resized whole. Each row normalized; rows padded with zeros to the most
+    (pad_for_batching). Returns (pixel_values [N, most, 3, size, size], image_sizes [N, 2])."""
+    batch_num_images = batch_num_images or [1] * len(images)
+    need_patching = [n == 1 for n in batch_num_images for _ in range(n)]
+    rows_of_images, sizes = [], []
+    for image, patching in zip(images, need_patching):
+        c, h, w = image.shape
+        if patching:
+            best = select_best_resolution((h, w), pinpoints)
+            new_h, new_w = get_patch_output_size((h, w), best)
+            resized = resize(image, new_h, new_w)
+            paste_x, r_x = divmod(best[1] - new_w, 2)
+            paste_y, r_y = divmod(best[0] - new_h, 2)
+            padded = np.zeros((c, best[0], best[1]), np.uint8)
+            padded[:, paste_y : paste_y + new_h, paste_x : paste_x + new_w] = resized
+            patches = [
+                padded[:, i : i + size, j : j + size] for i in range(0, best[0], size) for j in range(0, best[1], size)
+            ]
+            rows = [resize(image, size, size)] + patches
+        else:
+            side = max(h, w)
+            left, top = (side - w) // 2, (side - h) // 2
+            square = np.empty((c, side, side), image.dtype)
+            for ch in range(c):
+                square[ch] = int(mean[ch] * 255)
+            square[:, top : top + h, left : left + w] = image
+            rows = [resize(square, size, size)]
+        rows_of_images.append(np.stack([normalize(r, mean, std) for r in rows]))
+        sizes.append((h, w))
+    most = max(len(r) for r in rows_of_images)
+    out = np.zeros((len(images), most, 3, size, size), np.float32)
+    for i, rows in enumerate(rows_of_images):
+        out[i, : len(rows)] = rows
+    return out, np.asarray(sizes, np.int64)

@@ -1,5 +1,5 @@
-"""python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP, Qwen2-VL, Gemma 3
-and InternVL (GotOcr2, with its tiles) image processors against texturevlm.processors (the
+"""python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP, Qwen2-VL, Gemma 3,
+InternVL (GotOcr2, with its tiles) and LLaVA-OneVision (AnyRes tiles) image processors against texturevlm.processors (the
 default exact filter, HF's values, and the texture filter) in one run, each with its
 model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
 of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
@@ -38,6 +38,12 @@ MODELS = (
             "image_std": [0.229, 0.224, 0.225],
             "crop_to_patches": True,
         },
+    ),
+    (
+        "LLaVA-OneVision",
+        "LlavaOnevisionImageProcessor",
+        processors.LlavaOnevisionImageProcessor,
+        {"size": {"height": 384, "width": 384}, "image_mean": [0.5] * 3, "image_std": [0.5] * 3},
     ),
 )
 

@@ -1,6 +1,6 @@
 """Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes,
 order and values as Hugging Face's CLIP, SigLIP, Qwen2-VL / Qwen2.5-VL, Gemma 3 and
-GotOcr2 / InternVL processors, built from the same config values, with the resize,
+GotOcr2 / InternVL, LLaVA-NeXT and LLaVA-OneVision processors, built from the same config values, with the resize,
 normalization, tiling and patch order fused on the GPU.
 
     from texturevlm.processors import Qwen2VLImageProcessor
@@ -23,6 +23,7 @@ from ._rules import ProcessorInputError, smart_resize
 from .clip import CLIPImageProcessor, FixedSizeImageProcessor, SiglipImageProcessor
 from .gemma3 import Gemma3ImageProcessor
 from .got_ocr2 import GotOcr2ImageProcessor
+from .llava_next import LlavaNextImageProcessor, LlavaOnevisionImageProcessor
 from .qwen2_vl import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "FixedSizeImageProcessor",
     "Gemma3ImageProcessor",
     "GotOcr2ImageProcessor",
+    "LlavaNextImageProcessor",
+    "LlavaOnevisionImageProcessor",
     "ProcessorInputError",
     "Qwen2VLImageProcessor",
     "Qwen2VLVideoProcessor",
@@ -51,6 +54,10 @@ _BY_TYPE = {
     "Gemma3ImageProcessorFast": Gemma3ImageProcessor,
     "GotOcr2ImageProcessor": GotOcr2ImageProcessor,
     "GotOcr2ImageProcessorFast": GotOcr2ImageProcessor,
+    "LlavaNextImageProcessor": LlavaNextImageProcessor,
+    "LlavaNextImageProcessorFast": LlavaNextImageProcessor,
+    "LlavaOnevisionImageProcessor": LlavaOnevisionImageProcessor,
+    "LlavaOnevisionImageProcessorFast": LlavaOnevisionImageProcessor,
 }
 
 
@@ -63,6 +70,8 @@ _BY_PROCESSOR_CLASS = {
     "Gemma3Processor": Gemma3ImageProcessor,
     "GotOcr2Processor": GotOcr2ImageProcessor,
     "InternVLProcessor": GotOcr2ImageProcessor,
+    "LlavaNextProcessor": LlavaNextImageProcessor,
+    "LlavaOnevisionProcessor": LlavaOnevisionImageProcessor,
 }
 
 #: Processors by the model's type (model_type in the folder's config.json), HF's last resort.
@@ -74,6 +83,8 @@ _BY_MODEL_TYPE = {
     "gemma3": Gemma3ImageProcessor,
     "got_ocr2": GotOcr2ImageProcessor,
     "internvl": GotOcr2ImageProcessor,
+    "llava_next": LlavaNextImageProcessor,
+    "llava_onevision": LlavaOnevisionImageProcessor,
 }
 
 

@@ -7,7 +7,7 @@ device says where encoded images (bytes, paths) are decoded."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, FrozenSet, Tuple
 
 from .. import _tensors
 from ._rules import ProcessorInputError
@@ -60,16 +60,17 @@ _WHY = {
 _FRAMEWORKS = {"pt": "torch", "np": "numpy", "jax": "jax"}
 
 
-def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any, Any]:
+def split_call_kwargs(kwargs: Dict[str, Any], own: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, Any], Any, Any]:
     """(config overrides, return_tensors, device) from a call's keyword arguments; None values
-    mean the processor's own, as in HF. Raises ProcessorInputError naming an argument it
+    mean the processor's own, as in HF; `own` names config values only this processor reads
+    (LLaVA's image_grid_pinpoints, do_pad). Raises ProcessorInputError naming an argument it
     cannot honour."""
     overrides: Dict[str, Any] = {}
     return_tensors = device = None
     for name, value in kwargs.items():
         if value is None:
             continue
-        if name in CONFIG_KWARGS:
+        if name in CONFIG_KWARGS or name in own:
             overrides[name] = value
         elif name == "return_tensors":
             return_tensors = getattr(value, "value", value)
@@ -87,7 +88,7 @@ def split_call_kwargs(kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any, Any]
         else:
             raise ProcessorInputError(
                 f"unknown keyword argument {name!r}: the processor takes "
-                f"{', '.join(sorted(CONFIG_KWARGS | {'return_tensors', 'input_data_format', 'device'}))}"
+                f"{', '.join(sorted(CONFIG_KWARGS | own | {'return_tensors', 'input_data_format', 'device'}))}"
             )
     return overrides, return_tensors, device
 

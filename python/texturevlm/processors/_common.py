@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 import numpy as np
 
@@ -105,6 +105,8 @@ class Processor:
     model_input_names = ["pixel_values"]
     #: resample where the config gives none (PIL's number, as HF's class attribute).
     default_resample = 3
+    #: Call-time keyword arguments this processor's config reads beyond CONFIG_KWARGS.
+    call_kwargs: FrozenSet[str] = frozenset()
 
     def __init__(self, config: Dict[str, Any], filter: str, dtype: str, backend: str) -> None:
         c = config
@@ -133,7 +135,7 @@ class Processor:
         accepts are honoured where they change nothing and refused by name where they would.
         Encoded images (PNG / JPEG bytes or paths) are decoded first, on `device` where given
         (JPEGs on the GPU with nvImageCodec for 'cuda'; see _encoded.py)."""
-        overrides, return_tensors, device = split_call_kwargs(kwargs)
+        overrides, return_tensors, device = split_call_kwargs(kwargs, self.call_kwargs)
         if device is not None or has_encoded(images):
             images = decode_encoded(images, device)
         processor = self._variant(overrides) if overrides else self
@@ -171,7 +173,9 @@ class Processor:
     def _with(self, kwargs: Optional[Dict[str, Any]]) -> "Processor":
         """This processor with the config values among `kwargs` (HF's images_kwargs, which
         also carry other keys; None meaning the processor's own) applied."""
-        overrides = {k: v for k, v in (kwargs or {}).items() if k in CONFIG_KWARGS and v is not None}
+        overrides = {
+            k: v for k, v in (kwargs or {}).items() if (k in CONFIG_KWARGS or k in self.call_kwargs) and v is not None
+        }
         return self._variant(overrides) if overrides else self
 
     def _call_config(self, overrides: Dict[str, Any]) -> Dict[str, Any]:

@@ -16,6 +16,7 @@ the engine's CPU/Vulkan samplers (layouts.resize)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from dataclasses import dataclass
@@ -84,7 +85,9 @@ class Plan:
     `resample` ('bicubic' or 'bilinear', the exact filter's), keep the window (top, left,
     height, width) of it, normalize, and lay out planar [3, h, w], as merged patches
     (patch_size, merge_size, temporal_patch_size) or cut into tiles (tile height, width),
-    each planar, row-major."""
+    each planar, row-major. The window may reach past the resized image (a negative top or
+    left, or beyond its far edge): pixels there are 0 before normalization (AnyRes's zero
+    padding)."""
 
     resized: Tuple[int, int]
     window: Tuple[int, int, int, int]
@@ -414,7 +417,26 @@ def _capability_from_cpu() -> str:
 
 
 def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.ndarray:
-    """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8)."""
+    """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8);
+    0 where the window reaches past the resized image."""
+    top, left, h, w = plan.window
+    rh, rw = plan.resized
+    inside_top, inside_left = max(top, 0), max(left, 0)
+    inside_h, inside_w = min(top + h, rh) - inside_top, min(left + w, rw) - inside_left
+    if (inside_top, inside_left, inside_h, inside_w) != (top, left, h, w):
+        if inside_h <= 0 or inside_w <= 0:
+            raise ProcessorInputError(f"the window {plan.window} misses the resized {rh}x{rw} image")
+        inside = dataclasses.replace(plan, window=(inside_top, inside_left, inside_h, inside_w), tiles=None)
+        values = _host_planar_inside(spec, inside, filter, backend)
+        out = np.zeros(values.shape[:2] + (h, w), np.float32)
+        out[
+            :, :, inside_top - top : inside_top - top + inside_h, inside_left - left : inside_left - left + inside_w
+        ] = values
+        return out
+    return _host_planar_inside(spec, plan, filter, backend)
+
+
+def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.ndarray:
     top, left, h, w = plan.window
     rh, rw = plan.resized
     exact = filter != "texture"
