@@ -9,7 +9,15 @@ import pytest
 import texturevlm as tv
 from conftest import needs_cuda
 from test_processors import STEP, photo, smooth_image
-from texturevlm.processors import CLIPImageProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor, SiglipImageProcessor
+from texturevlm.processors import (
+    CLIPImageProcessor,
+    GotOcr2ImageProcessor,
+    LlavaNextImageProcessor,
+    LlavaOnevisionImageProcessor,
+    Qwen2VLImageProcessor,
+    Qwen2VLVideoProcessor,
+    SiglipImageProcessor,
+)
 
 pytestmark = needs_cuda
 
@@ -245,13 +253,24 @@ def test_remembered_calls_read_each_calls_own_images(rng):
         "rgba (composited copy)": lambda: [rgba(300, 400)],
         "float32": lambda: [cuda(smooth_image(rng, 300, 400)).float()],
     }
-    for name in ("clip", "qwen2_vl"):
-        processor = OURS[name]()
+    families = {
+        "clip": OURS["clip"],
+        "qwen2_vl": OURS["qwen2_vl"],
+        # Several outputs per image (tiles, thumbnails, the whole): the remembered call picks
+        # each image's pointer once per output.
+        "internvl": lambda: GotOcr2ImageProcessor(size={"height": 112, "width": 112}, crop_to_patches=True),
+        "llava_onevision": lambda: LlavaOnevisionImageProcessor(
+            size={"height": 96, "width": 96}, image_grid_pinpoints=[[96, 192], [192, 96], [192, 192], [288, 96]]
+        ),
+        "llava_next": LlavaNextImageProcessor,
+    }
+    for name, make_processor in families.items():
+        processor = make_processor()
         for kind, make in kinds.items():
             processor(make())
             images = make()
             got = processor(images)
-            want = OURS[name]()(images)
+            want = make_processor()(images)
             assert set(got) == set(want)
             for key in want:
                 assert torch.equal(got[key], want[key]), (name, kind, key)

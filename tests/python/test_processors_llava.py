@@ -120,6 +120,10 @@ def test_configs_are_found_and_bad_ones_refused():
         LlavaOnevisionImageProcessor(image_grid_pinpoints=[[384]])
     with pytest.raises(ProcessorInputError, match="image_grid_pinpoints"):
         LlavaOnevisionImageProcessor(image_grid_pinpoints=[])
+    with pytest.raises(ProcessorInputError, match=r"\[\[336, 500\]\] are not whole 336-pixel tiles"):
+        LlavaNextImageProcessor(image_grid_pinpoints=[[336, 672], [336, 500]])
+    # The defaults are the checkpoints' (336 tiles), whose tiles HF does not touch again.
+    assert LlavaNextImageProcessor().tile == 336
     # A call's pinpoints are the call's.
     ours = LlavaOnevisionImageProcessor(backend="cpu", **SMALL)
     image = np.zeros((3, 40, 90), np.uint8)

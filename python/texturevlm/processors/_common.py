@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import numpy as np
 
@@ -190,11 +190,14 @@ class Processor:
         pending: Any,
         grids: Optional[List[List[int]]] = None,
         counts: Optional[Dict[str, List[int]]] = None,
+        finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
     ) -> BatchFeature:
         """pixel_values of the runner's images through `parts` (and image_grid_thw where
-        `grids` are given; int64 [images] tables such as num_crops from `counts`). A CUDA call
-        is remembered (remember_call) for later calls of the images' layout, keeping neither
-        the images nor the runner."""
+        `grids` are given; int64 [images] tables such as num_crops from `counts`), then
+        `finish` (a family's own layout and tables). A CUDA call is remembered
+        (remember_call) for later calls of the images' layout, keeping neither the images
+        nor the runner; where the runner reads an image more than once (an image and its
+        tiles), the remembered call picks the layout's pointers in the runner's order."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
@@ -203,13 +206,19 @@ class Processor:
                 out["image_grid_thw"] = grid_table(framework, grids)
             for key, numbers in (counts or {}).items():
                 out[key] = int_table(framework, numbers)
-            return out
+            return finish(out) if finish is not None else out
 
         if runner.device != "cuda":
             return outputs(runner.run(parts, shape))
         call = runner.cuda_call(parts, shape)
         pointers = runner.pointers()
-        remember_call(self, pending, pointers, lambda images: outputs(call(images)))
+        if pending is not None and pointers != pending[1]:
+            position = {p: i for i, p in enumerate(pending[1])}
+            if all(p in position for p in pointers):  # each runner image one of the layout's
+                picks = [position[p] for p in pointers]
+                remember_call(self, pending, pending[1], lambda images: outputs(call([images[i] for i in picks])))
+        else:
+            remember_call(self, pending, pointers, lambda images: outputs(call(images)))
         return outputs(call(pointers))
 
     @classmethod

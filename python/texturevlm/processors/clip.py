@@ -4,7 +4,7 @@ size['width']), rescaled, normalized: pixel_values [B, 3, h, w]."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._common import BatchFeature, Processor, Runner, expanded_parts
 from ._images import image_specs
@@ -103,15 +103,21 @@ class FixedSizeImageProcessor(Processor):
         return None
 
     def _expanded_outputs(
-        self, specs: List[Any], outputs: List[List[Tuple[Any, Plan]]], counts: Dict[str, List[int]]
+        self,
+        specs: List[Any],
+        outputs: List[List[Tuple[Any, Plan]]],
+        counts: Dict[str, List[int]],
+        pending: Any = None,
+        finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
     ) -> BatchFeature:
         """pixel_values [outputs, 3, h, w] of images that each give several outputs (crops,
-        tiles, thumbnails: expanded_parts), all of one size, and the per-image `counts`."""
+        tiles, thumbnails: expanded_parts), all of one size, and the per-image `counts`, then
+        `finish`; remembered for the layout where `pending` (cached_call's) is given."""
         run_specs, parts, values = expanded_parts(specs, outputs)
         plan = parts[0].plan
         h, w = plan.tiles or plan.window[2:]  # a tile's size, or the window's
         runner = Runner(run_specs, self.filter, self.backend, self.dtype)
-        return self._outputs(runner, parts, (values // (3 * h * w), 3, h, w), None, counts=counts)
+        return self._outputs(runner, parts, (values // (3 * h * w), 3, h, w), pending, counts=counts, finish=finish)
 
 
 class CLIPImageProcessor(FixedSizeImageProcessor):

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ._common import BatchFeature
 from ._images import image_specs
-from ._resize import DEFAULT_FILTER, Plan
+from ._resize import DEFAULT_FILTER, Plan, cached_call
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_size
 from .clip import FixedSizeImageProcessor
 
@@ -123,6 +123,9 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
         `images`, in their framework on their device."""
         if not self.crop_to_patches:
             return super()._process(images, input_data_format)
+        cached, pending = cached_call(self, images, input_data_format)
+        if cached is not None:
+            return cached
         specs = image_specs(images, self.do_convert_rgb, input_data_format)
         outputs, num_patches = [], []
         for spec in specs:
@@ -130,4 +133,4 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
             thumbnail = [(spec, self.thumbnail_plan())]
             outputs.append(thumbnail if count == 1 else [(spec, self.tiles_plan(spec.height, spec.width))] + thumbnail)
             num_patches += [count] * spec.batch
-        return self._expanded_outputs(specs, outputs, {"num_patches": num_patches})
+        return self._expanded_outputs(specs, outputs, {"num_patches": num_patches}, pending)

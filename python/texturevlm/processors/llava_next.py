@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .. import _tensors
 from ._common import BatchFeature, int_table
 from ._images import flat_images, rgb_spec
-from ._resize import DEFAULT_FILTER, Plan
+from ._resize import DEFAULT_FILTER, Plan, cached_call
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_size, resized_size
 from .clip import FixedSizeImageProcessor
 
@@ -64,14 +64,16 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
     image_grid_pinpoints, do_pad, resample, image_mean / image_std, ...), returning
     pixel_values and image_sizes in HF's order (each image's whole, then its tiles,
     row-major). The tiles' size is crop_size (else size); configs whose tiles HF would
-    resize or crop again (a size or crop_size other than the tile size) are refused.
+    resize or crop again (a size or crop_size other than the tile size, pinpoints that are
+    not whole tiles) are refused. The defaults are the llava-v1.6 checkpoints' config (336:
+    HF's class attributes say 224, whose tiles of the 336-based pinpoints HF resizes again).
     `filter`, `dtype` and `backend` as for CLIPImageProcessor."""
 
     model_input_names = ["pixel_values", "image_sizes"]
     call_kwargs = frozenset({"image_grid_pinpoints", "do_pad"})
     defaults: Dict[str, Any] = {
-        "size": {"shortest_edge": 224},
-        "crop_size": {"height": 224, "width": 224},
+        "size": {"shortest_edge": 336},
+        "crop_size": {"height": 336, "width": 336},
         "do_center_crop": True,
         "image_mean": OPENAI_CLIP_MEAN,
         "image_std": OPENAI_CLIP_STD,
@@ -93,6 +95,12 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         self.tile = int(crop["height"]) if "height" in crop else int(s.get("height", s.get("shortest_edge")))
         square = (self.tile, self.tile)
         again = self.whole != square or (self.do_resize and resized_size(*square, s) != square)
+        ragged = [p for p in self.image_grid_pinpoints if p[0] % self.tile or p[1] % self.tile]
+        if ragged:
+            raise ProcessorInputError(
+                f"image_grid_pinpoints {ragged} are not whole {self.tile}-pixel tiles: HF would resize and crop "
+                "the partial tiles again, which texturevlm does not do"
+            )
         if again or (self.do_center_crop and (int(crop["height"]), int(crop["width"])) != square):
             raise ProcessorInputError(
                 f"size {s} and crop_size {crop} with {self.tile}-pixel tiles: HF would resize or crop each tile "
@@ -137,6 +145,9 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         return images, []
 
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
+        cached, pending = cached_call(self, images, input_data_format)  # lists of samples are not cached
+        if cached is not None:
+            return cached
         images, per_sample = self._samples(images)
         flat = flat_images(images)
         several = [n > 1 for n in per_sample for _ in range(n)] if per_sample else [False] * len(flat)
@@ -152,13 +163,16 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
                 outputs.append([(spec, self.whole_plan()), (spec, self.tiles_plan(spec.height, spec.width))])
                 counts.append(self.get_number_of_image_patches(spec.height, spec.width))
             specs.append(spec)
-        out = self._expanded_outputs(specs, outputs, {})
-        framework = _tensors.framework_of(out["pixel_values"])
-        out["pixel_values"] = self._per_image(out["pixel_values"], counts, framework)
-        out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
-        if per_sample:
-            out["batch_num_images"] = int_table(framework, per_sample)
-        return out
+
+        def finish(out: BatchFeature) -> BatchFeature:
+            framework = _tensors.framework_of(out["pixel_values"])
+            out["pixel_values"] = self._per_image(out["pixel_values"], counts, framework)
+            out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
+            if per_sample:
+                out["batch_num_images"] = int_table(framework, per_sample)
+            return out
+
+        return self._expanded_outputs(specs, outputs, {}, pending, finish)
 
     def _samples(self, images: Any) -> Tuple[Any, List[int]]:
         """The images and batch_num_images as HF's LLaVA-OneVision reads them (none here:
