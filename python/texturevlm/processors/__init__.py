@@ -1,7 +1,8 @@
 """Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes,
-order and values as Hugging Face's CLIP, SigLIP, Qwen2-VL / Qwen2.5-VL, Gemma 3 and
-GotOcr2 / InternVL, LLaVA-NeXT and LLaVA-OneVision processors, built from the same config values, with the resize,
-normalization, tiling and patch order fused on the GPU.
+order and values as Hugging Face's CLIP, SigLIP, Qwen2-VL / Qwen2.5-VL, Gemma 3, GotOcr2 /
+InternVL, LLaVA-NeXT and LLaVA-OneVision processors, built from the same config values, with
+the resize, normalization, tiling and patch order fused on the GPU. Images come as tensors,
+arrays, PIL images, or JPEG / PNG bytes and files (decoded on the GPU with device="cuda").
 
     from texturevlm.processors import Qwen2VLImageProcessor
     processor = Qwen2VLImageProcessor.from_pretrained("/models/Qwen2-VL-7B-Instruct")
