@@ -535,3 +535,17 @@ def test_from_pretrained_falls_back_to_the_model_type(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
     with pytest.raises(ProcessorInputError, match="no texturevlm processor"):
         from_pretrained(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "config,match",
+    [
+        ({"image_std": [0.5, 0.0, 0.5]}, "image_std .* non-zero"),
+        ({"image_std": [1e-320] * 3}, "image_std .* non-zero in float32"),  # 0 once a float32
+        ({"image_mean": [1e39, 0.5, 0.5]}, "image_mean .* finite in float32"),  # inf once a float32
+        ({"image_mean": [float("nan")] * 3}, "image_mean .* finite"),
+    ],
+)
+def test_normalization_values_are_checked_as_the_float32_they_become(config, match):
+    with pytest.raises(ProcessorInputError, match=match):
+        SiglipImageProcessor(backend="cpu", **config)

@@ -74,8 +74,12 @@ def _three(values: Any, name: str) -> Tuple[float, float, float]:
         raise ProcessorInputError(f"{name} is a number or three numbers (RGB), got {values!r}")
     if len(values) != 3:
         raise ProcessorInputError(f"{name} has one value or three (RGB), not {len(values)}")
-    if any(not math.isfinite(v) for v in values) or (name == "image_std" and any(v == 0 for v in values)):
-        raise ProcessorInputError(f"{name} {values} must be finite{' and non-zero' if name == 'image_std' else ''}")
+    with np.errstate(over="ignore", under="ignore"):
+        as_f32 = [float(np.float32(v)) for v in values]  # as the normalization computes them
+    if any(not math.isfinite(v) for v in as_f32) or (name == "image_std" and any(v == 0 for v in as_f32)):
+        raise ProcessorInputError(
+            f"{name} {values} must be finite{' and non-zero' if name == 'image_std' else ''} in float32"
+        )
     return float(values[0]), float(values[1]), float(values[2])
 
 
