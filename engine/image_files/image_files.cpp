@@ -39,13 +39,15 @@ void check_image_size(uint32_t width, uint32_t height, const std::string& name, 
 
 namespace {
 
+// `jpeg_channels`: 4 (RGBA, as every decode gives) or 3 (RGB: JPEGs, which have no alpha,
+// decoded without the fourth byte).
 DecodedPixels decode_pixels(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& given,
-                            bool keep_16_bits) {
+                            bool keep_16_bits, uint32_t jpeg_channels = 4) {
     ImageLimits limits = given;
     if (const std::optional<uint64_t> available = available_host_memory())
         limits.memory_pixels = *available / std::max<uint64_t>(limits.host_bytes_per_pixel, 1);
     if (is_png(bytes, size)) return decode_png(bytes, size, name, limits, keep_16_bits);
-    if (is_jpeg(bytes, size)) return decode_jpeg(bytes, size, name, limits);
+    if (is_jpeg(bytes, size)) return decode_jpeg(bytes, size, name, limits, jpeg_channels);
     throw Error("'" + name +
                 "' is not a readable PNG/JPEG image: texturevlm reads PNG and JPEG only (convert other "
                 "formats first)");
@@ -95,15 +97,9 @@ ImageF decode_image_float(const uint8_t* bytes, size_t size, const std::string& 
     return image;
 }
 
-RgbPixels decode_image_rgb(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& given) {
-    ImageLimits limits = given;
-    if (const std::optional<uint64_t> available = available_host_memory())
-        limits.memory_pixels = *available / std::max<uint64_t>(limits.host_bytes_per_pixel, 1);
-    if (is_jpeg(bytes, size)) {
-        DecodedPixels pixels = decode_jpeg(bytes, size, name, limits, 3);
-        return {pixels.width, pixels.height, 3, std::move(pixels.bytes)};
-    }
-    DecodedPixels pixels = decode_pixels(bytes, size, name, given, false);
+RgbPixels decode_image_rgb(const uint8_t* bytes, size_t size, const std::string& name, const ImageLimits& limits) {
+    DecodedPixels pixels = decode_pixels(bytes, size, name, limits, false, 3);
+    if (pixels.channels == 3) return {pixels.width, pixels.height, 3, std::move(pixels.bytes)};
     const size_t count = size_t{pixels.width} * pixels.height;
     uint8_t* texels = pixels.bytes.data();
     for (size_t i = 0; i < count; ++i)

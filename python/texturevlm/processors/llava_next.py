@@ -148,8 +148,7 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         cached, pending = cached_call(self, images, input_data_format)  # lists of samples are not cached
         if cached is not None:
             return cached
-        images, per_sample = self._samples(images)
-        flat = flat_images(images)
+        flat, per_sample = self._samples(images)
         several = [n > 1 for n in per_sample for _ in range(n)] if per_sample else [False] * len(flat)
         specs, outputs, sizes, counts = [], [], [], []
         for image, in_a_group in zip(flat, several):
@@ -174,10 +173,10 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
 
         return self._expanded_outputs(specs, outputs, {}, pending, finish)
 
-    def _samples(self, images: Any) -> Tuple[Any, List[int]]:
-        """The images and batch_num_images as HF's LLaVA-OneVision reads them (none here:
-        LLaVA-NeXT tiles every image)."""
-        return images, []
+    def _samples(self, images: Any) -> Tuple[List[Any], List[int]]:
+        """Every image, in order, and batch_num_images as HF's LLaVA-OneVision reads them
+        (none here: LLaVA-NeXT tiles every image)."""
+        return flat_images(images), []
 
     def _per_image(self, values: Any, counts: List[int], framework: str) -> Any:
         """[sum of rows, 3, P, P] -> [images, most rows, 3, P, P], zero-filled (do_pad), or a
@@ -253,8 +252,9 @@ class LlavaOnevisionImageProcessor(LlavaNextImageProcessor):
         "image_grid_pinpoints": ONEVISION_PINPOINTS,
     }
 
-    def _samples(self, images: Any) -> Tuple[Any, List[int]]:
+    def _samples(self, images: Any) -> Tuple[List[Any], List[int]]:
         if isinstance(images, (list, tuple)) and images and isinstance(images[0], (list, tuple)):
-            samples = [s for s in images if s]  # HF drops empty (text-only) samples
-            return samples, [len(flat_images(s)) for s in samples]
-        return images, [1] * len(flat_images(images))
+            samples = [flat_images(s) for s in images if s]  # HF drops empty (text-only) samples
+            return [image for sample in samples for image in sample], [len(sample) for sample in samples]
+        flat = flat_images(images)
+        return flat, [1] * len(flat)
