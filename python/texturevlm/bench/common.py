@@ -70,6 +70,12 @@ def autograd_floor(leaves: List[torch.Tensor], out_shape: tuple, grad: torch.Ten
     return step
 
 
+def difference(ours: torch.Tensor, theirs: torch.Tensor) -> str:
+    """The largest and mean absolute difference of two outputs, as the notes print it."""
+    d = (ours.float() - theirs.float()).abs()
+    return f"max {d.max().item():.4f}, mean {d.mean().item():.5f}"
+
+
 def copy_bandwidth() -> float:
     """Device copy rate in bytes/s (read + written), measured on a 1 GiB copy."""
     a = torch.empty(2**30, dtype=torch.uint8, device="cuda")

@@ -20,6 +20,7 @@ import torch
 
 from .. import _core, processors
 from ..processors import _encoded
+from .common import difference
 
 PHOTO = Path("tests/data/photos/f3.jpg")
 MODELS = (
@@ -51,11 +52,6 @@ def _pillow_rgb(data: bytes) -> Any:
 
     image = Image.open(io.BytesIO(data))
     return image.convert("RGB")
-
-
-def _difference(ours: Any, theirs: Any) -> str:
-    d = (ours.float() - theirs.float()).abs()
-    return f"max {d.max().item():.4f}, mean {d.mean().item():.5f}"
 
 
 def run(table: Any, per_call_us: Any) -> None:
@@ -103,7 +99,7 @@ def run(table: Any, per_call_us: Any) -> None:
             hf_time = t[0]
             table.add(model_job, f"HF: Pillow decode + {hf_cls.__name__} on CUDA", t, floor)
             t = per_call_us(lambda: ours(photos, device="cuda"), calls=calls * 4, runs=3)
-            note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {_difference(out, reference)} (the GPU decode's)"
+            note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {difference(out, reference)} (the GPU decode's)"
             table.add(model_job, f"texturevlm {ours_cls.__name__}(bytes, device='cuda')", t, floor, note)
 
             def host_decoded() -> Any:
@@ -111,5 +107,5 @@ def run(table: Any, per_call_us: Any) -> None:
 
             exact = host_decoded()["pixel_values"]
             t = per_call_us(host_decoded, calls=calls, runs=3)
-            note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {_difference(exact, reference)}"
+            note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {difference(exact, reference)}"
             table.add(model_job, "texturevlm host decode + processor on CUDA", t, floor, note)

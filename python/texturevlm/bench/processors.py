@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .. import processors
+from .common import difference
 
 #: (label, HF's class, ours, the model config's values)
 MODELS = (
@@ -49,11 +50,6 @@ MODELS = (
 
 
 PHOTO = Path("tests/data/photos/f3.jpg")
-
-
-def _difference(ours: Any, theirs: Any) -> str:
-    d = (ours["pixel_values"].float() - theirs["pixel_values"].float()).abs()
-    return f"vs HF: max {d.max().item():.4f}, mean {d.mean().item():.5f}"
 
 
 def _fidelity_image(gen: Any) -> Tuple[Any, str]:
@@ -98,7 +94,8 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                     ours = ours_cls(filter=filter, **config)
                     t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
                     reference = hf(images=[sample], return_tensors="pt")
-                    note = f"{hf_time / t[0]:5.1f}x HF; {_difference(ours([sample]), reference)} ({sample_name})"
+                    off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
+                    note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {off} ({sample_name})"
                     table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
                     fidelity.append(dict(job=job, filter=filter, note=note))
     return fidelity
