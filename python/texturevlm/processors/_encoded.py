@@ -25,12 +25,26 @@ from ._rules import ProcessorInputError
 ENCODED_TYPES = (bytes, bytearray, memoryview, str, os.PathLike)
 
 
+#: Types that are never encoded images, seen once: every call asks of each of its images,
+#: and isinstance against os.PathLike (an ABC) costs far more than a set lookup.
+_NOT_ENCODED: set = set()
+
+
 def has_encoded(images: Any) -> bool:
     """Whether `images` is, or a (nested) list of it holds, an encoded image."""
+    kind = type(images)
+    if kind is list or kind is tuple:
+        for item in images:
+            if type(item) not in _NOT_ENCODED and has_encoded(item):
+                return True
+        return False
+    if kind in _NOT_ENCODED:
+        return False
     if isinstance(images, ENCODED_TYPES):
         return True
-    if isinstance(images, (list, tuple)):
+    if isinstance(images, (list, tuple)):  # a subclass of list or tuple
         return any(has_encoded(item) for item in images)
+    _NOT_ENCODED.add(kind)
     return False
 
 
