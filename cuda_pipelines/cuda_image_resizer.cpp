@@ -118,7 +118,8 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
                                                                                        : SoftwareFilter::bicubic;
         ResizeTarget one = target;
         one.images = 1;
-        const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter);
+        const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter,
+                                                        shape_.dtype);
         const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
         const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
         // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.

@@ -9,106 +9,20 @@
 #include <string>
 
 #include "cuda/cuda_check.h"
-#include "engine/error.h"
-#include "cuda/fast_divmod.h"
+#include "cuda/processors/fused_resize.h"
+#include "cuda/processors/resize_output.cuh"
+#include "cuda/processors/resize_spans.h"
 #include "cuda/tensors/tensor_elements.cuh"
+#include "engine/error.h"
 
 namespace tvlm {
 
 namespace {
 
+using namespace resize_output;
+using namespace resize_spans;
+
 constexpr int kBlock = 256;
-
-// Output pixel i of an image: its (x, y) in the written window, and where its channel-0,
-// time-0 value goes (relative to the image's output), plus the channel and time strides.
-// Offsets inside one image are 32-bit (check_resize_target bounds them).
-struct Place {
-    uint32_t x, y;
-    uint32_t offset;
-    uint32_t channel_stride, time_stride;
-};
-
-// The target's sizes as fast divisors, built once on the host: every division of the
-// output order is by a run-time size.
-struct Order {
-    FastDivmod width;             // planar, tiles: rows
-    FastDivmod area, merge_area;  // merged: pixels per patch, patches per group
-    FastDivmod groups_wide, merge, patch;
-    FastDivmod tile_width, tile_height;  // tiles
-    uint32_t tiles_wide = 0, tile_area = 0;
-    uint32_t plane = 0;  // width * height
-};
-
-Order order_of(const ResizeTarget& t) {
-    Order o;
-    o.width = FastDivmod(t.width);
-    o.plane = t.width * t.height;
-    if (t.layout == ResizeLayout::merged_patches) {
-        o.area = FastDivmod(t.patch_size * t.patch_size);
-        o.merge_area = FastDivmod(t.merge_size * t.merge_size);
-        o.groups_wide = FastDivmod(t.width / (t.patch_size * t.merge_size));
-        o.merge = FastDivmod(t.merge_size);
-        o.patch = FastDivmod(t.patch_size);
-    } else if (t.layout == ResizeLayout::tiles) {
-        o.tile_width = FastDivmod(t.tile_width);
-        o.tile_height = FastDivmod(t.tile_height);
-        o.tiles_wide = t.width / t.tile_width;
-        o.tile_area = t.tile_width * t.tile_height;
-    }
-    return o;
-}
-
-__device__ Place place(const ResizeTarget& t, const Order& o, uint32_t i) {
-    if (t.layout == ResizeLayout::planar) {
-        uint32_t x;
-        const uint32_t y = o.width.divmod(i, x);
-        return {x, y, i, o.plane, 0};
-    }
-    if (t.layout == ResizeLayout::tiles) {
-        uint32_t x, in_x, in_y;
-        const uint32_t y = o.width.divmod(i, x);
-        const uint32_t tile_x = o.tile_width.divmod(x, in_x), tile_y = o.tile_height.divmod(y, in_y);
-        const uint32_t tile = tile_y * o.tiles_wide + tile_x;
-        return {x, y, tile * 3 * o.tile_area + in_y * o.tile_width.divisor + in_x, o.tile_area, 0};
-    }
-    const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
-    uint32_t s, within, group_x, within_x, sx;
-    const uint32_t n = o.area.divmod(i, s);
-    const uint32_t group = o.merge_area.divmod(n, within);
-    const uint32_t group_y = o.groups_wide.divmod(group, group_x);
-    const uint32_t within_y = o.merge.divmod(within, within_x);
-    const uint32_t sy = o.patch.divmod(s, sx);
-    return {(group_x * m + within_x) * p + sx, (group_y * m + within_y) * p + sy,
-            n * 3 * t.temporal_patch_size * area + s, t.temporal_patch_size * area, area};
-}
-
-template <class Out>
-__device__ Out to_output(float v);
-template <>
-__device__ float to_output<float>(float v) {
-    return v;
-}
-template <>
-__device__ __half to_output<__half>(float v) {
-    return __float2half_rn(v);
-}
-template <>
-__device__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
-}
-
-// Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
-template <class Out>
-__device__ void write_pixel(const ResizeTarget& t, uint32_t image, const Place& at, const float value[3]) {
-    Out* out = static_cast<Out*>(t.out) + image * t.image_stride + at.offset + t.first_time * at.time_stride;
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-        float v = value[c];
-        if (t.round_to_byte) v = rintf(fminf(fmaxf(v, 0.0f), 255.0f));  // torch.round: half to even
-        const Out normalized = to_output<Out>((v * t.multiply - t.subtract[c]) / t.divide[c]);
-        for (uint32_t k = 0; k < t.times; ++k) out[c * at.channel_stride + k * at.time_stride] = normalized;
-    }
-}
 
 template <class Out>
 __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float texel_scale, ResizeTarget t, Order o) {
@@ -179,36 +93,6 @@ __device__ Span span(uint32_t i, uint32_t in_size, uint32_t out_size, SoftwareFi
     for (int j = 0; j < s.count; ++j) total += filter_value(filter, (j + s.first_minus_centre + 0.5f) * s.invscale);
     s.total = total != 0.0f ? total : 1.0f;
     return s;
-}
-
-// One axis's spans and weights (outputs [offset, offset + n) of the window), written by
-// span_table_kernel at the start of the scratch: the passes read a weight per tap instead
-// of evaluating the filter (and its normalization) for every pixel. The values are span()'s,
-// so the sums are unchanged.
-struct SpanTable {
-    int* first = nullptr;
-    int* count = nullptr;
-    float* weights = nullptr;  // [n][taps]
-    uint32_t taps = 0;
-};
-
-// The most taps an output of a resize from in_size to out_size reads: 2 * support + 1,
-// rounded up (+1 for float rounding of the span's ends).
-uint32_t max_taps(uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
-    const double scale = double(in_size) / double(out_size);
-    const double support = (filter == SoftwareFilter::bilinear ? 1.0 : 2.0) * std::max(scale, 1.0);
-    return uint32_t(std::ceil(2.0 * support)) + 2;
-}
-
-size_t table_bytes(uint32_t n, uint32_t taps) { return size_t{n} * (2 * sizeof(int) + size_t{taps} * sizeof(float)); }
-
-SpanTable table_at(unsigned char* at, uint32_t n, uint32_t taps) {
-    SpanTable t;
-    t.first = reinterpret_cast<int*>(at);
-    t.count = t.first + n;
-    t.weights = reinterpret_cast<float*>(t.count + n);
-    t.taps = taps;
-    return t;
 }
 
 // blockIdx.y 0: the x axis (window columns), 1: the y axis (window rows).
@@ -485,9 +369,10 @@ size_t tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeT
 }  // namespace
 
 size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                              SoftwareFilter filter) {
-    return tables_bytes(source_width, source_height, target, filter) +
-           size_t{target.images} * source_height * target.width * 3 * sizeof(float);
+                              SoftwareFilter filter, TensorDtype source_dtype) {
+    const size_t tables = tables_bytes(source_width, source_height, target, filter);
+    if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return tables;
+    return tables + size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
@@ -510,6 +395,10 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         const dim3 grid((std::max(target.width, target.height) + kBlock - 1) / kBlock, 2);
         span_table_kernel<<<grid, kBlock, 0, stream>>>(target, source_width, source_height, filter, x_table, y_table);
         TVLM_CUDA_CHECK(cudaGetLastError());
+    }
+    if (fused_resize_fits(source.dtype, source_width, source_height, target, filter)) {
+        resize_fused(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
+        return;
     }
     switch (source.dtype) {
         case TensorDtype::u8:

@@ -61,16 +61,17 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
 // antialiased weights of `filter`, in two passes (across each source row, then down each
-// output column) whose values equal torch's 2-D sum bit for bit. `scratch`: device memory
-// of software_scratch_bytes() for the two axes' spans and weights (written first) and the
-// rows between the passes, not read or written by other work until this stream has run
-// them. `tables_written`: the scratch already holds the spans and weights of this source
+// output column) whose values equal torch's 2-D sum bit for bit; 8-bit images take both
+// passes in one kernel (fused_resize.h). `scratch`: device memory of
+// software_scratch_bytes() for the two axes' spans and weights (written first) and, for
+// the two kernels, the rows between them, not read or written by other work until this
+// stream has run them. `tables_written`: the scratch already holds the spans and weights of this source
 // size, window and filter (a previous call's on this stream), so they are not computed again.
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
                      const ResizeTarget& target, SoftwareFilter filter, float* scratch, bool tables_written,
                      cudaStream_t stream, const ImageList& sources = {});
 size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                              SoftwareFilter filter);
+                              SoftwareFilter filter, TensorDtype source_dtype);
 
 // Throws Error unless the target is one these kernels can write: a non-empty window that
 // overlaps the resized image, patch-aligned for merged_patches, whole tiles for tiles, an

@@ -311,3 +311,66 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
     torch.cuda.synchronize()
     for i, values in enumerate(got):
         assert torch.equal(values, want[i % 2]), f"call {i} on stream {i % 2}"
+
+
+# (source width, height, resized width, height, window x, y, width, height, layout): shrinks
+# across of 8x to 19x (the fused kernel's; the stretch takes the two passes for both
+# dtypes), partial tiles at every edge, windows past every side (AnyRes's padding), all
+# three layouts, a tall thin window.
+FUSED_CASES = [
+    (2048, 768, 224, 224, 0, 0, 224, 224, "planar"),
+    (4096, 2900, 224, 150, 0, 0, 224, 150, "planar"),
+    (333, 517, 500, 200, 0, 0, 500, 200, "planar"),
+    (1999, 517, 200, 200, 0, 0, 200, 200, "planar"),
+    (5600, 1500, 640, 448, -30, -20, 700, 512, "tiles"),
+    (4800, 480, 588, 420, 0, 0, 588, 420, "merged_patches"),
+    (200, 3000, 20, 800, 3, 10, 17, 790, "planar"),
+    (901, 77, 96, 40, 40, -9, 64, 60, "planar"),
+]
+
+
+@pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
+def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
+    """uint8 images take the fused kernel, float16 ones the two passes: the same pixel
+    values must give the same raw sums bit for bit (no rounding or normalization to hide a
+    wrong tap), on a poisoned output. Channels-first images are copied word by word (rows
+    starting anywhere in a word when the width is odd); channels-last ones, and images that
+    do not start on a word (a view one column in), byte by byte."""
+    import torch
+    from texturevlm import _core
+
+    sw, sh, rw, rh, x, y, w, h, layout = case
+    pixels = torch.from_numpy(rng.integers(0, 256, (2, sh, sw + 1, 3), dtype=np.uint8)).cuda()
+    for storage in ("channels_first", "channels_last", "one_column_in"):
+        outs = []
+        for dtype in (torch.uint8, torch.float16):
+            batch = pixels.to(dtype)
+            if storage == "channels_last":
+                batch = batch[:, :, :sw].permute(0, 3, 1, 2)
+            elif storage == "one_column_in":
+                batch = batch.permute(0, 3, 1, 2).contiguous()[..., 1:]
+            else:
+                batch = batch[:, :, :sw].permute(0, 3, 1, 2).contiguous()
+            name = str(dtype).removeprefix("torch.")
+            resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, name, 3, sw, sh, 2, 0, 1)
+            t = _core.ResizeTarget()
+            t.images, t.resized_width, t.resized_height = 2, rw, rh
+            t.crop_x, t.crop_y, t.width, t.height, t.layout = x, y, w, h, layout
+            times = 2 if layout == "merged_patches" else 1
+            t.tile_width, t.tile_height = (140, 128) if layout == "tiles" else (0, 0)
+            t.patch_size, t.merge_size, t.temporal_patch_size, t.times = 14, 2, 2, times
+            t.image_stride = 3 * w * h * times
+            out = torch.full((2 * t.image_stride,), float("nan"), device="cuda")
+            resizer.run(
+                [batch[i].data_ptr() for i in range(2)],
+                name,
+                list(batch.stride()),
+                t,
+                out.data_ptr(),
+                torch.cuda.current_stream().cuda_stream,
+            )
+            outs.append(out)
+        torch.cuda.synchronize()
+        assert not outs[0].isnan().any(), "an output value was not written"
+        assert torch.equal(outs[0], outs[1]), (storage, (outs[0] - outs[1]).abs().max().item())

@@ -1,0 +1,383 @@
+// A block writes a tile of kTileColumns window columns by tile_rows window rows of one
+// image. It walks the source rows the tile reads, kChunkRows at a time: stages their bytes
+// (three channels, the tile's column span) in shared memory, filters each staged row
+// across into the tile's columns (a lane per row, a warp per column, so the warp reads
+// one column's weights at one address), then adds each row's term into the outputs that
+// read it (a lane per column, a warp per output row). Rows arrive in ascending order, so
+// every output sums torch's terms in torch's order, as the two-pass kernels do.
+#include "cuda/processors/fused_resize.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include <cuda_pipeline.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
+#include "cuda/processors/resize_output.cuh"
+#include "cuda/tensors/tensor_elements.cuh"
+#include "engine/error.h"
+
+namespace tvlm {
+
+namespace {
+
+using namespace resize_output;
+using resize_spans::SpanTable;
+
+constexpr uint32_t kTileColumns = 32;  // a lane each when rows are added into outputs
+constexpr uint32_t kChunkRows = 32;    // a lane each when rows are filtered across
+constexpr uint32_t kWarps = 8;
+constexpr uint32_t kMaxRowsEach = 4;                      // output rows per thread: tile_rows / kWarps
+constexpr uint32_t kColumnsEach = kTileColumns / kWarps;  // columns per warp when rows are filtered across
+// The across values' row pitch: lanes along a row or down a column fall in 32 banks.
+constexpr uint32_t kAcrossPitch = kTileColumns + 1;
+constexpr size_t kMaxShared = 200 * 1024;
+// Across, the fused kernel's least source width / resized width. Below it the two passes
+// were measured faster (their scratch is cheap where a row has few taps).
+constexpr uint32_t kMinShrink = 8;
+
+struct Tiling {
+    uint32_t tile_rows = 8;  // output rows per block: 8, 16 or 32
+    uint32_t pitch = 0;      // a staged source row, in 32-bit words (odd: lanes' rows fall in 32 banks)
+    uint32_t x_taps = 0;     // a column's weights: up to 3 leading zeros, its taps, zeros to a multiple of 4
+    uint32_t y_taps = 0;
+    bool copy_async = true;  // rows are copied word by word, asynchronously (stride_x 1, aligned images)
+    size_t bytes = 0;        // dynamic shared memory
+};
+
+// The staged rows: two buffers of [3][kChunkRows][pitch] words, so the next chunk's copy
+// runs while this one is filtered, each followed by slack: a column with fewer taps than
+// its warp's most (at the image's edges) reads up to x_taps / 4 words past its own, with
+// zero weights, which from a buffer's last row must not reach the other buffer.
+__host__ __device__ inline uint32_t buffer_words(const Tiling& f) {
+    return 3 * kChunkRows * f.pitch + f.x_taps / 4 + 2;
+}
+__host__ __device__ inline size_t staged_words(const Tiling& f) { return size_t{2} * buffer_words(f); }
+
+size_t shared_bytes(const Tiling& f) {
+    return sizeof(float) * (size_t{kTileColumns} * f.x_taps + size_t{f.tile_rows} * f.y_taps +
+                            size_t{3} * kChunkRows * kAcrossPitch) +
+           sizeof(uint32_t) * (staged_words(f) + 2 * 3 * kChunkRows);  // rows and their shifts
+}
+
+// Everything but the tile height, which depends on the device (launch() picks it).
+Tiling tiling_of(uint32_t source_width, uint32_t source_height, const ResizeTarget& t, SoftwareFilter filter) {
+    const double scale = double(source_width) / double(t.resized_width);
+    const double support = (filter == SoftwareFilter::bilinear ? 1.0 : 2.0) * std::max(scale, 1.0);
+    // A tile's column centres are (kTileColumns - 1) * scale apart and each reads +-support,
+    // rounded at both ends. A staged row starts up to 3 bytes before its span (the word
+    // holding its first byte), and the filter reads one word past the words it uses.
+    const uint32_t span = std::min<uint32_t>(source_width,
+                                             uint32_t(std::ceil((kTileColumns - 1) * scale + 2.0 * support)) + 4);
+    Tiling f;
+    f.pitch = ((span + 3 + 3) / 4 + 1) | 1;
+    f.x_taps = (resize_spans::max_taps(source_width, t.resized_width, filter) + 3 + 3) / 4 * 4;
+    f.y_taps = resize_spans::max_taps(source_height, t.resized_height, filter);
+    f.tile_rows = kWarps * kMaxRowsEach;
+    f.bytes = shared_bytes(f);
+    return f;
+}
+
+// A byte as a float without the conversion instruction (a quarter of the FMA rate, and a
+// byte is read by about four columns): 0x4B0000XX is 2^23 + XX as a float, exactly.
+template <int B>
+__device__ __forceinline__ float byte_value(uint32_t word) {
+    return __int_as_float(int(__byte_perm(word, 0x4B000000u, 0x7440u | B))) - 8388608.0f;
+}
+
+// Copies the chunk's source rows [r0, r0 + n) of the tile's span (three channels) into a
+// staging buffer, a warp per (channel, row), its lanes along the row. With copy_async, each
+// row is copied from the word holding its first byte (shift[c][r] bytes before it), whole
+// words asynchronously (the next chunk's copy overlaps this one's filtering); a last word
+// that would reach past the image's last byte (`end`) is copied byte by byte, so nothing
+// outside the image is read. Otherwise (channels-last or unaligned images) byte by byte.
+__device__ void stage_rows(const TensorView& source, const unsigned char* data, const unsigned char* end, int r0,
+                           uint32_t n, int lo, int width, uint32_t* staged, int* shift, const Tiling& f) {
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (uint32_t p = warp; p < 3 * n; p += kWarps) {
+        const uint32_t c = p / n, r = p % n;
+        const unsigned char* from = data + int64_t(c) * source.stride_c + int64_t(r0 + int(r)) * source.stride_y +
+                                    int64_t(lo) * source.stride_x;
+        uint32_t* to = staged + (c * kChunkRows + r) * f.pitch;
+        if (!f.copy_async) {
+            for (int k = int(lane); k < width; k += 32)
+                reinterpret_cast<unsigned char*>(to)[k] = from[int64_t(k) * source.stride_x];
+            if (lane == 0) shift[c * kChunkRows + r] = 0;
+            continue;
+        }
+        const int head = int(reinterpret_cast<uintptr_t>(from) & 3);
+        const uint32_t* words = reinterpret_cast<const uint32_t*>(from - head);
+        int whole = (head + width) / 4;
+        const int tail = (head + width) % 4;
+        const unsigned char* last = reinterpret_cast<const unsigned char*>(words + whole);
+        const bool tail_in_image = tail && last + 4 <= end;
+        whole += tail_in_image;
+        for (int i = int(lane); i < whole; i += 32) __pipeline_memcpy_async(to + i, words + i, sizeof(uint32_t));
+        if (lane == 0) {
+            shift[c * kChunkRows + r] = head;
+            if (!tail_in_image)
+                for (int b = 0; b < tail; ++b) reinterpret_cast<unsigned char*>(to + whole)[b] = last[b];
+        }
+    }
+    __pipeline_commit();
+}
+
+template <class Out>
+__global__ void __launch_bounds__(kWarps * 32)
+    fused_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                 uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table, Tiling f) {
+    extern __shared__ __align__(16) float shared[];
+    float* x_weights = shared;                               // [kTileColumns][f.x_taps]
+    float* y_weights = x_weights + kTileColumns * f.x_taps;  // [f.tile_rows][f.y_taps]
+    float* across = y_weights + f.tile_rows * f.y_taps;      // [3][kChunkRows][kAcrossPitch]
+    uint32_t* staged = reinterpret_cast<uint32_t*>(across + 3 * kChunkRows * kAcrossPitch);  // [2][3][rows][pitch]
+    int* shifts = reinterpret_cast<int*>(staged + staged_words(f));                          // [2][3][rows]
+    __shared__ int column_first[kTileColumns], column_count[kTileColumns];
+    __shared__ int row_first[kWarps * kMaxRowsEach], row_count[kWarps * kMaxRowsEach];
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
+    const uint32_t x0 = blockIdx.x * kTileColumns, y0 = blockIdx.y * f.tile_rows;
+    const uint32_t columns = min(kTileColumns, t.width - x0), rows = min(f.tile_rows, t.height - y0);
+    if (warp == 0) {
+        // Columns past the window's edge read nothing (zero weights).
+        column_first[lane] = lane < columns ? x_table.first[x0 + lane] : 0;
+        column_count[lane] = lane < columns ? x_table.count[x0 + lane] : 0;
+        if (lane < rows) row_first[lane] = y_table.first[y0 + lane], row_count[lane] = y_table.count[y0 + lane];
+    }
+    __syncthreads();
+    // Spans are monotonic (the padding's sit at the image's edges): the tile reads source
+    // columns [lo, lo + width) and rows [row_lo, row_hi).
+    const int lo = column_first[0], width = column_first[columns - 1] + column_count[columns - 1] - lo;
+    const int row_lo = row_first[0], row_hi = row_first[rows - 1] + row_count[rows - 1];
+    const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
+    const unsigned char* end = data + 2 * source.stride_c + int64_t(source_height - 1) * source.stride_y +
+                               int64_t(source_width - 1) * source.stride_x + 1;
+    const uint32_t buffer = buffer_words(f), plane = kChunkRows * f.pitch;
+    if (row_lo < row_hi)
+        stage_rows(source, data, end, row_lo, min(kChunkRows, uint32_t(row_hi - row_lo)), lo, width, staged, shifts, f);
+    // A column's weights start (first - lo) % 4 zeros in, so its taps' words and its
+    // weights' float4s line up; a zero weight adds +0, which leaves a sum unchanged.
+    for (uint32_t i = threadIdx.x; i < kTileColumns * f.x_taps; i += blockDim.x) {
+        const uint32_t c = i / f.x_taps, k = i % f.x_taps;
+        float w = 0.0f;
+        if (c < columns) {
+            const int j = int(k) - ((column_first[c] - lo) & 3);
+            if (j >= 0 && j < column_count[c]) w = x_table.weights[size_t{x0 + c} * x_table.taps + j];
+        }
+        x_weights[i] = w;
+    }
+    for (uint32_t i = threadIdx.x; i < rows * f.y_taps; i += blockDim.x) {
+        const uint32_t r = i / f.y_taps, j = i % f.y_taps;
+        y_weights[i] = int(j) < row_count[r] ? y_table.weights[size_t{y0 + r} * y_table.taps + j] : 0.0f;
+    }
+    float sum[kMaxRowsEach][3] = {};
+    uint32_t chunk = 0;
+    for (int r0 = row_lo; r0 < row_hi; r0 += kChunkRows, ++chunk) {
+        const uint32_t n = min(kChunkRows, uint32_t(row_hi - r0));
+        const uint32_t* rows_now = staged + (chunk & 1) * buffer;
+        const int* shift_now = shifts + (chunk & 1) * 3 * kChunkRows;
+        // The next chunk's copy goes to the other buffer, which the last chunk's filtering
+        // (before the barrier that ended it) was the last to read.
+        const int next = r0 + int(kChunkRows);
+        if (next < row_hi) {
+            stage_rows(source, data, end, next, min(kChunkRows, uint32_t(row_hi - next)), lo, width,
+                       staged + ((chunk + 1) & 1) * buffer, shifts + ((chunk + 1) & 1) * 3 * kChunkRows, f);
+            __pipeline_wait_prior(1);
+        } else {
+            __pipeline_wait_prior(0);
+        }
+        __syncthreads();
+        // Across: a lane per staged row; a warp takes every kWarps-th column, all at once (12
+        // sums in flight: each is a chain of dependent FMAs, in torch's order), reading one
+        // weight float4 per column for its 32 rows. A row's words are read shifted by its
+        // head bytes (a funnel shift of two words), so they line up with the weights; a
+        // column with fewer groups than the most reads zero weights for the rest.
+        if (lane < n) {
+            int base[kColumnsEach];
+            int groups = 0;
+#pragma unroll
+            for (uint32_t q = 0; q < kColumnsEach; ++q) {
+                const uint32_t c = warp + q * kWarps;
+                const int count = column_count[c], offset = count ? column_first[c] - lo : 0, lead = offset & 3;
+                base[q] = (offset - lead) / 4;
+                groups = max(groups, count ? (lead + count + 3) / 4 : 0);
+            }
+            const uint32_t* row = rows_now + lane * f.pitch;
+            uint32_t bits[3], low[kColumnsEach][3];
+            float s[kColumnsEach][3] = {};
+#pragma unroll
+            for (uint32_t ch = 0; ch < 3; ++ch) {
+                bits[ch] = 8 * uint32_t(shift_now[ch * kChunkRows + lane]);
+#pragma unroll
+                for (uint32_t q = 0; q < kColumnsEach; ++q) low[q][ch] = row[ch * plane + base[q]];
+            }
+            for (int g = 0; g < groups; ++g) {
+#pragma unroll
+                for (uint32_t q = 0; q < kColumnsEach; ++q) {
+                    const float4 wg = reinterpret_cast<const float4*>(x_weights + (warp + q * kWarps) * f.x_taps)[g];
+#pragma unroll
+                    for (uint32_t ch = 0; ch < 3; ++ch) {
+                        const uint32_t high = row[ch * plane + base[q] + g + 1];
+                        const uint32_t v = __funnelshift_r(low[q][ch], high, bits[ch]);
+                        low[q][ch] = high;
+                        s[q][ch] = __fmaf_rn(byte_value<0>(v), wg.x, s[q][ch]);
+                        s[q][ch] = __fmaf_rn(byte_value<1>(v), wg.y, s[q][ch]);
+                        s[q][ch] = __fmaf_rn(byte_value<2>(v), wg.z, s[q][ch]);
+                        s[q][ch] = __fmaf_rn(byte_value<3>(v), wg.w, s[q][ch]);
+                    }
+                }
+            }
+#pragma unroll
+            for (uint32_t q = 0; q < kColumnsEach; ++q)
+#pragma unroll
+                for (uint32_t ch = 0; ch < 3; ++ch)
+                    across[(ch * kChunkRows + lane) * kAcrossPitch + warp + q * kWarps] = s[q][ch];
+        }
+        __syncthreads();
+        // Down: a lane per column, a warp per output row (and every kWarps-th after it).
+        if (lane < columns) {
+#pragma unroll
+            for (uint32_t k = 0; k < kMaxRowsEach; ++k) {
+                const uint32_t y = warp + k * kWarps;
+                if (y < rows) {
+                    const int first = row_first[y];
+                    const int end = min(first + row_count[y], r0 + int(n));
+                    for (int r = max(first, r0); r < end; ++r) {
+                        const float wy = y_weights[y * f.y_taps + uint32_t(r - first)];
+                        const float* a = across + uint32_t(r - r0) * kAcrossPitch + lane;
+#pragma unroll
+                        for (uint32_t ch = 0; ch < 3; ++ch)
+                            sum[k][ch] = __fmaf_rn(a[ch * kChunkRows * kAcrossPitch], wy, sum[k][ch]);
+                    }
+                }
+            }
+        }
+        // The next chunk's across values overwrite these only after its own barrier above.
+    }
+    if (lane >= columns) return;
+#pragma unroll
+    for (uint32_t k = 0; k < kMaxRowsEach; ++k) {
+        const uint32_t y = warp + k * kWarps;
+        if (y < rows) write_pixel<Out>(t, image, place_at(t, o, x0 + lane, y0 + y), sum[k]);
+    }
+}
+
+// More than 48 KiB of dynamic shared memory is an opt-in per function and device: set once
+// to the most any tiling takes, so every tiling launches and its occupancy can be asked.
+template <class Out>
+void allow_large_shared() {
+    static std::atomic<uint64_t> devices{0};
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+    if (bit && (devices.load(std::memory_order_relaxed) & bit)) return;
+    TVLM_CUDA_CHECK(
+        cudaFuncSetAttribute(fused_kernel<Out>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxShared)));
+    devices.fetch_or(bit, std::memory_order_relaxed);
+}
+
+// Blocks of `bytes` shared memory the current device holds at once (asked once per size).
+template <class Out>
+uint64_t resident_blocks(size_t bytes) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, size_t>, uint64_t> known;
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto key = std::make_pair(device, bytes);
+    if (const auto found = known.find(key); found != known.end()) return found->second;
+    int per_multiprocessor = 0;
+    TVLM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, fused_kernel<Out>, kWarps * 32, bytes));
+    const uint64_t blocks = uint64_t(std::max(1, per_multiprocessor)) * current_device_multiprocessors();
+    known.emplace(key, blocks);
+    return blocks;
+}
+
+dim3 grid_of(const ResizeTarget& t, const Tiling& f) {
+    return dim3((t.width + kTileColumns - 1) / kTileColumns, (t.height + f.tile_rows - 1) / f.tile_rows, t.images);
+}
+
+// The tile height with the least time: waves of resident blocks times the chunks of source
+// rows each block filters ((tile_rows + 3) * scale rows: tall tiles filter fewer rows
+// twice, short ones give small batches more blocks). Ties go to the taller.
+template <class Out>
+void pick_tile_rows(Tiling& f, const ResizeTarget& t, uint32_t source_height) {
+    const double scale = std::max(double(source_height) / double(t.resized_height), 1.0);
+    double best = 0;
+    Tiling chosen = f;
+    for (uint32_t rows = kWarps * kMaxRowsEach; rows >= kWarps; rows /= 2) {
+        Tiling g = f;
+        g.tile_rows = rows;
+        g.bytes = shared_bytes(g);
+        const dim3 grid = grid_of(t, g);
+        const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+        const uint64_t resident = resident_blocks<Out>(g.bytes);
+        const double cost = double((blocks + resident - 1) / resident) * std::ceil((rows + 3) * scale / kChunkRows);
+        if (rows == kWarps * kMaxRowsEach || cost < best) best = cost, chosen = g;
+    }
+    f = chosen;
+}
+
+template <class Out>
+void launch(cudaStream_t stream, const TensorView& source, const ImageList& sources, uint32_t source_width,
+            uint32_t source_height, const ResizeTarget& t, const SpanTable& x_table, const SpanTable& y_table,
+            Tiling f) {
+    allow_large_shared<Out>();
+    pick_tile_rows<Out>(f, t, source_height);
+    fused_kernel<Out><<<grid_of(t, f), kWarps * 32, f.bytes, stream>>>(source, sources, source_width, source_height, t,
+                                                                       order_of(t), x_table, y_table, f);
+}
+
+// Whole words can be copied where rows are contiguous and every image starts on a word
+// (rows may start anywhere: a row's first word holds bytes before it, of the same image).
+bool copies_words(const TensorView& source, const ImageList& sources) {
+    if (source.stride_x != 1) return false;
+    if (!sources.count) return (reinterpret_cast<uintptr_t>(source.data) & 3) == 0;
+    for (uint32_t i = 0; i < sources.count; ++i)
+        if (reinterpret_cast<uintptr_t>(sources.images[i]) & 3) return false;
+    return true;
+}
+
+}  // namespace
+
+bool fused_resize_fits(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                       const ResizeTarget& target, SoftwareFilter filter) {
+    if (source_dtype != TensorDtype::u8 || target.images == 0 || target.images > 65535 ||
+        source_width < kMinShrink * target.resized_width)
+        return false;
+    Tiling f = tiling_of(source_width, source_height, target, filter);  // the tallest tiles: the most shared memory
+    const bool fits = f.bytes <= kMaxShared;
+    f.tile_rows = kWarps;  // the shortest: the most blocks down
+    return fits && grid_of(target, f).y <= 65535;
+}
+
+void resize_fused(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                  const ResizeTarget& target, SoftwareFilter filter, const SpanTable& x_table, const SpanTable& y_table,
+                  cudaStream_t stream) {
+    if (!fused_resize_fits(source.dtype, source_width, source_height, target, filter))
+        throw Error("the fused resize takes 8-bit images whose tiles fit in shared memory: use resize_software");
+    Tiling f = tiling_of(source_width, source_height, target, filter);
+    if (y_table.taps != f.y_taps || f.x_taps != (x_table.taps + 6) / 4 * 4)
+        throw Error("the fused resize's span tables are not this resize's");
+    f.copy_async = copies_words(source, sources);
+    switch (target.out_dtype) {
+        case TensorDtype::f32:
+            launch<float>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
+            break;
+        case TensorDtype::f16:
+            launch<__half>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
+            break;
+        case TensorDtype::bf16:
+            launch<__nv_bfloat16>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
+            break;
+        case TensorDtype::u8: throw Error("processor outputs are float32, float16 or bfloat16");
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm

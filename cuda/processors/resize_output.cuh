@@ -1,0 +1,125 @@
+#pragma once
+// Where the processors' kernels (image_resize.cu, fused_resize.cu) put an output pixel of
+// the window, and how its value is rescaled, normalized and stored: one definition for the
+// texture filter, the two-pass software filter and the fused one.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/fast_divmod.h"
+#include "cuda/processors/image_resize.h"
+
+namespace tvlm::resize_output {
+
+// Output pixel i of an image: its (x, y) in the written window, and where its channel-0,
+// time-0 value goes (relative to the image's output), plus the channel and time strides.
+// Offsets inside one image are 32-bit (check_resize_target bounds them).
+struct Place {
+    uint32_t x, y;
+    uint32_t offset;
+    uint32_t channel_stride, time_stride;
+};
+
+// The target's sizes as fast divisors, built once on the host: every division of the
+// output order is by a run-time size.
+struct Order {
+    FastDivmod width;                            // planar, tiles: rows
+    FastDivmod area, merge_area;                 // merged: pixels per patch, patches per group
+    FastDivmod groups_wide, merge, patch, cell;  // cell: patch_size * merge_size
+    FastDivmod tile_width, tile_height;          // tiles
+    uint32_t tiles_wide = 0, tile_area = 0;
+    uint32_t plane = 0;  // width * height
+};
+
+inline Order order_of(const ResizeTarget& t) {
+    Order o;
+    o.width = FastDivmod(t.width);
+    o.plane = t.width * t.height;
+    if (t.layout == ResizeLayout::merged_patches) {
+        o.area = FastDivmod(t.patch_size * t.patch_size);
+        o.merge_area = FastDivmod(t.merge_size * t.merge_size);
+        o.groups_wide = FastDivmod(t.width / (t.patch_size * t.merge_size));
+        o.merge = FastDivmod(t.merge_size);
+        o.patch = FastDivmod(t.patch_size);
+        o.cell = FastDivmod(t.patch_size * t.merge_size);
+    } else if (t.layout == ResizeLayout::tiles) {
+        o.tile_width = FastDivmod(t.tile_width);
+        o.tile_height = FastDivmod(t.tile_height);
+        o.tiles_wide = t.width / t.tile_width;
+        o.tile_area = t.tile_width * t.tile_height;
+    }
+    return o;
+}
+
+__device__ inline Place place(const ResizeTarget& t, const Order& o, uint32_t i) {
+    if (t.layout == ResizeLayout::planar) {
+        uint32_t x;
+        const uint32_t y = o.width.divmod(i, x);
+        return {x, y, i, o.plane, 0};
+    }
+    if (t.layout == ResizeLayout::tiles) {
+        uint32_t x, in_x, in_y;
+        const uint32_t y = o.width.divmod(i, x);
+        const uint32_t tile_x = o.tile_width.divmod(x, in_x), tile_y = o.tile_height.divmod(y, in_y);
+        const uint32_t tile = tile_y * o.tiles_wide + tile_x;
+        return {x, y, tile * 3 * o.tile_area + in_y * o.tile_width.divisor + in_x, o.tile_area, 0};
+    }
+    const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
+    uint32_t s, within, group_x, within_x, sx;
+    const uint32_t n = o.area.divmod(i, s);
+    const uint32_t group = o.merge_area.divmod(n, within);
+    const uint32_t group_y = o.groups_wide.divmod(group, group_x);
+    const uint32_t within_y = o.merge.divmod(within, within_x);
+    const uint32_t sy = o.patch.divmod(s, sx);
+    return {(group_x * m + within_x) * p + sx, (group_y * m + within_y) * p + sy,
+            n * 3 * t.temporal_patch_size * area + s, t.temporal_patch_size * area, area};
+}
+
+// The same place from the pixel's (x, y) in the window: the inverse of place(), for kernels
+// whose threads are laid out over the window rather than over the output order.
+__device__ inline Place place_at(const ResizeTarget& t, const Order& o, uint32_t x, uint32_t y) {
+    if (t.layout == ResizeLayout::planar) return {x, y, y * o.width.divisor + x, o.plane, 0};
+    if (t.layout == ResizeLayout::tiles) {
+        uint32_t in_x, in_y;
+        const uint32_t tile_x = o.tile_width.divmod(x, in_x), tile_y = o.tile_height.divmod(y, in_y);
+        const uint32_t tile = tile_y * o.tiles_wide + tile_x;
+        return {x, y, tile * 3 * o.tile_area + in_y * o.tile_width.divisor + in_x, o.tile_area, 0};
+    }
+    const uint32_t m = t.merge_size, area = o.area.divisor;
+    uint32_t cell_x, cell_y, sx, sy;
+    const uint32_t group_x = o.cell.divmod(x, cell_x), group_y = o.cell.divmod(y, cell_y);
+    const uint32_t within_x = o.patch.divmod(cell_x, sx), within_y = o.patch.divmod(cell_y, sy);
+    const uint32_t n = (group_y * o.groups_wide.divisor + group_x) * m * m + within_y * m + within_x;
+    return {x, y, n * 3 * t.temporal_patch_size * area + sy * o.patch.divisor + sx, t.temporal_patch_size * area, area};
+}
+
+template <class Out>
+__device__ Out to_output(float v);
+template <>
+__device__ inline float to_output<float>(float v) {
+    return v;
+}
+template <>
+__device__ inline __half to_output<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ inline __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+// Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
+template <class Out>
+__device__ inline void write_pixel(const ResizeTarget& t, uint32_t image, const Place& at, const float value[3]) {
+    Out* out = static_cast<Out*>(t.out) + image * t.image_stride + at.offset + t.first_time * at.time_stride;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        float v = value[c];
+        if (t.round_to_byte) v = rintf(fminf(fmaxf(v, 0.0f), 255.0f));  // torch.round: half to even
+        const Out normalized = to_output<Out>((v * t.multiply - t.subtract[c]) / t.divide[c]);
+        for (uint32_t k = 0; k < t.times; ++k) out[c * at.channel_stride + k * at.time_stride] = normalized;
+    }
+}
+
+}  // namespace tvlm::resize_output
