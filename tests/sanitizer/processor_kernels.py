@@ -1,0 +1,49 @@
+"""The processors' CUDA kernels under compute-sanitizer (tests/run_gpu_suites.sh runs this
+under each tool, with PyTorch's caching allocator off so an out-of-bounds access lands
+outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
+large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
+past every side, Gemma 3's bilinear), the two-pass kernels (milder shrinks, stretches,
+float16 inputs with rows staged or not) and the texture filter. Sizes are small: the
+tools run the kernels tens of times slower."""
+
+import torch
+from texturevlm.processors import (
+    CLIPImageProcessor,
+    Gemma3ImageProcessor,
+    GotOcr2ImageProcessor,
+    LlavaNextImageProcessor,
+    LlavaOnevisionImageProcessor,
+    Qwen2VLImageProcessor,
+)
+
+g = torch.Generator(device="cuda").manual_seed(0)
+
+
+def image(h: int, w: int, dtype: torch.dtype = torch.uint8, channels_last: bool = False) -> torch.Tensor:
+    x = torch.randint(0, 256, (h, w, 3) if channels_last else (3, h, w), device="cuda", generator=g)
+    x = x.to(dtype)
+    return x.permute(2, 0, 1) if channels_last else x
+
+
+def check(processor, images) -> None:
+    out = processor(images)
+    torch.cuda.synchronize()
+    values = out["pixel_values"]
+    assert torch.isfinite(values).all(), type(processor).__name__
+
+
+small = dict(size={"height": 32, "width": 32}, image_grid_pinpoints=[[32, 64], [64, 32], [64, 64], [96, 32]])
+for filter in ("exact", "texture"):
+    for proc in (LlavaOnevisionImageProcessor(filter=filter, **small), LlavaNextImageProcessor(filter=filter)):
+        for h, w in ((5, 3), (40, 90), (90, 40), (700, 33), (1000, 999)):
+            x = image(h, w)
+            check(proc, [x, x[:, : h // 2 + 1]])
+    check(CLIPImageProcessor(filter=filter), [image(1024, 1024), image(2000, 700, channels_last=True)])
+    check(CLIPImageProcessor(filter=filter), [image(100, 150)])  # a stretch
+    check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
+    check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
+    check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
+    check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
+    # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
+    check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
+print("processor kernels: done")
