@@ -125,12 +125,22 @@ __global__ void span_table_kernel(ResizeTarget t, uint32_t source_width, uint32_
 // order (taps ascending, rows first), so the values equal the 2-D sum bit for bit, at a
 // fraction of its work (a 4096^2 -> 224^2 shrink reads 73 taps a side: 73 + 73, not 73^2).
 
-constexpr int kRowBlock = 64;      // pass 1: window columns per block
-constexpr uint32_t kRowsEach = 8;  // pass 1: source rows per thread
+constexpr int kRowBlock = 64;         // pass 1: window columns per block
+constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where there are rows enough
+// Pass 1's threads wanted before a thread takes several rows (its span and weights are read
+// once for them): a few waves of a large GPU. Fewer rows each below it, down to one: a
+// small image's pass is otherwise a few long chains of dependent loads per thread.
+constexpr uint64_t kEnoughRowThreads = uint64_t{1} << 20;
 
 template <class In>
 __device__ float input_value(In v) {
     return static_cast<float>(v);
+}
+// A byte without the conversion instruction (a quarter of the FMA rate; the taps convert
+// each byte several times): 0x4B0000XX is 2^23 + XX as a float, exactly.
+template <>
+__device__ float input_value<uint8_t>(uint8_t v) {
+    return __int_as_float(0x4B000000 | int(v)) - 8388608.0f;
 }
 template <>
 __device__ float input_value<__half>(__half v) {
@@ -145,7 +155,7 @@ __device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
 // and a conversion, not a switch on the dtype.
 template <class In>
 __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
-                            ResizeTarget t, SpanTable x_table, float* scratch) {
+                            ResizeTarget t, SpanTable x_table, float* scratch, uint32_t rows_each) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
     const int first = x_table.first[x], count = x_table.count[x];
@@ -153,7 +163,7 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
     const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
     const In* first_column = data + int64_t(first) * source.stride_x;
     const int64_t step = source.stride_x, channel[3] = {0, source.stride_c, 2 * source.stride_c};
-    const uint32_t first_row = blockIdx.y * kRowsEach, end_row = min(source_height, first_row + kRowsEach);
+    const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
     for (uint32_t y = first_row; y < end_row; ++y) {
         const In* tap = first_column + int64_t(y) * source.stride_y;
@@ -261,8 +271,13 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
             <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
         return;
     }
-    const dim3 grid((t.width + kRowBlock - 1) / kRowBlock, (source_height + kRowsEach - 1) / kRowsEach, t.images);
-    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch);
+    const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
+    uint32_t rows_each = kMaxRowsEach;
+    while (rows_each > 1 && columns * ((source_height + rows_each - 1) / rows_each) * t.images < kEnoughRowThreads)
+        rows_each /= 2;
+    while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
+    const dim3 grid(unsigned(columns / kRowBlock), (source_height + rows_each - 1) / rows_each, t.images);
+    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
 }
 
 template <class Out>
