@@ -375,7 +375,9 @@ void resize_fused(const TensorView& source, const ImageList& sources, uint32_t s
         case TensorDtype::bf16:
             launch<__nv_bfloat16>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
             break;
-        case TensorDtype::u8: throw Error("processor outputs are float32, float16 or bfloat16");
+        case TensorDtype::u8:
+            launch<uint8_t>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
+            break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
 }

@@ -299,6 +299,24 @@ __global__ void columns_kernel(const float* scratch, uint32_t source_height, Res
     write_pixel<Out>(t, image, at, value);
 }
 
+// A resize of a uint8 image to its own size is the image: torch's weights there are 0 and
+// 1 (the filter's zeros fall on whole pixels), so every sum is one term. A copy into the
+// target's window, rounding, normalization and layout, one thread per output pixel.
+template <class Out>
+__global__ void identity_kernel(TensorView source, const __grid_constant__ ImageList sources, ResizeTarget t, Order o) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
+    if (i >= o.plane) return;
+    const Place at = place(t, o, i);
+    const int x = t.crop_x + int(at.x), y = t.crop_y + int(at.y);
+    float value[3] = {0.0f, 0.0f, 0.0f};  // the zero padding, where the window reaches past the image
+    if (x >= 0 && y >= 0 && x < int(t.resized_width) && y < int(t.resized_height)) {
+        const uint8_t* pixel = static_cast<const uint8_t*>(image_data(source, sources, t.first_layer + image)) +
+                               int64_t(y) * source.stride_y + int64_t(x) * source.stride_x;
+        for (int c = 0; c < 3; ++c) value[c] = input_value(pixel[c * source.stride_c]);
+    }
+    write_pixel<Out>(t, image, at, value);
+}
+
 // The kernel for the target's output dtype (a template each: the store is the hot path).
 template <template <class> class Kernel, class... Args>
 void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Args... args) {
@@ -306,7 +324,7 @@ void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Arg
         case TensorDtype::f32: Kernel<float>::launch(grid, stream, args...); break;
         case TensorDtype::f16: Kernel<__half>::launch(grid, stream, args...); break;
         case TensorDtype::bf16: Kernel<__nv_bfloat16>::launch(grid, stream, args...); break;
-        case TensorDtype::u8: throw Error("processor outputs are float32, float16 or bfloat16");
+        case TensorDtype::u8: Kernel<uint8_t>::launch(grid, stream, args...); break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
@@ -323,6 +341,14 @@ struct ColumnsKernel {
     template <class... Args>
     static void launch(dim3 g, cudaStream_t s, Args... a) {
         columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
+};
+
+template <class Out>
+struct IdentityKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        identity_kernel<Out><<<g, kBlock, 0, s>>>(a...);
     }
 };
 
@@ -360,7 +386,12 @@ void check_resize_target(const ResizeTarget& t) {
     const uint64_t slots = t.layout == ResizeLayout::merged_patches ? t.temporal_patch_size : 1;
     if (uint64_t{3} * t.width * t.height * slots > UINT32_MAX)
         throw Error("one image's output of " + size(t.width, t.height) + " exceeds 2^32 values: resize to less");
-    if (t.out_dtype == TensorDtype::u8) throw Error("processor outputs are float32, float16 or bfloat16");
+    if (t.out_dtype == TensorDtype::u8 &&
+        !(t.round_to_byte && t.multiply == 1.0f && t.subtract[0] == 0.0f && t.subtract[1] == 0.0f &&
+          t.subtract[2] == 0.0f && t.divide[0] == 1.0f && t.divide[1] == 1.0f && t.divide[2] == 1.0f))
+        throw Error(
+            "uint8 outputs are the resized image itself: set round_to_byte, multiply 1, subtract 0 and "
+            "divide 1 (normalized outputs are float32, float16 or bfloat16)");
     if (!t.out) throw Error("the resize has no output buffer (a null pointer)");
 }
 
@@ -374,6 +405,11 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 
 namespace {
 
+// A uint8 image resized to its own size (identity_kernel): no tables, no passes.
+bool identity_resize(TensorDtype dtype, uint32_t source_width, uint32_t source_height, const ResizeTarget& t) {
+    return dtype == TensorDtype::u8 && source_width == t.resized_width && source_height == t.resized_height;
+}
+
 // The tables' bytes, rounded up to 16 so the rows after them stay aligned.
 size_t tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
     const size_t bytes = table_bytes(target.width, max_taps(source_width, target.resized_width, filter)) +
@@ -386,6 +422,7 @@ size_t tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeT
 size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                               SoftwareFilter filter, TensorDtype source_dtype) {
     const size_t tables = tables_bytes(source_width, source_height, target, filter);
+    if (identity_resize(source_dtype, source_width, source_height, target)) return tables;  // nothing between passes
     if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return tables;
     return tables + size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
@@ -401,6 +438,10 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
     if (!scratch) throw Error("the software resize has no scratch buffer (a null pointer)");
+    if (identity_resize(source.dtype, source_width, source_height, target)) {
+        launch_for_dtype<IdentityKernel>(target, grid_of(target), stream, source, sources, target, order_of(target));
+        return;
+    }
     unsigned char* tables = reinterpret_cast<unsigned char*>(scratch);
     float* rows = reinterpret_cast<float*>(tables + tables_bytes(source_width, source_height, target, filter));
     const SpanTable x_table = table_at(tables, target.width, max_taps(source_width, target.resized_width, filter));

@@ -49,8 +49,10 @@ struct ResizeTarget {
     // Round the resized value to an integer in [0, 255] first: what resizing a uint8
     // image to a uint8 image does (Hugging Face resizes uint8 inputs that way).
     bool round_to_byte = false;
-    TensorDtype out_dtype = TensorDtype::f32;  // f32, f16 or bf16
-    void* out = nullptr;                       // device memory
+    // f32, f16 or bf16; or u8 for the resized image itself (round_to_byte, no rescale or normalize:
+    // the input of a second resize, as chained processors such as Idefics3 resize twice).
+    TensorDtype out_dtype = TensorDtype::f32;
+    void* out = nullptr;  // device memory
 };
 
 // The texture holds the images at level 0 with their box mips; texels read as floats are
@@ -62,7 +64,8 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
 // antialiased weights of `filter`, in two passes (across each source row, then down each
 // output column) whose values equal torch's 2-D sum bit for bit; 8-bit images take both
-// passes in one kernel (fused_resize.h). `scratch`: device memory of
+// passes in one kernel where they shrink a lot (fused_resize.h), and are copied where they
+// keep their size (torch's weights there are 0 and 1). `scratch`: device memory of
 // software_scratch_bytes() for the two axes' spans and weights (written first) and, for
 // the two kernels, the rows between them, not read or written by other work until this
 // stream has run them. `tables_written`: the scratch already holds the spans and weights of this source

@@ -104,6 +104,12 @@ template <>
 __device__ inline __half to_output<__half>(float v) {
     return __float2half_rn(v);
 }
+// uint8 outputs are the resized image itself (check_resize_target: rounded to bytes, no
+// rescale or normalize), so the value is already an integer in [0, 255].
+template <>
+__device__ inline uint8_t to_output<uint8_t>(float v) {
+    return static_cast<uint8_t>(v);
+}
 template <>
 __device__ inline __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);

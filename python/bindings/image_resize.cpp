@@ -58,7 +58,8 @@ TensorDtype output_dtype(const std::string& name) {
     if (name == "float32") return TensorDtype::f32;
     if (name == "float16") return TensorDtype::f16;
     if (name == "bfloat16") return TensorDtype::bf16;
-    throw Error("processor outputs are float32, float16 or bfloat16, not " + name);
+    if (name == "uint8") return TensorDtype::u8;  // the resized image itself (check_resize_target)
+    throw Error("processor outputs are float32, float16, bfloat16 or uint8, not " + name);
 }
 
 ResizeLayout layout_of(const std::string& name) {
@@ -156,6 +157,7 @@ void bind_cuda_resize(nb::module_& m) {
             [](const ResizeTarget& t) {
                 return std::string(t.out_dtype == TensorDtype::f16    ? "float16"
                                    : t.out_dtype == TensorDtype::bf16 ? "bfloat16"
+                                   : t.out_dtype == TensorDtype::u8   ? "uint8"
                                                                       : "float32");
             },
             [](ResizeTarget& t, const std::string& name) { t.out_dtype = output_dtype(name); });

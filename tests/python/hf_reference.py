@@ -447,3 +447,83 @@ def llava_pixel_values(images, pinpoints, size, mean, std, batch_num_images=None
     for i, rows in enumerate(rows_of_images):
         out[i, : len(rows)] = rows
     return out, np.asarray(sizes, np.int64)
+
+
+# -- Idefics3 / SmolVLM (transformers' Idefics3ImageProcessor, torchvision backend) -------------
+
+
+def idefics3_resized_size(height, width, longest_edge, max_image_size=4096):
+    """HF's get_resize_output_image_size: _resize_output_size_rescale_to_max_len, then
+    _resize_output_size_scale_below_upper_bound."""
+    aspect_ratio = width / height
+    if width >= height:
+        width = longest_edge
+        height = int(width / aspect_ratio)
+        if height % 2 != 0:
+            height += 1
+    elif height > width:
+        height = longest_edge
+        width = int(height * aspect_ratio)
+        if width % 2 != 0:
+            width += 1
+    height, width = max(height, 1), max(width, 1)
+    aspect_ratio = width / height
+    if width >= height and width > max_image_size:
+        width = max_image_size
+        height = int(width / aspect_ratio)
+    elif height > width and height > max_image_size:
+        height = max_image_size
+        width = int(height * aspect_ratio)
+    return max(height, 1), max(width, 1)
+
+
+def idefics3_vision_encoder_size(height, width, vision_encoder_max_size):
+    """HF's resize_for_vision_encoder's size."""
+    aspect_ratio = width / height
+    if width >= height:
+        width = math.ceil(width / vision_encoder_max_size) * vision_encoder_max_size
+        height = int(width / aspect_ratio)
+        height = math.ceil(height / vision_encoder_max_size) * vision_encoder_max_size
+    elif height > width:
+        height = math.ceil(height / vision_encoder_max_size) * vision_encoder_max_size
+        width = int(height * aspect_ratio)
+        width = math.ceil(width / vision_encoder_max_size) * vision_encoder_max_size
+    return height, width
+
+
+def idefics3_pixel_values(samples, longest_edge, tile, mean, std, split=True):
+    """HF's Idefics3 _preprocess on [3, H, W] uint8 host images (samples: lists of images):
+    resize (longest edge), resize to multiples of the tile, tiles row-major then the whole
+    image resized to the tile (or the image alone when it is one tile), each resize from the
+    last one's bytes; rescale + normalize; frames padded per sample. Returns (pixel_values,
+    pixel_attention_mask, rows, cols)."""
+    frames_of_samples, rows, cols = [], [], []
+    for sample in samples:
+        frames, sample_rows, sample_cols = [], [], []
+        for image in sample:
+            h, w = idefics3_resized_size(*image.shape[1:], longest_edge)
+            image = resize(image, h, w)
+            r = c = 0
+            if split:
+                h, w = idefics3_vision_encoder_size(h, w, tile)
+                image = resize(image, h, w)
+                if h > tile or w > tile:
+                    r, c = math.ceil(h / tile), math.ceil(w / tile)
+                    frames += [image[:, i * tile : (i + 1) * tile, j * tile : (j + 1) * tile] for i in range(r) for j in range(c)]
+                    frames.append(resize(image, tile, tile))
+                else:
+                    frames.append(image)
+            else:
+                frames.append(resize(image, tile, tile))
+            sample_rows.append(r)
+            sample_cols.append(c)
+        frames_of_samples.append([normalize(f, mean, std) for f in frames])
+        rows.append(sample_rows)
+        cols.append(sample_cols)
+    most = max(len(f) for f in frames_of_samples)
+    values = np.zeros((len(samples), most, 3, tile, tile), np.float32)
+    mask = np.zeros((len(samples), most, tile, tile), np.int64)
+    for i, frames in enumerate(frames_of_samples):
+        values[i, : len(frames)] = frames
+        mask[i, : len(frames)] = 1
+    return values, mask, rows, cols

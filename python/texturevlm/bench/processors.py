@@ -1,5 +1,6 @@
 """python -m texturevlm.bench processors: Hugging Face's CLIP, SigLIP, Qwen2-VL, Gemma 3,
-InternVL (GotOcr2, with its tiles) and LLaVA-OneVision (AnyRes tiles) image processors against texturevlm.processors (the
+InternVL (GotOcr2, with its tiles), LLaVA-OneVision (AnyRes tiles) and Idefics3 (its 364 tiles
+and whole image, each resize from the last) image processors against texturevlm.processors (the
 default exact filter, HF's values, and the texture filter) in one run, each with its
 model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
 of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
@@ -46,6 +47,7 @@ MODELS = (
         processors.LlavaOnevisionImageProcessor,
         {"size": {"height": 384, "width": 384}, "image_mean": [0.5] * 3, "image_std": [0.5] * 3},
     ),
+    ("Idefics3", "Idefics3ImageProcessor", processors.Idefics3ImageProcessor, {}),
 )
 
 

@@ -1,6 +1,6 @@
 """Drop-in image processors for the VLMs people run: the same inputs, keys, shapes, dtypes,
 order and values as Hugging Face's CLIP, SigLIP, Qwen2-VL / Qwen2.5-VL, Gemma 3, GotOcr2 /
-InternVL, LLaVA-NeXT and LLaVA-OneVision processors, built from the same config values, with
+InternVL, LLaVA-NeXT, LLaVA-OneVision and Idefics3 / SmolVLM processors, built from the same config values, with
 the resize, normalization, tiling and patch order fused on the GPU. Images come as tensors,
 arrays, PIL images, or JPEG / PNG bytes and files (decoded on the GPU with device="cuda").
 
@@ -24,6 +24,7 @@ from ._rules import ProcessorInputError, smart_resize
 from .clip import CLIPImageProcessor, FixedSizeImageProcessor, SiglipImageProcessor
 from .gemma3 import Gemma3ImageProcessor
 from .got_ocr2 import GotOcr2ImageProcessor
+from .idefics3 import Idefics3ImageProcessor, SmolVLMImageProcessor
 from .llava_next import LlavaNextImageProcessor, LlavaOnevisionImageProcessor
 from .qwen2_vl import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
@@ -33,12 +34,14 @@ __all__ = [
     "FixedSizeImageProcessor",
     "Gemma3ImageProcessor",
     "GotOcr2ImageProcessor",
+    "Idefics3ImageProcessor",
     "LlavaNextImageProcessor",
     "LlavaOnevisionImageProcessor",
     "ProcessorInputError",
     "Qwen2VLImageProcessor",
     "Qwen2VLVideoProcessor",
     "SiglipImageProcessor",
+    "SmolVLMImageProcessor",
     "from_pretrained",
     "smart_resize",
 ]
@@ -59,6 +62,12 @@ _BY_TYPE = {
     "LlavaNextImageProcessorFast": LlavaNextImageProcessor,
     "LlavaOnevisionImageProcessor": LlavaOnevisionImageProcessor,
     "LlavaOnevisionImageProcessorFast": LlavaOnevisionImageProcessor,
+    "Idefics3ImageProcessor": Idefics3ImageProcessor,
+    "Idefics3ImageProcessorFast": Idefics3ImageProcessor,
+    "Idefics3ImageProcessorPil": Idefics3ImageProcessor,
+    "SmolVLMImageProcessor": SmolVLMImageProcessor,
+    "SmolVLMImageProcessorFast": SmolVLMImageProcessor,
+    "SmolVLMImageProcessorPil": SmolVLMImageProcessor,
 }
 
 
@@ -73,6 +82,8 @@ _BY_PROCESSOR_CLASS = {
     "InternVLProcessor": GotOcr2ImageProcessor,
     "LlavaNextProcessor": LlavaNextImageProcessor,
     "LlavaOnevisionProcessor": LlavaOnevisionImageProcessor,
+    "Idefics3Processor": Idefics3ImageProcessor,
+    "SmolVLMProcessor": SmolVLMImageProcessor,
 }
 
 #: Processors by the model's type (model_type in the folder's config.json), HF's last resort.
@@ -86,6 +97,8 @@ _BY_MODEL_TYPE = {
     "internvl": GotOcr2ImageProcessor,
     "llava_next": LlavaNextImageProcessor,
     "llava_onevision": LlavaOnevisionImageProcessor,
+    "idefics3": Idefics3ImageProcessor,
+    "smolvlm": SmolVLMImageProcessor,
 }
 
 

@@ -101,6 +101,8 @@ def convert_outputs(outputs: Dict[str, Any], return_tensors: Any) -> Dict[str, A
         return outputs
     want = _FRAMEWORKS[return_tensors]
     for key, value in outputs.items():
+        if isinstance(value, (list, tuple)):  # per-image lists (Idefics3's rows and cols) stay lists, as HF's do
+            continue
         have = _tensors.framework_of(value)
         if have == want:
             continue

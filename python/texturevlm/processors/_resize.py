@@ -66,6 +66,10 @@ class Normalize:
         return Normalize(float(f32(rescale_factor)) if do_rescale else 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
 
 
+#: No rescale or normalization: a resize's values as they are.
+IDENTITY = Normalize(1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+
+
 def _three(values: Any, name: str) -> Tuple[float, float, float]:
     values = [values] * 3 if isinstance(values, (int, float)) else values
     if not isinstance(values, (list, tuple)) or any(
@@ -252,6 +256,35 @@ def write_cuda(
     of the output."""
     images = specs[0].image_pointers() if len(specs) == 1 else [p for s in specs for p in s.image_pointers()]
     cuda_launch(specs[0], plan, filter, len(images), offset, first_time, times, out_dtype).run(images, out_ptr, stream)
+
+
+def resized_image(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> Any:
+    """The image of `spec` (one image) resized by `plan`'s resize and window, as a resize of
+    its dtype leaves it, for a second resize to read (processors that resize twice, as
+    Idefics3's does): uint8 images rounded to bytes (what torchvision's uint8 resize
+    returns), float32 ones as floats; not normalized. CUDA images give a [3, h, w] array
+    of their framework on their device, written on its current stream; host images a
+    NumPy [h, w, 3] array, or a torch [3, h, w] CPU tensor for torch inputs."""
+    h, w = plan.window[2:]
+    if spec.dtype not in ("uint8", "float32"):
+        raise ProcessorInputError(
+            f"{spec.dtype} images cannot be resized twice as HF does: pass uint8 (or float32) images"
+        )
+    identity = dataclasses.replace(plan, normalize=IDENTITY, tiles=None, merged=None)
+    if spec.device == "cuda":
+        out = _tensors.empty(spec.framework, "cuda", spec.device_index, (3, h, w), spec.dtype)
+        ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
+        stream = _tensors.cuda_stream(spec.framework, spec.device_index)
+        cuda_launch(spec, identity, filter, 1, 0, out_dtype=spec.dtype).run(spec.image_pointers(), ptr, stream)
+        return out
+    planar = host_planar(spec, identity, filter, backend)[0]  # [3, h, w] in the input's units
+    if spec.dtype == "uint8":
+        planar = np.rint(np.clip(planar, 0, 255)).astype(np.uint8)
+    if spec.framework == "torch":
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(planar))
+    return np.ascontiguousarray(planar.transpose(1, 2, 0))
 
 
 class CudaCall:

@@ -1,0 +1,213 @@
+"""Idefics3 and SmolVLM processors against a NumPy transcription of Hugging Face's rules
+(hf_reference.py: the longest-edge resize, the resize to whole tiles, each from the last
+one's bytes; tiles row-major then the whole image; padding and the attention mask) on host
+images; against HF's PIL processor (with bicubic, the resize HF's torchvision processor
+falls back to) for structure; and, on the NVIDIA machine, against HF's own processor for
+host and CUDA images."""
+
+from __future__ import annotations
+
+import hf_reference as ref
+import numpy as np
+import pytest
+from conftest import needs_cuda, random_image
+from test_processors import assert_hf_values, photo, smooth_image
+from texturevlm.processors import (
+    Idefics3ImageProcessor,
+    ProcessorInputError,
+    SmolVLMImageProcessor,
+    from_pretrained,
+)
+from texturevlm.processors.idefics3 import longest_edge_size, nested_samples, tile_multiple_size
+
+try:
+    import transformers
+except ImportError:
+    transformers = None
+needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
+
+#: The rules at a small scale (a 128 longest edge, 32-pixel tiles), so the reference's
+#: loops stay fast in CI.
+SMALL = {
+    "size": {"longest_edge": 128},
+    "max_image_size": {"longest_edge": 32},
+    "image_mean": [0.5, 0.4, 0.3],
+    "image_std": [0.2, 0.3, 0.4],
+}
+SIZES = [(1, 1), (5, 3), (32, 32), (31, 33), (40, 90), (90, 40), (100, 37), (17, 200), (200, 17), (128, 128)]
+STEP = 1 / (255 * 0.5)  # one uint8 step of the default normalization (std 0.5)
+
+
+def small_reference(samples, split=True):
+    return ref.idefics3_pixel_values(samples, 128, 32, SMALL["image_mean"], SMALL["image_std"], split)
+
+
+def test_size_rules_are_hfs():
+    sizes = SIZES + [(477, 720), (720, 477), (1, 5000), (5000, 1), (4097, 20), (999, 1000), (364, 1456)]
+    for h, w in sizes:
+        for longest, tile in ((1456, 364), (2048, 512), (128, 32)):
+            assert longest_edge_size(h, w, longest) == ref.idefics3_resized_size(h, w, longest), (h, w)
+            rh, rw = longest_edge_size(h, w, longest)
+            assert tile_multiple_size(rh, rw, tile) == ref.idefics3_vision_encoder_size(rh, rw, tile), (h, w)
+    if transformers is not None:  # HF's own functions, where they import without torch
+        hf = pytest.importorskip("transformers.models.idefics3.image_processing_pil_idefics3")
+        for h, w in sizes:
+            got = longest_edge_size(h, w, 1456)
+            want = hf._resize_output_size_scale_below_upper_bound(
+                *hf._resize_output_size_rescale_to_max_len(h, w, max_len=1456), max_len=4096
+            )
+            assert got == want, (h, w)
+
+
+@pytest.mark.parametrize("height,width", SIZES)
+def test_host_values_follow_hfs_rules(rng, height, width):
+    ours = Idefics3ImageProcessor(backend="cpu", return_row_col_info=True, **SMALL)
+    image = random_image(rng, (3, height, width))
+    out = ours([image])
+    values, mask, rows, cols = small_reference([[image]])
+    assert set(out) == {"pixel_values", "pixel_attention_mask", "rows", "cols"}
+    assert_hf_values(out.pixel_values, values)
+    np.testing.assert_array_equal(out.pixel_attention_mask, mask)
+    assert out.pixel_attention_mask.dtype == np.int64
+    assert (out.rows, out.cols) == (rows, cols)
+    assert ours.get_number_of_image_patches(height, width) == values.shape[1]
+
+
+def test_samples_are_padded_and_masked_and_kept_apart_without_do_pad(rng):
+    ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
+    a, b, c = (random_image(rng, (3, 20, 90)), random_image(rng, (3, 64, 64)), random_image(rng, (3, 5, 3)))
+    out = ours([[a, b], [c]])
+    values, mask, _, _ = small_reference([[a, b], [c]])
+    assert out.pixel_values.shape == values.shape and values.shape[:2] == (2, 5 + 17)
+    assert_hf_values(out.pixel_values, values)
+    np.testing.assert_array_equal(out.pixel_attention_mask, mask)
+    # A flat list is one sample (HF's make_nested_list_of_images), as is a [B, 3, H, W] batch.
+    flat = ours([b, b])
+    assert flat.pixel_values.shape[:2] == (1, 34)
+    assert_hf_values(ours(np.stack([b, b])).pixel_values, flat.pixel_values)
+    # Without do_pad: each sample's own frames, no mask.
+    apart = ours([[a, b], [c]], do_pad=False)
+    assert set(apart) == {"pixel_values"} and [f.shape[0] for f in apart.pixel_values] == [22, 13]
+    for got, want in zip(apart.pixel_values, values):
+        assert_hf_values(got, want[: got.shape[0]])
+
+
+def test_without_splitting_every_image_is_one_square(rng):
+    images = [random_image(rng, (3, 40, 90)), random_image(rng, (3, 300, 7))]
+    out = Idefics3ImageProcessor(backend="cpu", do_image_splitting=False, **SMALL)(images)
+    values, mask, rows, cols = small_reference([images], split=False)
+    assert out.pixel_values.shape == (1, 2, 3, 32, 32)
+    assert_hf_values(out.pixel_values, values)
+    np.testing.assert_array_equal(out.pixel_attention_mask, mask)
+
+
+def test_the_photo_with_the_checkpoints_config_follows_hfs_rules():
+    image = photo("f3.jpg")
+    out = Idefics3ImageProcessor(backend="cpu", return_row_col_info=True)([image])
+    values, mask, rows, cols = ref.idefics3_pixel_values([[image]], 1456, 364, [0.5] * 3, [0.5] * 3)
+    assert out.pixel_values.shape == (1, 13, 3, 364, 364) and (out.rows, out.cols) == ([[3]], [[4]])
+    assert_hf_values(out.pixel_values, values)
+    np.testing.assert_array_equal(out.pixel_attention_mask, mask)
+
+
+@needs_hf
+def test_against_hfs_pil_processor_with_bicubic():
+    """HF's PIL processor runs without torch: with resample=3 it resizes bicubic as PIL does
+    (PIL's own fixed point), so values agree to a couple of uint8 steps and everything else
+    exactly. (Its default Lanczos is what docs/processors.md measures the exact filter
+    against.)"""
+    image = np.ascontiguousarray(photo("f3.jpg").transpose(1, 2, 0))
+    for cls, hf_cls, config in (
+        (Idefics3ImageProcessor, "Idefics3ImageProcessorPil", {}),
+        (SmolVLMImageProcessor, "SmolVLMImageProcessorPil", {"size": {"longest_edge": 1536}, "max_image_size": {"longest_edge": 384}}),
+    ):
+        hf = getattr(transformers, hf_cls, None)
+        if hf is None:
+            pytest.skip(f"transformers {transformers.__version__} has no {hf_cls}")
+        batch = [[image, image[:300, :200]], [image[:50]]]
+        want = hf(resample=3, return_row_col_info=True, **config)(images=batch, return_tensors="np")
+        got = cls(backend="cpu", return_row_col_info=True, **config)(batch, return_tensors="np")
+        assert set(got) == set(want.keys())
+        assert got["pixel_values"].shape == want["pixel_values"].shape
+        np.testing.assert_array_equal(got["pixel_attention_mask"], want["pixel_attention_mask"])
+        assert (got["rows"], got["cols"]) == (want["rows"], want["cols"])
+        d = np.abs(got["pixel_values"] - want["pixel_values"])
+        assert d.max() <= 3 * STEP + 1e-5 and d.mean() < 0.01 * STEP, (hf_cls, d.max(), d.mean())
+
+
+def test_configs_are_found_and_bad_ones_refused(rng):
+    for config in (
+        {"image_processor_type": "Idefics3ImageProcessor"},
+        {"image_processor_type": "Idefics3ImageProcessorFast"},
+        {"processor_class": "Idefics3Processor"},
+    ):
+        assert type(from_pretrained(config)) is Idefics3ImageProcessor
+    smol = from_pretrained({"processor_class": "SmolVLMProcessor", "size": {"longest_edge": 2048}, "max_image_size": {"longest_edge": 512}})
+    assert type(smol) is SmolVLMImageProcessor and smol.tile == 512
+    assert Idefics3ImageProcessor().resample == 1  # the config's LANCZOS, kept as given
+    with pytest.raises(ProcessorInputError, match="longest_edge"):
+        Idefics3ImageProcessor(size={"shortest_edge": 3})
+    with pytest.raises(ProcessorInputError, match="max_image_size"):
+        Idefics3ImageProcessor(max_image_size={"height": 364})
+    with pytest.raises(ProcessorInputError, match="resized twice"):
+        Idefics3ImageProcessor(backend="cpu")(random_image(rng, (3, 20, 20), np.float16))
+    with pytest.raises(ProcessorInputError, match="no images"):
+        nested_samples([[], []])
+    # A call's settings are the call's.
+    image = random_image(rng, (3, 40, 90))
+    ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
+    assert ours(image, do_image_splitting=False).pixel_values.shape == (1, 1, 3, 32, 32)
+    assert ours(image, max_image_size={"longest_edge": 64}).pixel_values.shape == (1, 3, 3, 64, 64)
+
+
+def test_the_texture_filter_is_close_on_the_photo():
+    image = photo("f3.jpg")
+    exact = Idefics3ImageProcessor(backend="cpu")([image]).pixel_values
+    texture = Idefics3ImageProcessor(backend="cpu", filter="texture")([image]).pixel_values
+    assert exact.shape == texture.shape
+    d = np.abs(exact - texture)
+    assert d.mean() < 0.03 and d.max() < 0.8, (d.mean(), d.max())
+
+
+# -- on the NVIDIA machine: HF's own processor ---------------------------------------------------
+
+
+def _cuda(x):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+
+
+@needs_cuda
+@needs_hf
+@pytest.mark.parametrize("family", ["idefics3", "smolvlm"])
+def test_matches_hugging_face_on_each_device(rng, family):
+    """HF's Idefics3 / SmolVLM processor (its torchvision backend, which resizes CUDA images
+    bicubic for LANCZOS) on the photo and smooth images, host arrays and CUDA tensors: keys,
+    shapes, masks, rows / cols and values within one uint8 rounding tie (CUDA) or equal
+    (host, where HF's torchvision also falls back to bicubic)."""
+    import torch
+
+    config = {} if family == "idefics3" else {"size": {"longest_edge": 2048}, "max_image_size": {"longest_edge": 512}}
+    hf_cls = transformers.Idefics3ImageProcessor if family == "idefics3" else transformers.SmolVLMImageProcessor
+    ours_cls = Idefics3ImageProcessor if family == "idefics3" else SmolVLMImageProcessor
+    hf, ours = hf_cls(return_row_col_info=True, **config), ours_cls(return_row_col_info=True, **config)
+    images = [photo("f3.jpg"), smooth_image(rng, 300, 1300), smooth_image(rng, 1000, 480), smooth_image(rng, 64, 64)]
+    for device in ("cuda", "cpu"):
+        xs = [torch.from_numpy(i) for i in images] if device == "cpu" else [_cuda(i) for i in images]
+        for batch in ([xs[0]], [xs[1], xs[2]], [[xs[1]], [xs[0], xs[3]]]):
+            want = hf(images=batch, return_tensors="pt")
+            got = ours(batch, return_tensors="pt")
+            assert set(got) == set(want.keys()), family
+            for key in ("pixel_values", "pixel_attention_mask"):
+                assert tuple(got[key].shape) == tuple(want[key].shape), (family, key, device)
+                assert got[key].device == want[key].device and got[key].dtype == want[key].dtype, key
+            assert torch.equal(got["pixel_attention_mask"], want["pixel_attention_mask"])
+            assert (got["rows"], got["cols"]) == (want["rows"], want["cols"])
+            d = (got["pixel_values"].cpu() - want["pixel_values"].cpu()).abs()
+            assert d.max().item() <= STEP + 1e-4 and (d > 1e-4).float().mean().item() <= 1e-3, (
+                family,
+                device,
+                d.max().item(),
+                (d > 1e-4).float().mean().item(),
+            )
