@@ -509,7 +509,11 @@ def idefics3_pixel_values(samples, longest_edge, tile, mean, std, split=True):
                 image = resize(image, h, w)
                 if h > tile or w > tile:
                     r, c = math.ceil(h / tile), math.ceil(w / tile)
-                    frames += [image[:, i * tile : (i + 1) * tile, j * tile : (j + 1) * tile] for i in range(r) for j in range(c)]
+                    frames += [
+                        image[:, i * tile : (i + 1) * tile, j * tile : (j + 1) * tile]
+                        for i in range(r)
+                        for j in range(c)
+                    ]
                     frames.append(resize(image, tile, tile))
                 else:
                     frames.append(image)

@@ -316,7 +316,7 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
 # across of 8x to 19x (the fused kernel's; the stretch takes the two passes for both
 # dtypes), partial tiles at every edge, windows past every side (AnyRes's padding), all
-# three layouts, a tall thin window.
+# three layouts, a tall thin window, and resizes to the image's own size (uint8: a copy).
 FUSED_CASES = [
     (2048, 768, 224, 224, 0, 0, 224, 224, "planar"),
     (4096, 2900, 224, 150, 0, 0, 224, 150, "planar"),
@@ -326,13 +326,15 @@ FUSED_CASES = [
     (4800, 480, 588, 420, 0, 0, 588, 420, "merged_patches"),
     (200, 3000, 20, 800, 3, 10, 17, 790, "planar"),
     (901, 77, 96, 40, 40, -9, 64, 60, "planar"),
+    (300, 200, 300, 200, -5, 7, 310, 190, "planar"),  # its own size: the copy
+    (588, 420, 588, 420, 0, 0, 588, 420, "merged_patches"),
 ]
 
 
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
 def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
-    """uint8 images take the fused kernel, float16 ones the two passes: the same pixel
+    """uint8 images take the fused kernel (or the copy), float16 ones the two passes: the same pixel
     values must give the same raw sums bit for bit (no rounding or normalization to hide a
     wrong tap), on a poisoned output. Channels-first images are copied word by word (rows
     starting anywhere in a word when the width is odd); channels-last ones, and images that

@@ -3,7 +3,8 @@ under each tool, with PyTorch's caching allocator off so an out-of-bounds access
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
 past every side, Gemma 3's bilinear), the two-pass kernels (milder shrinks, stretches,
-float16 inputs with rows staged or not) and the texture filter. Sizes are small: the
+float16 inputs with rows staged or not), the copy (a resize to the image's own size),
+uint8 outputs (Idefics3's intermediate images) and the texture filter. Sizes are small: the
 tools run the kernels tens of times slower."""
 
 import torch
@@ -11,6 +12,7 @@ from texturevlm.processors import (
     CLIPImageProcessor,
     Gemma3ImageProcessor,
     GotOcr2ImageProcessor,
+    Idefics3ImageProcessor,
     LlavaNextImageProcessor,
     LlavaOnevisionImageProcessor,
     Qwen2VLImageProcessor,
@@ -44,6 +46,10 @@ for filter in ("exact", "texture"):
     check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
     check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
     check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
+    # Idefics3: resizes into uint8 intermediates, then the copy of a resize to its own size into tiles.
+    check(
+        Idefics3ImageProcessor(filter=filter), [image(700, 1000), image(300, 500), image(300, 500, channels_last=True)]
+    )
     # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
     check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
 print("processor kernels: done")

@@ -258,25 +258,43 @@ def write_cuda(
     cuda_launch(specs[0], plan, filter, len(images), offset, first_time, times, out_dtype).run(images, out_ptr, stream)
 
 
-def resized_image(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> Any:
-    """The image of `spec` (one image) resized by `plan`'s resize and window, as a resize of
-    its dtype leaves it, for a second resize to read (processors that resize twice, as
-    Idefics3's does): uint8 images rounded to bytes (what torchvision's uint8 resize
-    returns), float32 ones as floats; not normalized. CUDA images give a [3, h, w] array
-    of their framework on their device, written on its current stream; host images a
-    NumPy [h, w, 3] array, or a torch [3, h, w] CPU tensor for torch inputs."""
+def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> List[Any]:
+    """Each image of `specs` (one image each, of one size) resized by `plan`'s resize and
+    window, as a resize of its dtype leaves it, for a second resize to read (processors that
+    resize twice, as Idefics3's does): uint8 images rounded to bytes (what torchvision's
+    uint8 resize returns), float32 ones as floats; not normalized. CUDA images give [3, h,
+    w] arrays of their framework on their device, written on its current stream, one launch
+    for images that share a layout; host images NumPy [h, w, 3] arrays, or torch [3, h, w]
+    CPU tensors for torch inputs."""
     h, w = plan.window[2:]
-    if spec.dtype not in ("uint8", "float32"):
-        raise ProcessorInputError(
-            f"{spec.dtype} images cannot be resized twice as HF does: pass uint8 (or float32) images"
-        )
     identity = dataclasses.replace(plan, normalize=IDENTITY, tiles=None, merged=None)
-    if spec.device == "cuda":
-        out = _tensors.empty(spec.framework, "cuda", spec.device_index, (3, h, w), spec.dtype)
-        ptr = out.data_ptr() if spec.framework == "torch" else _tensors.pointer_and_strides(out, spec.framework)[0]
-        stream = _tensors.cuda_stream(spec.framework, spec.device_index)
-        cuda_launch(spec, identity, filter, 1, 0, out_dtype=spec.dtype).run(spec.image_pointers(), ptr, stream)
-        return out
+    out: List[Any] = [None] * len(specs)
+    groups: "dict[Any, List[int]]" = {}
+    for i, spec in enumerate(specs):
+        if spec.dtype not in ("uint8", "float32"):
+            raise ProcessorInputError(
+                f"{spec.dtype} images cannot be resized twice as HF does: pass uint8 (or float32) images"
+            )
+        if spec.device != "cuda":
+            out[i] = _resized_on_host(spec, identity, filter, backend)
+        else:
+            key = (spec.framework, spec.device_index, spec.dtype, tuple(spec.strides), spec.width, spec.height)
+            groups.setdefault(key, []).append(i)
+    for members in groups.values():
+        first = specs[members[0]]
+        batch = _tensors.empty(first.framework, "cuda", first.device_index, (len(members), 3, h, w), first.dtype)
+        ptr = (
+            batch.data_ptr() if first.framework == "torch" else _tensors.pointer_and_strides(batch, first.framework)[0]
+        )
+        pointers = [p for i in members for p in specs[i].image_pointers()]
+        launch = cuda_launch(first, identity, filter, len(pointers), 0, out_dtype=first.dtype)
+        launch.run(pointers, ptr, _tensors.cuda_stream(first.framework, first.device_index))
+        for k, i in enumerate(members):
+            out[i] = batch[k]
+    return out
+
+
+def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str) -> Any:
     planar = host_planar(spec, identity, filter, backend)[0]  # [3, h, w] in the input's units
     if spec.dtype == "uint8":
         planar = np.rint(np.clip(planar, 0, 255)).astype(np.uint8)

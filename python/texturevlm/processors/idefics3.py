@@ -24,7 +24,7 @@ import numpy as np
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, expanded_parts
 from ._images import rgb_spec
-from ._resize import DEFAULT_FILTER, Plan, resized_image
+from ._resize import DEFAULT_FILTER, Plan, resized_images
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, ProcessorInputError, config_flag, config_sizes
 
 #: HF's MAX_IMAGE_SIZE: no side is resized beyond it.
@@ -168,44 +168,61 @@ class Idefics3ImageProcessor(Processor):
             plan = self._plans[key] = self._plan((height, width), (0, 0, height, width), tiles=cut)
         return plan
 
-    def _frames(self, spec: Any) -> Tuple[List[Tuple[Any, Plan]], int, int]:
-        """An image's frames as (source, plan) pairs, and its tile grid. The exact filter
-        reads each frame from HF's intermediate images (resized_image); the texture filter
-        resizes each frame from the image itself."""
-        exact = self.filter == "exact"
-        h, w = self.resized_size(spec.height, spec.width)
-        if exact and (h, w) != (spec.height, spec.width):
-            spec = rgb_spec(resized_image(spec, self._resize_plan(h, w), self.filter, self.backend))
-        if not self.do_image_splitting:
-            return [(spec, self._square())], 0, 0
-        h, w = tile_multiple_size(h, w, self.tile)
-        if exact and (h, w) != (spec.height, spec.width):
-            spec = rgb_spec(resized_image(spec, self._resize_plan(h, w), self.filter, self.backend))
-        if h <= self.tile and w <= self.tile:
-            return [(spec, self._square())], 0, 0
-        return [(spec, self._resize_plan(h, w, tiles=True)), (spec, self._square())], h // self.tile, w // self.tile
+    def _sources(self, specs: List[Any]) -> List[Any]:
+        """The image each image's frames are read from: with the exact filter, HF's last
+        intermediate (the longest-edge resize, then the resize to whole tiles, each from the
+        last one's bytes; images of one size resized in one launch); with the texture
+        filter, the image itself (each frame resized from it once)."""
+        if self.filter != "exact":
+            return specs
+        stages = [self.resized_size]
+        if self.do_image_splitting:
+            stages.append(lambda h, w: tile_multiple_size(*self.resized_size(h, w), self.tile))
+        current = list(specs)
+        for stage in stages:
+            by_size: Dict[Tuple[int, int], List[int]] = {}
+            for i, (spec, original) in enumerate(zip(current, specs)):
+                size = stage(original.height, original.width)
+                if size != (spec.height, spec.width):
+                    by_size.setdefault(size, []).append(i)
+            for (h, w), members in by_size.items():
+                resized = resized_images(
+                    [current[i] for i in members], self._resize_plan(h, w), self.filter, self.backend
+                )
+                for i, image in zip(members, resized):
+                    current[i] = rgb_spec(image)
+        return current
+
+    def _frames(self, source: Any, height: int, width: int) -> Tuple[List[Tuple[Any, Plan]], int, int]:
+        """The frames of an image of height x width read from `source` (_sources'), as
+        (source, plan) pairs, and its tile grid."""
+        rows, cols = self.grid(height, width)
+        if not rows:
+            return [(source, self._square())], 0, 0
+        h, w = rows * self.tile, cols * self.tile
+        return [(source, self._resize_plan(h, w, tiles=True)), (source, self._square())], rows, cols
 
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         samples = nested_samples(images)
-        specs, outputs, counts = [], [], []
-        rows: List[List[int]] = []
-        cols: List[List[int]] = []
+        specs = [rgb_spec(image, self.do_convert_rgb, input_data_format) for sample in samples for image in sample]
+        if any(spec.batch != 1 for spec in specs):
+            raise ProcessorInputError("a sample's images are single images, not batches: pass lists of samples")
+        sources = self._sources(specs)
+        outputs, counts, rows, cols = [], [], [], []
+        at = 0
         for sample in samples:
             frames = 0
             rows.append([])
             cols.append([])
-            for image in sample:
-                spec = rgb_spec(image, self.do_convert_rgb, input_data_format)
-                if spec.batch != 1:
-                    raise ProcessorInputError(f"a sample's images are single images, not a batch of {spec.batch}")
-                parts, r, c = self._frames(spec)
-                specs.append(parts[0][0])
+            for _ in sample:
+                parts, r, c = self._frames(sources[at], specs[at].height, specs[at].width)
                 outputs.append(parts)
                 frames += r * c + 1 if r else 1
                 rows[-1].append(r)
                 cols[-1].append(c)
+                at += 1
             counts.append(frames)
-        run_specs, parts, values = expanded_parts(specs, outputs)
+        run_specs, parts, values = expanded_parts(sources, outputs)
         runner = Runner(run_specs, self.filter, self.backend, self.dtype)
         shape = (values // (3 * self.tile * self.tile), 3, self.tile, self.tile)
 
