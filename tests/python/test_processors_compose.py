@@ -1,8 +1,8 @@
 """texturevlm's processors inside Hugging Face's multimodal processors (processors/hf.py),
 with a tokenizer built offline: the wrapper passes HF's class checks, HF's processor calls
 it with its merged keyword arguments, and the text's image tokens are expanded from
-texturevlm's outputs exactly as from HF's own image processor's. CLIP needs transformers
-only; Qwen2-VL (whose processor also takes a video processor) needs torch too."""
+texturevlm's outputs exactly as from HF's own image processor's. CLIP and Idefics3 need
+transformers only; Qwen2-VL (whose processor also takes a video processor) needs torch too."""
 
 from __future__ import annotations
 
@@ -75,3 +75,39 @@ def test_qwen2_vl_composes_and_expands_image_tokens_as_hfs_own(rng):
     assert (got["pixel_values"] - want["pixel_values"]).abs().max().item() <= 2e-6
     sizes = [(300, 200), (100, 500)]
     assert ours._get_num_multimodal_tokens(image_sizes=sizes) == theirs._get_num_multimodal_tokens(image_sizes=sizes)
+
+
+def test_idefics3_composes_into_idefics3processor(rng):
+    """Idefics3Processor asks its image processor for rows and cols (return_row_col_info) and
+    writes each image's tile tokens from them: with texturevlm's processor the same input_ids
+    as with HF's PIL processor (bicubic, which runs without torch), pixel_values within its
+    couple of uint8 steps (test_processors_idefics3.py) and the same mask."""
+    from texturevlm.processors import Idefics3ImageProcessor
+
+    special = ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]
+    special += [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
+    vocab = {"<unk>": 0, "hello": 1, "world": 2, **{t: 3 + i for i, t in enumerate(special)}}
+    model = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    model.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=model, unk_token="<unk>", pad_token="<unk>")
+    tokenizer.add_special_tokens({"additional_special_tokens": special})
+    config = {"size": {"longest_edge": 128}, "max_image_size": {"longest_edge": 32}}
+    hf_image_processor = getattr(transformers, "Idefics3ImageProcessorPil", None)
+    if hf_image_processor is None:
+        pytest.skip(f"transformers {transformers.__version__} has no Idefics3ImageProcessorPil")
+    ours = transformers.Idefics3Processor(
+        image_processor=as_hf_processor(Idefics3ImageProcessor(backend="cpu", **config)),
+        tokenizer=tokenizer,
+        image_seq_len=4,
+    )
+    theirs = transformers.Idefics3Processor(
+        image_processor=hf_image_processor(resample=3, **config), tokenizer=tokenizer, image_seq_len=4
+    )
+    images = [[random_image(rng, (60, 90, 3))], [random_image(rng, (20, 20, 3)), random_image(rng, (90, 40, 3))]]
+    text = ["hello <image>", "<image> world <image>"]
+    got = ours(images=images, text=text, return_tensors="np", padding=True)
+    want = theirs(images=images, text=text, return_tensors="np", padding=True)
+    assert set(got.keys()) == set(want.keys())
+    np.testing.assert_array_equal(got["input_ids"], want["input_ids"])
+    np.testing.assert_array_equal(got["pixel_attention_mask"], want["pixel_attention_mask"])
+    assert np.abs(got["pixel_values"] - want["pixel_values"]).max() <= 3 / 255 / 0.5
