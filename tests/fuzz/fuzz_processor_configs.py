@@ -26,14 +26,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REGRESSIONS = os.path.join(HERE, "regressions", "processor_configs")
 TYPES = [
     "CLIPImageProcessor", "SiglipImageProcessor", "Qwen2VLImageProcessor", "Qwen2VLVideoProcessor",
-    "Gemma3ImageProcessor", "GotOcr2ImageProcessor", "LlavaNextImageProcessor", "LlavaOnevisionImageProcessor", "Nope",
+    "Gemma3ImageProcessor", "GotOcr2ImageProcessor", "LlavaNextImageProcessor", "LlavaOnevisionImageProcessor",
+    "Idefics3ImageProcessor", "SmolVLMImageProcessor", "Nope",
 ]  # fmt: skip
 KEYS = [
     "size", "crop_size", "do_resize", "do_center_crop", "do_rescale", "rescale_factor", "do_normalize",
     "image_mean", "image_std", "do_convert_rgb", "resample", "min_pixels", "max_pixels", "patch_size",
     "temporal_patch_size", "merge_size", "do_sample_frames", "do_pan_and_scan", "pan_and_scan_min_crop_size",
     "pan_and_scan_max_num_crops", "pan_and_scan_min_ratio_to_activate", "crop_to_patches", "min_patches",
-    "max_patches", "image_grid_pinpoints", "do_pad",
+    "max_patches", "image_grid_pinpoints", "do_pad", "max_image_size", "do_image_splitting", "return_row_col_info",
 ]  # fmt: skip
 SIZE_KEYS = ["height", "width", "shortest_edge", "longest_edge", "min_pixels", "max_pixels"]
 

@@ -155,6 +155,12 @@ def test_configs_are_found_and_bad_ones_refused(rng):
         Idefics3ImageProcessor(size={"shortest_edge": 3})
     with pytest.raises(ProcessorInputError, match="max_image_size"):
         Idefics3ImageProcessor(max_image_size={"height": 364})
+    with pytest.raises(ProcessorInputError, match="exceeds 4096"):
+        Idefics3ImageProcessor(max_image_size={"longest_edge": 5000})
+    # A null in a size dict is a key not given, as HF reads it (the config fuzzer's find).
+    with pytest.raises(ProcessorInputError, match="size must have"):
+        Idefics3ImageProcessor(size={"longest_edge": None})
+    assert Idefics3ImageProcessor(size={"longest_edge": 728, "height": None}).size == {"longest_edge": 728}
     with pytest.raises(ProcessorInputError, match="resized twice"):
         Idefics3ImageProcessor(backend="cpu")(random_image(rng, (3, 20, 20), np.float16))
     with pytest.raises(ProcessorInputError, match="no images"):

@@ -117,13 +117,21 @@ class Idefics3ImageProcessor(Processor):
         resample = getattr(c.get("resample", LANCZOS), "value", c.get("resample", LANCZOS))
         super().__init__({**c, "resample": 3 if resample == LANCZOS else resample}, filter, dtype, backend)
         self.resample = c.get("resample", LANCZOS)  # as the config says; resized bicubic, as HF does on CUDA
-        self.size: Dict[str, int] = config_sizes(c["size"], "size")
-        if "longest_edge" not in self.size and not ("height" in self.size and "width" in self.size):
-            raise ProcessorInputError(f"size must have 'longest_edge', or 'height' and 'width'; got {self.size}")
-        self.max_image_size: Dict[str, int] = config_sizes(c["max_image_size"], "max_image_size")
-        if "longest_edge" not in self.max_image_size:
-            raise ProcessorInputError(f"max_image_size must have 'longest_edge'; got {self.max_image_size}")
+        # HF allows null values in a size dict: a null is a key not given.
+        size = {k: v for k, v in config_sizes(c["size"], "size").items() if v is not None}
+        max_image_size = {k: v for k, v in config_sizes(c["max_image_size"], "max_image_size").items() if v is not None}
+        if "longest_edge" not in size and not ("height" in size and "width" in size):
+            raise ProcessorInputError(f"size must have 'longest_edge', or 'height' and 'width'; got {c['size']}")
+        if "longest_edge" not in max_image_size:
+            raise ProcessorInputError(f"max_image_size must have 'longest_edge'; got {c['max_image_size']}")
+        self.size: Dict[str, int] = size
+        self.max_image_size: Dict[str, int] = max_image_size
         self.tile = int(self.max_image_size["longest_edge"])
+        if self.tile > MAX_IMAGE_SIZE:  # HF would resize every image up to a multiple of it
+            raise ProcessorInputError(
+                f"max_image_size['longest_edge'] {self.tile} exceeds {MAX_IMAGE_SIZE}, the largest side HF resizes to: "
+                "the checkpoints use 364 (Idefics3) or 384 to 512 (SmolVLM)"
+            )
         self.do_image_splitting: bool = config_flag(c, "do_image_splitting", True)
         self.do_pad: bool = config_flag(c, "do_pad", True)
         self.return_row_col_info: bool = config_flag(c, "return_row_col_info", False)
