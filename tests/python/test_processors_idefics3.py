@@ -7,6 +7,11 @@ host and CUDA images."""
 
 from __future__ import annotations
 
+import gc
+import os
+import resource
+from concurrent.futures import ThreadPoolExecutor
+
 import hf_reference as ref
 import numpy as np
 import pytest
@@ -179,6 +184,38 @@ def test_the_texture_filter_is_close_on_the_photo():
     assert exact.shape == texture.shape
     d = np.abs(exact - texture)
     assert d.mean() < 0.03 and d.max() < 0.8, (d.mean(), d.max())
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def test_threads_sharing_a_processor_get_what_one_thread_gets(rng):
+    ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
+    batch = [[random_image(rng, (3, 40, 90))], [random_image(rng, (3, 64, 64)), random_image(rng, (3, 5, 3))]]
+    want = ours(batch)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: ours(batch), range(16)))
+    for got in results:
+        np.testing.assert_array_equal(got.pixel_values, want.pixel_values)
+        np.testing.assert_array_equal(got.pixel_attention_mask, want.pixel_attention_mask)
+
+
+def test_500_calls_leave_host_memory_and_fds_flat(rng):
+    # Each call makes two intermediate images and its outputs (about 0.5 MB): kept per call,
+    # they would grow host memory by 250 MB.
+    ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
+    images = [random_image(rng, (3, 100, 37)), random_image(rng, (3, 17, 200))]
+    for _ in range(20):
+        ours(images)
+    gc.collect()
+    fds, rss = len(os.listdir("/proc/self/fd")), rss_mb()
+    for _ in range(500):
+        ours(images)
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert rss_mb() - rss < 20, f"host memory grew by {rss_mb() - rss:.1f} MB"
 
 
 # -- on the NVIDIA machine: HF's own processor ---------------------------------------------------
