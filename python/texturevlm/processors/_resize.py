@@ -295,6 +295,16 @@ def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str
 
 
 def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str) -> Any:
+    if filter != "texture" and spec.dtype == "uint8" and torch_resizes_bytes(identity.resample):
+        # torch's uint8 resize returns bytes: no float copy between the two resizes.
+        (rh, rw), (top, left, h, w) = identity.resized, identity.window
+        (layer,) = _tensors.host_layer_views(spec)
+        image = _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, identity.resample)
+        if spec.framework == "torch":
+            import torch
+
+            return torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
+        return image
     planar = host_planar(spec, identity, filter, backend)[0]  # [3, h, w] in the input's units
     if spec.dtype == "uint8":
         planar = np.rint(np.clip(planar, 0, 255)).astype(np.uint8)
