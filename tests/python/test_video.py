@@ -303,12 +303,22 @@ def test_ctrl_c_interrupts_a_stream_that_never_answers(tmp_path) -> None:
         "    sys.exit(3)\n"
     )
     with server:
-        process = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        # -X faulthandler: where the child is stuck, should it not exit, is in the failure.
+        process = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", "-c", child],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert process.stdout.readline().strip() == "waiting"
         time.sleep(1.0)  # inside FFmpeg's wait by now (it never ends: timeout=0)
         process.send_signal(signal.SIGINT)
         try:
             process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            _, stacks = process.communicate(timeout=10)
+            pytest.fail(f"Ctrl-C did not end the child in 20 s; its threads:\n{stacks}")
         finally:
             process.kill()
-        assert process.returncode == 3  # KeyboardInterrupt reached Python, promptly
+        assert process.returncode == 3, process.stderr.read()  # KeyboardInterrupt reached Python, promptly
