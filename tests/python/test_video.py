@@ -294,8 +294,12 @@ def test_ctrl_c_interrupts_a_stream_that_never_answers(tmp_path) -> None:
     import time
 
     server, url = _silent_server()
+    # The child handles Ctrl-C as an interactive Python does, whatever this process was given:
+    # a runner started in the background of a shell without job control ignores SIGINT, and
+    # a child would inherit that.
     child = (
-        "import sys, texturevlm as tv\n"
+        "import signal, sys, texturevlm as tv\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "print('waiting', flush=True)\n"
         "try:\n"
         f"    next(tv.video.frames({url!r}, decoder='cpu', timeout=0))\n"
