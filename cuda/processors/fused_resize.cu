@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include <cuda_pipeline.h>
@@ -343,42 +344,38 @@ bool copies_words(const TensorView& source, const ImageList& sources) {
     return true;
 }
 
+// The tiling where the fused kernel takes the resize (its tallest tiles, which take the
+// most shared memory, fit; its shortest give a grid the hardware launches), else none.
+std::optional<Tiling> fused_tiling(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                                   const ResizeTarget& target, SoftwareFilter filter) {
+    if (source_dtype != TensorDtype::u8 || target.images == 0 || target.images > 65535 ||
+        source_width < kMinShrink * target.resized_width)
+        return std::nullopt;
+    Tiling f = tiling_of(source_width, source_height, target, filter);
+    Tiling shortest = f;
+    shortest.tile_rows = kWarps;
+    if (f.bytes > kMaxShared || grid_of(target, shortest).y > 65535) return std::nullopt;
+    return f;
+}
+
 }  // namespace
 
 bool fused_resize_fits(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                        const ResizeTarget& target, SoftwareFilter filter) {
-    if (source_dtype != TensorDtype::u8 || target.images == 0 || target.images > 65535 ||
-        source_width < kMinShrink * target.resized_width)
-        return false;
-    Tiling f = tiling_of(source_width, source_height, target, filter);  // the tallest tiles: the most shared memory
-    const bool fits = f.bytes <= kMaxShared;
-    f.tile_rows = kWarps;  // the shortest: the most blocks down
-    return fits && grid_of(target, f).y <= 65535;
+    return fused_tiling(source_dtype, source_width, source_height, target, filter).has_value();
 }
 
 void resize_fused(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                   const ResizeTarget& target, SoftwareFilter filter, const SpanTable& x_table, const SpanTable& y_table,
                   cudaStream_t stream) {
-    if (!fused_resize_fits(source.dtype, source_width, source_height, target, filter))
-        throw Error("the fused resize takes 8-bit images whose tiles fit in shared memory: use resize_software");
-    Tiling f = tiling_of(source_width, source_height, target, filter);
-    if (y_table.taps != f.y_taps || f.x_taps != (x_table.taps + 6) / 4 * 4)
+    std::optional<Tiling> f = fused_tiling(source.dtype, source_width, source_height, target, filter);
+    if (!f) throw Error("the fused resize takes 8-bit images whose tiles fit in shared memory: use resize_software");
+    if (y_table.taps != f->y_taps || f->x_taps != (x_table.taps + 6) / 4 * 4)
         throw Error("the fused resize's span tables are not this resize's");
-    f.copy_async = copies_words(source, sources);
-    switch (target.out_dtype) {
-        case TensorDtype::f32:
-            launch<float>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
-            break;
-        case TensorDtype::f16:
-            launch<__half>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
-            break;
-        case TensorDtype::bf16:
-            launch<__nv_bfloat16>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
-            break;
-        case TensorDtype::u8:
-            launch<uint8_t>(stream, source, sources, source_width, source_height, target, x_table, y_table, f);
-            break;
-    }
+    f->copy_async = copies_words(source, sources);
+    with_output_type(target.out_dtype, [&](auto out) {
+        launch<decltype(out)>(stream, source, sources, source_width, source_height, target, x_table, y_table, *f);
+    });
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

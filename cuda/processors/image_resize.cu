@@ -317,15 +317,10 @@ __global__ void identity_kernel(TensorView source, const __grid_constant__ Image
     write_pixel<Out>(t, image, at, value);
 }
 
-// The kernel for the target's output dtype (a template each: the store is the hot path).
+// The kernel for the target's output dtype.
 template <template <class> class Kernel, class... Args>
 void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Args... args) {
-    switch (t.out_dtype) {
-        case TensorDtype::f32: Kernel<float>::launch(grid, stream, args...); break;
-        case TensorDtype::f16: Kernel<__half>::launch(grid, stream, args...); break;
-        case TensorDtype::bf16: Kernel<__nv_bfloat16>::launch(grid, stream, args...); break;
-        case TensorDtype::u8: Kernel<uint8_t>::launch(grid, stream, args...); break;
-    }
+    with_output_type(t.out_dtype, [&](auto out) { Kernel<decltype(out)>::launch(grid, stream, args...); });
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

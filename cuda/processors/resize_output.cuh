@@ -115,6 +115,18 @@ __device__ inline __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }
 
+// body(Out{}) with Out the C++ type of an output dtype: each kernel is a template per output
+// type (the store is the hot path), picked once per launch here.
+template <class Body>
+void with_output_type(TensorDtype dtype, Body&& body) {
+    switch (dtype) {
+        case TensorDtype::f32: body(float{}); break;
+        case TensorDtype::f16: body(__half{}); break;
+        case TensorDtype::bf16: body(__nv_bfloat16{}); break;
+        case TensorDtype::u8: body(uint8_t{}); break;
+    }
+}
+
 // Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).
 template <class Out>
 __device__ inline void write_pixel(const ResizeTarget& t, uint32_t image, const Place& at, const float value[3]) {
