@@ -8,6 +8,7 @@ host and CUDA images."""
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 import resource
 from concurrent.futures import ThreadPoolExecutor
@@ -95,6 +96,21 @@ def test_samples_are_padded_and_masked_and_kept_apart_without_do_pad(rng):
     assert set(apart) == {"pixel_values"} and [f.shape[0] for f in apart.pixel_values] == [22, 13]
     for got, want in zip(apart.pixel_values, values):
         assert_hf_values(got, want[: got.shape[0]])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed")
+def test_jax_samples_of_different_frame_counts_are_padded(rng):
+    """JAX arrays in, JAX arrays out; JAX arrays cannot be written into, so the padding of
+    samples with fewer frames is built, not assigned."""
+    import jax
+
+    a, b, c = (random_image(rng, (3, 20, 90)), random_image(rng, (3, 64, 64)), random_image(rng, (3, 5, 3)))
+    ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
+    got = ours([[jax.numpy.asarray(a), jax.numpy.asarray(b)], [jax.numpy.asarray(c)]])
+    want = ours([[a, b], [c]])
+    assert isinstance(got.pixel_values, jax.Array) and isinstance(got.pixel_attention_mask, jax.Array)
+    np.testing.assert_array_equal(np.asarray(got.pixel_values), want.pixel_values)
+    np.testing.assert_array_equal(np.asarray(got.pixel_attention_mask), want.pixel_attention_mask)
 
 
 def test_without_splitting_every_image_is_one_square(rng):

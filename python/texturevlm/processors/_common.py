@@ -378,3 +378,38 @@ def _same_source(a: ImageSpec, b: ImageSpec) -> bool:
     """Whether two images can share a launch: one size, dtype and layout (strides but the
     batch's; an unbatched image's batch stride is 0)."""
     return (a.width, a.height, a.dtype, a.strides[1:]) == (b.width, b.height, b.dtype, b.strides[1:])
+
+
+def array_module(framework: str) -> Any:
+    """NumPy's namespace for host arrays, CuPy's or jax.numpy for theirs."""
+    if framework == "cupy":
+        import cupy
+
+        return cupy
+    if framework == "jax":
+        import jax.numpy as jnp
+
+        return jnp
+    return np
+
+
+def padded_groups(values: Any, counts: List[int], do_pad: bool, framework: str) -> Any:
+    """[sum of counts, ...] -> [groups, most, ...] zero-filled after each group's own rows
+    (do_pad), or a list of each group's rows without do_pad; one reshape where every group
+    has as many. The groups are a family's per-image rows (LLaVA) or per-sample frames
+    (Idefics3). JAX arrays are immutable: they are stacked, not written into."""
+    rest = tuple(values.shape[1:])
+    if len(set(counts)) == 1:
+        return values.reshape((len(counts), counts[0]) + rest)
+    starts = [sum(counts[:i]) for i in range(len(counts))]
+    rows = [values[s : s + n] for s, n in zip(starts, counts)]
+    if not do_pad:
+        return rows
+    most = max(counts)
+    if framework == "torch":
+        out = values.new_zeros((len(counts), most) + rest)
+        for i, r in enumerate(rows):
+            out[i, : r.shape[0]] = r
+        return out
+    xp = array_module(framework)
+    return xp.stack([xp.concatenate([r, xp.zeros((most - r.shape[0],) + rest, r.dtype)]) for r in rows])

@@ -264,8 +264,8 @@ def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str
     resize twice, as Idefics3's does): uint8 images rounded to bytes (what torchvision's
     uint8 resize returns), float32 ones as floats; not normalized. CUDA images give [3, h,
     w] arrays of their framework on their device, written on its current stream, one launch
-    for images that share a layout; host images NumPy [h, w, 3] arrays, or torch [3, h, w]
-    CPU tensors for torch inputs."""
+    for images that share a layout; host images [h, w, 3] arrays of their framework (torch
+    [3, h, w] CPU tensors for torch inputs), so a call's outputs stay in it."""
     h, w = plan.window[2:]
     identity = dataclasses.replace(plan, normalize=IDENTITY, tiles=None, merged=None)
     out: List[Any] = [None] * len(specs)
@@ -300,19 +300,25 @@ def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str)
         (rh, rw), (top, left, h, w) = identity.resized, identity.window
         (layer,) = _tensors.host_layer_views(spec)
         image = _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, identity.resample)
-        if spec.framework == "torch":
-            import torch
-
-            return torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
-        return image
+        return _host_image_as(spec.framework, image)
     planar = host_planar(spec, identity, filter, backend)[0]  # [3, h, w] in the input's units
     if spec.dtype == "uint8":
         planar = np.rint(np.clip(planar, 0, 255)).astype(np.uint8)
-    if spec.framework == "torch":
+    return _host_image_as(spec.framework, np.ascontiguousarray(planar.transpose(1, 2, 0)))
+
+
+def _host_image_as(framework: str, image: np.ndarray) -> Any:
+    """A host [h, w, 3] image in the input's framework, so the call's outputs stay in it: a
+    torch [3, h, w] CPU tensor, a JAX array, else the NumPy array."""
+    if framework == "torch":
         import torch
 
-        return torch.from_numpy(np.ascontiguousarray(planar))
-    return np.ascontiguousarray(planar.transpose(1, 2, 0))
+        return torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
+    if framework == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(image)
+    return image
 
 
 class CudaCall:

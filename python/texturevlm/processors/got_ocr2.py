@@ -109,10 +109,7 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
     ) -> int:
         """Rows of pixel_values for an image of height x width: its tiles and thumbnail (the
         config values among `images_kwargs`, as HF's multimodal processors pass them, applied)."""
-        processor = self._with(images_kwargs)
-        if processor is not self:
-            return processor.get_number_of_image_patches(height, width)
-        columns, rows = self.tile_grid(height, width)
+        columns, rows = self._with(images_kwargs).tile_grid(height, width)
         return 1 if columns * rows == 1 else columns * rows + 1
 
     def _counts(self, images: int) -> Dict[str, List[int]]:

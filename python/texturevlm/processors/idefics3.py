@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import _tensors
-from ._common import BatchFeature, Processor, Runner, expanded_parts
+from ._common import BatchFeature, Processor, Runner, array_module, expanded_parts, padded_groups
 from ._images import rgb_spec
 from ._resize import DEFAULT_FILTER, Plan, resized_images
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, ProcessorInputError, config_flag, config_sizes
@@ -156,10 +156,7 @@ class Idefics3ImageProcessor(Processor):
         self, height: int, width: int, images_kwargs: Optional[Dict[str, Any]] = None
     ) -> int:
         """Frames an image of height x width gives: its tiles and its whole, or one."""
-        processor = self._with(images_kwargs)
-        if processor is not self:
-            return processor.get_number_of_image_patches(height, width)
-        rows, cols = self.grid(height, width)
+        rows, cols = self._with(images_kwargs).grid(height, width)
         return rows * cols + 1 if rows else 1
 
     def _square(self) -> Plan:
@@ -253,38 +250,22 @@ class SmolVLMImageProcessor(Idefics3ImageProcessor):
 
 
 def per_sample(values: Any, counts: List[int], do_pad: bool, framework: str) -> Tuple[Any, Any]:
-    """[frames, 3, P, P] -> ([samples, most frames, 3, P, P] zero-padded, its int64 mask
-    [samples, most frames, P, P]) with do_pad; else (the samples' frames, None): one array
-    where every sample has as many, else a list."""
-    rest = tuple(values.shape[1:])
-    starts = [sum(counts[:i]) for i in range(len(counts))]
+    """[frames, 3, P, P] -> the samples' frames (padded_groups) and, with do_pad, the int64
+    mask [samples, most frames, P, P]: 1 on a sample's own frames, 0 on its padding."""
+    values = padded_groups(values, counts, do_pad, framework)
     if not do_pad:
-        if len(set(counts)) == 1:
-            return values.reshape((len(counts), counts[0]) + rest), None
-        return [values[s : s + n] for s, n in zip(starts, counts)], None
-    most = max(counts)
+        return values, None
+    shape = tuple(values.shape[:2]) + tuple(values.shape[-2:])
     if framework == "torch":
         import torch
 
-        if len(set(counts)) == 1:
-            out = values.reshape((len(counts), most) + rest)
-        else:
-            out = values.new_zeros((len(counts), most) + rest)
-            for i, (s, n) in enumerate(zip(starts, counts)):
-                out[i, :n] = values[s : s + n]
-        shape = (len(counts), most) + rest[1:]
         if len(set(counts)) == 1:  # one fill, no per-sample launches
-            return out, torch.ones(shape, dtype=torch.int64, device=values.device)
+            return values, torch.ones(shape, dtype=torch.int64, device=values.device)
         mask = torch.zeros(shape, dtype=torch.int64, device=values.device)
         for i, n in enumerate(counts):
             mask[i, :n] = 1
-        return out, mask
-    from .llava_next import array_module
-
-    xp = array_module(framework)
-    out = xp.zeros((len(counts), most) + rest, values.dtype)
-    mask = np.zeros((len(counts), most) + rest[1:], np.int64)
-    for i, (s, n) in enumerate(zip(starts, counts)):
-        out[i, :n] = values[s : s + n]
+        return values, mask
+    mask = np.zeros(shape, np.int64)
+    for i, n in enumerate(counts):
         mask[i, :n] = 1
-    return out, (xp.asarray(mask) if framework != "numpy" else mask)
+    return values, (mask if framework == "numpy" else array_module(framework).asarray(mask))

@@ -12,7 +12,7 @@ import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import _tensors
-from ._common import BatchFeature, int_table
+from ._common import BatchFeature, array_module, int_table, padded_groups
 from ._images import flat_images, rgb_spec
 from ._resize import DEFAULT_FILTER, Plan, cached_call
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_size, resized_size
@@ -134,10 +134,8 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
     ) -> int:
         """Rows an image of height x width gives before padding: its whole and its tiles."""
         processor = self._with(images_kwargs)
-        if processor is not self:
-            return processor.get_number_of_image_patches(height, width)
-        bh, bw = self.best_resolution(height, width)
-        return 1 + math.ceil(bh / self.tile) * math.ceil(bw / self.tile)
+        bh, bw = processor.best_resolution(height, width)
+        return 1 + math.ceil(bh / processor.tile) * math.ceil(bw / processor.tile)
 
     def _samples(self, images: Any) -> Tuple[Any, List[int]]:
         """The images and batch_num_images as HF's LLaVA-OneVision reads them (one image per
@@ -165,7 +163,7 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
 
         def finish(out: BatchFeature) -> BatchFeature:
             framework = _tensors.framework_of(out["pixel_values"])
-            out["pixel_values"] = self._per_image(out["pixel_values"], counts, framework)
+            out["pixel_values"] = padded_groups(out["pixel_values"], counts, self.do_pad, framework)
             out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
             if per_sample:
                 out["batch_num_images"] = int_table(framework, per_sample)
@@ -177,40 +175,6 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         """Every image, in order, and batch_num_images as HF's LLaVA-OneVision reads them
         (none here: LLaVA-NeXT tiles every image)."""
         return flat_images(images), []
-
-    def _per_image(self, values: Any, counts: List[int], framework: str) -> Any:
-        """[sum of rows, 3, P, P] -> [images, most rows, 3, P, P], zero-filled (do_pad), or a
-        list of each image's rows without do_pad."""
-        rest = tuple(values.shape[1:])
-        if len(set(counts)) == 1:
-            return values.reshape((len(counts), counts[0]) + rest)
-        starts = [sum(counts[:i]) for i in range(len(counts))]
-        rows = [values[s : s + n] for s, n in zip(starts, counts)]
-        if not self.do_pad:
-            return rows
-        most = max(counts)
-        if framework == "torch":
-            out = values.new_zeros((len(counts), most) + rest)
-            for i, r in enumerate(rows):
-                out[i, : r.shape[0]] = r
-            return out
-        xp = array_module(framework)
-        return xp.stack([xp.concatenate([r, xp.zeros((most - r.shape[0],) + rest, r.dtype)]) for r in rows])
-
-
-def array_module(framework: str) -> Any:
-    """NumPy's namespace for host arrays, CuPy's or jax.numpy for theirs."""
-    if framework == "cupy":
-        import cupy
-
-        return cupy
-    if framework == "jax":
-        import jax.numpy as jnp
-
-        return jnp
-    import numpy
-
-    return numpy
 
 
 def padded_square(spec: Any, fill: List[int]) -> Any:
