@@ -4,7 +4,9 @@
 # -DCMAKE_CUDA_ARCHITECTURES=90); loader and validation-layer .debs from .gl; logs and JSON
 # go to $OUT. The summary (one line per suite, then the benchmark table) is printed last,
 # then a verdict: "GPU suites: PASS", or "GPU suites: FAIL" with each failed suite (a failed
-# case, a sanitizer report, a non-zero exit or a timeout) and exit status 1.
+# case, a sanitizer report, objects leaked at exit, a non-zero exit or a timeout) and exit
+# status 1. Split runs: PYTHON_ONLY=1 (the Python package and its benchmarks), SKIP_BENCH=1,
+# SANITIZERS_ONLY=1 (TOOLS picks some; TOOLS=none runs the suites without them).
 set -u
 bin=${1:-.device}
 out=${OUT:-gpu_out}
@@ -37,6 +39,8 @@ suite() {  # name, command...: runs it, keeps the log, records its verdict and s
   grep -qE '^\[doctest\] test cases:.*\| *[1-9][0-9]* failed' "$out/$name.log" && why="${why:+$why, }failed cases"
   grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$out/$name.log" && why="${why:+$why, }sanitizer reports"
   grep -qE '^=+ .*[0-9]+ failed' "$out/$name.log" && why="${why:+$why, }failed tests"
+  # nanobind names engine objects still alive when the extension is torn down: a leak.
+  grep -q 'nanobind: leaked' "$out/$name.log" && why="${why:+$why, }objects leaked at exit"
   if [ -n "$why" ]; then
     failed+=("$name ($why)")
     summary+=("FAIL $name: $why, $((SECONDS - start)) s; $line")
@@ -53,30 +57,47 @@ finish() {  # the summary, then the verdict: exit 1 if anything failed
   echo "GPU suites: PASS (${#summary[@]} runs)"
   exit 0
 }
-# The Python package, built here for this machine's Python from the checkout, with the build
-# dependencies the machine lacks unpacked from .deps (python/fetch_build_deps.sh; the README's
-# recipe). PYTHON_ONLY=1 runs this part and the benchmarks it compares with, nothing else.
-if [ -d .deps ]; then
+# The Python package: a wheel built on a machine like this one ($bin/wheel/*.whl, e.g. by an
+# earlier run: it is copied to $OUT) is installed as it is; otherwise it is built here for this
+# machine's Python from the checkout, with the build dependencies the machine lacks unpacked
+# from .deps (python/fetch_build_deps.sh; the README's recipe). PYTHON_ONLY=1 runs this part
+# and the benchmarks it compares with, nothing else.
+python_ready=""
+rm -rf /tmp/tvlm_site
+if ls "$bin"/wheel/*.whl >/dev/null 2>&1; then
+  suite python_install python3 -m pip install --no-deps --target /tmp/tvlm_site "$bin"/wheel/*.whl
+elif [ -d .deps ]; then
   eval "$(bash python/fetch_build_deps.sh --unpack)"
-  rm -rf /tmp/tvlm_site
-  SUITE_TIMEOUT=420 suite python_build python3 -m pip install --no-build-isolation --no-deps --target /tmp/tvlm_site .
+  rm -f "$out"/texturevlm-*.whl
+  SUITE_TIMEOUT=420 suite python_build python3 -m pip wheel --no-build-isolation --no-deps -w "$out" . \
+    -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=90
+  suite python_install python3 -m pip install --no-deps --target /tmp/tvlm_site "$out"/texturevlm-*.whl
+fi
+[ -d /tmp/tvlm_site/texturevlm ] && python_ready=1
+if [ -n "$python_ready" ]; then
   export PYTHONPATH=/tmp/tvlm_site${PYTHONPATH:+:$PYTHONPATH}
   # Optional dependencies carried as wheels ($bin/wheels: nvImageCodec and nvJPEG for the GPU
   # JPEG decode), installed beside the package.
   if ls "$bin"/wheels/*.whl >/dev/null 2>&1; then
     suite optional_wheels python3 -m pip install --no-deps --target /tmp/tvlm_site "$bin"/wheels/*.whl
   fi
+fi
+if [ -n "$python_ready" ] && [ -z "${SANITIZERS_ONLY:-}" ]; then
   TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -X faulthandler -m pytest tests/python -q -ra -p no:cacheprovider
-  SUITE_TIMEOUT=300 suite bench_video "$bin/tvlm" bench video --json "$out/bench_video.json"
-  SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
-    --tvlm-json "$out/bench_video.json"
-  SUITE_TIMEOUT=300 suite processors_bench python3 -m texturevlm.bench processors --json "$out/processors_bench.json"
-  SUITE_TIMEOUT=300 suite encoded_bench python3 -m texturevlm.bench encoded --json "$out/encoded_bench.json"
-  SUITE_TIMEOUT=300 suite grad_bench python3 -m texturevlm.bench grad --json "$out/grad_bench.json"
-  SUITE_TIMEOUT=300 suite fields_bench python3 -m texturevlm.bench fields --json "$out/fields_bench.json"
+  if [ -z "${SKIP_BENCH:-}" ]; then
+    [ -x "$bin/tvlm" ] && SUITE_TIMEOUT=300 suite bench_video "$bin/tvlm" bench video --json "$out/bench_video.json"
+    SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
+      --tvlm-json "$out/bench_video.json"
+    SUITE_TIMEOUT=300 suite processors_bench python3 -m texturevlm.bench processors --json "$out/processors_bench.json"
+    SUITE_TIMEOUT=300 suite encoded_bench python3 -m texturevlm.bench encoded --json "$out/encoded_bench.json"
+    SUITE_TIMEOUT=300 suite grad_bench python3 -m texturevlm.bench grad --json "$out/grad_bench.json"
+    SUITE_TIMEOUT=300 suite fields_bench python3 -m texturevlm.bench fields --json "$out/fields_bench.json"
+  fi
   if [ -n "${PYTHON_ONLY:-}" ]; then
-    grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30; cat "$out/python_bench.log"
-    cat "$out/processors_bench.log" "$out/encoded_bench.log" "$out/grad_bench.log" "$out/fields_bench.log"
+    grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30
+    for log in python_bench processors_bench encoded_bench grad_bench fields_bench; do
+      [ -e "$out/$log.log" ] && cat "$out/$log.log"
+    done
     finish
   fi
 fi
@@ -104,12 +125,15 @@ if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-s
   # Each tool over the suite less its soak and size cases, named "[soak]" (they repeat what
   # the rest covers, thousands of times). racecheck and initcheck run several times slower
   # than memcheck and synccheck: each tool has a time of its own (SANITIZER_TIMEOUT).
+  # TOOLS=none runs the suites without them (a split run whose sanitizers ran in another call).
+  [ "${TOOLS:-}" = none ] && summary+=("LEFT OUT compute-sanitizer tools: TOOLS=none")
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+    [ "$tool" = none ] && continue
     case $tool in racecheck|initcheck) limit=${SANITIZER_TIMEOUT:-600} ;; *) limit=${SANITIZER_TIMEOUT:-300} ;; esac
     SUITE_TIMEOUT=$limit suite "$tool" "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" \
           --test-case-exclude='*[soak]*'
     # The processors' kernels, through the Python package where it was built (above).
-    if python3 -c "import texturevlm, torch" 2>/dev/null; then
+    if [ -n "$python_ready" ] && python3 -c "import texturevlm, torch" 2>/dev/null; then
       PYTORCH_NO_CUDA_MEMORY_CACHING=1 SUITE_TIMEOUT=$limit suite "${tool}_processors" "$sanitizer" --tool "$tool" \
         --error-exitcode 9 python3 tests/sanitizer/processor_kernels.py
     fi

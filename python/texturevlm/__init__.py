@@ -57,10 +57,15 @@ __version__: str = _core.__version__  # CMakeLists.txt's project(VERSION), as tv
 def _release_at_exit() -> None:
     """Frees what texturevlm keeps (layouts' device copies, CUDA textures, Vulkan contexts)
     while the interpreter, CUDA and Vulkan are all still alive, in that order."""
+    import gc
+
     from . import _devices, functional, pyramid
 
     pyramid._layout_cache.clear()
     functional.clear_cache()
+    # Engine objects held only by reference cycles are freed at the next full collection,
+    # which at exit comes after the extension is torn down: collect them now.
+    gc.collect()
     _devices._vulkan.clear()
 
 

@@ -312,20 +312,27 @@ def pointer_and_bytes(x: Any, framework: str) -> Tuple[int, int]:
 
 def from_host(array: np.ndarray, framework: str, dtype: str = "") -> Any:
     """A host result in the caller's framework: torch CPU tensors share the NumPy memory,
-    JAX arrays take it through DLPack. `dtype` 'bfloat16': float32 values converted (NumPy
-    has no bfloat16)."""
+    JAX arrays are put on JAX's CPU device. `dtype` 'bfloat16': float32 values converted
+    (NumPy has no bfloat16)."""
     if framework == "torch":
         import torch
 
         tensor = torch.from_numpy(array)
         return tensor.to(torch.bfloat16) if dtype == "bfloat16" else tensor
     if framework == "jax":
-        import jax.dlpack
         import jax.numpy as jnp
 
-        result = jax.dlpack.from_dlpack(np.ascontiguousarray(array))
+        result = jax_on_host(array)
         return result.astype(jnp.bfloat16) if dtype == "bfloat16" else result
     return array
+
+
+def jax_on_host(array: np.ndarray) -> Any:
+    """`array` as a JAX array on JAX's CPU device: a host input's results stay on the host
+    where JAX also has a GPU (its default device, where jnp.asarray would put them)."""
+    import jax
+
+    return jax.device_put(np.ascontiguousarray(array), jax.devices("cpu")[0])
 
 
 class torch_stream:

@@ -101,14 +101,17 @@ def test_samples_are_padded_and_masked_and_kept_apart_without_do_pad(rng):
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed")
 def test_jax_samples_of_different_frame_counts_are_padded(rng):
     """JAX arrays in, JAX arrays out; JAX arrays cannot be written into, so the padding of
-    samples with fewer frames is built, not assigned."""
+    samples with fewer frames is built, not assigned. The arrays are put on JAX's CPU device:
+    where JAX has a GPU, its arrays go there by default."""
     import jax
 
     a, b, c = (random_image(rng, (3, 20, 90)), random_image(rng, (3, 64, 64)), random_image(rng, (3, 5, 3)))
     ours = Idefics3ImageProcessor(backend="cpu", **SMALL)
-    got = ours([[jax.numpy.asarray(a), jax.numpy.asarray(b)], [jax.numpy.asarray(c)]])
+    cpu = jax.devices("cpu")[0]
+    got = ours([[jax.device_put(a, cpu), jax.device_put(b, cpu)], [jax.device_put(c, cpu)]])
     want = ours([[a, b], [c]])
     assert isinstance(got.pixel_values, jax.Array) and isinstance(got.pixel_attention_mask, jax.Array)
+    assert got.pixel_values.devices() == {cpu} and got.pixel_attention_mask.devices() == {cpu}
     np.testing.assert_array_equal(np.asarray(got.pixel_values), want.pixel_values)
     np.testing.assert_array_equal(np.asarray(got.pixel_attention_mask), want.pixel_attention_mask)
 

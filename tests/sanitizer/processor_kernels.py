@@ -34,22 +34,29 @@ def check(processor, images) -> None:
     assert torch.isfinite(values).all(), type(processor).__name__
 
 
-small = dict(size={"height": 32, "width": 32}, image_grid_pinpoints=[[32, 64], [64, 32], [64, 64], [96, 32]])
-for filter in ("exact", "texture"):
-    for proc in (LlavaOnevisionImageProcessor(filter=filter, **small), LlavaNextImageProcessor(filter=filter)):
-        for h, w in ((5, 3), (40, 90), (90, 40), (700, 33), (1000, 999)):
-            x = image(h, w)
-            check(proc, [x, x[:, : h // 2 + 1]])
-    check(CLIPImageProcessor(filter=filter), [image(1024, 1024), image(2000, 700, channels_last=True)])
-    check(CLIPImageProcessor(filter=filter), [image(100, 150)])  # a stretch
-    check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
-    check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
-    check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
-    check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
-    # Idefics3: resizes into uint8 intermediates, then the copy of a resize to its own size into tiles.
-    check(
-        Idefics3ImageProcessor(filter=filter), [image(700, 1000), image(300, 500), image(300, 500, channels_last=True)]
-    )
-    # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
-    check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
-print("processor kernels: done")
+def main() -> None:
+    """Every processor kernel once; nothing is kept in globals, so all is freed before exit."""
+    small = dict(size={"height": 32, "width": 32}, image_grid_pinpoints=[[32, 64], [64, 32], [64, 64], [96, 32]])
+    for filter in ("exact", "texture"):
+        for proc in (LlavaOnevisionImageProcessor(filter=filter, **small), LlavaNextImageProcessor(filter=filter)):
+            for h, w in ((5, 3), (40, 90), (90, 40), (700, 33), (1000, 999)):
+                x = image(h, w)
+                check(proc, [x, x[:, : h // 2 + 1]])
+        check(CLIPImageProcessor(filter=filter), [image(1024, 1024), image(2000, 700, channels_last=True)])
+        check(CLIPImageProcessor(filter=filter), [image(100, 150)])  # a stretch
+        check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
+        check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
+        check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
+        check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
+        # Idefics3: resizes into uint8 intermediates, then the copy of a resize to its own size into tiles.
+        check(
+            Idefics3ImageProcessor(filter=filter),
+            [image(700, 1000), image(300, 500), image(300, 500, channels_last=True)],
+        )
+        # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
+        check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
+    print("processor kernels: done")
+
+
+if __name__ == "__main__":
+    main()

@@ -309,15 +309,13 @@ def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str)
 
 def _host_image_as(framework: str, image: np.ndarray) -> Any:
     """A host [h, w, 3] image in the input's framework, so the call's outputs stay in it: a
-    torch [3, h, w] CPU tensor, a JAX array, else the NumPy array."""
+    torch [3, h, w] CPU tensor, a JAX array on JAX's CPU device, else the NumPy array."""
     if framework == "torch":
         import torch
 
         return torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
     if framework == "jax":
-        import jax.numpy as jnp
-
-        return jnp.asarray(image)
+        return _tensors.jax_on_host(image)
     return image
 
 
