@@ -17,6 +17,9 @@
 //   std::optional<int64_t> integer(Node)    whole numbers only
 //   std::optional<uint64_t> unsigned_integer(Node)   whole numbers 0 .. 2^64 - 1
 //   std::optional<bool> boolean(Node);  std::optional<std::string> string(Node)
+// and, where walking an object's items costs less than looking its keys up (Python dicts):
+//   template <class F> void for_each_item(Node object, F f)   f(Key key, Node value)
+//   std::string_view key_text(Key key)   the key's text (a placeholder for a key that is not text)
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -57,6 +60,10 @@ public:
     Fields(Node object, const std::string& name, const char* list, size_t index, const Schema<Tree, N>& schema)
         : object_(object), name_(name), list_(list), index_(index), names_(schema.names) {
         if (!Tree::is_object(object)) fail("", "an object");
+        if constexpr (requires(Node n) { Tree::for_each_item(n, [](typename Tree::Key, Node) {}); }) {
+            read_items(schema);
+            return;
+        }
         size_t found = 0;
         for (size_t i = 0; i < N; ++i) {
             nodes_[i] = Tree::find(object, schema.keys[i]);
@@ -68,16 +75,16 @@ public:
                 throw Error(where() + ": unknown key \"" + std::string(key) + "\"");
         });
     }
-    // The node of `key`, one of the schema's names (invalid where absent). Fields are read in
-    // the schema's order, so the search starts after the last one found.
+    // The node of `key`, one of the schema's names (invalid where absent). Fields are mostly
+    // read in the schema's order, so the search starts after the last one found; the names
+    // are the same literals, so pointers are compared before any text.
     Node find(const char* key) const {
         for (size_t k = 0; k < N; ++k) {
             const size_t i = (next_ + k) % N;
-            if (names_[i] == key || std::strcmp(names_[i], key) == 0) {
-                next_ = i + 1;
-                return nodes_[i];
-            }
+            if (names_[i] == key) return found(i);
         }
+        for (size_t i = 0; i < N; ++i)
+            if (std::strcmp(names_[i], key) == 0) return found(i);
         return Node{};
     }
     float number(const char* key, float fallback) const {
@@ -138,6 +145,29 @@ public:
     }
 
 private:
+    Node found(size_t i) const {
+        next_ = i + 1;
+        return nodes_[i];
+    }
+    // One walk over the object's items: each key matched to the schema's by identity (Python
+    // keys written in source are the interned ones), else by text; unknown keys refused.
+    void read_items(const Schema<Tree, N>& schema) {
+        size_t next = 0;  // items usually come in the schema's order
+        Tree::for_each_item(object_, [&](typename Tree::Key key, Node value) {
+            size_t i = N;
+            for (size_t k = 0; k < N && i == N; ++k)
+                if (schema.keys[(next + k) % N] == key) i = (next + k) % N;
+            if (i == N) {
+                const std::string_view text = Tree::key_text(key);
+                for (size_t k = 0; k < N && i == N; ++k)
+                    if (text == names_[k]) i = k;
+                if (i == N) throw Error(where() + ": unknown key \"" + std::string(text) + "\"");
+            }
+            nodes_[i] = value;
+            next = i + 1;
+        });
+    }
+
     Node object_;
     const std::string& name_;
     const char* list_;
@@ -183,6 +213,7 @@ OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::st
     });
     OverlaySceneFile file;
     const auto boxes = list(root, lists, 0, name);
+    file.scene.boxes.reserve(length<Tree>(boxes));
     for (size_t i = 0; i < length<Tree>(boxes); ++i) {
         const Fields f(Tree::at(boxes, i), name, "boxes", i, box_keys);
         const OverlayBox d;
@@ -191,6 +222,8 @@ OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::st
                                     f.color("stroke", d.stroke), f.color("fill", d.fill)});
     }
     const auto points = list(root, lists, 1, name);
+    file.scene.points.reserve(length<Tree>(points));
+    file.point_tracks.reserve(length<Tree>(points));
     for (size_t i = 0; i < length<Tree>(points); ++i) {
         const Fields f(Tree::at(points, i), name, "points", i, point_keys);
         const OverlayPoint d;
@@ -229,6 +262,7 @@ OverlaySceneFile read_overlay_scene_tree(typename Tree::Node root, const std::st
         file.scene.trails.push_back(std::move(t));
     }
     const auto labels = list(root, lists, 5, name);
+    file.scene.labels.reserve(length<Tree>(labels));
     for (size_t i = 0; i < length<Tree>(labels); ++i) {
         const Fields f(Tree::at(labels, i), name, "labels", i, label_keys);
         const OverlayLabel d;

@@ -109,6 +109,22 @@ struct PythonTree {
         }
     }
     static size_t key_count(Node n) { return size_t(PyDict_Size(n)); }
+    // A dict's items in one walk: cheaper than a lookup per schema key.
+    template <class F>
+    static void for_each_item(Node n, F f) {
+        PyObject *key = nullptr, *value = nullptr;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(n, &pos, &key, &value)) f(key, value);
+    }
+    static std::string_view key_text(PyObject* key) {
+        Py_ssize_t length = 0;
+        const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &length) : nullptr;
+        if (!text) {
+            PyErr_Clear();
+            return "<a key that is not a string>";
+        }
+        return {text, size_t(length)};
+    }
     // Keys are the schema's names, each made an interned Python string once (its hash kept and
     // the object kept for the process): a lookup hashes nothing.
     using Key = PyObject*;
@@ -131,8 +147,11 @@ struct PythonTree {
     static Node at(Node n, size_t i) {
         return PyList_Check(n) ? PyList_GetItem(n, Py_ssize_t(i)) : PyTuple_GetItem(n, Py_ssize_t(i));
     }
+    // number() and integer() are inlined into the reader: called out of line, their optional
+    // results went through the stack as a byte store then a wider load, a store-forwarding
+    // stall on every value (most of a scene's read time, by perf).
     // A number: int or float, or a scalar with __float__ (NumPy's); not bool, str or a sequence.
-    static std::optional<double> number(Node n) {
+    [[gnu::always_inline]] static std::optional<double> number(Node n) {
         if (PyFloat_CheckExact(n)) return PyFloat_AsDouble(n);
         if (PyLong_CheckExact(n)) {
             const double d = PyLong_AsDouble(n);
@@ -153,7 +172,7 @@ struct PythonTree {
         return d;
     }
     // A whole number: int or a scalar with __index__ (NumPy's integers); not bool.
-    static std::optional<int64_t> integer(Node n) {
+    [[gnu::always_inline]] static std::optional<int64_t> integer(Node n) {
         if (PyLong_CheckExact(n)) {  // most bytes and ids: no index object made
             int overflow = 0;
             const long long v = PyLong_AsLongLongAndOverflow(n, &overflow);

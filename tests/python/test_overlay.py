@@ -166,6 +166,15 @@ def test_a_scene_dict_draws_as_its_json_text_and_is_refused_alike(rng: np.random
         from_text = tv.overlay.draw(frame, json.dumps(scene), knn=2, backend="cpu", inplace=False)
         np.testing.assert_array_equal(from_dict, from_text)
         assert (from_dict != frame).any()
+        # Keys that are not the interned ones (json.loads makes its own): matched by their text.
+        from_loaded = tv.overlay.draw(frame, json.loads(json.dumps(scene)), knn=2, backend="cpu", inplace=False)
+        np.testing.assert_array_equal(from_loaded, from_text)
+    made = {"".join(["x"]): 20.0, "".join(["y"]): 16.0, "".join(["wid", "th"]): 12, "".join(["hei", "ght"]): 10}
+    frame = random_frame(rng, 48, 32)
+    np.testing.assert_array_equal(
+        tv.overlay.draw(frame, {"boxes": [made]}, backend="cpu", inplace=False),
+        tv.overlay.draw(frame, json.dumps({"boxes": [made]}), backend="cpu", inplace=False),
+    )
     numpy_scene = {
         "boxes": [
             {
