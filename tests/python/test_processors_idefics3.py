@@ -240,6 +240,22 @@ def test_500_calls_leave_host_memory_and_fds_flat(rng):
 # -- on the NVIDIA machine: HF's own processor ---------------------------------------------------
 
 
+@needs_cuda
+def test_repeated_cuda_calls_reuse_their_resize_targets(rng):
+    """Each resize between Idefics3's stages finds its kept ResizeTarget and resizer on later
+    calls (they are kept by their plan's identity), instead of making new ones per call."""
+    from texturevlm.processors import _resize
+
+    ours = Idefics3ImageProcessor(**SMALL)
+    images = [_cuda(random_image(rng, (3, 90, 130))), _cuda(random_image(rng, (3, 40, 40)))]
+    first = ours(images)
+    targets, resizers = len(_resize._targets), len(_resize._resizers)
+    for _ in range(3):
+        again = ours([i.clone() for i in images])
+    assert (len(_resize._targets), len(_resize._resizers)) == (targets, resizers)
+    assert np.array_equal(again.pixel_values.cpu().numpy(), first.pixel_values.cpu().numpy())
+
+
 def _cuda(x):
     import torch
 
