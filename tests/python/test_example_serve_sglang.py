@@ -62,8 +62,9 @@ def decoded(path: Path) -> np.ndarray:
 def test_the_request_is_hfs_with_texturevlms_image_processor(model, device):
     """The prompt's tokens and grid exactly as HF's processor makes them from the Pillow-decoded
     photo. pixel_values: HF's values where the bytes are decoded on the host (libjpeg-turbo,
-    as Pillow); on the GPU, nvJPEG's decode differs from libjpeg's by a few steps on some
-    pixels, which the bound covers."""
+    as Pillow); on the GPU, nvJPEG's decode differs from Pillow's by at most one uint8 step on
+    a few pixels (`bench encoded`: Qwen2-VL from GPU-decoded photos max 0.030, mean 0.00000
+    off HF), which the bound covers with room."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     folder, hf = model
@@ -85,7 +86,7 @@ def test_the_request_is_hfs_with_texturevlms_image_processor(model, device):
     if device == "cpu":
         assert difference.max().item() <= 2e-6
     else:
-        assert difference.mean().item() <= 0.005 and difference.max().item() <= 0.1
+        assert difference.mean().item() <= 1e-3 and difference.max().item() <= 0.05
 
 
 def test_the_call_is_sglangs_documented_one(model, monkeypatch, capsys):
