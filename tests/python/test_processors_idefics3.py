@@ -241,6 +241,26 @@ def test_500_calls_leave_host_memory_and_fds_flat(rng):
 
 
 @needs_cuda
+def test_jax_cuda_images_give_the_torch_cuda_values(rng):
+    """JAX arrays on the GPU: each intermediate image is written by texturevlm's kernels, cut
+    out of its batch by JAX, and read by the next resize, so JAX's own stream sits between two
+    of texturevlm's launches. The values, mask and device must be the torch CUDA path's,
+    call after call."""
+    jax = pytest.importorskip("jax", reason="JAX is not installed")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX has no GPU")
+    images = [random_image(rng, (3, 700, 1000)), random_image(rng, (3, 300, 500)), random_image(rng, (3, 300, 500))]
+    ours = Idefics3ImageProcessor()
+    want = ours([_cuda(i) for i in images])
+    for _ in range(3):
+        got = ours([jax.device_put(i, gpus[0]) for i in images])
+        assert isinstance(got.pixel_values, jax.Array) and got.pixel_values.devices() == {gpus[0]}
+        np.testing.assert_array_equal(np.asarray(got.pixel_values), want.pixel_values.cpu().numpy())
+        np.testing.assert_array_equal(np.asarray(got.pixel_attention_mask), want.pixel_attention_mask.cpu().numpy())
+
+
+@needs_cuda
 def test_repeated_cuda_calls_reuse_their_resize_targets(rng):
     """Each resize between Idefics3's stages finds its kept ResizeTarget and resizer on later
     calls (they are kept by their plan's identity), instead of making new ones per call."""

@@ -306,7 +306,11 @@ def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str
         )
         pointers = [p for i in members for p in specs[i].image_pointers()]
         launch = cuda_launch(first, identity, filter, len(pointers), 0, out_dtype=first.dtype)
-        launch.run(pointers, ptr, _tensors.cuda_stream(first.framework, first.device_index))
+        stream = _tensors.cuda_stream(first.framework, first.device_index)
+        launch.run(pointers, ptr, stream)
+        # JAX cuts the images out of the batch on its own streams, which XLA makes
+        # non-blocking: not ordered with ours, so JAX's batch is handed over (the host waits).
+        batch = _tensors.hand_over(batch, first.framework, first.device_index, stream)
         for k, i in enumerate(members):
             out[i] = batch[k]
     return out
