@@ -35,6 +35,12 @@ def cuda_reason() -> str:
 needs_vulkan = pytest.mark.skipif(bool(vulkan_reason()), reason=f"no Vulkan device: {vulkan_reason()}")
 needs_cuda = pytest.mark.skipif(bool(cuda_reason()), reason=cuda_reason() or "CUDA present")
 
+try:  # HF's processors, the reference of the processor tests (optional: transformers)
+    import transformers
+except ImportError:
+    transformers = None
+needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
+
 
 def has_torch() -> bool:
     try:

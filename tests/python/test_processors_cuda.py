@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import texturevlm as tv
-from conftest import needs_cuda
+from conftest import needs_cuda, needs_hf, transformers
 from test_processors import STEP, photo, smooth_image
 from texturevlm.processors import (
     CLIPImageProcessor,
@@ -21,11 +21,6 @@ from texturevlm.processors import (
 
 pytestmark = needs_cuda
 
-try:
-    import transformers
-except ImportError:  # the tests against HF skip; the others run
-    transformers = None
-needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
 
 OURS = {"clip": CLIPImageProcessor, "siglip": SiglipImageProcessor, "qwen2_vl": Qwen2VLImageProcessor}
 

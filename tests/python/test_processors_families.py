@@ -11,7 +11,7 @@ import hf_reference as ref
 import numpy as np
 import pytest
 import texturevlm as tv
-from conftest import needs_cuda, random_image
+from conftest import needs_cuda, needs_hf, random_image, transformers
 from test_processors import assert_hf_values, photo, smooth_image
 from texturevlm.processors import (
     Gemma3ImageProcessor,
@@ -21,12 +21,6 @@ from texturevlm.processors import (
     from_pretrained,
 )
 from texturevlm.processors.got_ocr2 import optimal_tile_grid
-
-try:
-    import transformers
-except ImportError:
-    transformers = None
-needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
 
 #: The model configs' values (google/gemma-3-*-it, OpenGVLab/InternVL3-*-hf), as
 #: preprocessor_config.json gives them; InternVL's processor adds crop_to_patches=True.

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import hf_reference as ref
 import numpy as np
 import pytest
-from conftest import needs_cuda, random_image
+from conftest import needs_cuda, needs_hf, random_image, transformers
 from test_processors import assert_hf_values, photo, smooth_image
 from texturevlm.processors import (
     Idefics3ImageProcessor,
@@ -25,12 +25,6 @@ from texturevlm.processors import (
     from_pretrained,
 )
 from texturevlm.processors.idefics3 import longest_edge_size, nested_samples, tile_multiple_size
-
-try:
-    import transformers
-except ImportError:
-    transformers = None
-needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
 
 #: The rules at a small scale (a 128 longest edge, 32-pixel tiles), so the reference's
 #: loops stay fast in CI.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hf_reference as ref
 import numpy as np
 import pytest
-from conftest import needs_cuda, random_image
+from conftest import needs_cuda, needs_hf, random_image, transformers
 from test_processors import assert_hf_values, photo, smooth_image
 from texturevlm.processors import (
     LlavaNextImageProcessor,
@@ -23,12 +23,6 @@ from texturevlm.processors.llava_next import (
     patch_output_size,
     select_best_resolution,
 )
-
-try:
-    import transformers
-except ImportError:
-    transformers = None
-needs_hf = pytest.mark.skipif(transformers is None, reason="transformers is not installed")
 
 #: llava-hf/llava-onevision-qwen2-*-ov-hf and llava-hf/llava-v1.6-mistral-7b-hf, as their
 #: preprocessor_config.json give them.
