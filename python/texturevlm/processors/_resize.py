@@ -17,6 +17,7 @@ the engine's CPU/Vulkan samplers (layouts.resize)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -111,6 +112,13 @@ class Plan:
         p = self.merged[0] if self.merged else 1
         return self.window[2] * self.window[3] // (p * p)
 
+    @functools.cached_property
+    def resize_only(self) -> "Plan":
+        """This plan's resize and window alone (no normalization, planar), made once per
+        plan: kept targets and resizers are found by their plan's identity, so a new object
+        per call would make a new ResizeTarget on every call."""
+        return dataclasses.replace(self, normalize=IDENTITY, tiles=None, merged=None)
+
 
 def levels_for(width: int, height: int, plan: Plan) -> int:
     """Mip levels the texture path reads: up to the one just above the larger scale."""
@@ -202,7 +210,6 @@ def clear_cache() -> None:
     _shape_of_call.clear()
     _targets.clear()
     _calls.clear()
-    _resize_only_plans.clear()
 
 
 @dataclass(frozen=True)
@@ -259,23 +266,6 @@ def write_cuda(
     cuda_launch(specs[0], plan, filter, len(images), offset, first_time, times, out_dtype).run(images, out_ptr, stream)
 
 
-_resize_only_plans: "dict[Any, Any]" = {}
-
-
-def _resize_only(plan: Plan) -> Plan:
-    """`plan`'s resize and window alone (no normalization, planar), one object per plan:
-    the kept targets and resizers are found by their plan's identity, so a new object per
-    call would make a new ResizeTarget on every call."""
-    entry = _resize_only_plans.get(id(plan))
-    if entry is not None and entry[0] is plan:
-        return entry[1]
-    resize_only = dataclasses.replace(plan, normalize=IDENTITY, tiles=None, merged=None)
-    if len(_resize_only_plans) > 64:
-        _resize_only_plans.clear()
-    _resize_only_plans[id(plan)] = (plan, resize_only)
-    return resize_only
-
-
 def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> List[Any]:
     """Each image of `specs` (one image each, of one size) resized by `plan`'s resize and
     window, as a resize of its dtype leaves it, for a second resize to read (processors that
@@ -285,7 +275,7 @@ def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str
     for images that share a layout; host images [h, w, 3] arrays of their framework (torch
     [3, h, w] CPU tensors for torch inputs), so a call's outputs stay in it."""
     h, w = plan.window[2:]
-    identity = _resize_only(plan)
+    identity = plan.resize_only
     out: List[Any] = [None] * len(specs)
     groups: "dict[Any, List[int]]" = {}
     for i, spec in enumerate(specs):
