@@ -46,26 +46,41 @@ class BatchFeature(dict):
 
 
 def load_config(path_or_dict: Any) -> Dict[str, Any]:
-    """A processor config: a dict, a preprocessor_config.json file, or a model folder
-    holding one (as transformers saves them; nothing is downloaded)."""
+    """A processor config: a dict, a config file, or a model folder as transformers saves it
+    (nothing is downloaded). In a folder, as transformers looks: the image processor nested
+    in processor_config.json (how transformers 5 saves a multimodal processor), then
+    preprocessor_config.json, then video_preprocessor_config.json."""
     if isinstance(path_or_dict, dict):
         return dict(path_or_dict)
     path = os.fspath(path_or_dict)
     if os.path.isdir(path):
+        nested = os.path.join(path, "processor_config.json")
+        if os.path.isfile(nested):
+            image_processor = _read_json(nested).get("image_processor")
+            if isinstance(image_processor, dict):
+                return dict(image_processor)
         for name in ("preprocessor_config.json", "video_preprocessor_config.json"):
             if os.path.isfile(os.path.join(path, name)):
                 path = os.path.join(path, name)
                 break
         else:
             raise ProcessorInputError(
-                f"{path} has no preprocessor_config.json: pass the model's folder as "
-                "transformers saved it, or the config file itself"
+                f"{path} has neither an image processor in processor_config.json nor a "
+                "preprocessor_config.json: pass the model's folder as transformers saved it, "
+                "or the config file itself"
             )
     if not os.path.isfile(path):
         raise ProcessorInputError(
             f"no processor config at {path}: texturevlm reads configs from disk only "
             "(download the model's preprocessor_config.json first)"
         )
+    config = _read_json(path)
+    if os.path.basename(path) == "processor_config.json" and isinstance(config.get("image_processor"), dict):
+        return dict(config["image_processor"])
+    return config
+
+
+def _read_json(path: str) -> Dict[str, Any]:
     try:
         with open(path) as f:
             config = json.load(f)
@@ -411,5 +426,22 @@ def padded_groups(values: Any, counts: List[int], do_pad: bool, framework: str) 
         for i, r in enumerate(rows):
             out[i, : r.shape[0]] = r
         return out
+    # Padded rather than concatenated with new zeros: new arrays go to the framework's default
+    # device (JAX's GPU where it has one), a padded one stays where its rows are.
     xp = array_module(framework)
-    return xp.stack([xp.concatenate([r, xp.zeros((most - r.shape[0],) + rest, r.dtype)]) for r in rows])
+    return xp.stack([xp.pad(r, [(0, most - r.shape[0])] + [(0, 0)] * len(rest)) for r in rows])
+
+
+def host_values_beside(array: np.ndarray, like: Any, framework: str) -> Any:
+    """A small host-made `array` (a mask, a grid) as an array of `like`'s framework on `like`'s
+    device: CuPy's and JAX's new arrays would otherwise go to their default device."""
+    if framework == "numpy":
+        return array
+    if framework == "cupy":
+        import cupy
+
+        with like.device:
+            return cupy.asarray(array)
+    import jax
+
+    return jax.device_put(array, next(iter(like.devices())))
