@@ -53,8 +53,12 @@ def request_for(processor: Any, prompt: str, images: Sequence[Any], device: str)
     """SGLang's keyword arguments for one request: the prompt's input_ids (image tokens
     expanded) and the processor's outputs as one `processor_output` item (SGLang takes one
     such item per request, holding all its images). `images` are encoded bytes, file paths
-    or arrays; with device 'cuda' they are decoded and resized on the GPU."""
-    outputs = processor(images=list(images), text=[prompt], return_tensors="pt", device=device)
+    or arrays; with device 'cuda' they are decoded (texturevlm's decode_images: HF's
+    processor takes decoded images only) and resized on the GPU."""
+    from texturevlm.processors import decode_images
+
+    decoded = decode_images(list(images), device=device)
+    outputs = processor(images=decoded, text=[prompt], return_tensors="pt", device=device)
     return {
         "input_ids": outputs["input_ids"][0].tolist(),
         "image_data": [dict(outputs, format="processor_output")],

@@ -49,6 +49,45 @@ def test_clip_composes_into_clipprocessor(rng):
     np.testing.assert_array_equal(out["pixel_values"], ours(images).pixel_values)
 
 
+def test_encoded_images_pass_through_hfs_processor_to_texturevlms(rng):
+    """HF's multimodal processors fetch and count images before the image processor sees
+    them, refusing bytes: the wrapper's fetch decodes encoded images (bytes, file paths) with
+    texturevlm's host decoders, so HF's processor gets arrays and texturevlm's the same
+    pixels as from the bytes themselves."""
+    from pathlib import Path
+
+    photo = Path(__file__).parents[1] / "data" / "photos" / "f3.jpg"
+    ours = CLIPImageProcessor(backend="cpu")
+    processor = transformers.CLIPProcessor(image_processor=as_hf_processor(ours), tokenizer=tiny_tokenizer())
+    want = ours([photo.read_bytes()]).pixel_values
+    for images in ([photo.read_bytes()], [str(photo)]):
+        out = processor(images=images, text=["a photo"], return_tensors="np")
+        assert out["input_ids"].tolist() == [[3, 4]]
+        np.testing.assert_array_equal(out["pixel_values"], want)
+
+
+def test_a_folder_hfs_multimodal_processor_saved_loads_its_image_processor(rng, tmp_path):
+    """transformers 5 saves a multimodal processor's image processor nested in
+    processor_config.json, with no preprocessor_config.json: from_pretrained reads it there,
+    as HF's AutoImageProcessor does, from the folder or from the file."""
+    from texturevlm.processors import from_pretrained
+
+    hf = transformers.CLIPProcessor(
+        image_processor=transformers.CLIPImageProcessor(crop_size={"height": 112, "width": 112}),
+        tokenizer=tiny_tokenizer(),
+    )
+    hf.save_pretrained(tmp_path)
+    assert not (tmp_path / "preprocessor_config.json").exists()
+    loaded = from_pretrained(tmp_path, backend="cpu")
+    assert type(loaded) is CLIPImageProcessor and loaded.crop_size == {"height": 112, "width": 112}
+    image = random_image(rng, (3, 300, 200))
+    np.testing.assert_array_equal(
+        from_pretrained(tmp_path / "processor_config.json", backend="cpu")(image).pixel_values,
+        loaded(image).pixel_values,
+    )
+    assert loaded(image).pixel_values.shape == (1, 3, 112, 112)
+
+
 def test_qwen2_vl_composes_and_expands_image_tokens_as_hfs_own(rng):
     """Qwen2VLProcessor with texturevlm's image and video processors against the same
     processor with HF's own: input_ids (each <|image_pad|> expanded to grid / merge^2

@@ -68,6 +68,23 @@ def test_photos_decode_to_pillows_pixels(name):
     np.testing.assert_array_equal(decoded, pillow_rgb(data))
 
 
+def test_decode_images_decodes_the_encoded_leaves_and_keeps_the_rest(tmp_path):
+    """The public decode: bytes and paths anywhere in a nested list become Pillow's pixels,
+    arrays stay the same objects, and a bad image is named."""
+    from texturevlm.processors import decode_images
+
+    data = photo_bytes(PHOTO_FILES[0])
+    path = tmp_path / "photo.jpg"
+    path.write_bytes(data)
+    array = np.zeros((4, 5, 3), np.uint8)
+    got = decode_images([[data, array], [str(path)]])
+    np.testing.assert_array_equal(got[0][0], pillow_rgb(data))
+    np.testing.assert_array_equal(got[1][0], pillow_rgb(data))
+    assert got[0][1] is array
+    with pytest.raises(ProcessorInputError, match=r"images\[1\]"):
+        decode_images([data, data[:100]])
+
+
 def test_small_images_decode_to_pillows_pixels(rng):
     for what, data in small_images(rng).items():
         (decoded,) = _core.decode_images([data], [what])

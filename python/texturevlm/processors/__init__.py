@@ -20,6 +20,7 @@ import os
 from typing import Any, Dict, Optional
 
 from ._common import BatchFeature, load_config
+from ._encoded import decode_encoded
 from ._rules import ProcessorInputError, smart_resize
 from .clip import CLIPImageProcessor, FixedSizeImageProcessor, SiglipImageProcessor
 from .gemma3 import Gemma3ImageProcessor
@@ -42,6 +43,7 @@ __all__ = [
     "Qwen2VLVideoProcessor",
     "SiglipImageProcessor",
     "SmolVLMImageProcessor",
+    "decode_images",
     "from_pretrained",
     "smart_resize",
 ]
@@ -124,6 +126,17 @@ def _named_class(config: Dict[str, Any], path: Any) -> Optional[Any]:
             return None
         return _BY_MODEL_TYPE.get(str(model_type))
     return None
+
+
+def decode_images(images: Any, device: Any = None) -> Any:
+    """`images` (one, or a nested list) with every encoded image (JPEG / PNG bytes or a file
+    path) decoded, the rest as given: what a processor does first with them, for callers that
+    hand images on to another library, such as HF's multimodal processors (which refuse
+    bytes). On the host (device None or 'cpu'): uint8 [H, W, 3] NumPy arrays, decoded in
+    parallel; device='cuda' (or 'cuda:N'): uint8 [H, W, 3] CUDA tensors, JPEGs decoded on the
+    GPU by nvImageCodec where it is installed. A missing, corrupt or truncated image raises
+    ProcessorInputError naming it, and nothing is returned for the others."""
+    return decode_encoded(images, device)
 
 
 def from_pretrained(path: Any, **overrides: Any) -> Any:

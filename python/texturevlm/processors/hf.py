@@ -75,6 +75,15 @@ def _wrapper_class(kind: str) -> type:
         def preprocess(self, images: Any = None, **kwargs: Any) -> Any:
             return self.processor(images, **kwargs)
 
+        def fetch_images(self, images: Any) -> Any:
+            """HF's processors fetch images before anything else (and count them, refusing
+            bytes): encoded ones (bytes, file paths) are decoded here, on the host, by
+            texturevlm's decoders. To decode on the GPU, pass the images through
+            texturevlm.processors.decode_images(images, device="cuda") first."""
+            from ._encoded import decode_encoded
+
+            return decode_encoded(images)
+
         def to_dict(self) -> Dict[str, Any]:
             """The processor's config, named as the transformers class it stands in for
             (texturevlm's classes have HF's names, so a saved processor loads with
