@@ -48,22 +48,25 @@ struct Tiling {
     uint32_t x_taps = 0;     // a column's weights: up to 3 leading zeros, its taps, zeros to a multiple of 4
     uint32_t y_taps = 0;
     bool copy_async = true;  // rows are copied word by word, asynchronously (stride_x 1, aligned images)
+    uint32_t buffers = 2;    // staging buffers: 2 overlap the next chunk's copy with this one's
+                             // filtering; 1 halves their memory, so more blocks fit where that
+                             // lets a second block per multiprocessor hide the copy instead
     size_t bytes = 0;        // dynamic shared memory
 };
 
-// The staged rows: two buffers of [3][kChunkRows][pitch] words, so the next chunk's copy
-// runs while this one is filtered, each followed by slack: a column with fewer taps than
+// The staged rows: one or two buffers of [3][kChunkRows][pitch] words (two: the next chunk's
+// copy runs while this one is filtered), each followed by slack: a column with fewer taps than
 // its warp's most (at the image's edges) reads up to x_taps / 4 words past its own, with
 // zero weights, which from a buffer's last row must not reach the other buffer.
 __host__ __device__ inline uint32_t buffer_words(const Tiling& f) {
     return 3 * kChunkRows * f.pitch + f.x_taps / 4 + 2;
 }
-__host__ __device__ inline size_t staged_words(const Tiling& f) { return size_t{2} * buffer_words(f); }
+__host__ __device__ inline size_t staged_words(const Tiling& f) { return size_t{f.buffers} * buffer_words(f); }
 
 size_t shared_bytes(const Tiling& f) {
     return sizeof(float) * (size_t{kTileColumns} * f.x_taps + size_t{f.tile_rows} * f.y_taps +
                             size_t{3} * kChunkRows * kAcrossPitch) +
-           sizeof(uint32_t) * (staged_words(f) + 2 * 3 * kChunkRows);  // rows and their shifts
+           sizeof(uint32_t) * (staged_words(f) + f.buffers * 3 * kChunkRows);  // rows and their shifts
 }
 
 // Everything but the tile height, which depends on the device (launch() picks it).
@@ -136,8 +139,9 @@ __global__ void __launch_bounds__(kWarps * 32)
     float* x_weights = shared;                               // [kTileColumns][f.x_taps]
     float* y_weights = x_weights + kTileColumns * f.x_taps;  // [f.tile_rows][f.y_taps]
     float* across = y_weights + f.tile_rows * f.y_taps;      // [3][kChunkRows][kAcrossPitch]
-    uint32_t* staged = reinterpret_cast<uint32_t*>(across + 3 * kChunkRows * kAcrossPitch);  // [2][3][rows][pitch]
-    int* shifts = reinterpret_cast<int*>(staged + staged_words(f));                          // [2][3][rows]
+    uint32_t* staged = reinterpret_cast<uint32_t*>(across +
+                                                   3 * kChunkRows * kAcrossPitch);  // [buffers][3][rows][pitch]
+    int* shifts = reinterpret_cast<int*>(staged + staged_words(f));                 // [buffers][3][rows]
     __shared__ int column_first[kTileColumns], column_count[kTileColumns];
     __shared__ int row_first[kWarps * kMaxRowsEach], row_count[kWarps * kMaxRowsEach];
     const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
@@ -179,12 +183,13 @@ __global__ void __launch_bounds__(kWarps * 32)
     uint32_t chunk = 0;
     for (int r0 = row_lo; r0 < row_hi; r0 += kChunkRows, ++chunk) {
         const uint32_t n = min(kChunkRows, uint32_t(row_hi - r0));
-        const uint32_t* rows_now = staged + (chunk & 1) * buffer;
-        const int* shift_now = shifts + (chunk & 1) * 3 * kChunkRows;
-        // The next chunk's copy goes to the other buffer, which the last chunk's filtering
-        // (before the barrier that ended it) was the last to read.
+        const uint32_t now = f.buffers == 2 ? chunk & 1 : 0;
+        const uint32_t* rows_now = staged + now * buffer;
+        const int* shift_now = shifts + now * 3 * kChunkRows;
+        // With two buffers, the next chunk's copy goes to the other one, which the last
+        // chunk's filtering (before the barrier that ended it) was the last to read.
         const int next = r0 + int(kChunkRows);
-        if (next < row_hi) {
+        if (f.buffers == 2 && next < row_hi) {
             stage_rows(source, data, end, next, min(kChunkRows, uint32_t(row_hi - next)), lo, width,
                        staged + ((chunk + 1) & 1) * buffer, shifts + ((chunk + 1) & 1) * 3 * kChunkRows, f);
             __pipeline_wait_prior(1);
@@ -239,6 +244,10 @@ __global__ void __launch_bounds__(kWarps * 32)
                     across[(ch * kChunkRows + lane) * kAcrossPitch + warp + q * kWarps] = s[q][ch];
         }
         __syncthreads();
+        // With one buffer, the next chunk's copy starts once every row of this one is
+        // filtered (the barrier above), and runs while its rows are added down.
+        if (f.buffers == 1 && next < row_hi)
+            stage_rows(source, data, end, next, min(kChunkRows, uint32_t(row_hi - next)), lo, width, staged, shifts, f);
         // Down: a lane per column, a warp per output row (and every kWarps-th after it).
         if (lane < columns) {
 #pragma unroll
@@ -303,11 +312,11 @@ dim3 grid_of(const ResizeTarget& t, const Tiling& f) {
     return dim3((t.width + kTileColumns - 1) / kTileColumns, (t.height + f.tile_rows - 1) / f.tile_rows, t.images);
 }
 
-// The tile height with the least time: waves of resident blocks times the chunks of source
-// rows each block filters ((tile_rows + 3) * scale rows: tall tiles filter fewer rows
-// twice, short ones give small batches more blocks). Ties go to the taller.
+// The tile height with the least time, and that time: waves of resident blocks times the
+// chunks of source rows each block filters ((tile_rows + 3) * scale rows: tall tiles filter
+// fewer rows twice, short ones give small batches more blocks). Ties go to the taller.
 template <class Out>
-void pick_tile_rows(Tiling& f, const ResizeTarget& t, uint32_t source_height) {
+double pick_tile_rows(Tiling& f, const ResizeTarget& t, uint32_t source_height) {
     const double scale = std::max(double(source_height) / double(t.resized_height), 1.0);
     double best = 0;
     Tiling chosen = f;
@@ -322,6 +331,7 @@ void pick_tile_rows(Tiling& f, const ResizeTarget& t, uint32_t source_height) {
         if (rows == kWarps * kMaxRowsEach || cost < best) best = cost, chosen = g;
     }
     f = chosen;
+    return best;
 }
 
 template <class Out>
@@ -329,7 +339,11 @@ void launch(cudaStream_t stream, const TensorView& source, const ImageList& sour
             uint32_t source_height, const ResizeTarget& t, const SpanTable& x_table, const SpanTable& y_table,
             Tiling f) {
     allow_large_shared<Out>();
-    pick_tile_rows<Out>(f, t, source_height);
+    // One staging buffer where that takes fewer waves: more blocks fit per multiprocessor,
+    // and a co-resident block's filtering hides a chunk's copy as a second buffer would.
+    Tiling single = f;
+    single.buffers = 1;
+    if (pick_tile_rows<Out>(single, t, source_height) < pick_tile_rows<Out>(f, t, source_height)) f = single;
     fused_kernel<Out><<<grid_of(t, f), kWarps * 32, f.bytes, stream>>>(source, sources, source_width, source_height, t,
                                                                        order_of(t), x_table, y_table, f);
 }

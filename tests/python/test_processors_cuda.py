@@ -309,10 +309,14 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 
 
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
-# across of 8x to 19x (the fused kernel's; the stretch takes the two passes for both
-# dtypes), partial tiles at every edge, windows past every side (AnyRes's padding), all
-# three layouts, a tall thin window, and resizes to the image's own size (uint8: a copy).
+# across of 1.05x to 19x and a stretch (the fused kernel's tiles of 32, 16 and 8 columns),
+# a shrink whose span no tile holds (uint8 takes the two passes too), partial tiles at
+# every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
+# window, and resizes to the image's own size (uint8: a copy).
 FUSED_CASES = [
+    (1024, 1024, 980, 980, 0, 0, 980, 980, "merged_patches"),
+    (4096, 300, 980, 100, 0, 0, 980, 84, "merged_patches"),
+    (9000, 40, 16, 20, 0, 0, 16, 20, "planar"),
     (2048, 768, 224, 224, 0, 0, 224, 224, "planar"),
     (4096, 2900, 224, 150, 0, 0, 224, 150, "planar"),
     (333, 517, 500, 200, 0, 0, 500, 200, "planar"),
@@ -329,11 +333,12 @@ FUSED_CASES = [
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
 def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
-    """uint8 images take the fused kernel (or the copy), float16 ones the two passes: the same pixel
-    values must give the same raw sums bit for bit (no rounding or normalization to hide a
-    wrong tap), on a poisoned output. Channels-first images are copied word by word (rows
-    starting anywhere in a word when the width is odd); channels-last ones, and images that
-    do not start on a word (a view one column in), byte by byte."""
+    """uint8 images take the fused kernel (or the copy, or the two passes where no tile fits),
+    float16 ones the two passes: the same pixel values must give the same raw sums bit for bit
+    (no rounding or normalization to hide a wrong tap), on a poisoned output. Channels-first
+    images are read word by word (rows starting anywhere in a word when the width is odd);
+    channels-last ones, and images that do not start on a word (a view one column in), byte
+    by byte."""
     import torch
     from texturevlm import _core
 
