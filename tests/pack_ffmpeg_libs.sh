@@ -7,7 +7,15 @@ set -euo pipefail
 out=$1; shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-for binary in "$@"; do
+# FFmpeg's own libraries are loaded at run time (dlopen, engine/video_files/ffmpeg_library.h),
+# so ldd of the binaries does not list them: they are found where pkg-config finds the ones the
+# build compiled against, and packed with their own dependencies.
+ffmpeg=$(pkg-config --variable=libdir libavformat)
+ffmpeg_libs=$(for name in libavformat libavcodec libswscale libavutil; do
+  ls "$ffmpeg/$name".so.* | grep -E '\.so\.[0-9]+$'  # by soname, the name dlopen asks for
+done)
+for binary in "$@" $ffmpeg_libs; do
+  echo "$binary" | grep -q '\.so' && echo "$binary"
   ldd "$binary" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
