@@ -309,9 +309,10 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 
 
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
-# across of 1.05x to 19x and a stretch (the fused kernel's tiles of 32, 16 and 8 columns),
-# a shrink whose span no tile holds (uint8 takes the two passes too), partial tiles at
-# every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
+# across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling picks),
+# milder shrinks and a stretch (the two passes for both dtypes: the uint8 and float16 row
+# passes), a shrink whose span no tile holds (uint8 takes the two passes too), partial tiles
+# at every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
 # window, and resizes to the image's own size (uint8: a copy).
 FUSED_CASES = [
     (1024, 1024, 980, 980, 0, 0, 980, 980, "merged_patches"),
