@@ -334,12 +334,12 @@ FUSED_CASES = [
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
 def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
-    """uint8 images take the fused kernel (or the copy, or the two passes where no tile fits),
-    float16 ones the two passes: the same pixel values must give the same raw sums bit for bit
-    (no rounding or normalization to hide a wrong tap), on a poisoned output. Channels-first
-    images are read word by word (rows starting anywhere in a word when the width is odd);
-    channels-last ones, and images that do not start on a word (a view one column in), byte
-    by byte."""
+    """uint8 images take the fused kernel (or the copy, or the two passes below 8x or where no
+    tile fits), float16 ones the two passes: the same pixel values must give the same raw sums
+    bit for bit (no rounding or normalization to hide a wrong tap), on a poisoned output.
+    Channels-first images are read word by word (rows starting anywhere in a word when the
+    width is odd); channels-last ones, and images that do not start on a word (a view one
+    column in), byte by byte."""
     import torch
     from texturevlm import _core
 
