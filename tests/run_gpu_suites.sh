@@ -109,8 +109,8 @@ export TVLM_VALIDATION=1
 # One device call may be too short for everything: SANITIZERS_ONLY=1 runs only the sanitizer
 # tools (TOOLS, default all four) and the canary.
 if [ -z "${SANITIZERS_ONLY:-}" ]; then
-# tvlm links FFmpeg: where it is not beside the test programs (a run without the packed
-# libraries), its suites are left out and named so.
+# tvlm loads FFmpeg at run time (its video commands need the packed libraries; the rest run
+# without them): where it is not beside the test programs, its suites are left out and named so.
 if [ -x "$bin/tvlm" ]; then suite info "$bin/tvlm" info; else summary+=("LEFT OUT tvlm suites: no $bin/tvlm"); fi
 suite test_cuda "$bin/test_cuda"
 suite test_vulkan "$bin/test_vulkan"
