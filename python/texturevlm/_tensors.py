@@ -335,6 +335,21 @@ def jax_on_host(array: np.ndarray) -> Any:
     return jax.device_put(np.ascontiguousarray(array), jax.devices("cpu")[0])
 
 
+def host_values_beside(array: np.ndarray, like: Any, framework: str) -> Any:
+    """A small host-made `array` (a mask, a grid) as an array of `like`'s framework on `like`'s
+    device: CuPy's and JAX's new arrays would otherwise go to their default device."""
+    if framework == "numpy":
+        return array
+    if framework == "cupy":
+        import cupy
+
+        with like.device:
+            return cupy.asarray(array)
+    import jax
+
+    return jax.device_put(array, next(iter(like.devices())))
+
+
 class torch_stream:
     """`with torch_stream(stream):` makes `stream` torch's current stream (None: unchanged)."""
 

@@ -311,6 +311,12 @@ def test_bad_configs_are_refused_with_a_reason(tmp_path):
         Qwen2VLImageProcessor.from_pretrained(tmp_path / "missing.json")
     with pytest.raises(ProcessorInputError, match="preprocessor_config.json"):
         from_pretrained(tmp_path)
+    (tmp_path / "processor_config.json").write_text(json.dumps({"processor_class": "LlavaProcessor"}))
+    with pytest.raises(ProcessorInputError, match="holds no image processor"):
+        from_pretrained(tmp_path / "processor_config.json")
+    with pytest.raises(ProcessorInputError, match="neither an image processor"):
+        from_pretrained(tmp_path)
+    (tmp_path / "processor_config.json").unlink()
     (tmp_path / "broken.json").write_text("{not json")
     with pytest.raises(ProcessorInputError, match="JSON"):
         from_pretrained(tmp_path / "broken.json")

@@ -54,30 +54,38 @@ def load_config(path_or_dict: Any) -> Dict[str, Any]:
         return dict(path_or_dict)
     path = os.fspath(path_or_dict)
     if os.path.isdir(path):
-        nested = os.path.join(path, "processor_config.json")
-        if os.path.isfile(nested):
-            image_processor = _read_json(nested).get("image_processor")
-            if isinstance(image_processor, dict):
-                return dict(image_processor)
-        for name in ("preprocessor_config.json", "video_preprocessor_config.json"):
-            if os.path.isfile(os.path.join(path, name)):
-                path = os.path.join(path, name)
-                break
-        else:
-            raise ProcessorInputError(
-                f"{path} has neither an image processor in processor_config.json nor a "
-                "preprocessor_config.json: pass the model's folder as transformers saved it, "
-                "or the config file itself"
-            )
+        for name in ("processor_config.json", "preprocessor_config.json", "video_preprocessor_config.json"):
+            file = os.path.join(path, name)
+            config = _image_processor_in(file) if os.path.isfile(file) else None
+            if config is not None:
+                return config
+        raise ProcessorInputError(
+            f"{path} has neither an image processor in processor_config.json nor a "
+            "preprocessor_config.json: pass the model's folder as transformers saved it, "
+            "or the config file itself"
+        )
     if not os.path.isfile(path):
         raise ProcessorInputError(
             f"no processor config at {path}: texturevlm reads configs from disk only "
             "(download the model's preprocessor_config.json first)"
         )
-    config = _read_json(path)
-    if os.path.basename(path) == "processor_config.json" and isinstance(config.get("image_processor"), dict):
-        return dict(config["image_processor"])
+    config = _image_processor_in(path)
+    if config is None:
+        raise ProcessorInputError(
+            f'{path} holds no image processor (no "image_processor" entry): pass the model\'s '
+            "folder or its preprocessor_config.json"
+        )
     return config
+
+
+def _image_processor_in(path: str) -> Optional[Dict[str, Any]]:
+    """The image processor's config in a config file: the file itself, or in a
+    processor_config.json the one nested under "image_processor" (None where it has none)."""
+    config = _read_json(path)
+    if os.path.basename(path) != "processor_config.json":
+        return config
+    nested = config.get("image_processor")
+    return dict(nested) if isinstance(nested, dict) else None
 
 
 def _read_json(path: str) -> Dict[str, Any]:
@@ -430,18 +438,3 @@ def padded_groups(values: Any, counts: List[int], do_pad: bool, framework: str) 
     # device (JAX's GPU where it has one), a padded one stays where its rows are.
     xp = array_module(framework)
     return xp.stack([xp.pad(r, [(0, most - r.shape[0])] + [(0, 0)] * len(rest)) for r in rows])
-
-
-def host_values_beside(array: np.ndarray, like: Any, framework: str) -> Any:
-    """A small host-made `array` (a mask, a grid) as an array of `like`'s framework on `like`'s
-    device: CuPy's and JAX's new arrays would otherwise go to their default device."""
-    if framework == "numpy":
-        return array
-    if framework == "cupy":
-        import cupy
-
-        with like.device:
-            return cupy.asarray(array)
-    import jax
-
-    return jax.device_put(array, next(iter(like.devices())))

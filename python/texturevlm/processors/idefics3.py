@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import _tensors
-from ._common import BatchFeature, Processor, Runner, expanded_parts, host_values_beside, padded_groups
+from ._common import BatchFeature, Processor, Runner, expanded_parts, padded_groups
 from ._images import rgb_spec
 from ._resize import DEFAULT_FILTER, Plan, resized_images
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, ProcessorInputError, config_flag, config_sizes
@@ -268,4 +268,4 @@ def per_sample(values: Any, counts: List[int], do_pad: bool, framework: str) -> 
     mask = np.zeros(shape, np.int64)
     for i, n in enumerate(counts):
         mask[i, :n] = 1
-    return values, host_values_beside(mask, values, framework)
+    return values, _tensors.host_values_beside(mask, values, framework)
