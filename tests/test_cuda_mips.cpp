@@ -13,6 +13,7 @@
 #include "cuda_pipelines/cuda_box_mips.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handle.h"
+#include "cuda/device_buffer.h"
 #include "interop/cuda_link.h"
 #include "engine/error.h"
 #include "engine/mips/generate_mips.h"
@@ -195,6 +196,46 @@ TEST_CASE("CUDA and Vulkan box chains of 8192^2 and 8191x8193 RGBA8 equal the re
                                Weights::exact, true) == 0);
         }
     }
+}
+
+// Frames that arrive in CUDA memory go into an imported Vulkan texture as they go into a
+// CUDA-only one: generate_from writes level 0 in the chain's first pass (packed kernels on
+// even sides), or copies it apart (odd sides, rows off 16-byte boundaries), then the chain;
+// Vulkan then reads the frame and its box chain. Level 0 holds another image before.
+TEST_CASE("generate_from on an imported Vulkan texture: Vulkan reads the CUDA frame as level 0 and its box chain") {
+    Context& context = shared_context();
+    const CudaStream stream = make_stream();
+    for (Format format : {Format::rgba8_unorm, Format::rgba8_srgb, Format::rgba16f})
+        for (Size s : {Size{256, 128, 1}, Size{202, 118, 1}, Size{130, 66, 3}, Size{97, 64, 1}})
+            for (size_t pad : {size_t{0}, size_t{4}}) {
+                CAPTURE(format_info(format).name);
+                CAPTURE(s.width);
+                CAPTURE(s.layers);
+                CAPTURE(pad);
+                Uploaded u = upload_random(context, s.width, s.height, s.layers, format, 60 + s.width);
+                const size_t tight = size_t{s.width} * format_info(format).texel_bytes(), row_bytes = tight + pad;
+                std::vector<ImageF> frames;
+                std::vector<uint8_t> pitched(row_bytes * s.height * s.layers, 0xee);
+                for (uint32_t layer = 0; layer < s.layers; ++layer) {
+                    frames.push_back(random_image(s.width, s.height, format, 90 + layer));
+                    const std::vector<uint8_t> bytes = encode_texels(frames.back(), format);
+                    for (uint32_t row = 0; row < s.height; ++row)
+                        std::copy_n(bytes.begin() + ptrdiff_t(row * tight), tight,
+                                    pitched.begin() + ptrdiff_t((size_t{layer} * s.height + row) * row_bytes));
+                }
+                DeviceBuffer<uint8_t> device_frame(pitched.size());
+                TVLM_CUDA_CHECK(
+                    cudaMemcpy(device_frame.data(), pitched.data(), pitched.size(), cudaMemcpyHostToDevice));
+                link(context).cuda_wait(stream.get(), u.ready);
+                CudaBoxMips(u.texture.cuda).generate_from(device_frame.data(), row_bytes, stream.get());
+                TVLM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+                for (uint32_t layer = 0; layer < s.layers; ++layer) {
+                    CAPTURE(layer);
+                    CHECK(encode_texels(readback_image(context, u.texture.vulkan, 0, layer), format) ==
+                          encode_texels(frames[layer], format));
+                }
+                check_against_reference(context, u.texture.vulkan);
+            }
 }
 
 TEST_CASE("CUDA partial box updates equal full regeneration for random rectangles") {

@@ -268,10 +268,26 @@ std::vector<Row> bench_video(BenchGpu& gpu) {
                 add(device_job, "CUDA only, one CUDA graph, the chain's tail before the patches",
                     time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
             }
-            // The same on a Vulkan texture imported in CUDA: nothing on the Vulkan side per frame.
+            // The same on a Vulkan texture imported in CUDA: nothing on the Vulkan side per frame,
+            // the frame fused into the chain's first pass as on the CUDA-only array; then the
+            // previous way (a copy into level 0, then the chain) for comparison.
             ImportedTexture imported = ImportedTexture::create(context, exportable, sampler.sampler_desc());
             const CudaBoxMips imported_mips(imported.cuda);
-            add(device_job, "Vulkan texture in CUDA: copy + box mips + patches",
+            add(device_job, "Vulkan texture in CUDA: copy fused into the box mips (generate_from) + patches",
+                time(
+                    [&](uint64_t) {
+                        imported_mips.generate_from(device_frame.data(), row_bytes, stream);
+                        sampler.sample(imported.cuda, imported.object.get(), out.data(), out.bytes(), stream);
+                    },
+                    sync_cuda),
+                device_floor);
+            {
+                CudaFrameGraph graph({imported.cuda, &imported_mips, &sampler, imported.object.get(),
+                                      device_frame.data(), row_bytes, out.data(), out.bytes()});
+                add(device_job, "Vulkan texture in CUDA, one CUDA graph: generate_from + patches",
+                    time([&](uint64_t) { graph.launch(stream); }, sync_cuda), device_floor);
+            }
+            add(device_job, "Vulkan texture in CUDA: copy + box mips + patches (the previous way)",
                 time(
                     [&](uint64_t) {
                         copy_to_level0(imported.cuda, device_frame.data(), row_bytes, 0, j.layers, stream);
