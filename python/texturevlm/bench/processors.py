@@ -6,7 +6,8 @@ model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096
 of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
 its floor (input read once + output written once, over the device copy rate), and the
 outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
-tree is at hand, else a smooth synthetic image)."""
+tree is at hand, else a smooth synthetic image). NVIDIA's CV-CUDA runs the CLIP, SigLIP and
+Qwen2-VL jobs in the same run where it is installed (cvcuda_baseline.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from .. import processors
+from . import cvcuda_baseline
 from .common import difference
 
 #: (label, HF's class, ours, the model config's values)
@@ -73,7 +75,8 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     """Adds the rows to `table` (bench.Table); returns the fidelity rows."""
     import transformers
 
-    print(f"transformers {transformers.__version__}\n")
+    cvcuda_version = cvcuda_baseline.available()
+    print(f"transformers {transformers.__version__}; CV-CUDA {cvcuda_version or 'not installed'}\n")
     gen = torch.Generator(device="cuda").manual_seed(0)
     fidelity = []
     sample, sample_name = _fidelity_image(gen)
@@ -92,12 +95,43 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
                 table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
                 hf_time = t[0]
+                reference = hf(images=[sample], return_tensors="pt")
+                cv_time = None
+                if cvcuda_version and model in cvcuda_baseline.MODELS:
+                    timing = (per_call_us, calls, floor_bytes, hf_time, cvcuda_version)
+                    cv_time = _cvcuda_row(
+                        table, job, model, hf, ours_cls(**config), images, (sample, reference), timing
+                    )
                 for filter in ("exact", "texture"):
                     ours = ours_cls(filter=filter, **config)
                     t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
-                    reference = hf(images=[sample], return_tensors="pt")
                     off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
-                    note = f"{hf_time / t[0]:5.1f}x HF; vs HF: {off} ({sample_name})"
+                    versus = f", {cv_time / t[0]:.1f}x CV-CUDA" if cv_time else ""
+                    note = f"{hf_time / t[0]:5.1f}x HF{versus}; vs HF: {off} ({sample_name})"
                     table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
                     fidelity.append(dict(job=job, filter=filter, note=note))
     return fidelity
+
+
+def _cvcuda_row(table: Any, job: str, model: str, hf: Any, ours: Any, images: list, photo: tuple, timing: tuple) -> Any:
+    """Adds CV-CUDA's row of `job` (timing: per_call_us, calls, floor bytes, HF's time, CV-CUDA's
+    version) with its difference from HF's pixel_values on the photograph (photo: the image
+    and HF's output for it); returns its time, or None, the reason printed, where CV-CUDA
+    refuses the job."""
+    per_call_us, calls, floor_bytes, hf_time, version = timing
+    sample, reference = photo
+    try:
+        pipeline = cvcuda_baseline.job(
+            model, hf, images, *cvcuda_baseline.plan(model, hf, ours(images), *images[0].shape[1:])
+        )
+        on_photo = cvcuda_baseline.job(
+            model, hf, [sample], *cvcuda_baseline.plan(model, hf, ours([sample]), *sample.shape[1:])
+        )
+        off = difference(on_photo(), reference["pixel_values"])
+        t = per_call_us(pipeline, calls=calls * 5, runs=5)
+    except Exception as error:
+        print(f"CV-CUDA skipped for {job}: {type(error).__name__}: {error}")
+        return None
+    label = f"NVIDIA CV-CUDA {version} (hq_resize antialiased cubic, convertto, normalize, reformat)"
+    table.add(job, label, t, floor_bytes, f"{hf_time / t[0]:5.1f}x HF; vs HF: {off} (photo)")
+    return float(t[0])
