@@ -12,7 +12,9 @@ on level 0 alone (no LOD: a lower bound for any PyTorch version). Each figure ne
 floor: the image read and its coarse levels written, the coarse levels' gradient zeroed and
 read back, the image's gradient written (with the image fixed, the first two alone).
 texturevlm's step also runs replayed as a CUDA graph (torch.cuda.CUDAGraph), which takes
-the host's launches and autograd out of it."""
+the host's launches and autograd out of it. Where nvdiffrast is installed, its `texture` op
+(nvdiffrast_baseline.py) runs the 1M-sample jobs too, and the forward alone of the RGBA job
+is timed for both, eager and as GPU kernels, with their largest difference."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import torch.nn.functional as F
 
 import texturevlm as tv
 
+from . import nvdiffrast_baseline
 from .common import autograd_floor, kernel_us, torch_pyramid
 
 
@@ -76,9 +79,10 @@ def _job(
     theirs: Any,
     grad: torch.Tensor,
     extra: Any = None,
-) -> None:
+) -> float:
     """Rows of one job: texturevlm, the PyTorch way, and `extra` (name, function) if given;
-    gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default)."""
+    gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default).
+    Returns texturevlm's eager time."""
     image_bytes = image.numel() * 4
     if image.requires_grad:
         floor_bytes = 2 * image_bytes + 3 * image_bytes / 3  # image read, its gradient written; coarse levels 3 times
@@ -137,10 +141,98 @@ def _job(
         table.add(job, extra[0], t, floor_bytes, f"texturevlm {t[0] / base:.2f}x this")
     for leaf in leaves:
         leaf.grad = None
+    return base
+
+
+def _peer_rows(table: Any, per_call_us: Any, job: str, dr: Any, image: Any, uv: Any, lod: Any, grad: Any) -> None:
+    """nvdiffrast's row of a 1M-sample job (its eager step, gradients set as texturevlm's
+    are), with the largest difference of its samples from texturevlm's."""
+    image_bytes = image.numel() * 4
+    floor_bytes = (2 * image_bytes + image_bytes) if image.requires_grad else image_bytes + image_bytes / 3
+    peer = nvdiffrast_baseline.sampler(dr, image, uv, lod)
+    leaves = list(peer.leaves) + [uv]  # type: ignore[attr-defined]
+
+    def step() -> None:
+        for t in leaves:
+            t.grad = None
+        torch.autograd.backward(peer(), grad)
+
+    with torch.no_grad():
+        d = (peer() - tv.sample_points(image, uv, lod)).abs().max().item()
+    t = per_call_us(step, calls=10, runs=5)
+    table.add(
+        job,
+        "nvdiffrast texture (linear-mipmap-linear, its mip stack per call)",
+        t,
+        floor_bytes,
+        f"values: max difference from texturevlm {d:.1e}",
+    )
+    for leaf in leaves:
+        leaf.grad = None
+
+
+def _forward_rows(table: Any, per_call_us: Any, dr: Any, image: Any, uv: Any, lod: Any) -> None:
+    """The forward alone (the chain, then the samples) of the RGBA 1M-sample job: texturevlm
+    eager, as a CUDA graph and as GPU kernels, and nvdiffrast eager and as GPU kernels."""
+    points, channels, size = uv.shape[0], image.shape[1], image.shape[-1]
+    job = (
+        f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, forward (chain + samples)"
+    )
+    image_bytes = image.numel() * 4
+    floor_bytes = image_bytes + image_bytes / 3 + points * channels * 4
+    image, uv = image.detach(), uv.detach()
+
+    def ours() -> Any:
+        return tv.sample_points(image, uv, lod)
+
+    t = per_call_us(ours, calls=20, runs=5)
+    base = t[0]
+    table.add(job, "texturevlm sample_points, eager", t, floor_bytes)
+    kernel_times = kernel_us(ours)
+    kernels = kernel_times[0]
+    try:
+        graph = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                ours()
+        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(graph):
+            ours()
+        t = per_call_us(graph.replay, calls=20, runs=5)
+        table.add(
+            job, "texturevlm sample_points, replayed as a CUDA graph", t, floor_bytes, f"eager {base / t[0]:.2f}x this"
+        )
+    except RuntimeError as e:
+        print(f"  {job}: CUDA graph capture failed: {e}")
+    table.add(
+        job,
+        "texturevlm sample_points, its GPU kernels alone (torch.profiler)",
+        kernel_times,
+        floor_bytes,
+        f"eager {base / kernels:.2f}x this",
+    )
+    if dr is None:
+        return
+    peer = nvdiffrast_baseline.sampler(dr, image, uv, lod)
+    t = per_call_us(peer, calls=20, runs=5)
+    table.add(job, "nvdiffrast texture, eager", t, floor_bytes, f"texturevlm eager {base / t[0]:.2f}x this")
+    peer_times = kernel_us(peer)
+    peer_kernels = peer_times[0]
+    table.add(
+        job,
+        "nvdiffrast texture, its GPU kernels alone (torch.profiler)",
+        peer_times,
+        floor_bytes,
+        f"texturevlm's kernels {kernels / peer_kernels:.2f}x these",
+    )
 
 
 def run(table: Any, per_call_us: Any) -> None:
     gen = torch.Generator(device="cuda").manual_seed(0)
+    dr = nvdiffrast_baseline.module()
+    print(f"nvdiffrast: {'installed' if dr else 'not installed (its rows are left out)'}")
     points = 1 << 20
     # 1M points at per-sample LOD: RGBA 4096^2 (the issue's job) and 40 channels at 1024^2.
     for channels, size in ((4, 4096), (40, 1024)):
@@ -165,30 +257,42 @@ def run(table: Any, per_call_us: Any) -> None:
             return s[0, :, 0, :].t()
 
         extra = ("PyTorch grid_sample on level 0 only (no LOD; a lower bound)", level0) if channels == 4 else None
+        job_both = (
+            f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
+            "fwd + bwd (grads: texture, uv)"
+        )
         _job(
             table,
             per_call_us,
-            f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
-            "fwd + bwd (grads: texture, uv)",
+            job_both,
             image,
             ours,
             lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
             grad,
             extra,
         )
+        if dr is not None:
+            _peer_rows(table, per_call_us, job_both, dr, image, uv, lod, grad)
+        if channels == 4:
+            _forward_rows(table, per_call_us, dr, image, uv, lod)
         if channels == 4:  # the image fixed (a model learning where to look): gradients to uv alone
             image.requires_grad_(False)
+            job_uv = (
+                f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
+                "float32, fwd + bwd (grad: uv; the image fixed)"
+            )
             _job(
                 table,
                 per_call_us,
-                f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
-                "float32, fwd + bwd (grad: uv; the image fixed)",
+                job_uv,
                 image,
                 ours,
                 lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
                 grad,
                 extra,
             )
+            if dr is not None:
+                _peer_rows(table, per_call_us, job_uv, dr, image, uv, lod, grad)
         del image, uv, lod, grad
     # 273 foveated 16x16 patches per image, gradients to the texture: one image and 32.
     for batch in (1, 32):
