@@ -8,9 +8,10 @@ calls. Only where `nvdiffrast` imports (built from its source against the local 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def module() -> Optional[Any]:

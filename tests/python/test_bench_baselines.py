@@ -1,9 +1,10 @@
-"""The CV-CUDA baseline's own steps that are not CV-CUDA's (texturevlm/bench/cvcuda_baseline.py):
-its Qwen2-VL patches must be HF's layout, or the benchmark's comparison with HF means nothing."""
+"""The benchmark baselines' own steps (texturevlm/bench/cvcuda_baseline.py,
+nvdiffrast_baseline.py): CV-CUDA's Qwen2-VL patches must be HF's layout and nvdiffrast must be
+handed the job's points, or the comparisons mean nothing."""
 
 import numpy as np
 import pytest
-from texturevlm.bench import cvcuda_baseline
+from texturevlm.bench import cvcuda_baseline, nvdiffrast_baseline
 from texturevlm.processors import Qwen2VLImageProcessor
 
 CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
@@ -41,3 +42,23 @@ def test_plans_follow_hfs_sizes():
     assert cvcuda_baseline.plan("SigLIP", Siglip, None, 477, 720) == ((384, 384), None)
     with pytest.raises(ValueError, match="no plan"):
         cvcuda_baseline.plan("Gemma 3", Siglip, None, 1, 1)
+
+
+@pytest.mark.parametrize("points,grid", [(4096, (1, 64, 64)), (1 << 20, (1, 1024, 1024)), (1000, (1, 1, 1000))])
+def test_nvdiffrast_gets_the_points_as_an_image_and_the_texture_channels_last(points, grid):
+    torch = pytest.importorskip("torch", reason="the benchmark's baselines run on torch tensors")
+    seen = {}
+
+    class FakeNvdiffrast:
+        @staticmethod
+        def texture(texture, uv, mip_level_bias, filter_mode, boundary_mode):
+            seen.update(texture=texture, uv=uv, bias=mip_level_bias, filter=filter_mode, boundary=boundary_mode)
+            return uv[..., :1].expand(*uv.shape[:3], texture.shape[-1]) + mip_level_bias[..., None]
+
+    image = torch.arange(2 * 3 * 5, dtype=torch.float32).reshape(1, 2, 3, 5).requires_grad_()
+    uv, lod = torch.rand(points, 2), torch.rand(points)
+    out = nvdiffrast_baseline.sampler(FakeNvdiffrast, image, uv, lod)()
+    assert tuple(seen["uv"].shape) == grid + (2,) and tuple(seen["bias"].shape) == grid
+    assert torch.equal(seen["texture"], image.detach().permute(0, 2, 3, 1))
+    assert seen["texture"].requires_grad and seen["filter"] == "linear-mipmap-linear" and seen["boundary"] == "clamp"
+    assert torch.equal(out, (uv[:, :1] + lod[:, None]).expand(points, 2))
