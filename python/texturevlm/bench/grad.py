@@ -56,7 +56,7 @@ def _patch_points(meta: torch.Tensor, patch: int) -> tuple:
 
 
 def _captured(step: Any) -> torch.cuda.CUDAGraph:
-    """The training step `step` (forward + backward) captured as a CUDA graph, after warm-up
+    """`step` (a training step, or a forward alone) captured as a CUDA graph, after warm-up
     runs on a side stream (as torch.cuda.make_graphed_callables does)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -191,15 +191,7 @@ def _forward_rows(table: Any, per_call_us: Any, dr: Any, image: Any, uv: Any, lo
     kernel_times = kernel_us(ours)
     kernels = kernel_times[0]
     try:
-        graph = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                ours()
-        torch.cuda.current_stream().wait_stream(side)
-        with torch.cuda.graph(graph):
-            ours()
+        graph = _captured(ours)
         t = per_call_us(graph.replay, calls=20, runs=5)
         table.add(
             job, "texturevlm sample_points, replayed as a CUDA graph", t, floor_bytes, f"eager {base / t[0]:.2f}x this"
