@@ -35,6 +35,7 @@ def test_plans_follow_hfs_sizes():
 
     assert cvcuda_baseline.plan("CLIP", Clip, None, 477, 720) == ((224, 338), (0, 57, 224, 224))
     assert cvcuda_baseline.plan("CLIP", Clip, None, 720, 477) == ((338, 224), (57, 0, 224, 224))
+    assert cvcuda_baseline.plan("CLIP", Clip, None, 1024, 1024) == ((224, 224), None)  # a square: nothing cut
 
     class Siglip:
         size = {"height": 384, "width": 384}

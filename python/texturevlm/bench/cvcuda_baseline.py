@@ -32,9 +32,9 @@ def _field(sizes: Any, key: str) -> int:
 
 
 def plan(model: str, hf: Any, ours_output: Any, height: int, width: int) -> Tuple[Tuple[int, int], Optional[tuple]]:
-    """The resized (height, width) and the crop (top, left, height, width) or None, as HF's
-    processor `hf` computes them for an image of height x width (Qwen2-VL's from the grid in
-    texturevlm's output, which equals HF's)."""
+    """The resized (height, width) and the crop (top, left, height, width), or None where
+    there is nothing to cut, as HF's processor `hf` computes them for an image of height x
+    width (Qwen2-VL's from the grid in texturevlm's output, which equals HF's)."""
     if model == "CLIP":
         short = _field(hf.size, "shortest_edge")
         if height <= width:
@@ -42,6 +42,8 @@ def plan(model: str, hf: Any, ours_output: Any, height: int, width: int) -> Tupl
         else:
             resized = (int(short * height / width), short)
         crop_h, crop_w = _field(hf.crop_size, "height"), _field(hf.crop_size, "width")
+        if resized == (crop_h, crop_w):  # nothing to cut: no copy in the timed call
+            return resized, None
         top = int(round((resized[0] - crop_h) / 2.0))
         left = int(round((resized[1] - crop_w) / 2.0))
         return resized, (top, left, crop_h, crop_w)
