@@ -33,16 +33,19 @@ def test_plans_follow_hfs_sizes():
         size = {"shortest_edge": 224}
         crop_size = {"height": 224, "width": 224}
 
-    assert cvcuda_baseline.plan("CLIP", Clip, None, 477, 720) == ((224, 338), (0, 57, 224, 224))
-    assert cvcuda_baseline.plan("CLIP", Clip, None, 720, 477) == ((338, 224), (57, 0, 224, 224))
-    assert cvcuda_baseline.plan("CLIP", Clip, None, 1024, 1024) == ((224, 224), None)  # a square: nothing cut
+    assert cvcuda_baseline.plan("CLIP", Clip, None, [np.zeros((3, 477, 720))]) == ((224, 338), (0, 57, 224, 224))
+    assert cvcuda_baseline.plan("CLIP", Clip, None, [np.zeros((3, 720, 477))]) == ((338, 224), (57, 0, 224, 224))
+    assert cvcuda_baseline.plan("CLIP", Clip, None, [np.zeros((3, 1024, 1024))]) == (
+        (224, 224),
+        None,
+    )  # a square: nothing cut
 
     class Siglip:
         size = {"height": 384, "width": 384}
 
-    assert cvcuda_baseline.plan("SigLIP", Siglip, None, 477, 720) == ((384, 384), None)
+    assert cvcuda_baseline.plan("SigLIP", Siglip, None, [np.zeros((3, 477, 720))]) == ((384, 384), None)
     with pytest.raises(ValueError, match="no plan"):
-        cvcuda_baseline.plan("Gemma 3", Siglip, None, 1, 1)
+        cvcuda_baseline.plan("Gemma 3", Siglip, None, [np.zeros((3, 1, 1))])
 
 
 @pytest.mark.parametrize("points,grid", [(4096, (1, 64, 64)), (1 << 20, (1, 1024, 1024)), (1000, (1, 1, 1000))])

@@ -31,10 +31,11 @@ def _field(sizes: Any, key: str) -> int:
     return int(value)
 
 
-def plan(model: str, hf: Any, ours_output: Any, height: int, width: int) -> Tuple[Tuple[int, int], Optional[tuple]]:
+def plan(model: str, hf: Any, ours: Any, images: List[Any]) -> Tuple[Tuple[int, int], Optional[tuple]]:
     """The resized (height, width) and the crop (top, left, height, width), or None where
-    there is nothing to cut, as HF's processor `hf` computes them for an image of height x
-    width (Qwen2-VL's from the grid in texturevlm's output, which equals HF's)."""
+    there is nothing to cut, as HF's processor `hf` computes them for `images` ([3, H, W], one
+    size); Qwen2-VL's from the grid of texturevlm's processor `ours`, which equals HF's."""
+    height, width = (int(v) for v in images[0].shape[-2:])
     if model == "CLIP":
         short = _field(hf.size, "shortest_edge")
         if height <= width:
@@ -50,7 +51,7 @@ def plan(model: str, hf: Any, ours_output: Any, height: int, width: int) -> Tupl
     if model == "SigLIP":
         return (_field(hf.size, "height"), _field(hf.size, "width")), None
     if model == "Qwen2-VL":
-        _, grid_h, grid_w = (int(v) for v in ours_output["image_grid_thw"][0])
+        _, grid_h, grid_w = (int(v) for v in ours(images)["image_grid_thw"][0])
         return (grid_h * int(hf.patch_size), grid_w * int(hf.patch_size)), None
     raise ValueError(f"CV-CUDA's baseline has no plan for {model}")
 
@@ -65,13 +66,14 @@ def qwen_patches(planar: torch.Tensor, patch: int, merge: int, temporal: int) ->
     return x.reshape(n * gh * gw, c * temporal * patch * patch)
 
 
-def job(
-    model: str, hf: Any, images: List[torch.Tensor], resized: Tuple[int, int], crop: Optional[tuple]
-) -> Callable[[], torch.Tensor]:
+def job(model: str, hf: Any, ours: Any, images: List[torch.Tensor]) -> Callable[[], torch.Tensor]:
     """A callable running CV-CUDA's pipeline on `images` ([3, H, W] uint8 CUDA tensors of one
-    size), returning pixel_values; its buffers are made here, once."""
+    size), planned as HF's processor `hf` plans them (plan()), returning pixel_values; its
+    buffers are made here, once."""
     import cvcuda
     import torch
+
+    resized, crop = plan(model, hf, ours, images)
 
     n = len(images)
     stream = cvcuda.as_stream(torch.cuda.current_stream())

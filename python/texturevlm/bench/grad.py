@@ -79,10 +79,12 @@ def _job(
     theirs: Any,
     grad: torch.Tensor,
     extra: Any = None,
-) -> float:
-    """Rows of one job: texturevlm, the PyTorch way, and `extra` (name, function) if given;
-    gradients are set, not accumulated (zero_grad(set_to_none=True), torch's default).
-    Returns texturevlm's eager time."""
+    peer: Any = None,
+) -> None:
+    """Rows of one job: texturevlm, the PyTorch way, `extra` (name, function) and nvdiffrast's
+    `peer` (nvdiffrast_baseline.sampler) if given, the peer's with the largest difference of
+    its samples from texturevlm's; gradients are set, not accumulated
+    (zero_grad(set_to_none=True), torch's default), on each function's own leaves too."""
     image_bytes = image.numel() * 4
     if image.requires_grad:
         floor_bytes = 2 * image_bytes + 3 * image_bytes / 3  # image read, its gradient written; coarse levels 3 times
@@ -91,8 +93,10 @@ def _job(
     leaves = [image] + [t for t in getattr(ours, "leaves", ())]
 
     def timed(fn: Any) -> Any:
+        fn_leaves = leaves + list(getattr(fn, "leaves", ()))
+
         def step() -> None:
-            for t in leaves:
+            for t in fn_leaves:
                 t.grad = None
             torch.autograd.backward(fn(), grad)
 
@@ -139,34 +143,19 @@ def _job(
     if extra is not None:
         t = per_call_us(timed(extra[1]), calls=10, runs=5)
         table.add(job, extra[0], t, floor_bytes, f"texturevlm {t[0] / base:.2f}x this")
-    for leaf in leaves:
-        leaf.grad = None
-    return base
-
-
-def _peer_rows(table: Any, per_call_us: Any, job: str, dr: Any, image: Any, uv: Any, lod: Any, grad: Any) -> None:
-    """nvdiffrast's row of a 1M-sample job (its eager step, gradients set as texturevlm's
-    are), with the largest difference of its samples from texturevlm's."""
-    image_bytes = image.numel() * 4
-    floor_bytes = (2 * image_bytes + image_bytes) if image.requires_grad else image_bytes + image_bytes / 3
-    peer = nvdiffrast_baseline.sampler(dr, image, uv, lod)
-    leaves = list(peer.leaves) + [uv]  # type: ignore[attr-defined]
-
-    def step() -> None:
-        for t in leaves:
-            t.grad = None
-        torch.autograd.backward(peer(), grad)
-
-    with torch.no_grad():
-        d = (peer() - tv.sample_points(image, uv, lod)).abs().max().item()
-    t = per_call_us(step, calls=10, runs=5)
-    table.add(
-        job,
-        "nvdiffrast texture (linear-mipmap-linear, its mip stack per call)",
-        t,
-        floor_bytes,
-        f"values: max difference from texturevlm {d:.1e}",
-    )
+    if peer is not None:
+        with torch.no_grad():
+            d = (peer() - ours()).abs().max().item()
+        t = per_call_us(timed(peer), calls=10, runs=5)
+        table.add(
+            job,
+            "nvdiffrast texture (linear-mipmap-linear, its mip stack per call)",
+            t,
+            floor_bytes,
+            f"values: max difference from texturevlm {d:.1e}",
+        )
+        for leaf in peer.leaves:
+            leaf.grad = None
     for leaf in leaves:
         leaf.grad = None
 
@@ -249,42 +238,34 @@ def run(table: Any, per_call_us: Any) -> None:
             return s[0, :, 0, :].t()
 
         extra = ("PyTorch grid_sample on level 0 only (no LOD; a lower bound)", level0) if channels == 4 else None
-        job_both = (
-            f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
-            "fwd + bwd (grads: texture, uv)"
-        )
         _job(
             table,
             per_call_us,
-            job_both,
+            f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] float32, "
+            "fwd + bwd (grads: texture, uv)",
             image,
             ours,
             lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
             grad,
             extra,
+            nvdiffrast_baseline.sampler(dr, image, uv, lod) if dr else None,
         )
-        if dr is not None:
-            _peer_rows(table, per_call_us, job_both, dr, image, uv, lod, grad)
         if channels == 4:
             _forward_rows(table, per_call_us, dr, image, uv, lod)
-        if channels == 4:  # the image fixed (a model learning where to look): gradients to uv alone
+            # The image fixed (a model learning where to look): gradients to uv alone.
             image.requires_grad_(False)
-            job_uv = (
-                f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
-                "float32, fwd + bwd (grad: uv; the image fixed)"
-            )
             _job(
                 table,
                 per_call_us,
-                job_uv,
+                f"{points} trilinear samples at per-sample LOD, [{channels}, {size}, {size}] "
+                "float32, fwd + bwd (grad: uv; the image fixed)",
                 image,
                 ours,
                 lambda: _torch_trilinear(image, uv[None], lod[None])[0],  # noqa: F821
                 grad,
                 extra,
+                nvdiffrast_baseline.sampler(dr, image, uv, lod) if dr else None,
             )
-            if dr is not None:
-                _peer_rows(table, per_call_us, job_uv, dr, image, uv, lod, grad)
         del image, uv, lod, grad
     # 273 foveated 16x16 patches per image, gradients to the texture: one image and 32.
     for batch in (1, 32):

@@ -97,11 +97,16 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 hf_time = t[0]
                 reference = hf(images=[sample], return_tensors="pt")
                 cv_time = None
+                cv = None
                 if cvcuda_version and model in cvcuda_baseline.MODELS:
-                    timing = (per_call_us, calls, floor_bytes, hf_time, cvcuda_version)
-                    cv_time = _cvcuda_row(
-                        table, job, model, hf, ours_cls(**config), images, (sample, reference), timing
+                    cv = _cvcuda_job(job, model, hf, ours_cls(**config), images, sample, reference)
+                if cv:
+                    t = per_call_us(cv[0], calls=calls * 5, runs=5)
+                    label = (
+                        f"NVIDIA CV-CUDA {cvcuda_version} (hq_resize antialiased cubic, convertto, normalize, reformat)"
                     )
+                    table.add(job, label, t, floor_bytes, f"{hf_time / t[0]:5.1f}x HF; vs HF: {cv[1]} (photo)")
+                    cv_time = t[0]
                 for filter in ("exact", "texture"):
                     ours = ours_cls(filter=filter, **config)
                     t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
@@ -113,25 +118,15 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     return fidelity
 
 
-def _cvcuda_row(table: Any, job: str, model: str, hf: Any, ours: Any, images: list, photo: tuple, timing: tuple) -> Any:
-    """Adds CV-CUDA's row of `job` (timing: per_call_us, calls, floor bytes, HF's time, CV-CUDA's
-    version) with its difference from HF's pixel_values on the photograph (photo: the image
-    and HF's output for it); returns its time, or None, the reason printed, where CV-CUDA
+def _cvcuda_job(job: str, model: str, hf: Any, ours: Any, images: list, sample: Any, reference: Any) -> Any:
+    """CV-CUDA's pipeline for `images` and its difference from HF's pixel_values on the
+    photograph (`sample`, HF's output `reference`); None, the reason printed, where CV-CUDA
     refuses the job."""
-    per_call_us, calls, floor_bytes, hf_time, version = timing
-    sample, reference = photo
     try:
-        pipeline = cvcuda_baseline.job(
-            model, hf, images, *cvcuda_baseline.plan(model, hf, ours(images), *images[0].shape[1:])
-        )
-        on_photo = cvcuda_baseline.job(
-            model, hf, [sample], *cvcuda_baseline.plan(model, hf, ours([sample]), *sample.shape[1:])
-        )
-        off = difference(on_photo(), reference["pixel_values"])
-        t = per_call_us(pipeline, calls=calls * 5, runs=5)
+        pipeline = cvcuda_baseline.job(model, hf, ours, images)
+        pipeline()
+        off = difference(cvcuda_baseline.job(model, hf, ours, [sample])(), reference["pixel_values"])
     except Exception as error:
         print(f"CV-CUDA skipped for {job}: {type(error).__name__}: {error}")
         return None
-    label = f"NVIDIA CV-CUDA {version} (hq_resize antialiased cubic, convertto, normalize, reformat)"
-    table.add(job, label, t, floor_bytes, f"{hf_time / t[0]:5.1f}x HF; vs HF: {off} (photo)")
-    return float(t[0])
+    return pipeline, off
