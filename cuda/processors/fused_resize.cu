@@ -334,16 +334,48 @@ double pick_tile_rows(Tiling& f, const ResizeTarget& t, uint32_t source_height) 
     return best;
 }
 
+// What the launch's tiling depends on besides the kernel: the device, the grid's extent and
+// the rows a tile filters.
+struct TilingKey {
+    int device;
+    uint32_t width, height, images, resized_height, source_height, pitch, x_taps, y_taps;
+    bool operator==(const TilingKey& o) const {  // CUDA sources are C++17: no defaulted comparison
+        return device == o.device && width == o.width && height == o.height && images == o.images &&
+               resized_height == o.resized_height && source_height == o.source_height && pitch == o.pitch &&
+               x_taps == o.x_taps && y_taps == o.y_taps;
+    }
+};
+
+// The tiling a launch takes: the tile height and staging buffers of the fewest waves. One
+// staging buffer where that takes fewer: more blocks fit per multiprocessor, and a
+// co-resident block's filtering hides a chunk's copy as a second buffer would. A serving
+// loop resizes one geometry call after call, so each thread keeps its last choice (the
+// choice asks the occupancy table six times under its lock).
+template <class Out>
+Tiling launch_tiling(const ResizeTarget& t, uint32_t source_height, Tiling f) {
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    const TilingKey key{device,        t.width, t.height, t.images, t.resized_height,
+                        source_height, f.pitch, f.x_taps, f.y_taps};
+    thread_local std::optional<std::pair<TilingKey, Tiling>> last;
+    if (last && last->first == key) {
+        Tiling chosen = last->second;
+        chosen.copy_async = f.copy_async;
+        return chosen;
+    }
+    Tiling single = f;
+    single.buffers = 1;
+    if (pick_tile_rows<Out>(single, t, source_height) < pick_tile_rows<Out>(f, t, source_height)) f = single;
+    last.emplace(key, f);
+    return f;
+}
+
 template <class Out>
 void launch(cudaStream_t stream, const TensorView& source, const ImageList& sources, uint32_t source_width,
             uint32_t source_height, const ResizeTarget& t, const SpanTable& x_table, const SpanTable& y_table,
             Tiling f) {
     allow_large_shared<Out>();
-    // One staging buffer where that takes fewer waves: more blocks fit per multiprocessor,
-    // and a co-resident block's filtering hides a chunk's copy as a second buffer would.
-    Tiling single = f;
-    single.buffers = 1;
-    if (pick_tile_rows<Out>(single, t, source_height) < pick_tile_rows<Out>(f, t, source_height)) f = single;
+    f = launch_tiling<Out>(t, source_height, f);
     fused_kernel<Out><<<grid_of(t, f), kWarps * 32, f.bytes, stream>>>(source, sources, source_width, source_height, t,
                                                                        order_of(t), x_table, y_table, f);
 }
