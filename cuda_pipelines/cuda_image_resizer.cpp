@@ -112,38 +112,91 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
     order_after_last_run(stream);
-    if (shape_.filter != ResizeFilter::texture) {
-        const size_t out_size = element_bytes(target.out_dtype);
-        const SoftwareFilter software_filter = shape_.filter == ResizeFilter::bilinear ? SoftwareFilter::bilinear
-                                                                                       : SoftwareFilter::bicubic;
-        ResizeTarget one = target;
-        one.images = 1;
-        const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter,
-                                                        shape_.dtype);
-        const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
-        const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
-        // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
-        if (software_scratch_.size() < wanted) {
-            software_scratch_ = DeviceBuffer<float>(wanted);
-            tables_for_.reset();
-        }
-        // The spans and weights depend on the window alone: a run of the last run's window
-        // (a processor's usual call) reuses those already in the scratch.
-        const std::array<uint32_t, 6> window{target.resized_width,    target.resized_height, uint32_t(target.crop_x),
-                                             uint32_t(target.crop_y), target.width,          target.height};
+    ReplayedLaunches::Key key = call_key(view, images, target);
+    if (shape_.filter == ResizeFilter::texture) {
+        replayed_->run(key, stream, [&](cudaStream_t s) {
+            fill_texture(view, images, s);
+            texture_->resize(target, s);
+        });
+        return;
+    }
+    const size_t out_size = element_bytes(target.out_dtype);
+    const SoftwareFilter software_filter = shape_.filter == ResizeFilter::bilinear ? SoftwareFilter::bilinear
+                                                                                   : SoftwareFilter::bicubic;
+    ResizeTarget one = target;
+    one.images = 1;
+    const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter, shape_.dtype);
+    const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
+    const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
+    // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
+    if (software_scratch_.size() < wanted) {
+        software_scratch_ = DeviceBuffer<float>(wanted);
+        tables_for_.reset();
+    }
+    // The spans and weights depend on the window alone: a run of the last run's window
+    // (a processor's usual call) reuses those already in the scratch. A replayed run that
+    // reuses them is keyed by the tables' generation: rewritten tables make a new one.
+    const std::array<uint32_t, 6> window{target.resized_width,    target.resized_height, uint32_t(target.crop_x),
+                                         uint32_t(target.crop_y), target.width,          target.height};
+    const bool tables_written = tables_for_ == window;
+    key.insert(key.end(), {reinterpret_cast<uint64_t>(software_scratch_.data()), tables_written,
+                           tables_written ? tables_generation_ : 0});
+    replayed_->run(key, stream, [&](cudaStream_t s) {
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
             resize_software(view, shape_.width, shape_.height, part, software_filter, software_scratch_.data(),
-                            tables_for_ == window, stream, list_of(images, first, count));
-            tables_for_ = window;
+                            tables_written || first > 0, s, list_of(images, first, count));
         }
-        return;
+    });
+    if (!tables_written) {
+        tables_for_ = window;
+        ++tables_generation_;
     }
-    fill_texture(view, images, stream);
-    texture_->resize(target, stream);
+}
+
+ReplayedLaunches::Key CudaImageResizer::call_key(const TensorView& view, std::span<const void* const> images,
+                                                 const ResizeTarget& t) {
+    const auto bits = [](float v) { return uint64_t{std::bit_cast<uint32_t>(v)}; };
+    ReplayedLaunches::Key key{2,
+                              uint64_t(view.dtype),
+                              uint64_t(view.stride_b),
+                              uint64_t(view.stride_c),
+                              uint64_t(view.stride_y),
+                              uint64_t(view.stride_x),
+                              view.channels,
+                              images.size()};
+    for (const void* image : images) key.push_back(reinterpret_cast<uint64_t>(image));
+    key.insert(key.end(), {t.images,
+                           t.first_layer,
+                           t.resized_width,
+                           t.resized_height,
+                           uint64_t(uint32_t(t.crop_x)),
+                           uint64_t(uint32_t(t.crop_y)),
+                           t.width,
+                           t.height,
+                           uint64_t(t.layout),
+                           t.patch_size,
+                           t.merge_size,
+                           t.temporal_patch_size,
+                           t.first_time,
+                           t.times,
+                           t.tile_width,
+                           t.tile_height,
+                           t.image_stride,
+                           bits(t.multiply),
+                           bits(t.subtract[0]),
+                           bits(t.subtract[1]),
+                           bits(t.subtract[2]),
+                           bits(t.divide[0]),
+                           bits(t.divide[1]),
+                           bits(t.divide[2]),
+                           t.round_to_byte,
+                           uint64_t(t.out_dtype),
+                           reinterpret_cast<uint64_t>(t.out)});
+    return key;
 }
 
 void CudaImageResizer::order_after_last_run(cudaStream_t stream) const {

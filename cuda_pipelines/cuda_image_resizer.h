@@ -17,17 +17,19 @@
 // first run of a larger target); runs are stream-ordered with no host sync. The texture
 // and the scratch hold a run's data until its kernels ran: a run on another stream than the
 // last run's is ordered after the work queued on that stream (not inside a CUDA graph
-// capture, where the caller orders them), and threads each use resizers of their own.
-// Move-only.
+// capture, where the caller orders them), and threads each use resizers of their own. A run
+// that repeats another's arguments replays its launches as one CUDA graph. Move-only.
 #include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "cuda_pipelines/cuda_pyramid.h"
+#include "cuda_pipelines/replayed_launches.h"
 #include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "cuda/processors/image_resize.h"
@@ -63,8 +65,13 @@ public:
              cudaStream_t stream) const;
 
     const ResizerShape& shape() const { return shape_; }
+    // Runs kept as graphs (a repeated run replays one).
+    size_t replay_graphs() const { return replayed_->graphs(); }
 
 private:
+    // Every value a run's launches read: equal keys make equal launches (ReplayedLaunches).
+    static ReplayedLaunches::Key call_key(const TensorView& view, std::span<const void* const> images,
+                                          const ResizeTarget& target);
     void fill_texture(const TensorView& view, std::span<const void* const> images, cudaStream_t stream) const;
     void order_after_last_run(cudaStream_t stream) const;
 
@@ -82,10 +89,14 @@ private:
     // largest target run so far; the window whose spans and weights it holds.
     mutable DeviceBuffer<float> software_scratch_;
     mutable std::optional<std::array<uint32_t, 6>> tables_for_;
+    mutable uint64_t tables_generation_ = 0;  // counts the tables' rewrites
     // The stream of the last run, and the event a run on another stream waits on: the
     // texture and scratch are one set for all runs, so a run is ordered after the last.
     mutable std::optional<cudaStream_t> last_stream_;
     CudaEvent handoff_ = make_event();
+    // A run's launches replayed as one graph once a run repeats (a processor's usual call);
+    // held by pointer so the resizer stays movable.
+    std::unique_ptr<ReplayedLaunches> replayed_ = std::make_unique<ReplayedLaunches>();
 };
 
 }  // namespace tvlm

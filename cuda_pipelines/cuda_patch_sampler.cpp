@@ -1,5 +1,6 @@
 #include "cuda_pipelines/cuda_patch_sampler.h"
 
+#include <atomic>
 #include <string>
 
 #include "cuda/cuda_check.h"
@@ -51,6 +52,11 @@ void check_channels(uint32_t channels) {
 }
 
 }  // namespace
+
+uint64_t CudaPatchSampler::next_serial() {
+    static std::atomic<uint64_t> serials{0};
+    return ++serials;
+}
 
 CudaPatchSampler::CudaPatchSampler(PatchLayout layout, PatchOutput output)
     : layout_(std::move(layout)), output_(output) {

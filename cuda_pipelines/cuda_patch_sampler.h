@@ -5,6 +5,7 @@
 // [B, N, C, P, P] (float32 or float16).
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "cuda_pipelines/cuda_mipmaps.h"
@@ -73,6 +74,9 @@ public:
 
     const PatchLayout& layout() const { return layout_; }
     const PatchOutput& output() const { return output_; }
+    // A number no other sampler of the process has had: what keys a replayed launch of this
+    // sampler's layout (an address can be reused by a later sampler of another layout).
+    uint64_t serial() const { return serial_; }
 
 private:
     PatchLaunch launch(const PatchTarget& target) const;
@@ -81,6 +85,8 @@ private:
     DeviceBuffer<gpu::PatchGpu> uploaded_;  // empty when borrowing
     const gpu::PatchGpu* records_ = nullptr;
     bool uploaded_records_ = false;  // no kernel on any stream writes records_
+    uint64_t serial_ = next_serial();
+    static uint64_t next_serial();
 };
 
 }  // namespace tvlm

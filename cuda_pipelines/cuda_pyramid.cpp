@@ -1,5 +1,6 @@
 #include "cuda_pipelines/cuda_pyramid.h"
 
+#include <optional>
 #include <string>
 
 #include "cuda/cuda_check.h"
@@ -23,6 +24,32 @@ void CudaPyramid::write(const TensorView& tensor, const DirtyRegion& region, cud
     const TexelRect r = checked_dirty_rect(region, desc().width, desc().height, desc().layers);
     write_texels(tensor, surfaces_[0].get(), desc().layers > 1, surface_texel(desc().format),
                  {r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0, region.first_layer, region.layers}, stream, sources);
+}
+
+namespace {
+
+// Whether `tensor` is `desc`'s level 0 as the texture stores it: texels of the format's own
+// type, 4 channels interleaved, rows of whole texels, layers row after row.
+bool holds_texels(const TensorView& tensor, const TextureDesc& desc) {
+    std::optional<TensorDtype> own;  // sRGB textures (and the rest) take the frame through write()
+    if (desc.format == Format::rgba8_unorm) own = TensorDtype::u8;
+    if (desc.format == Format::rgba16f) own = TensorDtype::f16;
+    if (desc.format == Format::rgba32f) own = TensorDtype::f32;
+    if (!own || tensor.dtype != *own || tensor.channels != 4) return false;
+    const int64_t row = tensor.stride_y;
+    return tensor.stride_x == 4 && tensor.stride_c == 1 && row >= int64_t{desc.width} * 4 && row % 4 == 0 &&
+           (desc.layers == 1 || tensor.stride_b == row * desc.height);
+}
+
+}  // namespace
+
+void CudaPyramid::load_frame(const TensorView& tensor, cudaStream_t stream) const {
+    if (holds_texels(tensor, desc())) {
+        mips_.generate_from(tensor.data, size_t(tensor.stride_y) * element_bytes(tensor.dtype), stream);
+        return;
+    }
+    write(tensor, {0, 0, desc().width, desc().height, 0, desc().layers}, stream);
+    generate_mips(stream);
 }
 
 void CudaPyramid::read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,

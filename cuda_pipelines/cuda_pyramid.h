@@ -30,6 +30,12 @@ public:
     void write(const TensorView& tensor, const DirtyRegion& region, cudaStream_t stream,
                const ImageList& sources = {}) const;
     void generate_mips(cudaStream_t stream) const { mips_.generate(stream); }
+    // A whole frame (every layer) into level 0, then every level: write() + generate_mips(),
+    // or, where the tensor holds the texture's own texels packed (RGBA8 bytes into rgba8,
+    // RGBA float16 into rgba16f, RGBA float32 into rgba32f; rows of whole texels, layers one
+    // after another), CudaBoxMips::generate_from, whose chain reads the frame in its first
+    // pass where it can (one launch and one read of the frame fewer).
+    void load_frame(const TensorView& tensor, cudaStream_t stream) const;
     void update_mips(const DirtyRegion& region, cudaStream_t stream) const { mips_.update(region, stream); }
     // Every texel of `level` of layers [first_layer, first_layer + layers) into the tensor.
     void read(uint32_t level, uint32_t first_layer, uint32_t layers, const TensorView& tensor,

@@ -12,16 +12,6 @@
 
 namespace tvlm {
 
-ReplayedLaunches::Key ReplayedLaunches::key(std::initializer_list<uint64_t> values) {
-    Key k{};
-    if (values.size() >= k.size())
-        throw Error("ReplayedLaunches: a key of " + std::to_string(values.size()) + " values; at most " +
-                    std::to_string(k.size() - 1));
-    std::copy(values.begin(), values.end(), k.begin());
-    k.back() = values.size();
-    return k;
-}
-
 size_t ReplayedLaunches::graphs() const {
     const std::lock_guard lock(mutex_);
     return graphs_.size();

@@ -12,7 +12,6 @@
 // Thread-safe: a lock guards the graphs; direct launches run outside it.
 #include <cuda_runtime_api.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -27,9 +26,10 @@ namespace tvlm {
 
 class ReplayedLaunches {
 public:
-    // What identifies a call: an entry point's tag and its arguments.
-    using Key = std::array<uint64_t, 16>;
-    static Key key(std::initializer_list<uint64_t> values);
+    // What identifies a call: an entry point's tag and every value its launches read (pointers,
+    // sizes, the bytes of a parameter struct): equal keys make equal launches.
+    using Key = std::vector<uint64_t>;
+    static Key key(std::initializer_list<uint64_t> values) { return Key(values); }
 
     // launches(stream) on `stream`: directly the first time `key` is seen, from its second
     // call as a replay of the graph they were captured into. Must be called on the device

@@ -18,6 +18,7 @@
 #include "cuda_pipelines/cuda_patch_sampler.h"
 #include "cuda_pipelines/cuda_pyramid.h"
 #include "cuda_pipelines/cuda_tensor_mips.h"
+#include "cuda_pipelines/replayed_launches.h"
 #include "cuda/device_buffer.h"
 #include "cuda/stream_capture.h"
 #include "engine/sampling/patch.h"
@@ -68,16 +69,34 @@ public:
         pyramid_.resize(into, stream_of(stream));
     }
     // A whole frame in, its box mips, the layout's patches out: the per-frame work in one
-    // call (one Python -> C++ crossing for three launches).
+    // call (one Python -> C++ crossing for its launches), replayed as one graph once a call
+    // repeats (ReplayedLaunches: a serving loop reads the same buffers call after call).
     void frame_to_patches(const TensorView& frame, const CudaPatchSampler& sampler, uintptr_t out, size_t out_bytes,
                           bool half, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
         const TextureDesc& d = pyramid_.desc();
-        write(frame, 0, 0, d.width, d.height, 0, d.layers, stream);
-        generate_mipmaps(stream);
-        sample(sampler, out, out_bytes, frame.channels, half, stream);
+        const PatchTarget target{reinterpret_cast<void*>(out), out_bytes, {frame.channels, half}};
+        sampler.check(d, target);  // refused before anything is launched or replayed
+        const ReplayedLaunches::Key key{1,
+                                        reinterpret_cast<uint64_t>(frame.data),
+                                        uint64_t(frame.dtype),
+                                        uint64_t(frame.stride_b),
+                                        uint64_t(frame.stride_c),
+                                        uint64_t(frame.stride_y),
+                                        uint64_t(frame.stride_x),
+                                        frame.channels,
+                                        sampler.serial(),
+                                        out,
+                                        out_bytes,
+                                        half};
+        replayed_.run(key, stream_of(stream), [&](cudaStream_t s) {
+            pyramid_.load_frame(frame, s);
+            sampler.sample(d, pyramid_.texture_object(sampler.gradients()), target, s);
+        });
     }
     int device() const { return device_; }
     uint32_t levels() const { return pyramid_.desc().mip_levels(); }
+    size_t replay_graphs() const { return replayed_.graphs(); }
 
 private:
     static CudaPyramid make(int device, const TextureDesc& desc) {
@@ -86,6 +105,7 @@ private:
     }
     int device_;
     CudaPyramid pyramid_;
+    mutable ReplayedLaunches replayed_;
 };
 
 // Levels 1.. of a tensor's box chain into tensors of its dtype and layout (`levels`: each
@@ -184,6 +204,8 @@ void bind_cuda(nb::module_& m) {
              nb::arg("channels"), nb::arg("half"), nb::arg("stream"))
         .def("frame_to_patches", &CudaPyramidBinding::frame_to_patches, nb::arg("frame"), nb::arg("sampler"),
              nb::arg("out"), nb::arg("out_bytes"), nb::arg("half"), nb::arg("stream"))
+        .def_prop_ro("replay_graphs", &CudaPyramidBinding::replay_graphs,
+                     "frame_to_patches calls kept as graphs (a repeated call replays one)")
         .def("resize", &CudaPyramidBinding::resize, nb::arg("target"), nb::arg("out"), nb::arg("stream"),
              "An image processor's output from the texture into `out` (the target's own out is not read): one "
              "anisotropic trilinear sample per pixel.")

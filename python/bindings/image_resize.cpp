@@ -97,6 +97,7 @@ public:
         into.out = reinterpret_cast<void*>(out);
         resizer_.run(view, pointers, into, stream_of(stream));
     }
+    size_t replay_graphs() const { return resizer_.replay_graphs(); }
 
 private:
     static ResizeFilter parse_filter(const std::string& name) {
@@ -171,7 +172,9 @@ void bind_cuda_resize(nb::module_& m) {
         .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("target"),
              nb::arg("out"), nb::arg("stream"),
              "target.images images (device pointers sharing dtype and strides b, c, y, x) into `out` (the "
-             "target's own out is not read).");
+             "target's own out is not read).")
+        .def_prop_ro("replay_graphs", &ResizerBinding::replay_graphs,
+                     "Runs kept as graphs (a run repeating another's arguments replays one).");
 }
 
 }  // namespace
