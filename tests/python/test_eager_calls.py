@@ -244,3 +244,76 @@ def test_repeated_engine_calls_replay_one_graph_that_writes_every_output():
             first = now
         torch.testing.assert_close(now[0], first[0], rtol=0, atol=0)
         torch.testing.assert_close(now[1], first[1], rtol=1e-5, atol=1e-6)
+
+
+@needs_cuda
+@pytest.mark.parametrize(
+    "channels_last, channels, width, height",
+    [(False, 3, 130, 97), (True, 3, 130, 97), (True, 4, 512, 384), (True, 4, 130, 97)],
+    ids=["planar", "channels-last RGB", "RGBA even (the chain reads the frame)", "RGBA odd"],
+)
+def test_repeated_frame_calls_replay_with_each_frames_values(channels_last, channels, width, height):
+    """sample_patches on one frame buffer and one output, the frame rewritten in place
+    between calls (a decoder's buffer): from the second repeat the engine replays one graph,
+    which must read the frame's current values and write every patch. Each call equals a
+    separate pyramid's patches of the same frame (level 0 written, then its chain), bit for
+    bit; a second layout and a second buffer are keys of their own. RGBA frames of even
+    sides go into the chain's first pass directly (CudaPyramid::load_frame)."""
+    import torch
+    from texturevlm import _frame_calls
+
+    tv.clear_cache()  # textures of this size from earlier tests keep their graphs
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    shape = (height, width, channels) if channels_last else (channels, height, width)
+    frames = [torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda", generator=gen) for _ in range(2)]
+    layouts = [tv.layouts.foveated(width, height, (0.3, 0.6), 40, 6), tv.layouts.grid(width, height, 8, 1)]
+    outs = [torch.empty((lay.num_patches, channels, lay.patch_size, lay.patch_size), device="cuda") for lay in layouts]
+    for repeat in range(4):
+        for f, frame in enumerate(frames):
+            frame.copy_(torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda", generator=gen))
+            for layout, out in zip(layouts, outs):
+                out.fill_(float("nan"))
+                got = tv.sample_patches(frame, layout, channels_last=channels_last, out=out)
+                assert got.patches is out
+                want = tv.TexturePyramid(frame.clone(), channels_last=channels_last).sample(layout)
+                torch.testing.assert_close(out, want.patches, rtol=0, atol=0, msg=f"repeat {repeat}, frame {f}")
+                torch.testing.assert_close(got.meta, want.meta, rtol=0, atol=0)
+    calls = [call for call in _frame_calls._calls.values() if any(call.layout is lay for lay in layouts)]
+    textures = {id(call.texture): call.texture for call in calls}
+    assert sum(t.core.replay_graphs for t in textures.values()) == 4, "two frames x two layouts replayed"
+    # A call without out= allocates (torch hands the freed block back): still the frame's values.
+    frame = frames[0]
+    for _ in range(3):
+        frame.copy_(torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda", generator=gen))
+        got = tv.sample_patches(frame, layouts[0], channels_last=channels_last).patches
+        want = tv.TexturePyramid(frame.clone(), channels_last=channels_last).sample(layouts[0]).patches
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    # A frame of another size after warm calls: its own key, checked as a first call is.
+    cut = frame[: height - 1] if channels_last else frame[:, : height - 1]
+    with pytest.raises(tv.Error, match=f"the layout is for {width}x{height} images"):
+        tv.sample_patches(cut, layouts[0], channels_last=channels_last)
+    with pytest.raises(tv.Error, match="out has shape"):
+        tv.sample_patches(frames[0], layouts[0], channels_last=channels_last, out=outs[1])
+
+
+@needs_cuda
+@pytest.mark.parametrize("filter", ["exact", "texture"])
+def test_repeated_processor_calls_replay_with_each_images_values(filter):
+    """A processor called on one image buffer rewritten between calls: its resizer replays
+    one graph from the second repeat, with each call's values those of a first call on that
+    content (made on separate buffers before any repeat, so launched directly)."""
+    import torch
+    from texturevlm.processors import SiglipImageProcessor, _resize
+
+    processor = SiglipImageProcessor(filter=filter)
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    contents = [torch.randint(0, 256, (3, 300, 451), dtype=torch.uint8, device="cuda", generator=gen) for _ in range(4)]
+    want = [processor(c)["pixel_values"].clone() for c in contents]
+    before = sum(r.replay_graphs for r in _resize._resizers.values())
+    image = torch.empty_like(contents[0])
+    for repeat in range(3):
+        for k, content in enumerate(contents):
+            image.copy_(content)
+            got = processor(image)["pixel_values"]
+            torch.testing.assert_close(got, want[k], rtol=0, atol=0, msg=f"repeat {repeat}, content {k}")
+    assert sum(r.replay_graphs for r in _resize._resizers.values()) > before, "the repeated call was not replayed"
