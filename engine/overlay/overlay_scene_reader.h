@@ -117,9 +117,11 @@ public:
         const Node v = find(key);
         if (!Tree::valid(v)) return fallback;
         const char* expected = "[r, g, b] or [r, g, b, a], bytes 0-255";
-        if (!Tree::is_array(v) || (Tree::size(v) != 3 && Tree::size(v) != 4)) fail(key, expected);
+        if (!Tree::is_array(v)) fail(key, expected);
+        const size_t n = Tree::size(v);
+        if (n != 3 && n != 4) fail(key, expected);
         uint8_t c[4] = {0, 0, 0, 255};
-        for (size_t i = 0; i < Tree::size(v); ++i) {
+        for (size_t i = 0; i < n; ++i) {
             const std::optional<int64_t> byte = Tree::integer(Tree::at(v, i));
             if (!byte || *byte < 0 || *byte > 255) fail(key, expected);
             c[i] = uint8_t(*byte);

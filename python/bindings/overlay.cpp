@@ -93,8 +93,12 @@ OverlayShapes shapes_of(const std::string& json, uint32_t width, uint32_t height
 struct PythonTree {
     using Node = PyObject*;
     static bool valid(Node n) { return n != nullptr; }
-    static bool is_object(Node n) { return PyDict_Check(n); }
-    static bool is_array(Node n) { return PyList_Check(n) || PyTuple_Check(n); }
+    // Exact types first: their checks are inline, where the subclass checks are calls into
+    // Python under the stable ABI (a scene reads a few of them per item).
+    static bool is_object(Node n) { return PyDict_CheckExact(n) || PyDict_Check(n); }
+    static bool is_array(Node n) {
+        return PyList_CheckExact(n) || PyTuple_CheckExact(n) || PyList_Check(n) || PyTuple_Check(n);
+    }
     template <class F>
     static void for_each_key(Node n, F f) {
         PyObject *key = nullptr, *value = nullptr;
@@ -143,9 +147,12 @@ struct PythonTree {
     }
     // The limited API's functions, not the GET macros: the extension may be built for the
     // stable ABI (one wheel for Python 3.12 and later), where the macros do not exist.
-    static size_t size(Node n) { return size_t(PyList_Check(n) ? PyList_Size(n) : PyTuple_Size(n)); }
+    static size_t size(Node n) {
+        return size_t(PyList_CheckExact(n) || PyList_Check(n) ? PyList_Size(n) : PyTuple_Size(n));
+    }
     static Node at(Node n, size_t i) {
-        return PyList_Check(n) ? PyList_GetItem(n, Py_ssize_t(i)) : PyTuple_GetItem(n, Py_ssize_t(i));
+        return PyList_CheckExact(n) || PyList_Check(n) ? PyList_GetItem(n, Py_ssize_t(i))
+                                                       : PyTuple_GetItem(n, Py_ssize_t(i));
     }
     // number() and integer() are inlined into the reader: called out of line, their optional
     // results went through the stack as a byte store then a wider load, a store-forwarding
