@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [processors | encoded | grad | fields | overlay] [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors | encoded | grad | fields | overlay | calls] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -10,8 +10,11 @@ output of `tvlm bench --json`), the frame rows are compared with the C++ engine'
 (processors.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
 (encoded.py); `grad`: sample_points forward + backward against PyTorch
 (grad.py); `fields`: Gaussian fields against vectorized PyTorch (fields.py);
-`overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py). Default jobs: 273 foveated patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a
-CUDA tensor -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and float32."""
+`overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py); `calls`: the
+inference calls' wall, host and GPU time per call (calls.py). Default jobs: 273 foveated
+patches from a 4096^2 texture; a 1024^2 and a 4096^2 frame already in a CUDA tensor (planar,
+and as RGBA bytes) -> mips -> patches; generate_mipmaps of [32, 3, 1024, 1024] uint8 and
+float32."""
 
 from __future__ import annotations
 
@@ -29,12 +32,17 @@ from .common import Table, copy_bandwidth, per_call_us, torch_patches, torch_pyr
 
 
 def tvlm_reference(path: Optional[str], size: int) -> Optional[float]:
-    """tvlm bench video's fastest CUDA-frame row for a size x size rgba8 frame, if given."""
+    """tvlm bench video's fastest CUDA-frame row for a size x size rgba8 frame, if given (the
+    whole frame's work: not a batch's, nor one step's GPU time)."""
     if not path:
         return None
     rows = json.load(open(path)).get("rows", [])
     job = f"CUDA frame {size}^2 rgba8 -> "
-    times = [r["median_us"] for r in rows if str(r.get("job", "")).startswith(job) and "x 32" not in r["job"]]
+    times = [
+        r["median_us"]
+        for r in rows
+        if str(r.get("job", "")).startswith(job) and "x 32" not in r["job"] and "one step" not in r["job"]
+    ]
     return min(times) if times else None
 
 
@@ -79,11 +87,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         "jobs",
         nargs="?",
         default="patches",
-        choices=("patches", "processors", "encoded", "grad", "fields", "overlay"),
+        choices=("patches", "processors", "encoded", "grad", "fields", "overlay", "calls"),
         help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
         "encoded: JPEG bytes -> pixel_values vs Pillow + HF; "
         "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
-        "overlay: drawing vs OpenCV and torchvision",
+        "overlay: drawing vs OpenCV and torchvision; calls: host vs GPU time of the inference calls",
     )
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
@@ -110,12 +118,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         bench_encoded.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
-    if args.jobs in ("grad", "fields", "overlay"):
+    if args.jobs in ("grad", "fields", "overlay", "calls"):
+        from . import calls as bench_calls
         from . import fields as bench_fields
         from . import grad as bench_grad
         from . import overlay as bench_overlay
 
-        {"grad": bench_grad, "fields": bench_fields, "overlay": bench_overlay}[args.jobs].run(table, per_call_us)
+        suites = {"grad": bench_grad, "fields": bench_fields, "overlay": bench_overlay, "calls": bench_calls}
+        suites[args.jobs].run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -180,6 +190,18 @@ def main(argv: Optional[List[str]] = None) -> int:
             "texturevlm sample_patches(out=...)",
             t,
             floor_bytes,
+            note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
+        )
+        # The same frame as RGBA bytes, channels last (a decoder's or renderer's frame): the
+        # chain's first pass reads it, as the C++ engine's rows do.
+        rgba = torch.randint(0, 256, (size, size, 4), dtype=torch.uint8, device="cuda", generator=gen)
+        rgba_out = torch.empty((273, 4, 16, 16), device="cuda")
+        t = per_call_us(lambda: tv.sample_patches(rgba, layout, channels_last=True, out=rgba_out))
+        table.add(
+            job,
+            "texturevlm sample_patches(out=...), the frame as [H, W, 4] RGBA bytes",
+            t,
+            floor_bytes + texels,  # a fourth byte per texel read
             note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
         )
         t = per_call_us(update_and_sample)

@@ -121,10 +121,7 @@ class Table:
         self.bandwidth = bandwidth
 
     def add(self, job: str, method: str, timing: tuple, floor_bytes: float, note: str = "") -> None:
-        floor = floor_bytes / self.bandwidth * 1e6
+        floor = floor_bytes / self.bandwidth * 1e6  # 0: a job without a byte floor
         self.rows.append(dict(job=job, method=method, median_us=timing[0], min_us=timing[1], floor_us=floor, note=note))
-        print(
-            f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, floor {floor:8.2f} us, "
-            f"{timing[0] / floor:5.1f}x) {note}",
-            flush=True,
-        )
+        versus = f"floor {floor:8.2f} us, {timing[0] / floor:5.1f}x" if floor else "no floor"
+        print(f"{job:44s} {method:58s} {timing[0]:10.2f} us  (min {timing[1]:9.2f}, {versus}) {note}", flush=True)
