@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -217,6 +217,8 @@ class TexturePyramid:
         self.device_index = device_index
         self._lock = threading.Lock()  # one call at a time: the backends' objects are not reentrant
         self._grad_source: Any = None  # the last frame, where autograd records for it (update)
+        # CUDA sample() calls checked once, by (layout, dtype, frames' kind): _SamplePlan.
+        self._sample_plans: Dict[Any, _SamplePlan] = {}
         if ring > 1 and self.backend != "cuda":
             raise Error(
                 f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
@@ -343,6 +345,10 @@ class TexturePyramid:
         layout is sampled in software from that frame with autograd, with the engine's
         reference filtering (trilinear at the patch's level, or the anisotropic footprint's
         taps), so d loss / d frame flows back through every level (docs/differentiable.md)."""
+        plan_key = (id(layout), dtype, self._like)
+        plan = self._sample_plans.get(plan_key) if self._grad_source is None else None
+        if plan is not None and plan.layout is layout:
+            return plan(self, out, stream)
         half = _out_dtype(dtype) == "float16"
         if (layout.width, layout.height) != (self.width, self.height):
             raise Error(
@@ -373,9 +379,12 @@ class TexturePyramid:
             s = self._stream(framework, stream)
             with self._lock:
                 copy = self._impl.sample(layout, framework, out, c, half, s)
-            return _tensors.hand_over(
-                Patches(out, copy.meta if batched else copy.meta_one), framework, self.device_index, s
-            )
+            meta = copy.meta if batched else copy.meta_one
+            if isinstance(self._impl, CudaBackend):  # not a ring: its reads wait on its slots' events
+                if len(self._sample_plans) >= 16:
+                    self._sample_plans.clear()
+                self._sample_plans[plan_key] = _SamplePlan(layout, shape, out_dtype, half, framework, copy, meta, c)
+            return _tensors.hand_over(Patches(out, meta), framework, self.device_index, s)
         else:
             with self._lock:
                 values = self._impl.sample_host(layout, c, half, max_anisotropy).reshape(shape)
@@ -405,13 +414,15 @@ class TexturePyramid:
         bias: float = 0.0,
         dtype: Any = "float32",
         stream: Any = None,
+        out: Any = None,
     ) -> Patches:
         """Exactly `num_patches` patches per image, fine near the fixation(s), coarse far
         from them (see layouts.foveated for what decides each patch and the padding).
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
-        Layouts are cached by their arguments, so a repeated fixation costs no layout work."""
+        Layouts are cached by their arguments, so a repeated fixation costs no layout work.
+        `out`: written in place, as sample()'s."""
         layout = foveated_layout(self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias)
-        return self.sample(layout, dtype, stream=stream)
+        return self.sample(layout, dtype, out=out, stream=stream)
 
     def sample_anisotropic(
         self,
@@ -502,6 +513,40 @@ def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, dev
             raise Error(f"out is on {out.device}, the pyramid on cuda:{device_index}")
         if device_index is None and out.device.type != "cpu":
             raise Error(f"out is on {out.device}; host backends write host memory")
+
+
+class _SamplePlan:
+    """A CUDA pyramid's sample() of one layout, dtype and kind of frame, worked out and
+    checked by its first call: later calls allocate (or check) the output and launch."""
+
+    __slots__ = ("layout", "shape", "out_dtype", "half", "framework", "copy", "meta", "channels")
+
+    def __init__(
+        self,
+        layout: Any,
+        shape: Tuple[int, ...],
+        out_dtype: str,
+        half: bool,
+        framework: str,
+        copy: Any,
+        meta: Any,
+        channels: int,
+    ) -> None:
+        self.layout, self.shape, self.out_dtype, self.half = layout, shape, out_dtype, half
+        self.framework, self.copy, self.meta, self.channels = framework, copy, meta, channels
+
+    def __call__(self, pyramid: "TexturePyramid", out: Any, stream: Any) -> Patches:
+        framework, index = self.framework, pyramid.device_index
+        if out is None:
+            out = _tensors.empty(framework, "cuda", index, self.shape, self.out_dtype)
+        else:
+            _check_out(out, framework, self.shape, self.out_dtype, index)
+        s = pyramid._stream(framework, stream)
+        self.copy.ready_on(s)
+        ptr, size = _tensors.pointer_and_bytes(out, framework)
+        with pyramid._lock:
+            pyramid._impl.core.sample(self.copy.sampler, ptr, size, self.channels, self.half, s)
+        return _tensors.hand_over(Patches(out, self.meta), framework, index, s)
 
 
 def grid_layout(width: int, height: int, batch: int, patch_size: int, level: int) -> "layouts.Layout":

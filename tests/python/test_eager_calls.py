@@ -317,3 +317,37 @@ def test_repeated_processor_calls_replay_with_each_images_values(filter):
             got = processor(image)["pixel_values"]
             torch.testing.assert_close(got, want[k], rtol=0, atol=0, msg=f"repeat {repeat}, content {k}")
     assert sum(r.replay_graphs for r in _resize._resizers.values()) > before, "the repeated call was not replayed"
+
+
+@needs_cuda
+def test_repeated_pyramid_samples_follow_each_update():
+    """A CUDA pyramid's sample() plans a layout once; later calls of it sample the pyramid's
+    current frame into new or given outputs (poisoned first), and still refuse a wrong out=.
+    A frame that requires grad afterwards takes the autograd path, not the plan."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    frame = torch.rand((4, 90, 120), device="cuda", generator=gen)
+    pyramid = tv.TexturePyramid(frame)
+    layout = tv.layouts.foveated(120, 90, (0.6, 0.4), 30, 6)
+    out = torch.empty((30, 4, 6, 6), device="cuda")
+    for k in range(4):
+        frame = torch.rand((4, 90, 120), device="cuda", generator=gen)
+        pyramid.update(frame)
+        want = tv.TexturePyramid(frame.clone()).sample(layout).patches
+        out.fill_(float("nan"))
+        assert pyramid.sample(layout, out=out).patches is out
+        torch.testing.assert_close(out, want, rtol=0, atol=0, msg=f"update {k}")
+        torch.testing.assert_close(pyramid.sample(layout).patches, want, rtol=0, atol=0)
+        fov = pyramid.sample_foveated((0.5, 0.5), num_patches=30, patch_size=6, out=out)
+        assert fov.patches is out
+        fresh = tv.TexturePyramid(frame.clone()).sample_foveated((0.5, 0.5), 30, 6).patches
+        torch.testing.assert_close(out, fresh, rtol=0, atol=0)
+    with pytest.raises(tv.Error, match="out has shape"):
+        pyramid.sample(layout, out=torch.empty((30, 4, 6, 5), device="cuda"))
+    with pytest.raises(tv.Error, match="out has shape"):
+        pyramid.sample(layout, out=out.half())
+    source = torch.rand((4, 90, 120), device="cuda", generator=gen).requires_grad_()
+    pyramid.update(source)
+    patches = pyramid.sample(layout).patches
+    assert patches.grad_fn is not None, "a frame that requires grad samples with autograd"
