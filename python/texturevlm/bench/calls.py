@@ -89,6 +89,9 @@ def run(table: Any, per_call_us: Any) -> None:
         ),
         "pyramid.sample(layout, out=...), 4096^2 pyramid": lambda: pyramid.sample(layout4k, out=out3),
         "pyramid.sample_foveated((0.5, 0.5)), 4096^2 pyramid": lambda: pyramid.sample_foveated((0.5, 0.5)),
+        "pyramid.sample_foveated((0.5, 0.5), out=...), 4096^2 pyramid": lambda: pyramid.sample_foveated(
+            (0.5, 0.5), out=out3
+        ),
         "SiglipImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: siglip(frame),
         "CLIPImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: clip(frame),
         "Qwen2VLImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: qwen(frame),
