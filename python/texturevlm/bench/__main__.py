@@ -201,7 +201,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             job,
             "texturevlm sample_patches(out=...), the frame as [H, W, 4] RGBA bytes",
             t,
-            floor_bytes + texels,  # a fourth byte per texel read
+            # The frame read once, level 0 and the mips written, the patches written: the
+            # chain's first pass reads the frame itself, so level 0 is not read back (as
+            # tvlm bench video's floor for these frames).
+            4 * texels * (2 + 1 / 3) + rgba_out.numel() * 4,
             note + (f" ratio {t[0] / reference:.2f}" if reference else ""),
         )
         t = per_call_us(update_and_sample)
