@@ -13,16 +13,6 @@ namespace tvlm {
 
 namespace {
 
-// The texture format whose texels hold the dtype's values (what the Python package's
-// DEFAULT_FORMAT picks): bytes in rgba8, float16 in rgba16f, the rest in rgba32f.
-Format texture_format(TensorDtype dtype) {
-    switch (dtype) {
-        case TensorDtype::u8: return Format::rgba8_unorm;
-        case TensorDtype::f16: return Format::rgba16f;
-        default: return Format::rgba32f;
-    }
-}
-
 // The most scratch the software filters' row pass keeps (images beyond it run in turn).
 constexpr size_t kMaxSoftwareScratch = size_t{256} << 20;
 
@@ -57,7 +47,7 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     if (s.skipped_levels && s.dtype == TensorDtype::bf16)
         throw Error("bfloat16 images have no box format of their own: skip no levels");
     const Extent2D base = level_extent(s.width, s.height, s.skipped_levels);
-    texture_.emplace(TextureDesc{base.width, base.height, s.images, s.texture_levels, texture_format(s.dtype), false});
+    texture_.emplace(TextureDesc{base.width, base.height, s.images, s.texture_levels, dtype_texture_format(s.dtype), false});
     const uint32_t levels = s.skipped_levels + s.texture_levels;
     // With levels skipped, the tensor chain writes the texture's levels in its own launch;
     // otherwise level 0 is copied in (write_texels) and the texture builds its mips.

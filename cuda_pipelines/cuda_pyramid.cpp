@@ -1,6 +1,5 @@
 #include "cuda_pipelines/cuda_pyramid.h"
 
-#include <optional>
 #include <string>
 
 #include "cuda/cuda_check.h"
@@ -31,11 +30,11 @@ namespace {
 // Whether `tensor` is `desc`'s level 0 as the texture stores it: texels of the format's own
 // type, 4 channels interleaved, rows of whole texels, layers row after row.
 bool holds_texels(const TensorView& tensor, const TextureDesc& desc) {
-    std::optional<TensorDtype> own;  // sRGB textures (and the rest) take the frame through write()
-    if (desc.format == Format::rgba8_unorm) own = TensorDtype::u8;
-    if (desc.format == Format::rgba16f) own = TensorDtype::f16;
-    if (desc.format == Format::rgba32f) own = TensorDtype::f32;
-    if (!own || tensor.dtype != *own || tensor.channels != 4) return false;
+    // bfloat16 is widened into rgba32f, and sRGB textures are never a dtype's own format:
+    // both take the frame through write().
+    if (tensor.dtype == TensorDtype::bf16 || dtype_texture_format(tensor.dtype) != desc.format ||
+        tensor.channels != 4)
+        return false;
     const int64_t row = tensor.stride_y;
     return tensor.stride_x == 4 && tensor.stride_c == 1 && row >= int64_t{desc.width} * 4 && row % 4 == 0 &&
            (desc.layers == 1 || tensor.stride_b == row * desc.height);

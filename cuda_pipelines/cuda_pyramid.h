@@ -15,6 +15,17 @@
 
 namespace tvlm {
 
+// The texture format whose texels hold the dtype's values (what the Python package's
+// DEFAULT_FORMAT picks): bytes in rgba8, float16 in rgba16f, the rest (bfloat16 widened) in
+// rgba32f.
+inline Format dtype_texture_format(TensorDtype dtype) {
+    switch (dtype) {
+        case TensorDtype::u8: return Format::rgba8_unorm;
+        case TensorDtype::f16: return Format::rgba16f;
+        default: return Format::rgba32f;
+    }
+}
+
 class CudaPyramid {
 public:
     // Allocates on the current CUDA device. Throws Error like CudaArrayTexture::create and

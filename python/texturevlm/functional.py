@@ -113,18 +113,21 @@ def sample_patches(
 ) -> Patches:
     """A frame to patches in one call: `image` into a texture, its box mips, every patch of
     `layout` sampled. For video of one size this is the whole per-frame work; on CUDA it
-    is three launches on the current stream with no host sync and no allocation but the
+    is one C++ call on the current stream with no host sync and no allocation but the
     output's (none with `out`, a contiguous tensor of the patches' shape and dtype, written in
-    place). Inside torch.compile it is the custom op texturevlm::patches (`out` is not
-    taken there: compiled graphs allocate their own outputs)."""
+    place); a call repeating the last ones' buffers replays their launches as one CUDA graph.
+    Inside torch.compile it is the custom op texturevlm::patches (`out` is not taken there:
+    compiled graphs allocate their own outputs)."""
+    torch_cuda = _is_torch_cuda(image) and backend in ("auto", "cuda")
+    compiling = torch_cuda and _compiling()
     key = None
-    if _is_torch_cuda(image) and backend in ("auto", "cuda") and not _compiling():
+    if torch_cuda and not compiling:
         key = _frame_calls.call_key(image, layout, (dtype, format, channels_last))
         call = _frame_calls.find(key, layout)
         if call is not None:  # this layout of frame ran before: checked then
             return call(image, stream, out)
     half = _out_dtype(dtype) == "float16"
-    if key is None and _is_torch_cuda(image) and backend in ("auto", "cuda") and out is None and _compiling():
+    if compiling and out is None:
         from . import ops
 
         batch, channels, height, width = ops.image_shape(image, channels_last)

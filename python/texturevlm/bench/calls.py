@@ -8,9 +8,7 @@ replays its launches as one CUDA graph (TVLM_REPLAY=0 turns that off, to compare
 
 from __future__ import annotations
 
-import statistics
-import time
-from typing import Any, Callable, Tuple
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -18,30 +16,13 @@ import torch
 import texturevlm as tv
 from texturevlm.processors import CLIPImageProcessor, Qwen2VLImageProcessor, SiglipImageProcessor
 
-_CALLS = 200
-
-
-def _host_and_wall(fn: Callable[[], object], runs: int = 7) -> Tuple[float, float, float]:
-    """Median host issue time, median and min wall time per call (us) over runs of pipelined calls."""
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    hosts, walls = [], []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(_CALLS):
-            fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        hosts.append((t1 - t0) * 1e6 / _CALLS)
-        walls.append((t2 - t0) * 1e6 / _CALLS)
-    return statistics.median(hosts), statistics.median(walls), min(walls)
+from .common import wall_and_host_us
 
 
 def _gpu_us(fn: Callable[[], object], host_us: float) -> float:
     """GPU time per call: CUDA events around calls queued while the GPU sleeps for longer
-    than the host takes to issue them, so the GPU runs them back to back."""
+    than the host takes to issue them, so the GPU runs them back to back. (torch.profiler's
+    kernel sum, common.kernel_us, counts a replayed graph's kernels with gaps it adds.)"""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     calls = 50
     torch.cuda.synchronize()
@@ -101,7 +82,7 @@ def run(table: Any, per_call_us: Any) -> None:
         ),
     }
     for name, fn in calls.items():
-        host, wall, fastest = _host_and_wall(fn)
+        wall, fastest, host = wall_and_host_us(fn)
         gpu = _gpu_us(fn, host)
         note = f"host {host:.1f} us, GPU {gpu:.1f} us: host above GPU {max(0.0, wall - gpu):.1f} us"
         table.add(f"Python call: {name}", "wall per call, pipelined", (wall, fastest), 0, note)

@@ -14,17 +14,26 @@ import torch.nn.functional as F
 
 def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
     """Median and min wall time per call (us) over runs of `calls` pipelined calls."""
+    median, fastest, _ = wall_and_host_us(fn, calls, runs)
+    return median, fastest
+
+
+def wall_and_host_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
+    """Median and min wall time per call and the median host time to issue one (us), over
+    runs of `calls` pipelined calls (the host waits once per run)."""
     for _ in range(10):
         fn()
     torch.cuda.synchronize()
-    times = []
+    walls, hosts = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
+        t1 = time.perf_counter()
         torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6 / calls)
-    return statistics.median(times), min(times)
+        walls.append((time.perf_counter() - t0) * 1e6 / calls)
+        hosts.append((t1 - t0) * 1e6 / calls)
+    return statistics.median(walls), min(walls), statistics.median(hosts)
 
 
 def kernel_us(fn: Callable[[], object], calls: int = 10) -> tuple:
