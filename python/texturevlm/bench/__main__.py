@@ -64,7 +64,7 @@ def profile() -> None:
         "empty output": lambda: _tensors.empty("torch", "cuda", 0, (273, 3, 16, 16), "float32"),
         "raw stream": lambda: _tensors.torch_raw_stream()(0),
         "layout.on_device": lambda: layout.on_device("torch", 0),
-        "C++ frame_to_patches (3 launches)": lambda: texture.frame_to_patches(spec, layout, out, False, 0),
+        "C++ frame_to_patches (a replayed graph)": lambda: texture.frame_to_patches(spec, layout, out, False, 0),
         "C++ sample only (1 launch)": lambda: texture.sample(layout, "torch", out, 3, False, 0),
         "sample_patches, whole": lambda: tv.sample_patches(frame, layout),
     }
