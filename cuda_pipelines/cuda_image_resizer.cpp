@@ -47,7 +47,8 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     if (s.skipped_levels && s.dtype == TensorDtype::bf16)
         throw Error("bfloat16 images have no box format of their own: skip no levels");
     const Extent2D base = level_extent(s.width, s.height, s.skipped_levels);
-    texture_.emplace(TextureDesc{base.width, base.height, s.images, s.texture_levels, dtype_texture_format(s.dtype), false});
+    texture_.emplace(
+        TextureDesc{base.width, base.height, s.images, s.texture_levels, dtype_texture_format(s.dtype), false});
     const uint32_t levels = s.skipped_levels + s.texture_levels;
     // With levels skipped, the tensor chain writes the texture's levels in its own launch;
     // otherwise level 0 is copied in (write_texels) and the texture builds its mips.

@@ -32,8 +32,7 @@ namespace {
 bool holds_texels(const TensorView& tensor, const TextureDesc& desc) {
     // bfloat16 is widened into rgba32f, and sRGB textures are never a dtype's own format:
     // both take the frame through write().
-    if (tensor.dtype == TensorDtype::bf16 || dtype_texture_format(tensor.dtype) != desc.format ||
-        tensor.channels != 4)
+    if (tensor.dtype == TensorDtype::bf16 || dtype_texture_format(tensor.dtype) != desc.format || tensor.channels != 4)
         return false;
     const int64_t row = tensor.stride_y;
     return tensor.stride_x == 4 && tensor.stride_c == 1 && row >= int64_t{desc.width} * 4 && row % 4 == 0 &&
