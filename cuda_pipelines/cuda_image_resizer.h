@@ -82,10 +82,10 @@ private:
     bool chain_fills_texture_ = false;
     // Whether the level-0 copy also writes level 1 (uint8 images of even sides, two levels).
     bool writes_level_1_ = false;
-    DeviceBuffer<unsigned char> scratch_;  // levels a later pass of the chain reads
-    std::vector<TensorView> levels_;       // chain levels 1.. of every image; data only where stored
-    std::vector<cudaSurfaceObject_t>
-        surfaces_;  // by chain level: the texture's, 0 below it    // Bicubic and bilinear: the spans and weights and the row pass's results, sized by the
+    DeviceBuffer<unsigned char> scratch_;        // levels a later pass of the chain reads
+    std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
+    std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
+    // Bicubic and bilinear: the spans and weights and the row pass's results, sized by the
     // largest target run so far; the window whose spans and weights it holds.
     mutable DeviceBuffer<float> software_scratch_;
     mutable std::optional<std::array<uint32_t, 6>> tables_for_;

@@ -19,6 +19,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
+#include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
@@ -28,6 +29,7 @@ namespace tvlm {
 namespace {
 
 using namespace resize_output;
+using packed_bytes::byte_value;
 using resize_spans::SpanTable;
 
 constexpr uint32_t kTileColumns = 32;  // a lane each when rows are added into outputs
@@ -85,13 +87,6 @@ Tiling tiling_of(uint32_t source_width, uint32_t source_height, const ResizeTarg
     f.tile_rows = kWarps * kMaxRowsEach;
     f.bytes = shared_bytes(f);
     return f;
-}
-
-// A byte as a float without the conversion instruction (a quarter of the FMA rate, and a
-// byte is read by about four columns): 0x4B0000XX is 2^23 + XX as a float, exactly.
-template <int B>
-__device__ __forceinline__ float byte_value(uint32_t word) {
-    return __int_as_float(int(__byte_perm(word, 0x4B000000u, 0x7440u | B))) - 8388608.0f;
 }
 
 // Copies the chunk's source rows [r0, r0 + n) of the tile's span (three channels) into a
@@ -380,16 +375,6 @@ void launch(cudaStream_t stream, const TensorView& source, const ImageList& sour
                                                                        order_of(t), x_table, y_table, f);
 }
 
-// Whole words can be copied where rows are contiguous and every image starts on a word
-// (rows may start anywhere: a row's first word holds bytes before it, of the same image).
-bool copies_words(const TensorView& source, const ImageList& sources) {
-    if (source.stride_x != 1) return false;
-    if (!sources.count) return (reinterpret_cast<uintptr_t>(source.data) & 3) == 0;
-    for (uint32_t i = 0; i < sources.count; ++i)
-        if (reinterpret_cast<uintptr_t>(sources.images[i]) & 3) return false;
-    return true;
-}
-
 // The tiling where the fused kernel takes the resize (its tallest tiles, which take the
 // most shared memory, fit; its shortest give a grid the hardware launches), else none.
 std::optional<Tiling> fused_tiling(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
@@ -418,7 +403,7 @@ void resize_fused(const TensorView& source, const ImageList& sources, uint32_t s
     if (!f) throw Error("the fused resize takes 8-bit images whose tiles fit in shared memory: use resize_software");
     if (y_table.taps != f->y_taps || f->x_taps != (x_table.taps + 6) / 4 * 4)
         throw Error("the fused resize's span tables are not this resize's");
-    f->copy_async = copies_words(source, sources);
+    f->copy_async = packed_bytes::reads_words(source, sources);
     with_output_type(target.out_dtype, [&](auto out) {
         launch<decltype(out)>(stream, source, sources, source_width, source_height, target, x_table, y_table, *f);
     });

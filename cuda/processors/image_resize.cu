@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "cuda/cuda_check.h"
 #include "cuda/processors/fused_resize.h"
+#include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/resize_spans.h"
 #include "cuda/tensors/tensor_elements.cuh"
@@ -178,6 +180,60 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
     }
 }
 
+// The row pass for 8-bit images read as words (packed_bytes::reads_words): a thread's column
+// weights sit in registers, G groups of four (zeros past its count), and each row's taps
+// are read as G + 1 words, lined up with the weights by a funnel shift of the row's head
+// bytes: a word load per four taps, where rows_kernel loads a byte and a weight per tap.
+// The zero weights past a column's taps add +0 after its last term, which leaves the sum
+// unchanged, so the terms and their order are rows_kernel's (and torch's).
+template <int G>
+__global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                                  uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
+                                  uint32_t rows_each) {
+    using packed_bytes::byte_value;
+    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
+    if (x >= t.width) return;
+    const int first = x_table.first[x], count = x_table.count[x], groups = (count + 3) / 4;
+    float w[4 * G];
+#pragma unroll
+    for (int j = 0; j < 4 * G; ++j) w[j] = j < count ? x_table.weights[size_t{x} * x_table.taps + j] : 0.0f;
+    const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
+    // One past the image's last byte: a row's words must not reach past it.
+    const unsigned char* end = data + 2 * source.stride_c + int64_t(source_height - 1) * source.stride_y +
+                               int64_t(source_width - 1) + 1;
+    const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
+    float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
+    for (uint32_t y = first_row; y < end_row; ++y) {
+        float across[3];
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+            const unsigned char* from = data + int64_t(c) * source.stride_c + int64_t(y) * source.stride_y + first;
+            const uint32_t head = uint32_t(reinterpret_cast<uintptr_t>(from) & 3);
+            const uint32_t* words = reinterpret_cast<const uint32_t*>(from - head);
+            float s = 0.0f;
+            if (reinterpret_cast<const unsigned char*>(words + groups + 1) <= end) {
+                uint32_t word[G + 1];
+#pragma unroll
+                for (int g = 0; g <= G; ++g) word[g] = g <= groups ? __ldg(words + g) : 0u;
+#pragma unroll
+                for (int g = 0; g < G; ++g) {
+                    const uint32_t v = __funnelshift_r(word[g], word[g + 1], 8 * head);
+                    s = __fmaf_rn(byte_value<0>(v), w[4 * g], s);
+                    s = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], s);
+                    s = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], s);
+                    s = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], s);
+                }
+            } else {  // the image's last bytes: tap by tap, so nothing past it is read
+                const float* wx = x_table.weights + size_t{x} * x_table.taps;
+                for (int j = 0; j < count; ++j) s = __fmaf_rn(input_value(from[j]), wx[j], s);
+            }
+            across[c] = s;
+        }
+        float* o = out + size_t{y} * t.width * 3;
+        for (int c = 0; c < 3; ++c) o[c] = across[c];
+    }
+}
+
 // The row pass with the rows staged in shared memory: a block is kStagedColumns output
 // columns (a warp each) by 32 source rows (a lane each). The block copies the rows' input
 // span into shared memory once, coalesced; each lane then walks its own row's taps of its
@@ -254,7 +310,8 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
 // Strong shrinks (8x and more across) take the staged pass where its shared memory fits:
 // their many taps per column make the scattered global reads the cost. Milder ones read
 // few taps and write much scratch, which the staged pass's per-row stores make dearer, so
-// they, and spans too wide to stage, take the pass straight from global memory.
+// they, and spans too wide to stage, take the pass straight from global memory (8-bit rows
+// read as words where they can be: rows_words_kernel).
 template <class In>
 void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                  const ResizeTarget& t, const SpanTable& x_table, float* scratch, cudaStream_t stream) {
@@ -277,6 +334,20 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
         rows_each /= 2;
     while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
     const dim3 grid(unsigned(columns / kRowBlock), (source_height + rows_each - 1) / rows_each, t.images);
+    if constexpr (std::is_same_v<In, uint8_t>) {
+        if (packed_bytes::reads_words(source, sources)) {
+            // Where columns read more than 16 taps (bicubic shrinks of 3.5x and more, bilinear
+            // of 7x): with fewer, the padding to whole groups costs more than the byte loads
+            // it saves (docs/benchmarks.md, "Tried and dropped").
+            const uint32_t groups = (x_table.taps + 3) / 4;
+            const auto words = [&](auto kernel) {
+                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
+                                                       scratch, rows_each);
+            };
+            if (groups == 5 || groups == 6) return words(rows_words_kernel<6>);
+            if (groups == 7 || groups == 8) return words(rows_words_kernel<8>);
+        }
+    }
     rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
 }
 

@@ -310,13 +310,18 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
 # across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling picks),
-# milder shrinks and a stretch (the two passes for both dtypes: the uint8 and float16 row
-# passes), a shrink whose span no tile holds (uint8 takes the two passes too), partial tiles
+# milder shrinks and a stretch (the two passes for both dtypes: the uint8 row pass reads
+# words where columns read 17 to 32 taps, rows starting at every byte of a word where the
+# width is odd, and bytes below that; float16 reads a value per tap), a shrink whose span no
+# tile holds (uint8 takes the two passes too), partial tiles
 # at every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
 # window, and resizes to the image's own size (uint8: a copy).
 FUSED_CASES = [
     (1024, 1024, 980, 980, 0, 0, 980, 980, "merged_patches"),
     (4096, 300, 980, 100, 0, 0, 980, 84, "merged_patches"),
+    (1024, 768, 224, 168, 0, 0, 224, 168, "planar"),
+    (1001, 703, 220, 154, 0, 0, 220, 154, "planar"),
+    (2001, 300, 270, 40, 0, 0, 270, 40, "planar"),
     (9000, 40, 16, 20, 0, 0, 16, 20, "planar"),
     (2048, 768, 224, 224, 0, 0, 224, 224, "planar"),
     (4096, 2900, 224, 150, 0, 0, 224, 150, "planar"),
