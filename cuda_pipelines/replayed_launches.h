@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <initializer_list>
 #include <mutex>
 #include <vector>
 
@@ -29,7 +28,6 @@ public:
     // What identifies a call: an entry point's tag and every value its launches read (pointers,
     // sizes, the bytes of a parameter struct): equal keys make equal launches.
     using Key = std::vector<uint64_t>;
-    static Key key(std::initializer_list<uint64_t> values) { return Key(values); }
 
     // launches(stream) on `stream`: directly the first time `key` is seen, from its second
     // call as a replay of the graph they were captured into. Must be called on the device

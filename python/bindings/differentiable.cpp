@@ -265,7 +265,7 @@ private:
     // second repeat on (the engine's calls are a few launches of microseconds each).
     template <class F>
     void launch(std::initializer_list<uint64_t> key, uintptr_t stream, F&& launches) const {
-        replayed_.run(ReplayedLaunches::key(key), stream_of(stream), launches);
+        replayed_.run(ReplayedLaunches::Key(key), stream_of(stream), launches);
     }
     // f(T{}) with T the chain's value type, on the plan's device.
     template <class F>

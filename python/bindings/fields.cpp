@@ -131,8 +131,8 @@ private:
     void run_forward(uintptr_t points, uintptr_t means, uintptr_t cholesky, uintptr_t weights, uintptr_t values,
                      uintptr_t distances, uintptr_t stream) const {
         const auto args = args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights);
-        replayed_.run(ReplayedLaunches::key({1, points, means, cholesky, weights, values, distances}),
-                      stream_of(stream), [&](cudaStream_t s) {
+        replayed_.run(ReplayedLaunches::Key{1, points, means, cholesky, weights, values, distances}, stream_of(stream),
+                      [&](cudaStream_t s) {
                           gaussian_field_forward(args, reinterpret_cast<T*>(values), reinterpret_cast<T*>(distances),
                                                  s);
                       });
@@ -142,14 +142,14 @@ private:
                       uintptr_t g_points, uintptr_t g_means, uintptr_t g_cholesky, uintptr_t g_weights,
                       uintptr_t stream) const {
         const auto args = args_of<T>(device_, dims_, b_, n_, points, means, cholesky, weights);
-        replayed_.run(ReplayedLaunches::key(
-                          {2, points, means, cholesky, weights, grad, g_points, g_means, g_cholesky, g_weights}),
-                      stream_of(stream), [&](cudaStream_t s) {
-                          gaussian_field_backward(args, reinterpret_cast<const T*>(grad),
-                                                  {reinterpret_cast<T*>(g_points), reinterpret_cast<T*>(g_means),
-                                                   reinterpret_cast<T*>(g_cholesky), reinterpret_cast<T*>(g_weights)},
-                                                  s);
-                      });
+        replayed_.run(
+            ReplayedLaunches::Key{2, points, means, cholesky, weights, grad, g_points, g_means, g_cholesky, g_weights},
+            stream_of(stream), [&](cudaStream_t s) {
+                gaussian_field_backward(args, reinterpret_cast<const T*>(grad),
+                                        {reinterpret_cast<T*>(g_points), reinterpret_cast<T*>(g_means),
+                                         reinterpret_cast<T*>(g_cholesky), reinterpret_cast<T*>(g_weights)},
+                                        s);
+            });
     }
     int device_;
     bool doubles_;
