@@ -43,4 +43,21 @@ private:
     size_t count_ = 0;
 };
 
+// `bytes` of host memory copied to device memory and landed when this returns, so work on
+// any stream may read them. cudaMemcpy does not promise that: from pageable memory it may
+// return once the bytes are staged, before the copy lands, on the legacy stream, which the
+// engine's non-blocking streams do not wait for.
+inline void copy_to_device_now(void* device, const void* host, size_t bytes) {
+    TVLM_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, cudaStreamPerThread));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+}
+
+
+// `bytes` of device memory zeroed, done when this returns (cudaMemset only queues it, on the
+// legacy stream: see copy_to_device_now).
+inline void zero_device_now(void* device, size_t bytes) {
+    TVLM_CUDA_CHECK(cudaMemsetAsync(device, 0, bytes, cudaStreamPerThread));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+}
+
 }  // namespace tvlm

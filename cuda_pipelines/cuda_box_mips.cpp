@@ -79,7 +79,7 @@ CudaBoxMips::CudaBoxMips(const CudaMipmaps& texture, CudaBoxKernels kernels) : d
     if (words) {
         tail_scratch_ = DeviceBuffer<uint2>(words * desc_.layers);
         tail_counters_ = DeviceBuffer<unsigned int>(desc_.layers);
-        TVLM_CUDA_CHECK(cudaMemset(tail_counters_.data(), 0, tail_counters_.bytes()));
+        zero_device_now(tail_counters_.data(), tail_counters_.bytes());
     }
     // A tail can wait (generate_from's defer_tail) where it is the chain's last pass: no
     // later pass reads its levels. finish_deferred_tail()'s launch is built here, once.

@@ -42,9 +42,11 @@ template <class T>
 void ensure_keeping(DeviceBuffer<T>& buffer, size_t count) {
     if (!short_of(buffer, count)) return;
     DeviceBuffer<T> bigger(std::max<size_t>(count, 1));
-    TVLM_CUDA_CHECK(cudaMemset(bigger.data(), 0, bigger.bytes()));
+    TVLM_CUDA_CHECK(cudaMemsetAsync(bigger.data(), 0, bigger.bytes(), cudaStreamPerThread));
     if (buffer.size())
-        TVLM_CUDA_CHECK(cudaMemcpy(bigger.data(), buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice));
+        TVLM_CUDA_CHECK(cudaMemcpyAsync(bigger.data(), buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice,
+                                        cudaStreamPerThread));
+    TVLM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));  // done before any stream reads `bigger`
     buffer = std::move(bigger);
 }
 
@@ -60,7 +62,7 @@ CudaKnnGraph::CudaKnnGraph(KnnOptions options) : options_(options) {
     if (!(options.max_dy >= 0)) throw Error("a KNN graph's max_dy must be >= 0 (infinity: no cap)");
     state_ = DeviceBuffer<KnnDeviceState>(1);
     const KnnDeviceState initial{};
-    TVLM_CUDA_CHECK(cudaMemcpy(state_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice));
+    copy_to_device_now(state_.data(), &initial, sizeof initial);
     stats_ = allocate_pinned(sizeof(KnnFrameStats));
     *static_cast<KnnFrameStats*>(stats_.get()) = KnnFrameStats{};
 }

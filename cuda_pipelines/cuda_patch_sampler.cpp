@@ -63,7 +63,7 @@ CudaPatchSampler::CudaPatchSampler(PatchLayout layout, PatchOutput output)
     check_channels(output_.channels);
     if (layout_.patches.empty()) throw Error("the layout has no patches");
     uploaded_ = DeviceBuffer<gpu::PatchGpu>(layout_.patches.size());
-    TVLM_CUDA_CHECK(cudaMemcpy(uploaded_.data(), layout_.patches.data(), uploaded_.bytes(), cudaMemcpyHostToDevice));
+    copy_to_device_now(uploaded_.data(), layout_.patches.data(), uploaded_.bytes());
     records_ = uploaded_.data();
     uploaded_records_ = true;  // synchronously, above
 }

@@ -17,6 +17,16 @@
 namespace tvlm {
 namespace {
 
+void finish_legacy_work(const std::vector<int>& devices) {
+    int current = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&current));
+    for (int d : devices) {
+        TVLM_CUDA_CHECK(cudaSetDevice(d));
+        TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    TVLM_CUDA_CHECK(cudaSetDevice(current));
+}
+
 std::vector<uint8_t> run_on(const std::vector<int>& devices, uint32_t batch, const std::vector<uint8_t>& images) {
     const MultiGpuDesc desc{devices,
                             96,
@@ -36,9 +46,14 @@ std::vector<uint8_t> run_on(const std::vector<int>& devices, uint32_t batch, con
         TVLM_CUDA_CHECK(cudaMemcpy(pipeline.frames(s), images.data() + shard.first * image_bytes,
                                    shard.count * image_bytes, cudaMemcpyHostToDevice));
     }
+    // The pipelines' streams do not wait for the legacy stream, where cudaMemcpy from
+    // pageable memory and cudaMemset may still be running when they return: each device
+    // finishes them before the pipelines read the frames or gather over the poison.
+    finish_legacy_work(devices);
     pipeline.run();
     DeviceBuffer<uint8_t> gathered(batch * pipeline.patch_bytes_per_image());
     TVLM_CUDA_CHECK(cudaMemset(gathered.data(), 0xff, gathered.bytes()));  // poison
+    finish_legacy_work({0});
     pipeline.gather(gathered.data(), 0);
     std::vector<uint8_t> host(gathered.bytes());
     TVLM_CUDA_CHECK(cudaMemcpy(host.data(), gathered.data(), host.size(), cudaMemcpyDeviceToHost));

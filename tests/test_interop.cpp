@@ -219,6 +219,7 @@ TEST_CASE_FIXTURE(VulkanFixture,
                    max_slots);
     DeviceBuffer<unsigned int> mismatches(2);
     TVLM_CUDA_CHECK(cudaMemset(mismatches.data(), 0, mismatches.bytes()));
+    TVLM_CUDA_CHECK(cudaDeviceSynchronize());  // zeroed before the consumer's own stream counts into it
     const int levels = 7;
     constexpr uint32_t kFrames = 2000;
     std::exception_ptr consumer_failure;

@@ -158,7 +158,7 @@ nb::tuple cuda_copy(int device, nb::ndarray<nb::device::cpu, nb::c_contig, nb::r
     const size_t bytes = host.nbytes();
     auto* block = new CudaBlock{DeviceBuffer<unsigned char>(bytes ? bytes : 1), device};
     nb::capsule owner(block, [](void* p) noexcept { delete static_cast<CudaBlock*>(p); });
-    TVLM_CUDA_CHECK(cudaMemcpy(block->buffer.data(), host.data(), bytes, cudaMemcpyHostToDevice));
+    copy_to_device_now(block->buffer.data(), host.data(), bytes);
     std::vector<size_t> shape(host.ndim());
     for (size_t i = 0; i < host.ndim(); ++i) shape[i] = host.shape(i);
     nb::ndarray<> array(block->buffer.data(), shape.size(), shape.data(), owner, nullptr, host.dtype(),
