@@ -116,36 +116,55 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
                                                                                    : SoftwareFilter::bicubic;
     ResizeTarget one = target;
     one.images = 1;
-    const size_t per_image = software_scratch_bytes(shape_.width, shape_.height, one, software_filter, shape_.dtype);
-    const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / per_image, 1, kMaxListedImages);
+    const size_t per_image = software_rows_bytes(shape_.width, shape_.height, one, software_filter, shape_.dtype);
+    const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / std::max<size_t>(per_image, 1), 1, kMaxListedImages);
     const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
     // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
-    if (software_scratch_.size() < wanted) {
-        software_scratch_ = DeviceBuffer<float>(wanted);
-        tables_for_.reset();
-    }
-    // The spans and weights depend on the window alone: a run of the last run's window
-    // (a processor's usual call) reuses those already in the scratch. A replayed run that
-    // reuses them is keyed by the tables' generation: rewritten tables make a new one.
+    if (software_rows_.size() < wanted) software_rows_ = DeviceBuffer<float>(wanted);
+    // The spans and weights depend on the window alone: a run of a recent run's window (a
+    // processor's usual call) reuses those already computed. A replayed run that reuses them
+    // is keyed by their buffer and rewrite: rewritten tables make a new one.
     const std::array<uint32_t, 6> window{target.resized_width,    target.resized_height, uint32_t(target.crop_x),
                                          uint32_t(target.crop_y), target.width,          target.height};
-    const bool tables_written = tables_for_ == window;
-    key.insert(key.end(), {reinterpret_cast<uint64_t>(software_scratch_.data()), tables_written,
-                           tables_written ? tables_generation_ : 0});
+    bool tables_written = false;
+    SpanTables& tables = tables_for(window, software_tables_bytes(shape_.width, shape_.height, target, software_filter),
+                                    tables_written);
+    key.insert(key.end(),
+               {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
+                tables_written, tables_written ? tables.generation : 0});
     replayed_->run(key, stream, [&](cudaStream_t s) {
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
-            resize_software(view, shape_.width, shape_.height, part, software_filter, software_scratch_.data(),
-                            tables_written || first > 0, s, list_of(images, first, count));
+            const SoftwareScratch scratch{tables.buffer.data(), tables_written || first > 0, software_rows_.data()};
+            resize_software(view, shape_.width, shape_.height, part, software_filter, scratch, s,
+                            list_of(images, first, count));
         }
     });
     if (!tables_written) {
-        tables_for_ = window;
-        ++tables_generation_;
+        tables.window = window;
+        tables.generation = ++tables_written_;
     }
+}
+
+CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint32_t, 6>& window, size_t bytes,
+                                                           bool& written) const {
+    ++runs_;
+    for (SpanTables& t : tables_)
+        if (t.generation && t.window == window) {
+            t.used = runs_;
+            written = true;
+            return t;
+        }
+    SpanTables& t = *std::min_element(tables_.begin(), tables_.end(),
+                                      [](const SpanTables& a, const SpanTables& b) { return a.used < b.used; });
+    if (t.buffer.size() < bytes) t.buffer = DeviceBuffer<unsigned char>(bytes);
+    t.generation = 0;  // until this run has written them (run() sets it)
+    t.used = runs_;
+    written = false;
+    return t;
 }
 
 ReplayedLaunches::Key CudaImageResizer::call_key(const TensorView& view, std::span<const void* const> images,

@@ -85,11 +85,22 @@ private:
     DeviceBuffer<unsigned char> scratch_;        // levels a later pass of the chain reads
     std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
-    // Bicubic and bilinear: the spans and weights and the row pass's results, sized by the
-    // largest target run so far; the window whose spans and weights it holds.
-    mutable DeviceBuffer<float> software_scratch_;
-    mutable std::optional<std::array<uint32_t, 6>> tables_for_;
-    mutable uint64_t tables_generation_ = 0;  // counts the tables' rewrites
+    // Bicubic and bilinear: the row pass's results, sized by the largest target run so far.
+    mutable DeviceBuffer<float> software_rows_;
+    // The spans and weights of the last windows run, each in a buffer of its own: a call that
+    // resizes its images to two windows (InternVL's tiles and thumbnail, LLaVA-OneVision's
+    // tiles and base image) writes neither again. A window's tables are computed into the
+    // least recently used buffer (grown where they outgrow it).
+    struct SpanTables {
+        std::array<uint32_t, 6> window{};
+        DeviceBuffer<unsigned char> buffer;
+        uint64_t generation = 0;  // this buffer's tables' rewrite (0: none yet)
+        uint64_t used = 0;        // the run that last used them
+    };
+    mutable std::array<SpanTables, 4> tables_;
+    mutable uint64_t runs_ = 0, tables_written_ = 0;  // counters for SpanTables' fields
+    // The tables of `window` (computed on this run where `written` comes back false).
+    SpanTables& tables_for(const std::array<uint32_t, 6>& window, size_t bytes, bool& written) const;
     // The stream of the last run, and the event a run on another stream waits on: the
     // texture and scratch are one set for all runs, so a run is ordered after the last.
     mutable std::optional<cudaStream_t> last_stream_;

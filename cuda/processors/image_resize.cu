@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
+#include "cuda/early_launch.cuh"
 #include "cuda/processors/fused_resize.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
@@ -126,6 +127,9 @@ __global__ void span_table_kernel(ResizeTarget t, uint32_t source_width, uint32_
 // each output pixel's column of row results. Each term is torch's own term in torch's
 // order (taps ascending, rows first), so the values equal the 2-D sum bit for bit, at a
 // fraction of its work (a 4096^2 -> 224^2 shrink reads 73 taps a side: 73 + 73, not 73^2).
+// Both passes (and the fused kernel) are launched early (early_launch.cuh): each one's
+// launch overlaps the tail of the kernel before it, which a processor call of several
+// resizes (tiles and a thumbnail) pays once per kernel.
 
 constexpr int kRowBlock = 64;         // pass 1: window columns per block
 constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where there are rows enough
@@ -158,6 +162,7 @@ __device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
 template <class In>
 __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
                             ResizeTarget t, SpanTable x_table, float* scratch, uint32_t rows_each) {
+    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
     const int first = x_table.first[x], count = x_table.count[x];
@@ -190,6 +195,7 @@ template <int G>
 __global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                   uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
                                   uint32_t rows_each) {
+    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     using packed_bytes::byte_value;
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
@@ -266,6 +272,7 @@ Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element
 template <class In>
 __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
                                    ResizeTarget t, SpanTable x_table, float* scratch, Staging staging) {
+    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     extern __shared__ float shared[];
     float* weights = shared;                                                    // [kStagedColumns][staging.taps]
     In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
@@ -324,8 +331,8 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
                                                  int(s.bytes)));
         const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
                         (source_height + kStagedRows - 1) / kStagedRows, t.images);
-        rows_staged_kernel<In>
-            <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
+        launch_kernel_early(rows_staged_kernel<In>, grid, dim3(kStagedColumns * 32), s.bytes, stream, true, source,
+                            sources, source_height, t, x_table, scratch, s);
         return;
     }
     const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
@@ -341,19 +348,23 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
             // it saves (docs/benchmarks.md, "Tried and dropped").
             const uint32_t groups = (x_table.taps + 3) / 4;
             const auto words = [&](auto kernel) {
-                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
-                                                       scratch, rows_each);
+                launch_kernel_early(kernel, grid, dim3(kRowBlock), stream, true, source, sources, source_width,
+                                    source_height, t, x_table, scratch, rows_each);
             };
-            if (groups == 5 || groups == 6) return words(rows_words_kernel<6>);
-            if (groups == 7 || groups == 8) return words(rows_words_kernel<8>);
+            if (groups == 5) return words(rows_words_kernel<5>);
+            if (groups == 6) return words(rows_words_kernel<6>);
+            if (groups == 7) return words(rows_words_kernel<7>);
+            if (groups == 8) return words(rows_words_kernel<8>);
         }
     }
-    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
+    launch_kernel_early(rows_kernel<In>, grid, dim3(kRowBlock), stream, true, source, sources, source_height, t,
+                        x_table, scratch, rows_each);
 }
 
 template <class Out>
 __global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
                                Order o) {
+    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= o.plane) return;
     const Place at = place(t, o, i);
@@ -406,7 +417,7 @@ template <class Out>
 struct ColumnsKernel {
     template <class... Args>
     static void launch(dim3 g, cudaStream_t s, Args... a) {
-        columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+        launch_kernel_early(columns_kernel<Out>, g, dim3(kBlock), s, true, a...);
     }
 };
 
@@ -476,25 +487,23 @@ bool identity_resize(TensorDtype dtype, uint32_t source_width, uint32_t source_h
     return dtype == TensorDtype::u8 && source_width == t.resized_width && source_height == t.resized_height;
 }
 
-// The tables' bytes, rounded up to 16 so the rows after them stay aligned.
-size_t tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
-    const size_t bytes = table_bytes(target.width, max_taps(source_width, target.resized_width, filter)) +
-                         table_bytes(target.height, max_taps(source_height, target.resized_height, filter));
-    return (bytes + 15) / 16 * 16;
-}
-
 }  // namespace
 
-size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                              SoftwareFilter filter, TensorDtype source_dtype) {
-    const size_t tables = tables_bytes(source_width, source_height, target, filter);
-    if (identity_resize(source_dtype, source_width, source_height, target)) return tables;  // nothing between passes
-    if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return tables;
-    return tables + size_t{target.images} * source_height * target.width * 3 * sizeof(float);
+size_t software_tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                             SoftwareFilter filter) {
+    return table_bytes(target.width, max_taps(source_width, target.resized_width, filter)) +
+           table_bytes(target.height, max_taps(source_height, target.resized_height, filter));
+}
+
+size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                           SoftwareFilter filter, TensorDtype source_dtype) {
+    if (identity_resize(source_dtype, source_width, source_height, target)) return 0;  // nothing between passes
+    if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return 0;
+    return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, bool tables_written,
+                     const ResizeTarget& target, SoftwareFilter filter, const SoftwareScratch& scratch,
                      cudaStream_t stream, const ImageList& sources) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0 || (!sources.count && !source.data))
@@ -503,17 +512,21 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         throw Error("a resize of " + std::to_string(target.images) + " images from a list of " +
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
-    if (!scratch) throw Error("the software resize has no scratch buffer (a null pointer)");
     if (identity_resize(source.dtype, source_width, source_height, target)) {
         launch_for_dtype<IdentityKernel>(target, grid_of(target), stream, source, sources, target, order_of(target));
         return;
     }
-    unsigned char* tables = reinterpret_cast<unsigned char*>(scratch);
-    float* rows = reinterpret_cast<float*>(tables + tables_bytes(source_width, source_height, target, filter));
-    const SpanTable x_table = table_at(tables, target.width, max_taps(source_width, target.resized_width, filter));
-    const SpanTable y_table = table_at(tables + table_bytes(target.width, x_table.taps), target.height,
+    if (!scratch.tables ||
+        (!scratch.rows && software_rows_bytes(source_width, source_height, target, filter, source.dtype)))
+        throw Error(
+            "the software resize has no scratch buffer (a null pointer): give it software_tables_bytes() "
+            "and software_rows_bytes() of device memory");
+    float* rows = scratch.rows;
+    const SpanTable x_table = table_at(scratch.tables, target.width,
+                                       max_taps(source_width, target.resized_width, filter));
+    const SpanTable y_table = table_at(scratch.tables + table_bytes(target.width, x_table.taps), target.height,
                                        max_taps(source_height, target.resized_height, filter));
-    if (!tables_written) {
+    if (!scratch.tables_written) {
         const dim3 grid((std::max(target.width, target.height) + kBlock - 1) / kBlock, 2);
         span_table_kernel<<<grid, kBlock, 0, stream>>>(target, source_width, source_height, filter, x_table, y_table);
         TVLM_CUDA_CHECK(cudaGetLastError());

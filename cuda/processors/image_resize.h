@@ -60,21 +60,30 @@ struct ResizeTarget {
 void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t source_width, uint32_t source_height,
                          float texel_scale, const ResizeTarget& target, cudaStream_t stream);
 
+// Device memory a software resize works in, not read or written by other work until the
+// stream has run it: the two axes' spans and weights (`tables`, software_tables_bytes(),
+// written first unless `tables_written`: they already hold this source size's, window's
+// and filter's, a previous call's on this stream) and the rows between the two passes
+// (`rows`, software_rows_bytes(); none where that is 0).
+struct SoftwareScratch {
+    unsigned char* tables = nullptr;
+    bool tables_written = false;
+    float* rows = nullptr;
+};
+
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from
 // target.first_layer; from sources.images[b] where the list is not empty), with PyTorch's
 // antialiased weights of `filter`, in two passes (across each source row, then down each
 // output column) whose values equal torch's 2-D sum bit for bit; 8-bit images take both
 // passes in one kernel where they shrink a lot (fused_resize.h), and are copied where they
-// keep their size (torch's weights there are 0 and 1). `scratch`: device memory of
-// software_scratch_bytes() for the two axes' spans and weights (written first) and, for
-// the two kernels, the rows between them, not read or written by other work until this
-// stream has run them. `tables_written`: the scratch already holds the spans and weights of this source
-// size, window and filter (a previous call's on this stream), so they are not computed again.
+// keep their size (torch's weights there are 0 and 1).
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
-                     const ResizeTarget& target, SoftwareFilter filter, float* scratch, bool tables_written,
+                     const ResizeTarget& target, SoftwareFilter filter, const SoftwareScratch& scratch,
                      cudaStream_t stream, const ImageList& sources = {});
-size_t software_scratch_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
-                              SoftwareFilter filter, TensorDtype source_dtype);
+size_t software_tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                             SoftwareFilter filter);
+size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                           SoftwareFilter filter, TensorDtype source_dtype);
 
 // Throws Error unless the target is one these kernels can write: a non-empty window that
 // overlaps the resized image, patch-aligned for merged_patches, whole tiles for tiles, an

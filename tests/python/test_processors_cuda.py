@@ -283,6 +283,27 @@ def test_remembered_calls_read_each_calls_own_images(rng):
     assert torch.equal(processor(other).pixel_values, OURS["clip"]()(other).pixel_values)
 
 
+@needs_hf
+def test_windows_cycled_past_the_kept_span_tables_each_give_hfs_values():
+    """A resizer keeps the span tables of its last four windows. Calls on one image size
+    cycling over five windows, then back, reuse tables, recompute them into another
+    window's buffer and grow it: each call must give HF's values for its own window, and a
+    window called again must give its first call's bits."""
+    import torch
+
+    image = cuda(photo("f3.jpg"))
+    first = {}
+    for size in [224, 336, 160, 448, 96, 224, 448, 128, 336, 224, 224]:
+        config = {"size": {"shortest_edge": size}, "crop_size": {"height": size, "width": size}}
+        got = CLIPImageProcessor(**config)([image])["pixel_values"]
+        want = transformers.CLIPImageProcessor(**config)(images=[image], return_tensors="pt")["pixel_values"]
+        d = (got - want).abs()
+        assert d.max().item() <= STEP and (d > 1e-4).float().mean().item() <= 1e-3, (size, d.max().item())
+        if size in first:
+            assert torch.equal(got, first[size]), size
+        first.setdefault(size, got)
+
+
 @pytest.mark.parametrize("filter", ["exact", "texture"])
 def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
     """A processor's resizer keeps one scratch (exact) or texture (fast) per image shape: a
