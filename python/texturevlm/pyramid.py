@@ -219,6 +219,9 @@ class TexturePyramid:
         self._grad_source: Any = None  # the last frame, where autograd records for it (update)
         # CUDA sample() calls checked once, by (layout, dtype, frames' kind): _SamplePlan.
         self._sample_plans: Dict[Any, _SamplePlan] = {}
+        # sample_foveated's last arguments and layout, where its fixation is one plain
+        # point: a serving loop's repeated call skips keying the layout cache.
+        self._last_foveated: Optional[Tuple[Any, "layouts.Layout"]] = None
         if ring > 1 and self.backend != "cuda":
             raise Error(
                 f"ring={ring} is for CUDA pyramids; the {self.backend} backend finishes every call before "
@@ -381,9 +384,11 @@ class TexturePyramid:
                 copy = self._impl.sample(layout, framework, out, c, half, s)
             meta = copy.meta if batched else copy.meta_one
             if isinstance(self._impl, CudaBackend):  # not a ring: its reads wait on its slots' events
-                if len(self._sample_plans) >= 16:
+                if len(self._sample_plans) >= _MOST_PLANS:
                     self._sample_plans.clear()
-                self._sample_plans[plan_key] = _SamplePlan(layout, shape, out_dtype, half, framework, copy, meta, c)
+                self._sample_plans[plan_key] = _SamplePlan(
+                    layout, shape, out_dtype, half, framework, copy, meta, c, self.device_index
+                )
             return _tensors.hand_over(Patches(out, meta), framework, self.device_index, s)
         else:
             with self._lock:
@@ -421,7 +426,19 @@ class TexturePyramid:
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
         Layouts are cached by their arguments, so a repeated fixation costs no layout work.
         `out`: written in place, as sample()'s."""
-        layout = foveated_layout(self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias)
+        if _plain_point(fixation):
+            arguments = (fixation, num_patches, patch_size, m0, e0, bias)
+            last = self._last_foveated
+            if last is not None and last[0] == arguments:
+                return self.sample(last[1], dtype, out=out, stream=stream)
+            layout = foveated_layout(
+                self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias
+            )
+            self._last_foveated = (arguments, layout)
+        else:
+            layout = foveated_layout(
+                self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias
+            )
         return self.sample(layout, dtype, out=out, stream=stream)
 
     def sample_anisotropic(
@@ -515,11 +532,30 @@ def _check_out(out: Any, framework: str, shape: Tuple[int, ...], dtype: str, dev
             raise Error(f"out is on {out.device}; host backends write host memory")
 
 
+_MOST_PLANS = 16  # a pyramid's sample plans kept: a serving loop uses one or two layouts
+
+
 class _SamplePlan:
     """A CUDA pyramid's sample() of one layout, dtype and kind of frame, worked out and
-    checked by its first call: later calls allocate (or check) the output and launch."""
+    checked by its first call: later calls allocate (or check) the output and launch. For
+    torch the output's shape, dtype and device are kept as torch's own objects, so a call
+    compares them as they are (the general check runs only to name what differs)."""
 
-    __slots__ = ("layout", "shape", "out_dtype", "half", "framework", "copy", "meta", "channels")
+    __slots__ = (
+        "layout",
+        "shape",
+        "out_dtype",
+        "half",
+        "framework",
+        "copy",
+        "meta",
+        "channels",
+        "torch_shape",
+        "torch_dtype",
+        "torch_device",
+        "torch_empty",
+        "out_bytes",
+    )
 
     def __init__(
         self,
@@ -531,21 +567,42 @@ class _SamplePlan:
         copy: Any,
         meta: Any,
         channels: int,
+        device_index: int,
     ) -> None:
         self.layout, self.shape, self.out_dtype, self.half = layout, shape, out_dtype, half
         self.framework, self.copy, self.meta, self.channels = framework, copy, meta, channels
+        self.torch_shape = self.torch_dtype = self.torch_device = self.torch_empty = None
+        self.out_bytes = (2 if half else 4) * int(np.prod(shape))
+        if framework == "torch":
+            import torch
+
+            self.torch_shape, self.torch_dtype = torch.Size(shape), getattr(torch, out_dtype)
+            self.torch_device, self.torch_empty = torch.device("cuda", device_index), torch.empty
 
     def __call__(self, pyramid: "TexturePyramid", out: Any, stream: Any) -> Patches:
         framework, index = self.framework, pyramid.device_index
-        if out is None:
-            out = _tensors.empty(framework, "cuda", index, self.shape, self.out_dtype)
+        if self.torch_empty is not None:
+            if out is None:
+                out = self.torch_empty(self.torch_shape, dtype=self.torch_dtype, device=self.torch_device)
+            elif (
+                out.shape != self.torch_shape
+                or out.dtype != self.torch_dtype
+                or out.device != self.torch_device
+                or not out.is_contiguous()
+            ):
+                _check_out(out, framework, self.shape, self.out_dtype, index)  # raises, naming what differs
+            ptr = out.data_ptr()
+            s = _tensors.torch_raw_stream()(index) if stream is None else _tensors.cuda_stream(framework, index, stream)
         else:
-            _check_out(out, framework, self.shape, self.out_dtype, index)
-        s = pyramid._stream(framework, stream)
+            if out is None:
+                out = _tensors.empty(framework, "cuda", index, self.shape, self.out_dtype)
+            else:
+                _check_out(out, framework, self.shape, self.out_dtype, index)
+            ptr = _tensors.pointer_and_bytes(out, framework)[0]
+            s = pyramid._stream(framework, stream)
         self.copy.ready_on(s)
-        ptr, size = _tensors.pointer_and_bytes(out, framework)
         with pyramid._lock:
-            pyramid._impl.core.sample(self.copy.sampler, ptr, size, self.channels, self.half, s)
+            pyramid._impl.core.sample(self.copy.sampler, ptr, self.out_bytes, self.channels, self.half, s)
         return _tensors.hand_over(Patches(out, self.meta), framework, index, s)
 
 
@@ -568,7 +625,7 @@ def foveated_layout(
     bias: float,
 ) -> "layouts.Layout":
     """layouts.foveated, cached by its arguments."""
-    if type(fixation) is tuple and len(fixation) == 2 and all(type(v) in (float, int) for v in fixation):
+    if _plain_point(fixation):
         points: Any = fixation  # the common case, keyed as it is (no array work per call)
     else:
         points = repr(layouts.fixations_per_image(fixation, batch))
@@ -576,6 +633,18 @@ def foveated_layout(
     return _cached(key, lambda: layouts.foveated(width, height, fixation, num_patches, patch_size, m0, e0, bias, batch))
 
 
+def _plain_point(fixation: Any) -> bool:
+    """Whether `fixation` is one (x, y) tuple of Python numbers: hashable, and compared by
+    value without array work or a device sync."""
+    return (
+        type(fixation) is tuple
+        and len(fixation) == 2
+        and type(fixation[0]) in _NUMBERS
+        and type(fixation[1]) in _NUMBERS
+    )
+
+
+_NUMBERS = (float, int)
 _layout_cache: "dict[Any, layouts.Layout]" = {}
 
 
