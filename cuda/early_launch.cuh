@@ -50,26 +50,18 @@ __device__ inline void wait_previous_kernel() {
 // The attribute is passed also when `early` is false: without it, two-launch box chains
 // were slower.
 template <class... Params, class... Args>
-void launch_kernel_early(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
-                         bool early, Args... args) {
+void launch_kernel_early(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool early,
+                         Args... args) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = early ? 1 : 0;
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
     config.blockDim = block;
-    config.dynamicSmemBytes = shared_bytes;
     config.stream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
     TVLM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
-}
-
-// The same without dynamic shared memory.
-template <class... Params, class... Args>
-void launch_kernel_early(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool early,
-                         Args... args) {
-    launch_kernel_early(kernel, grid, block, size_t{0}, stream, early, args...);
 }
 
 }  // namespace tvlm

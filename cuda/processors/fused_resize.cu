@@ -19,7 +19,6 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
-#include "cuda/early_launch.cuh"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
@@ -140,7 +139,6 @@ __global__ void __launch_bounds__(kWarps * 32)
     int* shifts = reinterpret_cast<int*>(staged + staged_words(f));                 // [buffers][3][rows]
     __shared__ int column_first[kTileColumns], column_count[kTileColumns];
     __shared__ int row_first[kWarps * kMaxRowsEach], row_count[kWarps * kMaxRowsEach];
-    await_previous_kernel();  // the source and the tables are earlier kernels'
     const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
     const uint32_t x0 = blockIdx.x * kTileColumns, y0 = blockIdx.y * f.tile_rows;
     const uint32_t columns = min(kTileColumns, t.width - x0), rows = min(f.tile_rows, t.height - y0);
@@ -373,8 +371,8 @@ void launch(cudaStream_t stream, const TensorView& source, const ImageList& sour
             Tiling f) {
     allow_large_shared<Out>();
     f = launch_tiling<Out>(t, source_height, f);
-    launch_kernel_early(fused_kernel<Out>, grid_of(t, f), dim3(kWarps * 32), f.bytes, stream, true, source, sources,
-                        source_width, source_height, t, order_of(t), x_table, y_table, f);
+    fused_kernel<Out><<<grid_of(t, f), kWarps * 32, f.bytes, stream>>>(source, sources, source_width, source_height, t,
+                                                                       order_of(t), x_table, y_table, f);
 }
 
 // The tiling where the fused kernel takes the resize (its tallest tiles, which take the

@@ -10,7 +10,6 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
-#include "cuda/early_launch.cuh"
 #include "cuda/processors/fused_resize.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
@@ -127,9 +126,6 @@ __global__ void span_table_kernel(ResizeTarget t, uint32_t source_width, uint32_
 // each output pixel's column of row results. Each term is torch's own term in torch's
 // order (taps ascending, rows first), so the values equal the 2-D sum bit for bit, at a
 // fraction of its work (a 4096^2 -> 224^2 shrink reads 73 taps a side: 73 + 73, not 73^2).
-// Both passes (and the fused kernel) are launched early (early_launch.cuh): each one's
-// launch overlaps the tail of the kernel before it, which a processor call of several
-// resizes (tiles and a thumbnail) pays once per kernel.
 
 constexpr int kRowBlock = 64;         // pass 1: window columns per block
 constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where there are rows enough
@@ -162,7 +158,6 @@ __device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
 template <class In>
 __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
                             ResizeTarget t, SpanTable x_table, float* scratch, uint32_t rows_each) {
-    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
     const int first = x_table.first[x], count = x_table.count[x];
@@ -195,7 +190,6 @@ template <int G>
 __global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                   uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
                                   uint32_t rows_each) {
-    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     using packed_bytes::byte_value;
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
@@ -272,7 +266,6 @@ Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element
 template <class In>
 __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
                                    ResizeTarget t, SpanTable x_table, float* scratch, Staging staging) {
-    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     extern __shared__ float shared[];
     float* weights = shared;                                                    // [kStagedColumns][staging.taps]
     In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
@@ -331,8 +324,8 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
                                                  int(s.bytes)));
         const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
                         (source_height + kStagedRows - 1) / kStagedRows, t.images);
-        launch_kernel_early(rows_staged_kernel<In>, grid, dim3(kStagedColumns * 32), s.bytes, stream, true, source,
-                            sources, source_height, t, x_table, scratch, s);
+        rows_staged_kernel<In>
+            <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
         return;
     }
     const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
@@ -348,8 +341,8 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
             // it saves (docs/benchmarks.md, "Tried and dropped").
             const uint32_t groups = (x_table.taps + 3) / 4;
             const auto words = [&](auto kernel) {
-                launch_kernel_early(kernel, grid, dim3(kRowBlock), stream, true, source, sources, source_width,
-                                    source_height, t, x_table, scratch, rows_each);
+                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
+                                                       scratch, rows_each);
             };
             if (groups == 5) return words(rows_words_kernel<5>);
             if (groups == 6) return words(rows_words_kernel<6>);
@@ -357,14 +350,12 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
             if (groups == 8) return words(rows_words_kernel<8>);
         }
     }
-    launch_kernel_early(rows_kernel<In>, grid, dim3(kRowBlock), stream, true, source, sources, source_height, t,
-                        x_table, scratch, rows_each);
+    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
 }
 
 template <class Out>
 __global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
                                Order o) {
-    await_previous_kernel();  // the source, the tables and the scratch are earlier kernels'
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
     if (i >= o.plane) return;
     const Place at = place(t, o, i);
@@ -417,7 +408,7 @@ template <class Out>
 struct ColumnsKernel {
     template <class... Args>
     static void launch(dim3 g, cudaStream_t s, Args... a) {
-        launch_kernel_early(columns_kernel<Out>, g, dim3(kBlock), s, true, a...);
+        columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
     }
 };
 
