@@ -52,7 +52,6 @@ inline void copy_to_device_now(void* device, const void* host, size_t bytes) {
     TVLM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }
 
-
 // `bytes` of device memory zeroed, done when this returns (cudaMemset only queues it, on the
 // legacy stream: see copy_to_device_now).
 inline void zero_device_now(void* device, size_t bytes) {

@@ -426,19 +426,16 @@ class TexturePyramid:
         `fixation`: (x, y) in [0, 1]^2; [K, 2] several for every image; [B, K, 2] per image.
         Layouts are cached by their arguments, so a repeated fixation costs no layout work.
         `out`: written in place, as sample()'s."""
-        if _plain_point(fixation):
-            arguments = (fixation, num_patches, patch_size, m0, e0, bias)
-            last = self._last_foveated
-            if last is not None and last[0] == arguments:
-                return self.sample(last[1], dtype, out=out, stream=stream)
-            layout = foveated_layout(
-                self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias
-            )
-            self._last_foveated = (arguments, layout)
+        arguments = (fixation, num_patches, patch_size, m0, e0, bias) if _plain_point(fixation) else None
+        last = self._last_foveated
+        if arguments is not None and last is not None and last[0] == arguments:
+            layout = last[1]
         else:
             layout = foveated_layout(
                 self.width, self.height, self.batch, fixation, num_patches, patch_size, m0, e0, bias
             )
+            if arguments is not None:
+                self._last_foveated = (arguments, layout)
         return self.sample(layout, dtype, out=out, stream=stream)
 
     def sample_anisotropic(

@@ -217,3 +217,17 @@ def test_the_default_vulkan_device_follows_the_current_cuda_device(monkeypatch):
         _devices.vulkan_device()
     monkeypatch.setattr(_devices, "_current_cuda_uuid", lambda: "")
     assert _devices.vulkan_device().uuid  # no CUDA in use: the best device
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("vulkan", marks=needs_vulkan)])
+def test_sample_foveated_repeats_and_changes_give_their_own_layouts(rng, backend):
+    # A pyramid remembers its last plain (x, y) call's layout: a repeat must reuse it, and a
+    # changed fixation or budget must not (each call equals sampling its own layout).
+    image = random_image(rng, (3, 96, 128))
+    pyramid = tv.TexturePyramid(image, backend=backend)
+    calls = [((0.5, 0.5), 30), ((0.5, 0.5), 30), ((0.2, 0.7), 30), ((0.2, 0.7), 24), ((0.5, 0.5), 30), ((1, 0), 30)]
+    for fixation, budget in calls:
+        got = pyramid.sample_foveated(fixation, num_patches=budget, patch_size=8)
+        want = pyramid.sample(tv.layouts.foveated(128, 96, fixation, num_patches=budget, patch_size=8))
+        np.testing.assert_array_equal(got.patches, want.patches)
+        np.testing.assert_array_equal(got.meta, want.meta)
