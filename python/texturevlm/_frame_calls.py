@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Tuple
 from . import _core, _tensors
 from ._backends import CudaBackend
 from ._tensors import ImageSpec
-from .pyramid import Patches, _check_out
+from .pyramid import Patches, _torch_out
 
 #: key (call_key) -> FrameCall. Each thread has its own: a kept texture holds a call's frame
 #: until its kernels ran (_kept_textures.cuda_texture).
@@ -58,16 +58,7 @@ class FrameCall:
         self.out_bytes = patches.numel() * patches.element_size()
 
     def __call__(self, image: Any, stream: Any, out: Any) -> Patches:
-        if out is None:
-            import torch
-
-            patches = torch.empty(self.shape, dtype=self.torch_dtype, device=self.device)
-        else:
-            if out.shape != self.shape or out.dtype != self.torch_dtype or out.device != self.device:
-                _check_out(out, "torch", tuple(self.shape), self.out_dtype, self.index)  # raises, naming what differs
-            if not out.is_contiguous():
-                raise _core.Error("out must be contiguous")
-            patches = out
+        patches = _torch_out(out, self.shape, self.torch_dtype, self.device, self.out_dtype, self.index)
         s = _tensors.cuda_stream("torch", self.index, stream)
         self.copy.ready_on(s)
         view = _core.TensorView(image.data_ptr(), self.dtype, self.strides, self.channels)
