@@ -182,10 +182,12 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
 
 // The row pass for 8-bit images read as words (packed_bytes::reads_words): a thread's column
 // weights sit in registers, G groups of four (zeros past its count), and each row's taps
-// are read as G + 1 words, lined up with the weights by a funnel shift of the row's head
-// bytes: a word load per four taps, where rows_kernel loads a byte and a weight per tap.
-// The zero weights past a column's taps add +0 after its last term, which leaves the sum
-// unchanged, so the terms and their order are rows_kernel's (and torch's).
+// are read as G + 1 words a channel, lined up with the weights by a funnel shift of the
+// row's head bytes: a word load per four taps, where rows_kernel loads a byte and a weight
+// per tap. The zero weights past a column's taps add +0 after its last term, which leaves
+// the sum unchanged, so the terms and their order are rows_kernel's (and torch's). Offsets
+// are 32-bit (word_offsets_fit) and one bounds check covers a row's three channels, so
+// their loads are in flight together and their three sums interleave.
 template <int G>
 __global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                   uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
@@ -193,45 +195,58 @@ __global__ void rows_words_kernel(TensorView source, const __grid_constant__ Ima
     using packed_bytes::byte_value;
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
-    const int first = x_table.first[x], count = x_table.count[x], groups = (count + 3) / 4;
+    const int first = x_table.first[x], count = x_table.count[x];
     float w[4 * G];
 #pragma unroll
     for (int j = 0; j < 4 * G; ++j) w[j] = j < count ? x_table.weights[size_t{x} * x_table.taps + j] : 0.0f;
     const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
+    const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
     // One past the image's last byte: a row's words must not reach past it.
-    const unsigned char* end = data + 2 * source.stride_c + int64_t(source_height - 1) * source.stride_y +
-                               int64_t(source_width - 1) + 1;
+    const uint32_t end = 2 * stride_c + (source_height - 1) * stride_y + source_width;
     const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
     for (uint32_t y = first_row; y < end_row; ++y) {
-        float across[3];
+        const uint32_t at[3] = {y * stride_y + uint32_t(first), y * stride_y + uint32_t(first) + stride_c,
+                                y * stride_y + uint32_t(first) + 2 * stride_c};
+        bool inside = true;
 #pragma unroll
-        for (int c = 0; c < 3; ++c) {
-            const unsigned char* from = data + int64_t(c) * source.stride_c + int64_t(y) * source.stride_y + first;
-            const uint32_t head = uint32_t(reinterpret_cast<uintptr_t>(from) & 3);
-            const uint32_t* words = reinterpret_cast<const uint32_t*>(from - head);
-            float s = 0.0f;
-            if (reinterpret_cast<const unsigned char*>(words + groups + 1) <= end) {
-                uint32_t word[G + 1];
+        for (int c = 0; c < 3; ++c) inside &= (at[c] & ~3u) + 4 * (G + 1) <= end;
+        float across[3] = {0.0f, 0.0f, 0.0f};
+        if (inside) {
+            uint32_t word[3][G + 1];
 #pragma unroll
-                for (int g = 0; g <= G; ++g) word[g] = g <= groups ? __ldg(words + g) : 0u;
+            for (int c = 0; c < 3; ++c)
+#pragma unroll
+                for (int g = 0; g <= G; ++g)
+                    word[c][g] = __ldg(reinterpret_cast<const uint32_t*>(data + (at[c] & ~3u)) + g);
+#pragma unroll
+            for (int c = 0; c < 3; ++c) {
+                const uint32_t shift = 8 * (at[c] & 3);
 #pragma unroll
                 for (int g = 0; g < G; ++g) {
-                    const uint32_t v = __funnelshift_r(word[g], word[g + 1], 8 * head);
-                    s = __fmaf_rn(byte_value<0>(v), w[4 * g], s);
-                    s = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], s);
-                    s = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], s);
-                    s = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], s);
+                    const uint32_t v = __funnelshift_r(word[c][g], word[c][g + 1], shift);
+                    across[c] = __fmaf_rn(byte_value<0>(v), w[4 * g], across[c]);
+                    across[c] = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], across[c]);
+                    across[c] = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], across[c]);
+                    across[c] = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], across[c]);
                 }
-            } else {  // the image's last bytes: tap by tap, so nothing past it is read
-                const float* wx = x_table.weights + size_t{x} * x_table.taps;
-                for (int j = 0; j < count; ++j) s = __fmaf_rn(input_value(from[j]), wx[j], s);
             }
-            across[c] = s;
+        } else {  // the image's last bytes: tap by tap, so nothing past it is read
+            const float* wx = x_table.weights + size_t{x} * x_table.taps;
+            for (int c = 0; c < 3; ++c)
+                for (int j = 0; j < count; ++j) across[c] = __fmaf_rn(input_value(data[at[c] + j]), wx[j], across[c]);
         }
         float* o = out + size_t{y} * t.width * 3;
         for (int c = 0; c < 3; ++c) o[c] = across[c];
     }
+}
+
+// Whether the word-reading row pass's 32-bit offsets reach every byte of each image.
+bool word_offsets_fit(const TensorView& source, uint32_t source_width, uint32_t source_height) {
+    if (source.stride_y < 0 || source.stride_c < 0) return false;
+    const uint64_t end = 2 * uint64_t(source.stride_c) + uint64_t(source_height - 1) * uint64_t(source.stride_y) +
+                         source_width;
+    return end + 64 < (uint64_t{1} << 31);
 }
 
 // The row pass with the rows staged in shared memory: a block is kStagedColumns output
@@ -335,15 +350,19 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
     while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
     const dim3 grid(unsigned(columns / kRowBlock), (source_height + rows_each - 1) / rows_each, t.images);
     if constexpr (std::is_same_v<In, uint8_t>) {
-        if (packed_bytes::reads_words(source, sources)) {
-            // Where columns read more than 16 taps (bicubic shrinks of 3.5x and more, bilinear
-            // of 7x): with fewer, the padding to whole groups costs more than the byte loads
+        if (packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)) {
+            // Where columns may read 6 taps or more: with fewer (mild bilinear shrinks, about 3
+            // taps a column), padding them to a group of four costs more than the byte loads
             // it saves (docs/benchmarks.md, "Tried and dropped").
-            const uint32_t groups = (x_table.taps + 3) / 4;
+            constexpr uint32_t kLeastTaps = 6;
+            const uint32_t groups = x_table.taps < kLeastTaps ? 0 : (x_table.taps + 3) / 4;
             const auto words = [&](auto kernel) {
                 kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
                                                        scratch, rows_each);
             };
+            if (groups == 2) return words(rows_words_kernel<2>);
+            if (groups == 3) return words(rows_words_kernel<3>);
+            if (groups == 4) return words(rows_words_kernel<4>);
             if (groups == 5) return words(rows_words_kernel<5>);
             if (groups == 6) return words(rows_words_kernel<6>);
             if (groups == 7) return words(rows_words_kernel<7>);
@@ -507,12 +526,12 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         launch_for_dtype<IdentityKernel>(target, grid_of(target), stream, source, sources, target, order_of(target));
         return;
     }
-    if (!scratch.tables ||
-        (!scratch.rows && software_rows_bytes(source_width, source_height, target, filter, source.dtype)))
+    // The fused kernel needs no rows between passes (software_rows_bytes() is 0 for it).
+    const bool fused = fused_resize_fits(source.dtype, source_width, source_height, target, filter);
+    if (!scratch.tables || (!fused && !scratch.rows))
         throw Error(
             "the software resize has no scratch buffer (a null pointer): give it software_tables_bytes() "
             "and software_rows_bytes() of device memory");
-    float* rows = scratch.rows;
     const SpanTable x_table = table_at(scratch.tables, target.width,
                                        max_taps(source_width, target.resized_width, filter));
     const SpanTable y_table = table_at(scratch.tables + table_bytes(target.width, x_table.taps), target.height,
@@ -522,10 +541,11 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         span_table_kernel<<<grid, kBlock, 0, stream>>>(target, source_width, source_height, filter, x_table, y_table);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
-    if (fused_resize_fits(source.dtype, source_width, source_height, target, filter)) {
+    if (fused) {
         resize_fused(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
         return;
     }
+    float* rows = scratch.rows;
     switch (source.dtype) {
         case TensorDtype::u8:
             launch_rows<uint8_t>(source, sources, source_width, source_height, target, x_table, rows, stream);

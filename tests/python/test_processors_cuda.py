@@ -354,6 +354,12 @@ FUSED_CASES = [
     (901, 77, 96, 40, 40, -9, 64, 60, "planar"),
     (300, 200, 300, 200, -5, 7, 310, 190, "planar"),  # its own size: the copy
     (588, 420, 588, 420, 0, 0, 588, 420, "merged_patches"),
+    # Under 8x, the two passes (8-bit rows read as words from 6 taps a column): windows with
+    # zero padding on either side, bilinear's 3 taps and bicubic's 5 to 14, odd row lengths.
+    (1003, 411, 400, 170, -7, 5, 416, 160, "planar"),
+    (3000, 64, 1000, 40, -3, 0, 1010, 40, "planar"),
+    (151, 90, 400, 240, -10, 0, 420, 240, "planar"),
+    (777, 500, 300, 200, 20, -6, 280, 210, "planar"),
 ]
 
 

@@ -44,6 +44,9 @@ def main() -> None:
                 check(proc, [x, x[:, : h // 2 + 1]])
         check(CLIPImageProcessor(filter=filter), [image(1024, 1024), image(2000, 700, channels_last=True)])
         check(CLIPImageProcessor(filter=filter), [image(100, 150)])  # a stretch
+        # Rows read as words up to the image's last bytes: odd widths, rows starting anywhere in a word.
+        check(CLIPImageProcessor(filter=filter), [image(700, 1001), image(333, 1003)])
+        check(Qwen2VLImageProcessor(filter=filter), [image(513, 777)])
         check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
         check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
         check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
