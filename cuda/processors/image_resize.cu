@@ -391,6 +391,40 @@ __global__ void columns_kernel(const float* scratch, uint32_t source_height, Res
     write_pixel<Out>(t, image, at, value);
 }
 
+// columns_kernel for two vertically neighbouring pixels a thread (threads over the window,
+// x fastest): their spans overlap, so each row of the union is loaded once for both. Each
+// pixel adds its own rows' terms in ascending order, as columns_kernel does.
+template <class Out>
+__global__ void columns_pairs_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
+                                     Order o) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
+    if (j >= t.width * ((t.height + 1) / 2)) return;
+    uint32_t x;
+    const uint32_t y = 2 * o.width.divmod(j, x);
+    const bool two = y + 1 < t.height;
+    const int first0 = y_table.first[y], count0 = y_table.count[y];
+    const int first1 = two ? y_table.first[y + 1] : first0, count1 = two ? y_table.count[y + 1] : 0;
+    const float* w0 = y_table.weights + size_t{y} * y_table.taps;
+    const float* w1 = w0 + y_table.taps;
+    const float* rows = scratch + (size_t{image} * source_height * t.width + x) * 3;
+    float value0[3] = {0.0f, 0.0f, 0.0f}, value1[3] = {0.0f, 0.0f, 0.0f};
+    const int lo = min(first0, first1), hi = max(first0 + count0, first1 + count1);
+    for (int r = lo; r < hi; ++r) {
+        const float* across = rows + size_t(r) * t.width * 3;
+        const float a[3] = {across[0], across[1], across[2]};
+        if (unsigned(r - first0) < unsigned(count0)) {
+            const float wy = w0[r - first0];
+            for (int c = 0; c < 3; ++c) value0[c] += a[c] * wy;
+        }
+        if (unsigned(r - first1) < unsigned(count1)) {
+            const float wy = w1[r - first1];
+            for (int c = 0; c < 3; ++c) value1[c] += a[c] * wy;
+        }
+    }
+    write_pixel<Out>(t, image, place_at(t, o, x, y), value0);
+    if (two) write_pixel<Out>(t, image, place_at(t, o, x, y + 1), value1);
+}
+
 // A resize of a uint8 image to its own size is the image: torch's weights there are 0 and
 // 1 (the filter's zeros fall on whole pixels), so every sum is one term. A copy into the
 // target's window, rounding, normalization and layout, one thread per output pixel.
@@ -428,6 +462,14 @@ struct ColumnsKernel {
     template <class... Args>
     static void launch(dim3 g, cudaStream_t s, Args... a) {
         columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
+};
+
+template <class Out>
+struct ColumnsPairsKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        columns_pairs_kernel<Out><<<g, kBlock, 0, s>>>(a...);
     }
 };
 
@@ -561,6 +603,18 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
             break;
     }
     TVLM_CUDA_CHECK(cudaGetLastError());
+    // Planar and tiled outputs take two rows a thread where that still leaves a large grid;
+    // merged patches keep the output order, whose stores are contiguous (their window order's
+    // are runs of patch_size), as do small grids, whose halved threads cost more than the loads saved.
+    constexpr uint64_t kEnoughPairs = uint64_t{1} << 17;
+    const uint64_t pairs_wanted = uint64_t(target.width) * ((target.height + 1) / 2) * target.images;
+    if (target.layout != ResizeLayout::merged_patches && pairs_wanted >= kEnoughPairs) {
+        const dim3 pairs(unsigned((uint64_t(target.width) * ((target.height + 1) / 2) + kBlock - 1) / kBlock),
+                         target.images);
+        launch_for_dtype<ColumnsPairsKernel>(target, pairs, stream, static_cast<const float*>(rows), source_height,
+                                             target, y_table, order_of(target));
+        return;
+    }
     launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(rows), source_height,
                                     target, y_table, order_of(target));
 }
