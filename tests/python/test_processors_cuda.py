@@ -332,7 +332,7 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
 # across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling picks),
 # milder shrinks and a stretch (the two passes for both dtypes: the uint8 row pass reads
-# words where columns read 17 to 32 taps, rows starting at every byte of a word where the
+# words where columns read 6 to 32 taps, rows starting at every byte of a word where the
 # width is odd, and bytes below that; float16 reads a value per tap), a shrink whose span no
 # tile holds (uint8 takes the two passes too), partial tiles
 # at every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
