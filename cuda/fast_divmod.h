@@ -1,7 +1,7 @@
 #pragma once
 // Division by a run-time divisor as a multiply-high, an add and a shift (Hacker's Delight,
 // 10-9; the form CUTLASS's FastDivmod uses): kernels that map a flat index to a place by
-// sizes known only at launch (image_resize.cu's patch order) spent most of their
+// sizes known only at launch (the processors' output order, resize_output.cuh) spent most of their
 // instructions in 32-bit divisions. The host builds it, the device divides.
 #include <cuda_runtime_api.h>
 

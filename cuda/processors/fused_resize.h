@@ -1,6 +1,6 @@
 #pragma once
 // The software filter in one kernel for 8-bit images, the processors' usual input:
-// image_resize.cu's two passes (across each source row, then down each output column)
+// two_pass_resize.cu's passes (across each source row, then down each output column)
 // done tile by tile in shared memory, so the rows between them never go to device memory
 // and a byte's conversion is not repeated for every tap that reads it. Same terms, same
 // order, so the values are the two-pass kernels' (and torch's) bit for bit.

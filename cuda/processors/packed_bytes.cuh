@@ -1,5 +1,5 @@
 #pragma once
-// 8-bit images read as whole 32-bit words: the processors' kernels (image_resize.cu,
+// 8-bit images read as whole 32-bit words: the processors' kernels (two_pass_resize.cu,
 // fused_resize.cu) read a row's bytes four at a time and convert each with integer ops,
 // where a byte load and a conversion per tap would bound them.
 #include <cstdint>

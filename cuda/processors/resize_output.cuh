@@ -1,12 +1,14 @@
 #pragma once
-// Where the processors' kernels (image_resize.cu, fused_resize.cu) put an output pixel of
-// the window, and how its value is rescaled, normalized and stored: one definition for the
-// texture filter, the two-pass software filter and the fused one.
+// Where the processors' kernels (image_resize.cu, two_pass_resize.cu, fused_resize.cu) put an
+// output pixel of the window, how its value is rescaled, normalized and stored, and how they
+// are launched for the output's dtype: one definition for the texture filter, the two-pass
+// software filter and the fused one.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
+#include "cuda/cuda_check.h"
 #include "cuda/fast_divmod.h"
 #include "cuda/processors/image_resize.h"
 
@@ -125,6 +127,21 @@ void with_output_type(TensorDtype dtype, Body&& body) {
         case TensorDtype::bf16: body(__nv_bfloat16{}); break;
         case TensorDtype::u8: body(uint8_t{}); break;
     }
+}
+
+// Threads a block for kernels with a thread per output pixel (or pair of pixels).
+constexpr int kBlock = 256;
+
+// A thread per output pixel of the window: blocks along x, an image per grid row.
+inline dim3 grid_of(const ResizeTarget& t) {
+    return dim3(unsigned((uint64_t(t.width) * t.height + kBlock - 1) / kBlock), t.images);
+}
+
+// Kernel<Out>::launch(grid, stream, args...) for the target's output dtype, then the launch's error.
+template <template <class> class Kernel, class... Args>
+void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Args... args) {
+    with_output_type(t.out_dtype, [&](auto out) { Kernel<decltype(out)>::launch(grid, stream, args...); });
+    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 // Rescale, normalize, store: Hugging Face's arithmetic in its order ((v * r - mean) / std).

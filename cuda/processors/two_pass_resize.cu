@@ -1,0 +1,379 @@
+// The two passes (two_pass_resize.h): pass 1 filters each source row across (the window's
+// columns) into float scratch [image][source row][window column][channel]; pass 2 filters
+// each output pixel's column of row results. Each term is torch's own term in torch's
+// order (taps ascending, rows first), so the values equal the 2-D sum bit for bit, at a
+// fraction of its work (a 4096^2 -> 224^2 shrink reads 73 taps a side: 73 + 73, not 73^2).
+#include "cuda/processors/two_pass_resize.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "cuda/cuda_check.h"
+#include "cuda/processors/packed_bytes.cuh"
+#include "cuda/processors/resize_output.cuh"
+#include "cuda/tensors/tensor_elements.cuh"
+
+namespace tvlm {
+
+namespace {
+
+using namespace resize_output;
+using resize_spans::SpanTable;
+
+constexpr int kRowBlock = 64;         // pass 1: window columns per block
+constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where there are rows enough
+// Pass 1's threads wanted before a thread takes several rows (its span and weights are read
+// once for them): a few waves of a large GPU. Fewer rows each below it, down to one: a
+// small image's pass is otherwise a few long chains of dependent loads per thread.
+constexpr uint64_t kEnoughRowThreads = uint64_t{1} << 20;
+
+template <class In>
+__device__ float input_value(In v) {
+    return static_cast<float>(v);
+}
+// A byte without the conversion instruction (a quarter of the FMA rate; the taps convert
+// each byte several times): 0x4B0000XX is 2^23 + XX as a float, exactly.
+template <>
+__device__ float input_value<uint8_t>(uint8_t v) {
+    return __int_as_float(0x4B000000 | int(v)) - 8388608.0f;
+}
+template <>
+__device__ float input_value<__half>(__half v) {
+    return __half2float(v);
+}
+template <>
+__device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+
+// One template per input dtype: the taps are the hot loop, so a load is one instruction
+// and a conversion, not a switch on the dtype.
+template <class In>
+__global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
+                            ResizeTarget t, SpanTable x_table, float* scratch, uint32_t rows_each) {
+    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
+    if (x >= t.width) return;
+    const int first = x_table.first[x], count = x_table.count[x];
+    const float* wx = x_table.weights + size_t{x} * x_table.taps;
+    const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
+    const In* first_column = data + int64_t(first) * source.stride_x;
+    const int64_t step = source.stride_x, channel[3] = {0, source.stride_c, 2 * source.stride_c};
+    const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
+    float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
+    for (uint32_t y = first_row; y < end_row; ++y) {
+        const In* tap = first_column + int64_t(y) * source.stride_y;
+        float across[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+        for (int j = 0; j < count; ++j, tap += step) {
+            const float w = wx[j];
+            for (int c = 0; c < 3; ++c) across[c] += input_value(tap[channel[c]]) * w;
+        }
+        float* o = out + size_t{y} * t.width * 3;
+        for (int c = 0; c < 3; ++c) o[c] = across[c];
+    }
+}
+
+// The row pass for 8-bit images read as words (packed_bytes::reads_words): a thread's column
+// weights sit in registers, G groups of four (zeros past its count), and each row's taps
+// are read as G + 1 words a channel, lined up with the weights by a funnel shift of the
+// row's head bytes: a word load per four taps, where rows_kernel loads a byte and a weight
+// per tap. The zero weights past a column's taps add +0 after its last term, which leaves
+// the sum unchanged, so the terms and their order are rows_kernel's (and torch's). Offsets
+// are 32-bit (word_offsets_fit) and one bounds check covers a row's three channels, so
+// their loads are in flight together and their three sums interleave.
+template <int G>
+__global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                                  uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
+                                  uint32_t rows_each) {
+    using packed_bytes::byte_value;
+    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
+    if (x >= t.width) return;
+    const int first = x_table.first[x], count = x_table.count[x];
+    float w[4 * G];
+#pragma unroll
+    for (int j = 0; j < 4 * G; ++j) w[j] = j < count ? x_table.weights[size_t{x} * x_table.taps + j] : 0.0f;
+    const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
+    const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
+    // One past the image's last byte: a row's words must not reach past it.
+    const uint32_t end = 2 * stride_c + (source_height - 1) * stride_y + source_width;
+    const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
+    float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
+    for (uint32_t y = first_row; y < end_row; ++y) {
+        const uint32_t row = y * stride_y + uint32_t(first);
+        const uint32_t at[3] = {row, row + stride_c, row + 2 * stride_c};
+        bool inside = true;
+#pragma unroll
+        for (int c = 0; c < 3; ++c) inside &= (at[c] & ~3u) + 4 * (G + 1) <= end;
+        float across[3] = {0.0f, 0.0f, 0.0f};
+        if (inside) {
+            uint32_t word[3][G + 1];
+#pragma unroll
+            for (int c = 0; c < 3; ++c)
+#pragma unroll
+                for (int g = 0; g <= G; ++g)
+                    word[c][g] = __ldg(reinterpret_cast<const uint32_t*>(data + (at[c] & ~3u)) + g);
+#pragma unroll
+            for (int c = 0; c < 3; ++c) {
+                const uint32_t shift = 8 * (at[c] & 3);
+#pragma unroll
+                for (int g = 0; g < G; ++g) {
+                    const uint32_t v = __funnelshift_r(word[c][g], word[c][g + 1], shift);
+                    across[c] = __fmaf_rn(byte_value<0>(v), w[4 * g], across[c]);
+                    across[c] = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], across[c]);
+                    across[c] = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], across[c]);
+                    across[c] = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], across[c]);
+                }
+            }
+        } else {  // the image's last bytes: tap by tap, so nothing past it is read
+            const float* wx = x_table.weights + size_t{x} * x_table.taps;
+            for (int c = 0; c < 3; ++c)
+                for (int j = 0; j < count; ++j) across[c] = __fmaf_rn(input_value(data[at[c] + j]), wx[j], across[c]);
+        }
+        float* o = out + size_t{y} * t.width * 3;
+        for (int c = 0; c < 3; ++c) o[c] = across[c];
+    }
+}
+
+// Whether the word-reading row pass's 32-bit offsets reach every byte of each image.
+bool word_offsets_fit(const TensorView& source, uint32_t source_width, uint32_t source_height) {
+    if (source.stride_y < 0 || source.stride_c < 0) return false;
+    const uint64_t end = 2 * uint64_t(source.stride_c) + uint64_t(source_height - 1) * uint64_t(source.stride_y) +
+                         source_width;
+    return end + 64 < (uint64_t{1} << 31);
+}
+
+// The row pass with the rows staged in shared memory: a block is kStagedColumns output
+// columns (a warp each) by 32 source rows (a lane each). The block copies the rows' input
+// span into shared memory once, coalesced; each lane then walks its own row's taps of its
+// warp's column, with the weights shared by the warp. Rows sit an odd number of words
+// apart, so the 32 lanes' reads of one tap fall in 32 banks.
+constexpr uint32_t kStagedColumns = 8;
+constexpr uint32_t kStagedRows = 32;
+
+// A staged row's pitch in elements (an odd number of 4-byte words) and the span's bound:
+// the block's columns' centres are (kStagedColumns - 1) * scale apart, each reads
+// +-support (rounded at both ends).
+struct Staging {
+    uint32_t span = 0, pitch = 0, taps = 0;
+    size_t bytes = 0;
+};
+
+Staging staging_of(uint32_t source_width, uint32_t resized_width, size_t element_size) {
+    const double scale = double(source_width) / double(resized_width);
+    const double support = 2.0 * std::max(scale, 1.0);
+    Staging s;
+    s.span = std::min<uint32_t>(source_width, uint32_t(std::ceil((kStagedColumns - 1) * scale + 2.0 * support)) + 4);
+    size_t words = (size_t{s.span} * element_size + 3) / 4;
+    if (words % 2 == 0) ++words;
+    s.pitch = uint32_t(words * 4 / element_size);
+    s.taps = uint32_t(std::ceil(support)) * 2 + 2;
+    s.bytes = size_t{3} * kStagedRows * s.pitch * element_size + size_t{kStagedColumns} * s.taps * sizeof(float);
+    return s;
+}
+
+template <class In>
+__global__ void rows_staged_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_height,
+                                   ResizeTarget t, SpanTable x_table, float* scratch, Staging staging) {
+    extern __shared__ float shared[];
+    float* weights = shared;                                                    // [kStagedColumns][staging.taps]
+    In* rows = reinterpret_cast<In*>(weights + kStagedColumns * staging.taps);  // [3][kStagedRows][pitch]
+    __shared__ int column_first[kStagedColumns], column_end[kStagedColumns];
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
+    const uint32_t first_x = blockIdx.x * kStagedColumns, x = first_x + warp;
+    const uint32_t columns = min(kStagedColumns, t.width - first_x);
+    const bool column = x < t.width;
+    int first = 0, count = 0;
+    if (column) {
+        first = x_table.first[x], count = x_table.count[x];
+        const float* wx = x_table.weights + size_t{x} * x_table.taps;
+        for (int j = int(lane); j < count; j += 32) weights[warp * staging.taps + j] = wx[j];
+        if (lane == 0) column_first[warp] = first, column_end[warp] = first + count;
+    }
+    __syncthreads();
+    // Spans are monotonic in x: the block reads [first of its first column, end of its last).
+    const int lo = column_first[0], width = column_end[columns - 1] - lo;
+    const uint32_t first_row = blockIdx.y * kStagedRows, row_count = min(kStagedRows, source_height - first_row);
+    const In* data = static_cast<const In*>(image_data(source, sources, t.first_layer + image));
+    // A warp copies whole rows, its lanes along each (coalesced where stride_x is 1).
+    for (uint32_t c = 0; c < 3; ++c)
+        for (uint32_t r = warp; r < row_count; r += kStagedColumns) {
+            const In* from = data + int64_t(c) * source.stride_c + int64_t(first_row + r) * source.stride_y +
+                             int64_t(lo) * source.stride_x;
+            In* to = rows + (c * kStagedRows + r) * staging.pitch;
+            for (int k = int(lane); k < width; k += 32) to[k] = from[int64_t(k) * source.stride_x];
+        }
+    __syncthreads();
+    if (!column || lane >= row_count) return;
+    const In* tap = rows + lane * staging.pitch + (first - lo);
+    const float* w = weights + warp * staging.taps;
+    const uint32_t plane = kStagedRows * staging.pitch;
+    float across[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+    for (int j = 0; j < count; ++j)
+        for (uint32_t c = 0; c < 3; ++c) across[c] += input_value(tap[c * plane + j]) * w[j];
+    float* o = scratch + ((size_t{image} * source_height + first_row + lane) * t.width + x) * 3;
+    for (int c = 0; c < 3; ++c) o[c] = across[c];
+}
+
+// Strong shrinks (8x and more across) take the staged pass where its shared memory fits:
+// their many taps per column make the scattered global reads the cost. Milder ones read
+// few taps and write much scratch, which the staged pass's per-row stores make dearer, so
+// they, and spans too wide to stage, take the pass straight from global memory (8-bit rows
+// read as words where they can be: rows_words_kernel).
+template <class In>
+void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                 const ResizeTarget& t, const SpanTable& x_table, float* scratch, cudaStream_t stream) {
+    constexpr size_t kMaxStaged = 160 * 1024;
+    constexpr uint32_t kStagedShrink = 8;
+    const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
+    if (source_width >= kStagedShrink * t.resized_width && s.bytes <= kMaxStaged) {
+        if (s.bytes > 48 * 1024)
+            TVLM_CUDA_CHECK(cudaFuncSetAttribute(rows_staged_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 int(s.bytes)));
+        const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
+                        (source_height + kStagedRows - 1) / kStagedRows, t.images);
+        rows_staged_kernel<In>
+            <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
+        return;
+    }
+    const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
+    uint32_t rows_each = kMaxRowsEach;
+    while (rows_each > 1 && columns * ((source_height + rows_each - 1) / rows_each) * t.images < kEnoughRowThreads)
+        rows_each /= 2;
+    while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
+    const dim3 grid(unsigned(columns / kRowBlock), (source_height + rows_each - 1) / rows_each, t.images);
+    if constexpr (std::is_same_v<In, uint8_t>) {
+        if (packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)) {
+            // Where columns may read 6 taps or more: with fewer (mild bilinear shrinks, about 3
+            // taps a column), padding them to a group of four costs more than the byte loads
+            // it saves (docs/benchmarks.md, "Tried and dropped").
+            constexpr uint32_t kLeastTaps = 6;
+            const uint32_t groups = x_table.taps < kLeastTaps ? 0 : (x_table.taps + 3) / 4;
+            const auto words = [&](auto kernel) {
+                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
+                                                       scratch, rows_each);
+            };
+            if (groups == 2) return words(rows_words_kernel<2>);
+            if (groups == 3) return words(rows_words_kernel<3>);
+            if (groups == 4) return words(rows_words_kernel<4>);
+            if (groups == 5) return words(rows_words_kernel<5>);
+            if (groups == 6) return words(rows_words_kernel<6>);
+            if (groups == 7) return words(rows_words_kernel<7>);
+            if (groups == 8) return words(rows_words_kernel<8>);
+        }
+    }
+    rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
+}
+
+template <class Out>
+__global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
+                               Order o) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
+    if (i >= o.plane) return;
+    const Place at = place(t, o, i);
+    const int first = y_table.first[at.y], count = y_table.count[at.y];
+    const float* wy_row = y_table.weights + size_t{at.y} * y_table.taps;
+    const float* rows = scratch + (size_t{image} * source_height * t.width + at.x) * 3;
+    float value[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+    for (int r = 0; r < count; ++r) {
+        const float wy = wy_row[r];
+        const float* across = rows + size_t(first + r) * t.width * 3;
+        for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
+    }
+    write_pixel<Out>(t, image, at, value);
+}
+
+// columns_kernel for two vertically neighbouring pixels a thread (threads over the window,
+// x fastest): their spans overlap, so each row of the union is loaded once for both. Each
+// pixel adds its own rows' terms in ascending order, as columns_kernel does. A row of the
+// zero padding reads nothing (its span sits at the image's edge), so it leaves the union as
+// its neighbour's.
+template <class Out>
+__global__ void columns_pairs_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
+                                     Order o) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
+    if (j >= t.width * ((t.height + 1) / 2)) return;
+    uint32_t x;
+    const uint32_t y = 2 * o.width.divmod(j, x);
+    const bool two = y + 1 < t.height;
+    const int first0 = y_table.first[y], count0 = y_table.count[y];
+    const int first1 = two ? y_table.first[y + 1] : first0, count1 = two ? y_table.count[y + 1] : 0;
+    const float* w0 = y_table.weights + size_t{y} * y_table.taps;
+    const float* w1 = w0 + y_table.taps;
+    const float* rows = scratch + (size_t{image} * source_height * t.width + x) * 3;
+    float value0[3] = {0.0f, 0.0f, 0.0f}, value1[3] = {0.0f, 0.0f, 0.0f};
+    const int lo = count0 && count1 ? min(first0, first1) : count0 ? first0 : first1;
+    const int hi = max(count0 ? first0 + count0 : 0, count1 ? first1 + count1 : 0);
+    for (int r = lo; r < hi; ++r) {
+        const float* across = rows + size_t(r) * t.width * 3;
+        const float a[3] = {across[0], across[1], across[2]};
+        if (unsigned(r - first0) < unsigned(count0)) {
+            const float wy = w0[r - first0];
+            for (int c = 0; c < 3; ++c) value0[c] += a[c] * wy;
+        }
+        if (unsigned(r - first1) < unsigned(count1)) {
+            const float wy = w1[r - first1];
+            for (int c = 0; c < 3; ++c) value1[c] += a[c] * wy;
+        }
+    }
+    write_pixel<Out>(t, image, place_at(t, o, x, y), value0);
+    if (two) write_pixel<Out>(t, image, place_at(t, o, x, y + 1), value1);
+}
+
+
+template <class Out>
+struct ColumnsKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
+};
+
+template <class Out>
+struct ColumnsPairsKernel {
+    template <class... Args>
+    static void launch(dim3 g, cudaStream_t s, Args... a) {
+        columns_pairs_kernel<Out><<<g, kBlock, 0, s>>>(a...);
+    }
+};
+
+}  // namespace
+
+void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width,
+                     uint32_t source_height, const ResizeTarget& target, const SpanTable& x_table,
+                     const SpanTable& y_table, float* rows, cudaStream_t stream) {
+    switch (source.dtype) {
+        case TensorDtype::u8:
+            launch_rows<uint8_t>(source, sources, source_width, source_height, target, x_table, rows, stream);
+            break;
+        case TensorDtype::f16:
+            launch_rows<__half>(source, sources, source_width, source_height, target, x_table, rows, stream);
+            break;
+        case TensorDtype::bf16:
+            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, x_table, rows, stream);
+            break;
+        case TensorDtype::f32:
+            launch_rows<float>(source, sources, source_width, source_height, target, x_table, rows, stream);
+            break;
+    }
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    // Planar and tiled outputs take two rows a thread where that still leaves a large grid;
+    // merged patches keep the output order, whose stores are contiguous (their window order's
+    // are runs of patch_size), as do small grids, whose halved threads cost more than the loads saved.
+    constexpr uint64_t kEnoughPairs = uint64_t{1} << 17;
+    const uint64_t pairs_per_image = uint64_t(target.width) * ((target.height + 1) / 2);
+    if (target.layout != ResizeLayout::merged_patches && pairs_per_image * target.images >= kEnoughPairs) {
+        const dim3 pairs(unsigned((pairs_per_image + kBlock - 1) / kBlock), target.images);
+        launch_for_dtype<ColumnsPairsKernel>(target, pairs, stream, static_cast<const float*>(rows), source_height,
+                                             target, y_table, order_of(target));
+        return;
+    }
+    launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(rows), source_height,
+                                    target, y_table, order_of(target));
+}
+
+}  // namespace tvlm

@@ -1,0 +1,24 @@
+#pragma once
+// The software filter in two passes, for every input dtype: across each source row into
+// float rows (the scratch between the passes), then down each output pixel's column of
+// them, fused with rescale, normalize and the target's layout. Each term is torch's own
+// term in torch's order, so the values equal torch's antialiased resize bit for bit.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/processors/image_resize.h"
+#include "cuda/processors/resize_spans.h"
+#include "cuda/tensors/tensor_texels.h"
+
+namespace tvlm {
+
+// Writes the target from `source` (or `sources`) with the spans and weights of the two
+// tables (image_resize.cu's span_table_kernel, already written on this stream), through
+// `rows`: software_rows_bytes() of device memory that nothing else uses until the stream
+// has run this.
+void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width,
+                     uint32_t source_height, const ResizeTarget& target, const resize_spans::SpanTable& x_table,
+                     const resize_spans::SpanTable& y_table, float* rows, cudaStream_t stream);
+
+}  // namespace tvlm
