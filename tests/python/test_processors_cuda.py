@@ -409,3 +409,50 @@ def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
         torch.cuda.synchronize()
         assert not outs[0].isnan().any(), "an output value was not written"
         assert torch.equal(outs[0], outs[1]), (storage, (outs[0] - outs[1]).abs().max().item())
+
+
+# (images, source width, height, resized width, height, window x, y, width, height, layout):
+# large batches, as served: a bicubic shrink of three images, a 2x shrink, a stretch down the
+# columns, and tiles whose window reaches past the resized image on every side (rows and
+# columns of zero padding at both ends).
+LARGE_CASES = [
+    (3, 1500, 1200, 600, 480, 0, 0, 600, 480, "planar"),
+    (2, 2400, 1800, 1200, 900, 0, 0, 1200, 900, "planar"),
+    (2, 1800, 1000, 1700, 2000, 0, 0, 1700, 2000, "planar"),
+    (2, 3001, 2203, 1400, 1000, -30, -20, 1456, 1092, "tiles"),
+]
+
+
+@pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("case", LARGE_CASES, ids=lambda c: f"{c[0]}x{c[1]}x{c[2]}-{c[3]}x{c[4]}-{c[9]}")
+def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
+    """The raw sums (no rounding or normalization) of uint8 images through the two passes
+    equal torch's own antialiased resize of the same values on CUDA, bit for bit, with the
+    window's zero padding, on a poisoned output."""
+    import torch
+    from texturevlm import _core
+
+    n, sw, sh, rw, rh, x, y, w, h, layout = case
+    batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
+    resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, "uint8", 3, sw, sh, n, 0, 1)
+    t = _core.ResizeTarget()
+    t.images, t.resized_width, t.resized_height = n, rw, rh
+    t.crop_x, t.crop_y, t.width, t.height, t.layout = x, y, w, h, layout
+    t.tile_width, t.tile_height = (364, 364) if layout == "tiles" else (0, 0)
+    t.image_stride = 3 * w * h
+    out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    resizer.run([batch[i].data_ptr() for i in range(n)], "uint8", list(batch.stride()), t, out.data_ptr(), stream)
+    got = out.view(n, 3, h, w)
+    if layout == "tiles":
+        tiles = out.view(n, h // 364, w // 364, 3, 364, 364)
+        got = tiles.permute(0, 3, 1, 4, 2, 5).reshape(n, 3, h, w)
+    resized = torch.nn.functional.interpolate(
+        batch.float(), size=(rh, rw), mode=filter, antialias=True, align_corners=False
+    )
+    want = torch.zeros(n, 3, h, w, device="cuda")
+    want[:, :, max(0, -y) : min(h, rh - y), max(0, -x) : min(w, rw - x)] = resized[
+        :, :, max(0, y) : min(rh, y + h), max(0, x) : min(rw, x + w)
+    ]
+    assert not got.isnan().any(), "an output value was not written"
+    assert torch.equal(got, want), (got - want).abs().max().item()
