@@ -2,7 +2,7 @@
 // output order, so every store of a warp is contiguous: find the pixel's place in the
 // resized image, sample, rescale + normalize each channel, store it in every time slot),
 // and the software filter's entry: torch's spans and weights, then the copy, the fused
-// kernel (fused_resize.h) or the two passes (two_pass_resize.h).
+// kernel (fused_resize.h), the tiled one (tiled_resize.h) or the two passes (two_pass_resize.h).
 #include "cuda/processors/image_resize.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "cuda/processors/fused_resize.h"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/resize_spans.h"
+#include "cuda/processors/tiled_resize.h"
 #include "cuda/processors/two_pass_resize.h"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
@@ -219,6 +220,7 @@ size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const 
                            SoftwareFilter filter, TensorDtype source_dtype) {
     if (identity_resize(source_dtype, source_width, source_height, target)) return 0;  // nothing between passes
     if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return 0;
+    if (tiled_resize_rows(source_dtype, source_width, source_height, target, filter)) return 0;
     return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
@@ -236,9 +238,10 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         launch_for_dtype<IdentityKernel>(target, grid_of(target), stream, source, sources, target, order_of(target));
         return;
     }
-    // The fused kernel needs no rows between passes (software_rows_bytes() is 0 for it).
+    // The fused and tiled kernels need no rows between passes (software_rows_bytes() is 0 for them).
     const bool fused = fused_resize_fits(source.dtype, source_width, source_height, target, filter);
-    if (!scratch.tables || (!fused && !scratch.rows))
+    const bool tiled = !fused && tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
+    if (!scratch.tables || (!fused && !tiled && !scratch.rows))
         throw Error(
             "the software resize has no scratch buffer (a null pointer): give it software_tables_bytes() "
             "and software_rows_bytes() of device memory");
@@ -253,6 +256,10 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
     }
     if (fused) {
         resize_fused(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
+        return;
+    }
+    if (tiled) {
+        resize_tiled(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
         return;
     }
     resize_two_pass(source, sources, source_width, source_height, target, x_table, y_table, scratch.rows, stream);

@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
+#include "cuda/processors/row_taps.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
 
 namespace tvlm {
@@ -22,6 +23,7 @@ namespace {
 
 using namespace resize_output;
 using resize_spans::SpanTable;
+using namespace row_taps;
 
 constexpr int kRowBlock = 64;         // pass 1: window columns per block
 constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where there are rows enough
@@ -29,25 +31,6 @@ constexpr uint32_t kMaxRowsEach = 8;  // pass 1: source rows per thread, where t
 // once for them): a few waves of a large GPU. Fewer rows each below it, down to one: a
 // small image's pass is otherwise a few long chains of dependent loads per thread.
 constexpr uint64_t kEnoughRowThreads = uint64_t{1} << 20;
-
-template <class In>
-__device__ float input_value(In v) {
-    return static_cast<float>(v);
-}
-// A byte without the conversion instruction (a quarter of the FMA rate; the taps convert
-// each byte several times): 0x4B0000XX is 2^23 + XX as a float, exactly.
-template <>
-__device__ float input_value<uint8_t>(uint8_t v) {
-    return __int_as_float(0x4B000000 | int(v)) - 8388608.0f;
-}
-template <>
-__device__ float input_value<__half>(__half v) {
-    return __half2float(v);
-}
-template <>
-__device__ float input_value<__nv_bfloat16>(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
 
 // One template per input dtype: the taps are the hot loop, so a load is one instruction
 // and a conversion, not a switch on the dtype.
@@ -64,85 +47,37 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
     const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
     for (uint32_t y = first_row; y < end_row; ++y) {
-        const In* tap = first_column + int64_t(y) * source.stride_y;
-        float across[3] = {0.0f, 0.0f, 0.0f};
-#pragma unroll 4
-        for (int j = 0; j < count; ++j, tap += step) {
-            const float w = wx[j];
-            for (int c = 0; c < 3; ++c) across[c] += input_value(tap[channel[c]]) * w;
-        }
+        float across[3];
+        across_elements(first_column + int64_t(y) * source.stride_y, step, channel, wx, count, across);
         float* o = out + size_t{y} * t.width * 3;
         for (int c = 0; c < 3; ++c) o[c] = across[c];
     }
 }
 
-// The row pass for 8-bit images read as words (packed_bytes::reads_words): a thread's column
-// weights sit in registers, G groups of four (zeros past its count), and each row's taps
-// are read as G + 1 words a channel, lined up with the weights by a funnel shift of the
-// row's head bytes: a word load per four taps, where rows_kernel loads a byte and a weight
-// per tap. The zero weights past a column's taps add +0 after its last term, which leaves
-// the sum unchanged, so the terms and their order are rows_kernel's (and torch's). Offsets
-// are 32-bit (word_offsets_fit) and one bounds check covers a row's three channels, so
-// their loads are in flight together and their three sums interleave.
+// The row pass for 8-bit images read as words (row_taps::across_words): a word load per four
+// taps, where rows_kernel loads a byte and a weight per tap. Offsets are 32-bit
+// (word_offsets_fit).
 template <int G>
 __global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                   uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
                                   uint32_t rows_each) {
-    using packed_bytes::byte_value;
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.z;
     if (x >= t.width) return;
     const int first = x_table.first[x], count = x_table.count[x];
+    const float* wx = x_table.weights + size_t{x} * x_table.taps;
     float w[4 * G];
-#pragma unroll
-    for (int j = 0; j < 4 * G; ++j) w[j] = j < count ? x_table.weights[size_t{x} * x_table.taps + j] : 0.0f;
+    word_weights<G>(wx, count, w);
     const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
     const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
-    // One past the image's last byte: a row's words must not reach past it.
-    const uint32_t end = 2 * stride_c + (source_height - 1) * stride_y + source_width;
+    const uint32_t end = words_end(stride_c, stride_y, source_width, source_height);
     const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
     for (uint32_t y = first_row; y < end_row; ++y) {
-        const uint32_t row = y * stride_y + uint32_t(first);
-        const uint32_t at[3] = {row, row + stride_c, row + 2 * stride_c};
-        bool inside = true;
-#pragma unroll
-        for (int c = 0; c < 3; ++c) inside &= (at[c] & ~3u) + 4 * (G + 1) <= end;
-        float across[3] = {0.0f, 0.0f, 0.0f};
-        if (inside) {
-            uint32_t word[3][G + 1];
-#pragma unroll
-            for (int c = 0; c < 3; ++c)
-#pragma unroll
-                for (int g = 0; g <= G; ++g)
-                    word[c][g] = __ldg(reinterpret_cast<const uint32_t*>(data + (at[c] & ~3u)) + g);
-#pragma unroll
-            for (int c = 0; c < 3; ++c) {
-                const uint32_t shift = 8 * (at[c] & 3);
-#pragma unroll
-                for (int g = 0; g < G; ++g) {
-                    const uint32_t v = __funnelshift_r(word[c][g], word[c][g + 1], shift);
-                    across[c] = __fmaf_rn(byte_value<0>(v), w[4 * g], across[c]);
-                    across[c] = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], across[c]);
-                    across[c] = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], across[c]);
-                    across[c] = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], across[c]);
-                }
-            }
-        } else {  // the image's last bytes: tap by tap, so nothing past it is read
-            const float* wx = x_table.weights + size_t{x} * x_table.taps;
-            for (int c = 0; c < 3; ++c)
-                for (int j = 0; j < count; ++j) across[c] = __fmaf_rn(input_value(data[at[c] + j]), wx[j], across[c]);
-        }
+        float across[3];
+        across_words<G>(data, y * stride_y + uint32_t(first), stride_c, end, w, wx, count, across);
         float* o = out + size_t{y} * t.width * 3;
         for (int c = 0; c < 3; ++c) o[c] = across[c];
     }
-}
-
-// Whether the word-reading row pass's 32-bit offsets reach every byte of each image.
-bool word_offsets_fit(const TensorView& source, uint32_t source_width, uint32_t source_height) {
-    if (source.stride_y < 0 || source.stride_c < 0) return false;
-    const uint64_t end = 2 * uint64_t(source.stride_c) + uint64_t(source_height - 1) * uint64_t(source.stride_y) +
-                         source_width;
-    return end + 64 < (uint64_t{1} << 31);
 }
 
 // The row pass with the rows staged in shared memory: a block is kStagedColumns output
@@ -343,9 +278,9 @@ struct ColumnsPairsKernel {
 
 }  // namespace
 
-void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width,
-                     uint32_t source_height, const ResizeTarget& target, const SpanTable& x_table,
-                     const SpanTable& y_table, float* rows, cudaStream_t stream) {
+void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                     const ResizeTarget& target, const SpanTable& x_table, const SpanTable& y_table, float* rows,
+                     cudaStream_t stream) {
     switch (source.dtype) {
         case TensorDtype::u8:
             launch_rows<uint8_t>(source, sources, source_width, source_height, target, x_table, rows, stream);

@@ -17,8 +17,8 @@ namespace tvlm {
 // tables (image_resize.cu's span_table_kernel, already written on this stream), through
 // `rows`: software_rows_bytes() of device memory that nothing else uses until the stream
 // has run this.
-void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width,
-                     uint32_t source_height, const ResizeTarget& target, const resize_spans::SpanTable& x_table,
+void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                     const ResizeTarget& target, const resize_spans::SpanTable& x_table,
                      const resize_spans::SpanTable& y_table, float* rows, cudaStream_t stream);
 
 }  // namespace tvlm

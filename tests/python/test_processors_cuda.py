@@ -330,13 +330,14 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
 
 
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
-# across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling picks),
-# milder shrinks and a stretch (the two passes for both dtypes: the uint8 row pass reads
-# words where columns read 6 to 32 taps, rows starting at every byte of a word where the
-# width is odd, and bytes below that; float16 reads a value per tap), a shrink whose span no
-# tile holds (uint8 takes the two passes too), partial tiles
-# at every edge, windows past every side (AnyRes's padding), all three layouts, a tall thin
-# window, and resizes to the image's own size (uint8: a copy).
+# across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling
+# picks), milder shrinks and a stretch (uint8: the tiled kernel where the columns shrink by
+# up to 2x or stretch, or the filter is bilinear, else the two passes; uint8 rows are read
+# as words where columns read 6 to 32 taps, rows starting at every byte of a word where the
+# width is odd, and bytes below that; float16: the two passes, a value per tap), a shrink
+# whose span no tile holds (uint8 takes the two passes too), partial tiles at every edge,
+# windows past every side (AnyRes's padding), all three layouts, a tall thin window, and
+# resizes to the image's own size (uint8: a copy).
 FUSED_CASES = [
     (1024, 1024, 980, 980, 0, 0, 980, 980, "merged_patches"),
     (4096, 300, 980, 100, 0, 0, 980, 84, "merged_patches"),
@@ -366,8 +367,8 @@ FUSED_CASES = [
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
 def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
-    """uint8 images take the fused kernel (or the copy, or the two passes below 8x or where no
-    tile fits), float16 ones the two passes: the same pixel values must give the same raw sums
+    """uint8 images take the fused kernel (or the copy, the tiled kernel, or the two passes
+    below 8x or where no tile fits), float16 ones the two passes: the same pixel values must give the same raw sums
     bit for bit (no rounding or normalization to hide a wrong tap), on a poisoned output.
     Channels-first images are read word by word (rows starting anywhere in a word when the
     width is odd); channels-last ones, and images that do not start on a word (a view one

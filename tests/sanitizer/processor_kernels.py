@@ -2,7 +2,8 @@
 under each tool, with PyTorch's caching allocator off so an out-of-bounds access lands
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
-past every side, Gemma 3's bilinear), the two-pass kernels (milder shrinks, stretches,
+past every side, Gemma 3's bilinear), the tiled kernel (uint8 mild resizes and bilinear
+shrinks, words and bytes), the two-pass kernels (bicubic shrinks under 8x, merged patches,
 float16 inputs with rows staged or not), the copy (a resize to the image's own size),
 uint8 outputs (Idefics3's intermediate images) and the texture filter. Sizes are small: the
 tools run the kernels tens of times slower."""

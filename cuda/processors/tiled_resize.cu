@@ -1,0 +1,166 @@
+// A block is a tile of kTileColumns window columns by tile_rows window rows of one image.
+// It finds the source rows its rows read (the union of their spans), filters each across
+// into its columns in shared memory (rows spread over the block's row groups, a thread per
+// column), then sums each output pixel down its span from there. Rows read by two tiles
+// are filtered by both: resizes are taken where that costs less than storing and loading
+// every filtered row once through device memory (docs/benchmarks.md).
+#include "cuda/processors/tiled_resize.h"
+
+#include <climits>
+#include <cmath>
+
+#include "cuda/cuda_check.h"
+#include "cuda/processors/packed_bytes.cuh"
+#include "cuda/processors/resize_output.cuh"
+#include "cuda/processors/row_taps.cuh"
+#include "cuda/tensors/tensor_elements.cuh"
+#include "engine/error.h"
+
+namespace tvlm {
+
+namespace {
+
+using namespace resize_output;
+using namespace row_taps;
+using resize_spans::SpanTable;
+
+constexpr uint32_t kTileColumns = 64;  // a thread each, in each row group
+constexpr uint32_t kThreads = 256;
+constexpr uint32_t kRowGroups = kThreads / kTileColumns;
+constexpr size_t kMaxShared = 96 * 1024;
+
+// The most source rows a tile of `tile_rows` window rows reads: its spans' firsts are at most
+// (tile_rows - 1) * scale + 1 apart, and the last span has at most max_taps rows (+2 for the
+// spans' float rounding).
+uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t resized_height,
+                          SoftwareFilter filter) {
+    const double scale = double(source_height) / double(resized_height);
+    return uint32_t(std::ceil((tile_rows - 1) * scale)) + 3 +
+           resize_spans::max_taps(source_height, resized_height, filter);
+}
+
+size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kTileColumns * 3 * sizeof(float); }
+
+// G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by element.
+template <class Out, int G>
+__global__ void __launch_bounds__(kThreads)
+    tiled_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
+                 uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
+                 uint32_t tile_rows) {
+    extern __shared__ float across_rows[];  // [source row - first][kTileColumns][3]: lanes 3 words apart, 32 banks
+    __shared__ int rows_first, rows_end;
+    const uint32_t column = threadIdx.x % kTileColumns, group = threadIdx.x / kTileColumns;
+    const uint32_t x = blockIdx.x * kTileColumns + column, first_y = blockIdx.y * tile_rows, image = blockIdx.z;
+    const uint32_t end_y = min(t.height, first_y + tile_rows);
+    // The union of the tile rows' spans; rows of the zero padding read nothing.
+    if (threadIdx.x < 32) {
+        int lo = INT_MAX, hi = 0;
+        for (uint32_t y = first_y + threadIdx.x; y < end_y; y += 32) {
+            const int first = y_table.first[y], count = y_table.count[y];
+            if (count) lo = min(lo, first), hi = max(hi, first + count);
+        }
+        for (int d = 16; d; d /= 2) {
+            lo = min(lo, __shfl_xor_sync(~0u, lo, d));
+            hi = max(hi, __shfl_xor_sync(~0u, hi, d));
+        }
+        if (threadIdx.x == 0) rows_first = hi > lo ? lo : 0, rows_end = hi > lo ? hi : 0;
+    }
+    __syncthreads();
+    const int lo = rows_first, hi = rows_end;
+    if (x < t.width) {
+        const int first = x_table.first[x], count = x_table.count[x];
+        const float* wx = x_table.weights + size_t{x} * x_table.taps;
+        const void* data = image_data(source, sources, t.first_layer + image);
+        float* to = across_rows + size_t{column} * 3;
+        if constexpr (G > 0) {
+            float w[4 * G];
+            word_weights<G>(wx, count, w);
+            const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
+            const uint32_t end = words_end(stride_c, stride_y, source_width, source_height);
+            for (int r = lo + int(group); r < hi; r += kRowGroups) {
+                float across[3];
+                across_words<G>(static_cast<const unsigned char*>(data), uint32_t(r) * stride_y + uint32_t(first),
+                                stride_c, end, w, wx, count, across);
+                float* s = to + size_t(r - lo) * kTileColumns * 3;
+                s[0] = across[0], s[1] = across[1], s[2] = across[2];
+            }
+        } else {
+            const uint8_t* first_column = static_cast<const uint8_t*>(data) + int64_t(first) * source.stride_x;
+            const int64_t channel[3] = {0, source.stride_c, 2 * source.stride_c};
+            for (int r = lo + int(group); r < hi; r += kRowGroups) {
+                float across[3];
+                across_elements(first_column + int64_t(r) * source.stride_y, source.stride_x, channel, wx, count,
+                                across);
+                float* s = to + size_t(r - lo) * kTileColumns * 3;
+                s[0] = across[0], s[1] = across[1], s[2] = across[2];
+            }
+        }
+    }
+    __syncthreads();
+    if (x >= t.width) return;
+    for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
+        const int first = y_table.first[y], count = y_table.count[y];
+        const float* wy = y_table.weights + size_t{y} * y_table.taps;
+        const float* from = across_rows + (count ? (first - lo) * int(kTileColumns) * 3 : 0) + column * 3;
+        float value[3] = {0.0f, 0.0f, 0.0f};
+        for (int r = 0; r < count; ++r, from += kTileColumns * 3) {
+            const float w = wy[r];
+            for (int c = 0; c < 3; ++c) value[c] += from[c] * w;
+        }
+        write_pixel<Out>(t, image, place_at(t, o, x, y), value);
+    }
+}
+
+}  // namespace
+
+uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                           const ResizeTarget& target, SoftwareFilter filter) {
+    (void)source_width;
+    if (source_dtype != TensorDtype::u8 || target.layout == ResizeLayout::merged_patches) return 0;
+    // Measured (docs/benchmarks.md): 16-row tiles for mild resizes, 8 for bilinear shrinks,
+    // whose spans are half as tall; bicubic shrinks by more than 2x filter too many rows twice.
+    const bool mild = source_height <= 2 * uint64_t{target.resized_height};
+    const uint32_t rows = mild ? 16 : filter == SoftwareFilter::bilinear ? 8 : 0;
+    if (!rows || shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter)) > kMaxShared ||
+        (target.height + rows - 1) / rows > 65535)
+        return 0;
+    return rows;
+}
+
+void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
+                  const ResizeTarget& target, SoftwareFilter filter, const SpanTable& x_table, const SpanTable& y_table,
+                  cudaStream_t stream) {
+    const uint32_t tile_rows = tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
+    if (!tile_rows) throw Error("the tiled resize does not take this resize: use resize_software");
+    const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
+    // Words where columns read 6 to 32 taps (as the two passes' row pass: fewer are cheaper byte by byte).
+    const bool words = packed_bytes::reads_words(source, sources) &&
+                       word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 &&
+                       x_table.taps <= 32;
+    const uint32_t groups = words ? (x_table.taps + 3) / 4 : 0;
+    const dim3 grid((target.width + kTileColumns - 1) / kTileColumns, (target.height + tile_rows - 1) / tile_rows,
+                    target.images);
+    const Order o = order_of(target);
+    with_output_type(target.out_dtype, [&](auto out) {
+        using Out = decltype(out);
+        const auto launch = [&](auto kernel) {
+            if (bytes > 48 * 1024)
+                TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+            kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o,
+                                                      x_table, y_table, tile_rows);
+        };
+        switch (groups) {
+            case 2: return launch(tiled_kernel<Out, 2>);
+            case 3: return launch(tiled_kernel<Out, 3>);
+            case 4: return launch(tiled_kernel<Out, 4>);
+            case 5: return launch(tiled_kernel<Out, 5>);
+            case 6: return launch(tiled_kernel<Out, 6>);
+            case 7: return launch(tiled_kernel<Out, 7>);
+            case 8: return launch(tiled_kernel<Out, 8>);
+            default: return launch(tiled_kernel<Out, 0>);
+        }
+    });
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tvlm
