@@ -55,8 +55,7 @@ __device__ inline void across_elements(const In* tap, int64_t step, const int64_
 // read tap by tap from `wx`, so nothing past it is read.
 template <int G>
 __device__ __forceinline__ void across_words(const unsigned char* data, uint32_t row, uint32_t stride_c, uint32_t end,
-                                             const float (&w)[4 * G], const float* wx, int count,
-                                             float (&across)[3]) {
+                                             const float (&w)[4 * G], const float* wx, int count, float (&across)[3]) {
     using packed_bytes::byte_value;
     const uint32_t at[3] = {row, row + stride_c, row + 2 * stride_c};
     bool inside = true;

@@ -32,8 +32,7 @@ constexpr size_t kMaxShared = 96 * 1024;
 // The most source rows a tile of `tile_rows` window rows reads: its spans' firsts are at most
 // (tile_rows - 1) * scale + 1 apart, and the last span has at most max_taps rows (+2 for the
 // spans' float rounding).
-uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t resized_height,
-                          SoftwareFilter filter) {
+uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t resized_height, SoftwareFilter filter) {
     const double scale = double(source_height) / double(resized_height);
     return uint32_t(std::ceil((tile_rows - 1) * scale)) + 3 +
            resize_spans::max_taps(source_height, resized_height, filter);
@@ -135,8 +134,7 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
     // Words where columns read 6 to 32 taps (as the two passes' row pass: fewer are cheaper byte by byte).
     const bool words = packed_bytes::reads_words(source, sources) &&
-                       word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 &&
-                       x_table.taps <= 32;
+                       word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 && x_table.taps <= 32;
     const uint32_t groups = words ? (x_table.taps + 3) / 4 : 0;
     const dim3 grid((target.width + kTileColumns - 1) / kTileColumns, (target.height + tile_rows - 1) / tile_rows,
                     target.images);
@@ -146,8 +144,8 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
         const auto launch = [&](auto kernel) {
             if (bytes > 48 * 1024)
                 TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-            kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o,
-                                                      x_table, y_table, tile_rows);
+            kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
+                                                      y_table, tile_rows);
         };
         switch (groups) {
             case 2: return launch(tiled_kernel<Out, 2>);
