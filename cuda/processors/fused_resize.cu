@@ -404,10 +404,9 @@ void resize_fused(const TensorView& source, const ImageList& sources, uint32_t s
     if (y_table.taps != f->y_taps || f->x_taps != (x_table.taps + 6) / 4 * 4)
         throw Error("the fused resize's span tables are not this resize's");
     f->copy_async = packed_bytes::reads_words(source, sources);
-    with_output_type(target.out_dtype, [&](auto out) {
+    launch_for_output(target, [&](auto out) {
         launch<decltype(out)>(stream, source, sources, source_width, source_height, target, x_table, y_table, *f);
     });
-    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace tvlm

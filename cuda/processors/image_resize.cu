@@ -138,22 +138,6 @@ __global__ void identity_kernel(TensorView source, const __grid_constant__ Image
     write_pixel<Out>(t, image, at, value);
 }
 
-template <class Out>
-struct TextureKernel {
-    template <class... Args>
-    static void launch(dim3 g, cudaStream_t s, Args... a) {
-        texture_kernel<Out><<<g, kBlock, 0, s>>>(a...);
-    }
-};
-
-template <class Out>
-struct IdentityKernel {
-    template <class... Args>
-    static void launch(dim3 g, cudaStream_t s, Args... a) {
-        identity_kernel<Out><<<g, kBlock, 0, s>>>(a...);
-    }
-};
-
 }  // namespace
 
 void check_resize_target(const ResizeTarget& t) {
@@ -197,8 +181,10 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
                          float texel_scale, const ResizeTarget& target, cudaStream_t stream) {
     check_resize_target(target);
     if (source_width == 0 || source_height == 0) throw Error("the source texture is empty");
-    launch_for_dtype<TextureKernel>(target, grid_of(target), stream, texture, layered, texel_scale, target,
-                                    order_of(target));
+    launch_for_output(target, [&](auto out) {
+        texture_kernel<decltype(out)>
+            <<<grid_of(target), kBlock, 0, stream>>>(texture, layered, texel_scale, target, order_of(target));
+    });
 }
 
 namespace {
@@ -235,7 +221,10 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
     if (identity_resize(source.dtype, source_width, source_height, target)) {
-        launch_for_dtype<IdentityKernel>(target, grid_of(target), stream, source, sources, target, order_of(target));
+        launch_for_output(target, [&](auto out) {
+            identity_kernel<decltype(out)>
+                <<<grid_of(target), kBlock, 0, stream>>>(source, sources, target, order_of(target));
+        });
         return;
     }
     // The fused and tiled kernels need no rows between passes (software_rows_bytes() is 0 for them).

@@ -1,8 +1,8 @@
 #pragma once
-// Where the processors' kernels (image_resize.cu, two_pass_resize.cu, fused_resize.cu) put an
-// output pixel of the window, how its value is rescaled, normalized and stored, and how they
-// are launched for the output's dtype: one definition for the texture filter, the two-pass
-// software filter and the fused one.
+// Where the processors' kernels (image_resize.cu, two_pass_resize.cu, tiled_resize.cu,
+// fused_resize.cu) put an output pixel of the window, how its value is rescaled, normalized
+// and stored, and how they are launched for the output's dtype: one definition for the
+// texture filter and the software filter's kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -117,10 +117,10 @@ __device__ inline __nv_bfloat16 to_output<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }
 
-// body(Out{}) with Out the C++ type of an output dtype: each kernel is a template per output
-// type (the store is the hot path), picked once per launch here.
+// body(T{}) with T the C++ type of a tensor dtype: each kernel is a template per input or
+// output type (loads and stores are the hot path), picked once per launch here.
 template <class Body>
-void with_output_type(TensorDtype dtype, Body&& body) {
+void with_element_type(TensorDtype dtype, Body&& body) {
     switch (dtype) {
         case TensorDtype::f32: body(float{}); break;
         case TensorDtype::f16: body(__half{}); break;
@@ -137,10 +137,10 @@ inline dim3 grid_of(const ResizeTarget& t) {
     return dim3(unsigned((uint64_t(t.width) * t.height + kBlock - 1) / kBlock), t.images);
 }
 
-// Kernel<Out>::launch(grid, stream, args...) for the target's output dtype, then the launch's error.
-template <template <class> class Kernel, class... Args>
-void launch_for_dtype(const ResizeTarget& t, dim3 grid, cudaStream_t stream, Args... args) {
-    with_output_type(t.out_dtype, [&](auto out) { Kernel<decltype(out)>::launch(grid, stream, args...); });
+// launch(Out{}) launches a kernel for the target's output type Out; then the launch's error.
+template <class Launch>
+void launch_for_output(const ResizeTarget& t, Launch&& launch) {
+    with_element_type(t.out_dtype, launch);
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -112,9 +112,8 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
-                           const ResizeTarget& target, SoftwareFilter filter) {
-    (void)source_width;
+uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t /*source_width: the fused kernel's test*/,
+                           uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
     if (source_dtype != TensorDtype::u8 || target.layout == ResizeLayout::merged_patches) return 0;
     // Measured (docs/benchmarks.md): 16-row tiles for mild resizes, 8 for bilinear shrinks,
     // whose spans are half as tall; bicubic shrinks by more than 2x filter too many rows twice.
@@ -139,7 +138,7 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     const dim3 grid((target.width + kTileColumns - 1) / kTileColumns, (target.height + tile_rows - 1) / tile_rows,
                     target.images);
     const Order o = order_of(target);
-    with_output_type(target.out_dtype, [&](auto out) {
+    launch_for_output(target, [&](auto out) {
         using Out = decltype(out);
         const auto launch = [&](auto kernel) {
             if (bytes > 48 * 1024)
@@ -158,7 +157,6 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
             default: return launch(tiled_kernel<Out, 0>);
         }
     });
-    TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace tvlm

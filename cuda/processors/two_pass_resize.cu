@@ -260,41 +260,14 @@ __global__ void columns_pairs_kernel(const float* scratch, uint32_t source_heigh
 }
 
 
-template <class Out>
-struct ColumnsKernel {
-    template <class... Args>
-    static void launch(dim3 g, cudaStream_t s, Args... a) {
-        columns_kernel<Out><<<g, kBlock, 0, s>>>(a...);
-    }
-};
-
-template <class Out>
-struct ColumnsPairsKernel {
-    template <class... Args>
-    static void launch(dim3 g, cudaStream_t s, Args... a) {
-        columns_pairs_kernel<Out><<<g, kBlock, 0, s>>>(a...);
-    }
-};
-
 }  // namespace
 
 void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                      const ResizeTarget& target, const SpanTable& x_table, const SpanTable& y_table, float* rows,
                      cudaStream_t stream) {
-    switch (source.dtype) {
-        case TensorDtype::u8:
-            launch_rows<uint8_t>(source, sources, source_width, source_height, target, x_table, rows, stream);
-            break;
-        case TensorDtype::f16:
-            launch_rows<__half>(source, sources, source_width, source_height, target, x_table, rows, stream);
-            break;
-        case TensorDtype::bf16:
-            launch_rows<__nv_bfloat16>(source, sources, source_width, source_height, target, x_table, rows, stream);
-            break;
-        case TensorDtype::f32:
-            launch_rows<float>(source, sources, source_width, source_height, target, x_table, rows, stream);
-            break;
-    }
+    with_element_type(source.dtype, [&](auto in) {
+        launch_rows<decltype(in)>(source, sources, source_width, source_height, target, x_table, rows, stream);
+    });
     TVLM_CUDA_CHECK(cudaGetLastError());
     // Planar and tiled outputs take two rows a thread where that still leaves a large grid;
     // merged patches keep the output order, whose stores are contiguous (their window order's
@@ -303,12 +276,16 @@ void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_
     const uint64_t pairs_per_image = uint64_t(target.width) * ((target.height + 1) / 2);
     if (target.layout != ResizeLayout::merged_patches && pairs_per_image * target.images >= kEnoughPairs) {
         const dim3 pairs(unsigned((pairs_per_image + kBlock - 1) / kBlock), target.images);
-        launch_for_dtype<ColumnsPairsKernel>(target, pairs, stream, static_cast<const float*>(rows), source_height,
-                                             target, y_table, order_of(target));
+        launch_for_output(target, [&](auto out) {
+            columns_pairs_kernel<decltype(out)>
+                <<<pairs, kBlock, 0, stream>>>(rows, source_height, target, y_table, order_of(target));
+        });
         return;
     }
-    launch_for_dtype<ColumnsKernel>(target, grid_of(target), stream, static_cast<const float*>(rows), source_height,
-                                    target, y_table, order_of(target));
+    launch_for_output(target, [&](auto out) {
+        columns_kernel<decltype(out)>
+            <<<grid_of(target), kBlock, 0, stream>>>(rows, source_height, target, y_table, order_of(target));
+    });
 }
 
 }  // namespace tvlm
