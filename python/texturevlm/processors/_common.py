@@ -23,6 +23,7 @@ from ._resize import (
     CudaCall,
     Normalize,
     Plan,
+    StagedLaunch,
     cuda_launch,
     remember_call,
     write_host,
@@ -214,13 +215,17 @@ class Processor:
         grids: Optional[List[List[int]]] = None,
         counts: Optional[Dict[str, List[int]]] = None,
         finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
+        staged: Optional[Tuple[List[StagedLaunch], List[int]]] = None,
     ) -> BatchFeature:
         """pixel_values of the runner's images through `parts` (and image_grid_thw where
         `grids` are given; int64 [images] tables such as num_crops from `counts`), then
         `finish` (a family's own layout and tables). A CUDA call is remembered
         (remember_call) for later calls of the images' layout, keeping neither the images
         nor the runner; where the runner reads an image more than once (an image and its
-        tiles), the remembered call picks the layout's pointers in the runner's order."""
+        tiles), the remembered call picks the layout's pointers in the runner's order.
+        `staged`: the runner reads intermediates, not the images: the launches that made
+        them (resized_images' record) and each image's pointer after them, which a
+        remembered call repeats on its images first."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
@@ -235,7 +240,21 @@ class Processor:
             return outputs(runner.run(parts, shape))
         call = runner.cuda_call(parts, shape)
         pointers = runner.pointers()
-        if pending is not None and pointers != pending[1]:
+        if staged is not None:
+            stages, after = staged
+            position = {p: i for i, p in enumerate(after)}
+            if pending is not None and len(after) == len(pending[1]) and all(p in position for p in pointers):
+                picks = [position[p] for p in pointers]
+
+                def replay(images: List[int]) -> BatchFeature:
+                    current: List[int] = list(images)
+                    keep: List[Any] = []  # the intermediates, held until the launches reading them are queued
+                    for stage in stages:
+                        stage.run(current, keep)
+                    return outputs(call([current[i] for i in picks]))
+
+                remember_call(self, pending, pending[1], replay)
+        elif pending is not None and pointers != pending[1]:
             position = {p: i for i, p in enumerate(pending[1])}
             if all(p in position for p in pointers):  # each runner image one of the layout's
                 picks = [position[p] for p in pointers]
@@ -273,21 +292,37 @@ def expanded_parts(
 ) -> Tuple[List[ImageSpec], List[Part], int]:
     """Each image of specs[i] written as the outputs outputs[i], in their order, image after
     image: each output is a source (specs[i] itself or a crop of it, so of its batch) through
-    a plan. Returns the runner's specs, the parts (one launch per output kind, whatever the
-    batch) and the values written."""
+    a plan. Consecutive images whose outputs read sources of one layout through the same
+    plans share one part per output kind (a launch each, whatever the run's length: a launch
+    per image and output cost a batch more host time than its GPU work). Returns the
+    runner's specs (each part's sources, part after part), the parts and the values written."""
     run_specs: List[ImageSpec] = []
     parts: List[Part] = []
     first = base = 0
-    for spec, outs in zip(specs, outputs):
+    i = 0
+    while i < len(specs):
+        outs = outputs[i]
+        end = i + 1
+        while end < len(specs) and _same_outputs(outs, outputs[end]):
+            end += 1
         stride = sum(plan.values_per_image() for _, plan in outs)
         offset = base
-        for source, plan in outs:
-            run_specs.append(source)
-            parts.append(Part((source,), first, plan, offset, stride))
-            first += source.batch
+        for k, (_, plan) in enumerate(outs):
+            sources = tuple(outputs[m][k][0] for m in range(i, end))
+            run_specs.extend(sources)
+            part = Part(sources, first, plan, offset, stride)
+            parts.append(part)
+            first += part.count
             offset += plan.values_per_image()
-        base += stride * spec.batch
+        base += stride * sum(spec.batch for spec in specs[i:end])
+        i = end
     return run_specs, parts, base
+
+
+def _same_outputs(a: List[Tuple[ImageSpec, Plan]], b: List[Tuple[ImageSpec, Plan]]) -> bool:
+    """Whether two images' outputs can share launches: as many, through equal plans, from
+    sources of one layout."""
+    return len(a) == len(b) and all(pa == pb and _same_source(sa, sb) for (sa, pa), (sb, pb) in zip(a, b))
 
 
 class Runner:
