@@ -12,6 +12,7 @@ from test_processors import STEP, photo, smooth_image
 from texturevlm.processors import (
     CLIPImageProcessor,
     GotOcr2ImageProcessor,
+    Idefics3ImageProcessor,
     LlavaNextImageProcessor,
     LlavaOnevisionImageProcessor,
     Qwen2VLImageProcessor,
@@ -258,6 +259,8 @@ def test_remembered_calls_read_each_calls_own_images(rng):
             size={"height": 96, "width": 96}, image_grid_pinpoints=[[96, 192], [192, 96], [192, 192], [288, 96]]
         ),
         "llava_next": LlavaNextImageProcessor,
+        # Resized twice before its frames (its stages' launches are repeated on each call's images).
+        "idefics3": lambda: Idefics3ImageProcessor(size={"longest_edge": 120}, max_image_size={"longest_edge": 40}),
     }
     for name, make_processor in families.items():
         processor = make_processor()

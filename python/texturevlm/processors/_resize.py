@@ -266,14 +266,18 @@ def write_cuda(
     cuda_launch(specs[0], plan, filter, len(images), offset, first_time, times, out_dtype).run(images, out_ptr, stream)
 
 
-def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> List[Any]:
+def resized_images(
+    specs: List[ImageSpec], plan: Plan, filter: str, backend: str, record: Optional[List["StagedLaunch"]] = None
+) -> List[Any]:
     """Each image of `specs` (one image each, of one size) resized by `plan`'s resize and
     window, as a resize of its dtype leaves it, for a second resize to read (processors that
     resize twice, as Idefics3's does): uint8 images rounded to bytes (what torchvision's
     uint8 resize returns), float32 ones as floats; not normalized. CUDA images give [3, h,
     w] arrays of their framework on their device, written on its current stream, one launch
     for images that share a layout; host images [h, w, 3] arrays of their framework (torch
-    [3, h, w] CPU tensors for torch inputs), so a call's outputs stay in it."""
+    [3, h, w] CPU tensors for torch inputs), so a call's outputs stay in it. `record`, where
+    given, gets each CUDA launch as a StagedLaunch (its images' indices in `specs`), so a
+    remembered call can repeat them for other images of the same layout."""
     h, w = plan.window[2:]
     identity = plan.resize_only
     out: List[Any] = [None] * len(specs)
@@ -298,12 +302,47 @@ def resized_images(specs: List[ImageSpec], plan: Plan, filter: str, backend: str
         launch = cuda_launch(first, identity, filter, len(pointers), 0, out_dtype=first.dtype)
         stream = _tensors.cuda_stream(first.framework, first.device_index)
         launch.run(pointers, ptr, stream)
+        if record is not None:
+            step = 3 * h * w * ITEMSIZE[first.dtype]
+            record.append(
+                StagedLaunch(
+                    members, launch, first.framework, first.device_index, (len(members), 3, h, w), first.dtype, step
+                )
+            )
         # JAX cuts the images out of the batch on its own streams, which XLA makes
         # non-blocking: not ordered with ours, so JAX's batch is handed over (the host waits).
         batch = _tensors.hand_over(batch, first.framework, first.device_index, stream)
         for k, i in enumerate(members):
             out[i] = batch[k]
     return out
+
+
+@dataclass(frozen=True)
+class StagedLaunch:
+    """One launch of resized_images, kept for a remembered call: images `members` (indices
+    among the call's images) resized into a new batch of `shape` and `dtype`, image k at
+    `step` bytes times k."""
+
+    members: List[int]
+    launch: CudaLaunch
+    framework: str
+    device_index: int
+    shape: Tuple[int, ...]
+    dtype: str
+    step: int
+
+    def run(self, pointers: List[int], keep: List[Any]) -> None:
+        """Resizes the members of `pointers` (element 0 of every image) and puts their
+        results' pointers in their places; the new batch goes into `keep`, to be held until
+        the launches reading it are queued."""
+        batch = _tensors.empty(self.framework, "cuda", self.device_index, self.shape, self.dtype)
+        keep.append(batch)
+        ptr = batch.data_ptr()
+        self.launch.run(
+            [pointers[i] for i in self.members], ptr, _tensors.cuda_stream(self.framework, self.device_index)
+        )
+        for k, i in enumerate(self.members):
+            pointers[i] = ptr + k * self.step
 
 
 def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str) -> Any:

@@ -17,6 +17,7 @@ HF's PIL processor (Idefics3ImageProcessorPil), whose Lanczos differs, is not re
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, expanded_parts, padded_groups
 from ._images import rgb_spec
-from ._resize import DEFAULT_FILTER, Plan, resized_images
+from ._resize import DEFAULT_FILTER, Plan, StagedLaunch, cached_call, resized_images
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, ProcessorInputError, config_flag, config_sizes
 
 #: HF's MAX_IMAGE_SIZE: no side is resized beyond it.
@@ -173,27 +174,31 @@ class Idefics3ImageProcessor(Processor):
             plan = self._plans[key] = self._plan((height, width), (0, 0, height, width), tiles=cut)
         return plan
 
-    def _sources(self, specs: List[Any]) -> List[Any]:
+    def _sources(self, specs: List[Any], stages: Optional[List[StagedLaunch]] = None) -> List[Any]:
         """The image each image's frames are read from: with the exact filter, HF's last
         intermediate (the longest-edge resize, then the resize to whole tiles, each from the
         last one's bytes; images of one size resized in one launch); with the texture
-        filter, the image itself (each frame resized from it once)."""
+        filter, the image itself (each frame resized from it once). `stages` gets the CUDA
+        launches (resized_images' record, their members counted over `specs`)."""
         if self.filter != "exact":
             return specs
-        stages = [self.resized_size]
+        sizes = [self.resized_size]
         if self.do_image_splitting:
-            stages.append(lambda h, w: tile_multiple_size(*self.resized_size(h, w), self.tile))
+            sizes.append(lambda h, w: tile_multiple_size(*self.resized_size(h, w), self.tile))
         current = list(specs)
-        for stage in stages:
+        for size_of in sizes:
             by_size: Dict[Tuple[int, int], List[int]] = {}
             for i, (spec, original) in enumerate(zip(current, specs)):
-                size = stage(original.height, original.width)
+                size = size_of(original.height, original.width)
                 if size != (spec.height, spec.width):
                     by_size.setdefault(size, []).append(i)
             for (h, w), members in by_size.items():
+                record: List[StagedLaunch] = []
                 resized = resized_images(
-                    [current[i] for i in members], self._resize_plan(h, w), self.filter, self.backend
+                    [current[i] for i in members], self._resize_plan(h, w), self.filter, self.backend, record
                 )
+                if stages is not None:
+                    stages.extend(replace(r, members=[members[k] for k in r.members]) for r in record)
                 for i, image in zip(members, resized):
                     current[i] = rgb_spec(image)
         return current
@@ -208,11 +213,17 @@ class Idefics3ImageProcessor(Processor):
         return [(source, self._resize_plan(h, w, tiles=True)), (source, self._square())], rows, cols
 
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
+        cached, pending = cached_call(self, images, input_data_format)
+        if cached is not None:
+            return cached
         samples = nested_samples(images)
         specs = [rgb_spec(image, self.do_convert_rgb, input_data_format) for sample in samples for image in sample]
         if any(spec.batch != 1 for spec in specs):
             raise ProcessorInputError("a sample's images are single images, not batches: pass lists of samples")
-        sources = self._sources(specs)
+        if pending is not None and [p for spec in specs for p in spec.image_pointers()] != pending[1]:
+            pending = None  # the specs are copies (RGBA composited, say): a replay could not start from the images
+        stages: List[StagedLaunch] = []
+        sources = self._sources(specs, stages)
         outputs, counts, rows, cols = [], [], [], []
         at = 0
         for sample in samples:
@@ -241,7 +252,8 @@ class Idefics3ImageProcessor(Processor):
                 out["rows"], out["cols"] = rows, cols
             return out
 
-        return self._outputs(runner, parts, shape, None, finish=finish)
+        staged = (stages, [p for source in sources for p in source.image_pointers()])
+        return self._outputs(runner, parts, shape, pending, finish=finish, staged=staged)
 
 
 class SmolVLMImageProcessor(Idefics3ImageProcessor):
