@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (uint32_t k = 0; k < kMaxRowsEach; ++k) {
         const uint32_t y = warp + k * kWarps;
-        if (y < rows) write_pixel<Out>(t, image, place_at(t, o, x0 + lane, y0 + y), sum[k]);
+        if (y < rows) write_pixel<Out>(t, o, image, place_at(t, o, x0 + lane, y0 + y), sum[k]);
     }
 }
 

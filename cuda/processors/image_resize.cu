@@ -6,7 +6,9 @@
 #include "cuda/processors/image_resize.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "cuda/cuda_check.h"
@@ -35,7 +37,7 @@ __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float 
     const int x = t.crop_x + int(at.x), y = t.crop_y + int(at.y);
     if (x < 0 || y < 0 || x >= int(t.resized_width) || y >= int(t.resized_height)) {  // the zero padding
         const float zero[3] = {0.0f, 0.0f, 0.0f};
-        write_pixel<Out>(t, image, at, zero);
+        write_pixel<Out>(t, o, image, at, zero);
         return;
     }
     const float du = 1.0f / float(t.resized_width), dv = 1.0f / float(t.resized_height);
@@ -44,7 +46,7 @@ __global__ void texture_kernel(cudaTextureObject_t texture, bool layered, float 
                                                         make_float2(du, 0.0f), make_float2(0.0f, dv))
                              : tex2DGrad<float4>(texture, u, v, make_float2(du, 0.0f), make_float2(0.0f, dv));
     const float value[3] = {s.x * texel_scale, s.y * texel_scale, s.z * texel_scale};
-    write_pixel<Out>(t, image, at, value);
+    write_pixel<Out>(t, o, image, at, value);
 }
 
 // ---- PyTorch's antialiased bicubic and bilinear (aten/src/ATen/native/cuda/UpSample.cuh), in float ----
@@ -135,10 +137,50 @@ __global__ void identity_kernel(TensorView source, const __grid_constant__ Image
                                int64_t(y) * source.stride_y + int64_t(x) * source.stride_x;
         for (int c = 0; c < 3; ++c) value[c] = float(pixel[c * source.stride_c]);
     }
-    write_pixel<Out>(t, image, at, value);
+    write_pixel<Out>(t, o, image, at, value);
 }
 
 }  // namespace
+
+namespace resize_output {
+
+Normalizer normalizer_of(const ResizeTarget& t) {
+    Normalizer n;
+    for (int c = 0; c < 3; ++c) n.reciprocal[c] = 1.0f / t.divide[c];
+    if (!t.round_to_byte) return n;
+    const auto bits = [](float f) {
+        uint32_t b;
+        std::memcpy(&b, &f, sizeof b);
+        return b;
+    };
+    // A processor's calls repeat one normalization: the check (768 quotients) runs once per thread for it.
+    struct Checked {
+        std::array<uint32_t, 7> key{};
+        bool by_reciprocal = false;
+        bool valid = false;
+    };
+    thread_local Checked last;
+    const std::array<uint32_t, 7> key = {bits(t.multiply),    bits(t.subtract[0]), bits(t.subtract[1]),
+                                         bits(t.subtract[2]), bits(t.divide[0]),   bits(t.divide[1]),
+                                         bits(t.divide[2])};
+    if (!last.valid || last.key != key) {
+        // The device's arithmetic, on the host: fmaf is fused and float division correctly rounded here too.
+        bool exact = true;
+        for (int c = 0; c < 3 && exact; ++c)
+            for (int v = 0; v < 256 && exact; ++v) {
+                const float x = std::fmaf(float(v), t.multiply, -t.subtract[c]);
+                const float want = x / t.divide[c];
+                const float q = x * n.reciprocal[c];
+                const float got = std::fmaf(std::fmaf(-q, t.divide[c], x), n.reciprocal[c], q);
+                exact = bits(got) == bits(want);
+            }
+        last = {key, exact, true};
+    }
+    n.by_reciprocal = last.by_reciprocal;
+    return n;
+}
+
+}  // namespace resize_output
 
 void check_resize_target(const ResizeTarget& t) {
     const auto size = [](uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); };

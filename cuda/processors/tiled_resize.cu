@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads)
             const float w = wy[r];
             for (int c = 0; c < 3; ++c) value[c] += from[c] * w;
         }
-        write_pixel<Out>(t, image, place_at(t, o, x, y), value);
+        write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
     }
 }
 

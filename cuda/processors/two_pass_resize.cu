@@ -219,7 +219,7 @@ __global__ void columns_kernel(const float* scratch, uint32_t source_height, Res
         const float* across = rows + size_t(first + r) * t.width * 3;
         for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
     }
-    write_pixel<Out>(t, image, at, value);
+    write_pixel<Out>(t, o, image, at, value);
 }
 
 // columns_kernel for two vertically neighbouring pixels a thread (threads over the window,
@@ -255,8 +255,8 @@ __global__ void columns_pairs_kernel(const float* scratch, uint32_t source_heigh
             for (int c = 0; c < 3; ++c) value1[c] += a[c] * wy;
         }
     }
-    write_pixel<Out>(t, image, place_at(t, o, x, y), value0);
-    if (two) write_pixel<Out>(t, image, place_at(t, o, x, y + 1), value1);
+    write_pixel<Out>(t, o, image, place_at(t, o, x, y), value0);
+    if (two) write_pixel<Out>(t, o, image, place_at(t, o, x, y + 1), value1);
 }
 
 

@@ -218,6 +218,38 @@ def test_processors_make_no_host_sync(rng):
     torch.cuda.synchronize()
 
 
+@pytest.mark.parametrize("out_dtype", ["float32", "float16"])
+def test_every_byte_normalizes_to_torchs_quotient(rng, out_dtype):
+    """Each channel's 256 bytes through rescale + normalize (a resize to the image's own
+    size: the copy kernel, whose store is every exact kernel's), for the checkpoints'
+    means and stds and seeded random ones, with and without normalize: each value must be
+    torch's (v * multiply - subtract) / divide on the GPU, bit for bit, whether the kernel
+    divides or multiplies by the checked reciprocal."""
+    import torch
+
+    values = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    image = cuda(np.stack([values, values.T, values[::-1]]))
+    configs = [
+        {},  # CLIP's
+        {"image_mean": [0.5] * 3, "image_std": [0.5] * 3},
+        {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
+        {"do_normalize": False},
+        {"do_rescale": False, "image_mean": [0.2, 100.0, -3.0], "image_std": [0.3, 7.0, 1e-3]},
+    ]
+    configs += [
+        {"image_mean": rng.uniform(-1, 2, 3).tolist(), "image_std": rng.uniform(0.01, 3, 3).tolist()} for _ in range(40)
+    ]
+    for config in configs:
+        ours = CLIPImageProcessor(
+            size={"shortest_edge": 16}, crop_size={"height": 16, "width": 16}, dtype=out_dtype, **config
+        )
+        got = ours(image).pixel_values[0]
+        n = ours._normalize
+        column = lambda v: torch.tensor(v, dtype=torch.float32, device="cuda").view(3, 1, 1)  # noqa: E731
+        want = ((image.float() * n.multiply - column(n.subtract)) / column(n.divide)).to(getattr(torch, out_dtype))
+        assert torch.equal(got, want), (config, (got.float() - want.float()).abs().max().item())
+
+
 def test_clear_cache_frees_the_processors_textures(rng):
     from texturevlm.processors import _resize
 
