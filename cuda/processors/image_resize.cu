@@ -15,6 +15,7 @@
 #include "cuda/processors/fused_resize.h"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/resize_spans.h"
+#include "cuda/processors/row_taps.cuh"
 #include "cuda/processors/tiled_resize.h"
 #include "cuda/processors/two_pass_resize.h"
 #include "cuda/tensors/tensor_elements.cuh"
@@ -140,6 +141,47 @@ __global__ void identity_kernel(TensorView source, const __grid_constant__ Image
     write_pixel<Out>(t, o, image, at, value);
 }
 
+// identity_kernel four pixels of a row a thread, each channel's four values one vector
+// store: for windows and tiles whose widths are multiples of 4, in outputs aligned to
+// four values (identity_quads()). Each value is the one identity_kernel stores.
+template <class Out>
+__global__ void identity_quads_kernel(TensorView source, const __grid_constant__ ImageList sources, ResizeTarget t,
+                                      Order o) {
+    struct alignas(4 * sizeof(Out)) Quad {
+        Out v[4];
+    };
+    const uint32_t i = 4 * (blockIdx.x * blockDim.x + threadIdx.x), image = blockIdx.y;
+    if (i >= o.plane) return;
+    const Place at = place(t, o, i);  // the quad's first pixel: its row holds all four, stored in a run
+    const int x = t.crop_x + int(at.x), y = t.crop_y + int(at.y);
+    const bool row_inside = y >= 0 && y < int(t.resized_height);
+    const uint8_t* row = static_cast<const uint8_t*>(image_data(source, sources, t.first_layer + image)) +
+                         int64_t(row_inside ? y : 0) * source.stride_y;
+    Quad quad[3];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const bool inside = row_inside && x + k >= 0 && x + k < int(t.resized_width);
+        const uint8_t* pixel = row + int64_t(inside ? x + k : 0) * source.stride_x;
+#pragma unroll
+        for (int c = 0; c < 3; ++c)
+            quad[c].v[k] = output_value<Out>(t, o, c,
+                                             inside ? row_taps::input_value(pixel[c * source.stride_c]) : 0.0f);
+    }
+    Out* out = static_cast<Out*>(t.out) + image * t.image_stride + at.offset;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) *reinterpret_cast<Quad*>(out + c * at.channel_stride) = quad[c];
+}
+
+// Whether identity_quads_kernel can write the target: rows of whole quads (the window's and a
+// tile's width multiples of 4) in one time slot, its output and image stride aligned to
+// four values.
+bool identity_quads(const ResizeTarget& t) {
+    const size_t element = t.out_dtype == TensorDtype::f32 ? 4 : t.out_dtype == TensorDtype::u8 ? 1 : 2;
+    return t.layout != ResizeLayout::merged_patches && t.width % 4 == 0 &&
+           (t.layout != ResizeLayout::tiles || t.tile_width % 4 == 0) && t.image_stride % 4 == 0 &&
+           reinterpret_cast<uintptr_t>(t.out) % (4 * element) == 0;
+}
+
 }  // namespace
 
 namespace resize_output {
@@ -263,6 +305,15 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
     if (identity_resize(source.dtype, source_width, source_height, target)) {
+        if (identity_quads(target)) {
+            const dim3 grid(unsigned((uint64_t(target.width) * target.height / 4 + kBlock - 1) / kBlock),
+                            target.images);
+            launch_for_output(target, [&](auto out) {
+                identity_quads_kernel<decltype(out)>
+                    <<<grid, kBlock, 0, stream>>>(source, sources, target, order_of(target));
+            });
+            return;
+        }
         launch_for_output(target, [&](auto out) {
             identity_kernel<decltype(out)>
                 <<<grid_of(target), kBlock, 0, stream>>>(source, sources, target, order_of(target));
