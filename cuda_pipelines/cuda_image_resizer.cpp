@@ -114,9 +114,10 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     const size_t out_size = element_bytes(target.out_dtype);
     const SoftwareFilter software_filter = shape_.filter == ResizeFilter::bilinear ? SoftwareFilter::bilinear
                                                                                    : SoftwareFilter::bicubic;
-    ResizeTarget one = target;
-    one.images = 1;
-    const size_t per_image = software_rows_bytes(shape_.width, shape_.height, one, software_filter, shape_.dtype);
+    // Per image, as the whole target's kernels need them (which kernel takes a resize may depend
+    // on the batch; a chunk of fewer images needs no more rows per image).
+    const size_t per_image = software_rows_bytes(shape_.width, shape_.height, target, software_filter, shape_.dtype) /
+                             target.images;
     const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / std::max<size_t>(per_image, 1), 1, kMaxListedImages);
     const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
     // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.

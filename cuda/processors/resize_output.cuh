@@ -175,6 +175,12 @@ __device__ inline float normalized(const ResizeTarget& t, const Normalizer& n, i
     return __fmaf_rn(__fmaf_rn(-q, t.divide[c], x), n.reciprocal[c], q);
 }
 
+// Channel c's resized value as stored: rounded where the target says, rescaled, normalized.
+template <class Out>
+__device__ inline Out output_value(const ResizeTarget& t, const Order& o, int c, float value) {
+    return to_output<Out>(normalized(t, o.normalizer, c, t.round_to_byte ? rounded_byte(value) : value));
+}
+
 // Rescale, normalize, store in each time slot (at least one: check_resize_target).
 template <class Out>
 __device__ inline void write_pixel(const ResizeTarget& t, const Order& o, uint32_t image, const Place& at,
@@ -182,8 +188,7 @@ __device__ inline void write_pixel(const ResizeTarget& t, const Order& o, uint32
     Out* out = static_cast<Out*>(t.out) + image * t.image_stride + at.offset + t.first_time * at.time_stride;
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
-        const float v = t.round_to_byte ? rounded_byte(value[c]) : value[c];
-        const Out normalized_value = to_output<Out>(normalized(t, o.normalizer, c, v));
+        const Out normalized_value = output_value<Out>(t, o, c, value[c]);
         Out* to = out + c * at.channel_stride;
         to[0] = normalized_value;
         for (uint32_t k = 1; k < t.times; ++k) to[k * at.time_stride] = normalized_value;

@@ -153,14 +153,59 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
     for (int c = 0; c < 3; ++c) o[c] = across[c];
 }
 
-// Strong shrinks (8x and more across) take the staged pass where its shared memory fits:
-// their many taps per column make the scattered global reads the cost. Milder ones read
-// few taps and write much scratch, which the staged pass's per-row stores make dearer, so
-// they, and spans too wide to stage, take the pass straight from global memory (8-bit rows
-// read as words where they can be: rows_words_kernel).
+// Columns read as words up to kMostWordGroups groups of four taps (48: shrinks up to about
+// 12x bicubic); more weights than that no longer fit a thread's registers.
+constexpr uint32_t kMostWordGroups = 12;
+// Fewer taps are cheaper byte by byte: with about 3 a column (mild bilinear shrinks), padding
+// them to a group of four costs more than the byte loads it saves (docs/benchmarks.md,
+// "Tried and dropped").
+constexpr uint32_t kLeastWordTaps = 6;
+
+// Source rows per thread of the row pass: up to kMaxRowsEach (a thread loads its column's
+// span and weights once for them), fewer where the grid would be too small to fill the GPU.
+uint32_t row_pass_rows_each(const ResizeTarget& t, uint32_t source_height) {
+    const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
+    uint32_t rows_each = kMaxRowsEach;
+    while (rows_each > 1 && columns * ((source_height + rows_each - 1) / rows_each) * t.images < kEnoughRowThreads)
+        rows_each /= 2;
+    while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
+    return rows_each;
+}
+
+// 8-bit rows read as words where they can be (rows_words_kernel); else strong shrinks (8x
+// and more across) take the staged pass where its shared memory fits: their many taps per
+// column make scattered byte reads the cost. The rest read element by element. Words beat
+// the staged pass on every shrink both take (docs/benchmarks.md).
 template <class In>
 void launch_rows(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                  const ResizeTarget& t, const SpanTable& x_table, float* scratch, cudaStream_t stream) {
+    const uint32_t rows_each = row_pass_rows_each(t, source_height);
+    const dim3 grid(unsigned((t.width + kRowBlock - 1) / kRowBlock), (source_height + rows_each - 1) / rows_each,
+                    t.images);
+    if constexpr (std::is_same_v<In, uint8_t>) {
+        const uint32_t groups = x_table.taps < kLeastWordTaps ? 0 : (x_table.taps + 3) / 4;
+        if (groups <= kMostWordGroups && packed_bytes::reads_words(source, sources) &&
+            word_offsets_fit(source, source_width, source_height)) {
+            const auto words = [&](auto kernel) {
+                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
+                                                       scratch, rows_each);
+            };
+            switch (groups) {
+                case 2: return words(rows_words_kernel<2>);
+                case 3: return words(rows_words_kernel<3>);
+                case 4: return words(rows_words_kernel<4>);
+                case 5: return words(rows_words_kernel<5>);
+                case 6: return words(rows_words_kernel<6>);
+                case 7: return words(rows_words_kernel<7>);
+                case 8: return words(rows_words_kernel<8>);
+                case 9: return words(rows_words_kernel<9>);
+                case 10: return words(rows_words_kernel<10>);
+                case 11: return words(rows_words_kernel<11>);
+                case 12: return words(rows_words_kernel<12>);
+                default: break;  // fewer than kLeastWordTaps
+            }
+        }
+    }
     constexpr size_t kMaxStaged = 160 * 1024;
     constexpr uint32_t kStagedShrink = 8;
     const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
@@ -168,37 +213,11 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
         if (s.bytes > 48 * 1024)
             TVLM_CUDA_CHECK(cudaFuncSetAttribute(rows_staged_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  int(s.bytes)));
-        const dim3 grid((t.width + kStagedColumns - 1) / kStagedColumns,
-                        (source_height + kStagedRows - 1) / kStagedRows, t.images);
+        const dim3 staged((t.width + kStagedColumns - 1) / kStagedColumns,
+                          (source_height + kStagedRows - 1) / kStagedRows, t.images);
         rows_staged_kernel<In>
-            <<<grid, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
+            <<<staged, kStagedColumns * 32, s.bytes, stream>>>(source, sources, source_height, t, x_table, scratch, s);
         return;
-    }
-    const uint64_t columns = (t.width + kRowBlock - 1) / kRowBlock * kRowBlock;
-    uint32_t rows_each = kMaxRowsEach;
-    while (rows_each > 1 && columns * ((source_height + rows_each - 1) / rows_each) * t.images < kEnoughRowThreads)
-        rows_each /= 2;
-    while ((source_height + rows_each - 1) / rows_each > 65535) rows_each *= 2;  // the grid's height limit
-    const dim3 grid(unsigned(columns / kRowBlock), (source_height + rows_each - 1) / rows_each, t.images);
-    if constexpr (std::is_same_v<In, uint8_t>) {
-        if (packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)) {
-            // Where columns may read 6 taps or more: with fewer (mild bilinear shrinks, about 3
-            // taps a column), padding them to a group of four costs more than the byte loads
-            // it saves (docs/benchmarks.md, "Tried and dropped").
-            constexpr uint32_t kLeastTaps = 6;
-            const uint32_t groups = x_table.taps < kLeastTaps ? 0 : (x_table.taps + 3) / 4;
-            const auto words = [&](auto kernel) {
-                kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
-                                                       scratch, rows_each);
-            };
-            if (groups == 2) return words(rows_words_kernel<2>);
-            if (groups == 3) return words(rows_words_kernel<3>);
-            if (groups == 4) return words(rows_words_kernel<4>);
-            if (groups == 5) return words(rows_words_kernel<5>);
-            if (groups == 6) return words(rows_words_kernel<6>);
-            if (groups == 7) return words(rows_words_kernel<7>);
-            if (groups == 8) return words(rows_words_kernel<8>);
-        }
     }
     rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
 }
@@ -261,6 +280,14 @@ __global__ void columns_pairs_kernel(const float* scratch, uint32_t source_heigh
 
 
 }  // namespace
+
+bool two_pass_words_preferred(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                              SoftwareFilter filter) {
+    constexpr uint32_t kLeastRowsEach = 4;
+    const uint32_t taps = resize_spans::max_taps(source_width, target.resized_width, filter);
+    return filter == SoftwareFilter::bicubic && taps >= kLeastWordTaps && taps <= 4 * kMostWordGroups &&
+           row_pass_rows_each(target, source_height) >= kLeastRowsEach;
+}
 
 void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                      const ResizeTarget& target, const SpanTable& x_table, const SpanTable& y_table, float* rows,

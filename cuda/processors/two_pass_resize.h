@@ -13,6 +13,16 @@
 
 namespace tvlm {
 
+// Whether an 8-bit bicubic shrink runs faster through the two passes than through the fused
+// kernel (fused_resize.h), as measured (docs/benchmarks.md): where the row pass reads words
+// (up to 48 taps a column) and its grid gives each thread several rows, its weights loaded
+// once for them, as batches do; a single image's grid does not. (Bilinear shrinks were not
+// measured: they keep the fused kernel.) Read as words only where the images
+// are (rows contiguous, word-aligned), which callers that have no images yet cannot know.
+// Monotonic in target.images: a target of fewer images prefers them no more often.
+bool two_pass_words_preferred(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                              SoftwareFilter filter);
+
 // Writes the target from `source` (or `sources`) with the spans and weights of the two
 // tables (image_resize.cu's span_table_kernel, already written on this stream), through
 // `rows`: software_rows_bytes() of device memory that nothing else uses until the stream

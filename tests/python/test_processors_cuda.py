@@ -456,6 +456,10 @@ LARGE_CASES = [
     (2, 2400, 1800, 1200, 900, 0, 0, 1200, 900, "planar"),
     (2, 1800, 1000, 1700, 2000, 0, 0, 1700, 2000, "planar"),
     (2, 3001, 2203, 1400, 1000, -30, -20, 1456, 1092, "tiles"),
+    # Shrinks of 9x and 11x across (37 and 44 taps) in batches: the word-reading row pass
+    # with 10 and 11 groups of taps, which bicubic batches take instead of the fused kernel.
+    (4, 4096, 4096, 448, 448, 0, 0, 448, 448, "planar"),
+    (4, 4096, 3000, 384, 281, 0, 0, 384, 281, "planar"),
 ]
 
 
