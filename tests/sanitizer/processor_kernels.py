@@ -3,9 +3,10 @@ under each tool, with PyTorch's caching allocator off so an out-of-bounds access
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
 past every side, Gemma 3's bilinear), the tiled kernel (uint8 mild resizes and bilinear
-shrinks, words and bytes), the two-pass kernels (bicubic shrinks under 8x, merged patches,
-float16 inputs with rows staged or not), the copy (a resize to the image's own size),
-uint8 outputs (Idefics3's intermediate images) and the texture filter. Sizes are small: the
+shrinks, words and bytes), the two-pass kernels (bicubic shrinks under 8x, batches shrunk
+up to 12x read as words, merged patches, float16 inputs with rows staged or not), the copy
+(a resize to the image's own size, four pixels a thread where rows allow), uint8 outputs
+(Idefics3's intermediate images) and the texture filter. Sizes are small: the
 tools run the kernels tens of times slower."""
 
 import torch
@@ -57,6 +58,9 @@ def main() -> None:
             Idefics3ImageProcessor(filter=filter),
             [image(700, 1000), image(300, 500), image(300, 500, channels_last=True)],
         )
+        # A batch shrunk 9x across (38 taps): the word row pass with 10 groups, which batches
+        # take over the fused kernel; odd widths, so rows start anywhere in a word.
+        check(CLIPImageProcessor(filter=filter), [image(2048, 2047) for _ in range(8)])
         # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
         check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
     print("processor kernels: done")
