@@ -195,30 +195,35 @@ Normalizer normalizer_of(const ResizeTarget& t) {
         std::memcpy(&b, &f, sizeof b);
         return b;
     };
-    // A processor's calls repeat one normalization: the check (768 quotients) runs once per thread for it.
+    // A processor's calls repeat its normalization: the check (768 quotients) runs once per
+    // thread for each of the last few normalizations seen.
     struct Checked {
         std::array<uint32_t, 7> key{};
         bool by_reciprocal = false;
-        bool valid = false;
     };
-    thread_local Checked last;
+    constexpr size_t kKept = 8;
+    thread_local std::array<Checked, kKept> kept{};
+    thread_local size_t kept_count = 0;
     const std::array<uint32_t, 7> key = {bits(t.multiply),    bits(t.subtract[0]), bits(t.subtract[1]),
                                          bits(t.subtract[2]), bits(t.divide[0]),   bits(t.divide[1]),
                                          bits(t.divide[2])};
-    if (!last.valid || last.key != key) {
-        // The device's arithmetic, on the host: fmaf is fused and float division correctly rounded here too.
-        bool exact = true;
-        for (int c = 0; c < 3 && exact; ++c)
-            for (int v = 0; v < 256 && exact; ++v) {
-                const float x = std::fmaf(float(v), t.multiply, -t.subtract[c]);
-                const float want = x / t.divide[c];
-                const float q = x * n.reciprocal[c];
-                const float got = std::fmaf(std::fmaf(-q, t.divide[c], x), n.reciprocal[c], q);
-                exact = bits(got) == bits(want);
-            }
-        last = {key, exact, true};
-    }
-    n.by_reciprocal = last.by_reciprocal;
+    for (size_t i = 0; i < std::min(kept_count, kKept); ++i)
+        if (kept[i].key == key) {
+            n.by_reciprocal = kept[i].by_reciprocal;
+            return n;
+        }
+    // The device's arithmetic, on the host: fmaf is fused and float division correctly rounded here too.
+    bool exact = true;
+    for (int c = 0; c < 3 && exact; ++c)
+        for (int v = 0; v < 256 && exact; ++v) {
+            const float x = std::fmaf(float(v), t.multiply, -t.subtract[c]);
+            const float want = x / t.divide[c];
+            const float q = x * n.reciprocal[c];
+            const float got = std::fmaf(std::fmaf(-q, t.divide[c], x), n.reciprocal[c], q);
+            exact = bits(got) == bits(want);
+        }
+    kept[kept_count++ % kKept] = {key, exact};
+    n.by_reciprocal = exact;
     return n;
 }
 

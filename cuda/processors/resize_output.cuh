@@ -23,8 +23,6 @@ struct Place {
     uint32_t channel_stride, time_stride;
 };
 
-// The target's sizes as fast divisors, built once on the host: every division of the
-// output order is by a run-time size.
 // How output values are normalized: Hugging Face's (v * multiply - subtract[c]) / divide[c].
 // Where every value is a byte (round_to_byte), the division is a multiplication by the
 // divisor's reciprocal and one correction (Markstein's: an FFMA for the remainder, one to
@@ -37,6 +35,8 @@ struct Normalizer {
 };
 Normalizer normalizer_of(const ResizeTarget& t);
 
+// The target's sizes as fast divisors, and its Normalizer, built once on the host: every
+// division of the output order is by a run-time size.
 struct Order {
     Normalizer normalizer;
     FastDivmod width;                            // planar, tiles: rows
