@@ -131,7 +131,7 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     const uint32_t tile_rows = tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
     if (!tile_rows) throw Error("the tiled resize does not take this resize: use resize_software");
     const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
-    // Words where columns read 6 to 32 taps (as the two passes' row pass: fewer are cheaper byte by byte).
+    // Words where columns read 6 to 32 taps (fewer are cheaper byte by byte, as in the two passes' row pass).
     const bool words = packed_bytes::reads_words(source, sources) &&
                        word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 && x_table.taps <= 32;
     const uint32_t groups = words ? (x_table.taps + 3) / 4 : 0;
