@@ -82,6 +82,9 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
                      cudaStream_t stream, const ImageList& sources = {});
 size_t software_tables_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                              SoftwareFilter filter);
+// The rows' bytes for `target` as it will run, all its images: which kernel takes a resize
+// can depend on the batch (two_pass_resize.h), and a run of fewer images of the same target
+// needs no more rows per image.
 size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                            SoftwareFilter filter, TensorDtype source_dtype);
 
