@@ -136,7 +136,7 @@ __global__ void identity_kernel(TensorView source, const __grid_constant__ Image
     if (x >= 0 && y >= 0 && x < int(t.resized_width) && y < int(t.resized_height)) {
         const uint8_t* pixel = static_cast<const uint8_t*>(image_data(source, sources, t.first_layer + image)) +
                                int64_t(y) * source.stride_y + int64_t(x) * source.stride_x;
-        for (int c = 0; c < 3; ++c) value[c] = float(pixel[c * source.stride_c]);
+        for (int c = 0; c < 3; ++c) value[c] = row_taps::input_value(pixel[c * source.stride_c]);
     }
     write_pixel<Out>(t, o, image, at, value);
 }
@@ -278,9 +278,19 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 
 namespace {
 
-// A uint8 image resized to its own size (identity_kernel): no tables, no passes.
-bool identity_resize(TensorDtype dtype, uint32_t source_width, uint32_t source_height, const ResizeTarget& t) {
-    return dtype == TensorDtype::u8 && source_width == t.resized_width && source_height == t.resized_height;
+// The kernel that takes a software resize, chosen once for both the scratch's size and the
+// launch: a uint8 image resized to its own size is copied (no tables, no passes); otherwise
+// the fused kernel, then the tiled one, where their tests take it; else the two passes,
+// the only one with rows between passes.
+enum class SoftwareKernel { copy, fused, tiled, two_pass };
+
+SoftwareKernel software_kernel(TensorDtype dtype, uint32_t source_width, uint32_t source_height, const ResizeTarget& t,
+                               SoftwareFilter filter) {
+    if (dtype == TensorDtype::u8 && source_width == t.resized_width && source_height == t.resized_height)
+        return SoftwareKernel::copy;
+    if (fused_resize_fits(dtype, source_width, source_height, t, filter)) return SoftwareKernel::fused;
+    if (tiled_resize_rows(dtype, source_width, source_height, t, filter)) return SoftwareKernel::tiled;
+    return SoftwareKernel::two_pass;
 }
 
 }  // namespace
@@ -293,9 +303,8 @@ size_t software_tables_bytes(uint32_t source_width, uint32_t source_height, cons
 
 size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                            SoftwareFilter filter, TensorDtype source_dtype) {
-    if (identity_resize(source_dtype, source_width, source_height, target)) return 0;  // nothing between passes
-    if (fused_resize_fits(source_dtype, source_width, source_height, target, filter)) return 0;
-    if (tiled_resize_rows(source_dtype, source_width, source_height, target, filter)) return 0;
+    if (software_kernel(source_dtype, source_width, source_height, target, filter) != SoftwareKernel::two_pass)
+        return 0;
     return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
 }
 
@@ -309,7 +318,8 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         throw Error("a resize of " + std::to_string(target.images) + " images from a list of " +
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
-    if (identity_resize(source.dtype, source_width, source_height, target)) {
+    const SoftwareKernel kernel = software_kernel(source.dtype, source_width, source_height, target, filter);
+    if (kernel == SoftwareKernel::copy) {
         if (identity_quads(target)) {
             const dim3 grid(unsigned((uint64_t(target.width) * target.height / 4 + kBlock - 1) / kBlock),
                             target.images);
@@ -325,10 +335,7 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         });
         return;
     }
-    // The fused and tiled kernels need no rows between passes (software_rows_bytes() is 0 for them).
-    const bool fused = fused_resize_fits(source.dtype, source_width, source_height, target, filter);
-    const bool tiled = !fused && tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
-    if (!scratch.tables || (!fused && !tiled && !scratch.rows))
+    if (!scratch.tables || (kernel == SoftwareKernel::two_pass && !scratch.rows))
         throw Error(
             "the software resize has no scratch buffer (a null pointer): give it software_tables_bytes() "
             "and software_rows_bytes() of device memory");
@@ -341,15 +348,11 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         span_table_kernel<<<grid, kBlock, 0, stream>>>(target, source_width, source_height, filter, x_table, y_table);
         TVLM_CUDA_CHECK(cudaGetLastError());
     }
-    if (fused) {
+    if (kernel == SoftwareKernel::fused)
         resize_fused(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
-        return;
-    }
-    if (tiled) {
+    else if (kernel == SoftwareKernel::tiled)
         resize_tiled(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
-        return;
-    }
-    resize_two_pass(source, sources, source_width, source_height, target, x_table, y_table, scratch.rows, stream);
+    else resize_two_pass(source, sources, source_width, source_height, target, x_table, y_table, scratch.rows, stream);
 }
 
 }  // namespace tvlm
