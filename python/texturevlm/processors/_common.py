@@ -240,27 +240,10 @@ class Processor:
             return outputs(runner.run(parts, shape))
         call = runner.cuda_call(parts, shape)
         pointers = runner.pointers()
-        if staged is not None:
-            stages, after = staged
-            position = {p: i for i, p in enumerate(after)}
-            if pending is not None and len(after) == len(pending[1]) and all(p in position for p in pointers):
-                picks = [position[p] for p in pointers]
-
-                def replay(images: List[int]) -> BatchFeature:
-                    current: List[int] = list(images)
-                    keep: List[Any] = []  # the intermediates, held until the launches reading them are queued
-                    for stage in stages:
-                        stage.run(current, keep)
-                    return outputs(call([current[i] for i in picks]))
-
+        if pending is not None:
+            replay = replayed_call(call, pointers, pending[1], outputs, staged)
+            if replay is not None:
                 remember_call(self, pending, pending[1], replay)
-        elif pending is not None and pointers != pending[1]:
-            position = {p: i for i, p in enumerate(pending[1])}
-            if all(p in position for p in pointers):  # each runner image one of the layout's
-                picks = [position[p] for p in pointers]
-                remember_call(self, pending, pending[1], lambda images: outputs(call([images[i] for i in picks])))
-        else:
-            remember_call(self, pending, pointers, lambda images: outputs(call(images)))
         return outputs(call(pointers))
 
     @classmethod
@@ -268,6 +251,37 @@ class Processor:
         """From a model folder or preprocessor_config.json on disk (or a dict); keyword
         arguments override config values and take filter / dtype / backend."""
         return cls(**{**load_config(path), **overrides})
+
+
+def replayed_call(
+    call: Callable[[List[int]], Any],
+    pointers: List[int],
+    images: List[int],
+    outputs: Callable[[Any], BatchFeature],
+    staged: Optional[Tuple[List[StagedLaunch], List[int]]],
+) -> Optional[Callable[[List[int]], BatchFeature]]:
+    """The call as a function of its images' pointers, for remember_call: the stages
+    repeated on them (none where `staged` is None: the runner reads the images themselves),
+    then the runner's reads (`pointers`) picked from what the stages left (`after`, one per
+    image). None where the runner reads something else (a composited RGBA copy)."""
+    stages, after = staged if staged is not None else ([], images)
+    position = {p: i for i, p in enumerate(after)}
+    if len(after) != len(images) or not all(p in position for p in pointers):
+        return None
+    picks = [position[p] for p in pointers]
+    if stages:
+
+        def replay(current: List[int]) -> BatchFeature:
+            current = list(current)
+            keep: List[Any] = []  # the intermediates, held until the launches reading them are queued
+            for stage in stages:
+                stage.run(current, keep)
+            return outputs(call([current[i] for i in picks]))
+
+        return replay
+    if picks == list(range(len(images))):  # the images in their order: nothing to pick
+        return lambda current: outputs(call(current))
+    return lambda current: outputs(call([current[i] for i in picks]))
 
 
 @dataclass(frozen=True)
