@@ -1,9 +1,11 @@
-// A block is a tile of kTileColumns window columns by tile_rows window rows of one image.
-// It finds the source rows its rows read (the union of their spans), filters each across
-// into its columns in shared memory (rows spread over the block's row groups, a thread per
-// column), then sums each output pixel down its span from there. Rows read by two tiles
-// are filtered by both: resizes are taken where that costs less than storing and loading
-// every filtered row once through device memory (docs/benchmarks.md).
+// A block is a tile of kTileColumns window columns (for merged patches, the whole patches
+// that fit in them) by tile_rows window rows of one image. It finds the source rows its
+// rows read (the union of their spans), filters each across into its columns in shared
+// memory (rows spread over the block's row groups, a thread per column), then sums each
+// output pixel down its span from there, in window order or, for merged patches, in the
+// output's. Rows read by two tiles are filtered by both: resizes are taken where that costs
+// less than storing and loading every filtered row once through device memory
+// (docs/benchmarks.md).
 #include "cuda/processors/tiled_resize.h"
 
 #include <climits>
@@ -38,18 +40,20 @@ uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t r
            resize_spans::max_taps(source_height, resized_height, filter);
 }
 
-size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kTileColumns * 3 * sizeof(float); }
+constexpr uint32_t kPitch = kTileColumns * 3;  // floats a filtered source row takes in shared memory
+size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kPitch * sizeof(float); }
 
 // G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by element.
 template <class Out, int G>
 __global__ void __launch_bounds__(kThreads)
     tiled_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                  uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
-                 uint32_t tile_rows) {
+                 uint32_t tile_rows, uint32_t tile_columns, FastDivmod tile_patches) {
     extern __shared__ float across_rows[];  // [source row - first][kTileColumns][3]: lanes 3 words apart, 32 banks
     __shared__ int rows_first, rows_end;
     const uint32_t column = threadIdx.x % kTileColumns, group = threadIdx.x / kTileColumns;
-    const uint32_t x = blockIdx.x * kTileColumns + column, first_y = blockIdx.y * tile_rows, image = blockIdx.z;
+    const uint32_t first_x = blockIdx.x * tile_columns, x = first_x + column;
+    const uint32_t first_y = blockIdx.y * tile_rows, image = blockIdx.z;
     const uint32_t end_y = min(t.height, first_y + tile_rows);
     // The union of the tile rows' spans; rows of the zero padding read nothing.
     if (threadIdx.x < 32) {
@@ -66,7 +70,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     const int lo = rows_first, hi = rows_end;
-    if (x < t.width) {
+    if (column < tile_columns && x < t.width) {
         const int first = x_table.first[x], count = x_table.count[x];
         const float* wx = x_table.weights + size_t{x} * x_table.taps;
         const void* data = image_data(source, sources, t.first_layer + image);
@@ -80,7 +84,7 @@ __global__ void __launch_bounds__(kThreads)
                 float across[3];
                 across_words<G>(static_cast<const unsigned char*>(data), uint32_t(r) * stride_y + uint32_t(first),
                                 stride_c, end, w, wx, count, across);
-                float* s = to + size_t(r - lo) * kTileColumns * 3;
+                float* s = to + size_t(r - lo) * kPitch;
                 s[0] = across[0], s[1] = across[1], s[2] = across[2];
             }
         } else {
@@ -90,35 +94,76 @@ __global__ void __launch_bounds__(kThreads)
                 float across[3];
                 across_elements(first_column + int64_t(r) * source.stride_y, source.stride_x, channel, wx, count,
                                 across);
-                float* s = to + size_t(r - lo) * kTileColumns * 3;
+                float* s = to + size_t(r - lo) * kPitch;
                 s[0] = across[0], s[1] = across[1], s[2] = across[2];
             }
         }
     }
     __syncthreads();
-    if (x >= t.width) return;
-    for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
+    // Down the column of (x, y) from the rows in shared memory.
+    const auto down = [&](uint32_t x, uint32_t y, float(&value)[3]) {
         const int first = y_table.first[y], count = y_table.count[y];
         const float* wy = y_table.weights + size_t{y} * y_table.taps;
-        const float* from = across_rows + (count ? (first - lo) * int(kTileColumns) * 3 : 0) + column * 3;
-        float value[3] = {0.0f, 0.0f, 0.0f};
-        for (int r = 0; r < count; ++r, from += kTileColumns * 3) {
+        const float* from = across_rows + (count ? (first - lo) * int(kPitch) : 0) + (x - first_x) * 3;
+        value[0] = value[1] = value[2] = 0.0f;
+        for (int r = 0; r < count; ++r, from += kPitch) {
             const float w = wy[r];
             for (int c = 0; c < 3; ++c) value[c] += from[c] * w;
         }
+    };
+    if (t.layout == ResizeLayout::merged_patches) {
+        // The tile is whole patches: its pixels in the output's order, patch after patch, so
+        // that a warp's stores of one channel and time are one run (in window order they are
+        // runs of patch_size values).
+        const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
+        const uint32_t times_area = t.temporal_patch_size * area, groups_wide = o.groups_wide.divisor;
+        const uint32_t first_patch_x = blockIdx.x * tile_patches.divisor, first_patch_y = first_y / p;
+        const uint32_t pixels = tile_patches.divisor * p * (end_y - first_y);
+        for (uint32_t i = threadIdx.x; i < pixels; i += kThreads) {
+            uint32_t s, sx, patch_x;
+            const uint32_t n = o.area.divmod(i, s), sy = o.patch.divmod(s, sx);
+            const uint32_t patch_y = tile_patches.divmod(n, patch_x);
+            const uint32_t x = first_x + patch_x * p + sx, y = first_y + patch_y * p + sy;
+            if (x >= t.width) continue;  // the last tile column's patches past the window
+            uint32_t within_x, within_y;
+            const uint32_t group_x = o.merge.divmod(first_patch_x + patch_x, within_x);
+            const uint32_t group_y = o.merge.divmod(first_patch_y + patch_y, within_y);
+            const uint32_t patch = (group_y * groups_wide + group_x) * m * m + within_y * m + within_x;
+            float value[3];
+            down(x, y, value);
+            write_pixel<Out>(t, o, image, {x, y, patch * 3 * times_area + s, times_area, area}, value);
+        }
+        return;
+    }
+    if (column >= tile_columns || x >= t.width) return;
+    for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
+        float value[3];
+        down(x, y, value);
         write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
     }
+}
+
+// A tile's window columns: kTileColumns, or for merged patches the most whole patches that
+// fit in them (patches are at most 64 pixels a side: check_resize_target).
+uint32_t tile_columns_of(const ResizeTarget& t) {
+    return t.layout == ResizeLayout::merged_patches ? kTileColumns / t.patch_size * t.patch_size : kTileColumns;
 }
 
 }  // namespace
 
 uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t /*source_width: the fused kernel's test*/,
                            uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
-    if (source_dtype != TensorDtype::u8 || target.layout == ResizeLayout::merged_patches) return 0;
+    if (source_dtype != TensorDtype::u8) return 0;
     // Measured (docs/benchmarks.md): 16-row tiles for mild resizes, 8 for bilinear shrinks,
     // whose spans are half as tall; bicubic shrinks by more than 2x filter too many rows twice.
+    // Merged patches: mild resizes, in tiles two patches tall (one patch tall was slower for
+    // Qwen2-VL at 8 x 1024^2); their bilinear shrinks were not measured and keep the two passes.
     const bool mild = source_height <= 2 * uint64_t{target.resized_height};
-    const uint32_t rows = mild ? 16 : filter == SoftwareFilter::bilinear ? 8 : 0;
+    const bool merged = target.layout == ResizeLayout::merged_patches;
+    const uint32_t rows = merged                               ? (mild ? 2 * target.patch_size : 0)
+                          : mild                               ? 16
+                          : filter == SoftwareFilter::bilinear ? 8
+                                                               : 0;
     if (!rows || shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter)) > kMaxShared ||
         (target.height + rows - 1) / rows > 65535)
         return 0;
@@ -135,7 +180,9 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     const bool words = packed_bytes::reads_words(source, sources) &&
                        word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 && x_table.taps <= 32;
     const uint32_t groups = words ? (x_table.taps + 3) / 4 : 0;
-    const dim3 grid((target.width + kTileColumns - 1) / kTileColumns, (target.height + tile_rows - 1) / tile_rows,
+    const uint32_t tile_columns = tile_columns_of(target);
+    const FastDivmod tile_patches(target.layout == ResizeLayout::merged_patches ? tile_columns / target.patch_size : 1);
+    const dim3 grid((target.width + tile_columns - 1) / tile_columns, (target.height + tile_rows - 1) / tile_rows,
                     target.images);
     const Order o = order_of(target);
     launch_for_output(target, [&](auto out) {
@@ -144,7 +191,7 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
             if (bytes > 48 * 1024)
                 TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
-                                                      y_table, tile_rows);
+                                                      y_table, tile_rows, tile_columns, tile_patches);
         };
         switch (groups) {
             case 2: return launch(tiled_kernel<Out, 2>);

@@ -17,10 +17,10 @@
 namespace tvlm {
 
 // The output rows of resize_tiled's tiles where it takes this resize, else 0: 8-bit
-// sources, planar or tiled outputs (merged patches keep the two passes, whose column pass
-// stores in the output's order), shrunk down the columns by up to 2x (or stretched), or by
-// more with the bilinear filter, where a tile's rows fit in shared memory. The same for
-// every batch size, stride and alignment: software_rows_bytes() decides with it.
+// sources shrunk down the columns by up to 2x (or stretched), or planar and tiled outputs
+// shrunk by more with the bilinear filter, where a tile's rows fit in shared memory. Merged
+// patches are written in tiles of whole patches, in the output's order. The same for every
+// batch size, stride and alignment: software_rows_bytes() decides with it.
 uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                            const ResizeTarget& target, SoftwareFilter filter);
 

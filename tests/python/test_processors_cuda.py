@@ -496,3 +496,46 @@ def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
     ]
     assert not got.isnan().any(), "an output value was not written"
     assert torch.equal(got, want), (got - want).abs().max().item()
+
+
+# (images, source width, height, resized width, height, patch size): merged patches (merge
+# size 2, two time copies) from mild resizes, which the tiled kernel writes in tiles of whole
+# patches: Qwen2-VL's 1024² stretched to 1036², a shrink of 1.5x by 1.1x, a 1.85x shrink
+# whose last tile column holds fewer patches than the others, and 16-pixel patches stretched.
+MERGED_CASES = [
+    (3, 1024, 1024, 1036, 1036, 14),
+    (2, 1500, 900, 1008, 812, 14),
+    (1, 3000, 2000, 1624, 1092, 14),
+    (2, 700, 500, 896, 640, 16),
+]
+
+
+@pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("case", MERGED_CASES, ids=lambda c: f"{c[0]}x{c[1]}x{c[2]}-{c[3]}x{c[4]}-p{c[5]}")
+def test_merged_patches_equal_torchs_resize_in_hfs_patch_order(rng, filter, case):
+    """The raw sums of uint8 images into merged patches equal torch's antialiased resize on
+    CUDA, bit for bit, in HF's order (Qwen2-VL's reshape and permute: merge groups, the
+    patches within, channel, time, patch rows), both time copies, on a poisoned output."""
+    import torch
+    from texturevlm import _core
+
+    n, sw, sh, rw, rh, p = case
+    batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
+    resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, "uint8", 3, sw, sh, n, 0, 1)
+    t = _core.ResizeTarget()
+    t.images, t.resized_width, t.resized_height = n, rw, rh
+    t.crop_x, t.crop_y, t.width, t.height, t.layout = 0, 0, rw, rh, "merged_patches"
+    t.patch_size, t.merge_size, t.temporal_patch_size, t.times = p, 2, 2, 2
+    t.image_stride = 3 * 2 * rw * rh
+    out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    resizer.run([batch[i].data_ptr() for i in range(n)], "uint8", list(batch.stride()), t, out.data_ptr(), stream)
+    resized = torch.nn.functional.interpolate(
+        batch.float(), size=(rh, rw), mode=filter, antialias=True, align_corners=False
+    )
+    gy, gx = rh // (2 * p), rw // (2 * p)
+    want = resized.view(n, 3, gy, 2, p, gx, 2, p).permute(0, 2, 5, 3, 6, 1, 4, 7)  # groups, patches, C, rows, columns
+    want = want.unsqueeze(6).expand(n, gy, gx, 2, 2, 3, 2, p, p)  # the two time copies after the channel
+    got = out.view(n, gy, gx, 2, 2, 3, 2, p, p)
+    assert not got.isnan().any(), "an output value was not written"
+    assert torch.equal(got, want), (got - want).abs().max().item()

@@ -2,9 +2,10 @@
 under each tool, with PyTorch's caching allocator off so an out-of-bounds access lands
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
-past every side, Gemma 3's bilinear), the tiled kernel (uint8 mild resizes and bilinear
-shrinks, words and bytes), the two-pass kernels (bicubic shrinks under 8x, batches shrunk
-up to 12x read as words, merged patches, float16 inputs with rows staged or not), the copy
+past every side, Gemma 3's bilinear), the tiled kernel (uint8 mild resizes, merged patches
+among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubic shrinks
+under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
+float16 inputs with rows staged or not), the copy
 (a resize to the image's own size, four pixels a thread where rows allow), uint8 outputs
 (Idefics3's intermediate images) and the texture filter. Sizes are small: the
 tools run the kernels tens of times slower."""
@@ -50,6 +51,8 @@ def main() -> None:
         check(CLIPImageProcessor(filter=filter), [image(700, 1001), image(333, 1003)])
         check(Qwen2VLImageProcessor(filter=filter), [image(513, 777)])
         check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
+        # Merged patches shrunk 3x: the two passes (the tiled kernel takes the mild resizes above).
+        check(Qwen2VLImageProcessor(filter=filter, max_pixels=280 * 280), [image(900, 840)])
         check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
         check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
         check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
