@@ -43,8 +43,11 @@ uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t r
 constexpr uint32_t kPitch = kTileColumns * 3;  // floats a filtered source row takes in shared memory
 size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kPitch * sizeof(float); }
 
-// G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by element.
-template <class Out, int G>
+// G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by
+// element. Merged: the output is merged patches, the tile whole patches (`tile_columns`
+// wide, `tile_patches` of them) stored in the output's order; its own instances, so that
+// the others keep their registers (the merged order's indices took up to 12 more).
+template <class Out, int G, bool Merged>
 __global__ void __launch_bounds__(kThreads)
     tiled_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                  uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
@@ -52,7 +55,8 @@ __global__ void __launch_bounds__(kThreads)
     extern __shared__ float across_rows[];  // [source row - first][kTileColumns][3]: lanes 3 words apart, 32 banks
     __shared__ int rows_first, rows_end;
     const uint32_t column = threadIdx.x % kTileColumns, group = threadIdx.x / kTileColumns;
-    const uint32_t first_x = blockIdx.x * tile_columns, x = first_x + column;
+    const uint32_t columns = Merged ? tile_columns : kTileColumns;
+    const uint32_t first_x = blockIdx.x * columns, x = first_x + column;
     const uint32_t first_y = blockIdx.y * tile_rows, image = blockIdx.z;
     const uint32_t end_y = min(t.height, first_y + tile_rows);
     // The union of the tile rows' spans; rows of the zero padding read nothing.
@@ -70,7 +74,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     const int lo = rows_first, hi = rows_end;
-    if (column < tile_columns && x < t.width) {
+    if (column < columns && x < t.width) {
         const int first = x_table.first[x], count = x_table.count[x];
         const float* wx = x_table.weights + size_t{x} * x_table.taps;
         const void* data = image_data(source, sources, t.first_layer + image);
@@ -111,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
             for (int c = 0; c < 3; ++c) value[c] += from[c] * w;
         }
     };
-    if (t.layout == ResizeLayout::merged_patches) {
+    if constexpr (Merged) {
         // The tile is whole patches: its pixels in the output's order, patch after patch, so
         // that a warp's stores of one channel and time are one run (in window order they are
         // runs of patch_size values).
@@ -133,13 +137,13 @@ __global__ void __launch_bounds__(kThreads)
             down(x, y, value);
             write_pixel<Out>(t, o, image, {x, y, patch * 3 * times_area + s, times_area, area}, value);
         }
-        return;
-    }
-    if (column >= tile_columns || x >= t.width) return;
-    for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
-        float value[3];
-        down(x, y, value);
-        write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
+    } else {
+        if (x >= t.width) return;
+        for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
+            float value[3];
+            down(x, y, value);
+            write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
+        }
     }
 }
 
@@ -193,15 +197,22 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
                                                       y_table, tile_rows, tile_columns, tile_patches);
         };
+        // Merged patches come from mild resizes of both axes (their sizes keep the aspect):
+        // up to 12 taps across; more are read byte by byte.
+        if (target.layout == ResizeLayout::merged_patches) {
+            if (groups == 2) return launch(tiled_kernel<Out, 2, true>);
+            if (groups == 3) return launch(tiled_kernel<Out, 3, true>);
+            return launch(tiled_kernel<Out, 0, true>);
+        }
         switch (groups) {
-            case 2: return launch(tiled_kernel<Out, 2>);
-            case 3: return launch(tiled_kernel<Out, 3>);
-            case 4: return launch(tiled_kernel<Out, 4>);
-            case 5: return launch(tiled_kernel<Out, 5>);
-            case 6: return launch(tiled_kernel<Out, 6>);
-            case 7: return launch(tiled_kernel<Out, 7>);
-            case 8: return launch(tiled_kernel<Out, 8>);
-            default: return launch(tiled_kernel<Out, 0>);
+            case 2: return launch(tiled_kernel<Out, 2, false>);
+            case 3: return launch(tiled_kernel<Out, 3, false>);
+            case 4: return launch(tiled_kernel<Out, 4, false>);
+            case 5: return launch(tiled_kernel<Out, 5, false>);
+            case 6: return launch(tiled_kernel<Out, 6, false>);
+            case 7: return launch(tiled_kernel<Out, 7, false>);
+            case 8: return launch(tiled_kernel<Out, 8, false>);
+            default: return launch(tiled_kernel<Out, 0, false>);
         }
     });
 }
