@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // A tile's window columns: kTileColumns, or for merged patches the most whole patches that
-// fit in them (patches are at most 64 pixels a side: check_resize_target).
+// fit in them (tiled_resize_rows() takes patches up to kTileColumns pixels a side).
 uint32_t tile_columns_of(const ResizeTarget& t) {
     return t.layout == ResizeLayout::merged_patches ? kTileColumns / t.patch_size * t.patch_size : kTileColumns;
 }
@@ -164,8 +164,8 @@ uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t /*source_width: th
     // Qwen2-VL at 8 x 1024^2); their bilinear shrinks were not measured and keep the two passes.
     const bool mild = source_height <= 2 * uint64_t{target.resized_height};
     const bool merged = target.layout == ResizeLayout::merged_patches;
-    const uint32_t rows = merged                               ? (mild ? 2 * target.patch_size : 0)
-                          : mild                               ? 16
+    const uint32_t rows = merged ? (mild && target.patch_size <= kTileColumns ? 2 * target.patch_size : 0)
+                          : mild ? 16
                           : filter == SoftwareFilter::bilinear ? 8
                                                                : 0;
     if (!rows || shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter)) > kMaxShared ||
