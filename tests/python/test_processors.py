@@ -555,3 +555,52 @@ def test_from_pretrained_falls_back_to_the_model_type(tmp_path):
 def test_normalization_values_are_checked_as_the_float32_they_become(config, match):
     with pytest.raises(ProcessorInputError, match=match):
         SiglipImageProcessor(backend="cpu", **config)
+
+
+class _Stage:
+    """A stand-in for StagedLaunch: images `members` become new pointers (`offset` added),
+    the new batch kept in `keep` as the real stage keeps its tensor."""
+
+    def __init__(self, members, offset):
+        self.members, self.offset = members, offset
+
+    def run(self, pointers, keep):
+        keep.append(self)
+        for i in self.members:
+            pointers[i] += self.offset
+
+
+def test_remembered_calls_map_each_calls_images_to_the_runners_reads():
+    """replayed_call, the one mapping every remembered CUDA call goes through: the runner's
+    reads of a layout's images, in the runner's order, from a later call's images; after
+    the stages where a processor resizes in stages (Idefics3); none where the runner reads
+    something that is not one of the images (a composited copy). CUDA runs it; the mapping
+    itself is checked here, on every machine."""
+    from texturevlm.processors._common import replayed_call
+
+    seen = []
+
+    def call(pointers):
+        seen.append(list(pointers))
+        return "values"
+
+    def outputs(values):
+        return {"pixel_values": values}
+
+    images = [100, 200, 300]
+    # The runner reads the images in their order, then an image and its tiles (one read twice), reordered.
+    assert replayed_call(call, [100, 200, 300], images, outputs, None)([1, 2, 3]) == {"pixel_values": "values"}
+    assert replayed_call(call, [300, 100, 100, 200], images, outputs, None)([1, 2, 3]) == {"pixel_values": "values"}
+    assert seen == [[1, 2, 3], [3, 1, 1, 2]]
+    # A read of something else (an RGBA image's composited copy): not remembered.
+    assert replayed_call(call, [100, 999], images, outputs, None) is None
+    # Stages: images 0 and 2 resized first (their intermediates at +1000 and +2000), image 1 read as it is.
+    stages = [_Stage([0], 1000), _Stage([2], 2000)]
+    after = [1100, 200, 2300]
+    replay = replayed_call(call, [2300, 1100, 200], images, outputs, (stages, after))
+    seen.clear()
+    assert replay([10, 20, 30]) == {"pixel_values": "values"}
+    assert seen == [[2030, 1010, 20]]
+    # The stages' pointers must be one per image, and every read one of them.
+    assert replayed_call(call, [1100], images, outputs, (stages, [1100, 200])) is None
+    assert replayed_call(call, [100], images, outputs, (stages, after)) is None
