@@ -21,7 +21,6 @@
 #include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
-#include "cuda/processors/two_pass_resize.h"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
 
@@ -381,8 +380,7 @@ void launch(cudaStream_t stream, const TensorView& source, const ImageList& sour
 std::optional<Tiling> fused_tiling(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                                    const ResizeTarget& target, SoftwareFilter filter) {
     if (source_dtype != TensorDtype::u8 || target.images == 0 || target.images > 65535 ||
-        source_width < kMinShrink * target.resized_width ||
-        two_pass_words_preferred(source_width, source_height, target, filter))
+        source_width < kMinShrink * target.resized_width)
         return std::nullopt;
     Tiling f = tiling_of(source_width, source_height, target, filter);
     Tiling shortest = f;

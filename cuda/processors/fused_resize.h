@@ -16,8 +16,8 @@ namespace tvlm {
 
 // Whether resize_fused takes this resize: 8-bit sources shrunk across by 8x or more, whose
 // tiles' source spans fit in shared memory (up to about 20x) and whose window is not
-// absurdly tall; not the bicubic batches that the two passes run faster
-// (two_pass_words_preferred()).
+// absurdly tall. (Where it takes them, the two passes may still be faster:
+// image_resize.cu's software_kernel() asks two_pass_words_preferred() too.)
 bool fused_resize_fits(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                        const ResizeTarget& target, SoftwareFilter filter);
 

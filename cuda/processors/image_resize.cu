@@ -176,7 +176,7 @@ __global__ void identity_quads_kernel(TensorView source, const __grid_constant__
 // tile's width multiples of 4) in one time slot, its output and image stride aligned to
 // four values.
 bool identity_quads(const ResizeTarget& t) {
-    const size_t element = t.out_dtype == TensorDtype::f32 ? 4 : t.out_dtype == TensorDtype::u8 ? 1 : 2;
+    const size_t element = element_bytes(t.out_dtype);
     return t.layout != ResizeLayout::merged_patches && t.width % 4 == 0 &&
            (t.layout != ResizeLayout::tiles || t.tile_width % 4 == 0) && t.image_stride % 4 == 0 &&
            reinterpret_cast<uintptr_t>(t.out) % (4 * element) == 0;
@@ -288,7 +288,9 @@ SoftwareKernel software_kernel(TensorDtype dtype, uint32_t source_width, uint32_
                                SoftwareFilter filter) {
     if (dtype == TensorDtype::u8 && source_width == t.resized_width && source_height == t.resized_height)
         return SoftwareKernel::copy;
-    if (fused_resize_fits(dtype, source_width, source_height, t, filter)) return SoftwareKernel::fused;
+    if (fused_resize_fits(dtype, source_width, source_height, t, filter) &&
+        !two_pass_words_preferred(source_width, source_height, t, filter))
+        return SoftwareKernel::fused;
     if (tiled_resize_rows(dtype, source_width, source_height, t, filter)) return SoftwareKernel::tiled;
     return SoftwareKernel::two_pass;
 }

@@ -597,10 +597,12 @@ def test_remembered_calls_map_each_calls_images_to_the_runners_reads():
     # Stages: images 0 and 2 resized first (their intermediates at +1000 and +2000), image 1 read as it is.
     stages = [_Stage([0], 1000), _Stage([2], 2000)]
     after = [1100, 200, 2300]
-    replay = replayed_call(call, [2300, 1100, 200], images, outputs, (stages, after))
+    replay = replayed_call(call, [2300, 1100, 200], images, outputs, (stages, images, after))
     seen.clear()
     assert replay([10, 20, 30]) == {"pixel_values": "values"}
     assert seen == [[2030, 1010, 20]]
     # The stages' pointers must be one per image, and every read one of them.
-    assert replayed_call(call, [1100], images, outputs, (stages, [1100, 200])) is None
-    assert replayed_call(call, [100], images, outputs, (stages, after)) is None
+    assert replayed_call(call, [1100], images, outputs, (stages, images, [1100, 200])) is None
+    assert replayed_call(call, [100], images, outputs, (stages, images, after)) is None
+    # Stages that read something else (an RGBA image's composited copy): not remembered.
+    assert replayed_call(call, [2300, 1100, 200], images, outputs, (stages, [100, 999, 300], after)) is None

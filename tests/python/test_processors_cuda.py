@@ -399,6 +399,27 @@ FUSED_CASES = [
 ]
 
 
+def raw_resize(batch, filter, **target):
+    """The raw sums (no rounding or normalization) of `batch`'s images ([n, 3, h, w] CUDA,
+    any strides) through a new CudaImageResizer into a NaN-poisoned float32 output, as one
+    flat tensor; `target` sets the ResizeTarget's fields (image_stride: one image's values)."""
+    import torch
+    from texturevlm import _core
+
+    n, _, sh, sw = batch.shape
+    name = str(batch.dtype).removeprefix("torch.")
+    resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, name, 3, sw, sh, n, 0, 1)
+    t = _core.ResizeTarget()
+    t.images = n
+    for field, value in target.items():
+        setattr(t, field, value)
+    out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
+    pointers = [batch[i].data_ptr() for i in range(n)]
+    stream = torch.cuda.current_stream().cuda_stream
+    resizer.run(pointers, name, list(batch.stride()), t, out.data_ptr(), stream)
+    return out
+
+
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{c[2]}x{c[3]}-{c[8]}")
 def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
@@ -409,10 +430,11 @@ def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
     width is odd); channels-last ones, and images that do not start on a word (a view one
     column in), byte by byte."""
     import torch
-    from texturevlm import _core
 
     sw, sh, rw, rh, x, y, w, h, layout = case
     pixels = torch.from_numpy(rng.integers(0, 256, (2, sh, sw + 1, 3), dtype=np.uint8)).cuda()
+    times = 2 if layout == "merged_patches" else 1
+    tile = (140, 128) if layout == "tiles" else (0, 0)
     for storage in ("channels_first", "channels_last", "one_column_in"):
         outs = []
         for dtype in (torch.uint8, torch.float16):
@@ -423,23 +445,23 @@ def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
                 batch = batch.permute(0, 3, 1, 2).contiguous()[..., 1:]
             else:
                 batch = batch[:, :, :sw].permute(0, 3, 1, 2).contiguous()
-            name = str(dtype).removeprefix("torch.")
-            resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, name, 3, sw, sh, 2, 0, 1)
-            t = _core.ResizeTarget()
-            t.images, t.resized_width, t.resized_height = 2, rw, rh
-            t.crop_x, t.crop_y, t.width, t.height, t.layout = x, y, w, h, layout
-            times = 2 if layout == "merged_patches" else 1
-            t.tile_width, t.tile_height = (140, 128) if layout == "tiles" else (0, 0)
-            t.patch_size, t.merge_size, t.temporal_patch_size, t.times = 14, 2, 2, times
-            t.image_stride = 3 * w * h * times
-            out = torch.full((2 * t.image_stride,), float("nan"), device="cuda")
-            resizer.run(
-                [batch[i].data_ptr() for i in range(2)],
-                name,
-                list(batch.stride()),
-                t,
-                out.data_ptr(),
-                torch.cuda.current_stream().cuda_stream,
+            out = raw_resize(
+                batch,
+                filter,
+                resized_width=rw,
+                resized_height=rh,
+                crop_x=x,
+                crop_y=y,
+                width=w,
+                height=h,
+                layout=layout,
+                tile_width=tile[0],
+                tile_height=tile[1],
+                patch_size=14,
+                merge_size=2,
+                temporal_patch_size=2,
+                times=times,
+                image_stride=3 * w * h * times,
             )
             outs.append(out)
         torch.cuda.synchronize()
@@ -470,19 +492,24 @@ def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
     equal torch's own antialiased resize of the same values on CUDA, bit for bit, with the
     window's zero padding, on a poisoned output."""
     import torch
-    from texturevlm import _core
 
     n, sw, sh, rw, rh, x, y, w, h, layout = case
     batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
-    resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, "uint8", 3, sw, sh, n, 0, 1)
-    t = _core.ResizeTarget()
-    t.images, t.resized_width, t.resized_height = n, rw, rh
-    t.crop_x, t.crop_y, t.width, t.height, t.layout = x, y, w, h, layout
-    t.tile_width, t.tile_height = (364, 364) if layout == "tiles" else (0, 0)
-    t.image_stride = 3 * w * h
-    out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
-    stream = torch.cuda.current_stream().cuda_stream
-    resizer.run([batch[i].data_ptr() for i in range(n)], "uint8", list(batch.stride()), t, out.data_ptr(), stream)
+    tile = (364, 364) if layout == "tiles" else (0, 0)
+    out = raw_resize(
+        batch,
+        filter,
+        resized_width=rw,
+        resized_height=rh,
+        crop_x=x,
+        crop_y=y,
+        width=w,
+        height=h,
+        layout=layout,
+        tile_width=tile[0],
+        tile_height=tile[1],
+        image_stride=3 * w * h,
+    )
     got = out.view(n, 3, h, w)
     if layout == "tiles":
         tiles = out.view(n, h // 364, w // 364, 3, 364, 364)
@@ -520,19 +547,23 @@ def test_merged_patches_equal_torchs_resize_in_hfs_patch_order(rng, filter, case
     CUDA, bit for bit, in HF's order (Qwen2-VL's reshape and permute: merge groups, the
     patches within, channel, time, patch rows), both time copies, on a poisoned output."""
     import torch
-    from texturevlm import _core
 
     n, sw, sh, rw, rh, p = case
     batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
-    resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, "uint8", 3, sw, sh, n, 0, 1)
-    t = _core.ResizeTarget()
-    t.images, t.resized_width, t.resized_height = n, rw, rh
-    t.crop_x, t.crop_y, t.width, t.height, t.layout = 0, 0, rw, rh, "merged_patches"
-    t.patch_size, t.merge_size, t.temporal_patch_size, t.times = p, 2, 2, 2
-    t.image_stride = 3 * 2 * rw * rh
-    out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
-    stream = torch.cuda.current_stream().cuda_stream
-    resizer.run([batch[i].data_ptr() for i in range(n)], "uint8", list(batch.stride()), t, out.data_ptr(), stream)
+    out = raw_resize(
+        batch,
+        filter,
+        resized_width=rw,
+        resized_height=rh,
+        width=rw,
+        height=rh,
+        layout="merged_patches",
+        patch_size=p,
+        merge_size=2,
+        temporal_patch_size=2,
+        times=2,
+        image_stride=3 * 2 * rw * rh,
+    )
     resized = torch.nn.functional.interpolate(
         batch.float(), size=(rh, rw), mode=filter, antialias=True, align_corners=False
     )

@@ -215,7 +215,7 @@ class Processor:
         grids: Optional[List[List[int]]] = None,
         counts: Optional[Dict[str, List[int]]] = None,
         finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
-        staged: Optional[Tuple[List[StagedLaunch], List[int]]] = None,
+        staged: Optional[Tuple[List[StagedLaunch], List[int], List[int]]] = None,
     ) -> BatchFeature:
         """pixel_values of the runner's images through `parts` (and image_grid_thw where
         `grids` are given; int64 [images] tables such as num_crops from `counts`), then
@@ -224,8 +224,8 @@ class Processor:
         nor the runner; where the runner reads an image more than once (an image and its
         tiles), the remembered call picks the layout's pointers in the runner's order.
         `staged`: the runner reads intermediates, not the images: the launches that made
-        them (resized_images' record) and each image's pointer after them, which a
-        remembered call repeats on its images first."""
+        them (resized_images' record), the pointers they read and each image's pointer
+        after them; a remembered call repeats them on its images first."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
@@ -258,15 +258,17 @@ def replayed_call(
     pointers: List[int],
     images: List[int],
     outputs: Callable[[Any], BatchFeature],
-    staged: Optional[Tuple[List[StagedLaunch], List[int]]],
+    staged: Optional[Tuple[List[StagedLaunch], List[int], List[int]]],
 ) -> Optional[Callable[[List[int]], BatchFeature]]:
     """The call as a function of its images' pointers, for remember_call: the stages
     repeated on them (none where `staged` is None: the runner reads the images themselves),
     then the runner's reads (`pointers`) picked from what the stages left (`after`, one per
-    image). None where the runner reads something else (a composited RGBA copy)."""
-    stages, after = staged if staged is not None else ([], images)
+    image). `staged` is (stages, before, after): `before` the pointers the stages read. None
+    where the runner or the stages read something else than the images (a composited RGBA
+    copy): a replay could not start from them."""
+    stages, before, after = staged if staged is not None else ([], images, images)
     position = {p: i for i, p in enumerate(after)}
-    if len(after) != len(images) or not all(p in position for p in pointers):
+    if before != images or len(after) != len(images) or not all(p in position for p in pointers):
         return None
     picks = [position[p] for p in pointers]
     if stages:

@@ -220,8 +220,6 @@ class Idefics3ImageProcessor(Processor):
         specs = [rgb_spec(image, self.do_convert_rgb, input_data_format) for sample in samples for image in sample]
         if any(spec.batch != 1 for spec in specs):
             raise ProcessorInputError("a sample's images are single images, not batches: pass lists of samples")
-        if pending is not None and [p for spec in specs for p in spec.image_pointers()] != pending[1]:
-            pending = None  # the specs are copies (RGBA composited, say): a replay could not start from the images
         stages: List[StagedLaunch] = []
         sources = self._sources(specs, stages)
         outputs, counts, rows, cols = [], [], [], []
@@ -252,7 +250,11 @@ class Idefics3ImageProcessor(Processor):
                 out["rows"], out["cols"] = rows, cols
             return out
 
-        staged = (stages, [p for source in sources for p in source.image_pointers()])
+        staged = (
+            stages,
+            [p for spec in specs for p in spec.image_pointers()],
+            [p for source in sources for p in source.image_pointers()],
+        )
         return self._outputs(runner, parts, shape, pending, finish=finish, staged=staged)
 
 
