@@ -90,8 +90,8 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     }
 }
 
-void CudaImageResizer::run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
-                           cudaStream_t stream) const {
+void CudaImageResizer::check(const TensorView& view, std::span<const void* const> images,
+                             const ResizeTarget& target) const {
     check_resize_target(target);
     if (images.size() != target.images || images.size() > shape_.images)
         throw Error("a resizer run of " + std::to_string(images.size()) + " images for a target of " +
@@ -102,6 +102,11 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         throw Error("an image has no data (a null pointer)");
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
+}
+
+void CudaImageResizer::run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
+                           cudaStream_t stream) const {
+    check(view, images, target);
     order_after_last_run(stream);
     ReplayedLaunches::Key key = call_key(view, images, target);
     if (shape_.filter == ResizeFilter::texture) {

@@ -63,6 +63,9 @@ public:
     // shape's, a null image, a view unlike the shape, or a target check_resize_target refuses.
     void run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
              cudaStream_t stream) const;
+    // run()'s refusals, without launching: for callers that run several resizers at once
+    // (stream_branches.h) and launch none where one would refuse.
+    void check(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target) const;
 
     const ResizerShape& shape() const { return shape_; }
     // Runs kept as graphs (a repeated run replays one).

@@ -5,10 +5,14 @@
 // filter, in a few launches (cuda_pipelines/cuda_image_resizer.h).
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "python/bindings/arrays.h"
 #include "python/bindings/bindings.h"
@@ -17,6 +21,7 @@
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
 #include "cuda_pipelines/cuda_image_resizer.h"
+#include "cuda_pipelines/stream_branches.h"
 #include "cuda/processors/image_resize.h"
 #endif
 
@@ -98,6 +103,8 @@ public:
         resizer_.run(view, pointers, into, stream_of(stream));
     }
     size_t replay_graphs() const { return resizer_.replay_graphs(); }
+    int device() const { return device_; }
+    const CudaImageResizer& resizer() const { return resizer_; }
 
 private:
     static ResizeFilter parse_filter(const std::string& name) {
@@ -113,6 +120,82 @@ private:
 
     int device_;
     CudaImageResizer resizer_;
+};
+
+// A call's resizer runs at once (cuda_pipelines/stream_branches.h), kept by the call: run k
+// reads the call's images [first, end) and writes at out + offset bytes. Runs of one
+// resizer take one branch, in order (its texture and scratch are one set); each other
+// resizer a branch of its own. Nothing launches where a run would refuse.
+class ResizerBranches {
+public:
+    using RunArgs = std::tuple<nb::object, size_t, size_t, std::string, std::vector<int64_t>, ResizeTarget, uintptr_t>;
+
+    explicit ResizerBranches(const std::vector<RunArgs>& runs) {
+        if (runs.empty()) throw Error("resizer branches need at least one run");
+        std::vector<const ResizerBinding*> resizers;
+        for (const auto& [object, first, end, dtype, strides, target, offset] : runs) {
+            const ResizerBinding* resizer = nb::cast<const ResizerBinding*>(object);
+            if (!resizer) throw Error("a resizer run needs a CudaImageResizer, not None");
+            if (first >= end) throw Error("a resizer run needs at least one image");
+            tensor_dtype(dtype);  // refused here, not at the first call
+            const auto found = std::find(resizers.begin(), resizers.end(), resizer);
+            const size_t branch = size_t(found - resizers.begin());
+            if (found == resizers.end()) resizers.push_back(resizer);
+            runs_.push_back({object, resizer, first, end, dtype, strides, target, offset, branch});
+        }
+        device_ = resizers[0]->device();
+        for (const ResizerBinding* r : resizers)
+            if (r->device() != device_) throw Error("a call's resizers run on one CUDA device");
+        branches_ = resizers.size();
+    }
+
+    // `images`: the call's image pointers; `out`: its output's.
+    void run(const std::vector<uintptr_t>& images, uintptr_t out, uintptr_t stream) const {
+        const DeviceGuard guard(device_);
+        struct Prepared {
+            TensorView view;
+            std::vector<const void*> pointers;
+            ResizeTarget target;
+        };
+        std::vector<Prepared> prepared;
+        prepared.reserve(runs_.size());
+        for (const Run& r : runs_) {
+            if (r.end > images.size())
+                throw Error("a resizer run reads images up to " + std::to_string(r.end) + " of a call of " +
+                            std::to_string(images.size()));
+            Prepared p{tensor_view(images[r.first], r.dtype, r.strides, r.resizer->resizer().shape().channels),
+                       std::vector<const void*>(r.end - r.first), r.target};
+            for (size_t i = r.first; i < r.end; ++i) p.pointers[i - r.first] = reinterpret_cast<const void*>(images[i]);
+            p.target.out = reinterpret_cast<void*>(out + r.offset);
+            r.resizer->resizer().check(p.view, p.pointers, p.target);
+            prepared.push_back(std::move(p));
+        }
+        run_on_branches(
+            branches_,
+            [&](size_t branch, cudaStream_t s) {
+                for (size_t k = 0; k < runs_.size(); ++k)
+                    if (runs_[k].branch == branch)
+                        runs_[k].resizer->resizer().run(prepared[k].view, prepared[k].pointers, prepared[k].target, s);
+            },
+            stream_of(stream));
+    }
+
+    size_t branches() const { return branches_; }
+
+private:
+    struct Run {
+        nb::object holder;  // keeps the resizer alive
+        const ResizerBinding* resizer;
+        size_t first, end;
+        std::string dtype;
+        std::vector<int64_t> strides;
+        ResizeTarget target;
+        uintptr_t offset;
+        size_t branch;
+    };
+    std::vector<Run> runs_;
+    size_t branches_ = 0;
+    int device_ = 0;
 };
 
 void bind_cuda_resize(nb::module_& m) {
@@ -175,6 +258,15 @@ void bind_cuda_resize(nb::module_& m) {
              "target's own out is not read).")
         .def_prop_ro("replay_graphs", &ResizerBinding::replay_graphs,
                      "Runs kept as graphs (a run repeating another's arguments replays one).");
+    nb::class_<ResizerBranches>(m, "ResizerBranches",
+                                "A call's resizer runs, each resizer on a stream branch of its own "
+                                "(cuda_pipelines/stream_branches.h).")
+        .def(nb::init<const std::vector<ResizerBranches::RunArgs>&>(), nb::arg("runs"),
+             "runs: (resizer, first, end, dtype, strides, target, offset_bytes) each: the call's images "
+             "[first, end) into the output at offset_bytes.")
+        .def("run", &ResizerBranches::run, nb::arg("images"), nb::arg("out"), nb::arg("stream"),
+             "The runs on `stream` and its branches, joined back into it; nothing launches where a run refuses.")
+        .def_prop_ro("branches", &ResizerBranches::branches, "Streams the runs take at once.");
 }
 
 }  // namespace
