@@ -606,3 +606,19 @@ def test_remembered_calls_map_each_calls_images_to_the_runners_reads():
     assert replayed_call(call, [100], images, outputs, (stages, images, after)) is None
     # Stages that read something else (an RGBA image's composited copy): not remembered.
     assert replayed_call(call, [2300, 1100, 200], images, outputs, (stages, [100, 999, 300], after)) is None
+
+
+def test_a_processor_keeps_a_bounded_set_of_plans(rng, monkeypatch):
+    """A server sees ever new image sizes: a processor's per-size plans and answers (tile
+    grids, best resolutions) stay bounded, and a size planned again gives the same values."""
+    from texturevlm.processors import GotOcr2ImageProcessor
+    from texturevlm.processors._common import KeptPlans
+
+    monkeypatch.setattr(KeptPlans, "LIMIT", 8)
+    processor = GotOcr2ImageProcessor(size={"height": 32, "width": 32}, crop_to_patches=True)
+    first = smooth_image(rng, 40, 70)
+    want = processor(first)["pixel_values"]
+    for width in range(41, 61):
+        processor(smooth_image(rng, 40, width))
+        assert 0 < len(processor._plans) <= 8
+    assert np.array_equal(processor(first)["pixel_values"], want)

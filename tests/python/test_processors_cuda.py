@@ -364,6 +364,87 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
         assert torch.equal(values, want[i % 2]), f"call {i} on stream {i % 2}"
 
 
+def test_a_calls_runs_on_stream_branches_equal_them_run_in_turn(monkeypatch):
+    """A remembered call's runs on different resizers (an image's tiles and its thumbnail or
+    whole; the sizes of a list, where one is remembered) run at once on branches of the
+    stream. Their values must be the runs' in turn, bit for bit, in order behind the
+    stream's earlier work (the images are written after a GPU sleep) and ahead of its later
+    work (the output is copied right after), on every call of the layout (the first, in
+    turn; the captured and the replayed ones, branched)."""
+    import torch
+    from texturevlm.processors import _resize
+
+    g = torch.Generator(device="cuda").manual_seed(2)
+    square = torch.randint(0, 256, (3, 1024, 1024), dtype=torch.uint8, device="cuda", generator=g)
+    jobs = {
+        "internvl": (lambda: GotOcr2ImageProcessor(size={"height": 448, "width": 448}, crop_to_patches=True), [square]),
+        "llava_onevision": (LlavaOnevisionImageProcessor, [square]),
+        "internvl, two images": (
+            lambda: GotOcr2ImageProcessor(size={"height": 224, "width": 224}, crop_to_patches=True),
+            [square, square.flip(2)],
+        ),
+    }
+    made = []  # the CudaCalls the branched processors make
+    build = _resize.CudaCall.__init__
+
+    def recorded(self, *args):
+        build(self, *args)
+        made.append(self)
+
+    for name, (make, images) in jobs.items():
+        monkeypatch.setattr(_resize, "BRANCHES", False)
+        monkeypatch.setattr(_resize.CudaCall, "__init__", build)
+        _resize.clear_cache()
+        want = make()(images)["pixel_values"]
+        monkeypatch.setattr(_resize, "BRANCHES", True)
+        monkeypatch.setattr(_resize.CudaCall, "__init__", recorded)
+        _resize.clear_cache()
+        made.clear()
+        processor = make()
+        sources = [torch.zeros_like(image) for image in images]
+        for call in range(4):
+            for source in sources:
+                source.zero_()
+            torch.cuda._sleep(20_000_000)  # the images are written only after it
+            for source, image in zip(sources, images):
+                source.copy_(image)
+            got = processor(sources)["pixel_values"].clone()  # copied right after the call
+            assert torch.equal(got, want), (name, call)
+        assert max((c.branches.branches for c in made if c.branches is not None), default=0) >= 2, name
+        made.clear()
+
+
+def test_stream_branches_launch_nothing_where_a_run_refuses():
+    """ResizerBranches checks every run before it launches any: a run that refuses (its
+    target counts more images than it is given) leaves the other runs' output unwritten."""
+    import torch
+    from texturevlm import _core
+
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8, device="cuda") for h, w in [(100, 200), (150, 300)]]
+    runs = []
+    for k, image in enumerate(images):
+        resizer = _core.CudaImageResizer(
+            torch.cuda.current_device(), "bicubic", "uint8", 3, *image.shape[:0:-1], 2, 0, 1
+        )
+        t = _core.ResizeTarget()
+        t.images, t.resized_width, t.resized_height, t.width, t.height = 1 + k, 64, 32, 64, 32
+        t.image_stride = 3 * 64 * 32
+        runs.append((resizer, k, k + 1, "uint8", [0, *image.stride()], t, k * 4 * t.image_stride))
+    out = torch.full((2 * 3 * 64 * 32,), float("nan"), device="cuda")
+    branches = _core.ResizerBranches(runs)
+    assert branches.branches == 2
+    pointers = [image.data_ptr() for image in images]
+    stream = torch.cuda.current_stream().cuda_stream
+    with pytest.raises(Exception, match="a resizer run of 1 images for a target of 2"):
+        branches.run(pointers, out.data_ptr(), stream)
+    torch.cuda.synchronize()
+    assert out.isnan().all(), "a run launched before the refusal"
+    runs[1][5].images = 1
+    _core.ResizerBranches(runs).run(pointers, out.data_ptr(), stream)
+    torch.cuda.synchronize()
+    assert not out.isnan().any()
+
+
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
 # across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling
 # picks), milder shrinks and a stretch (uint8: the tiled kernel where the columns shrink by

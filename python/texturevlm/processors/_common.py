@@ -24,11 +24,23 @@ from ._resize import (
     Normalize,
     Plan,
     StagedLaunch,
-    cuda_launch,
+    cuda_launches,
     remember_call,
     write_host,
 )
 from ._rules import OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, ProcessorInputError, config_flag, config_number
+
+
+class KeptPlans(dict):
+    """A processor's plans and per-size answers (tile grids, best resolutions), by input
+    size: cleared when full, so that a server seeing ever new sizes keeps a bounded set."""
+
+    LIMIT = 4096
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        super().__setitem__(key, value)
 
 
 class BatchFeature(dict):
@@ -150,7 +162,7 @@ class Processor:
         self._normalize = Normalize.of(
             self.do_rescale, self.rescale_factor, self.do_normalize, self.image_mean, self.image_std
         )
-        self._plans: Dict[Any, Plan] = {}
+        self._plans: Dict[Any, Any] = KeptPlans()
 
     def __call__(self, images: Any, input_data_format: Optional[str] = None, **kwargs: Any) -> BatchFeature:
         """The processor's outputs for `images`. Keyword arguments as HF's processors take
@@ -238,7 +250,7 @@ class Processor:
 
         if runner.device != "cuda":
             return outputs(runner.run(parts, shape))
-        call = runner.cuda_call(parts, shape)
+        call = runner.cuda_call(parts, shape, remembered=pending is not None)
         pointers = runner.pointers()
         if pending is not None:
             replay = replayed_call(call, pointers, pending[1], outputs, staged)
@@ -386,26 +398,17 @@ class Runner:
                 flat[start : start + values.shape[1]] = values[k]
         return self.host_result(flat.reshape(shape))
 
-    def cuda_call(self, parts: List[Part], shape: Tuple[int, ...]) -> "CudaCall":
+    def cuda_call(self, parts: List[Part], shape: Tuple[int, ...], remembered: bool = False) -> "CudaCall":
         """The call's CUDA work, as a CudaCall that later calls with images of the same
-        layout (other pointers) can repeat."""
-        launches = [
-            (
-                cuda_launch(
-                    part.specs[0],
-                    part.plan,
-                    self.filter,
-                    part.count,
-                    part.offset,
-                    out_dtype=self.out_dtype,
-                    image_stride=part.stride,
-                ),
-                part.first,
-                part.first + part.count,
-            )
-            for part in parts
-        ]
-        return CudaCall(self.framework, self.index, shape, self.out_dtype, launches)
+        layout (other pointers) can repeat (`remembered`: they will, on stream branches)."""
+        runs = cuda_launches(
+            [(part.specs[0], part.plan, part.count, part.offset, part.stride) for part in parts],
+            self.filter,
+            self.out_dtype,
+            branched=remembered,
+        )
+        launches = [(run, part.first, part.first + part.count) for run, part in zip(runs, parts)]
+        return CudaCall(self.framework, self.index, shape, self.out_dtype, launches, remembered)
 
     def pointers(self) -> List[int]:
         """Element 0 of every image, in order."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
@@ -164,20 +165,27 @@ def _target(
     return t
 
 
+#: Resizers kept, least recently used out first. A mixed batch keeps one per image size and
+#: branch, and Idefics3's two stages one per intermediate size as well: 8 images of 8 sizes
+#: take 32, which a smaller bound would recreate (and reallocate) every call. A software
+#: resizer holds its span tables and, where its resizes take the two passes, their rows.
+KEPT_RESIZERS = 64
 _resizers: "dict[Any, Any]" = {}
 _shape_of_call: "dict[Any, Any]" = {}
 
 
-def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
+def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int = 0) -> Any:
     """The kept CudaImageResizer for images like `spec` through `plan` (its texture has
     room for `images` rounded up to a power of two, so batch sizes share one). A call's
     own key finds the shape's key (working it out costs microseconds a call).
 
     Each thread has resizers of its own: a resizer's texture holds the images of the call
     running on it until its kernels ran, so threads serving requests at once must not share
-    one (a thread's calls are ordered by its stream)."""
+    one (a thread's calls are ordered by its stream). So has each `branch`: a call's runs
+    of one shape (an image's tiles and its thumbnail) run at once on resizers of their own
+    (CudaCall)."""
     thread = threading.get_ident()
-    call = (thread, id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images)
+    call = (thread, id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images, branch)
     entry = _shape_of_call.get(call)
     if entry is not None and entry[0] is plan:
         resizer = _resizers.get(entry[1])
@@ -188,14 +196,14 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int) -> Any:
     levels = levels_for(spec.width, spec.height, plan) - skip if texture else 1
     room = 1 << (images - 1).bit_length()
     kernel = "texture" if texture else plan.resample
-    key = (thread, spec.device_index, kernel, spec.dtype, spec.width, spec.height, room, skip, levels)
+    key = (thread, spec.device_index, kernel, spec.dtype, spec.width, spec.height, room, skip, levels, branch)
     resizer = _resizers.pop(key, None)
     if resizer is None:
         resizer = _core.CudaImageResizer(
             spec.device_index, kernel, spec.dtype, 3, spec.width, spec.height, room, skip, levels
         )
     _resizers[key] = resizer
-    while len(_resizers) > 16:
+    while len(_resizers) > KEPT_RESIZERS:
         _resizers.pop(next(iter(_resizers)))
     if len(_shape_of_call) > 256:
         _shape_of_call.clear()
@@ -237,16 +245,16 @@ def cuda_launch(
     times: Optional[int] = None,
     out_dtype: str = "float32",
     image_stride: Optional[int] = None,
+    branch: int = 0,
 ) -> CudaLaunch:
     """The run writing `images` images like `spec` through `plan` at element `offset` of
     the output, each image's values `image_stride` elements after the last's (default:
-    packed): a few launches whatever the image count."""
+    packed): a few launches whatever the image count. `branch`: _resizer's."""
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
     stride = image_stride if image_stride is not None else plan.values_per_image()
     target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype, stride)
-    return CudaLaunch(
-        _resizer(spec, plan, filter, images), spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype]
-    )
+    resizer = _resizer(spec, plan, filter, images, branch)
+    return CudaLaunch(resizer, spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype])
 
 
 def write_cuda(
@@ -370,11 +378,23 @@ def _host_image_as(framework: str, image: np.ndarray) -> Any:
     return image
 
 
+#: Whether a remembered call's runs on different resizers run at once, on stream branches
+#: (cuda_pipelines/stream_branches.h); TVLM_BRANCHES=0 runs them one after another (to
+#: compare, or to rule the branches out).
+BRANCHES = os.environ.get("TVLM_BRANCHES", "1") != "0"
+
+
 class CudaCall:
     """A call's CUDA work for images of one layout (sizes, dtype, strides, count): the
     output's shape and the resizer runs into it, each with its slice [first, end) of the
     images. Calling it with the images' pointers allocates the output and launches, nothing
-    else, on the framework's current stream."""
+    else, on the framework's current stream.
+
+    A `remembered` call (remember_call's, whose host time is small beside its GPU time)
+    runs its runs on different resizers (an image's tiles and its thumbnail, see
+    cuda_launches) at once from its second call, each on a branch of the stream, joined back
+    into it before the call returns. A call made once (a batch of new sizes) runs them in
+    turn: it is bound by its host time, which the branches' events would add to."""
 
     def __init__(
         self,
@@ -383,18 +403,55 @@ class CudaCall:
         shape: Tuple[int, ...],
         out_dtype: str,
         launches: List[Tuple[CudaLaunch, int, int]],
+        remembered: bool = False,
     ) -> None:
         self.framework, self.index, self.shape, self.out_dtype = framework, index, shape, out_dtype
         self.launches = launches
+        self.branched = remembered and BRANCHES and len(launches) > 1
+        self.branches: Any = None  # the ResizerBranches of calls after the first
+        self.called = False
 
     def __call__(self, pointers: List[int]) -> Any:
         out = _tensors.empty(self.framework, "cuda", self.index, self.shape, self.out_dtype)
         ptr = out.data_ptr() if self.framework == "torch" else _tensors.pointer_and_strides(out, self.framework)[0]
         stream = _tensors.cuda_stream(self.framework, self.index)
-        whole = len(self.launches) == 1
-        for launch, first, end in self.launches:
-            launch.run(pointers if whole else pointers[first:end], ptr, stream)
+        if self.branches is None and self.called and self.branched:
+            self.branches = _core.ResizerBranches(
+                [
+                    (l.resizer, first, end, l.dtype, l.strides, l.target, l.offset_bytes)
+                    for l, first, end in self.launches
+                ]
+            )
+        self.called = True
+        if self.branches is not None:
+            self.branches.run(pointers, ptr, stream)
+        else:
+            whole = len(self.launches) == 1
+            for launch, first, end in self.launches:
+                launch.run(pointers if whole else pointers[first:end], ptr, stream)
         return _tensors.hand_over(out, self.framework, self.index, stream)
+
+
+def cuda_launches(
+    parts: List[Tuple[ImageSpec, Plan, int, int, int]], filter: str, out_dtype: str, branched: bool = False
+) -> List[CudaLaunch]:
+    """The runs of a call's parts, (spec, plan, images, offset, image_stride) each. For a
+    `branched` call, parts of one resizer shape get resizers of their own (branches 1, 2,
+    ...), so that CudaCall runs them at once; not with the texture filter, whose resizers
+    each hold a texture of the images (the parts then share one, run in turn)."""
+    launches: List[CudaLaunch] = []
+    used: set = set()
+    for spec, plan, images, offset, stride in parts:
+        branch = 0
+        if branched and BRANCHES and filter != "texture":
+            while id(_resizer(spec, plan, filter, images, branch)) in used:
+                branch += 1
+        launch = cuda_launch(
+            spec, plan, filter, images, offset, out_dtype=out_dtype, image_stride=stride, branch=branch
+        )
+        used.add(id(launch.resizer))
+        launches.append(launch)
+    return launches
 
 
 #: (thread, processor id, filter, dtype, layout) -> (processor, outputs as a function of the

@@ -81,8 +81,12 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
         """(columns, rows) of an image's tiles with crop_to_patches ((1, 1) without)."""
         if not self.crop_to_patches:
             return (1, 1)
-        th, tw = int(self.size["height"]), int(self.size["width"])
-        return optimal_tile_grid(height, width, th, tw, self.min_patches, self.max_patches)
+        key = ("grid", height, width)  # kept per size: a call asks it of every image
+        grid = self._plans.get(key)
+        if grid is None:
+            th, tw = int(self.size["height"]), int(self.size["width"])
+            grid = self._plans[key] = optimal_tile_grid(height, width, th, tw, self.min_patches, self.max_patches)
+        return grid
 
     def tiles_plan(self, height: int, width: int) -> Plan:
         """The image resized to its tile grid and cut into tiles."""

@@ -108,8 +108,13 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
             )
 
     def best_resolution(self, height: int, width: int) -> Tuple[int, int]:
-        """The pinpoint resolution an image of height x width is tiled at."""
-        return select_best_resolution(height, width, self.image_grid_pinpoints)
+        """The pinpoint resolution an image of height x width is tiled at (kept per size: a
+        call asks it of every image)."""
+        key = ("best", height, width)
+        best = self._plans.get(key)
+        if best is None:
+            best = self._plans[key] = select_best_resolution(height, width, self.image_grid_pinpoints)
+        return best
 
     def whole_plan(self) -> Plan:
         plan = self._plans.get("whole")
