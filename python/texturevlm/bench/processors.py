@@ -3,7 +3,7 @@ InternVL (GotOcr2, with its tiles), LLaVA-OneVision (AnyRes tiles) and Idefics3 
 and whole image, each resize from the last) image processors against texturevlm.processors (the
 default exact filter, HF's values, and the texture filter) in one run, each with its
 model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
-of 8: wall time per call (calls pipelined, as __main__.py times everything), each next to
+of 8, and a batch of 8 images of 8 sizes: wall time per call (calls pipelined, as __main__.py times everything), each next to
 its floor (input read once + output written once, over the device copy rate), and the
 outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
 tree is at hand, else a smooth synthetic image). NVIDIA's CV-CUDA runs the CLIP, SigLIP and
@@ -55,6 +55,10 @@ MODELS = (
 
 PHOTO = Path("tests/data/photos/f3.jpg")
 
+#: A serving batch's images, (height, width) each: one call, eight sizes (a resize each,
+#: run at once on stream branches).
+MIXED_SIZES = ((1080, 1920), (720, 1280), (1024, 1024), (480, 640), (1200, 900), (600, 800), (2048, 1536), (768, 1024))
+
 
 def _fidelity_image(gen: Any) -> Tuple[Any, str]:
     """The image the differences are measured on: the photograph, else a smooth field."""
@@ -80,41 +84,46 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     gen = torch.Generator(device="cuda").manual_seed(0)
     fidelity = []
     sample, sample_name = _fidelity_image(gen)
-    for size in (1024, 4096):
-        for batch in (1, 8):
-            images = [
-                torch.randint(0, 256, (3, size, size), dtype=torch.uint8, device="cuda", generator=gen)
-                for _ in range(batch)
-            ]
-            for model, hf_name, ours_cls, config in MODELS:
-                hf = getattr(transformers, hf_name)(**config)
-                job = f"{model} processor, {batch} x [3, {size}, {size}] uint8 CUDA"
-                out = hf(images=images, return_tensors="pt")["pixel_values"]
-                floor_bytes = batch * 3 * size * size + out.numel() * out.element_size()
-                calls = 10 if size == 4096 else 20
-                t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
-                table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
-                hf_time = t[0]
-                reference = hf(images=[sample], return_tensors="pt")
-                cv_time = None
-                cv = None
-                if cvcuda_version and model in cvcuda_baseline.MODELS:
-                    cv = _cvcuda_job(job, model, hf, ours_cls(**config), images, sample, reference)
-                if cv:
-                    t = per_call_us(cv[0], calls=calls * 5, runs=5)
-                    label = (
-                        f"NVIDIA CV-CUDA {cvcuda_version} (hq_resize antialiased cubic, convertto, normalize, reformat)"
-                    )
-                    table.add(job, label, t, floor_bytes, f"{hf_time / t[0]:5.1f}x HF; vs HF: {cv[1]} (photo)")
-                    cv_time = t[0]
-                for filter in ("exact", "texture"):
-                    ours = ours_cls(filter=filter, **config)
-                    t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
-                    off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
-                    versus = f", {cv_time / t[0]:.1f}x CV-CUDA" if cv_time else ""
-                    note = f"{hf_time / t[0]:5.1f}x HF{versus}; vs HF: {off} ({sample_name})"
-                    table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
-                    fidelity.append(dict(job=job, filter=filter, note=note))
+
+    def random(h: int, w: int) -> Any:
+        return torch.randint(0, 256, (3, h, w), dtype=torch.uint8, device="cuda", generator=gen)
+
+    inputs = [
+        (f"{batch} x [3, {size}, {size}]", [random(size, size) for _ in range(batch)], 10 if size == 4096 else 20)
+        for size in (1024, 4096)
+        for batch in (1, 8)
+    ]
+    inputs.append(("8 images of 8 sizes (480x640 to 2048x1536)", [random(h, w) for h, w in MIXED_SIZES], 10))
+    for label, images, calls in inputs:
+        for model, hf_name, ours_cls, config in MODELS:
+            hf = getattr(transformers, hf_name)(**config)
+            job = f"{model} processor, {label} uint8 CUDA"
+            out = hf(images=images, return_tensors="pt")["pixel_values"]
+            floor_bytes = sum(image.numel() for image in images) + out.numel() * out.element_size()
+            t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
+            table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
+            hf_time = t[0]
+            reference = hf(images=[sample], return_tensors="pt")
+            cv_time = None
+            cv = None
+            one_size = len({image.shape for image in images}) == 1  # CV-CUDA's jobs take one batch tensor
+            if cvcuda_version and model in cvcuda_baseline.MODELS and one_size:
+                cv = _cvcuda_job(job, model, hf, ours_cls(**config), images, sample, reference)
+            if cv:
+                t = per_call_us(cv[0], calls=calls * 5, runs=5)
+                method = (
+                    f"NVIDIA CV-CUDA {cvcuda_version} (hq_resize antialiased cubic, convertto, normalize, reformat)"
+                )
+                table.add(job, method, t, floor_bytes, f"{hf_time / t[0]:5.1f}x HF; vs HF: {cv[1]} (photo)")
+                cv_time = t[0]
+            for filter in ("exact", "texture"):
+                ours = ours_cls(filter=filter, **config)
+                t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
+                off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
+                versus = f", {cv_time / t[0]:.1f}x CV-CUDA" if cv_time else ""
+                note = f"{hf_time / t[0]:5.1f}x HF{versus}; vs HF: {off} ({sample_name})"
+                table.add(job, f"texturevlm {type(ours).__name__}(filter='{filter}')", t, floor_bytes, note)
+                fidelity.append(dict(job=job, filter=filter, note=note))
     return fidelity
 
 
