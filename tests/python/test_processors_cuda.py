@@ -480,10 +480,11 @@ FUSED_CASES = [
 ]
 
 
-def raw_resize(batch, filter, **target):
+def raw_resize(batch, filter, resized, window, **target):
     """The raw sums (no rounding or normalization) of `batch`'s images ([n, 3, h, w] CUDA,
-    any strides) through a new CudaImageResizer into a NaN-poisoned float32 output, as one
-    flat tensor; `target` sets the ResizeTarget's fields (image_stride: one image's values)."""
+    any strides) resized to `resized` (width, height), window (x, y, width, height), through
+    a new CudaImageResizer into a NaN-poisoned float32 output, as one flat tensor; `target`
+    sets the ResizeTarget's other fields (image_stride: one image's values)."""
     import torch
     from texturevlm import _core
 
@@ -492,6 +493,8 @@ def raw_resize(batch, filter, **target):
     resizer = _core.CudaImageResizer(torch.cuda.current_device(), filter, name, 3, sw, sh, n, 0, 1)
     t = _core.ResizeTarget()
     t.images = n
+    t.resized_width, t.resized_height = resized
+    t.crop_x, t.crop_y, t.width, t.height = window
     for field, value in target.items():
         setattr(t, field, value)
     out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
@@ -526,24 +529,11 @@ def test_the_fused_byte_kernel_equals_the_two_pass_kernels(rng, filter, case):
                 batch = batch.permute(0, 3, 1, 2).contiguous()[..., 1:]
             else:
                 batch = batch[:, :, :sw].permute(0, 3, 1, 2).contiguous()
+            merged = dict(patch_size=14, merge_size=2, temporal_patch_size=2, times=times)
             out = raw_resize(
-                batch,
-                filter,
-                resized_width=rw,
-                resized_height=rh,
-                crop_x=x,
-                crop_y=y,
-                width=w,
-                height=h,
-                layout=layout,
-                tile_width=tile[0],
-                tile_height=tile[1],
-                patch_size=14,
-                merge_size=2,
-                temporal_patch_size=2,
-                times=times,
-                image_stride=3 * w * h * times,
-            )
+                batch, filter, (rw, rh), (x, y, w, h), layout=layout, tile_width=tile[0], tile_height=tile[1],
+                image_stride=3 * w * h * times, **merged,
+            )  # fmt: skip
             outs.append(out)
         torch.cuda.synchronize()
         assert not outs[0].isnan().any(), "an output value was not written"
@@ -578,19 +568,9 @@ def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
     batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
     tile = (364, 364) if layout == "tiles" else (0, 0)
     out = raw_resize(
-        batch,
-        filter,
-        resized_width=rw,
-        resized_height=rh,
-        crop_x=x,
-        crop_y=y,
-        width=w,
-        height=h,
-        layout=layout,
-        tile_width=tile[0],
-        tile_height=tile[1],
+        batch, filter, (rw, rh), (x, y, w, h), layout=layout, tile_width=tile[0], tile_height=tile[1],
         image_stride=3 * w * h,
-    )
+    )  # fmt: skip
     got = out.view(n, 3, h, w)
     if layout == "tiles":
         tiles = out.view(n, h // 364, w // 364, 3, 364, 364)
@@ -631,20 +611,8 @@ def test_merged_patches_equal_torchs_resize_in_hfs_patch_order(rng, filter, case
 
     n, sw, sh, rw, rh, p = case
     batch = torch.from_numpy(rng.integers(0, 256, (n, 3, sh, sw), dtype=np.uint8)).cuda()
-    out = raw_resize(
-        batch,
-        filter,
-        resized_width=rw,
-        resized_height=rh,
-        width=rw,
-        height=rh,
-        layout="merged_patches",
-        patch_size=p,
-        merge_size=2,
-        temporal_patch_size=2,
-        times=2,
-        image_stride=3 * 2 * rw * rh,
-    )
+    merged = dict(layout="merged_patches", patch_size=p, merge_size=2, temporal_patch_size=2, times=2)
+    out = raw_resize(batch, filter, (rw, rh), (0, 0, rw, rh), image_stride=3 * 2 * rw * rh, **merged)
     resized = torch.nn.functional.interpolate(
         batch.float(), size=(rh, rw), mode=filter, antialias=True, align_corners=False
     )
