@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -79,6 +80,24 @@ void set_three(float (&v)[3], const std::array<float, 3>& from) {
     for (size_t c = 0; c < 3; ++c) v[c] = from[c];
 }
 
+// A run's arguments as the resizer takes them: the images (device pointers sharing dtype
+// and strides) as a view and their pointers, and the target writing at `out`.
+struct PreparedRun {
+    TensorView view;
+    std::vector<const void*> pointers;
+    ResizeTarget target;
+};
+
+PreparedRun prepared_run(std::span<const uintptr_t> images, const std::string& dtype,
+                         const std::vector<int64_t>& strides, uint32_t channels, const ResizeTarget& target,
+                         uintptr_t out) {
+    if (images.empty()) throw Error("a resizer run needs at least one image");
+    PreparedRun p{tensor_view(images[0], dtype, strides, channels), std::vector<const void*>(images.size()), target};
+    for (size_t i = 0; i < images.size(); ++i) p.pointers[i] = reinterpret_cast<const void*>(images[i]);
+    p.target.out = reinterpret_cast<void*>(out);
+    return p;
+}
+
 // A resizer on its device: Python passes the images as pointers (a list of tensors or the
 // images of a batch) with the strides they share.
 class ResizerBinding {
@@ -94,13 +113,8 @@ public:
     void run(const std::vector<uintptr_t>& images, const std::string& dtype, const std::vector<int64_t>& strides,
              const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        if (images.empty()) throw Error("a resizer run needs at least one image");
-        const TensorView view = tensor_view(images[0], dtype, strides, resizer_.shape().channels);
-        std::vector<const void*> pointers(images.size());
-        for (size_t i = 0; i < images.size(); ++i) pointers[i] = reinterpret_cast<const void*>(images[i]);
-        ResizeTarget into = target;
-        into.out = reinterpret_cast<void*>(out);
-        resizer_.run(view, pointers, into, stream_of(stream));
+        const PreparedRun p = prepared_run(images, dtype, strides, resizer_.shape().channels, target, out);
+        resizer_.run(p.view, p.pointers, p.target, stream_of(stream));
     }
     size_t replay_graphs() const { return resizer_.replay_graphs(); }
     int device() const { return device_; }
@@ -152,23 +166,16 @@ public:
     // `images`: the call's image pointers; `out`: its output's.
     void run(const std::vector<uintptr_t>& images, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        struct Prepared {
-            TensorView view;
-            std::vector<const void*> pointers;
-            ResizeTarget target;
-        };
-        std::vector<Prepared> prepared;
+        std::vector<PreparedRun> prepared;
         prepared.reserve(runs_.size());
         for (const Run& r : runs_) {
             if (r.end > images.size())
                 throw Error("a resizer run reads images up to " + std::to_string(r.end) + " of a call of " +
                             std::to_string(images.size()));
-            Prepared p{tensor_view(images[r.first], r.dtype, r.strides, r.resizer->resizer().shape().channels),
-                       std::vector<const void*>(r.end - r.first), r.target};
-            for (size_t i = r.first; i < r.end; ++i) p.pointers[i - r.first] = reinterpret_cast<const void*>(images[i]);
-            p.target.out = reinterpret_cast<void*>(out + r.offset);
-            r.resizer->resizer().check(p.view, p.pointers, p.target);
-            prepared.push_back(std::move(p));
+            const CudaImageResizer& resizer = r.resizer->resizer();
+            prepared.push_back(prepared_run(std::span(images).subspan(r.first, r.end - r.first), r.dtype, r.strides,
+                                            resizer.shape().channels, r.target, out + r.offset));
+            resizer.check(prepared.back().view, prepared.back().pointers, prepared.back().target);
         }
         run_on_branches(
             branches_,

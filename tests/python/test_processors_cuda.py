@@ -275,6 +275,13 @@ def test_remembered_calls_read_each_calls_own_images(rng):
     kinds = {
         "one image": lambda: cuda(smooth_image(rng, 300, 400)),
         "list of 3": lambda: [cuda(smooth_image(rng, 300, 400)) for _ in range(3)],
+        # Several cameras' frames: a list of sizes (and strides) remembered as one layout.
+        "list of 3 sizes": lambda: [cuda(smooth_image(rng, h, w)) for h, w in ((300, 400), (200, 260), (300, 400))],
+        "sizes and strides": lambda: [
+            cuda(smooth_image(rng, 300, 400)),
+            cuda(np.ascontiguousarray(smooth_image(rng, 260, 200).transpose(1, 2, 0))),
+            cuda(smooth_image(rng, 150, 300)[:1]),
+        ],
         "batch": lambda: torch.stack([cuda(smooth_image(rng, 300, 400)) for _ in range(2)]),
         "channels last": lambda: [cuda(np.ascontiguousarray(smooth_image(rng, 300, 400).transpose(1, 2, 0)))],
         "gray": lambda: [cuda(smooth_image(rng, 300, 400)[:1])],
@@ -311,11 +318,15 @@ def test_remembered_calls_read_each_calls_own_images(rng):
             del images, got, want
             gc.collect()
             assert probe() is None, (name, kind)
-    # A new layout (other size) after remembered ones takes the full path.
+    # A new layout (other size) after remembered ones takes the full path; so do a remembered
+    # list's sizes in another order.
     processor = OURS["clip"]()
     processor(cuda(smooth_image(rng, 300, 400)))
     other = cuda(smooth_image(rng, 500, 300))
     assert torch.equal(processor(other).pixel_values, OURS["clip"]()(other).pixel_values)
+    sizes = [cuda(smooth_image(rng, h, w)) for h, w in ((300, 400), (500, 300), (224, 224))]
+    for order in (sizes, sizes, sizes[::-1], sizes[1:] + sizes[:1]):
+        assert torch.equal(processor(order).pixel_values, OURS["clip"]()(order).pixel_values)
 
 
 @needs_hf

@@ -7,8 +7,9 @@ among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubi
 under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
 float16 inputs with rows staged or not), the copy
 (a resize to the image's own size, four pixels a thread where rows allow), uint8 outputs
-(Idefics3's intermediate images) and the texture filter. Sizes are small: the
-tools run the kernels tens of times slower."""
+(Idefics3's intermediate images) and the texture filter, each call twice (the second
+remembered, on stream branches). Sizes are small: the tools run the kernels tens of times
+slower."""
 
 import torch
 from texturevlm.processors import (
@@ -31,10 +32,13 @@ def image(h: int, w: int, dtype: torch.dtype = torch.uint8, channels_last: bool 
 
 
 def check(processor, images) -> None:
-    out = processor(images)
-    torch.cuda.synchronize()
-    values = out["pixel_values"]
-    assert torch.isfinite(values).all(), type(processor).__name__
+    # Twice: the second call is the remembered one (lists of several sizes too), whose
+    # resizes of different sizes or windows run at once on stream branches.
+    for _ in range(2):
+        out = processor(images)
+        torch.cuda.synchronize()
+        values = out["pixel_values"]
+        assert torch.isfinite(values).all(), type(processor).__name__
 
 
 def main() -> None:

@@ -11,6 +11,8 @@ Qwen2-VL jobs in the same run where it is installed (cvcuda_baseline.py)."""
 
 from __future__ import annotations
 
+import itertools
+import random as random_module
 from pathlib import Path
 from typing import Any, List, Tuple
 
@@ -55,9 +57,14 @@ MODELS = (
 
 PHOTO = Path("tests/data/photos/f3.jpg")
 
-#: A serving batch's images, (height, width) each: one call, eight sizes (a resize each,
-#: run at once on stream branches).
+#: A batch of images of several sizes, (height, width) each: one call, eight sizes. Called
+#: again with the same sizes in the same order (several cameras' frames), the call is
+#: remembered and its resizes run at once on stream branches; in a new order each call (a
+#: server's requests), each call is planned on the host.
 MIXED_SIZES = ((1080, 1920), (720, 1280), (1024, 1024), (480, 640), (1200, 900), (600, 800), (2048, 1536), (768, 1024))
+#: The new-order row's orders: more than the calls a processor remembers (_resize.KEPT_CALLS),
+#: so that every call of the row is planned.
+ORDERS = 80
 
 
 def _fidelity_image(gen: Any) -> Tuple[Any, str]:
@@ -88,25 +95,35 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     def random(h: int, w: int) -> Any:
         return torch.randint(0, 256, (3, h, w), dtype=torch.uint8, device="cuda", generator=gen)
 
+    # (label, the image lists calls take in turn, calls per run)
     inputs = [
-        (f"{batch} x [3, {size}, {size}]", [random(size, size) for _ in range(batch)], 10 if size == 4096 else 20)
+        (f"{batch} x [3, {size}, {size}]", [[random(size, size) for _ in range(batch)]], 10 if size == 4096 else 20)
         for size in (1024, 4096)
         for batch in (1, 8)
     ]
-    inputs.append(("8 images of 8 sizes (480x640 to 2048x1536)", [random(h, w) for h, w in MIXED_SIZES], 10))
-    for label, images, calls in inputs:
+    mixed = [random(h, w) for h, w in MIXED_SIZES]
+    inputs.append(("8 images of 8 sizes (480x640 to 2048x1536)", [mixed], 10))
+    order_gen = random_module.Random(0)
+    orders = {tuple(range(len(mixed)))}
+    while len(orders) < ORDERS:
+        orders.add(tuple(order_gen.sample(range(len(mixed)), len(mixed))))
+    inputs.append(("8 images of 8 sizes, a new order each call", [[mixed[i] for i in o] for o in orders], 10))
+    for label, image_lists, calls in inputs:
+        images = image_lists[0]
+        turns = itertools.cycle(image_lists)
         for model, hf_name, ours_cls, config in MODELS:
             hf = getattr(transformers, hf_name)(**config)
             job = f"{model} processor, {label} uint8 CUDA"
             out = hf(images=images, return_tensors="pt")["pixel_values"]
             floor_bytes = sum(image.numel() for image in images) + out.numel() * out.element_size()
-            t = per_call_us(lambda: hf(images=images, return_tensors="pt"), calls=calls, runs=5)
+            t = per_call_us(lambda: hf(images=next(turns), return_tensors="pt"), calls=calls, runs=5)
             table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
             hf_time = t[0]
             reference = hf(images=[sample], return_tensors="pt")
             cv_time = None
             cv = None
-            one_size = len({image.shape for image in images}) == 1  # CV-CUDA's jobs take one batch tensor
+            # CV-CUDA's jobs take one batch tensor
+            one_size = len(image_lists) == 1 and len({image.shape for image in images}) == 1
             if cvcuda_version and model in cvcuda_baseline.MODELS and one_size:
                 cv = _cvcuda_job(job, model, hf, ours_cls(**config), images, sample, reference)
             if cv:
@@ -118,7 +135,7 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 cv_time = t[0]
             for filter in ("exact", "texture"):
                 ours = ours_cls(filter=filter, **config)
-                t = per_call_us(lambda: ours(images), calls=calls * 5, runs=5)
+                t = per_call_us(lambda: ours(next(turns)), calls=calls * 5, runs=5)
                 off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
                 versus = f", {cv_time / t[0]:.1f}x CV-CUDA" if cv_time else ""
                 note = f"{hf_time / t[0]:5.1f}x HF{versus}; vs HF: {off} ({sample_name})"

@@ -309,10 +309,11 @@ class Part:
     plan: Plan
     offset: int
     stride: int
+    count: int  # the specs' images
 
-    @property
-    def count(self) -> int:
-        return sum(s.batch for s in self.specs)
+    @staticmethod
+    def of(specs: Tuple[ImageSpec, ...], first: int, plan: Plan, offset: int, stride: int) -> "Part":
+        return Part(specs, first, plan, offset, stride, sum(s.batch for s in specs))
 
 
 def expanded_parts(
@@ -338,7 +339,7 @@ def expanded_parts(
         for k, (_, plan) in enumerate(outs):
             sources = tuple(outputs[m][k][0] for m in range(i, end))
             run_specs.extend(sources)
-            part = Part(sources, first, plan, offset, stride)
+            part = Part.of(sources, first, plan, offset, stride)
             parts.append(part)
             first += part.count
             offset += plan.values_per_image()
@@ -380,7 +381,7 @@ class Runner:
         plan share a part (a launch)."""
         parts, first, offset = [], 0, 0
         for run, plan in self._runs(plans):
-            part = Part(tuple(run), first, plan, offset, plan.values_per_image())
+            part = Part.of(tuple(run), first, plan, offset, plan.values_per_image())
             parts.append(part)
             first += part.count
             offset += part.stride * part.count

@@ -22,6 +22,12 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
+def _is_image_array(x: Any) -> bool:
+    """Whether `x` is an array flat_images returns as it is: one image, [C, H, W] or [H, W, C]."""
+    shape = getattr(x, "shape", None)
+    return shape is not None and len(shape) == 3 and hasattr(x, "dtype")
+
+
 #: PIL modes read as their arrays: grey, RGB and RGBA bytes.
 _PIL_MODES_AS_IS = ("L", "RGB", "RGBA")
 
@@ -31,6 +37,8 @@ def flat_images(images: Any) -> List[Any]:
     if images is None:
         raise ProcessorInputError("no images: pass an image tensor or a list of them")
     if isinstance(images, (list, tuple)):
+        if images and all(_is_image_array(image) for image in images):
+            return list(images)  # the usual list: no nesting, no batches, nothing to convert
         flat = [image for item in images for image in flat_images(item)] if images else []
         if not flat:
             raise ProcessorInputError("no images: the list is empty; pass at least one image")
@@ -159,12 +167,14 @@ def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Opt
     return [rgb_spec(image, do_convert_rgb, input_data_format) for image in flat_images(images)]
 
 
-def torch_cuda_layout(images: Any) -> Optional[Tuple[Any, List[int]]]:
+def torch_cuda_layout(images: Any, mixed: bool = False) -> Optional[Tuple[Any, List[int]]]:
     """(layout, pointers) of torch CUDA images: a list of tensors of one type, shape, dtype,
     device and strides, or one tensor (an image or a [B, ...] batch). The layout (count,
     shape, dtype, device, strides) is all a call's work depends on; the pointers are each
     image's element 0. None for anything else. (Count 0: one
-    tensor, whose shape says how many images it holds.)"""
+    tensor, whose shape says how many images it holds.) `mixed`: a list whose images differ
+    in shape or strides (one type, dtype and device) has a layout too, with each image's
+    shape and strides in turn (several cameras' frames, called again and again)."""
     if isinstance(images, (list, tuple)):
         if not images:
             return None
@@ -176,17 +186,22 @@ def torch_cuda_layout(images: Any) -> Optional[Tuple[Any, List[int]]]:
         if device.type != "cuda":
             return None
         pointers = [head.data_ptr()]
+        shapes, all_strides = [shape], [strides]
+        uniform = True
         for image in images[1:]:
-            if (
-                type(image) is not kind
-                or image.shape != shape
-                or image.dtype is not dtype
-                or image.stride() != strides
-                or image.device != device
-            ):
+            if type(image) is not kind or image.dtype is not dtype or image.device != device:
                 return None
+            image_shape, image_strides = image.shape, image.stride()
+            if image_shape != shape or image_strides != strides:
+                if not mixed:
+                    return None
+                uniform = False
+            shapes.append(image_shape)
+            all_strides.append(image_strides)
             pointers.append(image.data_ptr())
-        return (len(pointers), shape, dtype, device, strides), pointers
+        if uniform:
+            return (len(pointers), shape, dtype, device, strides), pointers
+        return (len(pointers), tuple(shapes), dtype, device, tuple(all_strides)), pointers
     if type(images).__module__ != "torch" or not images.is_cuda:
         return None
     shape, strides = images.shape, images.stride()

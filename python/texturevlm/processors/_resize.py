@@ -246,14 +246,17 @@ def cuda_launch(
     out_dtype: str = "float32",
     image_stride: Optional[int] = None,
     branch: int = 0,
+    resizer: Any = None,
 ) -> CudaLaunch:
     """The run writing `images` images like `spec` through `plan` at element `offset` of
     the output, each image's values `image_stride` elements after the last's (default:
-    packed): a few launches whatever the image count. `branch`: _resizer's."""
+    packed): a few launches whatever the image count. `branch`: _resizer's; `resizer`: the
+    one _resizer gave for them, where the caller found it already."""
     times = times if times is not None else (plan.merged[2] if plan.merged else 1)
     stride = image_stride if image_stride is not None else plan.values_per_image()
     target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype, stride)
-    resizer = _resizer(spec, plan, filter, images, branch)
+    if resizer is None:
+        resizer = _resizer(spec, plan, filter, images, branch)
     return CudaLaunch(resizer, spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype])
 
 
@@ -443,11 +446,13 @@ def cuda_launches(
     used: set = set()
     for spec, plan, images, offset, stride in parts:
         branch = 0
+        resizer = _resizer(spec, plan, filter, images, branch)
         if branched and BRANCHES and filter != "texture":
-            while id(_resizer(spec, plan, filter, images, branch)) in used:
+            while id(resizer) in used:
                 branch += 1
+                resizer = _resizer(spec, plan, filter, images, branch)
         launch = cuda_launch(
-            spec, plan, filter, images, offset, out_dtype=out_dtype, image_stride=stride, branch=branch
+            spec, plan, filter, images, offset, out_dtype=out_dtype, image_stride=stride, branch=branch, resizer=resizer
         )
         used.add(id(launch.resizer))
         launches.append(launch)
@@ -458,6 +463,9 @@ def cuda_launches(
 #: images' pointers): calls whose work is known, so that the next call of the layout skips
 #: reading the images' specs, planning and finding resizers (much of a call's host time).
 _calls: "dict[Any, Any]" = {}
+#: Layouts remembered at most (cleared when full): a server's calls of ever new layouts keep
+#: a bounded set.
+KEPT_CALLS = 64
 
 
 def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -> Tuple[Any, Any]:
@@ -466,7 +474,7 @@ def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -
     torch CUDA images)."""
     if input_data_format is not None:
         return None, None
-    layout = torch_cuda_layout(images)
+    layout = torch_cuda_layout(images, mixed=True)
     if layout is None:
         return None, None
     key = (threading.get_ident(), id(processor), processor.filter, processor.dtype, layout[0])
@@ -481,7 +489,7 @@ def remember_call(processor: Any, pending: Any, pointers: List[int], outputs: An
     where the call read exactly the layout's pointers (not, say, a composited RGBA copy)."""
     if pending is None or pointers != pending[1]:
         return
-    if len(_calls) > 64:
+    if len(_calls) >= KEPT_CALLS:
         _calls.clear()
     _calls[pending[0]] = (processor, outputs)
 
