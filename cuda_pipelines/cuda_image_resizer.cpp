@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_pipelines/cuda_tensor_mips.h"
+#include "cuda/pooled_buffer.h"
 #include "cuda/stream_capture.h"
 #include "engine/error.h"
 #include "engine/textures/texture_desc.h"
@@ -34,6 +35,7 @@ TensorView advanced(TensorView view, size_t images) {
 }  // namespace
 
 CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
+    TVLM_CUDA_CHECK(cudaGetDevice(&device_));
     const ResizerShape& s = shape_;
     if (s.width == 0 || s.height == 0 || s.images == 0)
         throw Error("a resizer needs images of a positive size and a positive count");
@@ -114,6 +116,7 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
             fill_texture(view, images, s);
             texture_->resize(target, s);
         });
+        mark_done(stream);
         return;
     }
     const size_t out_size = element_bytes(target.out_dtype);
@@ -124,9 +127,11 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     const size_t per_image = software_rows_bytes(shape_.width, shape_.height, target, software_filter, shape_.dtype) /
                              target.images;
     const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / std::max<size_t>(per_image, 1), 1, kMaxListedImages);
-    const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float);
-    // Grown once per larger target; the old buffer's cudaFree waits for the runs using it.
-    if (software_rows_.size() < wanted) software_rows_ = DeviceBuffer<float>(wanted);
+    const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float) *
+                          sizeof(float);
+    // Grown once per larger target; the old buffer is freed behind the runs using it (they
+    // are queued on this stream, or ordered before it: order_after_last_run).
+    if (software_rows_.bytes() < wanted) regrow(software_rows_, wanted, stream);
     // The spans and weights depend on the window alone: a run of a recent run's window (a
     // processor's usual call) reuses those already computed. A replayed run that reuses them
     // is keyed by their buffer and rewrite: rewritten tables make a new one.
@@ -134,7 +139,7 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
                                          uint32_t(target.crop_y), target.width,          target.height};
     bool tables_written = false;
     SpanTables& tables = tables_for(window, software_tables_bytes(shape_.width, shape_.height, target, software_filter),
-                                    tables_written);
+                                    tables_written, stream);
     key.insert(key.end(),
                {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
                 tables_written, tables_written ? tables.generation : 0});
@@ -144,7 +149,8 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
             ResizeTarget part = target;
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
-            const SoftwareScratch scratch{tables.buffer.data(), tables_written || first > 0, software_rows_.data()};
+            const SoftwareScratch scratch{static_cast<unsigned char*>(tables.buffer.data()),
+                                          tables_written || first > 0, static_cast<float*>(software_rows_.data())};
             resize_software(view, shape_.width, shape_.height, part, software_filter, scratch, s,
                             list_of(images, first, count));
         }
@@ -153,10 +159,35 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
         tables.window = window;
         tables.generation = ++tables_written_;
     }
+    mark_done(stream);
+}
+
+void CudaImageResizer::regrow(PooledBuffer& buffer, size_t bytes, cudaStream_t stream) const {
+    if (stream_capturing(stream)) {
+        // The old buffer was last read by runs before the capture (a captured run reads the
+        // new one): it is freed on the release stream, behind them.
+        if (ran_) TVLM_CUDA_CHECK(cudaStreamWaitEvent(release_stream(device_), done_.get(), 0));
+    } else {
+        buffer.release(stream);  // behind the runs that read it: queued on this stream or before it
+    }
+    buffer = PooledBuffer(bytes, stream);
+}
+
+void CudaImageResizer::mark_done(cudaStream_t stream) const {
+    // A run inside a capture is launched by its graph, later: the graph's owner keeps the
+    // resizer alive while it may launch.
+    if (stream_capturing(stream)) return;
+    TVLM_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
+    ran_ = true;
+}
+
+CudaImageResizer::~CudaImageResizer() {
+    // The buffers are freed on the release stream: behind this resizer's last run.
+    if (ran_ && done_.get()) (void)cudaStreamWaitEvent(release_stream(device_), done_.get(), 0);
 }
 
 CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint32_t, 6>& window, size_t bytes,
-                                                           bool& written) const {
+                                                           bool& written, cudaStream_t stream) const {
     ++runs_;
     for (SpanTables& t : tables_)
         if (t.generation && t.window == window) {
@@ -166,7 +197,7 @@ CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint
         }
     SpanTables& t = *std::min_element(tables_.begin(), tables_.end(),
                                       [](const SpanTables& a, const SpanTables& b) { return a.used < b.used; });
-    if (t.buffer.size() < bytes) t.buffer = DeviceBuffer<unsigned char>(bytes);
+    if (t.buffer.bytes() < bytes) regrow(t.buffer, bytes, stream);
     t.generation = 0;  // until this run has written them (run() sets it)
     t.used = runs_;
     written = false;

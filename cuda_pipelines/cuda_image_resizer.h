@@ -32,6 +32,7 @@
 #include "cuda_pipelines/replayed_launches.h"
 #include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
+#include "cuda/pooled_buffer.h"
 #include "cuda/processors/image_resize.h"
 #include "cuda/tensors/tensor_texels.h"
 
@@ -55,7 +56,10 @@ public:
     // have, or skipped levels of a bfloat16 image (no box format of its own).
     explicit CudaImageResizer(const ResizerShape& shape);
     CudaImageResizer(CudaImageResizer&&) noexcept = default;
-    CudaImageResizer& operator=(CudaImageResizer&&) noexcept = default;
+    CudaImageResizer& operator=(CudaImageResizer&&) noexcept = delete;  // its buffers' frees are ordered by ~
+    // Frees its buffers behind its last run without waiting for it (a cache may drop a
+    // resizer while a server's work is queued: cudaFree would wait for all of it).
+    ~CudaImageResizer();
 
     // target.images images (image i at images[i], read through `view`'s dtype, strides and
     // channels; view.data unused) resized into `target` from its first_layer 0. Throws
@@ -89,25 +93,34 @@ private:
     std::vector<TensorView> levels_;             // chain levels 1.. of every image; data only where stored
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
     // Bicubic and bilinear: the row pass's results, sized by the largest target run so far.
-    mutable DeviceBuffer<float> software_rows_;
+    mutable PooledBuffer software_rows_;
     // The spans and weights of the last windows run, each in a buffer of its own: a call that
     // resizes its images to two windows (InternVL's tiles and thumbnail, LLaVA-OneVision's
     // tiles and base image) writes neither again. A window's tables are computed into the
     // least recently used buffer (grown where they outgrow it).
     struct SpanTables {
         std::array<uint32_t, 6> window{};
-        DeviceBuffer<unsigned char> buffer;
+        PooledBuffer buffer;
         uint64_t generation = 0;  // this buffer's tables' rewrite (0: none yet)
         uint64_t used = 0;        // the run that last used them
     };
     mutable std::array<SpanTables, 4> tables_;
     mutable uint64_t runs_ = 0, tables_written_ = 0;  // counters for SpanTables' fields
     // The tables of `window` (computed on this run where `written` comes back false).
-    SpanTables& tables_for(const std::array<uint32_t, 6>& window, size_t bytes, bool& written) const;
+    SpanTables& tables_for(const std::array<uint32_t, 6>& window, size_t bytes, bool& written,
+                           cudaStream_t stream) const;
+    // `buffer` replaced by one of `bytes`, the old one freed behind the runs that read it.
+    void regrow(PooledBuffer& buffer, size_t bytes, cudaStream_t stream) const;
+    // Records that the run just queued on `stream` is the last (the destructor's frees wait for it).
+    void mark_done(cudaStream_t stream) const;
     // The stream of the last run, and the event a run on another stream waits on: the
     // texture and scratch are one set for all runs, so a run is ordered after the last.
     mutable std::optional<cudaStream_t> last_stream_;
     CudaEvent handoff_ = make_event();
+    // The end of the last run, and whether one ran (outside a capture).
+    CudaEvent done_ = make_event();
+    mutable bool ran_ = false;
+    int device_ = 0;
     // A run's launches replayed as one graph once a run repeats (a processor's usual call);
     // held by pointer so the resizer stays movable.
     std::unique_ptr<ReplayedLaunches> replayed_ = std::make_unique<ReplayedLaunches>();
