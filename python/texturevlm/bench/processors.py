@@ -3,7 +3,8 @@ InternVL (GotOcr2, with its tiles), LLaVA-OneVision (AnyRes tiles) and Idefics3 
 and whole image, each resize from the last) image processors against texturevlm.processors (the
 default exact filter, HF's values, and the texture filter) in one run, each with its
 model's preprocessor_config.json values, on uint8 CUDA images of 1024^2 and 4096^2, one image and batches
-of 8, and a batch of 8 images of 8 sizes: wall time per call (calls pipelined, as __main__.py times everything), each next to
+of 8, a batch of 8 images of 8 sizes (the same order each call, then a new order each call), and one
+image of a new size each call (a server's requests): wall time per call (calls pipelined, as __main__.py times everything), each next to
 its floor (input read once + output written once, over the device copy rate), and the
 outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
 tree is at hand, else a smooth synthetic image). NVIDIA's CV-CUDA runs the CLIP, SigLIP and
@@ -65,6 +66,9 @@ MIXED_SIZES = ((1080, 1920), (720, 1280), (1024, 1024), (480, 640), (1200, 900),
 #: The new-order row's orders: more than the calls a processor remembers (_resize.KEPT_CALLS),
 #: so that every call of the row is planned.
 ORDERS = 80
+#: The new-size row's images, each of its own size: more than a timing's calls (10 warm-up
+#: calls and 5 runs of 50), so every call of ours is a size the processor has not seen.
+NEW_SIZES = 300
 
 
 def _fidelity_image(gen: Any) -> Tuple[Any, str]:
@@ -108,15 +112,26 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     while len(orders) < ORDERS:
         orders.add(tuple(order_gen.sample(range(len(mixed)), len(mixed))))
     inputs.append(("8 images of 8 sizes, a new order each call", [[mixed[i] for i in o] for o in orders], 10))
+    sizes_gen = random_module.Random(1)
+    new_sizes: set = set()
+    while len(new_sizes) < NEW_SIZES:
+        new_sizes.add((sizes_gen.randint(480, 2048), sizes_gen.randint(480, 2048)))
+    inputs.append(("1 image, a new size each call (480 to 2048 a side)", [[random(h, w)] for h, w in new_sizes], 10))
     for label, image_lists, calls in inputs:
         images = image_lists[0]
-        turns = itertools.cycle(image_lists)
+
+        def turns() -> Any:
+            """The image lists in turn from the first: each timing's calls see new sizes where the row's lists differ."""
+            lists = itertools.cycle(image_lists)
+            return lambda: next(lists)
+
         for model, hf_name, ours_cls, config in MODELS:
             hf = getattr(transformers, hf_name)(**config)
             job = f"{model} processor, {label} uint8 CUDA"
             out = hf(images=images, return_tensors="pt")["pixel_values"]
             floor_bytes = sum(image.numel() for image in images) + out.numel() * out.element_size()
-            t = per_call_us(lambda: hf(images=next(turns), return_tensors="pt"), calls=calls, runs=5)
+            pick = turns()
+            t = per_call_us(lambda: hf(images=pick(), return_tensors="pt"), calls=calls, runs=5)
             table.add(job, f"HF {hf_name} (transformers {transformers.__version__})", t, floor_bytes)
             hf_time = t[0]
             reference = hf(images=[sample], return_tensors="pt")
@@ -135,7 +150,8 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
                 cv_time = t[0]
             for filter in ("exact", "texture"):
                 ours = ours_cls(filter=filter, **config)
-                t = per_call_us(lambda: ours(next(turns)), calls=calls * 5, runs=5)
+                pick = turns()
+                t = per_call_us(lambda: ours(pick()), calls=calls * 5, runs=5)
                 off = difference(ours([sample])["pixel_values"], reference["pixel_values"])
                 versus = f", {cv_time / t[0]:.1f}x CV-CUDA" if cv_time else ""
                 note = f"{hf_time / t[0]:5.1f}x HF{versus}; vs HF: {off} ({sample_name})"

@@ -18,6 +18,7 @@ from ._encoded import decode_encoded, has_encoded
 from ._resize import (
     FILTER_ALIASES,
     FILTERS,
+    KEPT_SIZES,
     OUT_DTYPES,
     RESAMPLES,
     CudaCall,
@@ -35,7 +36,7 @@ class KeptPlans(dict):
     """A processor's plans and per-size answers (tile grids, best resolutions), by input
     size: cleared when full, so that a server seeing ever new sizes keeps a bounded set."""
 
-    LIMIT = 4096
+    LIMIT = KEPT_SIZES
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if len(self) >= self.LIMIT:

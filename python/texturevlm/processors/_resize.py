@@ -130,6 +130,10 @@ def levels_for(width: int, height: int, plan: Plan) -> int:
 
 # ---------------------------------------------------------------- CUDA
 
+#: Per-size answers kept at most (targets, a call's resizer key; processors' plans): a server
+#: sees a long tail of image sizes, and each answer costs more to work out than a call's
+#: launch. Cleared when full, so that ever new sizes keep a bounded set.
+KEPT_SIZES = 4096
 _targets: "dict[Any, Any]" = {}
 
 
@@ -159,7 +163,7 @@ def _target(
     t.divide = list(plan.normalize.divide)
     t.round_to_byte = round_to_byte
     t.out_dtype = out_dtype
-    if len(_targets) > 256:
+    if len(_targets) >= KEPT_SIZES:
         _targets.clear()
     _targets[key] = (plan, t)
     return t
@@ -205,7 +209,7 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     _resizers[key] = resizer
     while len(_resizers) > KEPT_RESIZERS:
         _resizers.pop(next(iter(_resizers)))
-    if len(_shape_of_call) > 256:
+    if len(_shape_of_call) >= KEPT_SIZES:
         _shape_of_call.clear()
     _shape_of_call[call] = (plan, key)
     return resizer
