@@ -13,8 +13,10 @@
 //    fused with the rest).
 // Images are device pointers sharing one view (dtype, strides, channels): the tensors of
 // a list or the images of a batch, 32 per launch (ImageList), so a list of 8 tensors costs
-// the launches of one batch. Allocates at construction (and the bicubic scratch at its
-// first run of a larger target); runs are stream-ordered with no host sync. The texture
+// the launches of one batch. Allocates at construction (the texture filter), and the
+// software filters' rows and span tables at their first run of a larger target, from a pool
+// in stream order (cuda/pooled_buffer.h): runs, and dropping a software resizer, never wait for the
+// device. The texture
 // and the scratch hold a run's data until its kernels ran: a run on another stream than the
 // last run's is ordered after the work queued on that stream (not inside a CUDA graph
 // capture, where the caller orders them), and threads each use resizers of their own. A run
