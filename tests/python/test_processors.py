@@ -622,3 +622,32 @@ def test_a_processor_keeps_a_bounded_set_of_plans(rng, monkeypatch):
         processor(smooth_image(rng, 40, width))
         assert 0 < len(processor._plans) <= 8
     assert np.array_equal(processor(first)["pixel_values"], want)
+
+
+def test_remembered_calls_hold_a_bounded_number_of_resizers(monkeypatch):
+    """A remembered call keeps its resizers alive (a list of several sizes one per size), so
+    the remembered calls are cleared before they would hold more than KEPT_CALL_RESIZERS,
+    as well as past KEPT_CALLS layouts."""
+    from texturevlm.processors import _resize
+
+    monkeypatch.setattr(_resize, "_calls", {})
+    monkeypatch.setattr(_resize, "_calls_resizers", 0)
+    monkeypatch.setattr(_resize, "KEPT_CALL_RESIZERS", 20)
+    monkeypatch.setattr(_resize, "KEPT_CALLS", 4)
+    owner = object()
+
+    def remember(layout: int, resizers: int) -> None:
+        pending = (("key", layout), [layout])
+        _resize.remember_call(owner, pending, [layout], lambda pointers: pointers, resizers)
+
+    for layout in range(3):
+        remember(layout, 8)  # 8, 16, then 24 > 20: cleared before the third
+    assert list(_resize._calls) == [("key", 2)] and _resize._calls_resizers == 8
+    for layout in range(3, 6):
+        remember(layout, 1)
+    assert len(_resize._calls) == 4 and _resize._calls_resizers == 11
+    remember(6, 1)  # a fifth layout: past KEPT_CALLS
+    assert list(_resize._calls) == [("key", 6)] and _resize._calls_resizers == 1
+    # A call that read other pointers than its layout's (a composited copy) is not kept.
+    _resize.remember_call(owner, (("key", 7), [7]), [70], lambda pointers: pointers, 1)
+    assert ("key", 7) not in _resize._calls

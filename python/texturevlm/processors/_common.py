@@ -256,7 +256,9 @@ class Processor:
         if pending is not None:
             replay = replayed_call(call, pointers, pending[1], outputs, staged)
             if replay is not None:
-                remember_call(self, pending, pending[1], replay)
+                stages = staged[0] if staged is not None else []
+                held = {id(launch.resizer) for launch, _, _ in call.launches} | {id(s.launch.resizer) for s in stages}
+                remember_call(self, pending, pending[1], replay, len(held))
         return outputs(call(pointers))
 
     @classmethod

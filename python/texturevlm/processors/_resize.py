@@ -218,10 +218,12 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
 def clear_cache() -> None:
     """Frees the kept resizers (their textures) and targets: texturevlm.clear_cache() and
     interpreter exit call it, so nothing is left for nanobind to report."""
+    global _calls_resizers
     _resizers.clear()
     _shape_of_call.clear()
     _targets.clear()
     _calls.clear()
+    _calls_resizers = 0
 
 
 @dataclass(frozen=True)
@@ -470,6 +472,12 @@ _calls: "dict[Any, Any]" = {}
 #: Layouts remembered at most (cleared when full): a server's calls of ever new layouts keep
 #: a bounded set.
 KEPT_CALLS = 64
+#: Resizers the remembered calls hold at most, all together (cleared when more would be): a
+#: call keeps its resizers alive after the resizer cache let them go, and a list of several
+#: sizes holds one per size, so a server's lists of ever new sizes would otherwise keep
+#: KEPT_CALLS times as many.
+KEPT_CALL_RESIZERS = 2 * KEPT_RESIZERS
+_calls_resizers = 0  # resizers the remembered calls hold (counted per call)
 
 
 def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -> Tuple[Any, Any]:
@@ -488,14 +496,18 @@ def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -
     return None, (key, layout[1])
 
 
-def remember_call(processor: Any, pending: Any, pointers: List[int], outputs: Any) -> None:
-    """Keeps `outputs` (a function of the images' pointers) for the layout's later calls,
-    where the call read exactly the layout's pointers (not, say, a composited RGBA copy)."""
+def remember_call(processor: Any, pending: Any, pointers: List[int], outputs: Any, resizers: int = 1) -> None:
+    """Keeps `outputs` (a function of the images' pointers, running on `resizers` resizers)
+    for the layout's later calls, where the call read exactly the layout's pointers (not,
+    say, a composited RGBA copy)."""
+    global _calls_resizers
     if pending is None or pointers != pending[1]:
         return
-    if len(_calls) >= KEPT_CALLS:
+    if len(_calls) >= KEPT_CALLS or _calls_resizers + resizers > KEPT_CALL_RESIZERS:
         _calls.clear()
+        _calls_resizers = 0
     _calls[pending[0]] = (processor, outputs)
+    _calls_resizers += resizers
 
 
 def skipped_levels(spec: ImageSpec, plan: Plan) -> int:
