@@ -37,8 +37,11 @@ TensorView advanced(TensorView view, size_t images) {
 CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     TVLM_CUDA_CHECK(cudaGetDevice(&device_));
     const ResizerShape& s = shape_;
-    if (s.width == 0 || s.height == 0 || s.images == 0)
-        throw Error("a resizer needs images of a positive size and a positive count");
+    const bool any_size = s.filter != ResizeFilter::texture && s.width == 0 && s.height == 0;
+    if ((!any_size && (s.width == 0 || s.height == 0)) || s.images == 0)
+        throw Error(
+            "a resizer needs images of a positive size (or, bicubic and bilinear, 0 x 0 for any size) and a "
+            "positive count");
     if (s.channels != 3 && s.channels != 4) throw Error("a resizer takes images of 3 or 4 channels");
     if (s.filter != ResizeFilter::texture) return;
     const uint32_t chain = std::bit_width(std::max(s.width, s.height));
@@ -92,7 +95,7 @@ CudaImageResizer::CudaImageResizer(const ResizerShape& shape) : shape_(shape) {
     }
 }
 
-void CudaImageResizer::check(const TensorView& view, std::span<const void* const> images,
+void CudaImageResizer::check(const TensorView& view, Extent2D size, std::span<const void* const> images,
                              const ResizeTarget& target) const {
     check_resize_target(target);
     if (images.size() != target.images || images.size() > shape_.images)
@@ -104,13 +107,24 @@ void CudaImageResizer::check(const TensorView& view, std::span<const void* const
         throw Error("an image has no data (a null pointer)");
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
+    const bool any_size = shape_.width == 0;
+    if (any_size ? size.width == 0 || size.height == 0 : size != Extent2D{shape_.width, shape_.height})
+        throw Error("images of " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                    " for a resizer of " +
+                    (any_size ? std::string("any positive size")
+                              : std::to_string(shape_.width) + "x" + std::to_string(shape_.height)));
 }
 
-void CudaImageResizer::run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
-                           cudaStream_t stream) const {
-    check(view, images, target);
+void CudaImageResizer::run(const TensorView& view, Extent2D size, std::span<const void* const> images,
+                           const ResizeTarget& target, cudaStream_t stream) const {
+    check(view, size, images, target);
+    launch(view, size, images, target, stream);
+}
+
+void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<const void* const> images,
+                              const ResizeTarget& target, cudaStream_t stream) const {
     order_after_last_run(stream);
-    ReplayedLaunches::Key key = call_key(view, images, target);
+    ReplayedLaunches::Key key = call_key(view, size, images, target);
     if (shape_.filter == ResizeFilter::texture) {
         replayed_->run(key, stream, [&](cudaStream_t s) {
             fill_texture(view, images, s);
@@ -124,7 +138,7 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
                                                                                    : SoftwareFilter::bicubic;
     // Per image, as the whole target's kernels need them (which kernel takes a resize may depend
     // on the batch; a chunk of fewer images needs no more rows per image).
-    const size_t per_image = software_rows_bytes(shape_.width, shape_.height, target, software_filter, shape_.dtype) /
+    const size_t per_image = software_rows_bytes(size.width, size.height, target, software_filter, shape_.dtype) /
                              target.images;
     const size_t chunk = std::clamp<size_t>(kMaxSoftwareScratch / std::max<size_t>(per_image, 1), 1, kMaxListedImages);
     const size_t wanted = (std::min(chunk, images.size()) * per_image + sizeof(float) - 1) / sizeof(float) *
@@ -132,13 +146,19 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
     // Grown once per larger target; the old buffer is freed behind the runs using it (they
     // are queued on this stream, or ordered before it: order_after_last_run).
     if (software_rows_.bytes() < wanted) regrow(software_rows_, wanted, stream);
-    // The spans and weights depend on the window alone: a run of a recent run's window (a
-    // processor's usual call) reuses those already computed. A replayed run that reuses them
-    // is keyed by their buffer and rewrite: rewritten tables make a new one.
-    const std::array<uint32_t, 6> window{target.resized_width,    target.resized_height, uint32_t(target.crop_x),
-                                         uint32_t(target.crop_y), target.width,          target.height};
+    // The spans and weights depend on the source size and window alone: a run of a recent
+    // run's (a processor's usual call) reuses those already computed. A replayed run that
+    // reuses them is keyed by their buffer and rewrite: rewritten tables make a new one.
+    const std::array<uint32_t, 8> window{size.width,
+                                         size.height,
+                                         target.resized_width,
+                                         target.resized_height,
+                                         uint32_t(target.crop_x),
+                                         uint32_t(target.crop_y),
+                                         target.width,
+                                         target.height};
     bool tables_written = false;
-    SpanTables& tables = tables_for(window, software_tables_bytes(shape_.width, shape_.height, target, software_filter),
+    SpanTables& tables = tables_for(window, software_tables_bytes(size.width, size.height, target, software_filter),
                                     tables_written, stream);
     key.insert(key.end(),
                {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
@@ -151,7 +171,7 @@ void CudaImageResizer::run(const TensorView& view, std::span<const void* const> 
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
             const SoftwareScratch scratch{static_cast<unsigned char*>(tables.buffer.data()),
                                           tables_written || first > 0, static_cast<float*>(software_rows_.data())};
-            resize_software(view, shape_.width, shape_.height, part, software_filter, scratch, s,
+            resize_software(view, size.width, size.height, part, software_filter, scratch, s,
                             list_of(images, first, count));
         }
     });
@@ -186,7 +206,7 @@ CudaImageResizer::~CudaImageResizer() {
     if (ran_ && done_.get()) (void)cudaStreamWaitEvent(release_stream(device_), done_.get(), 0);
 }
 
-CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint32_t, 6>& window, size_t bytes,
+CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint32_t, 8>& window, size_t bytes,
                                                            bool& written, cudaStream_t stream) const {
     ++runs_;
     for (SpanTables& t : tables_)
@@ -204,10 +224,12 @@ CudaImageResizer::SpanTables& CudaImageResizer::tables_for(const std::array<uint
     return t;
 }
 
-ReplayedLaunches::Key CudaImageResizer::call_key(const TensorView& view, std::span<const void* const> images,
-                                                 const ResizeTarget& t) {
+ReplayedLaunches::Key CudaImageResizer::call_key(const TensorView& view, Extent2D size,
+                                                 std::span<const void* const> images, const ResizeTarget& t) {
     const auto bits = [](float v) { return uint64_t{std::bit_cast<uint32_t>(v)}; };
     ReplayedLaunches::Key key{2,
+                              size.width,
+                              size.height,
                               uint64_t(view.dtype),
                               uint64_t(view.stride_b),
                               uint64_t(view.stride_c),

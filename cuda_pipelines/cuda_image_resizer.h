@@ -1,6 +1,8 @@
 #pragma once
 // An image processor's GPU work for images of one size and dtype (python/texturevlm/
-// processors) in one call, whatever the number of images:
+// processors) in one call, whatever the number of images; or, for the software filters, of
+// any size (a resizer of shape 0 x 0: each run gives its images' size), which a server's
+// first sight of a size runs on instead of making a resizer for a size it may never see again:
 //  - texture filter: one box-mip launch over the tensors themselves (cuda_tensor_mips.h)
 //    writes the levels the sampler reads straight into a texture kept between calls (the
 //    finer levels are computed and dropped: a 4096^2 image shrunk to 224^2 puts 256^2 and
@@ -37,6 +39,7 @@
 #include "cuda/pooled_buffer.h"
 #include "cuda/processors/image_resize.h"
 #include "cuda/tensors/tensor_texels.h"
+#include "engine/mips/mip_filter.h"
 
 namespace tvlm {
 
@@ -46,7 +49,7 @@ struct ResizerShape {
     ResizeFilter filter = ResizeFilter::texture;
     TensorDtype dtype = TensorDtype::u8;  // the images' (bfloat16: no skipped levels)
     uint32_t channels = 3;
-    uint32_t width = 0, height = 0;  // the images'
+    uint32_t width = 0, height = 0;  // the images' (bicubic and bilinear: 0 x 0 for any size)
     uint32_t images = 1;             // the most one run takes
     uint32_t skipped_levels = 0;     // texture: box levels computed from the tensors
     uint32_t texture_levels = 1;     // texture: its levels, from level skipped_levels on
@@ -63,15 +66,20 @@ public:
     // resizer while a server's work is queued: cudaFree would wait for all of it).
     ~CudaImageResizer();
 
-    // target.images images (image i at images[i], read through `view`'s dtype, strides and
-    // channels; view.data unused) resized into `target` from its first_layer 0. Throws
-    // Error, launching nothing, for a count that is not target.images or exceeds the
-    // shape's, a null image, a view unlike the shape, or a target check_resize_target refuses.
-    void run(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target,
+    // target.images images of `size` (image i at images[i], read through `view`'s dtype,
+    // strides and channels; view.data unused) resized into `target` from its first_layer 0.
+    // `size` is the shape's, or any for a resizer of any size. Throws Error, launching
+    // nothing, for a count that is not target.images or exceeds the shape's, a null image, a
+    // view or size unlike the shape, or a target check_resize_target refuses.
+    void run(const TensorView& view, Extent2D size, std::span<const void* const> images, const ResizeTarget& target,
              cudaStream_t stream) const;
     // run()'s refusals, without launching: for callers that run several resizers at once
     // (stream_branches.h) and launch none where one would refuse.
-    void check(const TensorView& view, std::span<const void* const> images, const ResizeTarget& target) const;
+    void check(const TensorView& view, Extent2D size, std::span<const void* const> images,
+               const ResizeTarget& target) const;
+    // run() of arguments check() passed: such callers check every run once, before launching any.
+    void launch(const TensorView& view, Extent2D size, std::span<const void* const> images, const ResizeTarget& target,
+                cudaStream_t stream) const;
 
     const ResizerShape& shape() const { return shape_; }
     // Runs kept as graphs (a repeated run replays one).
@@ -79,7 +87,7 @@ public:
 
 private:
     // Every value a run's launches read: equal keys make equal launches (ReplayedLaunches).
-    static ReplayedLaunches::Key call_key(const TensorView& view, std::span<const void* const> images,
+    static ReplayedLaunches::Key call_key(const TensorView& view, Extent2D size, std::span<const void* const> images,
                                           const ResizeTarget& target);
     void fill_texture(const TensorView& view, std::span<const void* const> images, cudaStream_t stream) const;
     void order_after_last_run(cudaStream_t stream) const;
@@ -96,12 +104,13 @@ private:
     std::vector<cudaSurfaceObject_t> surfaces_;  // by chain level: the texture's, 0 below it
     // Bicubic and bilinear: the row pass's results, sized by the largest target run so far.
     mutable PooledBuffer software_rows_;
-    // The spans and weights of the last windows run, each in a buffer of its own: a call that
+    // The spans and weights of the last windows run (a window: the source size, the resized
+    // size, the crop), each in a buffer of its own: a call that
     // resizes its images to two windows (InternVL's tiles and thumbnail, LLaVA-OneVision's
     // tiles and base image) writes neither again. A window's tables are computed into the
     // least recently used buffer (grown where they outgrow it).
     struct SpanTables {
-        std::array<uint32_t, 6> window{};
+        std::array<uint32_t, 8> window{};
         PooledBuffer buffer;
         uint64_t generation = 0;  // this buffer's tables' rewrite (0: none yet)
         uint64_t used = 0;        // the run that last used them
@@ -109,7 +118,7 @@ private:
     mutable std::array<SpanTables, 4> tables_;
     mutable uint64_t runs_ = 0, tables_written_ = 0;  // counters for SpanTables' fields
     // The tables of `window` (computed on this run where `written` comes back false).
-    SpanTables& tables_for(const std::array<uint32_t, 6>& window, size_t bytes, bool& written,
+    SpanTables& tables_for(const std::array<uint32_t, 8>& window, size_t bytes, bool& written,
                            cudaStream_t stream) const;
     // `buffer` replaced by one of `bytes`, the old one freed behind the runs that read it.
     void regrow(PooledBuffer& buffer, size_t bytes, cudaStream_t stream) const;

@@ -64,7 +64,7 @@ TEST_CASE("a resizer dropped behind its queued runs frees its buffers after them
     for (const auto& size : sizes) {
         const DeviceBuffer<float> out(size_t{3} * size[0] * size[1]);
         const CudaImageResizer reference(shape);
-        reference.run(view, images, target_of(size[0], size[1], out.data()), stream.get());
+        reference.run(view, {kWidth, kHeight}, images, target_of(size[0], size[1], out.data()), stream.get());
         want.push_back(read_back(out, stream.get()));
     }
     std::vector<DeviceBuffer<float>> outs;
@@ -77,7 +77,8 @@ TEST_CASE("a resizer dropped behind its queued runs frees its buffers after them
     {
         const CudaImageResizer dropped(shape);
         for (size_t k = 0; k < 2; ++k)
-            dropped.run(view, images, target_of(sizes[k][0], sizes[k][1], outs[k].data()), stream.get());
+            dropped.run(view, {kWidth, kHeight}, images, target_of(sizes[k][0], sizes[k][1], outs[k].data()),
+                        stream.get());
     }
     // Dropped without waiting: its runs are still queued behind the host function.
     CHECK(cudaStreamQuery(stream.get()) == cudaErrorNotReady);

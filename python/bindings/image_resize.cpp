@@ -80,19 +80,21 @@ void set_three(float (&v)[3], const std::array<float, 3>& from) {
     for (size_t c = 0; c < 3; ++c) v[c] = from[c];
 }
 
-// A run's arguments as the resizer takes them: the images (device pointers sharing dtype
-// and strides) as a view and their pointers, and the target writing at `out`.
+// A run's arguments as the resizer takes them: the images (device pointers sharing dtype,
+// strides and size) as a view and their pointers, and the target writing at `out`.
 struct PreparedRun {
     TensorView view;
+    Extent2D size;
     std::vector<const void*> pointers;
     ResizeTarget target;
 };
 
 PreparedRun prepared_run(std::span<const uintptr_t> images, const std::string& dtype,
-                         const std::vector<int64_t>& strides, uint32_t channels, const ResizeTarget& target,
-                         uintptr_t out) {
+                         const std::vector<int64_t>& strides, uint32_t channels, Extent2D size,
+                         const ResizeTarget& target, uintptr_t out) {
     if (images.empty()) throw Error("a resizer run needs at least one image");
-    PreparedRun p{tensor_view(images[0], dtype, strides, channels), std::vector<const void*>(images.size()), target};
+    PreparedRun p{tensor_view(images[0], dtype, strides, channels), size, std::vector<const void*>(images.size()),
+                  target};
     for (size_t i = 0; i < images.size(); ++i) p.pointers[i] = reinterpret_cast<const void*>(images[i]);
     p.target.out = reinterpret_cast<void*>(out);
     return p;
@@ -111,11 +113,13 @@ public:
     // `out` is passed apart from the target (a copy of which is written to) so that one
     // kept target serves every call, from any thread.
     void run(const std::vector<uintptr_t>& images, const std::string& dtype, const std::vector<int64_t>& strides,
-             const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
+             uint32_t width, uint32_t height, const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
         const DeviceGuard guard(device_);
-        const PreparedRun p = prepared_run(images, dtype, strides, resizer_.shape().channels, target, out);
-        resizer_.run(p.view, p.pointers, p.target, stream_of(stream));
+        const PreparedRun p = prepared_run(images, dtype, strides, resizer_.shape().channels, {width, height}, target,
+                                           out);
+        resizer_.run(p.view, p.size, p.pointers, p.target, stream_of(stream));
     }
+    bool any_size() const { return resizer_.shape().width == 0; }
     size_t replay_graphs() const { return resizer_.replay_graphs(); }
     int device() const { return device_; }
     const CudaImageResizer& resizer() const { return resizer_; }
@@ -142,12 +146,13 @@ private:
 // resizer a branch of its own. Nothing launches where a run would refuse.
 class ResizerBranches {
 public:
-    using RunArgs = std::tuple<nb::object, size_t, size_t, std::string, std::vector<int64_t>, ResizeTarget, uintptr_t>;
+    using RunArgs = std::tuple<nb::object, size_t, size_t, std::string, std::vector<int64_t>, uint32_t, uint32_t,
+                               ResizeTarget, uintptr_t>;
 
     explicit ResizerBranches(const std::vector<RunArgs>& runs) {
         if (runs.empty()) throw Error("resizer branches need at least one run");
         std::vector<const ResizerBinding*> resizers;
-        for (const auto& [object, first, end, dtype, strides, target, offset] : runs) {
+        for (const auto& [object, first, end, dtype, strides, width, height, target, offset] : runs) {
             const ResizerBinding* resizer = nb::cast<const ResizerBinding*>(object);
             if (!resizer) throw Error("a resizer run needs a CudaImageResizer, not None");
             if (first >= end) throw Error("a resizer run needs at least one image");
@@ -155,7 +160,7 @@ public:
             const auto found = std::find(resizers.begin(), resizers.end(), resizer);
             const size_t branch = size_t(found - resizers.begin());
             if (found == resizers.end()) resizers.push_back(resizer);
-            runs_.push_back({object, resizer, first, end, dtype, strides, target, offset, branch});
+            runs_.push_back({object, resizer, first, end, dtype, strides, {width, height}, target, offset, branch});
         }
         device_ = resizers[0]->device();
         for (const ResizerBinding* r : resizers)
@@ -173,16 +178,19 @@ public:
                 throw Error("a resizer run reads images up to " + std::to_string(r.end) + " of a call of " +
                             std::to_string(images.size()));
             const CudaImageResizer& resizer = r.resizer->resizer();
-            prepared.push_back(prepared_run(std::span(images).subspan(r.first, r.end - r.first), r.dtype, r.strides,
-                                            resizer.shape().channels, r.target, out + r.offset));
-            resizer.check(prepared.back().view, prepared.back().pointers, prepared.back().target);
+            const PreparedRun& p = prepared.emplace_back(
+                prepared_run(std::span(images).subspan(r.first, r.end - r.first), r.dtype, r.strides,
+                             resizer.shape().channels, r.size, r.target, out + r.offset));
+            resizer.check(p.view, p.size, p.pointers, p.target);
         }
         run_on_branches(
             branches_,
             [&](size_t branch, cudaStream_t s) {
-                for (size_t k = 0; k < runs_.size(); ++k)
+                for (size_t k = 0; k < runs_.size(); ++k) {
+                    const PreparedRun& p = prepared[k];
                     if (runs_[k].branch == branch)
-                        runs_[k].resizer->resizer().run(prepared[k].view, prepared[k].pointers, prepared[k].target, s);
+                        runs_[k].resizer->resizer().launch(p.view, p.size, p.pointers, p.target, s);
+                }
             },
             stream_of(stream));
     }
@@ -196,6 +204,7 @@ private:
         size_t first, end;
         std::string dtype;
         std::vector<int64_t> strides;
+        Extent2D size;
         ResizeTarget target;
         uintptr_t offset;
         size_t branch;
@@ -259,18 +268,20 @@ void bind_cuda_resize(nb::module_& m) {
                       uint32_t>(),
              nb::arg("device"), nb::arg("filter"), nb::arg("dtype"), nb::arg("channels"), nb::arg("width"),
              nb::arg("height"), nb::arg("images"), nb::arg("skipped_levels"), nb::arg("texture_levels"))
-        .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("target"),
-             nb::arg("out"), nb::arg("stream"),
-             "target.images images (device pointers sharing dtype and strides b, c, y, x) into `out` (the "
-             "target's own out is not read).")
+        .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("width"),
+             nb::arg("height"), nb::arg("target"), nb::arg("out"), nb::arg("stream"),
+             "target.images images of width x height (device pointers sharing dtype and strides b, c, y, x) into "
+             "`out` (the target's own out is not read).")
+        .def_prop_ro("any_size", &ResizerBinding::any_size,
+                     "Whether it takes images of any size (made with width and height 0: bicubic and bilinear).")
         .def_prop_ro("replay_graphs", &ResizerBinding::replay_graphs,
                      "Runs kept as graphs (a run repeating another's arguments replays one).");
     nb::class_<ResizerBranches>(m, "ResizerBranches",
                                 "A call's resizer runs, each resizer on a stream branch of its own "
                                 "(cuda_pipelines/stream_branches.h).")
         .def(nb::init<const std::vector<ResizerBranches::RunArgs>&>(), nb::arg("runs"),
-             "runs: (resizer, first, end, dtype, strides, target, offset_bytes) each: the call's images "
-             "[first, end) into the output at offset_bytes.")
+             "runs: (resizer, first, end, dtype, strides, width, height, target, offset_bytes) each: the call's "
+             "images [first, end) into the output at offset_bytes.")
         .def("run", &ResizerBranches::run, nb::arg("images"), nb::arg("out"), nb::arg("stream"),
              "The runs on `stream` and its branches, joined back into it; nothing launches where a run refuses.")
         .def_prop_ro("branches", &ResizerBranches::branches, "Streams the runs take at once.");

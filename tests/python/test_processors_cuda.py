@@ -11,6 +11,7 @@ from conftest import needs_cuda, needs_hf, transformers
 from test_processors import STEP, photo, smooth_image
 from texturevlm.processors import (
     CLIPImageProcessor,
+    Gemma3ImageProcessor,
     GotOcr2ImageProcessor,
     Idefics3ImageProcessor,
     LlavaNextImageProcessor,
@@ -253,10 +254,47 @@ def test_every_byte_normalizes_to_torchs_quotient(rng, out_dtype):
 def test_clear_cache_frees_the_processors_textures(rng):
     from texturevlm.processors import _resize
 
-    CLIPImageProcessor()(cuda(smooth_image(rng, 300, 400)))
-    assert _resize._resizers and _resize._targets
+    processor = CLIPImageProcessor()
+    for _ in range(2):  # a first sight (on a resizer of any size), then the size's own resizer
+        processor(cuda(smooth_image(rng, 300, 400)))
+    assert _resize._resizers and _resize._targets and _resize._any_size
     tv.clear_cache()
-    assert not _resize._resizers and not _resize._targets
+    assert not _resize._resizers and not _resize._targets and not _resize._any_size
+
+
+def test_first_sights_of_sizes_make_no_resizer_and_later_sights_remember_the_call(rng):
+    """A server's ever new sizes: each call's first sight of its sizes runs on the thread's
+    resizer of any size, making no resizer and remembering no call; the second sight makes
+    the sizes' resizers and remembers the call, the third replays it. Every call's values
+    equal a fresh processor's on those images, for one image and lists of sizes, through
+    both filters of the resize (bicubic, and Gemma 3's bilinear) and a family resizing each
+    image more than one way (InternVL's tiles and thumbnail)."""
+    import torch
+    from texturevlm.processors import _resize
+
+    makers = {
+        "clip": CLIPImageProcessor,
+        "gemma3": lambda: Gemma3ImageProcessor(size={"height": 112, "width": 112}, resample=2),
+        "internvl": lambda: GotOcr2ImageProcessor(size={"height": 112, "width": 112}, crop_to_patches=True),
+    }
+    sizes = [(300, 400), (517, 333), (224, 224), (120, 700)]
+    for name, make in makers.items():
+        _resize.clear_cache()
+        processor = make()
+        for images in ([cuda(smooth_image(rng, h, w))] for h, w in sizes):
+            made, calls = len(_resize._resizers), len(_resize._calls)
+            want = None
+            for sight in range(3):
+                got = processor(images)["pixel_values"]
+                if sight == 0:
+                    assert (len(_resize._resizers), len(_resize._calls)) == (made, calls), (name, "first sight")
+                    want = got.clone()
+                else:
+                    assert len(_resize._resizers) > made and len(_resize._calls) > calls, (name, sight)
+                    assert torch.equal(got, want), (name, images[0].shape, sight)
+        many = [cuda(smooth_image(rng, h + 8, w)) for h, w in sizes]
+        for sight in range(3):
+            assert torch.equal(processor(many)["pixel_values"], make()(many)["pixel_values"]), (name, sight)
 
 
 def test_remembered_calls_read_each_calls_own_images(rng):
@@ -304,7 +342,8 @@ def test_remembered_calls_read_each_calls_own_images(rng):
     for name, make_processor in families.items():
         processor = make_processor()
         for kind, make in kinds.items():
-            processor(make())
+            processor(make())  # a first sight of the sizes: not remembered
+            processor(make())  # remembered
             images = make()
             got = processor(images)
             want = make_processor()(images)
@@ -373,6 +412,17 @@ def test_calls_on_two_streams_do_not_share_the_scratch_unordered(filter):
     torch.cuda.synchronize()
     for i, values in enumerate(got):
         assert torch.equal(values, want[i % 2]), f"call {i} on stream {i % 2}"
+    if filter == "exact":
+        # First sights (a new processor each call: new plans) share the thread's resizer of
+        # any size across the streams: each call orders itself after the other stream's.
+        got = []
+        for round in range(4):
+            for batch, stream in zip(batches, streams):
+                with torch.cuda.stream(stream):
+                    got.append(CLIPImageProcessor(filter=filter)(batch).pixel_values)
+        torch.cuda.synchronize()
+        for i, values in enumerate(got):
+            assert torch.equal(values, want[i % 2]), f"first sight {i} on stream {i % 2}"
 
 
 def test_a_calls_runs_on_stream_branches_equal_them_run_in_turn(monkeypatch):
@@ -440,7 +490,7 @@ def test_stream_branches_launch_nothing_where_a_run_refuses():
         t = _core.ResizeTarget()
         t.images, t.resized_width, t.resized_height, t.width, t.height = 1 + k, 64, 32, 64, 32
         t.image_stride = 3 * 64 * 32
-        runs.append((resizer, k, k + 1, "uint8", [0, *image.stride()], t, k * 4 * t.image_stride))
+        runs.append((resizer, k, k + 1, "uint8", [0, *image.stride()], *image.shape[:0:-1], t, k * 4 * t.image_stride))
     out = torch.full((2 * 3 * 64 * 32,), float("nan"), device="cuda")
     branches = _core.ResizerBranches(runs)
     assert branches.branches == 2
@@ -450,7 +500,7 @@ def test_stream_branches_launch_nothing_where_a_run_refuses():
         branches.run(pointers, out.data_ptr(), stream)
     torch.cuda.synchronize()
     assert out.isnan().all(), "a run launched before the refusal"
-    runs[1][5].images = 1
+    runs[1][7].images = 1
     _core.ResizerBranches(runs).run(pointers, out.data_ptr(), stream)
     torch.cuda.synchronize()
     assert not out.isnan().any()
@@ -511,7 +561,7 @@ def raw_resize(batch, filter, resized, window, **target):
     out = torch.full((n * t.image_stride,), float("nan"), device="cuda")
     pointers = [batch[i].data_ptr() for i in range(n)]
     stream = torch.cuda.current_stream().cuda_stream
-    resizer.run(pointers, name, list(batch.stride()), t, out.data_ptr(), stream)
+    resizer.run(pointers, name, list(batch.stride()), sw, sh, t, out.data_ptr(), stream)
     return out
 
 

@@ -262,6 +262,7 @@ def test_repeated_cuda_calls_reuse_their_resize_targets(rng):
 
     ours = Idefics3ImageProcessor(**SMALL)
     images = [_cuda(random_image(rng, (3, 90, 130))), _cuda(random_image(rng, (3, 40, 40)))]
+    ours(images)  # a first sight of the sizes: on resizers of any size
     first = ours(images)
     targets, resizers = len(_resize._targets), len(_resize._resizers)
     for _ in range(3):

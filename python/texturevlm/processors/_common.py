@@ -25,6 +25,7 @@ from ._resize import (
     Normalize,
     Plan,
     StagedLaunch,
+    any_size_launches,
     cuda_launches,
     remember_call,
     write_host,
@@ -233,7 +234,8 @@ class Processor:
         """pixel_values of the runner's images through `parts` (and image_grid_thw where
         `grids` are given; int64 [images] tables such as num_crops from `counts`), then
         `finish` (a family's own layout and tables). A CUDA call is remembered
-        (remember_call) for later calls of the images' layout, keeping neither the images
+        (remember_call) for later calls of the images' layout once its sizes were seen
+        before (a first sight runs on resizers of any size: _resizer), keeping neither the images
         nor the runner; where the runner reads an image more than once (an image and its
         tiles), the remembered call picks the layout's pointers in the runner's order.
         `staged`: the runner reads intermediates, not the images: the launches that made
@@ -251,12 +253,14 @@ class Processor:
 
         if runner.device != "cuda":
             return outputs(runner.run(parts, shape))
+        stages = staged[0] if staged is not None else []
+        if pending is not None and any_size_launches([s.launch for s in stages]):
+            pending = None  # a first sight of a size: not remembered (see _resizer)
         call = runner.cuda_call(parts, shape, remembered=pending is not None)
         pointers = runner.pointers()
-        if pending is not None:
+        if pending is not None and not any_size_launches([launch for launch, _, _ in call.launches]):
             replay = replayed_call(call, pointers, pending[1], outputs, staged)
             if replay is not None:
-                stages = staged[0] if staged is not None else []
                 held = {id(launch.resizer) for launch, _, _ in call.launches} | {id(s.launch.resizer) for s in stages}
                 remember_call(self, pending, pending[1], replay, len(held))
         return outputs(call(pointers))

@@ -175,13 +175,22 @@ def _target(
 #: resizer holds its span tables and, where its resizes take the two passes, their rows.
 KEPT_RESIZERS = 64
 _resizers: "dict[Any, Any]" = {}
+#: A call's resizer key by the call's own; None where the call was seen once, with no resizer of its shape.
 _shape_of_call: "dict[Any, Any]" = {}
+#: Each thread's software resizers of any size (one per device, filter, dtype and branch).
+_any_size: "dict[Any, Any]" = {}
 
 
 def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int = 0) -> Any:
     """The kept CudaImageResizer for images like `spec` through `plan` (its texture has
     room for `images` rounded up to a power of two, so batch sizes share one). A call's
     own key finds the shape's key (working it out costs microseconds a call).
+
+    The software filters' first sight of a call runs on a resizer of any size unless one of
+    its shape is kept: a server's requests bring ever new image sizes, most never seen
+    again, and making, filling and dropping a resizer for each cost more host time than
+    the call's launches. A second sight makes the shape its resizer (whose repeated runs
+    replay as graphs), and calls on it are remembered (any_size_launches).
 
     Each thread has resizers of its own: a resizer's texture holds the images of the call
     running on it until its kernels ran, so threads serving requests at once must not share
@@ -191,7 +200,7 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     thread = threading.get_ident()
     call = (thread, id(plan), spec.device_index, filter, spec.dtype, spec.width, spec.height, images, branch)
     entry = _shape_of_call.get(call)
-    if entry is not None and entry[0] is plan:
+    if entry is not None and entry[0] is plan and entry[1] is not None:
         resizer = _resizers.get(entry[1])
         if resizer is not None:
             return resizer
@@ -202,6 +211,12 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     kernel = "texture" if texture else plan.resample
     key = (thread, spec.device_index, kernel, spec.dtype, spec.width, spec.height, room, skip, levels, branch)
     resizer = _resizers.pop(key, None)
+    if len(_shape_of_call) >= KEPT_SIZES:
+        _shape_of_call.clear()
+    if resizer is None and not texture and _first_sight(call, plan, entry):
+        if not branch:
+            _shape_of_call[call] = (plan, None)
+        return _any_size_resizer((thread, spec.device_index, kernel, spec.dtype, branch))
     if resizer is None:
         resizer = _core.CudaImageResizer(
             spec.device_index, kernel, spec.dtype, 3, spec.width, spec.height, room, skip, levels
@@ -209,10 +224,40 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     _resizers[key] = resizer
     while len(_resizers) > KEPT_RESIZERS:
         _resizers.pop(next(iter(_resizers)))
-    if len(_shape_of_call) >= KEPT_SIZES:
-        _shape_of_call.clear()
     _shape_of_call[call] = (plan, key)
     return resizer
+
+
+def _first_sight(call: Tuple[Any, ...], plan: Plan, entry: Any) -> bool:
+    """Whether `call` (_resizer's key) is a first sight of its shape. A branch's is its
+    branch 0's: a call asks for branches only where its runs share a resizer, which its
+    first sight (all on resizers of any size) and later sights (on resizers of their
+    shapes) do for different runs."""
+    if call[-1]:
+        base = _shape_of_call.get(call[:-1] + (0,))
+        return base is not None and base[0] is plan and base[1] is None
+    return entry is None or entry[0] is not plan
+
+
+#: The most images one run of a resizer of any size takes (a call's images of one size).
+ANY_SIZE_IMAGES = 1 << 16
+
+
+def _any_size_resizer(key: Tuple[Any, ...]) -> Any:
+    """The thread's software resizer of any size for (thread, device, filter, dtype, branch)."""
+    resizer = _any_size.get(key)
+    if resizer is None:
+        _, device, kernel, dtype, _ = key
+        resizer = _core.CudaImageResizer(device, kernel, dtype, 3, 0, 0, ANY_SIZE_IMAGES, 0, 1)
+        _any_size[key] = resizer
+    return resizer
+
+
+def any_size_launches(launches: "Sequence[CudaLaunch]") -> bool:
+    """Whether any of a call's runs is on a resizer of any size: a first sight of its sizes,
+    which the processors do not remember (a server's one-off sizes would fill the memory of
+    calls with calls never made again)."""
+    return any(launch.any_size for launch in launches)
 
 
 def clear_cache() -> None:
@@ -221,6 +266,7 @@ def clear_cache() -> None:
     global _calls_resizers
     _resizers.clear()
     _shape_of_call.clear()
+    _any_size.clear()
     _targets.clear()
     _calls.clear()
     _calls_resizers = 0
@@ -234,11 +280,16 @@ class CudaLaunch:
     resizer: Any
     dtype: str
     strides: List[int]
+    width: int
+    height: int
     target: Any
     offset_bytes: int  # where in the output this run's values start
+    any_size: bool  # the resizer is one of any size (a first sight of the size)
 
     def run(self, images: List[int], out_ptr: int, stream: int) -> None:
-        self.resizer.run(images, self.dtype, self.strides, self.target, out_ptr + self.offset_bytes, stream)
+        self.resizer.run(
+            images, self.dtype, self.strides, self.width, self.height, self.target, out_ptr + self.offset_bytes, stream
+        )
 
 
 def cuda_launch(
@@ -263,7 +314,16 @@ def cuda_launch(
     target = _target(plan, images, first_time, times, spec.dtype == "uint8", out_dtype, stride)
     if resizer is None:
         resizer = _resizer(spec, plan, filter, images, branch)
-    return CudaLaunch(resizer, spec.dtype, list(spec.strides), target, offset * ITEMSIZE[out_dtype])
+    return CudaLaunch(
+        resizer,
+        spec.dtype,
+        list(spec.strides),
+        spec.width,
+        spec.height,
+        target,
+        offset * ITEMSIZE[out_dtype],
+        resizer.any_size,
+    )
 
 
 def write_cuda(
@@ -427,7 +487,7 @@ class CudaCall:
         if self.branches is None and self.called and self.branched:
             self.branches = _core.ResizerBranches(
                 [
-                    (l.resizer, first, end, l.dtype, l.strides, l.target, l.offset_bytes)
+                    (l.resizer, first, end, l.dtype, l.strides, l.width, l.height, l.target, l.offset_bytes)
                     for l, first, end in self.launches
                 ]
             )
