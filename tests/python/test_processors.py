@@ -651,3 +651,31 @@ def test_remembered_calls_hold_a_bounded_number_of_resizers(monkeypatch):
     # A call that read other pointers than its layout's (a composited copy) is not kept.
     _resize.remember_call(owner, (("key", 7), [7]), [70], lambda pointers: pointers, 1)
     assert ("key", 7) not in _resize._calls
+
+
+def test_resizers_of_any_size_are_kept_for_a_bounded_number_of_threads(monkeypatch):
+    """A first sight of a size runs on its thread's resizer of any size. A server starting
+    a thread per request must not keep one (and the rows it grew) per thread it ever ran:
+    past KEPT_ANY_SIZE, the least recently used goes."""
+    import threading
+    from types import SimpleNamespace
+
+    from texturevlm.processors import _resize
+
+    made = []
+
+    class Resizer:
+        def __init__(self, device, kernel, dtype, channels, width, height, images, skipped, levels):
+            assert (width, height) == (0, 0) and kernel == "bicubic"
+            made.append(self)
+
+    monkeypatch.setattr(_resize, "_core", SimpleNamespace(CudaImageResizer=Resizer))
+    monkeypatch.setattr(_resize, "_any_size", {})
+    monkeypatch.setattr(_resize, "KEPT_ANY_SIZE", 4)
+    first = _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8", 0))
+    for thread in range(10):
+        _resize._any_size_resizer((thread, 0, "bicubic", "uint8", 0))
+        # The first thread's, used between the others: kept as the most recently used.
+        assert _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8", 0)) is first
+        assert len(_resize._any_size) <= 4
+    assert len(made) == 11 and first in _resize._any_size.values()

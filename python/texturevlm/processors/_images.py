@@ -155,13 +155,16 @@ def _torch_rgb_spec(image: Any) -> Optional[ImageSpec]:
     )
 
 
-def image_specs(images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None) -> List[ImageSpec]:
+def image_specs(
+    images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None, pending: Any = None
+) -> List[ImageSpec]:
     """The specs of every image of `images` (as flat_images finds them). A list of torch
     CUDA [3, H, W] tensors of one shape, dtype, device and strides, or a [B, 3, H, W] CUDA
     batch, is one spec of B images: its checks and pointers cost a fraction of what a spec
-    per image costs."""
+    per image costs. `pending`: cached_call's for these images, whose layout it read (so
+    the list is not walked again)."""
     if input_data_format is None:
-        spec = _torch_cuda_batch_spec(images)
+        spec = _torch_cuda_batch_spec(images, pending)
         if spec is not None:
             return [spec]
     return [rgb_spec(image, do_convert_rgb, input_data_format) for image in flat_images(images)]
@@ -212,10 +215,15 @@ def torch_cuda_layout(images: Any, mixed: bool = False) -> Optional[Tuple[Any, L
     return (0, shape, images.dtype, images.device, strides), [ptr + b * step for b in range(shape[0])]
 
 
-def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
+def _torch_cuda_batch_spec(images: Any, pending: Any = None) -> Optional[ImageSpec]:
     if isinstance(images, (list, tuple)):
-        layout = torch_cuda_layout(images)
-        first = _torch_rgb_spec(images[0]) if layout is not None else None
+        if pending is not None:  # (key ending in the layout, pointers): cached_call's
+            count, shape = pending[0][-1][:2]
+            pointers = pending[1] if count and isinstance(shape[0], int) else None  # not a mixed layout
+        else:
+            layout = torch_cuda_layout(images)
+            pointers = layout[1] if layout is not None else None
+        first = _torch_rgb_spec(images[0]) if pointers is not None else None
         if first is None or len(images) == 1:
             return first
         return ImageSpec(
@@ -232,7 +240,7 @@ def _torch_cuda_batch_spec(images: Any) -> Optional[ImageSpec]:
             False,
             False,
             images,
-            layout[1],
+            pointers,
         )
     if type(images).__module__ != "torch" or images.ndim != 4 or images.shape[1] != 3 or not images.is_cuda:
         return None

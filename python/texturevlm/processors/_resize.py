@@ -22,7 +22,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -177,7 +177,10 @@ KEPT_RESIZERS = 64
 _resizers: "dict[Any, Any]" = {}
 #: A call's resizer key by the call's own; None where the call was seen once, with no resizer of its shape.
 _shape_of_call: "dict[Any, Any]" = {}
-#: Each thread's software resizers of any size (one per device, filter, dtype and branch).
+#: Each thread's software resizers of any size (one per device, filter, dtype and branch),
+#: least recently used out first past KEPT_ANY_SIZE: a server that starts a thread per
+#: request would otherwise keep one, and the rows it grew, for every thread it ever ran.
+KEPT_ANY_SIZE = 16
 _any_size: "dict[Any, Any]" = {}
 
 
@@ -245,11 +248,13 @@ ANY_SIZE_IMAGES = 1 << 16
 
 def _any_size_resizer(key: Tuple[Any, ...]) -> Any:
     """The thread's software resizer of any size for (thread, device, filter, dtype, branch)."""
-    resizer = _any_size.get(key)
+    resizer = _any_size.pop(key, None)
     if resizer is None:
         _, device, kernel, dtype, _ = key
         resizer = _core.CudaImageResizer(device, kernel, dtype, 3, 0, 0, ANY_SIZE_IMAGES, 0, 1)
-        _any_size[key] = resizer
+        while len(_any_size) >= KEPT_ANY_SIZE:
+            _any_size.pop(next(iter(_any_size)))
+    _any_size[key] = resizer
     return resizer
 
 
@@ -272,10 +277,11 @@ def clear_cache() -> None:
     _calls_resizers = 0
 
 
-@dataclass(frozen=True)
-class CudaLaunch:
+class CudaLaunch(NamedTuple):
     """One resizer run of a call, worked out once (resizer, strides, target: finding them
-    costs more than the run) and kept by the processor for calls of the same layout."""
+    costs more than the run) and kept by the processor for calls of the same layout. A
+    named tuple: a call of a new layout makes one per run, and a frozen dataclass costs
+    about three times as much to make."""
 
     resizer: Any
     dtype: str

@@ -85,7 +85,7 @@ class FixedSizeImageProcessor(Processor):
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
-        specs = image_specs(images, self.do_convert_rgb, input_data_format)
+        specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
         sizes = {p.window[2:] for p in plans}

@@ -127,7 +127,7 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
         cached, pending = cached_call(self, images, input_data_format)
         if cached is not None:
             return cached
-        specs = image_specs(images, self.do_convert_rgb, input_data_format)
+        specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         outputs, num_patches = [], []
         for spec in specs:
             count = self.get_number_of_image_patches(spec.height, spec.width)

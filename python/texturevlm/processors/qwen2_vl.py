@@ -107,7 +107,7 @@ class Qwen2VLImageProcessor(Processor):
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
-        specs = image_specs(images, self.do_convert_rgb, input_data_format)
+        specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
         rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
