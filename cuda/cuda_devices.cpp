@@ -79,6 +79,20 @@ int current_device_compute_major() {
     return major;
 }
 
+void allow_dynamic_shared(const void* kernel, size_t bytes) {
+    int device = 0;
+    TVLM_CUDA_CHECK(cudaGetDevice(&device));
+    using Key = std::tuple<int, const void*>;
+    static std::mutex mutex;
+    static std::map<Key, size_t> allowed;
+    const std::lock_guard<std::mutex> lock(mutex);
+    size_t& most = allowed[Key{device, kernel}];
+    if (most >= bytes) return;
+    TVLM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    most = bytes;
+}
+
 uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_shared) {
     int device = 0;
     TVLM_CUDA_CHECK(cudaGetDevice(&device));

@@ -29,6 +29,13 @@ int current_device_multiprocessors();
 // The current CUDA device's compute capability, major part (8 for sm_80 and sm_86).
 int current_device_compute_major();
 
+// Allows `kernel` up to `bytes` of dynamic shared memory on the current device: set once
+// per device and kernel (an attribute of the function on each device), remembered. Above
+// 48 KB of shared memory, dynamic and static together, a launch needs it, so a kernel with
+// static shared memory of its own launched with a little under 48 KB of dynamic is refused
+// without it: kernels whose launches vary call this with the most any of them takes.
+void allow_dynamic_shared(const void* kernel, size_t bytes);
+
 // Blocks of `kernel` (`threads` threads, `dynamic_shared` bytes of dynamic shared memory)
 // that the current device's multiprocessors hold at once, at least 1: a grid of one wave.
 // Where `dynamic_shared` is above the 48 KB a kernel gets by default, the kernel is first

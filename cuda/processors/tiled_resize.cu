@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/row_taps.cuh"
@@ -192,8 +193,9 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     launch_for_output(target, [&](auto out) {
         using Out = decltype(out);
         const auto launch = [&](auto kernel) {
-            if (bytes > 48 * 1024)
-                TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+            // The most any tile takes, not this launch's bytes: with its own static shared
+            // memory, a launch of a little under 48 KB would otherwise be refused.
+            allow_dynamic_shared(reinterpret_cast<const void*>(kernel), kMaxShared);
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
                                                       y_table, tile_rows, tile_columns, tile_patches);
         };

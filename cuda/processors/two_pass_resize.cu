@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/row_taps.cuh"
@@ -210,9 +211,9 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
     constexpr uint32_t kStagedShrink = 8;
     const Staging s = staging_of(source_width, t.resized_width, sizeof(In));
     if (source_width >= kStagedShrink * t.resized_width && s.bytes <= kMaxStaged) {
-        if (s.bytes > 48 * 1024)
-            TVLM_CUDA_CHECK(cudaFuncSetAttribute(rows_staged_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 int(s.bytes)));
+        // The most any staging takes, not this launch's bytes: with its own static shared
+        // memory, a launch of a little under 48 KB would otherwise be refused.
+        allow_dynamic_shared(reinterpret_cast<const void*>(rows_staged_kernel<In>), kMaxStaged);
         const dim3 staged((t.width + kStagedColumns - 1) / kStagedColumns,
                           (source_height + kStagedRows - 1) / kStagedRows, t.images);
         rows_staged_kernel<In>

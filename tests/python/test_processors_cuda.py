@@ -475,6 +475,34 @@ def test_a_calls_runs_on_stream_branches_equal_them_run_in_turn(monkeypatch):
         made.clear()
 
 
+@needs_hf
+def test_a_tile_of_48_kb_launches_in_a_fresh_process():
+    """The tiled kernel's tiles take up to 96 KB of shared memory, which above 48 KB (its
+    dynamic and static shared memory together) a launch must opt into. Qwen2-VL's 1921x1755
+    image (resized to 1036x952, merged patches: a tile reads 64 source rows, exactly 48 KB,
+    plus the kernel's own few bytes) was refused in a process where no larger tile had run
+    first, so it runs in a fresh process here, against HF's values."""
+    import subprocess
+    import sys
+
+    code = """
+import torch, transformers
+from texturevlm.processors import Qwen2VLImageProcessor
+g = torch.Generator(device="cuda").manual_seed(0)
+field = torch.rand((1, 3, 24, 24), device="cuda", generator=g) * 255  # photo-like: smooth
+x = torch.nn.functional.interpolate(field, size=(1921, 1755), mode="bicubic").clamp(0, 255).round().byte()[0]
+ours = Qwen2VLImageProcessor()([x])["pixel_values"]
+hf = transformers.Qwen2VLImageProcessor()(images=[x], return_tensors="pt")["pixel_values"].to(ours.device)
+assert ours.shape == hf.shape, (ours.shape, hf.shape)
+d = (ours - hf).abs()
+print(d.max().item(), (d > 1e-4).float().mean().item())
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    largest, share = map(float, run.stdout.split()[-2:])
+    assert largest <= STEP and share <= 1e-3, (largest, share)
+
+
 def test_stream_branches_launch_nothing_where_a_run_refuses():
     """ResizerBranches checks every run before it launches any: a run that refuses (its
     target counts more images than it is given) leaves the other runs' output unwritten."""
