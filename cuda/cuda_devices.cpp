@@ -88,8 +88,7 @@ void allow_dynamic_shared(const void* kernel, size_t bytes) {
     const std::lock_guard<std::mutex> lock(mutex);
     size_t& most = allowed[Key{device, kernel}];
     if (most >= bytes) return;
-    TVLM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     most = bytes;
 }
 
