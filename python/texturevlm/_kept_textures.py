@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Tuple
 
 from . import _tensors
 from ._backends import DEFAULT_FORMAT, CudaBackend, cuda_tensor_mips, level_shape
+from ._bounded import drop_oldest
 from ._tensors import ImageSpec
 
 _lock = threading.Lock()
@@ -26,8 +27,7 @@ def cuda_texture(spec: ImageSpec, format: str, levels: int) -> CudaBackend:
         if texture is None:
             texture = CudaBackend(spec.device_index, spec.width, spec.height, spec.batch, format, levels)
         _textures[key] = texture
-        while len(_textures) > 16:
-            _textures.pop(next(iter(_textures)))
+        drop_oldest(_textures, 16)
         return texture
 
 

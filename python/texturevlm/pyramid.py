@@ -24,6 +24,7 @@ from ._backends import (
     full_levels,
     level_extent,
 )
+from ._bounded import drop_oldest
 from ._core import Error
 from ._tensors import ImageSpec
 
@@ -660,6 +661,5 @@ def _cached(key: Any, make: Any) -> "layouts.Layout":
     if layout is None:
         layout = make()
     _layout_cache[key] = layout
-    while len(_layout_cache) > 64:
-        _layout_cache.pop(next(iter(_layout_cache)))
+    drop_oldest(_layout_cache, 64)
     return layout

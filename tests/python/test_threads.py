@@ -179,3 +179,33 @@ def test_a_cuda_processor_serves_threads_at_once_as_it_serves_one() -> None:
             assert torch.equal(values, wanted[t])
 
     run_threads(work)
+
+
+def test_bounded_caches_drop_their_oldest_while_threads_change_them() -> None:
+    """The kept resizers, layouts and textures are dicts that threads fill without a lock,
+    dropping the oldest past their bound. Between finding the oldest key and dropping it,
+    another thread may change the dict: `cache.pop(next(iter(cache)))` then raised
+    "dictionary changed size during iteration" (or KeyError) out of a processor call.
+    Threads switched every microsecond hammer one cache through drop_oldest: no error, and
+    the bound holds."""
+    import sys
+
+    from texturevlm._bounded import drop_oldest
+
+    cache: dict = {}
+    most = 64
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+
+        def fill(t: int) -> int:
+            for i in range(50_000):
+                key = (t, i % 200)
+                cache[key] = cache.pop(key, i)
+                drop_oldest(cache, most)
+            return len(cache)
+
+        run_threads(fill, threads=4)
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(cache) <= most

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _core, _tensors, layouts
 from .._backends import DEFAULT_FORMAT, full_levels
+from .._bounded import drop_oldest
 from .._tensors import ITEMSIZE, ImageSpec
 from ..pyramid import TexturePyramid
 from ._images import torch_cuda_layout
@@ -225,8 +226,7 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
             spec.device_index, kernel, spec.dtype, 3, spec.width, spec.height, room, skip, levels
         )
     _resizers[key] = resizer
-    while len(_resizers) > KEPT_RESIZERS:
-        _resizers.pop(next(iter(_resizers)))
+    drop_oldest(_resizers, KEPT_RESIZERS)
     _shape_of_call[call] = (plan, key)
     return resizer
 
@@ -252,8 +252,7 @@ def _any_size_resizer(key: Tuple[Any, ...]) -> Any:
     if resizer is None:
         _, device, kernel, dtype, _ = key
         resizer = _core.CudaImageResizer(device, kernel, dtype, 3, 0, 0, ANY_SIZE_IMAGES, 0, 1)
-        while len(_any_size) >= KEPT_ANY_SIZE:
-            _any_size.pop(next(iter(_any_size)))
+        drop_oldest(_any_size, KEPT_ANY_SIZE - 1)
     _any_size[key] = resizer
     return resizer
 
