@@ -101,10 +101,9 @@ uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_sh
     const Key key{device, kernel, threads, dynamic_shared};
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto found = known.find(key); found != known.end()) return found->second;
-    constexpr size_t kDefaultDynamicShared = 48 * 1024;
-    if (dynamic_shared > kDefaultDynamicShared)
-        TVLM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(dynamic_shared)));
+    // The opt-in counts the kernel's static shared memory too, so it is asked for any
+    // dynamic amount, not only above 48 KB.
+    if (dynamic_shared > 0) allow_dynamic_shared(kernel, dynamic_shared);
     int per_multiprocessor = 0;
     TVLM_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, dynamic_shared));

@@ -38,10 +38,9 @@ void allow_dynamic_shared(const void* kernel, size_t bytes);
 
 // Blocks of `kernel` (`threads` threads, `dynamic_shared` bytes of dynamic shared memory)
 // that the current device's multiprocessors hold at once, at least 1: a grid of one wave.
-// Where `dynamic_shared` is above the 48 KB a kernel gets by default, the kernel is first
-// allowed that much (cudaFuncAttributeMaxDynamicSharedMemorySize). The occupancy query and
-// the attribute cost microseconds of host time, so each device, kernel, block size and byte
-// count is asked once and remembered.
+// The kernel is first allowed `dynamic_shared` bytes (allow_dynamic_shared). The occupancy
+// query and the attribute cost microseconds of host time, so each device, kernel, block
+// size and byte count is asked once and remembered.
 uint32_t resident_wave_blocks(const void* kernel, int threads, size_t dynamic_shared = 0);
 
 }  // namespace tvlm

@@ -7,7 +7,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
@@ -905,15 +904,7 @@ template <SurfaceTexel T>
 void launch_tail(const BoxTailLaunch& l, cudaStream_t stream) {
     // More than the default 48 KB of dynamic shared memory: a function attribute of each
     // device (a second GPU refused the launch when it was set once per process).
-    static std::atomic<uint64_t> sized{0};
-    int device = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    const uint64_t bit = uint64_t{1} << (device & 63);
-    if (!(sized.load() & bit)) {
-        TVLM_CUDA_CHECK(cudaFuncSetAttribute(box_tail_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(kTailSharedBytes)));
-        sized.fetch_or(bit);
-    }
+    allow_dynamic_shared(reinterpret_cast<const void*>(box_tail_kernel<T>), kTailSharedBytes);
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = l.overlap_launch ? 1 : 0;

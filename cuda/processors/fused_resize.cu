@@ -8,7 +8,6 @@
 #include "cuda/processors/fused_resize.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -271,18 +270,11 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 }
 
-// More than 48 KiB of dynamic shared memory is an opt-in per function and device: set once
-// to the most any tiling takes, so every tiling launches and its occupancy can be asked.
+// More than 48 KiB of shared memory is an opt-in per function and device: allowed the most
+// any tiling takes, so every tiling launches and its occupancy can be asked.
 template <class Out>
 void allow_large_shared() {
-    static std::atomic<uint64_t> devices{0};
-    int device = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
-    if (bit && (devices.load(std::memory_order_relaxed) & bit)) return;
-    TVLM_CUDA_CHECK(
-        cudaFuncSetAttribute(fused_kernel<Out>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxShared)));
-    devices.fetch_or(bit, std::memory_order_relaxed);
+    allow_dynamic_shared(reinterpret_cast<const void*>(fused_kernel<Out>), kMaxShared);
 }
 
 // Blocks of `bytes` shared memory the current device holds at once (asked once per size).
