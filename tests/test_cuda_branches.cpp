@@ -12,6 +12,7 @@
 #include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "cuda_pipelines/stream_branches.h"
+#include "tests/device_read_back.h"
 
 using namespace tvlm;
 
@@ -35,13 +36,6 @@ void fork_copies(const DeviceBuffer<unsigned char>& slow, const DeviceBuffer<uns
         stream);
     // After the join: overwrite the source; a branch still reading it would copy this value.
     TVLM_CUDA_CHECK(cudaMemsetAsync(source.data(), 0xEE, source.size(), stream));
-}
-
-std::vector<unsigned char> read_back(const DeviceBuffer<unsigned char>& copies, cudaStream_t stream) {
-    std::vector<unsigned char> host(copies.size());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), copies.data(), host.size(), cudaMemcpyDeviceToHost, stream));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return host;
 }
 
 bool all_equal(const std::vector<unsigned char>& v, unsigned char value) {

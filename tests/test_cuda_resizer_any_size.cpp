@@ -14,6 +14,7 @@
 #include "cuda/device_buffer.h"
 #include "cuda_pipelines/cuda_image_resizer.h"
 #include "engine/error.h"
+#include "tests/device_read_back.h"
 
 using namespace tvlm;
 
@@ -58,13 +59,6 @@ TensorView planar_u8(Extent2D size) {
     view.stride_x = 1, view.stride_y = size.width, view.stride_c = int64_t{size.width} * size.height;
     view.stride_b = 3 * view.stride_c;
     return view;
-}
-
-std::vector<float> read_back(const DeviceBuffer<float>& values, cudaStream_t stream) {
-    std::vector<float> host(values.size());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), values.data(), values.bytes(), cudaMemcpyDeviceToHost, stream));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return host;
 }
 
 DeviceBuffer<float> poisoned(size_t values) {

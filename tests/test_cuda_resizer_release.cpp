@@ -14,6 +14,7 @@
 #include "cuda/cuda_handle.h"
 #include "cuda/device_buffer.h"
 #include "cuda_pipelines/cuda_image_resizer.h"
+#include "tests/device_read_back.h"
 
 using namespace tvlm;
 
@@ -30,13 +31,6 @@ ResizeTarget target_of(uint32_t width, uint32_t height, float* out) {
     t.round_to_byte = true;  // a uint8 image, as torch resizes it
     t.out = out;
     return t;
-}
-
-std::vector<float> read_back(const DeviceBuffer<float>& values, cudaStream_t stream) {
-    std::vector<float> host(values.size());
-    TVLM_CUDA_CHECK(cudaMemcpyAsync(host.data(), values.data(), values.bytes(), cudaMemcpyDeviceToHost, stream));
-    TVLM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return host;
 }
 
 // Holds a stream on the host for a while: work queued behind it stays queued.
