@@ -637,7 +637,7 @@ def test_remembered_calls_hold_a_bounded_number_of_resizers(monkeypatch):
     owner = object()
 
     def remember(layout: int, resizers: int) -> None:
-        pending = (("key", layout), [layout])
+        pending = _resize.PendingCall(("key", layout), [layout], (0, (3, 8, 8)))
         _resize.remember_call(owner, pending, [layout], lambda pointers: pointers, resizers)
 
     for layout in range(3):
@@ -649,7 +649,9 @@ def test_remembered_calls_hold_a_bounded_number_of_resizers(monkeypatch):
     remember(6, 1)  # a fifth layout: past KEPT_CALLS
     assert list(_resize._calls) == [("key", 6)] and _resize._calls_resizers == 1
     # A call that read other pointers than its layout's (a composited copy) is not kept.
-    _resize.remember_call(owner, (("key", 7), [7]), [70], lambda pointers: pointers, 1)
+    _resize.remember_call(
+        owner, _resize.PendingCall(("key", 7), [7], (0, (3, 8, 8))), [70], lambda pointers: pointers, 1
+    )
     assert ("key", 7) not in _resize._calls
 
 
@@ -672,10 +674,10 @@ def test_resizers_of_any_size_are_kept_for_a_bounded_number_of_threads(monkeypat
     monkeypatch.setattr(_resize, "_core", SimpleNamespace(CudaImageResizer=Resizer))
     monkeypatch.setattr(_resize, "_any_size", {})
     monkeypatch.setattr(_resize, "KEPT_ANY_SIZE", 4)
-    first = _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8", 0))
+    first = _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8"))
     for thread in range(10):
-        _resize._any_size_resizer((thread, 0, "bicubic", "uint8", 0))
+        _resize._any_size_resizer((thread, 0, "bicubic", "uint8"))
         # The first thread's, used between the others: kept as the most recently used.
-        assert _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8", 0)) is first
+        assert _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8")) is first
         assert len(_resize._any_size) <= 4
     assert len(made) == 11 and first in _resize._any_size.values()

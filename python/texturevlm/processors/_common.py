@@ -23,6 +23,7 @@ from ._resize import (
     RESAMPLES,
     CudaCall,
     Normalize,
+    PendingCall,
     Plan,
     StagedLaunch,
     any_size_launches,
@@ -225,7 +226,7 @@ class Processor:
         runner: "Runner",
         parts: List["Part"],
         shape: Tuple[int, ...],
-        pending: Any,
+        pending: Optional[PendingCall],
         grids: Optional[List[List[int]]] = None,
         counts: Optional[Dict[str, List[int]]] = None,
         finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
@@ -259,10 +260,10 @@ class Processor:
         call = runner.cuda_call(parts, shape, remembered=pending is not None)
         pointers = runner.pointers()
         if pending is not None and not any_size_launches([launch for launch, _, _ in call.launches]):
-            replay = replayed_call(call, pointers, pending[1], outputs, staged)
+            replay = replayed_call(call, pointers, pending.pointers, outputs, staged)
             if replay is not None:
                 held = {id(launch.resizer) for launch, _, _ in call.launches} | {id(s.launch.resizer) for s in stages}
-                remember_call(self, pending, pending[1], replay, len(held))
+                remember_call(self, pending, pending.pointers, replay, len(held))
         return outputs(call(pointers))
 
     @classmethod

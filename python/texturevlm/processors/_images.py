@@ -7,13 +7,16 @@ view (no copy) and RGBA is composited over white as HF's convert_to_rgb does."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._rules import ProcessorInputError
+
+if TYPE_CHECKING:
+    from ._resize import PendingCall
 
 CHANNEL_COUNTS = (1, 3, 4)
 
@@ -156,7 +159,10 @@ def _torch_rgb_spec(image: Any) -> Optional[ImageSpec]:
 
 
 def image_specs(
-    images: Any, do_convert_rgb: bool = True, input_data_format: Optional[str] = None, pending: Any = None
+    images: Any,
+    do_convert_rgb: bool = True,
+    input_data_format: Optional[str] = None,
+    pending: Optional[PendingCall] = None,
 ) -> List[ImageSpec]:
     """The specs of every image of `images` (as flat_images finds them). A list of torch
     CUDA [3, H, W] tensors of one shape, dtype, device and strides, or a [B, 3, H, W] CUDA
@@ -215,11 +221,11 @@ def torch_cuda_layout(images: Any, mixed: bool = False) -> Optional[Tuple[Any, L
     return (0, shape, images.dtype, images.device, strides), [ptr + b * step for b in range(shape[0])]
 
 
-def _torch_cuda_batch_spec(images: Any, pending: Any = None) -> Optional[ImageSpec]:
+def _torch_cuda_batch_spec(images: Any, pending: Optional[PendingCall] = None) -> Optional[ImageSpec]:
     if isinstance(images, (list, tuple)):
-        if pending is not None:  # (key ending in the layout, pointers): cached_call's
-            count, shape = pending[0][-1][:2]
-            pointers = pending[1] if count and isinstance(shape[0], int) else None  # not a mixed layout
+        if pending is not None:
+            count, shape = pending.layout[:2]
+            pointers = pending.pointers if count and isinstance(shape[0], int) else None  # not a mixed layout
         else:
             layout = torch_cuda_layout(images)
             pointers = layout[1] if layout is not None else None

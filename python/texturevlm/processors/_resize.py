@@ -178,7 +178,7 @@ KEPT_RESIZERS = 64
 _resizers: "dict[Any, Any]" = {}
 #: A call's resizer key by the call's own; None where the call was seen once, with no resizer of its shape.
 _shape_of_call: "dict[Any, Any]" = {}
-#: Each thread's software resizers of any size (one per device, filter, dtype and branch),
+#: Each thread's software resizers of any size (one per device, filter and dtype),
 #: least recently used out first past KEPT_ANY_SIZE: a server that starts a thread per
 #: request would otherwise keep one, and the rows it grew, for every thread it ever ran.
 KEPT_ANY_SIZE = 16
@@ -217,10 +217,11 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     resizer = _resizers.pop(key, None)
     if len(_shape_of_call) >= KEPT_SIZES:
         _shape_of_call.clear()
-    if resizer is None and not texture and _first_sight(call, plan, entry):
-        if not branch:
-            _shape_of_call[call] = (plan, None)
-        return _any_size_resizer((thread, spec.device_index, kernel, spec.dtype, branch))
+    if resizer is None and not texture and not branch and (entry is None or entry[0] is not plan):
+        # A first sight. Branches are asked for only beside a sized resizer (cuda_launches):
+        # a branch is never a first sight.
+        _shape_of_call[call] = (plan, None)
+        return _any_size_resizer((thread, spec.device_index, kernel, spec.dtype))
     if resizer is None:
         resizer = _core.CudaImageResizer(
             spec.device_index, kernel, spec.dtype, 3, spec.width, spec.height, room, skip, levels
@@ -231,26 +232,15 @@ def _resizer(spec: ImageSpec, plan: Plan, filter: str, images: int, branch: int 
     return resizer
 
 
-def _first_sight(call: Tuple[Any, ...], plan: Plan, entry: Any) -> bool:
-    """Whether `call` (_resizer's key) is a first sight of its shape. A branch's is its
-    branch 0's: a call asks for branches only where its runs share a resizer, which its
-    first sight (all on resizers of any size) and later sights (on resizers of their
-    shapes) do for different runs."""
-    if call[-1]:
-        base = _shape_of_call.get(call[:-1] + (0,))
-        return base is not None and base[0] is plan and base[1] is None
-    return entry is None or entry[0] is not plan
-
-
 #: The most images one run of a resizer of any size takes (a call's images of one size).
 ANY_SIZE_IMAGES = 1 << 16
 
 
 def _any_size_resizer(key: Tuple[Any, ...]) -> Any:
-    """The thread's software resizer of any size for (thread, device, filter, dtype, branch)."""
+    """The thread's software resizer of any size for (thread, device, filter, dtype)."""
     resizer = _any_size.pop(key, None)
     if resizer is None:
-        _, device, kernel, dtype, _ = key
+        _, device, kernel, dtype = key
         resizer = _core.CudaImageResizer(device, kernel, dtype, 3, 0, 0, ANY_SIZE_IMAGES, 0, 1)
         drop_oldest(_any_size, KEPT_ANY_SIZE - 1)
     _any_size[key] = resizer
@@ -512,13 +502,14 @@ def cuda_launches(
     """The runs of a call's parts, (spec, plan, images, offset, image_stride) each. For a
     `branched` call, parts of one resizer shape get resizers of their own (branches 1, 2,
     ...), so that CudaCall runs them at once; not with the texture filter, whose resizers
-    each hold a texture of the images (the parts then share one, run in turn)."""
+    each hold a texture of the images (the parts then share one, run in turn), nor on a
+    first sight's resizer of any size (a call not remembered runs its parts in turn)."""
     launches: List[CudaLaunch] = []
     used: set = set()
     for spec, plan, images, offset, stride in parts:
         branch = 0
         resizer = _resizer(spec, plan, filter, images, branch)
-        if branched and BRANCHES and filter != "texture":
+        if branched and BRANCHES and filter != "texture" and not resizer.any_size:
             while id(resizer) in used:
                 branch += 1
                 resizer = _resizer(spec, plan, filter, images, branch)
@@ -545,7 +536,17 @@ KEPT_CALL_RESIZERS = 2 * KEPT_RESIZERS
 _calls_resizers = 0  # resizers the remembered calls hold (counted per call)
 
 
-def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -> Tuple[Any, Any]:
+class PendingCall(NamedTuple):
+    """A call of a layout not remembered yet, as cached_call read it: what remember_call
+    keeps it under, the images' pointers and their layout (torch_cuda_layout's: image count
+    first (0 for one tensor), then the shape or the shapes)."""
+
+    key: Tuple[Any, ...]
+    pointers: List[int]
+    layout: Tuple[Any, ...]
+
+
+def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -> Tuple[Any, Optional[PendingCall]]:
     """(outputs, None) where a call of this layout has run before; else (None, pending) to
     pass to remember_call, pending being None for inputs this cache does not take (all but
     torch CUDA images)."""
@@ -558,20 +559,22 @@ def cached_call(processor: Any, images: Any, input_data_format: Optional[str]) -
     entry = _calls.get(key)
     if entry is not None and entry[0] is processor:
         return entry[1](layout[1]), None
-    return None, (key, layout[1])
+    return None, PendingCall(key, layout[1], layout[0])
 
 
-def remember_call(processor: Any, pending: Any, pointers: List[int], outputs: Any, resizers: int = 1) -> None:
+def remember_call(
+    processor: Any, pending: Optional[PendingCall], pointers: List[int], outputs: Any, resizers: int = 1
+) -> None:
     """Keeps `outputs` (a function of the images' pointers, running on `resizers` resizers)
     for the layout's later calls, where the call read exactly the layout's pointers (not,
     say, a composited RGBA copy)."""
     global _calls_resizers
-    if pending is None or pointers != pending[1]:
+    if pending is None or pointers != pending.pointers:
         return
     if len(_calls) >= KEPT_CALLS or _calls_resizers + resizers > KEPT_CALL_RESIZERS:
         _calls.clear()
         _calls_resizers = 0
-    _calls[pending[0]] = (processor, outputs)
+    _calls[pending.key] = (processor, outputs)
     _calls_resizers += resizers
 
 

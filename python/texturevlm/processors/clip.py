@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._common import BatchFeature, Processor, Runner, expanded_parts
 from ._images import image_specs
-from ._resize import DEFAULT_FILTER, Plan, cached_call
+from ._resize import DEFAULT_FILTER, PendingCall, Plan, cached_call
 from ._rules import (
     IMAGENET_STANDARD_MEAN,
     IMAGENET_STANDARD_STD,
@@ -107,7 +107,7 @@ class FixedSizeImageProcessor(Processor):
         specs: List[Any],
         outputs: List[List[Tuple[Any, Plan]]],
         counts: Dict[str, List[int]],
-        pending: Any = None,
+        pending: Optional[PendingCall] = None,
         finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
     ) -> BatchFeature:
         """pixel_values [outputs, 3, h, w] of images that each give several outputs (crops,
