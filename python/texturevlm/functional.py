@@ -19,6 +19,9 @@ def clear_cache() -> None:
     """Frees the textures kept for the functional API and for the processors."""
     _frame_calls.clear()
     _kept_textures.clear()
+    composed = sys.modules.get(__package__ + ".processors._composed")
+    if composed is not None:  # before the resizers: its launches hold some
+        composed.clear()
     processors = sys.modules.get(__package__ + ".processors._resize")
     if processors is not None:
         processors.clear_cache()

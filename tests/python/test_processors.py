@@ -681,3 +681,65 @@ def test_resizers_of_any_size_are_kept_for_a_bounded_number_of_threads(monkeypat
         assert _resize._any_size_resizer((threading.get_ident(), 0, "bicubic", "uint8")) is first
         assert len(_resize._any_size) <= 4
     assert len(made) == 11 and first in _resize._any_size.values()
+
+
+def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
+    """_composed's bookkeeping (no GPU: launches are never run here). A planned mixed list
+    keeps the launch of each image that ran alone on a resizer of its size; a later list
+    of those layouts is composed on its first call and planned on its second (so that it
+    is remembered); other threads, other processors and layouts not kept compose nothing;
+    at most KEPT_IMAGE_LAUNCHES layouts are kept."""
+    import threading
+    from types import SimpleNamespace
+
+    from texturevlm.processors import _composed, _resize
+
+    monkeypatch.setattr(_composed, "_image_launches", {})
+    monkeypatch.setattr(_composed, "_composed_layouts", {})
+    processor = SimpleNamespace(filter="bicubic", dtype="float32")
+    shapes = ((3, 10, 20), (3, 30, 40), (3, 50, 60))
+    strides = ((200, 20, 1), (1200, 40, 1), (3000, 60, 1))
+
+    def pending(order, key):
+        layout = (len(order), tuple(shapes[i] for i in order), "uint8", "cuda:0", tuple(strides[i] for i in order))
+        return _resize.PendingCall(("layout", key), [100 + i for i in order], layout)
+
+    def launch(any_size=False):
+        return _resize.CudaLaunch(object(), "uint8", [1, 1, 1], 8, 8, None, 4096, any_size)
+
+    planned = pending((0, 1, 2), "planned")
+    # Images 0 and 1 alone on their parts; image 2 on a resizer of any size (a first sight).
+    runs = [(launch(), 0, 1), (launch(), 1, 2), (launch(any_size=True), 2, 3)]
+    _composed.keep_image_launches(processor, planned, runs, [3 * 4 * 4] * 3, (3, 3, 4, 4), [[1, 2, 3]] * 3)
+    assert len(_composed._image_launches) == 2
+    kept = next(iter(_composed._image_launches.values()))
+    assert kept.rows == 1 and kept.tail == (3, 4, 4) and kept.launch.offset_bytes == 0 and kept.grid == [1, 2, 3]
+    # Image 2's launch is not kept: a list with it is planned.
+    assert _composed.composed_launches(processor, pending((2, 0, 1), "with 2")) is None
+    # A new order of images 1 and 0: composed once, then planned.
+    new = pending((1, 0), "new")
+    found = _composed.composed_launches(processor, new)
+    assert found is not None and [k.launch for k in found] == [
+        runs[1][0]._replace(offset_bytes=0),
+        runs[0][0]._replace(offset_bytes=0),
+    ]
+    assert _composed.composed_launches(processor, new) is None
+    assert _composed.composed_launches(processor, new) is not None  # planned once: composed again if not remembered
+    # Another processor (a reused id too) and another thread compose nothing.
+    other = SimpleNamespace(filter="bicubic", dtype="float32")
+    assert _composed.composed_launches(other, pending((1, 0), "other")) is None
+    result = []
+    worker = threading.Thread(
+        target=lambda: result.append(_composed.composed_launches(processor, pending((0, 1), "t")))
+    )
+    worker.start()
+    worker.join()
+    assert result == [None]
+    # One tensor, or a list of one layout, is not composed (cached_call remembers those).
+    uniform = _resize.PendingCall(("layout", "u"), [100, 101], (2, shapes[0], "uint8", "cuda:0", strides[0]))
+    assert _composed.composed_launches(processor, uniform) is None
+    monkeypatch.setattr(_composed, "KEPT_IMAGE_LAUNCHES", 2)
+    _composed.keep_image_launches(processor, planned, [(launch(), 2, 3)], [3 * 4 * 4], (3, 3, 4, 4), None)
+    assert len(_composed._image_launches) == 2
+    _composed.clear()
+    assert not _composed._image_launches and not _composed._composed_layouts

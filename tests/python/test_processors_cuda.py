@@ -297,6 +297,51 @@ def test_first_sights_of_sizes_make_no_resizer_and_later_sights_remember_the_cal
             assert torch.equal(processor(many)["pixel_values"], make()(many)["pixel_values"]), (name, sight)
 
 
+def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
+    """A list of images of several sizes in an order not seen before runs each image's
+    launch kept from earlier calls (nothing planned, no call remembered); the order's
+    second call is planned and remembered, its third replays. Every call's outputs equal a
+    fresh processor's on that list, keys, shapes, grids and values, through both filters."""
+    import itertools
+
+    import torch
+    from texturevlm.processors import _composed, _resize
+
+    sizes = [(300, 400), (517, 333), (224, 224), (120, 700)]
+    images = [cuda(smooth_image(rng, h, w)) for h, w in sizes]
+    makers = {
+        "clip": CLIPImageProcessor,
+        "siglip": SiglipImageProcessor,
+        "gemma3": lambda **kw: Gemma3ImageProcessor(size={"height": 112, "width": 112}, resample=2, **kw),
+        "qwen2_vl": Qwen2VLImageProcessor,
+    }
+    orders = list(itertools.permutations(range(len(images))))[:6]
+    for (name, make), filter in itertools.product(makers.items(), ("exact", "texture")):
+        _resize.clear_cache()
+        _composed.clear()
+        processor = make(filter=filter)
+        for _ in range(2):  # the sizes' first sights, then their resizers: launches kept
+            processor(images)
+        assert len(_composed._image_launches) == len(images), (name, filter)
+        for order in orders[1:]:
+            listed = [images[i] for i in order]
+            want = make(filter=filter)(listed)
+            for sight in range(3):
+                calls = len(_resize._calls)
+                got = processor(listed)
+                remembered = len(_resize._calls) > calls
+                assert remembered == (sight == 1), (name, filter, order, sight)
+                assert list(got.keys()) == list(want.keys()), (name, filter)
+                for key in want:
+                    assert got[key].shape == want[key].shape and got[key].dtype == want[key].dtype, (name, key)
+                    assert torch.equal(got[key], want[key]), (name, filter, order, sight, key)
+        # An image layout no call planned alone: the list is planned, not composed.
+        strided = [images[0], images[1][:, :, :300]]
+        composed = len(_composed._composed_layouts)
+        assert torch.equal(processor(strided)["pixel_values"], make(filter=filter)(strided)["pixel_values"])
+        assert len(_composed._composed_layouts) == composed, (name, filter)
+
+
 def test_remembered_calls_read_each_calls_own_images(rng):
     # A processor remembers a call's work by its images' layout; the next call of that layout
     # only allocates and launches. Each kind of input, called twice with new images, must give

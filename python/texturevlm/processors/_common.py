@@ -14,6 +14,7 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._call_options import CONFIG_KWARGS, convert_outputs, split_call_kwargs
+from ._composed import composed_launches, keep_image_launches, run_composed
 from ._encoded import decode_encoded, has_encoded
 from ._resize import (
     FILTER_ALIASES,
@@ -231,6 +232,7 @@ class Processor:
         counts: Optional[Dict[str, List[int]]] = None,
         finish: Optional[Callable[[BatchFeature], BatchFeature]] = None,
         staged: Optional[Tuple[List[StagedLaunch], List[int], List[int]]] = None,
+        composable: bool = False,
     ) -> BatchFeature:
         """pixel_values of the runner's images through `parts` (and image_grid_thw where
         `grids` are given; int64 [images] tables such as num_crops from `counts`), then
@@ -241,7 +243,9 @@ class Processor:
         tiles), the remembered call picks the layout's pointers in the runner's order.
         `staged`: the runner reads intermediates, not the images: the launches that made
         them (resized_images' record), the pointers they read and each image's pointer
-        after them; a remembered call repeats them on its images first."""
+        after them; a remembered call repeats them on its images first. `composable`: each
+        image's output is one run of its own, so its launch is kept for lists of other
+        orders (_composed.py; `_composed` runs them)."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
@@ -259,12 +263,32 @@ class Processor:
             pending = None  # a first sight of a size: not remembered (see _resizer)
         call = runner.cuda_call(parts, shape, remembered=pending is not None)
         pointers = runner.pointers()
+        if composable and not stages and pending is not None and pointers == pending.pointers:
+            keep_image_launches(self, pending, call.launches, [part.stride for part in parts], shape, grids)
         if pending is not None and not any_size_launches([launch for launch, _, _ in call.launches]):
             replay = replayed_call(call, pointers, pending.pointers, outputs, staged)
             if replay is not None:
                 held = {id(launch.resizer) for launch, _, _ in call.launches} | {id(s.launch.resizer) for s in stages}
                 remember_call(self, pending, pending.pointers, replay, len(held))
         return outputs(call(pointers))
+
+    def _composed(
+        self, pending: Optional[PendingCall], counts: Optional[Callable[[int], Optional[Dict[str, List[int]]]]] = None
+    ) -> Optional[BatchFeature]:
+        """The call's outputs from its images' kept launches (_composed.py), where it is a
+        new list of image layouts that earlier calls planned; else None. `counts`: the
+        per-image tables for a number of images, as _outputs takes them."""
+        launches = composed_launches(self, pending)
+        if launches is None:
+            return None
+        assert pending is not None
+        values = run_composed(launches, pending.pointers, "torch", pending.layout[3].index or 0, self.dtype)
+        out = BatchFeature(pixel_values=values)
+        if launches[0].grid is not None:
+            out["image_grid_thw"] = grid_table("torch", [kept.grid for kept in launches])
+        for key, numbers in ((counts(len(launches)) if counts is not None else None) or {}).items():
+            out[key] = int_table("torch", numbers)
+        return out
 
     @classmethod
     def from_pretrained(cls, path: Any, **overrides: Any) -> Any:

@@ -85,6 +85,9 @@ class FixedSizeImageProcessor(Processor):
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
+        composed = self._composed(pending, self._counts)
+        if composed is not None:
+            return composed
         specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
@@ -96,7 +99,8 @@ class FixedSizeImageProcessor(Processor):
             )
         h, w = sizes.pop()
         images = sum(s.batch for s in specs)
-        return self._outputs(runner, runner.parts(plans), (images, 3, h, w), pending, counts=self._counts(images))
+        parts = runner.parts(plans)
+        return self._outputs(runner, parts, (images, 3, h, w), pending, counts=self._counts(images), composable=True)
 
     def _counts(self, images: int) -> Optional[Dict[str, List[int]]]:
         """Per-image counts the model's processor also returns (Gemma 3's num_crops)."""

@@ -107,13 +107,16 @@ class Qwen2VLImageProcessor(Processor):
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
+        composed = self._composed(pending)
+        if composed is not None:
+            return composed
         specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         runner = Runner(specs, self.filter, self.backend, self.dtype)
         plans = [self.plan(s.height, s.width) for s in specs]
         rows = sum(p.patches_per_image() * s.batch for p, s in zip(plans, specs))
         width = 3 * self.temporal_patch_size * self.patch_size**2
         grids = [self.grid(p) for p, s in zip(plans, specs) for _ in range(s.batch)]
-        return self._outputs(runner, runner.parts(plans), (rows, width), pending, grids)
+        return self._outputs(runner, runner.parts(plans), (rows, width), pending, grids, composable=True)
 
 
 class Qwen2VLVideoProcessor(Qwen2VLImageProcessor):
