@@ -116,17 +116,21 @@ void CudaImageResizer::check(const TensorView& view, Extent2D size, std::span<co
 }
 
 void CudaImageResizer::run(const TensorView& view, Extent2D size, std::span<const void* const> images,
-                           const ResizeTarget& target, cudaStream_t stream) const {
+                           const ResizeTarget& target, cudaStream_t stream, Replay replay) const {
     check(view, size, images, target);
-    launch(view, size, images, target, stream);
+    launch(view, size, images, target, stream, replay);
 }
 
 void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<const void* const> images,
-                              const ResizeTarget& target, cudaStream_t stream) const {
+                              const ResizeTarget& target, cudaStream_t stream, Replay replay) const {
     order_after_last_run(stream);
     ReplayedLaunches::Key key = call_key(view, size, images, target);
+    const auto launched = [&](const auto& launches) {
+        if (replay == Replay::never) launches(stream);
+        else replayed_->run(key, stream, launches);
+    };
     if (shape_.filter == ResizeFilter::texture) {
-        replayed_->run(key, stream, [&](cudaStream_t s) {
+        launched([&](cudaStream_t s) {
             fill_texture(view, images, s);
             texture_->resize(target, s);
         });
@@ -163,7 +167,7 @@ void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<c
     key.insert(key.end(),
                {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
                 tables_written, tables_written ? tables.generation : 0});
-    replayed_->run(key, stream, [&](cudaStream_t s) {
+    launched([&](cudaStream_t s) {
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);
             ResizeTarget part = target;

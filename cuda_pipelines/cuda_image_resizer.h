@@ -66,20 +66,27 @@ public:
     // resizer while a server's work is queued: cudaFree would wait for all of it).
     ~CudaImageResizer();
 
+    // Whether a run repeating an earlier run's arguments replays it as one graph (the
+    // default), or every run launches directly: for runs whose arguments will not repeat
+    // (an image written at a new place of each call's output), where keeping their keys
+    // would capture graphs that are never replayed, and a replay costs more host time than
+    // the launches it stands for.
+    enum class Replay { repeated, never };
+
     // target.images images of `size` (image i at images[i], read through `view`'s dtype,
     // strides and channels; view.data unused) resized into `target` from its first_layer 0.
     // `size` is the shape's, or any for a resizer of any size. Throws Error, launching
     // nothing, for a count that is not target.images or exceeds the shape's, a null image, a
     // view or size unlike the shape, or a target check_resize_target refuses.
     void run(const TensorView& view, Extent2D size, std::span<const void* const> images, const ResizeTarget& target,
-             cudaStream_t stream) const;
+             cudaStream_t stream, Replay replay = Replay::repeated) const;
     // run()'s refusals, without launching: for callers that run several resizers at once
     // (stream_branches.h) and launch none where one would refuse.
     void check(const TensorView& view, Extent2D size, std::span<const void* const> images,
                const ResizeTarget& target) const;
     // run() of arguments check() passed: such callers check every run once, before launching any.
     void launch(const TensorView& view, Extent2D size, std::span<const void* const> images, const ResizeTarget& target,
-                cudaStream_t stream) const;
+                cudaStream_t stream, Replay replay = Replay::repeated) const;
 
     const ResizerShape& shape() const { return shape_; }
     // Runs kept as graphs (a repeated run replays one).

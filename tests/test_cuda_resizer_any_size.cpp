@@ -110,6 +110,35 @@ TEST_CASE("a resizer of any size writes what a resizer of each size writes, bit 
     }
 }
 
+TEST_CASE("runs that are never replayed write what replayed runs write, and keep no graph") {
+    const CudaStream stream = make_stream();
+    const Job& job = kJobs[0];
+    std::vector<unsigned char> bytes(size_t{3} * job.source.width * job.source.height);
+    std::mt19937 gen(12);
+    for (unsigned char& b : bytes) b = static_cast<unsigned char>(gen() & 0xFF);
+    const DeviceBuffer<unsigned char> image(bytes.size());
+    copy_to_device_now(image.data(), bytes.data(), bytes.size());
+    const void* pointers[] = {image.data()};
+    for (const CudaImageResizer::Replay replay :
+         {CudaImageResizer::Replay::repeated, CudaImageResizer::Replay::never}) {
+        CAPTURE(int(replay));
+        const CudaImageResizer resizer(
+            {ResizeFilter::bicubic, TensorDtype::u8, 3, job.source.width, job.source.height, 1, 0, 1});
+        DeviceBuffer<float> first = poisoned(size_t{3} * job.width * job.height);
+        resizer.run(planar_u8(job.source), job.source, pointers, target_of(job, first.data()), stream.get(), replay);
+        const std::vector<float> want = read_back(first, stream.get());
+        // The same arguments twice more: the second sight is captured and replayed, the
+        // third replays, where runs are replayed at all.
+        DeviceBuffer<float> out = poisoned(size_t{3} * job.width * job.height);
+        for (int repeat = 0; repeat < 3; ++repeat) {
+            TVLM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.bytes(), stream.get()));
+            resizer.run(planar_u8(job.source), job.source, pointers, target_of(job, out.data()), stream.get(), replay);
+            CHECK(read_back(out, stream.get()) == want);
+        }
+        CHECK(resizer.replay_graphs() == (replay == CudaImageResizer::Replay::never ? 0u : 1u));
+    }
+}
+
 TEST_CASE("resizers refuse images of a size not theirs, and a texture resizer needs one") {
     const CudaStream stream = make_stream();
     const DeviceBuffer<unsigned char> image(size_t{3} * 64 * 48);

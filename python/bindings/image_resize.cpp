@@ -113,11 +113,13 @@ public:
     // `out` is passed apart from the target (a copy of which is written to) so that one
     // kept target serves every call, from any thread.
     void run(const std::vector<uintptr_t>& images, const std::string& dtype, const std::vector<int64_t>& strides,
-             uint32_t width, uint32_t height, const ResizeTarget& target, uintptr_t out, uintptr_t stream) const {
+             uint32_t width, uint32_t height, const ResizeTarget& target, uintptr_t out, uintptr_t stream,
+             bool replay) const {
         const DeviceGuard guard(device_);
         const PreparedRun p = prepared_run(images, dtype, strides, resizer_.shape().channels, {width, height}, target,
                                            out);
-        resizer_.run(p.view, p.size, p.pointers, p.target, stream_of(stream));
+        resizer_.run(p.view, p.size, p.pointers, p.target, stream_of(stream),
+                     replay ? CudaImageResizer::Replay::repeated : CudaImageResizer::Replay::never);
     }
     bool any_size() const { return resizer_.shape().width == 0; }
     size_t replay_graphs() const { return resizer_.replay_graphs(); }
@@ -269,9 +271,10 @@ void bind_cuda_resize(nb::module_& m) {
              nb::arg("device"), nb::arg("filter"), nb::arg("dtype"), nb::arg("channels"), nb::arg("width"),
              nb::arg("height"), nb::arg("images"), nb::arg("skipped_levels"), nb::arg("texture_levels"))
         .def("run", &ResizerBinding::run, nb::arg("images"), nb::arg("dtype"), nb::arg("strides"), nb::arg("width"),
-             nb::arg("height"), nb::arg("target"), nb::arg("out"), nb::arg("stream"),
+             nb::arg("height"), nb::arg("target"), nb::arg("out"), nb::arg("stream"), nb::arg("replay") = true,
              "target.images images of width x height (device pointers sharing dtype and strides b, c, y, x) into "
-             "`out` (the target's own out is not read).")
+             "`out` (the target's own out is not read). replay=False launches directly, never as a graph: for "
+             "runs whose arguments will not repeat.")
         .def_prop_ro("any_size", &ResizerBinding::any_size,
                      "Whether it takes images of any size (made with width and height 0: bicubic and bilinear).")
         .def_prop_ro("replay_graphs", &ResizerBinding::replay_graphs,

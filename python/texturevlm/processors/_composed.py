@@ -80,7 +80,8 @@ def run_composed(
 ) -> Any:
     """The images' values, each image's launch writing its rows in turn into one output on
     the framework's current stream (launches of several sizes run one after another, as a
-    call planned once runs them)."""
+    call planned once runs them). Launched directly, not replayed: an image's place in the
+    output, part of what a replay is keyed by, changes from call to call."""
     first = launches[0]
     shape = (sum(l.rows for l in launches),) + first.tail
     out = _tensors.empty(framework, "cuda", index, shape, out_dtype)
@@ -91,7 +92,7 @@ def run_composed(
         row_bytes *= n
     at = ptr
     for kept, image in zip(launches, pointers):
-        kept.launch.run([image], at, stream)
+        kept.launch.run([image], at, stream, replay=False)
         at += kept.rows * row_bytes
     return _tensors.hand_over(out, framework, index, stream)
 

@@ -281,9 +281,18 @@ class CudaLaunch(NamedTuple):
     offset_bytes: int  # where in the output this run's values start
     any_size: bool  # the resizer is one of any size (a first sight of the size)
 
-    def run(self, images: List[int], out_ptr: int, stream: int) -> None:
+    def run(self, images: List[int], out_ptr: int, stream: int, replay: bool = True) -> None:
+        """Launches the run (replay=False: never as a graph, for runs whose arguments will not repeat)."""
         self.resizer.run(
-            images, self.dtype, self.strides, self.width, self.height, self.target, out_ptr + self.offset_bytes, stream
+            images,
+            self.dtype,
+            self.strides,
+            self.width,
+            self.height,
+            self.target,
+            out_ptr + self.offset_bytes,
+            stream,
+            replay,
         )
 
 
