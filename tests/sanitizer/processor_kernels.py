@@ -7,8 +7,8 @@ among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubi
 under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
 float16 inputs with rows staged or not), the copy
 (a resize to the image's own size, four pixels a thread where rows allow), uint8 outputs
-(Idefics3's intermediate images) and the texture filter, each call twice (the second
-remembered, on stream branches). Sizes are small: the tools run the kernels tens of times
+(Idefics3's intermediate images), the texture filter and lists composed of kept launches,
+each call twice (the second remembered, on stream branches). Sizes are small: the tools run the kernels tens of times
 slower."""
 
 import torch
@@ -70,6 +70,12 @@ def main() -> None:
         check(CLIPImageProcessor(filter=filter), [image(2048, 2047) for _ in range(8)])
         # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
         check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
+        # Lists of sizes in new orders: composed of each image's kept launch (processors/_composed.py).
+        for proc in (CLIPImageProcessor(filter=filter), Qwen2VLImageProcessor(filter=filter)):
+            mixed = [image(300, 400), image(517, 333), image(1200, 900)]
+            check(proc, mixed)
+            for order in ((2, 0, 1), (1, 2, 0)):
+                check(proc, [mixed[i] for i in order])
     print("processor kernels: done")
 
 
