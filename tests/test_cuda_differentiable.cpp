@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <random>
 #include <vector>
 
@@ -330,4 +331,33 @@ TEST_CASE("CUDA patch grids: points as glimpse.sample_patches places them, and t
     run(float{}, 4e-7);
     CHECK_THROWS_WITH_AS(patch_grid_points<float>(nullptr, PatchGrid{1, 1, 0}, nullptr, nullptr, nullptr, nullptr),
                          doctest::Contains("patch size of at least 1"), Error);
+}
+
+TEST_CASE("CUDA patch gradients: planar patches transposed into the points' order, channels last") {
+    const PatchGrid grid{2, 5, 3};
+    const uint32_t channels = 3, per_patch = grid.patch_size * grid.patch_size;
+    const size_t rows = size_t{grid.images} * grid.patches, values = grid.points() * channels;
+    std::vector<double> planar(values);
+    for (size_t i = 0; i < values; ++i) planar[i] = double(i) + 0.25;  // each value its own
+    // [rows, channels, P * P] -> [rows * P * P, channels]
+    std::vector<double> want(values);
+    for (size_t r = 0; r < rows; ++r)
+        for (uint32_t c = 0; c < channels; ++c)
+            for (uint32_t s = 0; s < per_patch; ++s)
+                want[(r * per_patch + s) * channels + c] = planar[(r * channels + c) * per_patch + s];
+    const auto run = [&](auto zero) {
+        using T = decltype(zero);
+        CAPTURE(sizeof(T));
+        const DeviceBuffer<T> in = upload<T>(planar);
+        DeviceBuffer<T> out = upload<T>(std::vector<double>(values + 4, std::nan("")));
+        patch_grad_channels_last<T>(in.data(), grid, channels, out.data(), nullptr);
+        TVLM_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<double> got = download(out.data(), values + 4);
+        CHECK(std::vector<double>(got.begin(), got.begin() + std::ptrdiff_t(values)) == want);
+        for (size_t i = values; i < got.size(); ++i) CHECK(std::isnan(got[i]));  // nothing written past the end
+    };
+    run(double{});
+    run(float{});
+    CHECK_THROWS_WITH_AS(patch_grad_channels_last<float>(nullptr, grid, channels, nullptr, nullptr),
+                         doctest::Contains("needs its input"), Error);
 }

@@ -73,6 +73,17 @@ __global__ void grid_adjoint_kernel(const T* grad_uv, const T* grad_lod, PatchGr
     if (threadIdx.x < 5) grad_meta[row * 5 + threadIdx.x] = partial[threadIdx.x][0];
 }
 
+// A thread per value written: reads are P * P apart within a patch, writes contiguous.
+template <class T>
+__global__ void grad_channels_last_kernel(const T* planar, size_t values, uint32_t channels, uint32_t per_patch,
+                                          T* last) {
+    const size_t o = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (o >= values) return;
+    const size_t point = o / channels, row = point / per_patch;
+    const size_t c = o - point * channels, s = point - row * per_patch;
+    last[o] = planar[(row * channels + c) * per_patch + s];
+}
+
 void check_grid(const PatchGrid& grid) {
     if (!grid.images || !grid.patches || !grid.patch_size)
         throw Error("a patch grid needs at least one image, one patch and a patch size of at least 1");
@@ -103,9 +114,24 @@ void patch_grid_adjoint(const T* grad_uv, const T* grad_lod, const PatchGrid& gr
     TVLM_CUDA_CHECK(cudaGetLastError());
 }
 
+template <class T>
+void patch_grad_channels_last(const T* planar, const PatchGrid& grid, uint32_t channels, T* last, cudaStream_t stream) {
+    check_grid(grid);
+    if (!planar || !last || !channels) throw Error("a patch gradient's transpose needs its input, channels and output");
+    const size_t values = grid.points() * channels;
+    const size_t blocks = (values + kGridBlock - 1) / kGridBlock;
+    if (blocks > 0x7fffffffu) throw Error("too many patch samples for one launch: split the batch");
+    grad_channels_last_kernel<T><<<unsigned(blocks), kGridBlock, 0, stream>>>(planar, values, channels,
+                                                                              grid.patch_size * grid.patch_size, last);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+}
+
 template void patch_grid_points<float>(const float*, const PatchGrid&, float*, float*, int32_t*, cudaStream_t);
 template void patch_grid_points<double>(const double*, const PatchGrid&, double*, double*, int32_t*, cudaStream_t);
 template void patch_grid_adjoint<float>(const float*, const float*, const PatchGrid&, float*, cudaStream_t);
 template void patch_grid_adjoint<double>(const double*, const double*, const PatchGrid&, double*, cudaStream_t);
+
+template void patch_grad_channels_last<float>(const float*, const PatchGrid&, uint32_t, float*, cudaStream_t);
+template void patch_grad_channels_last<double>(const double*, const PatchGrid&, uint32_t, double*, cudaStream_t);
 
 }  // namespace tvlm

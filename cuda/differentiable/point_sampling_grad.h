@@ -105,4 +105,11 @@ void patch_grid_points(const T* meta, const PatchGrid& grid, T* uv, T* lod, int3
 template <class T>
 void patch_grid_adjoint(const T* grad_uv, const T* grad_lod, const PatchGrid& grid, T* grad_meta, cudaStream_t stream);
 
+// The patches' gradient as sample_patches returns its patches, planar ([images * patches,
+// channels, P, P]), into the points' order with channels last ([points, channels]), what
+// sample_points_backward reads: so the backward takes autograd's gradient as it comes,
+// without a copy of its own on the host's side.
+template <class T>
+void patch_grad_channels_last(const T* planar, const PatchGrid& grid, uint32_t channels, T* last, cudaStream_t stream);
+
 }  // namespace tvlm

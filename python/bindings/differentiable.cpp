@@ -235,25 +235,31 @@ public:
         });
     }
     // Gradients to the chain (as backward), and, where grad_meta is not 0, to the metadata
-    // rows; grad_points (3 * count values) holds the points' gradients on the way.
+    // rows; grad_points (3 * count values) holds the points' gradients on the way. grad_out
+    // is the patches' gradient as sample_patches returns them, planar ([images * patches,
+    // channels, P, P]), where grad_last is not 0 (count * channels values of scratch it is
+    // first transposed into), else channels last ([count, channels]).
     void backward_patches(uintptr_t level0, uintptr_t coarse, uint32_t images, uint32_t patches, uint32_t patch_size,
-                          uintptr_t points, uintptr_t grad_out, uintptr_t grad_level0, uintptr_t grad_coarse,
-                          uintptr_t grad_points, uintptr_t grad_meta, uintptr_t stream) const {
+                          uintptr_t points, uintptr_t grad_out, uintptr_t grad_last, uintptr_t grad_level0,
+                          uintptr_t grad_coarse, uintptr_t grad_points, uintptr_t grad_meta, uintptr_t stream) const {
         const PatchGrid grid = checked_grid(images, patches, patch_size);
         uint32_t* nonfinite = checked_backward(device_);
         typed([&](auto t) {
             using T = decltype(t);
             const size_t count = grid.points();
             T* grad_uv = ptr<T>(grad_points);
-            launch({4, level0, coarse, images, patches, patch_size, points, grad_out, grad_level0, grad_coarse,
-                    grad_points, grad_meta},
-                   stream, [&](cudaStream_t s) {
-                       sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse),
-                                                 grid_points<T>(points, count), ptr<T>(grad_out),
-                                                 levels_of<T>(grad_level0, grad_coarse), grad_uv, grad_uv + 2 * count,
-                                                 s, nonfinite);
-                       if (grad_meta) patch_grid_adjoint<T>(grad_uv, grad_uv + 2 * count, grid, ptr<T>(grad_meta), s);
-                   });
+            launch(
+                {4, level0, coarse, images, patches, patch_size, points, grad_out, grad_last, grad_level0, grad_coarse,
+                 grad_points, grad_meta},
+                stream, [&](cudaStream_t s) {
+                    if (grad_last)
+                        patch_grad_channels_last<T>(ptr<T>(grad_out), grid, job_.shape.channels, ptr<T>(grad_last), s);
+                    sample_points_backward<T>(job_.shape, levels_of<const T>(level0, coarse),
+                                              grid_points<T>(points, count), ptr<T>(grad_last ? grad_last : grad_out),
+                                              levels_of<T>(grad_level0, grad_coarse), grad_uv, grad_uv + 2 * count, s,
+                                              nonfinite);
+                    if (grad_meta) patch_grid_adjoint<T>(grad_uv, grad_uv + 2 * count, grid, ptr<T>(grad_meta), s);
+                });
         });
     }
 
@@ -328,10 +334,13 @@ void bind_differentiable(nb::module_& m) {
              "The chain, the points of the patches of metadata [images, patches, 5] (into `points`, 4 values a "
              "point, kept for the backward), and their samples [images * patches * P * P, channels].")
         .def("backward_patches", &CudaChain::backward_patches, nb::arg("level0"), nb::arg("coarse"), nb::arg("images"),
-             nb::arg("patches"), nb::arg("patch_size"), nb::arg("points"), nb::arg("grad_out"), nb::arg("grad_level0"),
-             nb::arg("grad_coarse"), nb::arg("grad_points"), nb::arg("grad_meta"), nb::arg("stream"),
+             nb::arg("patches"), nb::arg("patch_size"), nb::arg("points"), nb::arg("grad_out"), nb::arg("grad_last"),
+             nb::arg("grad_level0"), nb::arg("grad_coarse"), nb::arg("grad_points"), nb::arg("grad_meta"),
+             nb::arg("stream"),
              "forward_patches's backward: gradients to the image (grad_level0; 0: none) and, where grad_meta is not "
-             "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch.")
+             "0, to the metadata [images, patches, 5]; grad_points (3 values a point) is scratch. grad_out is planar "
+             "[images * patches, channels, P, P] where grad_last (count * channels values of scratch) is not 0, else "
+             "channels last [count, channels].")
         .def_prop_ro(
             "replay_graphs", [](const CudaChain& c) { return c.replay_graphs(); },
             "CUDA graphs kept for repeated calls: a call's launches replay as one from its second repeat on.")

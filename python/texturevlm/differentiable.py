@@ -580,13 +580,22 @@ def _register_torch_ops() -> None:
             image, level0, scratch = ctx.saved_tensors
             plan, coarse, count, b, n, p, index, last0 = ctx.job
             image_grad, meta_grad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-            grad_out = dense(grad.permute(0, 1, 3, 4, 2), image.dtype)
+            # Channels last where it is so in memory (elementwise losses of the patches, a
+            # permuted view, keep their layout), read in place; else planar, as the patches
+            # were returned, which the engine transposes into the work buffer in the
+            # backward's own launches (a copy here cost a torch call).
+            grad_out = grad.permute(0, 1, 3, 4, 2)
+            transposed = grad_out.dtype != image.dtype or not grad_out.is_contiguous()
+            if transposed:
+                grad_out = dense(grad, image.dtype)
             grad_image = grad_like(image, planar0=not last0) if image_grad else None
-            # The coarse levels' gradient (where the image takes one), then the points'.
+            # The coarse levels' gradient (where the image takes one), the points', then the
+            # patches' gradient channels last (each part 64-value aligned for vector loads).
             ahead = coarse if image_grad else 0
-            work = torch.empty(ahead + 3 * count, dtype=image.dtype, device=image.device)
+            points = -(-3 * count // 64) * 64
+            work = torch.empty(ahead + points + image.shape[1] * count, dtype=image.dtype, device=image.device)
             grad_meta = image.new_empty((b, n, 5)) if meta_grad else None
-            base, item = scratch.data_ptr(), scratch.element_size()
+            base, item, at = scratch.data_ptr(), scratch.element_size(), work.data_ptr()
             plan.backward_patches(
                 image.data_ptr() if level0 is None else level0.data_ptr(),
                 base,
@@ -595,9 +604,10 @@ def _register_torch_ops() -> None:
                 p,
                 base + coarse * item,
                 grad_out.data_ptr(),
+                at + (ahead + points) * item if transposed else 0,
                 0 if grad_image is None else grad_image.data_ptr(),
-                work.data_ptr() if image_grad else 0,
-                work.data_ptr() + ahead * item,
+                at if image_grad else 0,
+                at + ahead * item,
                 0 if grad_meta is None else grad_meta.data_ptr(),
                 torch_raw_stream()(index),
             )

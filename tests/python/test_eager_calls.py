@@ -62,6 +62,37 @@ def test_fused_patches_equal_the_composite(channels_last, channels):
 
 
 @needs_cuda
+@pytest.mark.parametrize("layout", ["planar", "channels last", "expanded"])
+def test_fused_patches_take_the_incoming_gradient_in_any_layout(layout):
+    """The backward reads autograd's gradient planar (transposed by the engine), channels
+    last in place (an elementwise loss of the patches keeps their permuted layout), or as
+    anything else (expanded) made dense first: the same gradients each way,
+    equal to the composite's. Patches of odd size, so the transposed gradient's place in the
+    work buffer is not a multiple of four values by itself."""
+    import torch
+
+    gen = torch.Generator().manual_seed(5)
+    b, n, p, channels = 2, 9, 3, 4
+    image = torch.rand((b, channels, 40, 50), generator=gen).cuda()
+    meta = _rows(torch, gen, b, n, torch.float32)
+    planar = torch.rand((b, n, channels, p, p), generator=gen).cuda()
+    grad = {
+        "planar": planar,
+        "channels last": planar.permute(0, 1, 3, 4, 2).contiguous().permute(0, 1, 4, 2, 3),
+        "expanded": planar[:, :, :, :1, :1].expand(b, n, channels, p, p),
+    }[layout]
+    results = []
+    for fn in (tv.glimpse.sample_patches, _composite_patches):
+        x = image.detach().clone().requires_grad_()
+        m = meta.detach().clone().requires_grad_()
+        torch.autograd.backward(fn(x, m, p), grad)
+        results.append((x.grad, m.grad))
+    (fused_image, fused_meta), (want_image, want_meta) = results
+    torch.testing.assert_close(fused_image, want_image, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fused_meta, want_meta, rtol=1e-4, atol=1e-4)
+
+
+@needs_cuda
 def test_fused_patches_gradcheck_in_float64():
     import torch
 
@@ -170,10 +201,10 @@ def test_warm_calls_allocate_only_their_outputs():
     # Blocks a step takes from the allocator: sample_points forward = samples + coarse
     # levels, backward = the image's gradient + the coarse levels' + uv's + lod's;
     # glimpse.sample_patches forward = one scratch (coarse levels + points) + samples,
-    # backward = the incoming gradient reordered + the image's + one scratch (the coarse
-    # levels' and the points' gradients); the field forward = values, backward = the four
+    # backward = the image's gradient + one scratch (the coarse levels', the points' and the
+    # incoming gradient transposed); the field forward = values, backward = the four
     # gradients.
-    expected = {"sample_points": 6, "glimpse.sample_patches": 5, "gaussian_field": 5}
+    expected = {"sample_points": 6, "glimpse.sample_patches": 4, "gaussian_field": 5}
     steps = _hot_steps()
     for name, step in steps.items():
         for _ in range(3):
