@@ -41,7 +41,7 @@ class ImageLaunch(NamedTuple):
 
 
 _image_launches: "dict[Any, ImageLaunch]" = {}
-_composed_layouts: "dict[Any, None]" = {}
+_composed_layouts: "dict[Any, bool]" = {}
 
 
 def _image_key(processor: Any, shape: Any, strides: Any, dtype: Any, device: Any) -> Tuple[Any, ...]:
@@ -60,8 +60,9 @@ def composed_launches(processor: Any, pending: Optional[PendingCall]) -> Optiona
     if not _mixed(pending):
         return None
     assert pending is not None
-    if pending.key in _composed_layouts:  # its second call: planned, so that it is remembered
-        del _composed_layouts[pending.key]
+    # Its second call: planned, so that it is remembered. (One pop, not a test and a del:
+    # another thread's drop_oldest may take the entry between the two.)
+    if _composed_layouts.pop(pending.key, False):
         return None
     _, shapes, dtype, device, strides = pending.layout
     found = []
@@ -70,7 +71,7 @@ def composed_launches(processor: Any, pending: Optional[PendingCall]) -> Optiona
         if kept is None or kept.processor is not processor:
             return None
         found.append(kept)
-    _composed_layouts[pending.key] = None
+    _composed_layouts[pending.key] = True
     drop_oldest(_composed_layouts, KEPT_COMPOSED_LAYOUTS)
     return found
 
