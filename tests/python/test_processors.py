@@ -735,6 +735,19 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     worker.start()
     worker.join()
     assert result == [None]
+    # A list holding a batch ([B, C, H, W]: a part's first image is not its place in the
+    # list) keeps and composes nothing.
+    batched = _resize.PendingCall(
+        ("layout", "b"),
+        [100, 101],
+        (2, ((2, 3, 10, 20), shapes[1]), "uint8", "cuda:0", ((600, 200, 20, 1), strides[1])),
+    )
+    kept = dict(_composed._image_launches)
+    _composed.keep_image_launches(
+        processor, batched, [(launch(), 0, 2), (launch(), 2, 3)], [48, 48], (3, 3, 4, 4), None
+    )
+    assert _composed._image_launches == kept
+    assert _composed.composed_launches(processor, batched) is None
     # One tensor, or a list of one layout, is not composed (cached_call remembers those).
     uniform = _resize.PendingCall(("layout", "u"), [100, 101], (2, shapes[0], "uint8", "cuda:0", strides[0]))
     assert _composed.composed_launches(processor, uniform) is None

@@ -49,9 +49,13 @@ def _image_key(processor: Any, shape: Any, strides: Any, dtype: Any, device: Any
 
 
 def _mixed(pending: Optional[PendingCall]) -> bool:
-    """Whether a call is a list of images of more than one layout (torch_cuda_layout's
-    mixed layout: a count, then a shape per image)."""
-    return pending is not None and pending.layout[0] > 0 and not isinstance(pending.layout[1][0], int)
+    """Whether a call is a list of single images ([C, H, W] or [H, W, C]: a part's first
+    image is then its place in the list) of more than one layout (torch_cuda_layout's mixed
+    layout: a count, then a shape per image)."""
+    if pending is None or pending.layout[0] == 0:
+        return False
+    shapes = pending.layout[1]
+    return not isinstance(shapes[0], int) and all(len(shape) == 3 for shape in shapes)
 
 
 def composed_launches(processor: Any, pending: Optional[PendingCall]) -> Optional[List[ImageLaunch]]:
