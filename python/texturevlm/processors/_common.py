@@ -249,11 +249,7 @@ class Processor:
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:
-            out = BatchFeature(pixel_values=values)
-            if grids is not None:
-                out["image_grid_thw"] = grid_table(framework, grids)
-            for key, numbers in (counts or {}).items():
-                out[key] = int_table(framework, numbers)
+            out = batch_feature(framework, values, grids, counts)
             return finish(out) if finish is not None else out
 
         if runner.device != "cuda":
@@ -283,12 +279,8 @@ class Processor:
             return None
         assert pending is not None
         values = run_composed(launches, pending.pointers, "torch", pending.layout[3].index or 0, self.dtype)
-        out = BatchFeature(pixel_values=values)
-        if launches[0].grid is not None:
-            out["image_grid_thw"] = grid_table("torch", [kept.grid for kept in launches])
-        for key, numbers in ((counts(len(launches)) if counts is not None else None) or {}).items():
-            out[key] = int_table("torch", numbers)
-        return out
+        grids = [kept.grid for kept in launches] if launches[0].grid is not None else None
+        return batch_feature("torch", values, grids, counts(len(launches)) if counts is not None else None)
 
     @classmethod
     def from_pretrained(cls, path: Any, **overrides: Any) -> Any:
@@ -463,6 +455,19 @@ class Runner:
 
     def grid(self, rows: List[List[int]]) -> Any:
         return grid_table(self.framework, rows)
+
+
+def batch_feature(
+    framework: str, values: Any, grids: Optional[List[List[int]]], counts: Optional[Dict[str, List[int]]]
+) -> BatchFeature:
+    """pixel_values, then image_grid_thw where `grids` are given and the per-image `counts`
+    tables (num_crops, ...), as the processors return them."""
+    out = BatchFeature(pixel_values=values)
+    if grids is not None:
+        out["image_grid_thw"] = grid_table(framework, grids)
+    for key, numbers in (counts or {}).items():
+        out[key] = int_table(framework, numbers)
+    return out
 
 
 def grid_table(framework: str, rows: List[List[int]]) -> Any:

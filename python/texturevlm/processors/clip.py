@@ -99,8 +99,8 @@ class FixedSizeImageProcessor(Processor):
             )
         h, w = sizes.pop()
         images = sum(s.batch for s in specs)
-        parts = runner.parts(plans)
-        return self._outputs(runner, parts, (images, 3, h, w), pending, counts=self._counts(images), composable=True)
+        shape = (images, 3, h, w)
+        return self._outputs(runner, runner.parts(plans), shape, pending, counts=self._counts(images), composable=True)
 
     def _counts(self, images: int) -> Optional[Dict[str, List[int]]]:
         """Per-image counts the model's processor also returns (Gemma 3's num_crops)."""
