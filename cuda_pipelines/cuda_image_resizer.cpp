@@ -107,12 +107,11 @@ void CudaImageResizer::check(const TensorView& view, Extent2D size, std::span<co
         throw Error("an image has no data (a null pointer)");
     if (view.dtype != shape_.dtype || view.channels != shape_.channels)
         throw Error("the images' dtype or channels are not the resizer's");
-    const bool any_size = shape_.width == 0;
-    if (any_size ? size.width == 0 || size.height == 0 : size != Extent2D{shape_.width, shape_.height})
+    if (any_size() ? size.width == 0 || size.height == 0 : size != Extent2D{shape_.width, shape_.height})
         throw Error("images of " + std::to_string(size.width) + "x" + std::to_string(size.height) +
                     " for a resizer of " +
-                    (any_size ? std::string("any positive size")
-                              : std::to_string(shape_.width) + "x" + std::to_string(shape_.height)));
+                    (any_size() ? std::string("any positive size")
+                                : std::to_string(shape_.width) + "x" + std::to_string(shape_.height)));
 }
 
 void CudaImageResizer::run(const TensorView& view, Extent2D size, std::span<const void* const> images,
@@ -124,10 +123,12 @@ void CudaImageResizer::run(const TensorView& view, Extent2D size, std::span<cons
 void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<const void* const> images,
                               const ResizeTarget& target, cudaStream_t stream, Replay replay) const {
     order_after_last_run(stream);
-    ReplayedLaunches::Key key = call_key(view, size, images, target);
+    // The key is built only for runs that may be replayed: a direct run has no use for it.
+    const bool keyed = replay == Replay::repeated;
+    ReplayedLaunches::Key key = keyed ? call_key(view, size, images, target) : ReplayedLaunches::Key{};
     const auto launched = [&](const auto& launches) {
-        if (replay == Replay::never) launches(stream);
-        else replayed_->run(key, stream, launches);
+        if (keyed) replayed_->run(key, stream, launches);
+        else launches(stream);
     };
     if (shape_.filter == ResizeFilter::texture) {
         launched([&](cudaStream_t s) {
@@ -164,9 +165,10 @@ void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<c
     bool tables_written = false;
     SpanTables& tables = tables_for(window, software_tables_bytes(size.width, size.height, target, software_filter),
                                     tables_written, stream);
-    key.insert(key.end(),
-               {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
-                tables_written, tables_written ? tables.generation : 0});
+    if (keyed)
+        key.insert(key.end(),
+                   {reinterpret_cast<uint64_t>(software_rows_.data()), reinterpret_cast<uint64_t>(tables.buffer.data()),
+                    tables_written, tables_written ? tables.generation : 0});
     launched([&](cudaStream_t s) {
         for (size_t first = 0; first < images.size(); first += chunk) {
             const size_t count = std::min(chunk, images.size() - first);

@@ -89,6 +89,8 @@ public:
                 cudaStream_t stream, Replay replay = Replay::repeated) const;
 
     const ResizerShape& shape() const { return shape_; }
+    // Whether it takes images of any size (a shape of width and height 0; not the texture filter).
+    bool any_size() const { return shape_.width == 0; }
     // Runs kept as graphs (a repeated run replays one).
     size_t replay_graphs() const { return replayed_->graphs(); }
 

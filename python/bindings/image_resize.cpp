@@ -121,7 +121,7 @@ public:
         resizer_.run(p.view, p.size, p.pointers, p.target, stream_of(stream),
                      replay ? CudaImageResizer::Replay::repeated : CudaImageResizer::Replay::never);
     }
-    bool any_size() const { return resizer_.shape().width == 0; }
+    bool any_size() const { return resizer_.any_size(); }
     size_t replay_graphs() const { return resizer_.replay_graphs(); }
     int device() const { return device_; }
     const CudaImageResizer& resizer() const { return resizer_; }

@@ -29,6 +29,7 @@ from ._resize import (
     StagedLaunch,
     any_size_launches,
     cuda_launches,
+    held_resizers,
     remember_call,
     write_host,
 )
@@ -264,8 +265,8 @@ class Processor:
         if pending is not None and not any_size_launches([launch for launch, _, _ in call.launches]):
             replay = replayed_call(call, pointers, pending.pointers, outputs, staged)
             if replay is not None:
-                held = {id(launch.resizer) for launch, _, _ in call.launches} | {id(s.launch.resizer) for s in stages}
-                remember_call(self, pending, pending.pointers, replay, len(held))
+                held = held_resizers([launch for launch, _, _ in call.launches] + [s.launch for s in stages])
+                remember_call(self, pending, pending.pointers, replay, held)
         return outputs(call(pointers))
 
     def _composed(

@@ -254,6 +254,11 @@ def any_size_launches(launches: "Sequence[CudaLaunch]") -> bool:
     return any(launch.any_size for launch in launches)
 
 
+def held_resizers(launches: "Sequence[CudaLaunch]") -> int:
+    """How many resizers a call's runs keep alive (remember_call's bound counts them)."""
+    return len({id(launch.resizer) for launch in launches})
+
+
 def clear_cache() -> None:
     """Frees the kept resizers (their textures) and targets: texturevlm.clear_cache() and
     interpreter exit call it, so nothing is left for nanobind to report."""
