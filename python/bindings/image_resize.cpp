@@ -151,7 +151,11 @@ public:
     using RunArgs = std::tuple<nb::object, size_t, size_t, std::string, std::vector<int64_t>, uint32_t, uint32_t,
                                ResizeTarget, uintptr_t>;
 
-    explicit ResizerBranches(const std::vector<RunArgs>& runs) {
+    // `replay`: a run repeating an earlier one's arguments replays it as a graph (a
+    // remembered call's); false for runs whose places in the output change from call to
+    // call (composed calls: CudaImageResizer::Replay::never).
+    explicit ResizerBranches(const std::vector<RunArgs>& runs, bool replay)
+        : replay_(replay ? CudaImageResizer::Replay::repeated : CudaImageResizer::Replay::never) {
         if (runs.empty()) throw Error("resizer branches need at least one run");
         std::vector<const ResizerBinding*> resizers;
         for (const auto& [object, first, end, dtype, strides, width, height, target, offset] : runs) {
@@ -191,7 +195,7 @@ public:
                 for (size_t k = 0; k < runs_.size(); ++k) {
                     const PreparedRun& p = prepared[k];
                     if (runs_[k].branch == branch)
-                        runs_[k].resizer->resizer().launch(p.view, p.size, p.pointers, p.target, s);
+                        runs_[k].resizer->resizer().launch(p.view, p.size, p.pointers, p.target, s, replay_);
                 }
             },
             stream_of(stream));
@@ -211,6 +215,7 @@ private:
         uintptr_t offset;
         size_t branch;
     };
+    CudaImageResizer::Replay replay_;
     std::vector<Run> runs_;
     size_t branches_ = 0;
     int device_ = 0;
@@ -282,9 +287,10 @@ void bind_cuda_resize(nb::module_& m) {
     nb::class_<ResizerBranches>(m, "ResizerBranches",
                                 "A call's resizer runs, each resizer on a stream branch of its own "
                                 "(cuda_pipelines/stream_branches.h).")
-        .def(nb::init<const std::vector<ResizerBranches::RunArgs>&>(), nb::arg("runs"),
+        .def(nb::init<const std::vector<ResizerBranches::RunArgs>&, bool>(), nb::arg("runs"), nb::arg("replay") = true,
              "runs: (resizer, first, end, dtype, strides, width, height, target, offset_bytes) each: the call's "
-             "images [first, end) into the output at offset_bytes.")
+             "images [first, end) into the output at offset_bytes. replay=False: every run launches directly, "
+             "never kept as a graph (runs whose places change from call to call).")
         .def("run", &ResizerBranches::run, nb::arg("images"), nb::arg("out"), nb::arg("stream"),
              "The runs on `stream` and its branches, joined back into it; nothing launches where a run refuses.")
         .def_prop_ro("branches", &ResizerBranches::branches, "Streams the runs take at once.");

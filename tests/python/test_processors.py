@@ -685,10 +685,10 @@ def test_resizers_of_any_size_are_kept_for_a_bounded_number_of_threads(monkeypat
 
 def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     """_composed's bookkeeping (no GPU: launches are never run here). A planned mixed list
-    keeps the launch of each image that ran alone on a resizer of its size; a later list
-    of those layouts is composed on its first call and planned on its second (so that it
-    is remembered); other threads, other processors and layouts not kept compose nothing;
-    at most KEPT_IMAGE_LAUNCHES layouts are kept."""
+    keeps the launches of each image whose every output ran alone on a resizer of its size,
+    reading the image itself; a later list of those layouts is composed on its first call
+    and planned on its second (so that it is remembered); other threads, other processors
+    and layouts not kept compose nothing; at most KEPT_IMAGE_LAUNCHES layouts are kept."""
     import threading
     from types import SimpleNamespace
 
@@ -704,22 +704,41 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
         layout = (len(order), tuple(shapes[i] for i in order), "uint8", "cuda:0", tuple(strides[i] for i in order))
         return _resize.PendingCall(("layout", key), [100 + i for i in order], layout)
 
-    def launch(any_size=False):
-        return _resize.CudaLaunch(object(), "uint8", [1, 1, 1], 8, 8, None, 4096, any_size)
+    def launch(offset, any_size=False):
+        return _resize.CudaLaunch(object(), "uint8", [1, 1, 1], 8, 8, None, 4 * offset, any_size)
 
+    def part(image, offset, stride, count=1):
+        spec = SimpleNamespace(height=shapes[image][1], width=shapes[image][2])
+        return SimpleNamespace(specs=(spec,), offset=offset, stride=stride, count=count)
+
+    row = 3 * 4 * 4
     planned = pending((0, 1, 2), "planned")
-    # Images 0 and 1 alone on their parts; image 2 on a resizer of any size (a first sight).
-    runs = [(launch(), 0, 1), (launch(), 1, 2), (launch(any_size=True), 2, 3)]
-    _composed.keep_image_launches(processor, planned, runs, [3 * 4 * 4] * 3, (3, 3, 4, 4), [[1, 2, 3]] * 3)
+    # Image 0 alone on one part (a row); image 1 on two (its tiles, two rows, then its
+    # thumbnail); image 2 on a resizer of any size (a first sight). Runs read pointers by
+    # their first image: image 1's two runs read it twice.
+    parts = [part(0, 0, row), part(1, row, 3 * row), part(1, 3 * row, 3 * row), part(2, 4 * row, row)]
+    runs = [(launch(p.offset, any_size=i == 3), i, i + 1) for i, p in enumerate(parts)]
+    pointers = [100, 101, 101, 102]
+    counts = {"num_patches": [1, 3, 1]}
+    _composed.keep_image_launches(processor, planned, runs, parts, pointers, (5, 3, 4, 4), [[1, 2, 3]] * 3, counts)
     assert len(_composed._image_launches) == 2
-    kept = next(iter(_composed._image_launches.values()))
-    assert kept.rows == 1 and kept.tail == (3, 4, 4) and kept.launch.offset_bytes == 0 and kept.grid == [1, 2, 3]
+    first, second = _composed._image_launches.values()
+    assert first.rows == 1 and first.tail == (3, 4, 4) and first.grid == [1, 2, 3] and first.size == (10, 20)
+    assert [piece.offset_bytes for piece in first.pieces] == [0]
+    assert second.rows == 3 and second.counts == (("num_patches", 3),) and second.size == (30, 40)
+    assert [piece.offset_bytes for piece in second.pieces] == [0, 4 * 2 * row]
+    assert _composed.composed_counts([second, first]) == {"num_patches": [3, 1]}
+    # A run reading another pointer than its image (a padded or composited copy): not kept.
+    monkeypatch.setattr(_composed, "_image_launches", {})
+    _composed.keep_image_launches(processor, planned, runs, parts, [100, 101, 999, 102], (5, 3, 4, 4), None, None)
+    assert [kept.rows for kept in _composed._image_launches.values()] == [1]
+    _composed.keep_image_launches(processor, planned, runs, parts, pointers, (5, 3, 4, 4), [[1, 2, 3]] * 3, counts)
     # Image 2's launch is not kept: a list with it is planned.
     assert _composed.composed_launches(processor, pending((2, 0, 1), "with 2")) is None
     # A new order of images 1 and 0: composed once, then planned.
     new = pending((1, 0), "new")
     found = _composed.composed_launches(processor, new)
-    assert found is not None and [k.launch for k in found] == [
+    assert found is not None and [k.pieces[0] for k in found] == [
         runs[1][0]._replace(offset_bytes=0),
         runs[0][0]._replace(offset_bytes=0),
     ]
@@ -744,7 +763,14 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     )
     kept = dict(_composed._image_launches)
     _composed.keep_image_launches(
-        processor, batched, [(launch(), 0, 2), (launch(), 2, 3)], [48, 48], (3, 3, 4, 4), None
+        processor,
+        batched,
+        [(launch(0), 0, 2), (launch(2 * row), 2, 3)],
+        [part(0, 0, row, count=2), part(1, 2 * row, row)],
+        [100, 100, 101],
+        (3, 3, 4, 4),
+        None,
+        None,
     )
     assert _composed._image_launches == kept
     assert _composed.composed_launches(processor, batched) is None
@@ -752,7 +778,9 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     uniform = _resize.PendingCall(("layout", "u"), [100, 101], (2, shapes[0], "uint8", "cuda:0", strides[0]))
     assert _composed.composed_launches(processor, uniform) is None
     monkeypatch.setattr(_composed, "KEPT_IMAGE_LAUNCHES", 2)
-    _composed.keep_image_launches(processor, planned, [(launch(), 2, 3)], [3 * 4 * 4], (3, 3, 4, 4), None)
+    _composed.keep_image_launches(
+        processor, pending((2,), "2"), [(launch(0), 0, 1)], [part(2, 0, row)], [102], (1, 3, 4, 4), None, None
+    )
     assert len(_composed._image_launches) == 2
     _composed.clear()
     assert not _composed._image_launches and not _composed._composed_layouts

@@ -299,7 +299,7 @@ def test_first_sights_of_sizes_make_no_resizer_and_later_sights_remember_the_cal
 
 def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
     """A list of images of several sizes in an order not seen before runs each image's
-    launch kept from earlier calls (nothing planned, no call remembered); the order's
+    launches kept from earlier calls (nothing planned, no call remembered); the order's
     second call is planned and remembered, its third replays. Every call's outputs equal a
     fresh processor's on that list, keys, shapes, grids and values, through both filters."""
     import itertools
@@ -314,6 +314,14 @@ def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
         "siglip": SiglipImageProcessor,
         "gemma3": lambda **kw: Gemma3ImageProcessor(size={"height": 112, "width": 112}, resample=2, **kw),
         "qwen2_vl": Qwen2VLImageProcessor,
+        # Several runs an image: its tiles, then its thumbnail (InternVL) or whole image first
+        # (LLaVA, each image's rows zero-padded to the most and image_sizes).
+        "internvl": lambda **kw: GotOcr2ImageProcessor(
+            size={"height": 112, "width": 112}, crop_to_patches=True, max_patches=6, **kw
+        ),
+        "llava_onevision": LlavaOnevisionImageProcessor,
+        "llava_next": LlavaNextImageProcessor,
+        "llava_unpadded": lambda **kw: LlavaOnevisionImageProcessor(do_pad=False, **kw),  # a list of each image's rows
     }
     orders = list(itertools.permutations(range(len(images))))[:6]
     for (name, make), filter in itertools.product(makers.items(), ("exact", "texture")):
@@ -333,8 +341,11 @@ def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
                 assert remembered == (sight == 1), (name, filter, order, sight)
                 assert list(got.keys()) == list(want.keys()), (name, filter)
                 for key in want:
-                    assert got[key].shape == want[key].shape and got[key].dtype == want[key].dtype, (name, key)
-                    assert torch.equal(got[key], want[key]), (name, filter, order, sight, key)
+                    pairs = zip(got[key], want[key]) if isinstance(want[key], list) else [(got[key], want[key])]
+                    assert len(got[key]) == len(want[key]), (name, key)
+                    for a, b in pairs:
+                        assert a.shape == b.shape and a.dtype == b.dtype, (name, key)
+                        assert torch.equal(a, b), (name, filter, order, sight, key)
         # An image layout no call planned alone: the list is planned, not composed.
         strided = [images[0], images[1][:, :, :300]]
         composed = len(_composed._composed_layouts)

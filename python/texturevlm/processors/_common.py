@@ -14,7 +14,7 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._call_options import CONFIG_KWARGS, convert_outputs, split_call_kwargs
-from ._composed import composed_launches, keep_image_launches, run_composed
+from ._composed import ImageLaunch, composed_counts, composed_launches, keep_image_launches, run_composed
 from ._encoded import decode_encoded, has_encoded
 from ._resize import (
     FILTER_ALIASES,
@@ -260,8 +260,8 @@ class Processor:
             pending = None  # a first sight of a size: not remembered (see _resizer)
         call = runner.cuda_call(parts, shape, remembered=pending is not None)
         pointers = runner.pointers()
-        if composable and not stages and pending is not None and pointers == pending.pointers:
-            keep_image_launches(self, pending, call.launches, [part.stride for part in parts], shape, grids)
+        if composable and not stages and pending is not None:
+            keep_image_launches(self, pending, call.launches, parts, pointers, shape, grids, counts)
         if pending is not None and not any_size_launches([launch for launch, _, _ in call.launches]):
             replay = replayed_call(call, pointers, pending.pointers, outputs, staged)
             if replay is not None:
@@ -269,19 +269,30 @@ class Processor:
                 remember_call(self, pending, pending.pointers, replay, held)
         return outputs(call(pointers))
 
-    def _composed(
-        self, pending: Optional[PendingCall], counts: Optional[Callable[[int], Optional[Dict[str, List[int]]]]] = None
-    ) -> Optional[BatchFeature]:
+    def _composed(self, pending: Optional[PendingCall]) -> Optional[BatchFeature]:
         """The call's outputs from its images' kept launches (_composed.py), where it is a
-        new list of image layouts that earlier calls planned; else None. `counts`: the
-        per-image tables for a number of images, as _outputs takes them."""
+        new list of image layouts that earlier calls planned; else None."""
         launches = composed_launches(self, pending)
         if launches is None:
             return None
         assert pending is not None
-        values = run_composed(launches, pending.pointers, "torch", pending.layout[3].index or 0, self.dtype)
+        index = pending.layout[3].index or 0
+        branched = self.filter != "texture"  # _composed.BRANCHED says why
+        values = run_composed(
+            launches, pending.pointers, "torch", index, self.dtype, self._slot_rows(launches), branched
+        )
         grids = [kept.grid for kept in launches] if launches[0].grid is not None else None
-        return batch_feature("torch", values, grids, counts(len(launches)) if counts is not None else None)
+        return self._finish_composed(batch_feature("torch", values, grids, composed_counts(launches)), launches)
+
+    def _slot_rows(self, launches: List[ImageLaunch]) -> Optional[int]:
+        """Rows of each image's slot where a composed call's pixel_values are per image and
+        zero-padded (LLaVA): run_composed writes them so. None: the images' rows in turn."""
+        return None
+
+    def _finish_composed(self, out: BatchFeature, launches: List[ImageLaunch]) -> BatchFeature:
+        """A composed call's outputs in the family's layout, as `finish` makes a planned
+        call's (_outputs): unchanged here; LLaVA adds image_sizes."""
+        return out
 
     @classmethod
     def from_pretrained(cls, path: Any, **overrides: Any) -> Any:

@@ -85,7 +85,7 @@ class FixedSizeImageProcessor(Processor):
         outputs, pending = cached_call(self, images, input_data_format)
         if outputs is not None:
             return outputs
-        composed = self._composed(pending, self._counts)
+        composed = self._composed(pending)
         if composed is not None:
             return composed
         specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
@@ -121,7 +121,8 @@ class FixedSizeImageProcessor(Processor):
         plan = parts[0].plan
         h, w = plan.tiles or plan.window[2:]  # a tile's size, or the window's
         runner = Runner(run_specs, self.filter, self.backend, self.dtype)
-        return self._outputs(runner, parts, (values // (3 * h * w), 3, h, w), pending, counts=counts, finish=finish)
+        shape = (values // (3 * h * w), 3, h, w)
+        return self._outputs(runner, parts, shape, pending, counts=counts, finish=finish, composable=True)
 
 
 class CLIPImageProcessor(FixedSizeImageProcessor):

@@ -127,6 +127,9 @@ class GotOcr2ImageProcessor(FixedSizeImageProcessor):
         cached, pending = cached_call(self, images, input_data_format)
         if cached is not None:
             return cached
+        composed = self._composed(pending)
+        if composed is not None:
+            return composed
         specs = image_specs(images, self.do_convert_rgb, input_data_format, pending)
         outputs, num_patches = [], []
         for spec in specs:

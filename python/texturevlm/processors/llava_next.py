@@ -142,15 +142,13 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         bh, bw = processor.best_resolution(height, width)
         return 1 + math.ceil(bh / processor.tile) * math.ceil(bw / processor.tile)
 
-    def _samples(self, images: Any) -> Tuple[Any, List[int]]:
-        """The images and batch_num_images as HF's LLaVA-OneVision reads them (one image per
-        sample here: LLaVA-NeXT tiles every image)."""
-        return images, []
-
     def _process(self, images: Any, input_data_format: Optional[str]) -> BatchFeature:
         cached, pending = cached_call(self, images, input_data_format)  # lists of samples are not cached
         if cached is not None:
             return cached
+        composed = self._composed(pending)
+        if composed is not None:
+            return composed
         flat, per_sample = self._samples(images)
         several = [n > 1 for n in per_sample for _ in range(n)] if per_sample else [False] * len(flat)
         specs, outputs, sizes, counts = [], [], [], []
@@ -166,15 +164,39 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
                 counts.append(self.get_number_of_image_patches(spec.height, spec.width))
             specs.append(spec)
 
-        def finish(out: BatchFeature) -> BatchFeature:
-            framework = _tensors.framework_of(out["pixel_values"])
-            out["pixel_values"] = padded_groups(out["pixel_values"], counts, self.do_pad, framework)
-            out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
-            if per_sample:
-                out["batch_num_images"] = int_table(framework, per_sample)
-            return out
+        return self._expanded_outputs(
+            specs, outputs, {}, pending, lambda out: self._finish(out, counts, sizes, per_sample)
+        )
 
-        return self._expanded_outputs(specs, outputs, {}, pending, finish)
+    def _finish(
+        self, out: BatchFeature, counts: List[int], sizes: List[List[int]], per_sample: List[int]
+    ) -> BatchFeature:
+        """pixel_values [images, most rows, 3, h, w], each image's rows (`counts`; none where
+        they are already so) zero-padded (do_pad), image_sizes from `sizes` (height, width each) and batch_num_images
+        (`per_sample`, where the family returns it)."""
+        framework = _tensors.framework_of(out["pixel_values"])
+        if counts:  # else already [images, most rows, ...]
+            out["pixel_values"] = padded_groups(out["pixel_values"], counts, self.do_pad, framework)
+        out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
+        if per_sample:
+            out["batch_num_images"] = int_table(framework, per_sample)
+        return out
+
+    def _slot_rows(self, launches: List[Any]) -> Optional[int]:
+        """With do_pad, a composed call writes each image's rows into a slot of the most rows
+        (zeros after them): the padded pixel_values, with no copy."""
+        return max(kept.rows for kept in launches) if self.do_pad else None
+
+    def _finish_composed(self, out: BatchFeature, launches: List[Any]) -> BatchFeature:
+        """A composed list of single images: one image per sample, as _samples reads a flat list."""
+        sizes = [list(kept.size) for kept in launches]
+        if self.do_pad:  # already padded (_slot_rows): the tables only
+            return self._finish(out, [], sizes, self._flat_samples(len(launches)))
+        return self._finish(out, [kept.rows for kept in launches], sizes, self._flat_samples(len(launches)))
+
+    def _flat_samples(self, images: int) -> List[int]:
+        """batch_num_images of a flat list of `images` images (none: LLaVA-NeXT has none)."""
+        return []
 
     def _samples(self, images: Any) -> Tuple[List[Any], List[int]]:
         """Every image, in order, and batch_num_images as HF's LLaVA-OneVision reads them
@@ -226,4 +248,7 @@ class LlavaOnevisionImageProcessor(LlavaNextImageProcessor):
             samples = [flat_images(s) for s in images if s]  # HF drops empty (text-only) samples
             return [image for sample in samples for image in sample], [len(sample) for sample in samples]
         flat = flat_images(images)
-        return flat, [1] * len(flat)
+        return flat, self._flat_samples(len(flat))
+
+    def _flat_samples(self, images: int) -> List[int]:
+        return [1] * images
