@@ -686,16 +686,15 @@ def test_resizers_of_any_size_are_kept_for_a_bounded_number_of_threads(monkeypat
 def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     """_composed's bookkeeping (no GPU: launches are never run here). A planned mixed list
     keeps the launches of each image whose every output ran alone on a resizer of its size,
-    reading the image itself; a later list of those layouts is composed on its first call
-    and planned on its second (so that it is remembered); other threads, other processors
-    and layouts not kept compose nothing; at most KEPT_IMAGE_LAUNCHES layouts are kept."""
+    reading the image itself; a later list of those layouts is composed; other threads,
+    other processors and layouts not kept compose nothing; at most KEPT_IMAGE_LAUNCHES
+    layouts are kept."""
     import threading
     from types import SimpleNamespace
 
     from texturevlm.processors import _composed, _resize
 
     monkeypatch.setattr(_composed, "_image_launches", {})
-    monkeypatch.setattr(_composed, "_composed_layouts", {})
     processor = SimpleNamespace(filter="bicubic", dtype="float32")
     shapes = ((3, 10, 20), (3, 30, 40), (3, 50, 60))
     strides = ((200, 20, 1), (1200, 40, 1), (3000, 60, 1))
@@ -735,15 +734,15 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     _composed.keep_image_launches(processor, planned, runs, parts, pointers, (5, 3, 4, 4), [[1, 2, 3]] * 3, counts)
     # Image 2's launch is not kept: a list with it is planned.
     assert _composed.composed_launches(processor, pending((2, 0, 1), "with 2")) is None
-    # A new order of images 1 and 0: composed once, then planned.
+    # A new order of images 1 and 0: composed (and remembered by the processor as a
+    # ComposedCall; composed again where the remembered calls were cleared).
     new = pending((1, 0), "new")
     found = _composed.composed_launches(processor, new)
     assert found is not None and [k.pieces[0] for k in found] == [
         runs[1][0]._replace(offset_bytes=0),
         runs[0][0]._replace(offset_bytes=0),
     ]
-    assert _composed.composed_launches(processor, new) is None
-    assert _composed.composed_launches(processor, new) is not None  # planned once: composed again if not remembered
+    assert _composed.composed_launches(processor, new) == found
     # Another processor (a reused id too) and another thread compose nothing.
     other = SimpleNamespace(filter="bicubic", dtype="float32")
     assert _composed.composed_launches(other, pending((1, 0), "other")) is None
@@ -783,4 +782,4 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     )
     assert len(_composed._image_launches) == 2
     _composed.clear()
-    assert not _composed._image_launches and not _composed._composed_layouts
+    assert not _composed._image_launches

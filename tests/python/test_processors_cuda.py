@@ -299,9 +299,10 @@ def test_first_sights_of_sizes_make_no_resizer_and_later_sights_remember_the_cal
 
 def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
     """A list of images of several sizes in an order not seen before runs each image's
-    launches kept from earlier calls (nothing planned, no call remembered); the order's
-    second call is planned and remembered, its third replays. Every call's outputs equal a
-    fresh processor's on that list, keys, shapes, grids and values, through both filters."""
+    launches kept from earlier calls (nothing planned) and is remembered as it was composed;
+    the order's second call runs the remembered call with its runs keyed for replay, its
+    third replays them. Every call's outputs equal a fresh processor's on that list, keys,
+    shapes, grids and values, through both filters."""
     import itertools
 
     import torch
@@ -335,10 +336,11 @@ def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
             listed = [images[i] for i in order]
             want = make(filter=filter)(listed)
             for sight in range(3):
-                calls = len(_resize._calls)
+                calls = dict(_resize._calls)
                 got = processor(listed)
-                remembered = len(_resize._calls) > calls
-                assert remembered == (sight == 1), (name, filter, order, sight)
+                new = [entry[1] for key, entry in _resize._calls.items() if key not in calls]
+                assert len(new) == (sight == 0), (name, filter, order, sight)
+                assert all(isinstance(call, _composed.ComposedCall) for call in new), (name, filter, order)
                 assert list(got.keys()) == list(want.keys()), (name, filter)
                 for key in want:
                     pairs = zip(got[key], want[key]) if isinstance(want[key], list) else [(got[key], want[key])]
@@ -348,9 +350,14 @@ def test_lists_in_new_orders_compose_their_images_kept_launches(rng):
                         assert torch.equal(a, b), (name, filter, order, sight, key)
         # An image layout no call planned alone: the list is planned, not composed.
         strided = [images[0], images[1][:, :, :300]]
-        composed = len(_composed._composed_layouts)
-        assert torch.equal(processor(strided)["pixel_values"], make(filter=filter)(strided)["pixel_values"])
-        assert len(_composed._composed_layouts) == composed, (name, filter)
+        calls = dict(_resize._calls)
+        got = processor(strided)
+        want = make(filter=filter)(strided)
+        for key in want:
+            pairs = zip(got[key], want[key]) if isinstance(want[key], list) else [(got[key], want[key])]
+            assert all(torch.equal(a, b) for a, b in pairs), (name, filter, key)
+        new = [entry[1] for key, entry in _resize._calls.items() if key not in calls]
+        assert not any(isinstance(call, _composed.ComposedCall) for call in new), (name, filter)
 
 
 def test_remembered_calls_read_each_calls_own_images(rng):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _tensors
 from .._tensors import ImageSpec
 from ._call_options import CONFIG_KWARGS, convert_outputs, split_call_kwargs
-from ._composed import ImageLaunch, composed_counts, composed_launches, keep_image_launches, run_composed
+from ._composed import ComposedCall, ImageLaunch, composed_counts, composed_launches, keep_image_launches
 from ._encoded import decode_encoded, has_encoded
 from ._resize import (
     FILTER_ALIASES,
@@ -271,22 +271,33 @@ class Processor:
 
     def _composed(self, pending: Optional[PendingCall]) -> Optional[BatchFeature]:
         """The call's outputs from its images' kept launches (_composed.py), where it is a
-        new list of image layouts that earlier calls planned; else None."""
+        list of image layouts that earlier calls planned, not remembered yet (it is now, as
+        a ComposedCall); else None."""
         launches = composed_launches(self, pending)
         if launches is None:
             return None
         assert pending is not None
-        index = pending.layout[3].index or 0
-        branched = self.filter != "texture"  # _composed.BRANCHED says why
-        values = run_composed(
-            launches, pending.pointers, "torch", index, self.dtype, self._slot_rows(launches), branched
-        )
         grids = [kept.grid for kept in launches] if launches[0].grid is not None else None
-        return self._finish_composed(batch_feature("torch", values, grids, composed_counts(launches)), launches)
+        counts = composed_counts(launches)
+
+        def finish(values: Any) -> BatchFeature:
+            return self._finish_composed(batch_feature("torch", values, grids, counts), launches)
+
+        call = ComposedCall(
+            launches,
+            pending.layout[3].index or 0,
+            self.dtype,
+            self._slot_rows(launches),
+            self.filter != "texture",  # _composed.BRANCHED says why
+            finish,
+        )
+        held = held_resizers([piece for kept in launches for piece in kept.pieces])
+        remember_call(self, pending, pending.pointers, call, held)
+        return call(pending.pointers, replay=False)
 
     def _slot_rows(self, launches: List[ImageLaunch]) -> Optional[int]:
         """Rows of each image's slot where a composed call's pixel_values are per image and
-        zero-padded (LLaVA): run_composed writes them so. None: the images' rows in turn."""
+        zero-padded (LLaVA): ComposedCall writes them so. None: the images' rows in turn."""
         return None
 
     def _finish_composed(self, out: BatchFeature, launches: List[ImageLaunch]) -> BatchFeature:

@@ -8,14 +8,14 @@ A planned mixed list keeps, per thread, each image layout's launches where the i
 alone on resizers of its size (keep_image_launches): one run for CLIP, SigLIP, Gemma 3 and
 Qwen2-VL; its tiles' and its thumbnail's (InternVL) or whole image's (LLaVA) runs for the
 families that give an image several outputs. A later list whose every image has them is
-composed (composed_launches, run_composed). A layout's first call is composed; its second
-is planned and remembered (_resize.remember_call), so a list repeated in one order replays
-as one call on stream branches from its third."""
+composed (composed_launches, ComposedCall) and remembered as it is (_resize.remember_call):
+its later calls skip even the composing, and from its third a repeated list replays its
+runs as graphs."""
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .. import _core, _tensors
 from .._bounded import drop_oldest
@@ -25,8 +25,6 @@ from ._resize import BRANCHES, CudaLaunch, PendingCall
 #: Image layouts whose launches are kept, least recently used out first: a server's
 #: common image sizes, each kept per thread (their resizers are the thread's).
 KEPT_IMAGE_LAUNCHES = 64
-#: Layouts of lists composed once: their next call is planned and remembered.
-KEPT_COMPOSED_LAYOUTS = 256
 #: Whether a composed call's resizers run at once, each on a stream branch
 #: (cuda_pipelines/stream_branches.h; TVLM_BRANCHES=0 turns branches off everywhere): its
 #: images' small grids leave most of a large GPU idle. Not for the texture filter, whose
@@ -51,7 +49,6 @@ class ImageLaunch(NamedTuple):
 
 
 _image_launches: "dict[Any, ImageLaunch]" = {}
-_composed_layouts: "dict[Any, bool]" = {}
 
 
 def _image_key(processor: Any, shape: Any, strides: Any, dtype: Any, device: Any) -> Tuple[Any, ...]:
@@ -69,15 +66,12 @@ def _mixed(pending: Optional[PendingCall]) -> bool:
 
 
 def composed_launches(processor: Any, pending: Optional[PendingCall]) -> Optional[List[ImageLaunch]]:
-    """The kept launches of every image of the call, where the call is a mixed list seen
-    for the first time and each of its image layouts has them; else None (plan the call)."""
+    """The kept launches of every image of the call, where the call is a mixed list (not
+    remembered: cached_call found none) and each of its image layouts has them; else None
+    (plan the call)."""
     if not _mixed(pending):
         return None
     assert pending is not None
-    # Its second call: planned, so that it is remembered. (One pop, not a test and a del:
-    # another thread's drop_oldest may take the entry between the two.)
-    if _composed_layouts.pop(pending.key, False):
-        return None
     _, shapes, dtype, device, strides = pending.layout
     found = []
     for shape, stride in zip(shapes, strides):
@@ -85,59 +79,75 @@ def composed_launches(processor: Any, pending: Optional[PendingCall]) -> Optiona
         if kept is None or kept.processor is not processor:
             return None
         found.append(kept)
-    _composed_layouts[pending.key] = True
-    drop_oldest(_composed_layouts, KEPT_COMPOSED_LAYOUTS)
     return found
 
 
-def run_composed(
-    launches: Sequence[ImageLaunch],
-    pointers: Sequence[int],
-    framework: str,
-    index: int,
-    out_dtype: str,
-    slot_rows: Optional[int] = None,
-    branched: bool = True,
-) -> Any:
-    """The images' values, each image's launches writing its rows into one output on the
-    framework's current stream, each resizer's runs on a branch of it (`branched` and
-    BRANCHED; else in turn):
-    [rows of all images, *tail]; or, given `slot_rows`, [images, slot_rows, *tail], each
-    image's rows first in its slot and zeros after them (LLaVA's padding, written in place
-    rather than copied). Launched directly, not replayed: an image's place in the output,
-    part of what a replay is keyed by, changes from call to call."""
-    first = launches[0]
-    if slot_rows is None:
-        shape = (sum(l.rows for l in launches),) + first.tail
-    else:
-        shape = (len(launches), slot_rows) + first.tail
-    out = _tensors.empty(framework, "cuda", index, shape, out_dtype)
-    ptr = out.data_ptr() if framework == "torch" else _tensors.pointer_and_strides(out, framework)[0]
-    stream = _tensors.cuda_stream(framework, index)
-    row_bytes = ITEMSIZE[out_dtype]
-    for n in first.tail:
-        row_bytes *= n
-    runs = []  # (image, piece, where the image's values start in the output, in bytes)
-    at = 0
-    for i, kept in enumerate(launches):
-        runs.extend((i, piece, at) for piece in kept.pieces)
-        if slot_rows is not None and kept.rows < slot_rows:
-            out[i, kept.rows :].zero_()  # padding: rows no run writes
-        at += (kept.rows if slot_rows is None else slot_rows) * row_bytes
-    if branched and BRANCHED and len({id(piece.resizer) for _, piece, _ in runs}) > 1:
-        # Each resizer's runs on a stream branch of its own, all launched in one call: an
-        # image's small grids leave most of the GPU to the others'.
-        _core.ResizerBranches(
+class ComposedCall:
+    """A list's call composed of its images' kept launches, as a function of the images'
+    pointers: each image's launches write its rows into one output on the current stream,
+    each resizer's runs on a branch of it (`branched` and BRANCHED; else in turn), then
+    `finish` makes the outputs of the values. The values are [rows of all images, *tail]
+    or, given `slot_rows`, [images, slot_rows, *tail], each image's rows first in its slot
+    and zeros after them (LLaVA's padding, written in place rather than copied).
+
+    Its first call (`replay=False`) launches directly: a list seen once would only fill the
+    resizers' replay keys. Remembered, a repeated list's runs are keyed for replay like a
+    planned call's, so that from its third call they replay as graphs."""
+
+    def __init__(
+        self,
+        launches: Sequence[ImageLaunch],
+        index: int,
+        out_dtype: str,
+        slot_rows: Optional[int],
+        branched: bool,
+        finish: Callable[[Any], Any],
+    ) -> None:
+        tail = launches[0].tail
+        self.shape = (
+            (sum(kept.rows for kept in launches),) + tail if slot_rows is None else (len(launches), slot_rows) + tail
+        )
+        self.index, self.out_dtype, self.finish = index, out_dtype, finish
+        row_bytes = ITEMSIZE[out_dtype]
+        for n in tail:
+            row_bytes *= n
+        self.runs: List[Tuple[int, CudaLaunch, int]] = []  # (image, run, where the image's values start, bytes)
+        self.padding: List[Tuple[int, int]] = []  # (image, its rows) of slots with rows no run writes
+        at = 0
+        for i, kept in enumerate(launches):
+            self.runs.extend((i, piece, at) for piece in kept.pieces)
+            if slot_rows is not None and kept.rows < slot_rows:
+                self.padding.append((i, kept.rows))
+            at += (kept.rows if slot_rows is None else slot_rows) * row_bytes
+        self.branched = branched and BRANCHED and len({id(piece.resizer) for _, piece, _ in self.runs}) > 1
+        self.branches: Any = None  # the remembered call's ResizerBranches, made at its first use
+
+    def _branches(self, replay: bool) -> Any:
+        return _core.ResizerBranches(
             [
                 (p.resizer, i, i + 1, p.dtype, p.strides, p.width, p.height, p.target, start + p.offset_bytes)
-                for i, p, start in runs
+                for i, p, start in self.runs
             ],
-            replay=False,
-        ).run(list(pointers), ptr, stream)
-    else:
-        for i, piece, start in runs:
-            piece.run([pointers[i]], ptr + start, stream, replay=False)
-    return _tensors.hand_over(out, framework, index, stream)
+            replay=replay,
+        )
+
+    def __call__(self, pointers: Sequence[int], replay: bool = True) -> Any:
+        out = _tensors.empty("torch", "cuda", self.index, self.shape, self.out_dtype)
+        ptr = out.data_ptr()
+        stream = _tensors.cuda_stream("torch", self.index)
+        for i, rows in self.padding:
+            out[i, rows:].zero_()
+        if self.branched:
+            if not replay:
+                self._branches(False).run(list(pointers), ptr, stream)
+            else:
+                if self.branches is None:
+                    self.branches = self._branches(True)
+                self.branches.run(list(pointers), ptr, stream)
+        else:
+            for i, piece, start in self.runs:
+                piece.run([pointers[i]], ptr + start, stream, replay)
+        return self.finish(_tensors.hand_over(out, "torch", self.index, stream))
 
 
 def keep_image_launches(
@@ -206,4 +216,3 @@ def composed_counts(launches: Sequence[ImageLaunch]) -> Optional[Dict[str, List[
 def clear() -> None:
     """Drops the kept launches (and the resizers they hold)."""
     _image_launches.clear()
-    _composed_layouts.clear()
