@@ -61,10 +61,11 @@ PHOTO = Path("tests/data/photos/f3.jpg")
 #: A batch of images of several sizes, (height, width) each: one call, eight sizes. Called
 #: again with the same sizes in the same order (several cameras' frames), the call is
 #: remembered and its resizes run at once on stream branches; in a new order each call (a
-#: server's requests), each call is planned on the host.
+#: server's requests), each call is composed of its images' kept launches
+#: (processors/_composed.py) or, for a family that composes none (Idefics3), planned on the host.
 MIXED_SIZES = ((1080, 1920), (720, 1280), (1024, 1024), (480, 640), (1200, 900), (600, 800), (2048, 1536), (768, 1024))
 #: The new-order row's orders: more than the calls a processor remembers (_resize.KEPT_CALLS),
-#: so that every call of the row is planned.
+#: so that the row's calls are mostly lists the processor does not remember.
 ORDERS = 80
 #: The new-size row's images, each of its own size: more than a timing's calls (10 warm-up
 #: calls and 5 runs of 50), so every call of ours is a size the processor has not seen.
