@@ -743,6 +743,21 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
         runs[0][0]._replace(offset_bytes=0),
     ]
     assert _composed.composed_launches(processor, new) == found
+    # The composed call's layout: image 1's three rows (its two runs from its first value
+    # and past its two tile rows), then image 0's row; in slots of 3 rows (LLaVA's padding),
+    # image 0's slot starts 3 rows in and has 2 rows of zeros after its own.
+    call = _composed.ComposedCall(found, 0, "float32", None, True, lambda values: values)
+    assert call.shape == (4, 3, 4, 4) and not call.padding
+    assert [(i, piece.offset_bytes, start) for i, piece, start in call.runs] == [
+        (0, 0, 0),
+        (0, 4 * 2 * row, 0),
+        (1, 0, 4 * 3 * row),
+    ]
+    slotted = _composed.ComposedCall(found, 0, "float16", 3, True, lambda values: values)
+    assert slotted.shape == (2, 3, 3, 4, 4) and slotted.padding == [(1, 1)]
+    assert [start for _, _, start in slotted.runs] == [0, 0, 2 * 3 * row]
+    assert call.branched == _composed.BRANCHED  # three runs on three resizers
+    assert not _composed.ComposedCall(found, 0, "float32", None, False, lambda values: values).branched
     # Another processor (a reused id too) and another thread compose nothing.
     other = SimpleNamespace(filter="bicubic", dtype="float32")
     assert _composed.composed_launches(other, pending((1, 0), "other")) is None
