@@ -168,3 +168,36 @@ def test_llava_matches_hugging_face_on_each_device(rng, family):
                 d.max().item(),
                 (d > 1e-4).float().mean().item(),
             )
+
+
+@pytest.mark.parametrize("do_pad", [True, False])
+@pytest.mark.parametrize("family", [LlavaOnevisionImageProcessor, LlavaNextImageProcessor])
+def test_a_composed_calls_outputs_equal_the_planned_finish(rng, family, do_pad):
+    """A composed call (a CUDA list in a new order, processors/_composed.py) hands its values
+    to _finish_composed already in slots of the most rows where do_pad (ComposedCall writes
+    them so), else as the images' rows in turn; either way the outputs equal what the planned
+    call's finish makes of the rows in turn: pixel_values, image_sizes, batch_num_images.
+    Checked here on host arrays, with each image's kept rows and size."""
+    from types import SimpleNamespace
+
+    from texturevlm.processors._common import BatchFeature
+
+    processor = family(backend="cpu", do_pad=do_pad)
+    rows, sizes = [3, 1, 2], [[300, 400], [224, 224], [120, 700]]
+    launches = [SimpleNamespace(rows=n, size=tuple(size)) for n, size in zip(rows, sizes)]
+    flat = rng.standard_normal((sum(rows), 3, 4, 4)).astype(np.float32)
+    per_sample = processor._samples([np.zeros((2, 2, 3), np.uint8)] * len(rows))[1]
+    want = processor._finish(BatchFeature(pixel_values=flat.copy()), rows, sizes, per_sample)
+    if do_pad:
+        slots = np.zeros((len(rows), max(rows), 3, 4, 4), np.float32)
+        for i, start in enumerate(np.cumsum([0] + rows[:-1])):
+            slots[i, : rows[i]] = flat[start : start + rows[i]]
+        values = slots
+    else:
+        values = flat.copy()
+    got = processor._finish_composed(BatchFeature(pixel_values=values), launches)
+    assert list(got.keys()) == list(want.keys())
+    for key in want:
+        pairs = zip(got[key], want[key]) if isinstance(want[key], list) else [(got[key], want[key])]
+        for a, b in pairs:
+            assert np.array_equal(np.asarray(a), np.asarray(b)), key

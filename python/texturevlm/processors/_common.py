@@ -244,9 +244,9 @@ class Processor:
         tiles), the remembered call picks the layout's pointers in the runner's order.
         `staged`: the runner reads intermediates, not the images: the launches that made
         them (resized_images' record), the pointers they read and each image's pointer
-        after them; a remembered call repeats them on its images first. `composable`: each
-        image's output is one run of its own, so its launch is kept for lists of other
-        orders (_composed.py; `_composed` runs them)."""
+        after them; a remembered call repeats them on its images first. `composable`: the
+        family composes lists in new orders (`_composed`), so the launches of each image
+        that ran alone on resizers of its size are kept for them (_composed.py)."""
         framework = runner.framework
 
         def outputs(values: Any) -> BatchFeature:

@@ -209,8 +209,9 @@ def keep_image_launches(
 
 def composed_counts(launches: Sequence[ImageLaunch]) -> Optional[Dict[str, List[int]]]:
     """The per-image tables of a composed call, from its images' entries."""
+    # A processor's images hold the same tables in the same order.
     names = [name for name, _ in launches[0].counts]
-    return {name: [dict(kept.counts)[name] for kept in launches] for name in names} if names else None
+    return {name: [kept.counts[i][1] for kept in launches] for i, name in enumerate(names)} if names else None
 
 
 def clear() -> None:

@@ -171,12 +171,16 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
     def _finish(
         self, out: BatchFeature, counts: List[int], sizes: List[List[int]], per_sample: List[int]
     ) -> BatchFeature:
-        """pixel_values [images, most rows, 3, h, w], each image's rows (`counts`; none where
-        they are already so) zero-padded (do_pad), image_sizes from `sizes` (height, width each) and batch_num_images
-        (`per_sample`, where the family returns it)."""
+        """pixel_values [images, most rows, 3, h, w], each image's rows (`counts`) zero-padded
+        (do_pad), then the tables (_tables)."""
         framework = _tensors.framework_of(out["pixel_values"])
-        if counts:  # else already [images, most rows, ...]
-            out["pixel_values"] = padded_groups(out["pixel_values"], counts, self.do_pad, framework)
+        out["pixel_values"] = padded_groups(out["pixel_values"], counts, self.do_pad, framework)
+        return self._tables(out, framework, sizes, per_sample)
+
+    def _tables(self, out: BatchFeature, framework: str, sizes: List[List[int]], per_sample: List[int]) -> BatchFeature:
+        """image_sizes from `sizes` (height, width each) and batch_num_images (`per_sample`,
+        where the family returns it), in `framework` (pixel_values may be a list of each
+        image's rows by now: no do_pad)."""
         out["image_sizes"] = int_table(framework, sizes).reshape(-1, 2)
         if per_sample:
             out["batch_num_images"] = int_table(framework, per_sample)
@@ -188,20 +192,23 @@ class LlavaNextImageProcessor(FixedSizeImageProcessor):
         return max(kept.rows for kept in launches) if self.do_pad else None
 
     def _finish_composed(self, out: BatchFeature, launches: List[Any]) -> BatchFeature:
-        """A composed list of single images: one image per sample, as _samples reads a flat list."""
+        """A composed list of single images: one image per sample, as _samples reads a flat
+        list; with do_pad its rows are already in their slots (_slot_rows)."""
         sizes = [list(kept.size) for kept in launches]
-        if self.do_pad:  # already padded (_slot_rows): the tables only
-            return self._finish(out, [], sizes, self._flat_samples(len(launches)))
-        return self._finish(out, [kept.rows for kept in launches], sizes, self._flat_samples(len(launches)))
+        per_sample = self._flat_samples(len(launches))
+        if self.do_pad:
+            return self._tables(out, _tensors.framework_of(out["pixel_values"]), sizes, per_sample)
+        return self._finish(out, [kept.rows for kept in launches], sizes, per_sample)
 
     def _flat_samples(self, images: int) -> List[int]:
         """batch_num_images of a flat list of `images` images (none: LLaVA-NeXT has none)."""
         return []
 
     def _samples(self, images: Any) -> Tuple[List[Any], List[int]]:
-        """Every image, in order, and batch_num_images as HF's LLaVA-OneVision reads them
-        (none here: LLaVA-NeXT tiles every image)."""
-        return flat_images(images), []
+        """Every image, in order, and batch_num_images as the family reads them (a flat
+        list: _flat_samples)."""
+        flat = flat_images(images)
+        return flat, self._flat_samples(len(flat))
 
 
 def padded_square(spec: Any, fill: List[int]) -> Any:
@@ -247,8 +254,7 @@ class LlavaOnevisionImageProcessor(LlavaNextImageProcessor):
         if isinstance(images, (list, tuple)) and images and isinstance(images[0], (list, tuple)):
             samples = [flat_images(s) for s in images if s]  # HF drops empty (text-only) samples
             return [image for sample in samples for image in sample], [len(sample) for sample in samples]
-        flat = flat_images(images)
-        return flat, self._flat_samples(len(flat))
+        return super()._samples(images)
 
     def _flat_samples(self, images: int) -> List[int]:
         return [1] * images
