@@ -176,7 +176,8 @@ void CudaImageResizer::launch(const TensorView& view, Extent2D size, std::span<c
             part.images = static_cast<uint32_t>(count);
             part.out = static_cast<unsigned char*>(target.out) + first * target.image_stride * out_size;
             const SoftwareScratch scratch{static_cast<unsigned char*>(tables.buffer.data()),
-                                          tables_written || first > 0, static_cast<float*>(software_rows_.data())};
+                                          tables_written || first > 0, static_cast<float*>(software_rows_.data()),
+                                          software_rows_.bytes()};
             resize_software(view, size.width, size.height, part, software_filter, scratch, s,
                             list_of(images, first, count));
         }

@@ -4,7 +4,10 @@
 // across into the tile's columns (a lane per row, a warp per column, so the warp reads
 // one column's weights at one address), then adds each row's term into the outputs that
 // read it (a lane per column, a warp per output row). Rows arrive in ascending order, so
-// every output sums torch's terms in torch's order, as the two-pass kernels do.
+// every output sums torch's terms in torch's order, as the two-pass kernels do. Where a
+// window's tiles are too few to fill the GPU, the same kernel runs as a row filter alone
+// (rows_tiling: a block per chunk of source rows, its across values written to the rows
+// between the passes), and two_pass_resize's column pass adds them down.
 #include "cuda/processors/fused_resize.h"
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
+#include "cuda/processors/two_pass_resize.h"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
 
@@ -49,6 +53,7 @@ struct Tiling {
     uint32_t x_taps = 0;     // a column's weights: up to 3 leading zeros, its taps, zeros to a multiple of 4
     uint32_t y_taps = 0;
     bool copy_async = true;  // rows are copied word by word, asynchronously (stride_x 1, aligned images)
+    uint32_t band_rows = 0;  // rows only (resize_fused_rows): the source rows a block filters; 0: fused
     uint32_t buffers = 2;    // staging buffers: 2 overlap the next chunk's copy with this one's
                              // filtering; 1 halves their memory, so more blocks fit where that
                              // lets a second block per multiprocessor hide the copy instead
@@ -128,7 +133,8 @@ __device__ void stage_rows(const TensorView& source, const unsigned char* data, 
 template <class Out>
 __global__ void __launch_bounds__(kWarps * 32)
     fused_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
-                 uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table, Tiling f) {
+                 uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table, Tiling f,
+                 float* rows_out) {
     extern __shared__ __align__(16) float shared[];
     float* x_weights = shared;                               // [kTileColumns][f.x_taps]
     float* y_weights = x_weights + kTileColumns * f.x_taps;  // [f.tile_rows][f.y_taps]
@@ -140,7 +146,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     __shared__ int row_first[kWarps * kMaxRowsEach], row_count[kWarps * kMaxRowsEach];
     const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, image = blockIdx.z;
     const uint32_t x0 = blockIdx.x * kTileColumns, y0 = blockIdx.y * f.tile_rows;
-    const uint32_t columns = min(kTileColumns, t.width - x0), rows = min(f.tile_rows, t.height - y0);
+    const bool rows_only = rows_out != nullptr;
+    const uint32_t columns = min(kTileColumns, t.width - x0), rows = rows_only ? 0 : min(f.tile_rows, t.height - y0);
     if (warp == 0) {
         // Columns past the window's edge read nothing (zero weights).
         column_first[lane] = lane < columns ? x_table.first[x0 + lane] : 0;
@@ -151,7 +158,9 @@ __global__ void __launch_bounds__(kWarps * 32)
     // Spans are monotonic (the padding's sit at the image's edges): the tile reads source
     // columns [lo, lo + width) and rows [row_lo, row_hi).
     const int lo = column_first[0], width = column_first[columns - 1] + column_count[columns - 1] - lo;
-    const int row_lo = row_first[0], row_hi = row_first[rows - 1] + row_count[rows - 1];
+    const int row_lo = rows_only ? int(blockIdx.y * f.band_rows) : row_first[0];
+    const int row_hi = rows_only ? int(min(source_height, (blockIdx.y + 1) * f.band_rows))
+                                 : row_first[rows - 1] + row_count[rows - 1];
     const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
     const unsigned char* end = data + 2 * source.stride_c + int64_t(source_height - 1) * source.stride_y +
                                int64_t(source_width - 1) * source.stride_x + 1;
@@ -238,6 +247,16 @@ __global__ void __launch_bounds__(kWarps * 32)
                     across[(ch * kChunkRows + lane) * kAcrossPitch + warp + q * kWarps] = s[q][ch];
         }
         __syncthreads();
+        if (rows_only) {
+            // The chunk's across values to the rows between the passes, [image][row][column][channel],
+            // a line of the tile's columns at a time (coalesced).
+            float* to = rows_out + ((size_t{image} * source_height + uint32_t(r0)) * t.width + x0) * 3;
+            const uint32_t line = columns * 3;
+            for (uint32_t i = threadIdx.x; i < n * line; i += blockDim.x) {
+                const uint32_t r = i / line, k = i % line;
+                to[size_t{r} * t.width * 3 + k] = across[((k % 3) * kChunkRows + r) * kAcrossPitch + k / 3];
+            }
+        }
         // With one buffer, the next chunk's copy starts once every row of this one is
         // filtered (the barrier above), and runs while its rows are added down.
         if (f.buffers == 1 && next < row_hi)
@@ -262,7 +281,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
         // The next chunk's across values overwrite these only after its own barrier above.
     }
-    if (lane >= columns) return;
+    if (rows_only || lane >= columns) return;
 #pragma unroll
     for (uint32_t k = 0; k < kMaxRowsEach; ++k) {
         const uint32_t y = warp + k * kWarps;
@@ -297,6 +316,9 @@ uint64_t resident_blocks(size_t bytes) {
 
 dim3 grid_of(const ResizeTarget& t, const Tiling& f) {
     return dim3((t.width + kTileColumns - 1) / kTileColumns, (t.height + f.tile_rows - 1) / f.tile_rows, t.images);
+}
+dim3 rows_grid_of(const ResizeTarget& t, const Tiling& f, uint32_t source_height) {
+    return dim3((t.width + kTileColumns - 1) / kTileColumns, (source_height + f.band_rows - 1) / f.band_rows, t.images);
 }
 
 // The tile height with the least time, and that time: waves of resident blocks times the
@@ -364,7 +386,7 @@ void launch(cudaStream_t stream, const TensorView& source, const ImageList& sour
     allow_large_shared<Out>();
     f = launch_tiling<Out>(t, source_height, f);
     fused_kernel<Out><<<grid_of(t, f), kWarps * 32, f.bytes, stream>>>(source, sources, source_width, source_height, t,
-                                                                       order_of(t), x_table, y_table, f);
+                                                                       order_of(t), x_table, y_table, f, nullptr);
 }
 
 // The tiling where the fused kernel takes the resize (its tallest tiles, which take the
@@ -381,7 +403,55 @@ std::optional<Tiling> fused_tiling(TensorDtype source_dtype, uint32_t source_wid
     return f;
 }
 
+
+// The row filter alone: a block per tile of kTileColumns window columns by one chunk of
+// source rows, one staging buffer, no output rows (so no rows filtered twice). Its grid
+// is the source's height over kChunkRows, where the fused kernel's is the window's.
+Tiling rows_tiling(Tiling f) {
+    f.band_rows = kChunkRows;
+    f.tile_rows = 0;
+    f.buffers = 1;
+    f.bytes = shared_bytes(f);
+    return f;
+}
+
 }  // namespace
+
+bool fused_rows_preferred(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                          const ResizeTarget& target, SoftwareFilter filter) {
+    std::optional<Tiling> f = fused_tiling(source_dtype, source_width, source_height, target, filter);
+    if (!f || rows_grid_of(target, rows_tiling(*f), source_height).y > 65535) return false;
+    // The fused kernel's tiles are few where a large shrink makes a small window (one image
+    // to 224^2): under a wave, part of the GPU idles while each block walks its long column
+    // of source rows. The row filter's grid follows the source, which fills the GPU.
+    // Where other work runs beside it (a processor's branches), the fused kernel's spare
+    // multiprocessors are not idle: so the row filter also needs to filter a fifth fewer
+    // chunks of source rows in all (short tiles filter their overlapping rows twice).
+    allow_large_shared<float>();
+    const Tiling fused = launch_tiling<float>(target, source_height, *f);
+    const dim3 grid = grid_of(target, fused);
+    const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+    if (blocks >= resident_blocks<float>(fused.bytes)) return false;
+    const double scale = std::max(double(source_height) / double(target.resized_height), 1.0);
+    const uint64_t fused_chunks = blocks * uint64_t(std::ceil((fused.tile_rows + 3) * scale / kChunkRows));
+    const dim3 rows = rows_grid_of(target, rows_tiling(*f), source_height);
+    return 5 * uint64_t{rows.x} * rows.y * rows.z < 4 * fused_chunks;
+}
+
+void resize_fused_rows(const TensorView& source, const ImageList& sources, uint32_t source_width,
+                       uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
+                       const SpanTable& x_table, const SpanTable& y_table, float* rows, cudaStream_t stream) {
+    std::optional<Tiling> f = fused_tiling(source.dtype, source_width, source_height, target, filter);
+    if (!f) throw Error("the fused resize takes 8-bit images whose tiles fit in shared memory: use resize_software");
+    if (f->x_taps != (x_table.taps + 6) / 4 * 4) throw Error("the fused resize's span table is not this resize's");
+    f->copy_async = packed_bytes::reads_words(source, sources);
+    const Tiling r = rows_tiling(*f);
+    allow_large_shared<float>();
+    fused_kernel<float><<<rows_grid_of(target, r, source_height), kWarps * 32, r.bytes, stream>>>(
+        source, sources, source_width, source_height, target, order_of(target), x_table, y_table, r, rows);
+    TVLM_CUDA_CHECK(cudaGetLastError());
+    resize_columns(rows, source_height, target, y_table, stream);
+}
 
 bool fused_resize_fits(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                        const ResizeTarget& target, SoftwareFilter filter) {

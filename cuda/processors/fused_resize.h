@@ -27,4 +27,20 @@ void resize_fused(const TensorView& source, const ImageList& sources, uint32_t s
                   const ResizeTarget& target, SoftwareFilter filter, const resize_spans::SpanTable& x_table,
                   const resize_spans::SpanTable& y_table, cudaStream_t stream);
 
+// Whether the fused kernel's row filter alone, into rows between the passes, then
+// two_pass_resize's column pass, beats the fused kernel: where fused_resize_fits(), the fused
+// kernel's tiles would not fill one wave of the current device, and they would filter a
+// quarter more chunks of source rows (a single image shrunk to a small window: CLIP's 4096^2
+// to 224^2). The same terms in the same order either way. A target of fewer images may
+// prefer it where the whole target did not: resize_software then takes the fused kernel
+// unless its scratch holds the rows.
+bool fused_rows_preferred(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                          const ResizeTarget& target, SoftwareFilter filter);
+
+// That resize: writes the target through `rows` (software_rows_bytes() of device memory).
+void resize_fused_rows(const TensorView& source, const ImageList& sources, uint32_t source_width,
+                       uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
+                       const resize_spans::SpanTable& x_table, const resize_spans::SpanTable& y_table, float* rows,
+                       cudaStream_t stream);
+
 }  // namespace tvlm

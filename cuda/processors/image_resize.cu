@@ -282,7 +282,7 @@ namespace {
 // launch: a uint8 image resized to its own size is copied (no tables, no passes); otherwise
 // the fused kernel, then the tiled one, where their tests take it; else the two passes,
 // the only one with rows between passes.
-enum class SoftwareKernel { copy, fused, tiled, two_pass };
+enum class SoftwareKernel { copy, fused, fused_rows, tiled, two_pass };
 
 SoftwareKernel software_kernel(TensorDtype dtype, uint32_t source_width, uint32_t source_height, const ResizeTarget& t,
                                SoftwareFilter filter) {
@@ -290,9 +290,16 @@ SoftwareKernel software_kernel(TensorDtype dtype, uint32_t source_width, uint32_
         return SoftwareKernel::copy;
     if (fused_resize_fits(dtype, source_width, source_height, t, filter) &&
         !two_pass_words_preferred(source_width, source_height, t, filter))
-        return SoftwareKernel::fused;
+        return fused_rows_preferred(dtype, source_width, source_height, t, filter) ? SoftwareKernel::fused_rows
+                                                                                   : SoftwareKernel::fused;
     if (tiled_resize_rows(dtype, source_width, source_height, t, filter)) return SoftwareKernel::tiled;
     return SoftwareKernel::two_pass;
+}
+
+// The rows between the passes that `kernel` writes for the target: none for the one-pass kernels.
+size_t rows_bytes_of(SoftwareKernel kernel, uint32_t source_height, const ResizeTarget& t) {
+    if (kernel != SoftwareKernel::two_pass && kernel != SoftwareKernel::fused_rows) return 0;
+    return size_t{t.images} * source_height * t.width * 3 * sizeof(float);
 }
 
 }  // namespace
@@ -305,9 +312,8 @@ size_t software_tables_bytes(uint32_t source_width, uint32_t source_height, cons
 
 size_t software_rows_bytes(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                            SoftwareFilter filter, TensorDtype source_dtype) {
-    if (software_kernel(source_dtype, source_width, source_height, target, filter) != SoftwareKernel::two_pass)
-        return 0;
-    return size_t{target.images} * source_height * target.width * 3 * sizeof(float);
+    return rows_bytes_of(software_kernel(source_dtype, source_width, source_height, target, filter), source_height,
+                         target);
 }
 
 void resize_software(const TensorView& source, uint32_t source_width, uint32_t source_height,
@@ -320,7 +326,12 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         throw Error("a resize of " + std::to_string(target.images) + " images from a list of " +
                     std::to_string(sources.count));
     if (source.channels < 3) throw Error("the source image needs 3 channels (RGB)");
-    const SoftwareKernel kernel = software_kernel(source.dtype, source_width, source_height, target, filter);
+    SoftwareKernel kernel = software_kernel(source.dtype, source_width, source_height, target, filter);
+    // The fused kernel's row filter alone is a choice of speed: where the rows were not sized
+    // for it (the last chunk of a list whose whole target took the fused kernel), the fused
+    // kernel writes the same values.
+    if (kernel == SoftwareKernel::fused_rows && scratch.rows_bytes < rows_bytes_of(kernel, source_height, target))
+        kernel = SoftwareKernel::fused;
     if (kernel == SoftwareKernel::copy) {
         if (identity_quads(target)) {
             const dim3 grid(unsigned((uint64_t(target.width) * target.height / 4 + kBlock - 1) / kBlock),
@@ -337,10 +348,11 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
         });
         return;
     }
-    if (!scratch.tables || (kernel == SoftwareKernel::two_pass && !scratch.rows))
-        throw Error(
-            "the software resize has no scratch buffer (a null pointer): give it software_tables_bytes() "
-            "and software_rows_bytes() of device memory");
+    const size_t rows_needed = rows_bytes_of(kernel, source_height, target);
+    if (!scratch.tables || (rows_needed && (!scratch.rows || scratch.rows_bytes < rows_needed)))
+        throw Error("the software resize's scratch is missing or short (" + std::to_string(scratch.rows_bytes) +
+                    " bytes of rows for " + std::to_string(rows_needed) +
+                    "): give it software_tables_bytes() and software_rows_bytes() of device memory");
     const SpanTable x_table = table_at(scratch.tables, target.width,
                                        max_taps(source_width, target.resized_width, filter));
     const SpanTable y_table = table_at(scratch.tables + table_bytes(target.width, x_table.taps), target.height,
@@ -352,6 +364,9 @@ void resize_software(const TensorView& source, uint32_t source_width, uint32_t s
     }
     if (kernel == SoftwareKernel::fused)
         resize_fused(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
+    else if (kernel == SoftwareKernel::fused_rows)
+        resize_fused_rows(source, sources, source_width, source_height, target, filter, x_table, y_table, scratch.rows,
+                          stream);
     else if (kernel == SoftwareKernel::tiled)
         resize_tiled(source, sources, source_width, source_height, target, filter, x_table, y_table, stream);
     else resize_two_pass(source, sources, source_width, source_height, target, x_table, y_table, scratch.rows, stream);

@@ -64,11 +64,12 @@ void resize_from_texture(cudaTextureObject_t texture, bool layered, uint32_t sou
 // stream has run it: the two axes' spans and weights (`tables`, software_tables_bytes(),
 // written first unless `tables_written`: they already hold this source size's, window's
 // and filter's, a previous call's on this stream) and the rows between the two passes
-// (`rows`, software_rows_bytes(); none where that is 0).
+// (`rows`, `rows_bytes` long: software_rows_bytes(); none where that is 0).
 struct SoftwareScratch {
     unsigned char* tables = nullptr;
     bool tables_written = false;
     float* rows = nullptr;
+    size_t rows_bytes = 0;
 };
 
 // The same target from the tensor itself (element (b, c, y, x) of `source`, b counted from

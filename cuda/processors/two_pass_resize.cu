@@ -223,7 +223,29 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
     rows_kernel<In><<<grid, kRowBlock, 0, stream>>>(source, sources, source_height, t, x_table, scratch, rows_each);
 }
 
-template <class Out>
+// A pixel's rows, kColumnBatch at a time (columns_kernel<Out, true>): its terms are one
+// chain per channel, so where the window is small (few threads, many taps: one image to
+// 224^2) the rows' loads bound it. A batch's loads are issued before the terms of the batch
+// before it are added, in order.
+constexpr int kColumnBatch = 8;
+
+struct ColumnBatch {
+    float a[kColumnBatch][3];
+    float w[kColumnBatch];
+};
+
+__device__ __forceinline__ void load_batch(ColumnBatch& b, const float* rows, const float* wy, size_t row_step, int r,
+                                           int count) {
+#pragma unroll
+    for (int k = 0; k < kColumnBatch; ++k) {
+        const bool in = r + k < count;
+        const float* across = rows + size_t(r + k) * row_step;
+        for (int c = 0; c < 3; ++c) b.a[k][c] = in ? across[c] : 0.0f;
+        b.w[k] = in ? wy[r + k] : 0.0f;
+    }
+}
+
+template <class Out, bool Batched>
 __global__ void columns_kernel(const float* scratch, uint32_t source_height, ResizeTarget t, SpanTable y_table,
                                Order o) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, image = blockIdx.y;
@@ -233,11 +255,28 @@ __global__ void columns_kernel(const float* scratch, uint32_t source_height, Res
     const float* wy_row = y_table.weights + size_t{at.y} * y_table.taps;
     const float* rows = scratch + (size_t{image} * source_height * t.width + at.x) * 3;
     float value[3] = {0.0f, 0.0f, 0.0f};
+    if constexpr (Batched) {
+        const size_t step = size_t{t.width} * 3;
+        const float* from = rows + size_t(first) * step;
+        ColumnBatch now;
+        load_batch(now, from, wy_row, step, 0, count);
+        for (int r = 0; r < count; r += kColumnBatch) {
+            ColumnBatch next;
+            if (r + kColumnBatch < count) load_batch(next, from, wy_row, step, r + kColumnBatch, count);
+            const int n = min(kColumnBatch, count - r);
+#pragma unroll
+            for (int k = 0; k < kColumnBatch; ++k)
+                if (k < n)
+                    for (int c = 0; c < 3; ++c) value[c] += now.a[k][c] * now.w[k];
+            now = next;
+        }
+    } else {
 #pragma unroll 4
-    for (int r = 0; r < count; ++r) {
-        const float wy = wy_row[r];
-        const float* across = rows + size_t(first + r) * t.width * 3;
-        for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
+        for (int r = 0; r < count; ++r) {
+            const float wy = wy_row[r];
+            const float* across = rows + size_t(first + r) * t.width * 3;
+            for (int c = 0; c < 3; ++c) value[c] += across[c] * wy;
+        }
     }
     write_pixel<Out>(t, o, image, at, value);
 }
@@ -297,6 +336,11 @@ void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_
         launch_rows<decltype(in)>(source, sources, source_width, source_height, target, x_table, rows, stream);
     });
     TVLM_CUDA_CHECK(cudaGetLastError());
+    resize_columns(rows, source_height, target, y_table, stream);
+}
+
+void resize_columns(const float* rows, uint32_t source_height, const ResizeTarget& target, const SpanTable& y_table,
+                    cudaStream_t stream) {
     // Planar and tiled outputs take two rows a thread where that still leaves a large grid;
     // merged patches keep the output order, whose stores are contiguous (their window order's
     // are runs of patch_size), as do small grids, whose halved threads cost more than the loads saved.
@@ -310,9 +354,18 @@ void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_
         });
         return;
     }
+    // Batched loads where the grid is small and each thread's chain of loads is the cost; a
+    // large grid's many threads hide those loads already, and there the batches' registers
+    // and instructions cost more than they save (Qwen2-VL's merged patches from 4096^2).
+    constexpr uint64_t kFewPixels = uint64_t{1} << 17;
+    const bool batched = uint64_t{target.width} * target.height * target.images < kFewPixels;
     launch_for_output(target, [&](auto out) {
-        columns_kernel<decltype(out)>
-            <<<grid_of(target), kBlock, 0, stream>>>(rows, source_height, target, y_table, order_of(target));
+        if (batched)
+            columns_kernel<decltype(out), true>
+                <<<grid_of(target), kBlock, 0, stream>>>(rows, source_height, target, y_table, order_of(target));
+        else
+            columns_kernel<decltype(out), false>
+                <<<grid_of(target), kBlock, 0, stream>>>(rows, source_height, target, y_table, order_of(target));
     });
 }
 

@@ -31,4 +31,8 @@ void resize_two_pass(const TensorView& source, const ImageList& sources, uint32_
                      const ResizeTarget& target, const resize_spans::SpanTable& x_table,
                      const resize_spans::SpanTable& y_table, float* rows, cudaStream_t stream);
 
+// The second pass alone: each output pixel's column of `rows` (the first pass's, on this stream).
+void resize_columns(const float* rows, uint32_t source_height, const ResizeTarget& target,
+                    const resize_spans::SpanTable& y_table, cudaStream_t stream);
+
 }  // namespace tvlm

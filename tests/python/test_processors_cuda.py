@@ -599,7 +599,8 @@ def test_stream_branches_launch_nothing_where_a_run_refuses():
 
 # (source width, height, resized width, height, window x, y, width, height, layout): shrinks
 # across of 8x to 19x (the fused kernel's, staged in one buffer or two, as its tiling
-# picks), milder shrinks and a stretch (uint8: the tiled kernel where the columns shrink by
+# picks; where its tiles are too few to fill the GPU, as for the 9000x40 and 901x77 sources,
+# its row filter alone and then the column pass), milder shrinks and a stretch (uint8: the tiled kernel where the columns shrink by
 # up to 2x or stretch, or the filter is bilinear, else the two passes; uint8 rows are read
 # as words where columns read 6 to 32 taps, rows starting at every byte of a word where the
 # width is odd, and bytes below that; float16: the two passes, a value per tap), a shrink
@@ -705,6 +706,13 @@ LARGE_CASES = [
     # with 10 and 11 groups of taps, which bicubic batches take instead of the fused kernel.
     (4, 4096, 4096, 448, 448, 0, 0, 448, 448, "planar"),
     (4, 4096, 3000, 384, 281, 0, 0, 384, 281, "planar"),
+    # One image shrunk 18x (CLIP's 4096² to 224²): too few of the fused kernel's tiles to
+    # fill the GPU, so its row filter alone writes rows and the column pass reads them.
+    (1, 4096, 4096, 224, 224, 0, 0, 224, 224, "planar"),
+    # 33 such images: the whole list takes the fused kernel (no rows between passes), run as
+    # 32 and then 1, which alone would prefer the row filter; with no rows for it, the fused
+    # kernel writes that image too.
+    (33, 1800, 448, 100, 224, 0, 0, 100, 224, "planar"),
 ]
 
 

@@ -2,7 +2,7 @@
 under each tool, with PyTorch's caching allocator off so an out-of-bounds access lands
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
-past every side, Gemma 3's bilinear), the tiled kernel (uint8 mild resizes, merged patches
+past every side, Gemma 3's bilinear; its row filter alone for one large image), the tiled kernel (uint8 mild resizes, merged patches
 among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubic shrinks
 under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
 float16 inputs with rows staged or not), the copy
@@ -68,6 +68,11 @@ def main() -> None:
         # A batch shrunk 9x across (38 taps): the word row pass with 10 groups, which batches
         # take over the fused kernel; odd widths, so rows start anywhere in a word.
         check(CLIPImageProcessor(filter=filter), [image(2048, 2047) for _ in range(8)])
+        # One image shrunk 13x to 18x: too few of the fused kernel's tiles to fill the GPU, so its
+        # row filter alone writes rows between the passes, and the column pass reads them in
+        # batches; rows staged as words and byte by byte (channels last).
+        check(CLIPImageProcessor(filter=filter), [image(4096, 4096)])
+        check(CLIPImageProcessor(filter=filter), [image(4096, 3000, channels_last=True)])
         # Half-precision images take the two-pass kernels: rows staged (8x and more across) or not.
         check(CLIPImageProcessor(filter=filter), [image(2048, 2048, torch.float16), image(500, 400, torch.float16)])
         # Lists of sizes in new orders: composed of each image's kept launch (processors/_composed.py).
