@@ -12,7 +12,7 @@ import hf_reference as ref
 import numpy as np
 import pytest
 import texturevlm as tv
-from conftest import needs_vulkan, random_image
+from conftest import cuda_reason, needs_vulkan, random_image
 from texturevlm.processors import (
     CLIPImageProcessor,
     ProcessorInputError,
@@ -498,7 +498,6 @@ def test_call_time_arguments_it_cannot_honour_are_refused_by_name(rng):
     for kwargs, match in (
         ({"do_pad": True}, "do_pad=True is not supported"),
         ({"data_format": "channels_last"}, "data_format='channels_last' is not supported"),
-        ({"device": "cuda"}, "device='cuda'"),
         ({"device": "tpu"}, "device='tpu'"),
         ({"return_tensors": "tf"}, "return_tensors='tf'"),
         ({"sharpen": True}, "unknown keyword argument 'sharpen'"),
@@ -507,6 +506,11 @@ def test_call_time_arguments_it_cannot_honour_are_refused_by_name(rng):
     ):
         with pytest.raises(ProcessorInputError, match=match):
             siglip(image, **kwargs)
+    if cuda_reason():  # with a GPU, device='cuda' copies the image there (test_processors_cuda.py)
+        with pytest.raises(ProcessorInputError, match="device='cuda'"):
+            siglip(image, device="cuda")
+    # device='cpu' leaves host images where they are.
+    np.testing.assert_array_equal(siglip(image, device="cpu").pixel_values, siglip(image).pixel_values)
     # What HF passes and changes nothing here is accepted.
     same = siglip(image, return_tensors="np", data_format="channels_first", disable_grouping=True, do_pad=False)
     np.testing.assert_array_equal(same.pixel_values, siglip(image).pixel_values)

@@ -93,6 +93,37 @@ def test_qwen_video_matches_hugging_face(rng):
     assert d.max().item() <= STEP
 
 
+@needs_hf
+@pytest.mark.parametrize("name", ["clip", "qwen2_vl"])
+def test_device_copies_images_there_as_hfs_processors_do(rng, name):
+    """device='cuda' with host images (a NumPy array, a PIL image, a CPU tensor) processes
+    them on the GPU, as HF's processors do with device=: outputs on CUDA, equal to the same
+    image given as a CUDA tensor and to HF's own device='cuda' outputs. device='cpu' with a
+    CUDA tensor processes it on the host: the host path's outputs."""
+    import torch
+    from PIL import Image
+
+    image = smooth_image(rng, 480, 640)  # [3, H, W]
+    hwc = np.ascontiguousarray(image.transpose(1, 2, 0))
+    ours = OURS[name]()
+    on_gpu = ours([cuda(image)])
+    hf = hf_processor(name)
+    for given in (image, Image.fromarray(hwc), torch.from_numpy(hwc)):
+        got = ours([given], device="cuda")
+        want = hf(images=[given], return_tensors="pt", device="cuda")
+        assert got.pixel_values.is_cuda, type(given).__name__
+        assert set(got) == set(want.keys())
+        for key in got:
+            assert torch.equal(got[key], on_gpu[key]), (type(given).__name__, key)
+            assert got[key].device == want[key].device, key
+        d = (got.pixel_values - want["pixel_values"]).abs()
+        assert d.max().item() <= STEP and (d > 1e-4).float().mean().item() <= 0.02, d.max().item()
+    host = ours([cuda(image)], device="cpu")
+    assert not host.pixel_values.is_cuda
+    for key in host:
+        assert torch.equal(host[key], ours([torch.from_numpy(image)])[key]), key
+
+
 @pytest.mark.parametrize("name", ["clip", "qwen2_vl"])
 def test_cuda_equals_host_path(rng, name):
     image = smooth_image(rng, 700, 1000)

@@ -130,7 +130,8 @@ def _named_class(config: Dict[str, Any], path: Any) -> Optional[Any]:
 
 def decode_images(images: Any, device: Any = None) -> Any:
     """`images` (one, or a nested list) with every encoded image (JPEG / PNG bytes or a file
-    path) decoded, the rest as given: what a processor does first with them, for callers that
+    path) decoded, and, where `device` is given, every other image copied there if it is not
+    (as torch tensors), else as given: what a processor does first with them, for callers that
     hand images on to another library, such as HF's multimodal processors (which refuse
     bytes). On the host (device None or 'cpu'): uint8 [H, W, 3] NumPy arrays, decoded in
     parallel; device='cuda' (or 'cuda:N'): uint8 [H, W, 3] CUDA tensors, JPEGs decoded on the

@@ -175,7 +175,8 @@ class Processor:
         call as a processor built with them; return_tensors 'pt' / 'np' / 'jax'; others HF
         accepts are honoured where they change nothing and refused by name where they would.
         Encoded images (PNG / JPEG bytes or paths) are decoded first, on `device` where given
-        (JPEGs on the GPU with nvImageCodec for 'cuda'; see _encoded.py)."""
+        (JPEGs on the GPU with nvImageCodec for 'cuda'; see _encoded.py); images not on
+        `device` are copied there first, as HF's processors do."""
         overrides, return_tensors, device = split_call_kwargs(kwargs, self.call_kwargs)
         if device is not None or has_encoded(images):
             images = decode_encoded(images, device)

@@ -9,6 +9,10 @@ as str or os.PathLike), alone or in (nested) lists, decoded before the processor
   on the current torch stream, into CUDA memory the processor reads with no host copy.
   PNGs, and every image where nvImageCodec is absent, are decoded on the host and copied.
 
+Images that are arrays already (or PIL images) are copied to `device` where given and not
+there, as HF's processors do: host images become torch tensors on the GPU, CUDA tensors come
+to the host; the processor then runs where they are, with HF's values for that device.
+
 Pixels are as stored: EXIF orientation is not applied (PIL's Image.open does not apply it
 either). Every image's structure is checked before any is decoded, and a missing, corrupt
 or truncated image raises ProcessorInputError naming it (its path, or images[i]) and why;
@@ -19,6 +23,8 @@ from __future__ import annotations
 import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from ._rules import ProcessorInputError
 
@@ -124,22 +130,50 @@ def _device_of(device: Any) -> Tuple[str, int]:
     raise ProcessorInputError(f"device={device!r}: texturevlm's processors take 'cpu' or 'cuda' / 'cuda:N'")
 
 
-def _check_arrays_on(images: Any, device: Tuple[str, int], given: Any) -> None:
-    """Images that are arrays already must be on `device`: the processor runs where they are."""
-    if isinstance(images, (list, tuple)):
-        for item in images:
-            _check_arrays_on(item, device, given)
-        return
-    if isinstance(images, (ENCODED_TYPES, _Slot)):
-        return
-    where = getattr(images, "device", None)
-    kind = getattr(where, "type", "cpu" if where is None or str(where) == "cpu" else "cuda")
-    index = getattr(where, "index", None)
-    if kind != device[0] or (kind == "cuda" and index is not None and index != device[1]):
+def _where(image: Any) -> Tuple[str, Optional[int]]:
+    """('cpu', None) or ('cuda', index or None) for an image array or PIL image: torch's
+    device, JAX's platform, CuPy's device; NumPy arrays and PIL images are on the host."""
+    device = getattr(image, "device", None)
+    if device is None or callable(device):
+        return "cpu", None
+    kind = getattr(device, "type", None)  # torch
+    if kind is not None:
+        return ("cpu", None) if kind == "cpu" else (kind, device.index)
+    platform = getattr(device, "platform", None)  # JAX
+    if platform is not None:
+        return ("cpu", None) if platform == "cpu" else ("cuda", getattr(device, "id", None))
+    if str(device) == "cpu":  # NumPy 2's arrays say so
+        return "cpu", None
+    return "cuda", getattr(device, "id", None)  # CuPy
+
+
+def _moved(images: Any, device: Tuple[str, int], given: Any) -> Any:
+    """`images` with each image not on `device` copied there, as HF's processors do with
+    `device`: torch tensors by torch, host images (NumPy, PIL, JAX on the host) as torch
+    tensors of the same shape. Lists keep their nesting (a sample's images stay together)."""
+    if isinstance(images, list):
+        return [_moved(item, device, given) for item in images]
+    if isinstance(images, _Slot):
+        return images
+    kind, index = _where(images)
+    if kind == device[0] and (kind == "cpu" or index is None or index == device[1]):
+        return images
+    import torch
+
+    target = "cpu" if device[0] == "cpu" else f"cuda:{device[1]}"
+    if isinstance(images, torch.Tensor):
+        return images.to(target)
+    if kind != "cpu":
         raise ProcessorInputError(
-            f"device={given!r} with an image already on {where or 'the host'}: device= says where encoded images "
-            "are decoded; texturevlm processes arrays where they are, so move them there first"
+            f"device={given!r} with a {type(images).__name__} on {getattr(images, 'device', 'a GPU')}: texturevlm "
+            "moves torch tensors and host images to device=; move this one there first, or leave device= out "
+            "to process it where it is"
         )
+    from ._images import flat_images
+
+    if not hasattr(images, "shape"):  # a PIL image, as the processor would read it
+        images = flat_images(images)[0]
+    return torch.from_numpy(np.ascontiguousarray(np.asarray(images))).to(target)
 
 
 def decode_encoded(images: Any, device: Any = None) -> Any:
@@ -148,9 +182,9 @@ def decode_encoded(images: Any, device: Any = None) -> Any:
     found: List[Any] = []
     structure = _leaves(images, found)
     if device is not None:
-        _check_arrays_on(structure, where, device)
+        structure = _moved(structure, where, device)
     if not found:
-        return images
+        return structure if device is not None else images
     sources = [_source(item, i) for i, item in enumerate(found)]
     if where[0] == "cpu":
         try:
