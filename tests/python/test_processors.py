@@ -12,9 +12,12 @@ import hf_reference as ref
 import numpy as np
 import pytest
 import texturevlm as tv
-from conftest import cuda_reason, needs_vulkan, random_image
+from conftest import cuda_reason, needs_torch, needs_vulkan, random_image
 from texturevlm.processors import (
     CLIPImageProcessor,
+    Gemma3ImageProcessor,
+    GotOcr2ImageProcessor,
+    LlavaOnevisionImageProcessor,
     ProcessorInputError,
     Qwen2VLImageProcessor,
     Qwen2VLVideoProcessor,
@@ -58,6 +61,11 @@ def photo(name: str) -> np.ndarray:
         ((64, 64), (64, 20), (0, 0, 20, 64)),  # one side unchanged: torch skips that pass
         ((64, 64), (64, 64), (8, 4, 16, 32)),  # nothing resized: the bytes, cropped
         ((1000, 999), (17, 1000), (0, 0, 1000, 17)),
+        # 16 rows at a time across, columns staged 2048 at a time: 37 rows (a partial block),
+        # a 50x shrink whose columns span several stretches, and 4500x (taps past a stretch:
+        # the scalar pass).
+        ((37, 5000), (9, 100), (3, 1, 90, 7)),
+        ((3, 9000), (2, 2), (0, 0, 2, 2)),
     ],
 )
 def test_byte_resize_is_torchs_integer_resize(rng, source, resized, window):
@@ -802,3 +810,42 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     assert len(_composed._image_launches) == 2
     _composed.clear()
     assert not _composed._image_launches
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: CLIPImageProcessor(),
+        lambda: SiglipImageProcessor(),
+        lambda: Qwen2VLImageProcessor(),  # merged patches, two time copies
+        lambda: GotOcr2ImageProcessor(crop_to_patches=True),  # tiles and a thumbnail
+        lambda: LlavaOnevisionImageProcessor(),  # AnyRes tiles, padded slots
+        lambda: Gemma3ImageProcessor(),  # bilinear: bytes or floats, as torchvision decides here
+        lambda: Qwen2VLImageProcessor(do_normalize=False),
+    ],
+    ids=["clip", "siglip", "qwen2_vl", "internvl", "llava_onevision", "gemma3", "qwen2_vl_unnormalized"],
+)
+def test_host_outputs_with_pytorch_loaded_equal_numpys(rng, monkeypatch, make):
+    """Where the process has imported torch, host images take torch's own CPU kernels (its
+    byte resize, the normalization and layout as torch operations); without it, texturevlm's
+    C++ byte resize and NumPy. Both are HF's values: every output equal, bit for bit, for a
+    channels-last array, a planar one, a read-only one (as NumPy views of PIL images are) and
+    a photograph, with no warning."""
+    import warnings
+
+    import torch  # noqa: F401  (loaded: the processors use it)
+    from texturevlm.processors import _resize
+
+    readonly = random_image(rng, (333, 517, 3))
+    readonly.flags.writeable = False
+    images = [random_image(rng, (300, 500, 3)), random_image(rng, (3, 480, 640)), readonly, photo("f3.jpg")]
+    processor = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = processor(images, return_tensors="np")
+    monkeypatch.setattr(_resize, "loaded_torch", lambda: None)
+    want = make()(images, return_tensors="np")
+    assert set(got.keys()) == set(want.keys())
+    for key in want.keys():
+        np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(want[key]), err_msg=key)

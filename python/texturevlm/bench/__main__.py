@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [processors | encoded | grad | fields | overlay | calls] [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors | host | encoded | grad | fields | overlay | calls] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -7,7 +7,7 @@ waits once per run of calls): what a training or serving loop sees. With --tvlm-
 output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
 
 `processors`: Hugging Face's image processors against texturevlm.processors instead
-(processors.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
+(processors.py); `host`: the same with host images, on the CPU, no GPU needed (host.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
 (encoded.py); `grad`: sample_points forward + backward against PyTorch
 (grad.py); `fields`: Gaussian fields against vectorized PyTorch (fields.py);
 `overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py); `calls`: the
@@ -87,8 +87,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "jobs",
         nargs="?",
         default="patches",
-        choices=("patches", "processors", "encoded", "grad", "fields", "overlay", "calls"),
+        choices=("patches", "processors", "host", "encoded", "grad", "fields", "overlay", "calls"),
         help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
+        "host: host images through the processors vs HF on the CPU (no GPU needed); "
         "encoded: JPEG bytes -> pixel_values vs Pillow + HF; "
         "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
         "overlay: drawing vs OpenCV and torchvision; calls: host vs GPU time of the inference calls",
@@ -97,6 +98,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--tvlm-json", help="tvlm bench --json output, for the C++ engine's frame rows")
     parser.add_argument("--profile", action="store_true", help="host time of each step of the per-frame path")
     args = parser.parse_args(argv)
+    if args.jobs == "host":
+        from . import host as bench_host
+
+        rate = bench_host.host_copy_bandwidth()
+        print(f"texturevlm {tv.__version__}, torch {torch.__version__}, host copy {rate / 1e9:.1f} GB/s\n")
+        table = Table(rate)
+        bench_host.run(table)
+        _write_json(args.json, rate, table, device="host CPU")
+        return 0
     if not torch.cuda.is_available():
         print("texturevlm.bench needs a CUDA GPU and PyTorch with CUDA")
         return 77
@@ -252,11 +262,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
 
 
-def _write_json(path: Optional[str], bandwidth: float, table: Table) -> None:
+def _write_json(path: Optional[str], bandwidth: float, table: Table, device: Optional[str] = None) -> None:
     if path:
         with open(path, "w") as f:
             json.dump(
-                {"device": torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows}, f, indent=1
+                {"device": device or torch.cuda.get_device_name(), "copy_bandwidth": bandwidth, "rows": table.rows},
+                f,
+                indent=1,
             )
 
 

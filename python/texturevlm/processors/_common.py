@@ -439,13 +439,18 @@ class Runner:
         """The parts' values in one output of `shape`."""
         if self.device == "cuda":
             return self.cuda_call(parts, shape)(self.pointers())
-        flat = np.empty(int(np.prod(shape)), np.float32)
+        size = int(np.prod(shape))
+        flat = None
         for part in parts:
             values = write_host(list(part.specs), part.plan, self.filter, self.backend).reshape(part.count, -1)
+            if len(parts) == 1 and values.size == size and part.offset == 0 and part.stride == values.shape[1]:
+                return self.host_result(values.reshape(shape))  # the whole output, in order: no copy
+            if flat is None:
+                flat = np.empty(size, np.float32)
             for k in range(part.count):
                 start = part.offset + k * part.stride
                 flat[start : start + values.shape[1]] = values[k]
-        return self.host_result(flat.reshape(shape))
+        return self.host_result((flat if flat is not None else np.empty(size, np.float32)).reshape(shape))
 
     def cuda_call(self, parts: List[Part], shape: Tuple[int, ...], remembered: bool = False) -> "CudaCall":
         """The call's CUDA work, as a CudaCall that later calls with images of the same

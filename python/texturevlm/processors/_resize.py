@@ -20,7 +20,9 @@ import dataclasses
 import functools
 import math
 import os
+import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -700,8 +702,9 @@ def _capability_from_cpu() -> str:
 
 
 def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.ndarray:
-    """[B, 3, h, w] float32 resized window values in the input's units (0..255 for uint8);
-    0 where the window reaches past the resized image."""
+    """[B, 3, h, w] resized window values in the input's units (0..255 for uint8): float32,
+    or uint8 where torch's own byte resize made them; 0 where the window reaches past the
+    resized image."""
     top, left, h, w = plan.window
     rh, rw = plan.resized
     inside_top, inside_left = max(top, 0), max(left, 0)
@@ -725,7 +728,16 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
     exact = filter != "texture"
     if exact and spec.dtype == "uint8" and torch_resizes_bytes(plan.resample):
         # torch's own uint8 resize on the CPU (fixed point, rounded to bytes after each
-        # pass): what HF's processors compute for host images, byte for byte.
+        # pass): what HF's processors compute for host images, byte for byte. Through torch
+        # itself where the caller has it loaded (its vectorized, threaded kernel: HF's own
+        # call), else texturevlm's copy of that kernel.
+        torch = loaded_torch()
+        if torch is not None:
+            images = torch.from_numpy(np.asarray(_tensors.host_layer_views(spec))[..., :3]).permute(0, 3, 1, 2)
+            resized = torch.nn.functional.interpolate(
+                images, size=(rh, rw), mode=plan.resample, antialias=True, align_corners=False
+            )
+            return resized[:, :, top : top + h, left : left + w].numpy()  # bytes: finish_host converts them
         layers = [
             _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample)
             for layer in _tensors.host_layer_views(spec)
@@ -750,13 +762,65 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
     return patches * np.float32(255) if spec.dtype == "uint8" else patches
 
 
+def loaded_torch() -> Any:
+    """PyTorch where the process has imported it already (HF's processors do), else None:
+    the host path then runs torch's CPU kernels, vectorized and threaded, with the same
+    values; a NumPy-only caller does not pay torch's import."""
+    torch = sys.modules.get("torch")
+    if torch is not None and not _torch_ready:
+        # Read-only arrays (PIL images' among them) are read through torch.from_numpy, which
+        # warns once per process that writing to them is undefined; nothing writes to them.
+        # Its first warning is taken here, so it is not shown to the caller.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            readonly = np.zeros(1, np.uint8)
+            readonly.flags.writeable = False
+            torch.from_numpy(readonly)
+        _torch_ready.append(True)
+    return torch
+
+
+_torch_ready: List[bool] = []
+
+
+def _finish_torch(torch: Any, planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool) -> np.ndarray:
+    """finish_host's steps as torch CPU operations: each the same float32 operation, in the
+    same order, so the same values; threaded, and the layout written in one copy."""
+    v = torch.from_numpy(planar)
+    if round_to_byte and v.dtype != torch.uint8:  # bytes are whole already
+        v = torch.round(torch.clamp(v.float(), 0, 255))  # round half to even, as np.rint
+    else:
+        v = v.float()
+    n = plan.normalize
+    v = v * torch.tensor(n.multiply, dtype=torch.float32)
+    v.sub_(torch.tensor(n.subtract, dtype=torch.float32)[:, None, None])
+    v.div_(torch.tensor(n.divide, dtype=torch.float32)[:, None, None])
+    if plan.tiles:
+        th, tw = plan.tiles
+        b, c, h, w = v.shape
+        v = v.reshape(b, c, h // th, th, w // tw, tw).permute(0, 2, 4, 1, 3, 5)
+        return v.contiguous().reshape(b * (h // th) * (w // tw), c, th, tw).numpy()
+    if not plan.merged:
+        return v.numpy()
+    p, m, t = plan.merged
+    f, c, h, w = v.shape
+    # Still images: each its own T copies (a broadcast the one copy below writes out).
+    groups = v.reshape(f // t, t, c, h, w) if frames else v[:, None].expand(f, t, c, h, w)
+    g = groups.shape[0]
+    v = groups.reshape(g, t, c, h // (p * m), m, p, w // (p * m), m, p).permute(0, 3, 6, 4, 7, 2, 1, 5, 8)
+    return v.contiguous().reshape(g * (h // p) * (w // p), c * t * p * p).numpy()
+
+
 def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool = False) -> np.ndarray:
     """Rounding, normalization and HF's layout on the host: [B, 3, h, w] -> [B, 3, h, w]
     (planar) or [B * patches, 3 * T * P * P] (merged), float32. `frames`: the B images are
     consecutive video frames (T of them per patch) rather than still images (each its own T
     copies)."""
+    torch = loaded_torch()
+    if torch is not None:
+        return _finish_torch(torch, planar, plan, round_to_byte, frames)
     v = planar.astype(np.float32)
-    if round_to_byte:
+    if round_to_byte and planar.dtype != np.uint8:  # bytes are whole already
         v = np.rint(np.clip(v, 0, 255))
     n = plan.normalize
     v = (v * np.float32(n.multiply) - np.asarray(n.subtract, np.float32)[:, None, None]) / np.asarray(
@@ -781,4 +845,4 @@ def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: boo
 def write_host(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> np.ndarray:
     """The images' values, concatenated in order (planar: [B, 3, h, w]; merged: rows)."""
     parts = [finish_host(host_planar(s, plan, filter, backend), plan, s.dtype == "uint8") for s in specs]
-    return np.concatenate(parts, axis=0)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)

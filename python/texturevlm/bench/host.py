@@ -1,0 +1,82 @@
+"""Host images through the processors, for `python -m texturevlm.bench host`: uint8 NumPy
+arrays [H, W, 3] (a server's decoded requests) through HF's processors on the CPU, and
+through texturevlm's exact filter on the host, with PyTorch loaded (torch's own CPU kernels,
+the way texturevlm runs when the process has imported torch) and without it (texturevlm's
+C++ copy of torch's byte resize, then NumPy). Each of texturevlm's outputs is checked
+against HF's. Needs no GPU; floors are the bytes over this host's copy rate."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any, Callable, List
+
+import numpy as np
+
+from ..processors import CLIPImageProcessor, Qwen2VLImageProcessor, SiglipImageProcessor, _resize
+
+#: (model, HF's class, texturevlm's class): the jobs of `processors` item 2, host side.
+MODELS = (
+    ("CLIP", "CLIPImageProcessor", CLIPImageProcessor),
+    ("SigLIP", "SiglipImageProcessor", SiglipImageProcessor),
+    ("Qwen2-VL", "Qwen2VLImageProcessor", Qwen2VLImageProcessor),
+)
+
+
+def host_us(fn: Callable[[], object], calls: int, runs: int = 5) -> tuple:
+    """Median and min wall time per call (us) over runs of `calls` calls, after warm-up."""
+    for _ in range(2):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) * 1e6 / calls)
+    return statistics.median(times), min(times)
+
+
+def host_copy_bandwidth() -> float:
+    """This host's copy rate in bytes/s (read + written), one thread, a 256 MiB copy."""
+    a = np.ones(2**28, np.uint8)
+    b = np.empty_like(a)
+    median, _ = host_us(lambda: np.copyto(b, a), calls=3)
+    return 2 * a.nbytes / (median * 1e-6)
+
+
+def run(table: Any) -> List[dict]:
+    """Adds the rows to `table` (bench.Table, built with host_copy_bandwidth())."""
+    import torch
+    import transformers
+
+    print(
+        f"transformers {transformers.__version__}, torch {torch.__version__} with {torch.get_num_threads()} "
+        f"threads, {os.cpu_count()} CPUs\n"
+    )
+    rng = np.random.default_rng(0)
+    for batch in (1, 8):
+        images = [rng.integers(0, 256, (1024, 1024, 3), dtype=np.uint8) for _ in range(batch)]
+        calls = 20 if batch == 1 else 5
+        for model, hf_name, ours_cls in MODELS:
+            job = f"{model} processor, {batch} x [1024, 1024, 3] uint8 NumPy"
+            hf = getattr(transformers, hf_name)()
+            want = hf(images=images, return_tensors="np")["pixel_values"]
+            floor_bytes = sum(image.nbytes for image in images) + want.nbytes
+            t = host_us(lambda: hf(images=images, return_tensors="np"), calls)
+            table.add(job, f"HF {hf_name} (transformers {transformers.__version__}, CPU)", t, floor_bytes)
+            hf_time = t[0]
+            ours = ours_cls()
+            for label, torch_loaded in (("PyTorch loaded", True), ("NumPy only", False)):
+                real = _resize.loaded_torch
+                if not torch_loaded:
+                    _resize.loaded_torch = lambda: None  # as in a process that never imported torch
+                try:
+                    got = ours(images, return_tensors="np")["pixel_values"]
+                    t = host_us(lambda: ours(images, return_tensors="np"), calls)
+                finally:
+                    _resize.loaded_torch = real
+                off = float(np.abs(got - want).max())
+                note = f"{hf_time / t[0]:5.1f}x HF; vs HF: max {off:.4f}"
+                table.add(job, f"texturevlm {type(ours).__name__} (exact, host; {label})", t, floor_bytes, note)
+    return table.rows
