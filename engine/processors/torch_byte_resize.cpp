@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/processors/in_parts.h"
 
 namespace tvlm {
 
@@ -74,28 +73,6 @@ AxisTaps axis_taps(int64_t in_size, int64_t out_size, ByteResizeFilter filter) {
         a.weights[k] = static_cast<int16_t>(v < 0 ? static_cast<int>(-0.5 + v) : static_cast<int>(0.5 + v));
     }
     return a;
-}
-
-// body(first, end) over [0, count) in parts on up to hardware_concurrency() threads (16 at
-// most), where the multiply-adds (`work` per item) pay for them; the caller runs the first
-// part. Parts are independent, so the result is the same whatever the split. A thread that
-// cannot be started leaves its part to the caller.
-template <class Body>
-void in_parts(int64_t count, int64_t work, const Body& body) {
-    constexpr int64_t kWorkPerThread = int64_t{1} << 21;
-    const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
-    const int64_t parts = std::clamp<int64_t>(count * work / kWorkPerThread, 1, std::min<int64_t>(cores, 16));
-    const int64_t per = (count + parts - 1) / parts;
-    std::vector<std::thread> workers;
-    std::vector<int64_t> left_over;
-    for (int64_t first = per; first < count; first += per) {
-        try {
-            workers.emplace_back([&body, first, end = std::min(count, first + per)] { body(first, end); });
-        } catch (const std::system_error&) { left_over.push_back(first); }
-    }
-    body(0, std::min(count, per));
-    for (const int64_t first : left_over) body(first, std::min(count, first + per));
-    for (std::thread& w : workers) w.join();
 }
 
 uint8_t rounded_byte(int32_t sum, int precision) { return static_cast<uint8_t>(std::clamp(sum >> precision, 0, 255)); }

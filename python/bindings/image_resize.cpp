@@ -18,6 +18,7 @@
 #include "python/bindings/arrays.h"
 #include "python/bindings/bindings.h"
 #include "engine/error.h"
+#include "engine/processors/byte_layouts.h"
 #include "engine/processors/torch_byte_resize.h"
 #ifdef TVLM_HAVE_CUDA
 #include "python/bindings/cuda_calls.h"
@@ -53,6 +54,35 @@ NumpyArray resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t
         bytes = resize_bytes_as_torch(view, resized_width, resized_height, left, top, width, height, f);
     }
     return owned_array(std::move(bytes), {height, width, view.channels}, nb::dtype<uint8_t>());
+}
+
+using PlanarByteImages = nb::ndarray<const uint8_t, nb::ndim<4>, nb::device::cpu>;
+using ByteTable = nb::ndarray<const float, nb::shape<3, 256>, nb::c_contig, nb::device::cpu>;
+using FloatOut = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
+
+// [B, 3, h, w] bytes (any strides) -> `out`, each byte through table[c] into `layout`.
+void lay_out_bytes(const PlanarByteImages& images, const ByteTable& table, const std::string& layout,
+                   uint32_t tile_width, uint32_t tile_height, uint32_t patch, uint32_t merge, uint32_t temporal,
+                   FloatOut out) {
+    ByteLayoutShape shape;
+    if (layout == "planar") shape.kind = ByteLayout::planar;
+    else if (layout == "tiles") shape.kind = ByteLayout::tiles;
+    else if (layout == "merged_patches") shape.kind = ByteLayout::merged_patches;
+    else throw Error("a byte layout is 'planar', 'tiles' or 'merged_patches', not '" + layout + "'");
+    shape.tile_width = tile_width, shape.tile_height = tile_height;
+    shape.patch = patch, shape.merge = merge, shape.temporal = temporal;
+    if (images.shape(1) != 3) throw Error("the resized images are [B, 3, h, w] bytes");
+    PlanarBytes bytes;
+    bytes.data = images.data();
+    bytes.images = static_cast<uint32_t>(images.shape(0));
+    bytes.height = static_cast<uint32_t>(images.shape(2));
+    bytes.width = static_cast<uint32_t>(images.shape(3));
+    bytes.stride_b = images.stride(0), bytes.stride_c = images.stride(1);
+    bytes.stride_y = images.stride(2), bytes.stride_x = images.stride(3);
+    float values[3][256];
+    std::copy(table.data(), table.data() + 3 * 256, &values[0][0]);
+    nb::gil_scoped_release released;  // the arrays stay alive: the caller holds them
+    write_byte_layout(bytes, values, shape, out.data(), out.size());
 }
 
 }  // namespace
@@ -305,6 +335,13 @@ void bind_resize(nb::module_& m) {
           "The window (left, top, width, height) of a [H, W, C] uint8 image resized to resized_width x "
           "resized_height as torch resizes uint8 images on the CPU (antialiased, fixed point): [height, width, C] "
           "uint8 (engine/processors/torch_byte_resize.h).");
+    m.def("lay_out_bytes", &lay_out_bytes, nb::arg("images"), nb::arg("table"), nb::arg("layout"),
+          nb::arg("tile_width") = 0, nb::arg("tile_height") = 0, nb::arg("patch") = 0, nb::arg("merge") = 0,
+          nb::arg("temporal") = 1, nb::arg("out"),
+          "Resized [B, 3, h, w] uint8 images (any strides) as float32 values in `out` (C-contiguous, the layout's "
+          "size), each byte of channel c as table[c][byte], laid out 'planar' ([B, 3, h, w]), 'tiles' (row-major "
+          "tiles of [3, tile_height, tile_width]) or 'merged_patches' (HF's Qwen2-VL rows, `temporal` copies of each "
+          "image), on the host's cores (engine/processors/byte_layouts.h).");
 #ifdef TVLM_HAVE_CUDA
     bind_cuda_resize(m);
 #endif

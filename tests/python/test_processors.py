@@ -849,3 +849,42 @@ def test_host_outputs_with_pytorch_loaded_equal_numpys(rng, monkeypatch, make):
     assert set(got.keys()) == set(want.keys())
     for key in want.keys():
         np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(want[key]), err_msg=key)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [dict(), dict(tiles=(28, 56)), dict(merged=(14, 2, 2)), dict(merged=(14, 1, 3))],
+    ids=["planar", "tiles", "merged_patches", "merged_patches_t3"],
+)
+def test_bytes_are_laid_out_as_the_float_finish_lays_them_out(rng, monkeypatch, layout):
+    """Resized bytes take one C++ pass (each byte's value from a table of the processor's
+    float32 normalization, written in HF's layout); floats take the NumPy operations. The same
+    values, bit for bit, for every layout, from strided bytes (a channels-last batch), with
+    CLIP's and Qwen2-VL's normalizations and none."""
+    from texturevlm.processors import _resize
+
+    monkeypatch.setattr(_resize, "loaded_torch", lambda: None)
+    planar = np.moveaxis(random_image(rng, (3, 56, 112, 3)), -1, 1)  # [3 images, 3, 56, 112], strided
+    for normalize in (
+        _resize.Normalize.of(True, 1 / 255, True, ref.CLIP_MEAN, ref.CLIP_STD),
+        _resize.Normalize.of(True, 1 / 255, True, (0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
+        _resize.Normalize.of(False, 1 / 255, False, (0, 0, 0), (1, 1, 1)),
+    ):
+        plan = _resize.Plan(resized=(56, 112), window=(0, 0, 56, 112), normalize=normalize, **layout)
+        got = _resize.finish_host(planar, plan, round_to_byte=True)
+        want = _resize.finish_host(planar.astype(np.float32), plan, round_to_byte=True)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_byte_layout_refuses_cells_that_do_not_cut_the_image_and_short_outputs():
+    images = np.zeros((1, 3, 30, 40), np.uint8)
+    table = np.zeros((3, 256), np.float32)
+    with pytest.raises(tv.Error, match="do not cut"):
+        tv._core.lay_out_bytes(images, table, "tiles", tile_width=7, tile_height=10, out=np.empty(3600, np.float32))
+    with pytest.raises(tv.Error, match="do not cut"):
+        tv._core.lay_out_bytes(images, table, "merged_patches", patch=14, merge=2, out=np.empty(3600, np.float32))
+    with pytest.raises(tv.Error, match="holds 10 values"):
+        tv._core.lay_out_bytes(images, table, "planar", out=np.empty(10, np.float32))
+    with pytest.raises(tv.Error, match="'planar', 'tiles' or 'merged_patches'"):
+        tv._core.lay_out_bytes(images, table, "rows", out=np.empty(3600, np.float32))

@@ -714,7 +714,7 @@ def host_planar(spec: ImageSpec, plan: Plan, filter: str, backend: str) -> np.nd
             raise ProcessorInputError(f"the window {plan.window} misses the resized {rh}x{rw} image")
         inside = dataclasses.replace(plan, window=(inside_top, inside_left, inside_h, inside_w), tiles=None)
         values = _host_planar_inside(spec, inside, filter, backend)
-        out = np.zeros(values.shape[:2] + (h, w), np.float32)
+        out = np.zeros(values.shape[:2] + (h, w), values.dtype)
         out[
             :, :, inside_top - top : inside_top - top + inside_h, inside_left - left : inside_left - left + inside_w
         ] = values
@@ -742,7 +742,7 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
             _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample)
             for layer in _tensors.host_layer_views(spec)
         ]
-        return np.stack(layers).transpose(0, 3, 1, 2).astype(np.float32)
+        return np.stack(layers).transpose(0, 3, 1, 2)  # bytes: finish_host lays them out
     if exact:  # torch's float resize, in float64 (uint8 images are rounded back by finish_host)
         bilinear = plan.resample == "bilinear"
         wy = _antialias_weights(rh, spec.height, top, h, bilinear)
@@ -811,11 +811,50 @@ def _finish_torch(torch: Any, planar: np.ndarray, plan: Plan, round_to_byte: boo
     return v.contiguous().reshape(g * (h // p) * (w // p), c * t * p * p).numpy()
 
 
+def byte_table(normalize: Any) -> np.ndarray:
+    """[3, 256] float32: each byte's value in each channel after the processor's rescale and
+    normalize, by finish_host's own float32 operations (so the same values)."""
+    key = (float(normalize.multiply), tuple(map(float, normalize.subtract)), tuple(map(float, normalize.divide)))
+    table = _byte_tables.get(key)
+    if table is None:
+        v = np.arange(256, dtype=np.float32)[None, :]
+        table = (v * np.float32(key[0]) - np.asarray(key[1], np.float32)[:, None]) / np.asarray(key[2], np.float32)[
+            :, None
+        ]
+        _byte_tables[key] = table = np.ascontiguousarray(table)
+        drop_oldest(_byte_tables, KEPT_SIZES)
+    return table
+
+
+_byte_tables: "dict[Any, np.ndarray]" = {}
+
+
+def _laid_out_bytes(planar: np.ndarray, plan: Plan) -> np.ndarray:
+    """finish_host for resized bytes [B, 3, h, w] (any strides): one pass on the host's
+    cores, each byte's value from byte_table, written in HF's layout."""
+    b, _, h, w = planar.shape
+    table = byte_table(plan.normalize)
+    if plan.tiles:
+        th, tw = plan.tiles
+        out = np.empty((b * (h // th) * (w // tw), 3, th, tw), np.float32)
+        _core.lay_out_bytes(planar, table, "tiles", tile_width=tw, tile_height=th, out=out)
+    elif plan.merged:
+        p, m, t = plan.merged
+        out = np.empty((b * (h // p) * (w // p), 3 * t * p * p), np.float32)
+        _core.lay_out_bytes(planar, table, "merged_patches", patch=p, merge=m, temporal=t, out=out)
+    else:
+        out = np.empty((b, 3, h, w), np.float32)
+        _core.lay_out_bytes(planar, table, "planar", out=out)
+    return out
+
+
 def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool = False) -> np.ndarray:
     """Rounding, normalization and HF's layout on the host: [B, 3, h, w] -> [B, 3, h, w]
     (planar) or [B * patches, 3 * T * P * P] (merged), float32. `frames`: the B images are
     consecutive video frames (T of them per patch) rather than still images (each its own T
     copies)."""
+    if planar.dtype == np.uint8 and not (plan.merged and frames):
+        return _laid_out_bytes(planar, plan)
     torch = loaded_torch()
     if torch is not None:
         return _finish_torch(torch, planar, plan, round_to_byte, frames)
