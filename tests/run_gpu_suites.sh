@@ -81,6 +81,8 @@ if [ -n "$python_ready" ]; then
   if ls "$bin"/wheels/*.whl >/dev/null 2>&1; then
     suite optional_wheels python3 -m pip install --no-deps --target /tmp/tvlm_site "$bin"/wheels/*.whl
   fi
+  # NVIDIA CV-CUDA, the processors benchmark's baseline, packed for this GPU (tests/pack_cvcuda.py).
+  [ -f "$bin/cvcuda.tar.xz" ] && suite cvcuda_unpack tar -xJf "$bin/cvcuda.tar.xz" -C /tmp/tvlm_site
 fi
 if [ -n "$python_ready" ] && [ -z "${SANITIZERS_ONLY:-}" ]; then
   TVLM_VALIDATION=1 SUITE_TIMEOUT=420 suite pytest python3 -X faulthandler -m pytest tests/python -q -ra -p no:cacheprovider
