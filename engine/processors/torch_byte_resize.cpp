@@ -117,6 +117,23 @@ std::vector<uint8_t> resize_bytes_as_torch(const ByteImageView& image, uint32_t 
             uint8_t* out = mid_bytes + y * int64_t{width} * c;
             for (int64_t x = 0; x < int64_t{width}; ++x) {
                 const int64_t ox = int64_t{left} + x;
+                if (across && c == 3) {
+                    // RGB, the processors' case: a tap's weight is read once for its three
+                    // channels, whose sums run side by side.
+                    const int16_t* k = weights_x + ox * taps_x;
+                    const uint8_t* in = row + first_x[ox] * stride_x;
+                    int32_t r = half_x, g = half_x, b = half_x;
+                    for (int64_t j = 0; j < count_x[ox]; ++j, in += stride_x) {
+                        const int32_t w = k[j];
+                        r += w * in[0];
+                        g += w * in[stride_c];
+                        b += w * in[2 * stride_c];
+                    }
+                    out[x * 3] = rounded_byte(r, precision_x);
+                    out[x * 3 + 1] = rounded_byte(g, precision_x);
+                    out[x * 3 + 2] = rounded_byte(b, precision_x);
+                    continue;
+                }
                 for (int64_t ch = 0; ch < c; ++ch) {
                     if (!across) {
                         out[x * c + ch] = row[ox * stride_x + ch * stride_c];
