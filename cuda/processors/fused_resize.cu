@@ -12,8 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -299,19 +297,7 @@ void allow_large_shared() {
 // Blocks of `bytes` shared memory the current device holds at once (asked once per size).
 template <class Out>
 uint64_t resident_blocks(size_t bytes) {
-    static std::mutex mutex;
-    static std::map<std::pair<int, size_t>, uint64_t> known;
-    int device = 0;
-    TVLM_CUDA_CHECK(cudaGetDevice(&device));
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto key = std::make_pair(device, bytes);
-    if (const auto found = known.find(key); found != known.end()) return found->second;
-    int per_multiprocessor = 0;
-    TVLM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, fused_kernel<Out>, kWarps * 32, bytes));
-    const uint64_t blocks = uint64_t(std::max(1, per_multiprocessor)) * current_device_multiprocessors();
-    known.emplace(key, blocks);
-    return blocks;
+    return resident_wave_blocks(reinterpret_cast<const void*>(fused_kernel<Out>), kWarps * 32, bytes);
 }
 
 dim3 grid_of(const ResizeTarget& t, const Tiling& f) {

@@ -37,6 +37,19 @@ def framework_of(x: Any) -> str:
     )
 
 
+def device_of(x: Any, framework: str) -> Tuple[str, int]:
+    """('cpu' or 'cuda', device index) of `x`, a tensor or array of `framework`
+    (framework_of's); another device's type ('mps', ...) as torch names it."""
+    if framework == "torch":
+        return x.device.type, (x.device.index or 0) if x.device.type == "cuda" else 0
+    if framework == "cupy":
+        return "cuda", x.device.id
+    if framework == "jax":
+        dev = list(x.devices())[0]
+        return ("cuda" if dev.platform == "gpu" else "cpu"), dev.id
+    return "cpu", 0
+
+
 @dataclass
 class ImageSpec:
     """An input image as the engine sees it: element (b, c, y, x) of `data` lies
@@ -95,8 +108,7 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
     if framework == "torch":
         shape, dtype = tuple(x.shape), str(x.dtype).replace("torch.", "")
         strides = tuple(x.stride())
-        device = x.device.type
-        index = (x.device.index or 0) if device == "cuda" else 0
+        device, index = device_of(x, framework)
         ptr = x.data_ptr()
     elif framework == "numpy":
         shape, dtype = x.shape, x.dtype.name
@@ -105,15 +117,14 @@ def image_spec(x: Any, channels_last: bool = False) -> ImageSpec:
     elif framework == "cupy":
         shape, dtype = x.shape, x.dtype.name
         strides = tuple(s // x.itemsize for s in x.strides)
-        device, index, ptr = "cuda", x.device.id, x.data.ptr
+        (device, index), ptr = device_of(x, framework), x.data.ptr
     else:  # jax: row-major buffers
         shape, dtype = tuple(x.shape), x.dtype.name
         strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
-        dev = list(x.devices())[0]
-        device = "cuda" if dev.platform == "gpu" else "cpu"
+        device, index = device_of(x, framework)
         if device == "cuda":
             x.block_until_ready()  # JAX names no stream to order with: its writes land first
-        index, ptr = dev.id, x.unsafe_buffer_pointer()
+        ptr = x.unsafe_buffer_pointer()
     if device not in ("cpu", "cuda"):
         raise Error(f"images on device '{device}' are not supported: use a CPU or CUDA tensor")
     if len(shape) not in (3, 4):

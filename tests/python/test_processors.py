@@ -827,9 +827,9 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     ids=["clip", "siglip", "qwen2_vl", "internvl", "llava_onevision", "gemma3", "qwen2_vl_unnormalized"],
 )
 def test_host_outputs_with_pytorch_loaded_equal_numpys(rng, monkeypatch, make):
-    """Where the process has imported torch, host images take torch's own CPU kernels (its
-    byte resize, the normalization and layout as torch operations); without it, texturevlm's
-    C++ byte resize and NumPy. Both are HF's values: every output equal, bit for bit, for a
+    """Where the process has imported torch, host images are resized by torch's own byte
+    resize; without it, by texturevlm's C++ copy of it. Both are HF's values: every output
+    equal, bit for bit, for a
     channels-last array, a planar one, a read-only one (as NumPy views of PIL images are) and
     a photograph, with no warning."""
     import warnings

@@ -6,31 +6,37 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import torch
 import torch.nn.functional as F
 
 
-def per_call_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
+def per_call_us(
+    fn: Callable[[], object], calls: int = 200, runs: int = 7, wait: Optional[Callable[[], None]] = None
+) -> tuple:
     """Median and min wall time per call (us) over runs of `calls` pipelined calls."""
-    median, fastest, _ = wall_and_host_us(fn, calls, runs)
+    median, fastest, _ = wall_and_host_us(fn, calls, runs, wait)
     return median, fastest
 
 
-def wall_and_host_us(fn: Callable[[], object], calls: int = 200, runs: int = 7) -> tuple:
+def wall_and_host_us(
+    fn: Callable[[], object], calls: int = 200, runs: int = 7, wait: Optional[Callable[[], None]] = None
+) -> tuple:
     """Median and min wall time per call and the median host time to issue one (us), over
-    runs of `calls` pipelined calls (the host waits once per run)."""
+    runs of `calls` pipelined calls (the host waits once per run: `wait`, by default for the
+    GPU's work; a host job's calls have none to wait for)."""
+    wait = wait or torch.cuda.synchronize
     for _ in range(10):
         fn()
-    torch.cuda.synchronize()
+    wait()
     walls, hosts = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
         t1 = time.perf_counter()
-        torch.cuda.synchronize()
+        wait()
         walls.append((time.perf_counter() - t0) * 1e6 / calls)
         hosts.append((t1 - t0) * 1e6 / calls)
     return statistics.median(walls), min(walls), statistics.median(hosts)

@@ -8,13 +8,18 @@ against HF's. Needs no GPU; floors are the bytes over this host's copy rate."""
 from __future__ import annotations
 
 import os
-import statistics
-import time
 from typing import Any, Callable, List
 
 import numpy as np
 
 from ..processors import CLIPImageProcessor, Qwen2VLImageProcessor, SiglipImageProcessor, _resize
+from .common import per_call_us
+
+
+def host_us(fn: Callable[[], object], calls: int) -> tuple:
+    """per_call_us for host work: median and min wall time per call (us), 5 runs of `calls`."""
+    return per_call_us(fn, calls, runs=5, wait=lambda: None)
+
 
 #: (model, HF's class, texturevlm's class): the jobs of `processors` item 2, host side.
 MODELS = (
@@ -22,19 +27,6 @@ MODELS = (
     ("SigLIP", "SiglipImageProcessor", SiglipImageProcessor),
     ("Qwen2-VL", "Qwen2VLImageProcessor", Qwen2VLImageProcessor),
 )
-
-
-def host_us(fn: Callable[[], object], calls: int, runs: int = 5) -> tuple:
-    """Median and min wall time per call (us) over runs of `calls` calls, after warm-up."""
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t0) * 1e6 / calls)
-    return statistics.median(times), min(times)
 
 
 def host_copy_bandwidth() -> float:

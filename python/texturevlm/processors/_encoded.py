@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .. import _tensors
 from ._rules import ProcessorInputError
 
 ENCODED_TYPES = (bytes, bytearray, memoryview, str, os.PathLike)
@@ -130,23 +131,6 @@ def _device_of(device: Any) -> Tuple[str, int]:
     raise ProcessorInputError(f"device={device!r}: texturevlm's processors take 'cpu' or 'cuda' / 'cuda:N'")
 
 
-def _where(image: Any) -> Tuple[str, Optional[int]]:
-    """('cpu', None) or ('cuda', index or None) for an image array or PIL image: torch's
-    device, JAX's platform, CuPy's device; NumPy arrays and PIL images are on the host."""
-    device = getattr(image, "device", None)
-    if device is None or callable(device):
-        return "cpu", None
-    kind = getattr(device, "type", None)  # torch
-    if kind is not None:
-        return ("cpu", None) if kind == "cpu" else (kind, device.index)
-    platform = getattr(device, "platform", None)  # JAX
-    if platform is not None:
-        return ("cpu", None) if platform == "cpu" else ("cuda", getattr(device, "id", None))
-    if str(device) == "cpu":  # NumPy 2's arrays say so
-        return "cpu", None
-    return "cuda", getattr(device, "id", None)  # CuPy
-
-
 def _moved(images: Any, device: Tuple[str, int], given: Any) -> Any:
     """`images` with each image not on `device` copied there, as HF's processors do with
     `device`: torch tensors by torch, host images (NumPy, PIL, JAX on the host) as torch
@@ -155,8 +139,9 @@ def _moved(images: Any, device: Tuple[str, int], given: Any) -> Any:
         return [_moved(item, device, given) for item in images]
     if isinstance(images, _Slot):
         return images
-    kind, index = _where(images)
-    if kind == device[0] and (kind == "cpu" or index is None or index == device[1]):
+    framework = _tensors.framework_of(images) if hasattr(images, "shape") else "numpy"  # else a PIL image
+    kind, index = _tensors.device_of(images, framework)
+    if (kind, index) == device:  # a host image's index is 0, as device's for 'cpu'
         return images
     import torch
 

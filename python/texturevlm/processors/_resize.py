@@ -733,7 +733,7 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
         # call), else texturevlm's copy of that kernel.
         torch = loaded_torch()
         if torch is not None:
-            images = torch.from_numpy(np.asarray(_tensors.host_layer_views(spec))[..., :3]).permute(0, 3, 1, 2)
+            images = torch.from_numpy(_tensors.host_layer_views(spec)[..., :3]).permute(0, 3, 1, 2)
             resized = torch.nn.functional.interpolate(
                 images, size=(rh, rw), mode=plan.resample, antialias=True, align_corners=False
             )
@@ -764,8 +764,8 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
 
 def loaded_torch() -> Any:
     """PyTorch where the process has imported it already (HF's processors do), else None:
-    the host path then runs torch's CPU kernels, vectorized and threaded, with the same
-    values; a NumPy-only caller does not pay torch's import."""
+    the host path then resizes bytes with torch's own kernel (vectorized, threaded: HF's
+    call, so its values); a NumPy-only caller does not pay torch's import."""
     torch = sys.modules.get("torch")
     if torch is not None and not _torch_ready:
         # Read-only arrays (PIL images' among them) are read through torch.from_numpy, which
@@ -781,34 +781,6 @@ def loaded_torch() -> Any:
 
 
 _torch_ready: List[bool] = []
-
-
-def _finish_torch(torch: Any, planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool) -> np.ndarray:
-    """finish_host's steps as torch CPU operations: each the same float32 operation, in the
-    same order, so the same values; threaded, and the layout written in one copy."""
-    v = torch.from_numpy(planar)
-    if round_to_byte and v.dtype != torch.uint8:  # bytes are whole already
-        v = torch.round(torch.clamp(v.float(), 0, 255))  # round half to even, as np.rint
-    else:
-        v = v.float()
-    n = plan.normalize
-    v = v * torch.tensor(n.multiply, dtype=torch.float32)
-    v.sub_(torch.tensor(n.subtract, dtype=torch.float32)[:, None, None])
-    v.div_(torch.tensor(n.divide, dtype=torch.float32)[:, None, None])
-    if plan.tiles:
-        th, tw = plan.tiles
-        b, c, h, w = v.shape
-        v = v.reshape(b, c, h // th, th, w // tw, tw).permute(0, 2, 4, 1, 3, 5)
-        return v.contiguous().reshape(b * (h // th) * (w // tw), c, th, tw).numpy()
-    if not plan.merged:
-        return v.numpy()
-    p, m, t = plan.merged
-    f, c, h, w = v.shape
-    # Still images: each its own T copies (a broadcast the one copy below writes out).
-    groups = v.reshape(f // t, t, c, h, w) if frames else v[:, None].expand(f, t, c, h, w)
-    g = groups.shape[0]
-    v = groups.reshape(g, t, c, h // (p * m), m, p, w // (p * m), m, p).permute(0, 3, 6, 4, 7, 2, 1, 5, 8)
-    return v.contiguous().reshape(g * (h // p) * (w // p), c * t * p * p).numpy()
 
 
 def byte_table(normalize: Any) -> np.ndarray:
@@ -855,9 +827,6 @@ def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: boo
     copies)."""
     if planar.dtype == np.uint8 and not (plan.merged and frames):
         return _laid_out_bytes(planar, plan)
-    torch = loaded_torch()
-    if torch is not None:
-        return _finish_torch(torch, planar, plan, round_to_byte, frames)
     v = planar.astype(np.float32)
     if round_to_byte and planar.dtype != np.uint8:  # bytes are whole already
         v = np.rint(np.clip(v, 0, 255))
