@@ -8,11 +8,14 @@
 // between and after the passes. A float resize of the same image differs from this by up
 // to a few uint8 steps, which is why it is its own function.
 #include <cstdint>
-#include <vector>
 
 namespace tvlm {
 
 enum class ByteResizeFilter : uint8_t { bicubic, bilinear };
+
+// Which code runs the passes: the fastest this CPU has (AVX2 where it has it), or the
+// scalar passes alone (the tests compare the two). Both return the same bytes.
+enum class ByteResizeCode : uint8_t { fastest, scalar };
 
 // One uint8 image: element (y, x, c) at data[y * stride_y + x * stride_x + c * stride_c].
 struct ByteImageView {
@@ -22,10 +25,10 @@ struct ByteImageView {
 };
 
 // The window (left, top, width, height) of `image` resized to resized_width x
-// resized_height, as [height][width][channels] bytes. Throws Error for an empty image or
-// size, or a window outside the resized image.
-std::vector<uint8_t> resize_bytes_as_torch(const ByteImageView& image, uint32_t resized_width, uint32_t resized_height,
-                                           uint32_t left, uint32_t top, uint32_t width, uint32_t height,
-                                           ByteResizeFilter filter);
+// resized_height, written to `out` as [height][width][channels] bytes. Throws Error for an
+// empty image or size, or a window outside the resized image, before writing anything.
+void resize_bytes_as_torch(const ByteImageView& image, uint32_t resized_width, uint32_t resized_height, uint32_t left,
+                           uint32_t top, uint32_t width, uint32_t height, ByteResizeFilter filter, uint8_t* out,
+                           ByteResizeCode code = ByteResizeCode::fastest);
 
 }  // namespace tvlm

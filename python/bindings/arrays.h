@@ -31,6 +31,13 @@ NumpyArray owned_array(std::vector<T> values, std::vector<size_t> shape, nb::dlp
     return NumpyArray(heap->data(), shape.size(), shape.data(), owner, nullptr, dtype);
 }
 
+// A NumPy array owning `values` (not initialised by the array: the caller wrote them).
+template <class T>
+NumpyArray owned_array(std::unique_ptr<T[]> values, std::vector<size_t> shape, nb::dlpack::dtype dtype) {
+    nb::capsule owner(values.get(), [](void* p) noexcept { delete[] static_cast<T*>(p); });
+    return NumpyArray(values.release(), shape.size(), shape.data(), owner, nullptr, dtype);
+}
+
 // A NumPy array over memory `owner` keeps alive (a Python object that holds it).
 inline NumpyArray array_over(void* data, std::vector<size_t> shape, nb::dlpack::dtype dtype, nb::handle owner) {
     return NumpyArray(data, shape.size(), shape.data(), owner, nullptr, dtype);

@@ -4,12 +4,15 @@
 // model's config) and the resizer that runs a whole call's images of one size, either
 // filter, in a few launches (cuda_pipelines/cuda_image_resizer.h).
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -32,10 +35,13 @@ namespace tvlm::py {
 namespace {
 
 using ByteImage = nb::ndarray<const uint8_t, nb::ndim<3>, nb::device::cpu>;
+using ByteOut = nb::ndarray<uint8_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-// [H, W, C] bytes (any strides) -> the window of the resized image, [h, w, C] bytes.
-NumpyArray resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t resized_height, uint32_t left,
-                        uint32_t top, uint32_t width, uint32_t height, const std::string& filter) {
+// [H, W, C] bytes (any strides) -> the window of the resized image, [h, w, C] bytes: into
+// `out` where given (C-contiguous, that shape), else a new array.
+nb::object resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t resized_height, uint32_t left,
+                        uint32_t top, uint32_t width, uint32_t height, const std::string& filter, bool simd,
+                        std::optional<ByteOut> out) {
     ByteResizeFilter f;
     if (filter == "bicubic") f = ByteResizeFilter::bicubic;
     else if (filter == "bilinear") f = ByteResizeFilter::bilinear;
@@ -48,12 +54,23 @@ NumpyArray resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t
     view.stride_y = image.stride(0);
     view.stride_x = image.stride(1);
     view.stride_c = image.stride(2);
-    std::vector<uint8_t> bytes;
+    const ByteResizeCode code = simd ? ByteResizeCode::fastest : ByteResizeCode::scalar;
+    if (out) {
+        if (out->shape(0) != height || out->shape(1) != width || out->shape(2) != view.channels)
+            throw Error("out is [" + std::to_string(out->shape(0)) + ", " + std::to_string(out->shape(1)) + ", " +
+                        std::to_string(out->shape(2)) + "]; the resized window is [" + std::to_string(height) + ", " +
+                        std::to_string(width) + ", " + std::to_string(view.channels) + "]");
+        nb::gil_scoped_release released;  // the arrays stay alive: the caller holds them
+        resize_bytes_as_torch(view, resized_width, resized_height, left, top, width, height, f, out->data(), code);
+        return nb::none();
+    }
+    // Not zeroed: every byte is written (zeroing a large image's bytes cost more than resizing them).
+    std::unique_ptr<uint8_t[]> bytes(new uint8_t[size_t(height) * width * view.channels]);
     {
         nb::gil_scoped_release released;  // the array stays alive: the caller holds it
-        bytes = resize_bytes_as_torch(view, resized_width, resized_height, left, top, width, height, f);
+        resize_bytes_as_torch(view, resized_width, resized_height, left, top, width, height, f, bytes.get(), code);
     }
-    return owned_array(std::move(bytes), {height, width, view.channels}, nb::dtype<uint8_t>());
+    return nb::cast(owned_array(std::move(bytes), {height, width, view.channels}, nb::dtype<uint8_t>()));
 }
 
 using PlanarByteImages = nb::ndarray<const uint8_t, nb::ndim<4>, nb::device::cpu>;
@@ -332,9 +349,11 @@ void bind_cuda_resize(nb::module_& m) {
 void bind_resize(nb::module_& m) {
     m.def("resize_bytes_as_torch", &resize_bytes, nb::arg("image"), nb::arg("resized_width"), nb::arg("resized_height"),
           nb::arg("left"), nb::arg("top"), nb::arg("width"), nb::arg("height"), nb::arg("filter") = "bicubic",
+          nb::arg("simd") = true, nb::arg("out") = nb::none(),
           "The window (left, top, width, height) of a [H, W, C] uint8 image resized to resized_width x "
           "resized_height as torch resizes uint8 images on the CPU (antialiased, fixed point): [height, width, C] "
-          "uint8 (engine/processors/torch_byte_resize.h).");
+          "uint8 (engine/processors/torch_byte_resize.h), or None where written into `out` ([height, width, C] "
+          "uint8, C-contiguous). simd=False runs the scalar passes alone (the same bytes; for tests).");
     m.def("lay_out_bytes", &lay_out_bytes, nb::arg("images"), nb::arg("table"), nb::arg("layout"),
           nb::arg("tile_width") = 0, nb::arg("tile_height") = 0, nb::arg("patch") = 0, nb::arg("merge") = 0,
           nb::arg("temporal") = 1, nb::arg("out"),

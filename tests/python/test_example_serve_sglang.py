@@ -74,7 +74,7 @@ def test_the_request_is_hfs_with_texturevlms_image_processor(model, device):
     prompt = serve.prompt_for(processor, "hello world", 1)
     assert prompt.count("<|image_pad|>") == 1
     request = serve.request_for(processor, prompt, [PHOTO.read_bytes()], device)
-    image = torch.from_numpy(decoded(PHOTO)).permute(2, 0, 1)
+    image = torch.from_numpy(np.array(decoded(PHOTO))).permute(2, 0, 1)  # a writable copy for torch
     want = hf(images=[image.to(device)], text=[prompt], return_tensors="pt", device=device)
     (item,) = request["image_data"]
     assert item["format"] == "processor_output"

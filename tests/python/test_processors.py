@@ -70,15 +70,39 @@ def photo(name: str) -> np.ndarray:
 )
 def test_byte_resize_is_torchs_integer_resize(rng, source, resized, window):
     """_core.resize_bytes_as_torch (C++) against hf_reference.resize_bytes (NumPy, written as
-    aten writes it), on random bytes, planar and channels-last, byte for byte."""
+    aten writes it), on random bytes, byte for byte: its AVX2 passes (where the CPU has them)
+    and its scalar ones, from planar, channels-last, RGBA (pixels 4 bytes apart) and
+    upside-down (negative strides) views."""
     image = random_image(rng, (3,) + source)
     want = ref.resize_bytes(image, *resized)
     left, top, width, height = window
     want = want[:, top : top + height, left : left + width]
-    for view in (np.moveaxis(image, 0, -1), np.ascontiguousarray(np.moveaxis(image, 0, -1))):
-        got = tv._core.resize_bytes_as_torch(view, resized[1], resized[0], left, top, width, height)
-        assert got.shape == (height, width, 3) and got.dtype == np.uint8
-        np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want)
+    rgba = np.concatenate([np.moveaxis(image, 0, -1), random_image(rng, source + (1,))], axis=-1)
+    views = {
+        "planar": np.moveaxis(image, 0, -1),
+        "channels_last": np.ascontiguousarray(np.moveaxis(image, 0, -1)),
+        "rgba": rgba[..., :3],
+        "upside_down": np.ascontiguousarray(np.moveaxis(image[:, ::-1], 0, -1))[::-1],
+    }
+    for name, view in views.items():
+        for simd in (True, False):
+            got = tv._core.resize_bytes_as_torch(view, resized[1], resized[0], left, top, width, height, simd=simd)
+            assert got.shape == (height, width, 3) and got.dtype == np.uint8
+            np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"{name}, simd={simd}")
+
+
+def test_byte_resize_writes_into_out_and_refuses_a_wrong_one(rng):
+    """out= takes the window's bytes in place (every byte written: a poisoned out is
+    overwritten) and returns None; an out of another shape is refused before any write."""
+    image = np.ascontiguousarray(np.moveaxis(random_image(rng, (3, 477, 720)), 0, -1))
+    want = tv._core.resize_bytes_as_torch(image, 338, 224, 57, 0, 224, 224)
+    out = np.full((224, 224, 3), 77, np.uint8)
+    assert tv._core.resize_bytes_as_torch(image, 338, 224, 57, 0, 224, 224, out=out) is None
+    np.testing.assert_array_equal(out, want)
+    wrong = np.full((224, 223, 3), 77, np.uint8)
+    with pytest.raises(tv.Error, match=r"out is \[224, 223, 3\]; the resized window is \[224, 224, 3\]"):
+        tv._core.resize_bytes_as_torch(image, 338, 224, 57, 0, 224, 224, out=wrong)
+    assert (wrong == 77).all()
 
 
 @pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
@@ -94,8 +118,9 @@ def test_byte_resize_equals_torch_on_the_cpu(rng, filter):
         want = torch.nn.functional.interpolate(
             torch.from_numpy(image)[None], size=(rh, rw), mode=filter, antialias=True, align_corners=False
         )[0].numpy()
-        got = tv._core.resize_bytes_as_torch(np.moveaxis(image, 0, -1), rw, rh, 0, 0, rw, rh, filter=filter)
-        np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"{image.shape} -> {(rh, rw)}")
+        for view in (np.moveaxis(image, 0, -1), np.ascontiguousarray(np.moveaxis(image, 0, -1))):
+            got = tv._core.resize_bytes_as_torch(view, rw, rh, 0, 0, rw, rh, filter=filter)
+            np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"{image.shape} -> {(rh, rw)}")
 
 
 def test_byte_resize_refuses_empty_images_and_windows_outside():
@@ -826,25 +851,32 @@ def test_kept_image_launches_compose_a_new_order_once_per_thread(monkeypatch):
     ],
     ids=["clip", "siglip", "qwen2_vl", "internvl", "llava_onevision", "gemma3", "qwen2_vl_unnormalized"],
 )
-def test_host_outputs_with_pytorch_loaded_equal_numpys(rng, monkeypatch, make):
-    """Where the process has imported torch, host images are resized by torch's own byte
-    resize; without it, by texturevlm's C++ copy of it. Both are HF's values: every output
-    equal, bit for bit, for a
+def test_host_outputs_equal_those_of_torchs_own_byte_resize(rng, monkeypatch, make):
+    """Host uint8 images are resized by texturevlm's C++ copy of torch's byte resize. Every
+    output equals, bit for bit, the same call with torch's own resize put in its place, for a
     channels-last array, a planar one, a read-only one (as NumPy views of PIL images are) and
-    a photograph, with no warning."""
+    a photograph."""
     import warnings
 
-    import torch  # noqa: F401  (loaded: the processors use it)
+    import torch
     from texturevlm.processors import _resize
 
     readonly = random_image(rng, (333, 517, 3))
     readonly.flags.writeable = False
     images = [random_image(rng, (300, 500, 3)), random_image(rng, (3, 480, 640)), readonly, photo("f3.jpg")]
-    processor = make()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = processor(images, return_tensors="np")
-    monkeypatch.setattr(_resize, "loaded_torch", lambda: None)
+        got = make()(images, return_tensors="np")
+
+    def torchs(image, rw, rh, left, top, w, h, filter="bicubic", out=None):
+        planar = torch.from_numpy(np.array(image)).permute(2, 0, 1)[None]  # a writable copy
+        resized = torch.nn.functional.interpolate(planar, size=(rh, rw), mode=filter, antialias=True)
+        window = resized[0, :, top : top + h, left : left + w].permute(1, 2, 0).numpy()
+        if out is None:
+            return window
+        out[...] = window
+
+    monkeypatch.setattr(_resize._core, "resize_bytes_as_torch", torchs)
     want = make()(images, return_tensors="np")
     assert set(got.keys()) == set(want.keys())
     for key in want.keys():
@@ -856,14 +888,13 @@ def test_host_outputs_with_pytorch_loaded_equal_numpys(rng, monkeypatch, make):
     [dict(), dict(tiles=(28, 56)), dict(merged=(14, 2, 2)), dict(merged=(14, 1, 3))],
     ids=["planar", "tiles", "merged_patches", "merged_patches_t3"],
 )
-def test_bytes_are_laid_out_as_the_float_finish_lays_them_out(rng, monkeypatch, layout):
+def test_bytes_are_laid_out_as_the_float_finish_lays_them_out(rng, layout):
     """Resized bytes take one C++ pass (each byte's value from a table of the processor's
     float32 normalization, written in HF's layout); floats take the NumPy operations. The same
     values, bit for bit, for every layout, from strided bytes (a channels-last batch), with
     CLIP's and Qwen2-VL's normalizations and none."""
     from texturevlm.processors import _resize
 
-    monkeypatch.setattr(_resize, "loaded_torch", lambda: None)
     planar = np.moveaxis(random_image(rng, (3, 56, 112, 3)), -1, 1)  # [3 images, 3, 56, 112], strided
     for normalize in (
         _resize.Normalize.of(True, 1 / 255, True, ref.CLIP_MEAN, ref.CLIP_STD),

@@ -440,17 +440,19 @@ class Runner:
         if self.device == "cuda":
             return self.cuda_call(parts, shape)(self.pointers())
         size = int(np.prod(shape))
-        flat = None
+        flat = np.empty(size, np.float32)
         for part in parts:
-            values = write_host(list(part.specs), part.plan, self.filter, self.backend).reshape(part.count, -1)
-            if len(parts) == 1 and values.size == size and part.offset == 0 and part.stride == values.shape[1]:
-                return self.host_result(values.reshape(shape))  # the whole output, in order: no copy
-            if flat is None:
-                flat = np.empty(size, np.float32)
+            per_image, specs = part.plan.values_per_image(), list(part.specs)
+            if part.stride == per_image:  # the part's images back to back: written in place
+                write_host(
+                    specs, part.plan, self.filter, self.backend, out=flat[part.offset :][: part.count * per_image]
+                )
+                continue
+            values = write_host(specs, part.plan, self.filter, self.backend).reshape(part.count, -1)
             for k in range(part.count):
                 start = part.offset + k * part.stride
-                flat[start : start + values.shape[1]] = values[k]
-        return self.host_result((flat if flat is not None else np.empty(size, np.float32)).reshape(shape))
+                flat[start : start + per_image] = values[k]
+        return self.host_result(flat.reshape(shape))
 
     def cuda_call(self, parts: List[Part], shape: Tuple[int, ...], remembered: bool = False) -> "CudaCall":
         """The call's CUDA work, as a CudaCall that later calls with images of the same

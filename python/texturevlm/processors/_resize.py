@@ -20,9 +20,7 @@ import dataclasses
 import functools
 import math
 import os
-import sys
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -727,22 +725,14 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
     rh, rw = plan.resized
     exact = filter != "texture"
     if exact and spec.dtype == "uint8" and torch_resizes_bytes(plan.resample):
-        # torch's own uint8 resize on the CPU (fixed point, rounded to bytes after each
-        # pass): what HF's processors compute for host images, byte for byte. Through torch
-        # itself where the caller has it loaded (its vectorized, threaded kernel: HF's own
-        # call), else texturevlm's copy of that kernel.
-        torch = loaded_torch()
-        if torch is not None:
-            images = torch.from_numpy(_tensors.host_layer_views(spec)[..., :3]).permute(0, 3, 1, 2)
-            resized = torch.nn.functional.interpolate(
-                images, size=(rh, rw), mode=plan.resample, antialias=True, align_corners=False
-            )
-            return resized[:, :, top : top + h, left : left + w].numpy()  # bytes: finish_host converts them
-        layers = [
-            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample)
-            for layer in _tensors.host_layer_views(spec)
-        ]
-        return np.stack(layers).transpose(0, 3, 1, 2)  # bytes: finish_host lays them out
+        # torch's uint8 resize on the CPU (fixed point, rounded to bytes after each pass):
+        # what HF's processors compute for host images, byte for byte, by texturevlm's C++
+        # copy of that kernel (vectorized and threaded as torch's is; it needs no torch).
+        layers = _tensors.host_layer_views(spec)
+        resized = np.empty((len(layers), h, w, 3), np.uint8)  # written in place: no copy to stack them
+        for layer, out in zip(layers, resized):
+            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample, out=out)
+        return resized.transpose(0, 3, 1, 2)  # bytes: finish_host lays them out
     if exact:  # torch's float resize, in float64 (uint8 images are rounded back by finish_host)
         bilinear = plan.resample == "bilinear"
         wy = _antialias_weights(rh, spec.height, top, h, bilinear)
@@ -760,27 +750,6 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
         patches.reshape(spec.batch, h // p, w // p, 3, p, p).transpose(0, 3, 1, 4, 2, 5).reshape(spec.batch, 3, h, w)
     )
     return patches * np.float32(255) if spec.dtype == "uint8" else patches
-
-
-def loaded_torch() -> Any:
-    """PyTorch where the process has imported it already (HF's processors do), else None:
-    the host path then resizes bytes with torch's own kernel (vectorized, threaded: HF's
-    call, so its values); a NumPy-only caller does not pay torch's import."""
-    torch = sys.modules.get("torch")
-    if torch is not None and not _torch_ready:
-        # Read-only arrays (PIL images' among them) are read through torch.from_numpy, which
-        # warns once per process that writing to them is undefined; nothing writes to them.
-        # Its first warning is taken here, so it is not shown to the caller.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            readonly = np.zeros(1, np.uint8)
-            readonly.flags.writeable = False
-            torch.from_numpy(readonly)
-        _torch_ready.append(True)
-    return torch
-
-
-_torch_ready: List[bool] = []
 
 
 def byte_table(normalize: Any) -> np.ndarray:
@@ -801,32 +770,47 @@ def byte_table(normalize: Any) -> np.ndarray:
 _byte_tables: "dict[Any, np.ndarray]" = {}
 
 
-def _laid_out_bytes(planar: np.ndarray, plan: Plan) -> np.ndarray:
+def _laid_out_bytes(planar: np.ndarray, plan: Plan, out: Optional[np.ndarray] = None) -> np.ndarray:
     """finish_host for resized bytes [B, 3, h, w] (any strides): one pass on the host's
-    cores, each byte's value from byte_table, written in HF's layout."""
+    cores, each byte's value from byte_table, written in HF's layout (into `out` where given)."""
     b, _, h, w = planar.shape
     table = byte_table(plan.normalize)
     if plan.tiles:
         th, tw = plan.tiles
-        out = np.empty((b * (h // th) * (w // tw), 3, th, tw), np.float32)
-        _core.lay_out_bytes(planar, table, "tiles", tile_width=tw, tile_height=th, out=out)
+        shape: Tuple[int, ...] = (b * (h // th) * (w // tw), 3, th, tw)
+        kind, cells = "tiles", dict(tile_width=tw, tile_height=th)
     elif plan.merged:
         p, m, t = plan.merged
-        out = np.empty((b * (h // p) * (w // p), 3 * t * p * p), np.float32)
-        _core.lay_out_bytes(planar, table, "merged_patches", patch=p, merge=m, temporal=t, out=out)
+        shape, kind, cells = (
+            (b * (h // p) * (w // p), 3 * t * p * p),
+            "merged_patches",
+            dict(patch=p, merge=m, temporal=t),
+        )
     else:
-        out = np.empty((b, 3, h, w), np.float32)
-        _core.lay_out_bytes(planar, table, "planar", out=out)
+        shape, kind, cells = (b, 3, h, w), "planar", {}
+    out = np.empty(shape, np.float32) if out is None else out.reshape(shape)
+    _core.lay_out_bytes(planar, table, kind, out=out, **cells)
     return out
 
 
-def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool = False) -> np.ndarray:
+def finish_host(
+    planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool = False, out: Optional[np.ndarray] = None
+) -> np.ndarray:
     """Rounding, normalization and HF's layout on the host: [B, 3, h, w] -> [B, 3, h, w]
     (planar) or [B * patches, 3 * T * P * P] (merged), float32. `frames`: the B images are
     consecutive video frames (T of them per patch) rather than still images (each its own T
-    copies)."""
+    copies). `out`: written there (float32, C-contiguous, that size) instead of a new array."""
     if planar.dtype == np.uint8 and not (plan.merged and frames):
-        return _laid_out_bytes(planar, plan)
+        return _laid_out_bytes(planar, plan, out)
+    values = _finished_floats(planar, plan, round_to_byte, frames)
+    if out is None:
+        return values
+    out = out.reshape(values.shape)
+    out[...] = values
+    return out
+
+
+def _finished_floats(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: bool) -> np.ndarray:
     v = planar.astype(np.float32)
     if round_to_byte and planar.dtype != np.uint8:  # bytes are whole already
         v = np.rint(np.clip(v, 0, 255))
@@ -850,7 +834,17 @@ def finish_host(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames: boo
     return np.ascontiguousarray(v).reshape(f // t * (h // p) * (w // p), c * t * p * p)
 
 
-def write_host(specs: List[ImageSpec], plan: Plan, filter: str, backend: str) -> np.ndarray:
-    """The images' values, concatenated in order (planar: [B, 3, h, w]; merged: rows)."""
-    parts = [finish_host(host_planar(s, plan, filter, backend), plan, s.dtype == "uint8") for s in specs]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+def write_host(
+    specs: List[ImageSpec], plan: Plan, filter: str, backend: str, out: Optional[np.ndarray] = None
+) -> np.ndarray:
+    """The images' values, in order, flat: into `out` (float32, C-contiguous, their size)
+    where given, each image's written in its place (no copy of the whole), else a new array."""
+    per_image = plan.values_per_image()
+    if out is None:
+        out = np.empty(sum(s.batch for s in specs) * per_image, np.float32)
+    at = 0
+    for s in specs:
+        size = s.batch * per_image
+        finish_host(host_planar(s, plan, filter, backend), plan, s.dtype == "uint8", out=out[at : at + size])
+        at += size
+    return out
