@@ -38,6 +38,7 @@ class FrameCall:
         "strides",
         "channels",
         "shape",
+        "strides_out",
         "out_dtype",
         "torch_dtype",
         "device",
@@ -53,12 +54,15 @@ class FrameCall:
         self.layout, self.texture, self.copy, self.half, self.meta = layout, texture, copy, half, meta
         self.dtype, self.strides, self.channels = spec.dtype, list(spec.strides), spec.channels
         self.shape, self.torch_dtype, self.device = patches.shape, patches.dtype, patches.device
+        self.strides_out = _tensors.contiguous_strides(tuple(patches.shape))
         self.out_dtype = "float16" if half else "float32"
         self.index = spec.device_index
         self.out_bytes = patches.numel() * patches.element_size()
 
     def __call__(self, image: Any, stream: Any, out: Any) -> Patches:
-        patches = _torch_out(out, self.shape, self.torch_dtype, self.device, self.out_dtype, self.index)
+        patches = _torch_out(
+            out, self.shape, self.strides_out, self.torch_dtype, self.device, self.out_dtype, self.index
+        )
         s = _tensors.cuda_stream("torch", self.index, stream)
         self.copy.ready_on(s)
         view = _core.TensorView(image.data_ptr(), self.dtype, self.strides, self.channels)

@@ -6,6 +6,7 @@ Nothing here copies an input: CUDA tensors are read in place through their strid
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -282,8 +283,10 @@ _torch_targets: dict = {}
 
 
 def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
-    """torch.empty with the dtype and device objects made once (parsing them per call costs
-    microseconds on the per-frame path)."""
+    """A new contiguous torch tensor, with the dtype and device objects made once (parsing
+    them per call costs microseconds on the per-frame path). torch.empty_strided, not
+    torch.empty: its arguments parse in half the time (2.1 against 4.1 us a call on the H200
+    machine's host), for the same tensor."""
     key = (dtype, device_index)
     target = _torch_targets.get(key)
     if target is None:
@@ -292,10 +295,37 @@ def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
         target = (
             getattr(torch, dtype),
             torch.device("cuda", device_index) if device_index >= 0 else torch.device("cpu"),
-            torch.empty,
+            torch.empty_strided,
         )
         _torch_targets[key] = target
-    return target[2](shape, dtype=target[0], device=target[1])
+    shape = tuple(shape)
+    return target[2](shape, contiguous_strides(shape), dtype=target[0], device=target[1])
+
+
+def torch_empty(shape: Any, dtype: Any, device: Any) -> Any:
+    """A new contiguous torch tensor of `shape` (an int or a sequence), torch's `dtype` and
+    `device` objects: torch.empty_strided, as _torch_empty, for the autograd functions'
+    outputs and scratch."""
+    global _empty_strided
+    if _empty_strided is None:
+        import torch
+
+        _empty_strided = torch.empty_strided
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return _empty_strided(shape, contiguous_strides(shape), dtype=dtype, device=device)
+
+
+_empty_strided: Any = None
+
+
+@functools.lru_cache(maxsize=256)
+def contiguous_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    """The strides, in elements, of a C-contiguous array of `shape`."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def pointer_and_strides(x: Any, framework: str) -> Tuple[int, Tuple[int, ...]]:

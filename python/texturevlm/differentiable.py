@@ -25,7 +25,7 @@ import numpy as np
 from . import _core
 from ._backends import full_levels
 from ._core import Error
-from ._tensors import dense
+from ._tensors import dense, torch_empty
 
 MAX_CHANNELS = 64
 
@@ -291,7 +291,7 @@ def _register_torch_ops() -> None:
         buffer for levels 1.. (packed, channels last)."""
         plan, stream = plan_of(image, levels)
         level0 = image.contiguous() if planar(image) else image
-        coarse = torch.empty(coarse_values(image, levels), dtype=image.dtype, device=image.device)
+        coarse = torch_empty(coarse_values(image, levels), image.dtype, image.device)
         return plan, stream, level0, coarse
 
     def chain_of(image: Tensor, levels: int) -> Tuple[Tensor, Tensor]:
@@ -330,7 +330,7 @@ def _register_torch_ops() -> None:
     ) -> Tuple[Tensor, Tensor, Tensor]:
         count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
-            out = torch.empty((count, channels), dtype=image.dtype, device=image.device)
+            out = torch_empty((count, channels), image.dtype, image.device)
             plan, stream, level0, coarse = chain_buffers(image, levels)
             plan.forward(
                 level0.data_ptr(),
@@ -556,8 +556,8 @@ def _register_torch_ops() -> None:
             last0 = image.is_contiguous(memory_format=torch.channels_last)  # level 0 read in place as it is
             plan, coarse, count = patch_job(index, image.dtype, image.shape, not last0, n, patch_size)
             level0 = image if last0 else image.contiguous()
-            scratch = torch.empty(coarse + 4 * count, dtype=image.dtype, device=image.device)
-            out = torch.empty((b, n, patch_size, patch_size, c), dtype=image.dtype, device=image.device)
+            scratch = torch_empty(coarse + 4 * count, image.dtype, image.device)
+            out = torch_empty((b, n, patch_size, patch_size, c), image.dtype, image.device)
             base = scratch.data_ptr()
             plan.forward_patches(
                 level0.data_ptr(),
@@ -593,7 +593,7 @@ def _register_torch_ops() -> None:
             # patches' gradient channels last (each part 64-value aligned for vector loads).
             ahead = coarse if image_grad else 0
             points = -(-3 * count // 64) * 64
-            work = torch.empty(ahead + points + image.shape[1] * count, dtype=image.dtype, device=image.device)
+            work = torch_empty(ahead + points + image.shape[1] * count, image.dtype, image.device)
             grad_meta = image.new_empty((b, n, 5)) if meta_grad else None
             base, item, at = scratch.data_ptr(), scratch.element_size(), work.data_ptr()
             plan.backward_patches(

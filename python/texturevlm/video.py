@@ -261,16 +261,16 @@ class _NvdecStream:
         return self.core.next()
 
     def sample(self, layout: Any, channels: int, half: bool) -> Tuple[Any, Any]:
-        import torch
-
-        from ._tensors import pointer_and_bytes, torch_raw_stream
+        from ._tensors import empty, pointer_and_bytes, torch_raw_stream
 
         stream = torch_raw_stream()(self.cuda_index)
         copy = layout.on_device("torch", self.cuda_index, stream)
-        out = torch.empty(
+        out = empty(
+            "torch",
+            "cuda",
+            self.cuda_index,
             (layout.num_patches, channels, layout.patch_size, layout.patch_size),
-            dtype=torch.float16 if half else torch.float32,
-            device=f"cuda:{self.cuda_index}",
+            "float16" if half else "float32",
         )
         self.core.sample(
             copy.sampler,
