@@ -42,6 +42,7 @@ def run(table: Any, per_call_us: Any) -> None:
     frame = torch.randint(0, 256, (3, 1024, 1024), dtype=torch.uint8, device="cuda", generator=gen)
     rgba = torch.randint(0, 256, (1024, 1024, 4), dtype=torch.uint8, device="cuda", generator=gen)
     layout = tv.layouts.foveated(1024, 1024, (0.5, 0.5), num_patches=273)
+    device = torch.device("cuda", torch.cuda.current_device())
     out3 = torch.empty((273, 3, 16, 16), device="cuda")
     out4 = torch.empty((273, 4, 16, 16), device="cuda")
     big = torch.randint(0, 256, (3, 4096, 4096), dtype=torch.uint8, device="cuda", generator=gen)
@@ -75,6 +76,9 @@ def run(table: Any, per_call_us: Any) -> None:
         ),
         # What a call without out= pays for its output, beside the calls' rows.
         "torch.empty((273, 3, 16, 16), device='cuda') alone": lambda: torch.empty((273, 3, 16, 16), device="cuda"),
+        "torch.empty_strided of the same (texturevlm's outputs) alone": lambda: torch.empty_strided(
+            (273, 3, 16, 16), (768, 256, 16, 1), dtype=torch.float32, device=device
+        ),
         "SiglipImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: siglip(frame),
         "CLIPImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: clip(frame),
         "Qwen2VLImageProcessor, 1 x [3, 1024, 1024] uint8": lambda: qwen(frame),
