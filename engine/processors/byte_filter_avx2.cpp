@@ -77,6 +77,29 @@ __attribute__((target("avx2"))) void across_rgb(const uint8_t* row0, const uint8
     }
 }
 
+__attribute__((target("avx2"))) void interleave_rgb(const uint8_t* r, const uint8_t* g, const uint8_t* b, int64_t width,
+                                                    uint8_t* out) {
+    const __m128i zero = _mm_setzero_si128();
+    int64_t x = 0;
+    for (; x + 16 <= width; x += 16, out += 64) {
+        const __m128i red = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + x));
+        const __m128i green = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + x));
+        const __m128i blue = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + x));
+        const __m128i rg_low = _mm_unpacklo_epi8(red, green), rg_high = _mm_unpackhi_epi8(red, green);
+        const __m128i b0_low = _mm_unpacklo_epi8(blue, zero), b0_high = _mm_unpackhi_epi8(blue, zero);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(rg_low, b0_low));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_unpackhi_epi16(rg_low, b0_low));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm_unpacklo_epi16(rg_high, b0_high));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48), _mm_unpackhi_epi16(rg_high, b0_high));
+    }
+    for (; x < width; ++x, out += 4) {
+        out[0] = r[x];
+        out[1] = g[x];
+        out[2] = b[x];
+        out[3] = 0;
+    }
+}
+
 __attribute__((target("avx2"))) void down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count,
                                           int precision, size_t n, uint8_t* out) {
     const __m256i half = _mm256_set1_epi32(1 << (precision - 1));
@@ -117,6 +140,10 @@ __attribute__((target("avx2"))) void down(const uint8_t* rows, size_t pitch, con
 bool available() { return false; }
 
 void across_rgb(const uint8_t*, const uint8_t*, int, const PairedTaps&, int64_t, int64_t, uint8_t*, uint8_t*) {
+    throw Error("the AVX2 byte resize was called on a build without it");
+}
+
+void interleave_rgb(const uint8_t*, const uint8_t*, const uint8_t*, int64_t, uint8_t*) {
     throw Error("the AVX2 byte resize was called on a build without it");
 }
 

@@ -30,6 +30,10 @@ struct PairedTaps {
 void across_rgb(const uint8_t* row0, const uint8_t* row1, int step, const PairedTaps& taps, int64_t left, int64_t width,
                 uint8_t* out0, uint8_t* out1);
 
+// Three planes' rows (r, g, b: width bytes each) as width 4-byte pixels (R, G, B, 0) in out:
+// planar images' rows for across_rgb.
+void interleave_rgb(const uint8_t* r, const uint8_t* g, const uint8_t* b, int64_t width, uint8_t* out);
+
 // Down: out[i] = clamp((2^(precision - 1) + sum over j < count of weights[j] * rows[j * pitch
 // + i]) >> precision, 0, 255) for i < n.
 void down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count, int precision, size_t n,

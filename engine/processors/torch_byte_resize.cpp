@@ -155,7 +155,8 @@ void across_rows(const ByteImageView& image, const AxisTaps& tx, bool across, in
 
 // The AVX2 across pass of RGB rows into `mid` ([rows][width][3], tightly packed). Rows whose pixels are 3 or 4 bytes apart, channels adjacent, are read in place
 // where the pass's reads past their last pixel stay inside the image; any other row (planar
-// images, the last rows) is first copied as 4-byte pixels into its part's scratch.
+// images, the last rows) is first copied as 4-byte pixels into its part's scratch (planes
+// interleaved 16 pixels at a time).
 void across_rgb_rows(const ByteImageView& image, const AxisTaps& tx, int64_t left, int64_t width, int64_t row_first,
                      int64_t rows, uint8_t* mid) {
     const size_t pitch = size_t(width) * 3;
@@ -181,8 +182,10 @@ void across_rgb_rows(const ByteImageView& image, const AxisTaps& tx, int64_t lef
                 return row;
             }
             uint8_t* copy = own + size_t(slot) * scratch_bytes;
-            for (int64_t x = 0; x < w; ++x)
-                for (int64_t ch = 0; ch < 3; ++ch) copy[x * 4 + ch] = row[x * sx + ch * sc];
+            if (sx == 1) avx2::interleave_rgb(row, row + sc, row + 2 * sc, w, copy);  // planes
+            else
+                for (int64_t x = 0; x < w; ++x)
+                    for (int64_t ch = 0; ch < 3; ++ch) copy[x * 4 + ch] = row[x * sx + ch * sc];
             *step = 4;
             return copy;
         };
