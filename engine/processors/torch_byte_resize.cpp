@@ -153,10 +153,11 @@ void across_rows(const ByteImageView& image, const AxisTaps& tx, bool across, in
     });
 }
 
-// The AVX2 across pass of RGB rows into `mid` ([rows][width][3], tightly packed). Rows whose pixels are 3 or 4 bytes apart, channels adjacent, are read in place
-// where the pass's reads past their last pixel stay inside the image; any other row (planar
-// images, the last rows) is first copied as 4-byte pixels into its part's scratch (planes
-// interleaved 16 pixels at a time).
+// The AVX2 across pass of RGB rows into `mid` ([rows][width][3], tightly packed). Rows whose
+// pixels are 3 or 4 bytes apart, channels adjacent, are read in place where the pass's reads
+// past their last pixel stay inside the image; any other row (planar images, the last rows)
+// is first copied as 4-byte pixels into its part's scratch (planes interleaved 16 pixels at
+// a time).
 void across_rgb_rows(const ByteImageView& image, const AxisTaps& tx, int64_t left, int64_t width, int64_t row_first,
                      int64_t rows, uint8_t* mid) {
     const size_t pitch = size_t(width) * 3;
@@ -226,9 +227,11 @@ void down_row(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t
 }
 
 // The across pass's rows: a buffer each calling thread keeps between calls, up to
-// kKeptScratchBytes (larger ones are made for the call). A fresh buffer's first writes
-// fault its pages in, which cost more than the pass on some hosts.
-constexpr size_t kKeptScratchBytes = size_t{64} << 20;
+// kKeptScratchBytes (larger ones are made for the call and freed after it, so a thread
+// keeps at most that much). A fresh buffer's first writes fault its pages in, which cost
+// more than the pass on some hosts. 16 MiB holds a 2048² image's rows for any of the
+// processors' resizes.
+constexpr size_t kKeptScratchBytes = size_t{16} << 20;
 
 uint8_t* across_scratch(size_t bytes, std::unique_ptr<uint8_t[]>& for_this_call) {
     thread_local std::unique_ptr<uint8_t[]> kept;
