@@ -107,6 +107,10 @@ private:
 }  // namespace
 
 void run_parts(int64_t parts, const std::function<void(int64_t)>& run_part) {
+    if (parts <= 1) {  // nothing for the pool to share
+        if (parts == 1) run_part(0);
+        return;
+    }
     PartPool::instance().run(parts, run_part);
 }
 

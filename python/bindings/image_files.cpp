@@ -1,5 +1,5 @@
 // Encoded images (PNG and JPEG bytes, or files) decoded for the processors: the whole list
-// at once, one thread per image up to the machine's cores, with the GIL released.
+// at once, one image a thread up to the machine's cores, with the GIL released.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -15,6 +15,7 @@
 #include "python/bindings/bindings.h"
 #include "engine/error.h"
 #include "engine/image_files/image_files.h"
+#include "engine/processors/in_parts.h"
 
 namespace tvlm::py {
 
@@ -66,11 +67,11 @@ std::vector<NumpyArray> decode_images(const std::vector<nb::object>& sources, co
                 } catch (const std::exception& e) { errors[i] = e.what(); }
             }
         };
-        const size_t threads = std::min<size_t>(held.size(), std::max(1u, std::thread::hardware_concurrency()));
-        std::vector<std::thread> pool;
-        for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-        work();
-        for (std::thread& thread : pool) thread.join();
+        // On the engine's kept pool of threads, each taking the next image (a thread that
+        // cannot be started leaves its share to the others).
+        const int64_t threads = std::min<int64_t>(int64_t(held.size()),
+                                                  std::max(1u, std::thread::hardware_concurrency()));
+        run_parts(threads, [&](int64_t) { work(); });
     }
     for (const std::string& error : errors)
         if (!error.empty()) throw Error(error);  // the first failing image, in the caller's order
