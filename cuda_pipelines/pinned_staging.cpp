@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 
 #include "cuda/cuda_check.h"
 #include "engine/error.h"
@@ -32,7 +33,14 @@ PinnedStaging::PinnedStaging(size_t chunk_bytes, uint32_t buffers, uint32_t thre
         TVLM_CUDA_CHECK(cudaEventRecord(free_.back().get()));  // free from the start
     }
     const uint32_t total = threads ? threads : default_threads();
-    for (uint32_t i = 1; i < total; ++i) workers_.emplace_back([this, i] { work(i); });
+    // A thread the system refuses (a container's limit) leaves the copies to fewer: threads()
+    // counts the ones that run. Throwing here instead would end the process, with the
+    // started threads still joinable.
+    for (uint32_t i = 1; i < total; ++i) {
+        try {
+            workers_.emplace_back([this, i] { work(i); });
+        } catch (const std::system_error&) { break; }
+    }
 }
 
 PinnedStaging::~PinnedStaging() {
