@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -166,8 +167,10 @@ void across_rgb_rows(const ByteImageView& image, const AxisTaps& tx, int64_t lef
     const avx2::PairedTaps taps{tx.first.data(), tx.count.data(), pairs.data(), pairs_per_output, tx.precision};
     const int64_t w = image.width, sx = image.stride_x, sy = image.stride_y, sc = image.stride_c;
     const bool in_place = sc == 1 && (sx == 3 || sx == 4) && sy > 0;
-    // One past the image's last byte: a row is read in place where its reads end before it.
-    const uint8_t* const image_end = image.data + (int64_t{image.height} - 1) * sy + (w - 1) * sx + 2 * sc + 1;
+    // One past the image's last byte: a row is read in place where its reads end before it
+    // (compared as addresses: a pointer past the end is not one the language allows).
+    const uintptr_t image_end = reinterpret_cast<uintptr_t>(image.data) +
+                                uintptr_t((int64_t{image.height} - 1) * sy + (w - 1) * sx + 2 * sc + 1);
     constexpr int64_t kReadPast = 16;  // a load's bytes from a tap group's first pixel
     const size_t scratch_bytes = size_t(w * 4 + 4 * kReadPast);
     const int64_t work = width * 3 * tx.taps;
@@ -178,7 +181,7 @@ void across_rgb_rows(const ByteImageView& image, const AxisTaps& tx, int64_t lef
         // Row y's pixels and their distance: in place, or copied into scratch `slot`.
         const auto source = [&](int64_t y, int slot, int* step) -> const uint8_t* {
             const uint8_t* row = pixels + (row_first + y) * sy;
-            if (in_place && row + (w - 1) * sx + kReadPast <= image_end) {
+            if (in_place && reinterpret_cast<uintptr_t>(row) + uintptr_t((w - 1) * sx + kReadPast) <= image_end) {
                 *step = int(sx);
                 return row;
             }
