@@ -91,6 +91,17 @@ def test_byte_resize_is_torchs_integer_resize(rng, source, resized, window):
             np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"{name}, simd={simd}")
 
 
+def test_byte_resize_of_an_image_past_the_kept_scratch_equals_the_scalar_passes(rng):
+    """Rows between the passes past the 16 MiB a thread keeps (2400 rows of 2300 RGB pixels)
+    take a buffer of their own: the AVX2 passes' bytes equal the scalar passes', before and
+    after a small resize that used the kept buffer."""
+    large = random_image(rng, (2400, 2400, 3))
+    small = random_image(rng, (300, 200, 3))
+    for image, (rh, rw) in ((small, (150, 100)), (large, (2300, 2300)), (small, (150, 100))):
+        fast = tv._core.resize_bytes_as_torch(image, rw, rh, 0, 0, rw, rh)
+        np.testing.assert_array_equal(fast, tv._core.resize_bytes_as_torch(image, rw, rh, 0, 0, rw, rh, simd=False))
+
+
 def test_byte_resize_writes_into_out_and_refuses_a_wrong_one(rng):
     """out= takes the window's bytes in place (every byte written: a poisoned out is
     overwritten) and returns None; an out of another shape is refused before any write."""
