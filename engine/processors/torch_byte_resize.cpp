@@ -25,6 +25,15 @@ double bicubic(double x) {
     return 0.0;
 }
 
+// Lanczos with 3 lobes: sinc(x) sinc(x / 3) inside |x| < 3 (torch's and Pillow's).
+double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    x *= 3.14159265358979323846;
+    return std::sin(x) / x;
+}
+
+double lanczos(double x) { return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0; }
+
 double triangle(double x) {
     x = std::abs(x);
     return x < 1.0 ? 1.0 - x : 0.0;
@@ -41,7 +50,9 @@ struct AxisTaps {
 
 AxisTaps axis_taps(int64_t in_size, int64_t out_size, ByteResizeFilter filter) {
     const double scale = double(in_size) / double(out_size);
-    const double half_width = filter == ByteResizeFilter::bicubic ? 2.0 : 1.0;
+    const double half_width = filter == ByteResizeFilter::lanczos   ? 3.0
+                              : filter == ByteResizeFilter::bicubic ? 2.0
+                                                                    : 1.0;
     const double support = scale >= 1.0 ? half_width * scale : half_width;
     const double invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
     AxisTaps a;
@@ -59,7 +70,9 @@ AxisTaps axis_taps(int64_t in_size, int64_t out_size, ByteResizeFilter filter) {
         double total = 0.0;
         for (int64_t j = 0; j < count; ++j) {
             const double x = (double(j + first) - centre + 0.5) * invscale;
-            wi[j] = filter == ByteResizeFilter::bicubic ? bicubic(x) : triangle(x);
+            wi[j] = filter == ByteResizeFilter::bicubic   ? bicubic(x)
+                    : filter == ByteResizeFilter::lanczos ? lanczos(x)
+                                                          : triangle(x);
             total += wi[j];
         }
         if (total != 0.0)

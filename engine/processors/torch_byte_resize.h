@@ -1,6 +1,6 @@
 #pragma once
 // PyTorch's antialiased resize of uint8 images on the CPU, value for value: what
-// torch.nn.functional.interpolate(mode="bicubic" or "bilinear", antialias=True) returns for
+// torch.nn.functional.interpolate(mode="bicubic", "bilinear" or "lanczos", antialias=True) returns for
 // a uint8 tensor on the CPU, and so what Hugging Face's processors return for host images
 // (torchvision resizes uint8 CPU images natively). Torch computes each axis's weights in
 // double, rounds them to int16 at a precision chosen from the largest weight, and filters
@@ -11,7 +11,7 @@
 
 namespace tvlm {
 
-enum class ByteResizeFilter : uint8_t { bicubic, bilinear };
+enum class ByteResizeFilter : uint8_t { bicubic, bilinear, lanczos };
 
 // Which code runs the passes: the fastest this CPU has (AVX2 where it has it), or the
 // scalar passes alone (the tests compare the two). Both return the same bytes.

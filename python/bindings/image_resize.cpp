@@ -45,7 +45,8 @@ nb::object resize_bytes(const ByteImage& image, uint32_t resized_width, uint32_t
     ByteResizeFilter f;
     if (filter == "bicubic") f = ByteResizeFilter::bicubic;
     else if (filter == "bilinear") f = ByteResizeFilter::bilinear;
-    else throw Error("the byte resize's filter is 'bicubic' or 'bilinear', not '" + filter + "'");
+    else if (filter == "lanczos") f = ByteResizeFilter::lanczos;
+    else throw Error("the byte resize's filter is 'bicubic', 'bilinear' or 'lanczos', not '" + filter + "'");
     ByteImageView view;
     view.data = image.data();
     view.height = static_cast<uint32_t>(image.shape(0));

@@ -148,10 +148,23 @@ def _aa_filter(x, a=-0.5):
     return 0.0
 
 
+def _lanczos(x):
+    """aten's (and Pillow's) Lanczos with 3 lobes: sinc(x) sinc(x / 3) inside [-3, 3)."""
+
+    def sinc(v):
+        return 1.0 if v == 0.0 else math.sin(math.pi * v) / (math.pi * v)
+
+    return sinc(x) * sinc(x / 3.0) if -3.0 <= x < 3.0 else 0.0
+
+
+#: Per kind of byte resize: (half of aten's interp_size, its antialias filter).
+INT16_FILTERS = {"bicubic": (2.0, _aa_filter), "bilinear": (1.0, _triangle), "lanczos": (3.0, _lanczos)}
+
+
 def _int16_weights(out_size, in_size, kind="bicubic"):
     """aten's _compute_index_ranges_int16_weights with antialias: per output index (xmin,
     int16 weights), and the weights' precision in bits."""
-    half, f = (2.0, _aa_filter) if kind == "bicubic" else (1.0, _triangle)
+    half, f = INT16_FILTERS[kind]
     scale = in_size / out_size
     support = half * scale if scale >= 1.0 else half
     max_interp_size = math.ceil(support) * 2 + 1
@@ -201,12 +214,12 @@ def resize_bytes(image, height, width, kind="bicubic"):
 
 def resize(image, height, width, kind="bicubic", bytes_for_bilinear=True):
     """HF's resize of a [C, H, W] host image in its dtype, as torchvision calls torch: uint8
-    in torch's integer passes (resize_bytes) for bicubic, and for bilinear where
+    in torch's integer passes (resize_bytes) for bicubic and Lanczos, and for bilinear where
     `bytes_for_bilinear` (torchvision's rule: a CPU whose torch capability reads "AVX2"),
     else as floats rounded back to bytes; float images in float64 (stay floats)."""
     if image.shape[1:] == (height, width):
         return image
-    if image.dtype == np.uint8 and (kind == "bicubic" or bytes_for_bilinear):
+    if image.dtype == np.uint8 and (kind in ("bicubic", "lanczos") or bytes_for_bilinear):
         return resize_bytes(image, height, width, kind)
     out = resize_bicubic_aa(image.astype(np.float64), height, width, kind)
     if image.dtype == np.uint8:
@@ -491,22 +504,23 @@ def idefics3_vision_encoder_size(height, width, vision_encoder_max_size):
     return height, width
 
 
-def idefics3_pixel_values(samples, longest_edge, tile, mean, std, split=True):
+def idefics3_pixel_values(samples, longest_edge, tile, mean, std, split=True, kind="bicubic"):
     """HF's Idefics3 _preprocess on [3, H, W] uint8 host images (samples: lists of images):
     resize (longest edge), resize to multiples of the tile, tiles row-major then the whole
     image resized to the tile (or the image alone when it is one tile), each resize from the
-    last one's bytes; rescale + normalize; frames padded per sample. Returns (pixel_values,
+    last one's bytes (`kind`: 'bicubic', or 'lanczos' where HF's torchvision is 0.27 or
+    later); rescale + normalize; frames padded per sample. Returns (pixel_values,
     pixel_attention_mask, rows, cols)."""
     frames_of_samples, rows, cols = [], [], []
     for sample in samples:
         frames, sample_rows, sample_cols = [], [], []
         for image in sample:
             h, w = idefics3_resized_size(*image.shape[1:], longest_edge)
-            image = resize(image, h, w)
+            image = resize(image, h, w, kind)
             r = c = 0
             if split:
                 h, w = idefics3_vision_encoder_size(h, w, tile)
-                image = resize(image, h, w)
+                image = resize(image, h, w, kind)
                 if h > tile or w > tile:
                     r, c = math.ceil(h / tile), math.ceil(w / tile)
                     frames += [
@@ -514,11 +528,11 @@ def idefics3_pixel_values(samples, longest_edge, tile, mean, std, split=True):
                         for i in range(r)
                         for j in range(c)
                     ]
-                    frames.append(resize(image, tile, tile))
+                    frames.append(resize(image, tile, tile, kind))
                 else:
                     frames.append(image)
             else:
-                frames.append(resize(image, tile, tile))
+                frames.append(resize(image, tile, tile, kind))
             sample_rows.append(r)
             sample_cols.append(c)
         frames_of_samples.append([normalize(f, mean, std) for f in frames])

@@ -91,6 +91,30 @@ def test_byte_resize_is_torchs_integer_resize(rng, source, resized, window):
             np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"{name}, simd={simd}")
 
 
+@pytest.mark.parametrize(
+    "source,resized",
+    [
+        ((477, 720), (1092, 1456)),
+        ((1456, 1092), (364, 273)),
+        ((300, 200), (364, 364)),
+        ((5, 3), (56, 84)),
+        ((37, 900), (9, 100)),
+    ],
+)
+def test_lanczos_byte_resize_is_torchs_integer_resize(rng, source, resized):
+    """Lanczos (3 lobes), as torch resizes uint8 images with it (Idefics3's host images from
+    torchvision 0.27): both code paths against hf_reference.resize_bytes, from planar and
+    channels-last views."""
+    image = random_image(rng, (3,) + source)
+    want = ref.resize_bytes(image, *resized, kind="lanczos")
+    for view in (np.moveaxis(image, 0, -1), np.ascontiguousarray(np.moveaxis(image, 0, -1))):
+        for simd in (True, False):
+            got = tv._core.resize_bytes_as_torch(
+                view, resized[1], resized[0], 0, 0, resized[1], resized[0], "lanczos", simd
+            )
+            np.testing.assert_array_equal(np.moveaxis(got, -1, 0), want, err_msg=f"simd={simd}")
+
+
 def test_byte_resize_of_an_image_past_the_kept_scratch_equals_the_scalar_passes(rng):
     """Rows between the passes past the 16 MiB a thread keeps (2400 rows of 2300 RGB pixels)
     take a buffer of their own: the AVX2 passes' bytes equal the scalar passes', before and
@@ -116,11 +140,16 @@ def test_byte_resize_writes_into_out_and_refuses_a_wrong_one(rng):
     assert (wrong == 77).all()
 
 
-@pytest.mark.parametrize("filter", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("filter", ["bicubic", "bilinear", "lanczos"])
 def test_byte_resize_equals_torch_on_the_cpu(rng, filter):
     """Against torch itself where it is installed (the NVIDIA machine): interpolate of a
     uint8 CPU tensor with antialias, shrinking, growing and mixed, on noise and a photo."""
     torch = pytest.importorskip("torch")
+    if filter == "lanczos":
+        try:
+            torch.nn.functional.interpolate(torch.zeros((1, 3, 4, 4), dtype=torch.uint8), size=(2, 2), mode=filter)
+        except (NotImplementedError, ValueError, RuntimeError):
+            pytest.skip(f"torch {torch.__version__} has no Lanczos interpolate")
     cases = [((477, 720), (224, 338)), ((477, 720), (476, 728)), ((300, 200), (308, 196)), ((5, 3), (56, 84))]
     cases += [((1000, 999), (17, 1000)), ((64, 64), (64, 20)), ((1024, 999), (224, 224)), ((2048, 64), (980, 28))]
     images = [(random_image(rng, (3,) + source), resized) for source, resized in cases]
@@ -143,7 +172,7 @@ def test_byte_resize_refuses_empty_images_and_windows_outside():
     with pytest.raises(tv.Error, match="empty"):
         tv._core.resize_bytes_as_torch(np.zeros((0, 10, 3), np.uint8), 5, 5, 0, 0, 5, 5)
     with pytest.raises(tv.Error, match="filter"):
-        tv._core.resize_bytes_as_torch(image, 5, 5, 0, 0, 5, 5, filter="lanczos")
+        tv._core.resize_bytes_as_torch(image, 5, 5, 0, 0, 5, 5, filter="box")
 
 
 @pytest.mark.parametrize("name", ["f3.jpg", "verify.jpeg"])

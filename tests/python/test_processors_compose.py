@@ -119,8 +119,8 @@ def test_qwen2_vl_composes_and_expands_image_tokens_as_hfs_own(rng):
 def test_idefics3_composes_into_idefics3processor(rng):
     """Idefics3Processor asks its image processor for rows and cols (return_row_col_info) and
     writes each image's tile tokens from them: with texturevlm's processor the same input_ids
-    as with HF's PIL processor (bicubic, which runs without torch), pixel_values within its
-    couple of uint8 steps (test_processors_idefics3.py) and the same mask."""
+    as with HF's PIL processor (both bicubic; HF's runs without torch), pixel_values within
+    its couple of uint8 steps (test_processors_idefics3.py) and the same mask."""
     from texturevlm.processors import Idefics3ImageProcessor
 
     special = ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]
@@ -135,7 +135,7 @@ def test_idefics3_composes_into_idefics3processor(rng):
     if hf_image_processor is None:
         pytest.skip(f"transformers {transformers.__version__} has no Idefics3ImageProcessorPil")
     ours = transformers.Idefics3Processor(
-        image_processor=as_hf_processor(Idefics3ImageProcessor(backend="cpu", **config)),
+        image_processor=as_hf_processor(Idefics3ImageProcessor(backend="cpu", resample=3, **config)),
         tokenizer=tokenizer,
         image_seq_len=4,
     )

@@ -24,6 +24,7 @@ from texturevlm.processors import (
     SmolVLMImageProcessor,
     from_pretrained,
 )
+from texturevlm.processors._resize import lanczos_for, lanczos_on_host
 from texturevlm.processors.idefics3 import longest_edge_size, nested_samples, tile_multiple_size
 
 #: The rules at a small scale (a 128 longest edge, 32-pixel tiles), so the reference's
@@ -38,8 +39,14 @@ SIZES = [(1, 1), (5, 3), (32, 32), (31, 33), (40, 90), (90, 40), (100, 37), (17,
 STEP = 1 / (255 * 0.5)  # one uint8 step of the default normalization (std 0.5)
 
 
+#: How HF resizes host images for the configs' LANCZOS here: torch's uint8 Lanczos where the
+#: installed torchvision is 0.27 or later (or absent: HF's PIL processor, whose Lanczos it is
+#: nearest to), else bicubic (test_host_lanczos_follows_the_installed_torchvision).
+HOST_KIND = "lanczos" if lanczos_on_host() else "bicubic"
+
+
 def small_reference(samples, split=True):
-    return ref.idefics3_pixel_values(samples, 128, 32, SMALL["image_mean"], SMALL["image_std"], split)
+    return ref.idefics3_pixel_values(samples, 128, 32, SMALL["image_mean"], SMALL["image_std"], split, HOST_KIND)
 
 
 def test_size_rules_are_hfs():
@@ -122,7 +129,7 @@ def test_without_splitting_every_image_is_one_square(rng):
 def test_the_photo_with_the_checkpoints_config_follows_hfs_rules():
     image = photo("f3.jpg")
     out = Idefics3ImageProcessor(backend="cpu", return_row_col_info=True)([image])
-    values, mask, rows, cols = ref.idefics3_pixel_values([[image]], 1456, 364, [0.5] * 3, [0.5] * 3)
+    values, mask, rows, cols = ref.idefics3_pixel_values([[image]], 1456, 364, [0.5] * 3, [0.5] * 3, kind=HOST_KIND)
     assert out.pixel_values.shape == (1, 13, 3, 364, 364) and (out.rows, out.cols) == ([[3]], [[4]])
     assert_hf_values(out.pixel_values, values)
     np.testing.assert_array_equal(out.pixel_attention_mask, mask)
@@ -132,8 +139,7 @@ def test_the_photo_with_the_checkpoints_config_follows_hfs_rules():
 def test_against_hfs_pil_processor_with_bicubic():
     """HF's PIL processor runs without torch: with resample=3 it resizes bicubic as PIL does
     (PIL's own fixed point), so values agree to a couple of uint8 steps and everything else
-    exactly. (Its default Lanczos is what docs/processors.md measures the exact filter
-    against.)"""
+    exactly. (Its default Lanczos: test_against_hfs_pil_processor_with_lanczos.)"""
     image = np.ascontiguousarray(photo("f3.jpg").transpose(1, 2, 0))
     for cls, hf_cls, config in (
         (Idefics3ImageProcessor, "Idefics3ImageProcessorPil", {}),
@@ -148,13 +154,54 @@ def test_against_hfs_pil_processor_with_bicubic():
             pytest.skip(f"transformers {transformers.__version__} has no {hf_cls}")
         batch = [[image, image[:300, :200]], [image[:50]]]
         want = hf(resample=3, return_row_col_info=True, **config)(images=batch, return_tensors="np")
-        got = cls(backend="cpu", return_row_col_info=True, **config)(batch, return_tensors="np")
+        got = cls(backend="cpu", resample=3, return_row_col_info=True, **config)(batch, return_tensors="np")
         assert set(got) == set(want.keys())
         assert got["pixel_values"].shape == want["pixel_values"].shape
         np.testing.assert_array_equal(got["pixel_attention_mask"], want["pixel_attention_mask"])
         assert (got["rows"], got["cols"]) == (want["rows"], want["cols"])
         d = np.abs(got["pixel_values"] - want["pixel_values"])
         assert d.max() <= 3 * STEP + 1e-5 and d.mean() < 0.01 * STEP, (hf_cls, d.max(), d.mean())
+
+
+@needs_hf
+@pytest.mark.skipif(not lanczos_on_host(), reason="this torchvision (before 0.27) has HF resize host images bicubic")
+def test_against_hfs_pil_processor_with_lanczos():
+    """With its configs' LANCZOS, HF's PIL processor resizes with Pillow's Lanczos, which
+    torch's uint8 Lanczos (texturevlm's on the host) matches to a uint8 step or two per
+    resize on about 1% of values: through Idefics3's three resizes, each from the last's
+    bytes, to 3 steps on under 2% of the values (the photo: 3 steps, 0.7%). Everything else
+    exactly."""
+    image = np.ascontiguousarray(photo("f3.jpg").transpose(1, 2, 0))
+    hf = getattr(transformers, "Idefics3ImageProcessorPil", None)
+    if hf is None:
+        pytest.skip(f"transformers {transformers.__version__} has no Idefics3ImageProcessorPil")
+    batch = [[image, image[:300, :200]], [image[:50]]]
+    want = hf(return_row_col_info=True)(images=batch, return_tensors="np")
+    got = Idefics3ImageProcessor(backend="cpu", return_row_col_info=True)(batch, return_tensors="np")
+    np.testing.assert_array_equal(got["pixel_attention_mask"], want["pixel_attention_mask"])
+    assert (got["rows"], got["cols"]) == (want["rows"], want["cols"])
+    d = np.abs(got["pixel_values"] - want["pixel_values"])
+    assert d.max() <= 3 * STEP + 1e-5 and (d > 1e-5).mean() < 0.02, (d.max() / STEP, (d > 1e-5).mean())
+
+
+def test_host_lanczos_follows_the_installed_torchvision():
+    """HF resizes host images with Lanczos from torchvision 0.27 on, bicubic before it; with
+    no torchvision, texturevlm takes torch's Lanczos (nearest HF's PIL processor)."""
+    for version, lanczos in (
+        ("0.26.0", False),
+        ("0.26.1+cu130", False),
+        ("0.27.0", True),
+        ("0.29.2+cu132", True),
+        ("1.0.0", True),
+        ("0.27.0a0+git1234", True),
+        ("0.9", False),
+        (None, True),
+    ):
+        assert lanczos_for(version) == lanczos, version
+    processor = Idefics3ImageProcessor(backend="cpu")
+    assert processor._plan((32, 32), (0, 0, 32, 32)).on_host == HOST_KIND
+    assert Idefics3ImageProcessor(backend="cpu", resample=3)._plan((32, 32), (0, 0, 32, 32)).on_host == "bicubic"
+    assert processor._plan((32, 32), (0, 0, 32, 32)).resample == "bicubic"  # CUDA images: HF's fallback
 
 
 def test_configs_are_found_and_bad_ones_refused(rng):

@@ -160,6 +160,9 @@ class Processor:
         self.do_convert_rgb: bool = config_flag(c, "do_convert_rgb", True)
         self.resample = c["resample"] if c.get("resample") is not None else self.default_resample
         self._resample = resample_name(self.resample)
+        #: The exact filter's resample for host images where HF's differs from CUDA's
+        #: (Plan.host_resample); None: the same.
+        self._host_resample: Optional[str] = None
         self.filter = check_choice(FILTER_ALIASES.get(filter, filter), FILTERS, "filter")
         self.dtype, self.backend = dtype, backend
         self._config = dict(config)  # what variants for calls with keyword arguments start from
@@ -198,7 +201,7 @@ class Processor:
         tiles: Optional[Tuple[int, int]] = None,
     ) -> Plan:
         """A Plan with this processor's normalization and resample."""
-        return Plan(resized, window, self._normalize, merged, self._resample, tiles)
+        return Plan(resized, window, self._normalize, merged, self._resample, tiles, self._host_resample)
 
     def _variant(self, overrides: Dict[str, Any]) -> "Processor":
         """This processor with `overrides` applied to its config, made once per set of values."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import os
 import threading
@@ -93,7 +94,8 @@ def _three(values: Any, name: str) -> Tuple[float, float, float]:
 @dataclass(frozen=True)
 class Plan:
     """What to write for images of one size: resize to `resized` (height, width) with
-    `resample` ('bicubic' or 'bilinear', the exact filter's), keep the window (top, left,
+    `resample` ('bicubic' or 'bilinear', the exact filter's; `host_resample` for host images
+    where HF resizes those differently), keep the window (top, left,
     height, width) of it, normalize, and lay out planar [3, h, w], as merged patches
     (patch_size, merge_size, temporal_patch_size) or cut into tiles (tile height, width),
     each planar, row-major. The window may reach past the resized image (a negative top or
@@ -106,6 +108,14 @@ class Plan:
     merged: Optional[Tuple[int, int, int]] = None
     resample: str = "bicubic"
     tiles: Optional[Tuple[int, int]] = None
+    #: The exact filter's resample for host images where it differs from CUDA's: 'lanczos'
+    #: where HF resizes host images with torchvision's Lanczos (Idefics3), else None.
+    host_resample: Optional[str] = None
+
+    @property
+    def on_host(self) -> str:
+        """The resample the exact filter takes for host images."""
+        return self.host_resample or self.resample
 
     def values_per_image(self) -> int:
         return 3 * self.window[2] * self.window[3] * (self.merged[2] if self.merged else 1)
@@ -432,11 +442,11 @@ class StagedLaunch:
 
 
 def _resized_on_host(spec: ImageSpec, identity: Plan, filter: str, backend: str) -> Any:
-    if filter != "texture" and spec.dtype == "uint8" and torch_resizes_bytes(identity.resample):
+    if filter != "texture" and spec.dtype == "uint8" and torch_resizes_bytes(identity.on_host):
         # torch's uint8 resize returns bytes: no float copy between the two resizes.
         (rh, rw), (top, left, h, w) = identity.resized, identity.window
         (layer,) = _tensors.host_layer_views(spec)
-        image = _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, identity.resample)
+        image = _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, identity.on_host)
         return _host_image_as(spec.framework, image)
     planar = host_planar(spec, identity, filter, backend)[0]  # [3, h, w] in the input's units
     if spec.dtype == "uint8":
@@ -620,34 +630,69 @@ def _patch_size(width: int, height: int) -> int:
     return max(p for p in range(1, min(g, 64) + 1) if g % p == 0)
 
 
-def _antialias_weights(out_size: int, in_size: int, first: int, count: int, bilinear: bool = False) -> np.ndarray:
-    """[count, in_size]: PyTorch's antialiased bicubic (or bilinear) weights of outputs
-    first .. first+count-1 of a resize from in_size to out_size, in float64."""
+def _antialias_weights(out_size: int, in_size: int, first: int, count: int, resample: str = "bicubic") -> np.ndarray:
+    """[count, in_size]: PyTorch's antialiased `resample` ('bicubic', 'bilinear' or
+    'lanczos') weights of outputs first .. first+count-1 of a resize from in_size to
+    out_size, in float64."""
     scale = in_size / out_size
-    support = (1.0 if bilinear else 2.0) * (scale if scale >= 1 else 1.0)
+    half = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[resample]
+    support = half * (scale if scale >= 1 else 1.0)
     invscale = 1.0 / scale if scale >= 1 else 1.0
     i = np.arange(first, first + count, dtype=np.float64)
     centre = scale * (i + 0.5)
     lo = np.maximum((centre - support + 0.5).astype(np.int64), 0)
     hi = np.minimum((centre + support + 0.5).astype(np.int64), in_size)
     j = np.arange(in_size, dtype=np.float64)[None, :]
-    x = np.abs((j - centre[:, None] + 0.5) * invscale)
-    if bilinear:
-        w = np.clip(1 - x, 0, None)
+    x = (j - centre[:, None] + 0.5) * invscale
+    if resample == "bilinear":
+        w = np.clip(1 - np.abs(x), 0, None)
+    elif resample == "lanczos":  # sinc(x) sinc(x / 3) inside [-3, 3); np.sinc is sin(pi x) / (pi x)
+        w = np.where((x >= -3) & (x < 3), np.sinc(x) * np.sinc(x / 3), 0.0)
     else:
-        a = -0.5
+        a, x = -0.5, np.abs(x)
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
     w = np.where((j >= lo[:, None]) & (j < hi[:, None]), w, 0.0)
     total = w.sum(axis=1, keepdims=True)
     return w / np.where(total == 0, 1, total)
 
 
+def lanczos_on_host() -> bool:
+    """Whether HF resizes host images with Lanczos where a config asks for it (Idefics3):
+    its torchvision backend does from torchvision 0.27 on (before, it falls back to
+    bicubic, as it does for CUDA images); without torchvision, HF's processor is its PIL
+    one, whose Lanczos torch's is the nearest to (within 2 uint8 steps)."""
+    if not _host_lanczos:
+        import importlib.metadata
+
+        try:
+            version: Optional[str] = importlib.metadata.version("torchvision")
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        _host_lanczos.append(lanczos_for(version))
+    return _host_lanczos[0]
+
+
+_host_lanczos: List[bool] = []
+
+
+def lanczos_for(torchvision_version: Optional[str]) -> bool:
+    """lanczos_on_host's rule for an installed torchvision version (None: not installed)."""
+    if torchvision_version is None:
+        return True
+    numbers = []
+    for part in torchvision_version.split(".")[:2]:
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        numbers.append(int(digits) if digits else 0)
+    return tuple(numbers + [0] * (2 - len(numbers))) >= (0, 27)
+
+
 def torch_resizes_bytes(resample: str) -> bool:
     """Whether torchvision resizes a uint8 CPU image as bytes (torch's fixed-point kernel)
     rather than as floats rounded back: always for bicubic; for bilinear as the installed
     torchvision decides, or without it as its current rule does (an AVX2 or AVX-512 torch
-    CPU capability, or an ARM machine)."""
-    if resample == "bicubic":
+    CPU capability, or an ARM machine); always for Lanczos (torchvision 0.27 and later, the
+    only ones that resize host images with it)."""
+    if resample in ("bicubic", "lanczos"):
         return True
     if not _bilinear_bytes:
         _bilinear_bytes.append(_native_bilinear())
@@ -724,19 +769,18 @@ def _host_planar_inside(spec: ImageSpec, plan: Plan, filter: str, backend: str) 
     top, left, h, w = plan.window
     rh, rw = plan.resized
     exact = filter != "texture"
-    if exact and spec.dtype == "uint8" and torch_resizes_bytes(plan.resample):
+    if exact and spec.dtype == "uint8" and torch_resizes_bytes(plan.on_host):
         # torch's uint8 resize on the CPU (fixed point, rounded to bytes after each pass):
         # what HF's processors compute for host images, byte for byte, by texturevlm's C++
         # copy of that kernel (vectorized and threaded as torch's is; it needs no torch).
         layers = _tensors.host_layer_views(spec)
         resized = np.empty((len(layers), h, w, 3), np.uint8)  # written in place: no copy to stack them
         for layer, out in zip(layers, resized):
-            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.resample, out=out)
+            _core.resize_bytes_as_torch(layer[..., :3], rw, rh, left, top, w, h, plan.on_host, out=out)
         return resized.transpose(0, 3, 1, 2)  # bytes: finish_host lays them out
     if exact:  # torch's float resize, in float64 (uint8 images are rounded back by finish_host)
-        bilinear = plan.resample == "bilinear"
-        wy = _antialias_weights(rh, spec.height, top, h, bilinear)
-        wx = _antialias_weights(rw, spec.width, left, w, bilinear)
+        wy = _antialias_weights(rh, spec.height, top, h, plan.on_host)
+        wx = _antialias_weights(rw, spec.width, left, w, plan.on_host)
         layers = np.stack(_tensors.host_layers(spec)).astype(np.float64)[..., :3]  # [B, H, W, 3]
         out = np.einsum("yh,bhwc,xw->bcyx", wy, layers, wx, optimize=True)
         return out.astype(np.float32)

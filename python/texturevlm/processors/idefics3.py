@@ -9,10 +9,12 @@ and `cols` (each image's tile grid, 0 where it was not cut) with return_row_col_
 
 HF resizes three times, the second and third time from the first's and second's uint8
 results; the exact filter does the same (resized_image keeps each intermediate as bytes),
-so its values are HF's. The configs' resample is LANCZOS, which HF's processor computes as
-bicubic for CUDA images (and for host images where torchvision is older than 0.27):
-texturevlm resizes bicubic for every device, HF's values wherever HF falls back to it.
-HF's PIL processor (Idefics3ImageProcessorPil), whose Lanczos differs, is not reproduced."""
+so its values are HF's. The configs' resample is LANCZOS, which HF's processor (its
+torchvision backend) computes as bicubic for CUDA images, and for host images with torch's
+uint8 Lanczos from torchvision 0.27 on (bicubic before): texturevlm does the same for each
+device, as the installed torchvision decides (_resize.lanczos_on_host). Without
+torchvision HF's processor is its PIL one (Idefics3ImageProcessorPil), whose Lanczos
+torch's is within 2 uint8 steps of; texturevlm takes torch's there."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import numpy as np
 from .. import _tensors
 from ._common import BatchFeature, Processor, Runner, expanded_parts, padded_groups
 from ._images import rgb_spec
-from ._resize import DEFAULT_FILTER, Plan, StagedLaunch, cached_call, resized_images
+from ._resize import DEFAULT_FILTER, Plan, StagedLaunch, cached_call, lanczos_on_host, resized_images
 from ._rules import IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD, ProcessorInputError, config_flag, config_sizes
 
 #: HF's MAX_IMAGE_SIZE: no side is resized beyond it.
@@ -118,6 +120,9 @@ class Idefics3ImageProcessor(Processor):
         resample = getattr(c.get("resample", LANCZOS), "value", c.get("resample", LANCZOS))
         super().__init__({**c, "resample": 3 if resample == LANCZOS else resample}, filter, dtype, backend)
         self.resample = c.get("resample", LANCZOS)  # as the config says; resized bicubic, as HF does on CUDA
+        self._config["resample"] = self.resample  # variants for call-time arguments start from LANCZOS too
+        if resample == LANCZOS and lanczos_on_host():  # host images as HF resizes them (torchvision >= 0.27)
+            self._host_resample = "lanczos"
         # HF allows null values in a size dict: a null is a key not given.
         size = {k: v for k, v in config_sizes(c["size"], "size").items() if v is not None}
         max_image_size = {k: v for k, v in config_sizes(c["max_image_size"], "max_image_size").items() if v is not None}
