@@ -445,16 +445,20 @@ class Runner:
         size = int(np.prod(shape))
         flat = np.empty(size, np.float32)
         for part in parts:
-            per_image, specs = part.plan.values_per_image(), list(part.specs)
-            if part.stride == per_image:  # the part's images back to back: written in place
-                write_host(
-                    specs, part.plan, self.filter, self.backend, out=flat[part.offset :][: part.count * per_image]
-                )
-                continue
-            values = write_host(specs, part.plan, self.filter, self.backend).reshape(part.count, -1)
-            for k in range(part.count):
-                start = part.offset + k * part.stride
-                flat[start : start + per_image] = values[k]
+            per_image, at = part.plan.values_per_image(), 0
+            for spec in part.specs:
+                # An image's values are written in its place: a spec's images at once where
+                # the part's images are back to back, else one at a time (another output's
+                # values, a thumbnail's, between them); a batch there goes through a copy.
+                start = part.offset + at * part.stride
+                if part.stride == per_image or spec.batch == 1:
+                    count = spec.batch * per_image if part.stride == per_image else per_image
+                    write_host([spec], part.plan, self.filter, self.backend, out=flat[start:][:count])
+                else:
+                    values = write_host([spec], part.plan, self.filter, self.backend).reshape(spec.batch, -1)
+                    for k in range(spec.batch):
+                        flat[start + k * part.stride :][:per_image] = values[k]
+                at += spec.batch
         return self.host_result(flat.reshape(shape))
 
     def cuda_call(self, parts: List[Part], shape: Tuple[int, ...], remembered: bool = False) -> "CudaCall":
