@@ -285,8 +285,8 @@ _torch_targets: dict = {}
 def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
     """A new contiguous torch tensor, with the dtype and device objects made once (parsing
     them per call costs microseconds on the per-frame path). torch.empty_strided, not
-    torch.empty: its arguments parse in half the time (2.1 against 4.1 us a call on the H200
-    machine's host), for the same tensor."""
+    torch.empty: torch parses its arguments in about half the time, for the same tensor
+    (docs/benchmarks.md, `bench calls`)."""
     key = (dtype, device_index)
     target = _torch_targets.get(key)
     if target is None:

@@ -217,7 +217,7 @@ def test_threads_sharing_a_processor_get_what_one_thread_gets():
 # -- on the NVIDIA machine: JPEGs decoded on the GPU ------------------------------------------
 
 #: nvImageCodec's decode (with libjpeg's fancy chroma upsampling) against libjpeg-turbo's
-#: (Pillow's) on the photos, measured once on an H200: the baseline JPEG (the hardware
+#: (Pillow's) on the photos, measured once on the NVIDIA machine: the baseline JPEG (the hardware
 #: decoder) is exact; the progressive one (CUDA decoder) differs by up to 3 steps, mean 0.044,
 #: from the rounding of its IDCT. The bound leaves one step and about twice the mean.
 GPU_DECODE_MAX = 4
