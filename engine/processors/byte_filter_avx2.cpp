@@ -1,6 +1,5 @@
 #include "engine/processors/byte_filter_avx2.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "engine/error.h"
@@ -17,8 +16,6 @@ namespace tvlm::avx2 {
 bool available() { return __builtin_cpu_supports("avx2"); }
 
 namespace {
-
-uint8_t rounded_byte(int32_t sum, int precision) { return static_cast<uint8_t>(std::clamp(sum >> precision, 0, 255)); }
 
 // The shuffle that turns 16 bytes from pixel q onwards into int16 pairs (R_q, R_q+1), (G_q,
 // G_q+1), (B_q, B_q+1), 0: `pixel` is q's place in the load (0 or 2), in both 128-bit lanes.
@@ -100,8 +97,8 @@ __attribute__((target("avx2"))) void interleave_rgb(const uint8_t* r, const uint
     }
 }
 
-__attribute__((target("avx2"))) void down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count,
-                                          int precision, size_t n, uint8_t* out) {
+__attribute__((target("avx2"))) size_t down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count,
+                                            int precision, size_t n, uint8_t* out) {
     const __m256i half = _mm256_set1_epi32(1 << (precision - 1));
     const __m256i zero = _mm256_setzero_si256();
     const __m128i shift = _mm_cvtsi32_si128(precision);
@@ -128,11 +125,7 @@ __attribute__((target("avx2"))) void down(const uint8_t* rows, size_t pitch, con
                                                   _mm256_packs_epi32(sums[2], sums[3]));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bytes);
     }
-    for (; i < n; ++i) {
-        int32_t sum = 1 << (precision - 1);
-        for (int64_t j = 0; j < count; ++j) sum += int32_t{weights[j]} * rows[size_t(j) * pitch + i];
-        out[i] = rounded_byte(sum, precision);
-    }
+    return i;
 }
 
 #else
@@ -147,7 +140,7 @@ void interleave_rgb(const uint8_t*, const uint8_t*, const uint8_t*, int64_t, uin
     throw Error("the AVX2 byte resize was called on a build without it");
 }
 
-void down(const uint8_t*, size_t, const int16_t*, int64_t, int, size_t, uint8_t*) {
+size_t down(const uint8_t*, size_t, const int16_t*, int64_t, int, size_t, uint8_t*) {
     throw Error("the AVX2 byte resize was called on a build without it");
 }
 

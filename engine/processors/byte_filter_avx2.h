@@ -35,8 +35,9 @@ void across_rgb(const uint8_t* row0, const uint8_t* row1, int step, const Paired
 void interleave_rgb(const uint8_t* r, const uint8_t* g, const uint8_t* b, int64_t width, uint8_t* out);
 
 // Down: out[i] = clamp((2^(precision - 1) + sum over j < count of weights[j] * rows[j * pitch
-// + i]) >> precision, 0, 255) for i < n.
-void down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count, int precision, size_t n,
-          uint8_t* out);
+// + i]) >> precision, 0, 255) for i below n rounded down to 32 bytes. Returns how many it
+// wrote; the caller's scalar pass writes the rest.
+size_t down(const uint8_t* rows, size_t pitch, const int16_t* weights, int64_t count, int precision, size_t n,
+            uint8_t* out);
 
 }  // namespace tvlm::avx2

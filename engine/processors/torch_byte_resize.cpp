@@ -311,8 +311,11 @@ void resize_bytes_as_torch(const ByteImageView& image, uint32_t resized_width, u
             const uint8_t* rows_read = mid_read + size_t(first_y[oy] - row_first) * row_bytes;
             uint8_t* row_out = result_bytes + size_t(y) * row_bytes;
             const int16_t* weights = weights_y + oy * taps_y;
-            if (simd) avx2::down(rows_read, row_bytes, weights, count_y[oy], precision_y, row_bytes, row_out);
-            else down_row(rows_read, row_bytes, weights, count_y[oy], precision_y, row_bytes, row_out);
+            // AVX2 32 bytes at a time where the CPU has it, the scalar pass for what is left.
+            const size_t done = simd ? avx2::down(rows_read, row_bytes, weights, count_y[oy], precision_y, row_bytes,
+                                                  row_out)
+                                     : 0;
+            down_row(rows_read + done, row_bytes, weights, count_y[oy], precision_y, row_bytes - done, row_out + done);
         }
     });
 }

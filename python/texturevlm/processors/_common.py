@@ -453,9 +453,9 @@ class Runner:
                 start = part.offset + at * part.stride
                 if part.stride == per_image or spec.batch == 1:
                     count = spec.batch * per_image if part.stride == per_image else per_image
-                    write_host([spec], part.plan, self.filter, self.backend, out=flat[start:][:count])
+                    write_host(spec, part.plan, self.filter, self.backend, out=flat[start:][:count])
                 else:
-                    values = write_host([spec], part.plan, self.filter, self.backend).reshape(spec.batch, -1)
+                    values = write_host(spec, part.plan, self.filter, self.backend).reshape(spec.batch, -1)
                     for k in range(spec.batch):
                         flat[start + k * part.stride :][:per_image] = values[k]
                 at += spec.batch

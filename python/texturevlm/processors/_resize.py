@@ -878,17 +878,7 @@ def _finished_floats(planar: np.ndarray, plan: Plan, round_to_byte: bool, frames
     return np.ascontiguousarray(v).reshape(f // t * (h // p) * (w // p), c * t * p * p)
 
 
-def write_host(
-    specs: List[ImageSpec], plan: Plan, filter: str, backend: str, out: Optional[np.ndarray] = None
-) -> np.ndarray:
-    """The images' values, in order, flat: into `out` (float32, C-contiguous, their size)
-    where given, each image's written in its place (no copy of the whole), else a new array."""
-    per_image = plan.values_per_image()
-    if out is None:
-        out = np.empty(sum(s.batch for s in specs) * per_image, np.float32)
-    at = 0
-    for s in specs:
-        size = s.batch * per_image
-        finish_host(host_planar(s, plan, filter, backend), plan, s.dtype == "uint8", out=out[at : at + size])
-        at += size
-    return out
+def write_host(spec: ImageSpec, plan: Plan, filter: str, backend: str, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """The values of `spec`'s images, in order (planar: [B, 3, h, w]; merged: rows): into
+    `out` (float32, C-contiguous, their size) where given, else a new array."""
+    return finish_host(host_planar(spec, plan, filter, backend), plan, spec.dtype == "uint8", out=out)
