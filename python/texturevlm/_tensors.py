@@ -302,17 +302,18 @@ def _torch_empty(shape: Sequence[int], dtype: str, device_index: int) -> Any:
     return target[2](shape, contiguous_strides(shape), dtype=target[0], device=target[1])
 
 
-def torch_empty(shape: Any, dtype: Any, device: Any) -> Any:
-    """A new contiguous torch tensor of `shape` (an int or a sequence), torch's `dtype` and
-    `device` objects: torch.empty_strided, as _torch_empty, for the autograd functions'
-    outputs and scratch."""
+def torch_empty(shape: Any, dtype: Any, device: Any, strides: Optional[Tuple[int, ...]] = None) -> Any:
+    """A new torch tensor of `shape` (an int or a sequence), torch's `dtype` and `device`
+    objects, contiguous or with `strides` (in elements: a permuted layout made as it is,
+    without a view over a contiguous one): torch.empty_strided, as _torch_empty, for the
+    autograd functions' outputs and scratch."""
     global _empty_strided
     if _empty_strided is None:
         import torch
 
         _empty_strided = torch.empty_strided
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    return _empty_strided(shape, contiguous_strides(shape), dtype=dtype, device=device)
+    return _empty_strided(shape, strides or contiguous_strides(shape), dtype=dtype, device=device)
 
 
 _empty_strided: Any = None

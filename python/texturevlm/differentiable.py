@@ -280,10 +280,13 @@ def _register_torch_ops() -> None:
         """[B, C, H, W] as [B, H, W, C] (a view)."""
         return image.permute(0, 2, 3, 1)
 
+    channels_last = torch.channels_last
+
     def planar(image: Tensor) -> bool:
         """How the kernels read the image as level 0, in place: channels last where it is so
-        in memory, else planar (copied first where it is neither)."""
-        return not last(image).is_contiguous()
+        in memory, else planar (copied first where it is neither). One stride test, no view
+        (a permute costs an eager step microseconds)."""
+        return not image.is_contiguous(memory_format=channels_last)
 
     def chain_buffers(image: Tensor, levels: int) -> Tuple[Any, int, Tensor, Tensor]:
         """The chain plan of `image` and its stream, level 0 (the image itself, or a planar
@@ -307,7 +310,10 @@ def _register_torch_ops() -> None:
         channels last as the image is, or as `planar0` says where level 0 is a copy."""
         b, c, h, w = image.shape
         flat = planar(image) if planar0 is None else planar0
-        return image.new_empty((b, c, h, w)) if flat else image.new_empty((b, h, w, c)).permute(0, 3, 1, 2)
+        # Made in its layout by one torch.empty_strided (new_empty, and a permute of it, cost
+        # more host time each than a small step's kernels).
+        strides = None if flat else (h * w * c, 1, w * c, c)
+        return torch_empty((b, c, h, w), image.dtype, image.device, strides)
 
     def host_args(image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor]) -> Tuple[Any, ...]:
         to64 = lambda t: np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float64))  # noqa: E731
@@ -325,24 +331,32 @@ def _register_torch_ops() -> None:
     # The op returns the samples and, on CUDA, the chain it built, which the backward reads
     # (building it again cost a box pass): level 0 where it is a copy (an empty tensor where
     # the image itself is level 0: outputs may not alias inputs), and the coarse levels.
+    def cuda_forward(
+        image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int
+    ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """The samples of CUDA tensors, level 0 where it is a copy (None where the image
+        itself is level 0) and the coarse levels."""
+        count, channels = lod.shape[0], image.shape[1]
+        out = torch_empty((count, channels), image.dtype, image.device)
+        plan, stream, level0, coarse = chain_buffers(image, levels)
+        plan.forward(
+            level0.data_ptr(),
+            coarse.data_ptr(),
+            uv.data_ptr(),
+            lod.data_ptr(),
+            0 if layer is None else layer.data_ptr(),
+            count,
+            out.data_ptr(),
+            stream,
+        )
+        return out, (None if level0 is image else level0), coarse
+
     def sample_forward(
         image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int
     ) -> Tuple[Tensor, Tensor, Tensor]:
-        count, channels = lod.shape[0], image.shape[1]
         if image.device.type == "cuda":
-            out = torch_empty((count, channels), image.dtype, image.device)
-            plan, stream, level0, coarse = chain_buffers(image, levels)
-            plan.forward(
-                level0.data_ptr(),
-                coarse.data_ptr(),
-                uv.data_ptr(),
-                lod.data_ptr(),
-                0 if layer is None else layer.data_ptr(),
-                count,
-                out.data_ptr(),
-                stream,
-            )
-            return out, (level0 if level0.data_ptr() != image.data_ptr() else image.new_empty(0)), coarse
+            out, level0, coarse = cuda_forward(image, uv, lod, layer, levels)
+            return out, (image.new_empty(0) if level0 is None else level0), coarse
         check_host_layers(image, layer)
         i, u, lo, la = host_args(image, uv, lod, layer)
         out = torch.from_numpy(_core.reference_sample_points(i, levels, u, lo, la)).to(image.dtype)
@@ -378,9 +392,11 @@ def _register_torch_ops() -> None:
         count = lod.shape[0]
         grad_out = dense(grad_out, image.dtype)
         if image.device.type == "cuda":
-            chain0 = level0 if level0.numel() else image
+            chain0 = level0 if level0 is not None and level0.numel() else image
             grad_image = grad_like(image) if image_grad else image.new_empty(0)
-            grad_coarse = torch.empty_like(coarse) if image_grad else coarse.new_empty(0)
+            grad_coarse = (
+                torch_empty(coarse.shape[0], coarse.dtype, coarse.device) if image_grad else coarse.new_empty(0)
+            )
             grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
             plan, stream = plan_of(image, levels)
             plan.backward(
@@ -503,7 +519,10 @@ def _register_torch_ops() -> None:
     class SamplePoints(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, image: Tensor, uv: Tensor, lod: Tensor, layer: Optional[Tensor], levels: int) -> Tensor:
-            out, level0, coarse = sample_forward(image, uv, lod, layer, levels)
+            # CUDA: no empty tensor standing for level 0 where it is the image (a torch call
+            # each step; the custom op above needs one, its outputs being tensors).
+            cuda = image.device.type == "cuda"
+            out, level0, coarse = (cuda_forward if cuda else sample_forward)(image, uv, lod, layer, levels)
             ctx.save_for_backward(image, level0, coarse, uv, lod, layer)
             ctx.levels = levels
             return out
@@ -540,6 +559,17 @@ def _register_torch_ops() -> None:
 
     atexit.register(patch_job.cache_clear)
 
+    @functools.lru_cache(maxsize=64)
+    def patch_strides(n: int, c: int, p: int) -> Tuple[int, ...]:
+        """The strides of patches [B, N, C, P, P] stored channels last, as [B, N, P, P, C]."""
+        return (n * p * p * c, p * p * c, 1, p * c, c)
+
+    def stored_channels_last(t: Tensor, n: int, c: int, p: int) -> bool:
+        """Whether patches [B, N, C, P, P] are stored channels last (the strides of their
+        size-1 dimensions aside, which no element is read through): a stride test, no view."""
+        strides, expected = t.stride(), patch_strides(n, c, p)
+        return strides == expected or all(size == 1 or s == e for size, s, e in zip(t.shape, strides, expected))
+
     class SamplePatches(torch.autograd.Function):
         """glimpse.sample_patches on CUDA in one call each way: the chain, the patches'
         points and their samples forward; the scatter, the fold and the rows' gradients
@@ -557,7 +587,11 @@ def _register_torch_ops() -> None:
             plan, coarse, count = patch_job(index, image.dtype, image.shape, not last0, n, patch_size)
             level0 = image if last0 else image.contiguous()
             scratch = torch_empty(coarse + 4 * count, image.dtype, image.device)
-            out = torch_empty((b, n, patch_size, patch_size, c), image.dtype, image.device)
+            # [B, N, C, P, P] as returned, channels last in memory as the kernels write it:
+            # made so by one empty_strided, not a permute of a [B, N, P, P, C] tensor.
+            out = torch_empty(
+                (b, n, c, patch_size, patch_size), image.dtype, image.device, patch_strides(n, c, patch_size)
+            )
             base = scratch.data_ptr()
             plan.forward_patches(
                 level0.data_ptr(),
@@ -572,7 +606,7 @@ def _register_torch_ops() -> None:
             )
             ctx.save_for_backward(image, None if level0 is image else level0, scratch)
             ctx.job = (plan, coarse, count, b, n, patch_size, index, last0)
-            return out.permute(0, 1, 4, 2, 3)
+            return out
 
         @staticmethod
         @torch.autograd.function.once_differentiable
@@ -584,17 +618,15 @@ def _register_torch_ops() -> None:
             # permuted view, keep their layout), read in place; else planar, as the patches
             # were returned, which the engine transposes into the work buffer in the
             # backward's own launches (a copy here cost a torch call).
-            grad_out = grad.permute(0, 1, 3, 4, 2)
-            transposed = grad_out.dtype != image.dtype or not grad_out.is_contiguous()
-            if transposed:
-                grad_out = dense(grad, image.dtype)
+            transposed = grad.dtype != image.dtype or not stored_channels_last(grad, n, image.shape[1], p)
+            grad_out = dense(grad, image.dtype) if transposed else grad
             grad_image = grad_like(image, planar0=not last0) if image_grad else None
             # The coarse levels' gradient (where the image takes one), the points', then the
             # patches' gradient channels last (each part 64-value aligned for vector loads).
             ahead = coarse if image_grad else 0
             points = -(-3 * count // 64) * 64
             work = torch_empty(ahead + points + image.shape[1] * count, image.dtype, image.device)
-            grad_meta = image.new_empty((b, n, 5)) if meta_grad else None
+            grad_meta = torch_empty((b, n, 5), image.dtype, image.device) if meta_grad else None
             base, item, at = scratch.data_ptr(), scratch.element_size(), work.data_ptr()
             plan.backward_patches(
                 image.data_ptr() if level0 is None else level0.data_ptr(),

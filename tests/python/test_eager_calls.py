@@ -225,6 +225,28 @@ def test_warm_calls_allocate_only_their_outputs():
 
 
 @needs_cuda
+def test_eager_steps_make_no_views_or_copies():
+    """The training steps' host time is mostly torch calls: forward and backward make their
+    outputs in the layout they return (one empty_strided each), and read the incoming
+    gradient where it lies, so no view, layout change or copy is dispatched in a step whose
+    gradient arrives dense (torch.profiler sees every thread's aten calls, autograd's too)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    steps = _hot_steps()
+    views = {"aten::permute", "aten::transpose", "aten::as_strided", "aten::view", "aten::new_empty"}
+    copies = {"aten::contiguous", "aten::clone", "aten::copy_", "aten::to", "aten::_to_copy"}
+    for name in ("sample_points", "glimpse.sample_patches"):
+        steps[name]()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            steps[name]()
+            torch.cuda.synchronize()
+        made = {event.key for event in prof.key_averages()} & (views | copies)
+        assert not made, f"{name} dispatched {sorted(made)}"
+
+
+@needs_cuda
 def test_repeated_engine_calls_replay_one_graph_that_writes_every_output():
     """From a call's second repeat the engine replays its launches as one CUDA graph
     (cuda_pipelines/replayed_launches.h). Each repeat's outputs are poisoned first: the
