@@ -320,6 +320,14 @@ def test_first_sights_of_sizes_make_no_resizer_and_later_sights_remember_the_cal
                 if sight == 0:
                     assert (len(_resize._resizers), len(_resize._calls)) == (made, calls), (name, "first sight")
                     want = got.clone()
+                    # The same first sight twice again (its sizes forgotten, each output likely
+                    # in the block the last one's was): launched directly, as the first was;
+                    # no replay graph is made for arguments that do not recur.
+                    del got
+                    for _ in range(2):
+                        _resize._shape_of_call.clear()
+                        assert torch.equal(processor(images)["pixel_values"], want), (name, "first sight again")
+                    assert not any(r.replay_graphs for r in _resize._any_size.values()), (name, "any-size replay")
                 else:
                     assert len(_resize._resizers) > made and len(_resize._calls) > calls, (name, sight)
                     assert torch.equal(got, want), (name, images[0].shape, sight)

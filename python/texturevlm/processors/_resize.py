@@ -297,7 +297,10 @@ class CudaLaunch(NamedTuple):
     any_size: bool  # the resizer is one of any size (a first sight of the size)
 
     def run(self, images: List[int], out_ptr: int, stream: int, replay: bool = True) -> None:
-        """Launches the run (replay=False: never as a graph, for runs whose arguments will not repeat)."""
+        """Launches the run (replay=False: never as a graph, for runs whose arguments will not
+        repeat). A run on a resizer of any size launches directly: it is a first sight of its
+        size, whose next sight runs on a resizer of the size (_resizer), so a replay key built
+        and kept for it would never be used."""
         self.resizer.run(
             images,
             self.dtype,
@@ -307,7 +310,7 @@ class CudaLaunch(NamedTuple):
             self.target,
             out_ptr + self.offset_bytes,
             stream,
-            replay,
+            replay and not self.any_size,
         )
 
 
