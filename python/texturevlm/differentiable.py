@@ -276,10 +276,6 @@ def _register_torch_ops() -> None:
     def coarse_values_of(b: int, c: int, w: int, h: int, levels: int) -> int:
         return sum(b * c * max(1, w >> l) * max(1, h >> l) for l in range(1, levels))
 
-    def last(image: Tensor) -> Tensor:
-        """[B, C, H, W] as [B, H, W, C] (a view)."""
-        return image.permute(0, 2, 3, 1)
-
     channels_last = torch.channels_last
 
     def planar(image: Tensor) -> bool:
