@@ -579,7 +579,7 @@ def _register_torch_ops() -> None:
             b, c = image.shape[0], image.shape[1]
             n = meta.shape[1]
             index = image.device.index or 0
-            last0 = image.is_contiguous(memory_format=torch.channels_last)  # level 0 read in place as it is
+            last0 = not planar(image)  # level 0 read in place as it is
             plan, coarse, count = patch_job(index, image.dtype, image.shape, not last0, n, patch_size)
             level0 = image if last0 else image.contiguous()
             scratch = torch_empty(coarse + 4 * count, image.dtype, image.device)

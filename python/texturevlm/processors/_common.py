@@ -452,8 +452,7 @@ class Runner:
                 # values, a thumbnail's, between them); a batch there goes through a copy.
                 start = part.offset + at * part.stride
                 if part.stride == per_image or spec.batch == 1:
-                    count = spec.batch * per_image if part.stride == per_image else per_image
-                    write_host(spec, part.plan, self.filter, self.backend, out=flat[start:][:count])
+                    write_host(spec, part.plan, self.filter, self.backend, out=flat[start:][: spec.batch * per_image])
                 else:
                     values = write_host(spec, part.plan, self.filter, self.backend).reshape(spec.batch, -1)
                     for k in range(spec.batch):
