@@ -1,15 +1,13 @@
-// A block is a tile of kTileColumns window columns (for merged patches, the whole patches
-// that fit in them) by tile_rows window rows of one image. It finds the source rows its
-// rows read (the union of their spans), filters each across into its columns in shared
-// memory (rows spread over the block's row groups, a thread per column), then sums each
-// output pixel down its span from there, in window order or, for merged patches, in the
-// output's. Rows read by two tiles are filtered by both: resizes are taken where that costs
+// A block is a tile of kTileColumns window columns by tile_rows window rows of one image. It
+// finds the source rows its rows read (the union of their spans), filters each across into
+// its columns in shared memory (rows spread over the block's row groups, a thread per
+// column), then sums each output pixel down its span from there, in window order (merged
+// patches: merged_tiles.cu, the same two phases in the output's order). Rows read by two tiles are filtered by both: resizes are taken where that costs
 // less than storing and loading every filtered row once through device memory
 // (docs/benchmarks.md).
 #include "cuda/processors/tiled_resize.h"
 
 #include <climits>
-#include <cmath>
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
@@ -27,37 +25,30 @@ using namespace resize_output;
 using namespace row_taps;
 using resize_spans::SpanTable;
 
-constexpr uint32_t kTileColumns = 64;  // a thread each, in each row group
-constexpr uint32_t kThreads = 256;
+using tiles::kThreads;
+using tiles::kTileColumns;
 constexpr uint32_t kRowGroups = kThreads / kTileColumns;
 constexpr size_t kMaxShared = 96 * 1024;
 
-// The most source rows a tile of `tile_rows` window rows reads: its spans' firsts are at most
-// (tile_rows - 1) * scale + 1 apart, and the last span has at most max_taps rows (+2 for the
-// spans' float rounding).
-uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t resized_height, SoftwareFilter filter) {
-    const double scale = double(source_height) / double(resized_height);
-    return uint32_t(std::ceil((tile_rows - 1) * scale)) + 3 +
-           resize_spans::max_taps(source_height, resized_height, filter);
-}
+using tiles::tile_source_rows;
 
 constexpr uint32_t kPitch = kTileColumns * 3;  // floats a filtered source row takes in shared memory
-size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kPitch * sizeof(float); }
+// The merged tiles' rows are up to 31 floats longer (merged_tiles.cu) and have up to 8 rows of zeros after them.
+size_t shared_bytes(uint32_t source_rows, bool merged) {
+    return size_t{source_rows + (merged ? 8 : 0)} * (kPitch + (merged ? 31 : 0)) * sizeof(float);
+}
 
 // G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by
-// element. Merged: the output is merged patches, the tile whole patches (`tile_columns`
-// wide, `tile_patches` of them) stored in the output's order; its own instances, so that
-// the others keep their registers (the merged order's indices took up to 12 more).
-template <class Out, int G, bool Merged>
+// element. The output in window order (planar or tiles; merged patches: merged_tiles.cu).
+template <class Out, int G>
 __global__ void __launch_bounds__(kThreads)
     tiled_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                  uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
-                 uint32_t tile_rows, uint32_t tile_columns, FastDivmod tile_patches) {
+                 uint32_t tile_rows) {
     extern __shared__ float across_rows[];  // [source row - first][kTileColumns][3]: lanes 3 words apart, 32 banks
     __shared__ int rows_first, rows_end;
     const uint32_t column = threadIdx.x % kTileColumns, group = threadIdx.x / kTileColumns;
-    const uint32_t columns = Merged ? tile_columns : kTileColumns;
-    const uint32_t first_x = blockIdx.x * columns, x = first_x + column;
+    const uint32_t first_x = blockIdx.x * kTileColumns, x = first_x + column;
     const uint32_t first_y = blockIdx.y * tile_rows, image = blockIdx.z;
     const uint32_t end_y = min(t.height, first_y + tile_rows);
     // The union of the tile rows' spans; rows of the zero padding read nothing.
@@ -75,7 +66,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     const int lo = rows_first, hi = rows_end;
-    if (column < columns && x < t.width) {
+    if (x < t.width) {
         const int first = x_table.first[x], count = x_table.count[x];
         const float* wx = x_table.weights + size_t{x} * x_table.taps;
         const void* data = image_data(source, sources, t.first_layer + image);
@@ -106,52 +97,18 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     // Down the column of (x, y) from the rows in shared memory.
-    const auto down = [&](uint32_t x, uint32_t y, float(&value)[3]) {
+    if (x >= t.width) return;
+    for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
         const int first = y_table.first[y], count = y_table.count[y];
         const float* wy = y_table.weights + size_t{y} * y_table.taps;
-        const float* from = across_rows + (count ? (first - lo) * int(kPitch) : 0) + (x - first_x) * 3;
-        value[0] = value[1] = value[2] = 0.0f;
+        const float* from = across_rows + (count ? (first - lo) * int(kPitch) : 0) + column * 3;
+        float value[3] = {0.0f, 0.0f, 0.0f};
         for (int r = 0; r < count; ++r, from += kPitch) {
             const float w = wy[r];
             for (int c = 0; c < 3; ++c) value[c] += from[c] * w;
         }
-    };
-    if constexpr (Merged) {
-        // The tile is whole patches: its pixels in the output's order, patch after patch, so
-        // that a warp's stores of one channel and time are one run (in window order they are
-        // runs of patch_size values).
-        const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
-        const uint32_t times_area = t.temporal_patch_size * area, groups_wide = o.groups_wide.divisor;
-        const uint32_t first_patch_x = blockIdx.x * tile_patches.divisor, first_patch_y = first_y / p;
-        const uint32_t pixels = tile_patches.divisor * p * (end_y - first_y);
-        for (uint32_t i = threadIdx.x; i < pixels; i += kThreads) {
-            uint32_t s, sx, patch_x;
-            const uint32_t n = o.area.divmod(i, s), sy = o.patch.divmod(s, sx);
-            const uint32_t patch_y = tile_patches.divmod(n, patch_x);
-            const uint32_t x = first_x + patch_x * p + sx, y = first_y + patch_y * p + sy;
-            if (x >= t.width) continue;  // the last tile column's patches past the window
-            uint32_t within_x, within_y;
-            const uint32_t group_x = o.merge.divmod(first_patch_x + patch_x, within_x);
-            const uint32_t group_y = o.merge.divmod(first_patch_y + patch_y, within_y);
-            const uint32_t patch = (group_y * groups_wide + group_x) * m * m + within_y * m + within_x;
-            float value[3];
-            down(x, y, value);
-            write_pixel<Out>(t, o, image, {x, y, patch * 3 * times_area + s, times_area, area}, value);
-        }
-    } else {
-        if (x >= t.width) return;
-        for (uint32_t y = first_y + group; y < end_y; y += kRowGroups) {
-            float value[3];
-            down(x, y, value);
-            write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
-        }
+        write_pixel<Out>(t, o, image, place_at(t, o, x, y), value);
     }
-}
-
-// A tile's window columns: kTileColumns, or for merged patches the most whole patches that
-// fit in them (tiled_resize_rows() takes patches up to kTileColumns pixels a side).
-uint32_t tile_columns_of(const ResizeTarget& t) {
-    return t.layout == ResizeLayout::merged_patches ? kTileColumns / t.patch_size * t.patch_size : kTileColumns;
 }
 
 }  // namespace
@@ -169,7 +126,8 @@ uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t /*source_width: th
                           : mild ? 16
                           : filter == SoftwareFilter::bilinear ? 8
                                                                : 0;
-    if (!rows || shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter)) > kMaxShared ||
+    if (!rows ||
+        shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter), merged) > kMaxShared ||
         (target.height + rows - 1) / rows > 65535)
         return 0;
     return rows;
@@ -180,14 +138,15 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
                   cudaStream_t stream) {
     const uint32_t tile_rows = tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
     if (!tile_rows) throw Error("the tiled resize does not take this resize: use resize_software");
-    const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
+    if (target.layout == ResizeLayout::merged_patches)
+        return resize_merged_tiles(source, sources, source_width, source_height, target, filter, x_table, y_table,
+                                   tile_rows, stream);
+    const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter), false);
     // Words where columns read 6 to 32 taps (fewer are cheaper byte by byte, as in the two passes' row pass).
     const bool words = packed_bytes::reads_words(source, sources) &&
                        word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 && x_table.taps <= 32;
     const uint32_t groups = words ? (x_table.taps + 3) / 4 : 0;
-    const uint32_t tile_columns = tile_columns_of(target);
-    const FastDivmod tile_patches(target.layout == ResizeLayout::merged_patches ? tile_columns / target.patch_size : 1);
-    const dim3 grid((target.width + tile_columns - 1) / tile_columns, (target.height + tile_rows - 1) / tile_rows,
+    const dim3 grid((target.width + kTileColumns - 1) / kTileColumns, (target.height + tile_rows - 1) / tile_rows,
                     target.images);
     const Order o = order_of(target);
     launch_for_output(target, [&](auto out) {
@@ -197,24 +156,17 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
             // memory, a launch of a little under 48 KB would otherwise be refused.
             allow_dynamic_shared(reinterpret_cast<const void*>(kernel), kMaxShared);
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
-                                                      y_table, tile_rows, tile_columns, tile_patches);
+                                                      y_table, tile_rows);
         };
-        // Merged patches come from mild resizes of both axes (their sizes keep the aspect):
-        // up to 12 taps across; more are read byte by byte.
-        if (target.layout == ResizeLayout::merged_patches) {
-            if (groups == 2) return launch(tiled_kernel<Out, 2, true>);
-            if (groups == 3) return launch(tiled_kernel<Out, 3, true>);
-            return launch(tiled_kernel<Out, 0, true>);
-        }
         switch (groups) {
-            case 2: return launch(tiled_kernel<Out, 2, false>);
-            case 3: return launch(tiled_kernel<Out, 3, false>);
-            case 4: return launch(tiled_kernel<Out, 4, false>);
-            case 5: return launch(tiled_kernel<Out, 5, false>);
-            case 6: return launch(tiled_kernel<Out, 6, false>);
-            case 7: return launch(tiled_kernel<Out, 7, false>);
-            case 8: return launch(tiled_kernel<Out, 8, false>);
-            default: return launch(tiled_kernel<Out, 0, false>);
+            case 2: return launch(tiled_kernel<Out, 2>);
+            case 3: return launch(tiled_kernel<Out, 3>);
+            case 4: return launch(tiled_kernel<Out, 4>);
+            case 5: return launch(tiled_kernel<Out, 5>);
+            case 6: return launch(tiled_kernel<Out, 6>);
+            case 7: return launch(tiled_kernel<Out, 7>);
+            case 8: return launch(tiled_kernel<Out, 8>);
+            default: return launch(tiled_kernel<Out, 0>);
         }
     });
 }

@@ -8,6 +8,7 @@
 // for bit.
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "cuda/processors/image_resize.h"
@@ -15,6 +16,23 @@
 #include "cuda/tensors/tensor_texels.h"
 
 namespace tvlm {
+
+namespace tiles {
+
+constexpr uint32_t kTileColumns = 64;  // a thread each, in each row group
+constexpr uint32_t kThreads = 256;
+
+// The most source rows a tile of `tile_rows` window rows reads: its spans' firsts are at most
+// (tile_rows - 1) * scale + 1 apart, and the last span has at most max_taps rows (+2 for the
+// spans' float rounding).
+inline uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uint32_t resized_height,
+                                 SoftwareFilter filter) {
+    const double scale = double(source_height) / double(resized_height);
+    return uint32_t(std::ceil((tile_rows - 1) * scale)) + 3 +
+           resize_spans::max_taps(source_height, resized_height, filter);
+}
+
+}  // namespace tiles
 
 // The output rows of resize_tiled's tiles where it takes this resize, else 0: 8-bit
 // sources shrunk down the columns by up to 2x (or stretched), or planar and tiled outputs
@@ -29,5 +47,12 @@ uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint
 void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                   const ResizeTarget& target, SoftwareFilter filter, const resize_spans::SpanTable& x_table,
                   const resize_spans::SpanTable& y_table, cudaStream_t stream);
+
+// resize_tiled's merged patches (merged_tiles.cu): tiles of `tile_rows` window rows, two
+// patches tall, of the whole patches that fit in kTileColumns columns.
+void resize_merged_tiles(const TensorView& source, const ImageList& sources, uint32_t source_width,
+                         uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
+                         const resize_spans::SpanTable& x_table, const resize_spans::SpanTable& y_table,
+                         uint32_t tile_rows, cudaStream_t stream);
 
 }  // namespace tvlm

@@ -788,14 +788,18 @@ def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
 # (images, source width, height, resized width, height, patch size): merged patches (merge
 # size 2, two time copies) from mild resizes, which the tiled kernel writes in tiles of whole
 # patches: Qwen2-VL's 1024² stretched to 1036², a shrink of 1.5x by 1.1x, a 1.85x shrink
-# whose last tile column holds fewer patches than the others, 16-pixel patches stretched, and
-# 72-pixel patches stretched: wider than a tile's 64 columns, they take the two passes (their
+# whose last tile column holds fewer patches than the others, 16-pixel patches stretched, a
+# stretch whose float spans are 5 taps on both axes where the kernel's loops take 4 (the
+# table's loops for those columns and rows: merged_tiles.cu), 15-pixel patches (odd: a pixel
+# a thread, where even patches take two), and 72-pixel patches stretched: wider than a tile's 64 columns, they take the two passes (their
 # tile rows would fit in shared memory, but no whole patch fits a tile).
 MERGED_CASES = [
     (3, 1024, 1024, 1036, 1036, 14),
     (2, 1500, 900, 1008, 812, 14),
     (1, 3000, 2000, 1624, 1092, 14),
     (2, 700, 500, 896, 640, 16),
+    (2, 588, 508, 700, 644, 14),
+    (2, 700, 500, 900, 630, 15),
     (1, 300, 200, 576, 432, 72),
 ]
 

@@ -2,7 +2,7 @@
 under each tool, with PyTorch's caching allocator off so an out-of-bounds access lands
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
-past every side, Gemma 3's bilinear; its row filter alone for one large image), the tiled kernel (uint8 mild resizes, merged patches
+past every side, Gemma 3's bilinear; its row filter alone for one large image), the tiled kernel (uint8 mild resizes, merged patches (two pixels a thread, one for odd patch sizes)
 among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubic shrinks
 under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
 float16 inputs with rows staged or not), the copy
@@ -55,6 +55,7 @@ def main() -> None:
         check(CLIPImageProcessor(filter=filter), [image(700, 1001), image(333, 1003)])
         check(Qwen2VLImageProcessor(filter=filter), [image(513, 777)])
         check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
+        check(Qwen2VLImageProcessor(filter=filter, patch_size=15), [image(500, 700)])  # odd patches: a pixel a thread
         # Merged patches shrunk 3x: the two passes (the tiled kernel takes the mild resizes above).
         check(Qwen2VLImageProcessor(filter=filter, max_pixels=280 * 280), [image(900, 840)])
         check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
