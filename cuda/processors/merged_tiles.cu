@@ -41,36 +41,6 @@ struct alignas(16) TilePatch {
     uint32_t offset, column, row, unused;
 };
 
-// One row's T taps of three channels from the words they lie in: T taps after a shift of up
-// to 3 bytes span (T + 6) / 4 words. Same terms and order as row_taps::across_words.
-template <int T>
-__device__ __forceinline__ void across_taps(const unsigned char* data, uint32_t row, uint32_t stride_c,
-                                            const float (&w)[T], float (&across)[3]) {
-    using packed_bytes::byte_value;
-    constexpr int kWords = (T + 6) / 4;
-    uint32_t word[3][kWords + 1];
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-        const uint32_t at = row + c * stride_c;
-#pragma unroll
-        for (int g = 0; g < kWords; ++g) word[c][g] = __ldg(reinterpret_cast<const uint32_t*>(data + (at & ~3u)) + g);
-        word[c][kWords] = 0;
-    }
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-        const uint32_t shift = 8 * ((row + c * stride_c) & 3);
-        across[c] = 0.0f;
-#pragma unroll
-        for (int g = 0; g < (T + 3) / 4; ++g) {
-            const uint32_t v = __funnelshift_r(word[c][g], word[c][g + 1], shift);
-            if (4 * g + 0 < T) across[c] = __fmaf_rn(byte_value<0>(v), w[4 * g + 0], across[c]);
-            if (4 * g + 1 < T) across[c] = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], across[c]);
-            if (4 * g + 2 < T) across[c] = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], across[c]);
-            if (4 * g + 3 < T) across[c] = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], across[c]);
-        }
-    }
-}
-
 // U pixels' three channels of one filtered row (U = 2: six floats from an 8-byte boundary)
 // times w, added to their sums.
 template <uint32_t U>
@@ -155,8 +125,9 @@ template <class Out, int T>
 __global__ void __launch_bounds__(kThreads)
     merged_tiles_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                         uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
-                        uint32_t tile_rows, uint32_t tile_columns, FastDivmod tile_patches, uint32_t pitch, bool pairs) {
-    constexpr int kSlots = T > 4 ? 8 : 4;  // a row's weights as float4s, zeros past its count
+                        uint32_t tile_rows, uint32_t tile_columns, FastDivmod tile_patches, uint32_t pitch,
+                        bool pairs) {
+    constexpr int kSlots = T > 4 ? 8 : 4;   // a row's weights as float4s, zeros past its count
     extern __shared__ float across_rows[];  // [source row - lo][column][3], pitch floats a row
     __shared__ int rows_first, rows_end;
     __shared__ int2 row_spans[kMaxTileRows];  // (first, count) of each tile row
@@ -215,15 +186,13 @@ __global__ void __launch_bounds__(kThreads)
         const void* data = image_data(source, sources, t.first_layer + image);
         float* to = across_rows + size_t{column} * 3;
         const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
-        // The last row's third channel reads the highest word (strides are not negative where words are read).
         const bool fixed = T > 0 && count <= T && hi > lo &&
-                           ((uint32_t(hi - 1) * stride_y + uint32_t(first) + 2 * stride_c) & ~3u) + 4 * ((T + 6) / 4) <=
-                               words_end(stride_c, stride_y, source_width, source_height);
+                           across_taps_fit<T>(uint32_t(hi - 1) * stride_y + uint32_t(first), stride_c,
+                                              words_end(stride_c, stride_y, source_width, source_height));
         if constexpr (T > 0) {
             if (fixed) {
                 float w[T];
-#pragma unroll
-                for (int j = 0; j < T; ++j) w[j] = j < count ? wx[j] : 0.0f;
+                tap_weights<T>(wx, count, w);
                 for (int r = lo + int(group); r < hi; r += int(groups)) {
                     float across[3];
                     across_taps<T>(static_cast<const unsigned char*>(data), uint32_t(r) * stride_y + uint32_t(first),
@@ -285,22 +254,16 @@ __global__ void __launch_bounds__(kThreads)
             write_pixels<Out, U>(t, o, image, at.offset + s, times_area, area, value);
         }
     };
-    if (pairs)
-        down(std::integral_constant<uint32_t, 2>{});
-    else
-        down(std::integral_constant<uint32_t, 1>{});
+    if (pairs) down(std::integral_constant<uint32_t, 2>{});
+    else down(std::integral_constant<uint32_t, 1>{});
 }
 
-// The taps a span of the resize reads along each axis at most, or 0 where they are more
-// than the kernel's loops take: ceil(2 * support), the larger of the two axes'.
+// The taps the kernel's fixed loops take on both axes (resize_spans::span_taps, the larger
+// of the two), or 0 where they are more than kMaxTaps.
 int fixed_taps(uint32_t source_width, uint32_t source_height, const ResizeTarget& t, SoftwareFilter filter) {
-    const auto taps = [&](uint32_t in_size, uint32_t out_size) {
-        const double support = (filter == SoftwareFilter::bilinear ? 1.0 : 2.0) *
-                               std::max(double(in_size) / double(out_size), 1.0);
-        return int(std::ceil(2.0 * support));
-    };
-    const int most = std::max(taps(source_width, t.resized_width), taps(source_height, t.resized_height));
-    return most >= 2 && most <= kMaxTaps ? most : 0;
+    const uint32_t most = std::max(resize_spans::span_taps(source_width, t.resized_width, filter),
+                                   resize_spans::span_taps(source_height, t.resized_height, filter));
+    return most >= 2 && most <= kMaxTaps ? int(most) : 0;
 }
 
 }  // namespace
@@ -311,17 +274,16 @@ void resize_merged_tiles(const TensorView& source, const ImageList& sources, uin
     const uint32_t p = target.patch_size;
     if (tile_rows > kMaxTileRows || tile_rows % p || p > kTileColumns)
         throw Error("resize_merged_tiles takes tiles of whole patches up to kTileColumns a side");
-    const int taps = packed_bytes::reads_words(source, sources) &&
-                             word_offsets_fit(source, source_width, source_height)
+    const int taps = packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)
                          ? fixed_taps(source_width, source_height, target, filter)
                          : 0;
     const uint32_t pitch = 3 * kTileColumns + (3 * p) % 32;  // even where p is
     const size_t out_bytes = element_bytes(target.out_dtype);
     const bool pairs = p % 2 == 0 && target.image_stride % 2 == 0 &&
                        reinterpret_cast<uintptr_t>(target.out) % (2 * out_bytes) == 0;
-    const size_t bytes =
-        size_t{tiles::tile_source_rows(tile_rows, source_height, target.resized_height, filter) + uint32_t(taps)} *
-        pitch * sizeof(float);
+    const size_t bytes = size_t{tiles::tile_source_rows(tile_rows, source_height, target.resized_height, filter) +
+                                uint32_t(taps)} *
+                         pitch * sizeof(float);
     const uint32_t tile_columns = kTileColumns / p * p;
     const FastDivmod tile_patches(tile_columns / p);
     const dim3 grid((target.width + tile_columns - 1) / tile_columns, (target.height + tile_rows - 1) / tile_rows,

@@ -22,12 +22,20 @@ struct SpanTable {
     uint32_t taps = 0;
 };
 
-// The most taps an output of a resize from in_size to out_size reads: 2 * support + 1,
-// rounded up (+1 for float rounding of the span's ends).
-inline uint32_t max_taps(uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
+// The most taps a span of the resize holds in exact arithmetic: ceil(2 * support)
+// (floor(a + 2s) - floor(a) <= ceil(2s)). The kernels' float spans can be one longer where
+// their ends round across an integer: kernels that loop over this many taps fixed at compile
+// time take the table's count for those.
+inline uint32_t span_taps(uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
     const double scale = double(in_size) / double(out_size);
     const double support = (filter == SoftwareFilter::bilinear ? 1.0 : 2.0) * std::max(scale, 1.0);
-    return uint32_t(std::ceil(2.0 * support)) + 2;
+    return uint32_t(std::ceil(2.0 * support));
+}
+
+// The most taps an output of a resize from in_size to out_size reads, the tables' width:
+// span_taps + 2 (its float rounding, with room to spare).
+inline uint32_t max_taps(uint32_t in_size, uint32_t out_size, SoftwareFilter filter) {
+    return span_taps(in_size, out_size, filter) + 2;
 }
 
 inline size_t table_bytes(uint32_t n, uint32_t taps) {

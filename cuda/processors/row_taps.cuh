@@ -86,6 +86,64 @@ __device__ __forceinline__ void across_words(const unsigned char* data, uint32_t
     }
 }
 
+// One row's T taps of three channels from the words they lie in (across_words with exactly T
+// taps: T taps after a shift of up to 3 bytes span (T + 6) / 4 words). No bounds test: the
+// caller has tested its rows' last words (across_taps_fit). Same terms and order as
+// across_words, `w` zero past the column's count.
+template <int T>
+__device__ __forceinline__ void across_taps(const unsigned char* data, uint32_t row, uint32_t stride_c,
+                                            const float (&w)[T], float (&across)[3]) {
+    using packed_bytes::byte_value;
+    constexpr int kWords = (T + 6) / 4;
+    uint32_t word[3][kWords + 1];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        const uint32_t at = row + c * stride_c;
+#pragma unroll
+        for (int g = 0; g < kWords; ++g) word[c][g] = __ldg(reinterpret_cast<const uint32_t*>(data + (at & ~3u)) + g);
+        word[c][kWords] = 0;
+    }
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        const uint32_t shift = 8 * ((row + c * stride_c) & 3);
+        across[c] = 0.0f;
+#pragma unroll
+        for (int g = 0; g < (T + 3) / 4; ++g) {
+            const uint32_t v = __funnelshift_r(word[c][g], word[c][g + 1], shift);
+            if (4 * g + 0 < T) across[c] = __fmaf_rn(byte_value<0>(v), w[4 * g + 0], across[c]);
+            if (4 * g + 1 < T) across[c] = __fmaf_rn(byte_value<1>(v), w[4 * g + 1], across[c]);
+            if (4 * g + 2 < T) across[c] = __fmaf_rn(byte_value<2>(v), w[4 * g + 2], across[c]);
+            if (4 * g + 3 < T) across[c] = __fmaf_rn(byte_value<3>(v), w[4 * g + 3], across[c]);
+        }
+    }
+}
+
+// Whether across_taps<T> may read the rows from `row` (channel 0's first tap) to `last_row`
+// (the same column, the thread's last row): strides are not negative where words are read,
+// so the last row's third channel reads the highest word.
+template <int T>
+__device__ __forceinline__ bool across_taps_fit(uint32_t last_row, uint32_t stride_c, uint32_t end) {
+    return ((last_row + 2 * stride_c) & ~3u) + 4 * ((T + 6) / 4) <= end;
+}
+
+// A column's T weights, zeros past its count (its span fits T taps).
+template <int T>
+__device__ __forceinline__ void tap_weights(const float* wx, int count, float (&w)[T]) {
+#pragma unroll
+    for (int j = 0; j < T; ++j) w[j] = j < count ? wx[j] : 0.0f;
+}
+
+// One row of the column's span, three channels, byte by byte from the table's weights: the
+// words' terms in their order, for rows and spans the word reads do not take.
+__device__ __forceinline__ void across_bytes(const unsigned char* data, uint32_t row, uint32_t stride_c,
+                                             const float* wx, int count, float (&across)[3]) {
+    for (int c = 0; c < 3; ++c) {
+        across[c] = 0.0f;
+        for (int j = 0; j < count; ++j)
+            across[c] = __fmaf_rn(input_value(data[row + c * stride_c + j]), wx[j], across[c]);
+    }
+}
+
 // A column's word weights: its first 4G weights, zeros past its count.
 template <int G>
 __device__ __forceinline__ void word_weights(const float* wx, int count, float (&w)[4 * G]) {

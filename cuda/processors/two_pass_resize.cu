@@ -55,10 +55,12 @@ __global__ void rows_kernel(TensorView source, const __grid_constant__ ImageList
     }
 }
 
-// The row pass for 8-bit images read as words (row_taps::across_words): a word load per four
-// taps, where rows_kernel loads a byte and a weight per tap. Offsets are 32-bit
-// (word_offsets_fit).
-template <int G>
+// The row pass for 8-bit images read as words (row_taps::across_taps): T taps a column, a
+// word load per four, where rows_kernel loads a byte and a weight per tap. T covers every
+// span but those float rounding makes longer (resize_spans::span_taps), which, like the
+// rows whose words would reach past the image's last byte, take the table's count byte by
+// byte. Offsets are 32-bit (word_offsets_fit).
+template <int T>
 __global__ void rows_words_kernel(TensorView source, const __grid_constant__ ImageList sources, uint32_t source_width,
                                   uint32_t source_height, ResizeTarget t, SpanTable x_table, float* scratch,
                                   uint32_t rows_each) {
@@ -66,18 +68,29 @@ __global__ void rows_words_kernel(TensorView source, const __grid_constant__ Ima
     if (x >= t.width) return;
     const int first = x_table.first[x], count = x_table.count[x];
     const float* wx = x_table.weights + size_t{x} * x_table.taps;
-    float w[4 * G];
-    word_weights<G>(wx, count, w);
     const unsigned char* data = static_cast<const unsigned char*>(image_data(source, sources, t.first_layer + image));
     const uint32_t stride_y = uint32_t(source.stride_y), stride_c = uint32_t(source.stride_c);
-    const uint32_t end = words_end(stride_c, stride_y, source_width, source_height);
     const uint32_t first_row = blockIdx.y * rows_each, end_row = min(source_height, first_row + rows_each);
     float* out = scratch + (size_t{image} * source_height * t.width + x) * 3;
-    for (uint32_t y = first_row; y < end_row; ++y) {
-        float across[3];
-        across_words<G>(data, y * stride_y + uint32_t(first), stride_c, end, w, wx, count, across);
-        float* o = out + size_t{y} * t.width * 3;
-        for (int c = 0; c < 3; ++c) o[c] = across[c];
+    const bool fixed = count <= T && end_row > first_row &&
+                       across_taps_fit<T>((end_row - 1) * stride_y + uint32_t(first), stride_c,
+                                          words_end(stride_c, stride_y, source_width, source_height));
+    if (fixed) {
+        float w[T];
+        tap_weights<T>(wx, count, w);
+        for (uint32_t y = first_row; y < end_row; ++y) {
+            float across[3];
+            across_taps<T>(data, y * stride_y + uint32_t(first), stride_c, w, across);
+            float* o = out + size_t{y} * t.width * 3;
+            for (int c = 0; c < 3; ++c) o[c] = across[c];
+        }
+    } else {
+        for (uint32_t y = first_row; y < end_row; ++y) {
+            float across[3];
+            across_bytes(data, y * stride_y + uint32_t(first), stride_c, wx, count, across);
+            float* o = out + size_t{y} * t.width * 3;
+            for (int c = 0; c < 3; ++c) o[c] = across[c];
+        }
     }
 }
 
@@ -154,13 +167,19 @@ __global__ void rows_staged_kernel(TensorView source, const __grid_constant__ Im
     for (int c = 0; c < 3; ++c) o[c] = across[c];
 }
 
-// Columns read as words up to kMostWordGroups groups of four taps (48: shrinks up to about
-// 12x bicubic); more weights than that no longer fit a thread's registers.
-constexpr uint32_t kMostWordGroups = 12;
+// Columns read as words up to kMostWordTaps taps (48: shrinks up to about 12x bicubic);
+// more weights than that no longer fit a thread's registers.
+constexpr uint32_t kMostWordTaps = 48;
 // Fewer taps are cheaper byte by byte: with about 3 a column (mild bilinear shrinks), padding
 // them to a group of four costs more than the byte loads it saves (docs/benchmarks.md,
 // "Tried and dropped").
 constexpr uint32_t kLeastWordTaps = 6;
+
+// The taps rows_words_kernel's loops take for a table `table_taps` wide (max_taps: span_taps
+// + 2): span_taps rounded up to a whole word of taps. Whole words rather than the span's own
+// count: the loop at 18 taps was slower than at 20 for Qwen2-VL's 4096² shrink
+// (docs/benchmarks.md, "Tried and dropped").
+constexpr uint32_t word_taps(uint32_t table_taps) { return (table_taps - 2 + 3) / 4 * 4; }
 
 // Source rows per thread of the row pass: up to kMaxRowsEach (a thread loads its column's
 // span and weights once for them), fewer where the grid would be too small to fill the GPU.
@@ -184,26 +203,27 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
     const dim3 grid(unsigned((t.width + kRowBlock - 1) / kRowBlock), (source_height + rows_each - 1) / rows_each,
                     t.images);
     if constexpr (std::is_same_v<In, uint8_t>) {
-        const uint32_t groups = x_table.taps < kLeastWordTaps ? 0 : (x_table.taps + 3) / 4;
-        if (groups <= kMostWordGroups && packed_bytes::reads_words(source, sources) &&
+        const uint32_t taps = word_taps(x_table.taps);
+        if (x_table.taps >= kLeastWordTaps && taps <= kMostWordTaps && packed_bytes::reads_words(source, sources) &&
             word_offsets_fit(source, source_width, source_height)) {
             const auto words = [&](auto kernel) {
                 kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
                                                        scratch, rows_each);
             };
-            switch (groups) {
-                case 2: return words(rows_words_kernel<2>);
-                case 3: return words(rows_words_kernel<3>);
+            switch (taps) {
                 case 4: return words(rows_words_kernel<4>);
-                case 5: return words(rows_words_kernel<5>);
-                case 6: return words(rows_words_kernel<6>);
-                case 7: return words(rows_words_kernel<7>);
                 case 8: return words(rows_words_kernel<8>);
-                case 9: return words(rows_words_kernel<9>);
-                case 10: return words(rows_words_kernel<10>);
-                case 11: return words(rows_words_kernel<11>);
                 case 12: return words(rows_words_kernel<12>);
-                default: break;  // fewer than kLeastWordTaps
+                case 16: return words(rows_words_kernel<16>);
+                case 20: return words(rows_words_kernel<20>);
+                case 24: return words(rows_words_kernel<24>);
+                case 28: return words(rows_words_kernel<28>);
+                case 32: return words(rows_words_kernel<32>);
+                case 36: return words(rows_words_kernel<36>);
+                case 40: return words(rows_words_kernel<40>);
+                case 44: return words(rows_words_kernel<44>);
+                case 48: return words(rows_words_kernel<48>);
+                default: break;
             }
         }
     }
@@ -325,7 +345,7 @@ bool two_pass_words_preferred(uint32_t source_width, uint32_t source_height, con
                               SoftwareFilter filter) {
     constexpr uint32_t kLeastRowsEach = 4;
     const uint32_t taps = resize_spans::max_taps(source_width, target.resized_width, filter);
-    return filter == SoftwareFilter::bicubic && taps >= kLeastWordTaps && taps <= 4 * kMostWordGroups &&
+    return filter == SoftwareFilter::bicubic && taps >= kLeastWordTaps && word_taps(taps) <= kMostWordTaps &&
            row_pass_rows_each(target, source_height) >= kLeastRowsEach;
 }
 
