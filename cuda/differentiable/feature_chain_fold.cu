@@ -10,6 +10,7 @@
 #include "cuda/fast_divmod.h"
 #include "cuda/differentiable/feature_chain_tiles.cuh"
 #include "cuda/differentiable/point_sampling_grad.h"
+#include "cuda/tensors/element_pairs.cuh"
 
 namespace tvlm {
 
@@ -138,17 +139,6 @@ __global__ void fused_fold_groups_kernel(float* level0, const float* coarse, con
         *reinterpret_cast<float4*>(out + row_length) = sum;
     }
 }
-
-template <class T>
-struct PairOf;
-template <>
-struct PairOf<float> {
-    using type = float2;
-};
-template <>
-struct PairOf<double> {
-    using type = double2;
-};
 
 // Any layout and channel count: a thread takes one level-1 texel and loops over its
 // channels, finding each level's texel once, and writes the 2x2 level-0 texels under it;

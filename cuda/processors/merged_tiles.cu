@@ -18,6 +18,7 @@
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/row_taps.cuh"
 #include "cuda/processors/tiled_resize.h"
+#include "cuda/tensors/element_pairs.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
 
@@ -60,26 +61,6 @@ __device__ __forceinline__ void add_row(const float* from, float w, float (&valu
 #pragma unroll
         for (int c = 0; c < 3; ++c) value[u][c] = __fmaf_rn(v[3 * u + c], w, value[u][c]);
 }
-
-// Two outputs in one store.
-template <class Out>
-struct PairOf;
-template <>
-struct PairOf<float> {
-    using type = float2;
-};
-template <>
-struct PairOf<__half> {
-    using type = __half2;
-};
-template <>
-struct PairOf<__nv_bfloat16> {
-    using type = __nv_bfloat162;
-};
-template <>
-struct PairOf<uint8_t> {
-    using type = uchar2;
-};
 
 // U consecutive outputs of each channel and time slot from `offset` (resize_output's
 // write_pixel for U pixels at once; U = 2: one store, offset even).
@@ -296,16 +277,8 @@ void resize_merged_tiles(const TensorView& source, const ImageList& sources, uin
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
                                                       y_table, tile_rows, tile_columns, tile_patches, pitch, pairs);
         };
-        switch (taps) {
-            case 2: return launch(merged_tiles_kernel<Out, 2>);
-            case 3: return launch(merged_tiles_kernel<Out, 3>);
-            case 4: return launch(merged_tiles_kernel<Out, 4>);
-            case 5: return launch(merged_tiles_kernel<Out, 5>);
-            case 6: return launch(merged_tiles_kernel<Out, 6>);
-            case 7: return launch(merged_tiles_kernel<Out, 7>);
-            case 8: return launch(merged_tiles_kernel<Out, 8>);
-            default: return launch(merged_tiles_kernel<Out, 0>);
-        }
+        if (!with_count<2, kMaxTaps>(taps, [&](auto n) { launch(merged_tiles_kernel<Out, decltype(n)::value>); }))
+            launch(merged_tiles_kernel<Out, 0>);
     });
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/cuda_check.h"
 #include "cuda/fast_divmod.h"
@@ -149,6 +150,20 @@ constexpr int kBlock = 256;
 // A thread per output pixel of the window: blocks along x, an image per grid row.
 inline dim3 grid_of(const ResizeTarget& t) {
     return dim3(unsigned((uint64_t(t.width) * t.height + kBlock - 1) / kBlock), t.images);
+}
+
+// body(std::integral_constant<int, n>{}) where Least <= n <= Most, and true; else false: a
+// kernel template's instance for a run-time count (taps, groups of taps) it fixes at compile
+// time.
+template <int Least, int Most, class Body>
+bool with_count(int n, Body&& body) {
+    if constexpr (Least > Most) {
+        return false;
+    } else {
+        if (n != Least) return with_count<Least + 1, Most>(n, body);
+        body(std::integral_constant<int, Least>{});
+        return true;
+    }
 }
 
 // launch(Out{}) launches a kernel for the target's output type Out; then the launch's error.

@@ -158,16 +158,8 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
                                                       y_table, tile_rows);
         };
-        switch (groups) {
-            case 2: return launch(tiled_kernel<Out, 2>);
-            case 3: return launch(tiled_kernel<Out, 3>);
-            case 4: return launch(tiled_kernel<Out, 4>);
-            case 5: return launch(tiled_kernel<Out, 5>);
-            case 6: return launch(tiled_kernel<Out, 6>);
-            case 7: return launch(tiled_kernel<Out, 7>);
-            case 8: return launch(tiled_kernel<Out, 8>);
-            default: return launch(tiled_kernel<Out, 0>);
-        }
+        if (!with_count<2, 8>(int(groups), [&](auto g) { launch(tiled_kernel<Out, decltype(g)::value>); }))
+            launch(tiled_kernel<Out, 0>);
     });
 }
 

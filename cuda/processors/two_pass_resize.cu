@@ -210,21 +210,10 @@ void launch_rows(const TensorView& source, const ImageList& sources, uint32_t so
                 kernel<<<grid, kRowBlock, 0, stream>>>(source, sources, source_width, source_height, t, x_table,
                                                        scratch, rows_each);
             };
-            switch (taps) {
-                case 4: return words(rows_words_kernel<4>);
-                case 8: return words(rows_words_kernel<8>);
-                case 12: return words(rows_words_kernel<12>);
-                case 16: return words(rows_words_kernel<16>);
-                case 20: return words(rows_words_kernel<20>);
-                case 24: return words(rows_words_kernel<24>);
-                case 28: return words(rows_words_kernel<28>);
-                case 32: return words(rows_words_kernel<32>);
-                case 36: return words(rows_words_kernel<36>);
-                case 40: return words(rows_words_kernel<40>);
-                case 44: return words(rows_words_kernel<44>);
-                case 48: return words(rows_words_kernel<48>);
-                default: break;
-            }
+            // A kernel for each whole word of taps up to kMostWordTaps.
+            if (with_count<1, int(kMostWordTaps / 4)>(
+                    int(taps / 4), [&](auto taps_words) { words(rows_words_kernel<4 * decltype(taps_words)::value>); }))
+                return;
         }
     }
     constexpr size_t kMaxStaged = 160 * 1024;
