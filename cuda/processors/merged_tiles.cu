@@ -8,7 +8,6 @@
 // thread's row reads only the words its T taps lie in, one bounds test covers all its
 // rows, and each output pixel's rows and weights come from shared memory, staged once per
 // tile row, in an unrolled loop of T taps, two pixels a thread where the stores allow.
-#include <climits>
 #include <cmath>
 #include <type_traits>
 
@@ -17,6 +16,7 @@
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/row_taps.cuh"
+#include "cuda/processors/tile_source_rows.cuh"
 #include "cuda/processors/tiled_resize.h"
 #include "cuda/tensors/element_pairs.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
@@ -139,18 +139,7 @@ __global__ void __launch_bounds__(kThreads)
         const uint32_t patch = (group_y * o.groups_wide.divisor + group_x) * m * m + within_y * m + within_x;
         patches[n] = {first_x + column < t.width ? patch * 3 * times_area : ~0u, column, row, 0};
     }
-    if (threadIdx.x < 32) {
-        int lo = INT_MAX, hi = 0;
-        for (uint32_t y = first_y + threadIdx.x; y < first_y + rows; y += 32) {
-            const int first = y_table.first[y], count = y_table.count[y];
-            if (count) lo = min(lo, first), hi = max(hi, first + count);
-        }
-        for (int d = 16; d; d /= 2) {
-            lo = min(lo, __shfl_xor_sync(~0u, lo, d));
-            hi = max(hi, __shfl_xor_sync(~0u, hi, d));
-        }
-        if (threadIdx.x == 0) rows_first = hi > lo ? lo : 0, rows_end = hi > lo ? hi : 0;
-    }
+    if (threadIdx.x < 32) tiles::find_tile_source_rows(y_table, first_y, first_y + rows, rows_first, rows_end);
     __syncthreads();
     const int lo = rows_first, hi = rows_end;
 

@@ -7,13 +7,13 @@
 // (docs/benchmarks.md).
 #include "cuda/processors/tiled_resize.h"
 
-#include <climits>
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
 #include "cuda/processors/resize_output.cuh"
 #include "cuda/processors/row_taps.cuh"
+#include "cuda/processors/tile_source_rows.cuh"
 #include "cuda/tensors/tensor_elements.cuh"
 #include "engine/error.h"
 
@@ -51,19 +51,7 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t first_x = blockIdx.x * kTileColumns, x = first_x + column;
     const uint32_t first_y = blockIdx.y * tile_rows, image = blockIdx.z;
     const uint32_t end_y = min(t.height, first_y + tile_rows);
-    // The union of the tile rows' spans; rows of the zero padding read nothing.
-    if (threadIdx.x < 32) {
-        int lo = INT_MAX, hi = 0;
-        for (uint32_t y = first_y + threadIdx.x; y < end_y; y += 32) {
-            const int first = y_table.first[y], count = y_table.count[y];
-            if (count) lo = min(lo, first), hi = max(hi, first + count);
-        }
-        for (int d = 16; d; d /= 2) {
-            lo = min(lo, __shfl_xor_sync(~0u, lo, d));
-            hi = max(hi, __shfl_xor_sync(~0u, hi, d));
-        }
-        if (threadIdx.x == 0) rows_first = hi > lo ? lo : 0, rows_end = hi > lo ? hi : 0;
-    }
+    if (threadIdx.x < 32) tiles::find_tile_source_rows(y_table, first_y, end_y, rows_first, rows_end);
     __syncthreads();
     const int lo = rows_first, hi = rows_end;
     if (x < t.width) {
