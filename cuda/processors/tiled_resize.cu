@@ -7,7 +7,6 @@
 // (docs/benchmarks.md).
 #include "cuda/processors/tiled_resize.h"
 
-
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_devices.h"
 #include "cuda/processors/packed_bytes.cuh"
