@@ -1,8 +1,11 @@
-// Merged patches (Qwen2-VL's layout) from mild resizes, a tile of whole patches a block:
-// tiled_resize.cu's two phases (the tile's source rows filtered across into shared memory,
-// then down each output pixel's column from there), with the tap counts fixed at compile
-// time. Each axis reads T = ceil(2 * support) taps, the most any span holds (floor(a + 2s) -
-// floor(a) <= ceil(2s)); a span that float rounding makes longer takes the table's loop.
+// Merged patches (Qwen2-VL's layout) from mild resizes and bicubic shrinks by up to 4x, a
+// tile of whole patches a block: tiled_resize.cu's two phases (the tile's source rows
+// filtered across into shared memory, then down each output pixel's column from there),
+// with the tap counts fixed at compile time. Each axis reads T = ceil(2 * support) taps, the
+// most any span holds (floor(a + 2s) - floor(a) <= ceil(2s)), rounded up to even above 8;
+// a span that float rounding makes longer takes the table's loop. Shrinks filter the rows
+// two tiles share twice, which costs less than storing and loading every filtered row once
+// (the two passes) up to about 4x.
 // The weights past a span's count are zeros, which add +0 after its last term, so the sums
 // are the table loops' (and torch's) floats. What the loops no longer do is the work: a
 // thread's row reads only the words its T taps lie in, one bounds test covers all its
@@ -34,7 +37,12 @@ using tiles::kTileColumns;
 
 constexpr uint32_t kMaxTileRows = 2 * kTileColumns;     // two patches of up to kTileColumns
 constexpr uint32_t kMaxTilePatches = 2 * kTileColumns;  // two rows of kTileColumns / patch_size
-constexpr int kMaxTaps = 8;                             // a bicubic shrink by 2x: ceil(2 * 4)
+constexpr int kMaxMildTaps = 8;                         // a bicubic shrink by 2x: ceil(2 * 4)
+// Stronger shrinks: even tap counts up to kMaxTaps (a bicubic shrink by 4x), in tiles of up to
+// kMaxShrinkTileRows rows, where each row's weights take more room.
+constexpr int kMaxTaps = 16;
+constexpr uint32_t kMaxShrinkTileRows = kTileColumns;
+constexpr size_t kMaxShared = 96 * 1024;  // two blocks a multiprocessor, with their static shared memory
 
 // A tile's patch: where its pixel 0 goes in the image's output (~0u: past the window) and
 // its first column and row in the tile.
@@ -108,11 +116,12 @@ __global__ void __launch_bounds__(kThreads)
                         uint32_t source_height, ResizeTarget t, Order o, SpanTable x_table, SpanTable y_table,
                         uint32_t tile_rows, uint32_t tile_columns, FastDivmod tile_patches, uint32_t pitch,
                         bool pairs) {
-    constexpr int kSlots = T > 4 ? 8 : 4;   // a row's weights as float4s, zeros past its count
+    constexpr int kSlots = T > 4 ? (T + 3) / 4 * 4 : 4;  // a row's weights as float4s, zeros past its count
+    constexpr uint32_t kRows = T > kMaxMildTaps ? kMaxShrinkTileRows : kMaxTileRows;
     extern __shared__ float across_rows[];  // [source row - lo][column][3], pitch floats a row
     __shared__ int rows_first, rows_end;
     __shared__ int2 row_spans[kMaxTileRows];  // (first, count) of each tile row
-    __shared__ __align__(16) float row_weights[kMaxTileRows][kSlots];
+    __shared__ __align__(16) float row_weights[kRows][kSlots];
     __shared__ TilePatch patches[kMaxTilePatches];
 
     const uint32_t p = t.patch_size, m = t.merge_size, area = o.area.divisor;
@@ -229,34 +238,78 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The taps the kernel's fixed loops take on both axes (resize_spans::span_taps, the larger
-// of the two), or 0 where they are more than kMaxTaps.
+// of the two; above kMaxMildTaps rounded up to even, the instances there are), or 0 where
+// they are more than kMaxTaps.
 int fixed_taps(uint32_t source_width, uint32_t source_height, const ResizeTarget& t, SoftwareFilter filter) {
     const uint32_t most = std::max(resize_spans::span_taps(source_width, t.resized_width, filter),
                                    resize_spans::span_taps(source_height, t.resized_height, filter));
-    return most >= 2 && most <= kMaxTaps ? int(most) : 0;
+    if (most < 2 || most > uint32_t(kMaxTaps)) return 0;
+    return most <= uint32_t(kMaxMildTaps) ? int(most) : int((most + 1) / 2 * 2);
+}
+
+// A filtered row's floats in shared memory: the tile's columns rounded up to 32 banks, plus
+// 3 * patch_size's remainder, so that a warp's pixels on consecutive output rows (one source
+// row apart where the resize is mild) read from different banks.
+uint32_t pitch_of(uint32_t tile_columns, uint32_t patch_size) {
+    return (3 * tile_columns + 31) / 32 * 32 + (3 * patch_size) % 32;
+}
+
+// The dynamic shared memory of a tile: its source rows and `taps` rows of zeros, filtered.
+size_t shared_bytes(const MergedTile& tile, uint32_t source_height, const ResizeTarget& t, SoftwareFilter filter,
+                    int taps) {
+    return size_t{tiles::tile_source_rows(tile.rows, source_height, t.resized_height, filter) + uint32_t(taps)} *
+           pitch_of(tile.columns, t.patch_size) * sizeof(float);
 }
 
 }  // namespace
 
+MergedTile merged_tile(uint32_t source_width, uint32_t source_height, const ResizeTarget& t, SoftwareFilter filter) {
+    const uint32_t p = t.patch_size;
+    if (t.layout != ResizeLayout::merged_patches || p == 0 || p > kTileColumns) return {};
+    const int taps = fixed_taps(source_width, source_height, t, filter);
+    MergedTile tile;
+    if (source_height <= 2 * uint64_t{t.resized_height}) {
+        // Mild resizes: two patches tall (one was slower for Qwen2-VL at 8 x 1024^2), as
+        // many whole patches wide as kTileColumns holds.
+        tile = {2 * p, kTileColumns / p * p};
+    } else if (filter == SoftwareFilter::bicubic && taps > 0) {
+        // Bicubic shrinks by 2x to 4x (up to kMaxTaps taps; at 4.2x the two passes were as
+        // fast): two patches wide, and two tall where a tile's rows leave four blocks a
+        // multiprocessor, else one (measured for Qwen2-VL from 2048^2 to 4032x3024:
+        // docs/benchmarks.md). Their bilinear shrinks were not measured and keep the two passes.
+        constexpr size_t kFourBlocksShared = 44 * 1024;
+        const uint32_t columns = 2 * p <= kTileColumns ? 2 * p : p;
+        tile = {2 * p, columns};
+        if (tile.rows > kMaxShrinkTileRows || shared_bytes(tile, source_height, t, filter, taps) > kFourBlocksShared)
+            tile.rows = p;
+    } else {
+        return {};
+    }
+    if (shared_bytes(tile, source_height, t, filter, taps) > kMaxShared ||
+        (t.height + tile.rows - 1) / tile.rows > 65535)
+        return {};
+    return tile;
+}
+
 void resize_merged_tiles(const TensorView& source, const ImageList& sources, uint32_t source_width,
                          uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
-                         const SpanTable& x_table, const SpanTable& y_table, uint32_t tile_rows, cudaStream_t stream) {
+                         const SpanTable& x_table, const SpanTable& y_table, cudaStream_t stream) {
+    const MergedTile tile = merged_tile(source_width, source_height, target, filter);
+    if (!tile.rows) throw Error("the merged tiles do not take this resize: use resize_software");
     const uint32_t p = target.patch_size;
-    if (tile_rows > kMaxTileRows || tile_rows % p || p > kTileColumns)
-        throw Error("resize_merged_tiles takes tiles of whole patches up to kTileColumns a side");
-    const int taps = packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)
-                         ? fixed_taps(source_width, source_height, target, filter)
-                         : 0;
-    const uint32_t pitch = 3 * kTileColumns + (3 * p) % 32;  // even where p is
+    int taps = packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)
+                   ? fixed_taps(source_width, source_height, target, filter)
+                   : 0;
+    // The instances past kMaxMildTaps hold kMaxShrinkTileRows rows' weights: taller tiles
+    // (mild resizes of patches over 32 pixels, shrunk across by over 2x) take the table's loops.
+    if (taps > kMaxMildTaps && tile.rows > kMaxShrinkTileRows) taps = 0;
+    const uint32_t pitch = pitch_of(tile.columns, p);  // even where p is
     const size_t out_bytes = element_bytes(target.out_dtype);
     const bool pairs = p % 2 == 0 && target.image_stride % 2 == 0 &&
                        reinterpret_cast<uintptr_t>(target.out) % (2 * out_bytes) == 0;
-    const size_t bytes = size_t{tiles::tile_source_rows(tile_rows, source_height, target.resized_height, filter) +
-                                uint32_t(taps)} *
-                         pitch * sizeof(float);
-    const uint32_t tile_columns = kTileColumns / p * p;
-    const FastDivmod tile_patches(tile_columns / p);
-    const dim3 grid((target.width + tile_columns - 1) / tile_columns, (target.height + tile_rows - 1) / tile_rows,
+    const size_t bytes = shared_bytes(tile, source_height, target, filter, taps);
+    const FastDivmod tile_patches(tile.columns / p);
+    const dim3 grid((target.width + tile.columns - 1) / tile.columns, (target.height + tile.rows - 1) / tile.rows,
                     target.images);
     const Order o = order_of(target);
     launch_for_output(target, [&](auto out) {
@@ -264,9 +317,12 @@ void resize_merged_tiles(const TensorView& source, const ImageList& sources, uin
         const auto launch = [&](auto kernel) {
             allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
             kernel<<<grid, kThreads, bytes, stream>>>(source, sources, source_width, source_height, target, o, x_table,
-                                                      y_table, tile_rows, tile_columns, tile_patches, pitch, pairs);
+                                                      y_table, tile.rows, tile.columns, tile_patches, pitch, pairs);
         };
-        if (!with_count<2, kMaxTaps>(taps, [&](auto n) { launch(merged_tiles_kernel<Out, decltype(n)::value>); }))
+        const auto fixed = [&](auto n) { launch(merged_tiles_kernel<Out, decltype(n)::value>); };
+        const auto fixed_even = [&](auto half) { launch(merged_tiles_kernel<Out, 2 * decltype(half)::value>); };
+        if (!with_count<2, kMaxMildTaps>(taps, fixed) &&
+            !(taps % 2 == 0 && with_count<kMaxMildTaps / 2 + 1, kMaxTaps / 2>(taps / 2, fixed_even)))
             launch(merged_tiles_kernel<Out, 0>);
     });
 }

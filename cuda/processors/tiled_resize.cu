@@ -32,10 +32,7 @@ constexpr size_t kMaxShared = 96 * 1024;
 using tiles::tile_source_rows;
 
 constexpr uint32_t kPitch = kTileColumns * 3;  // floats a filtered source row takes in shared memory
-// The merged tiles' rows are up to 31 floats longer (merged_tiles.cu) and have up to 8 rows of zeros after them.
-size_t shared_bytes(uint32_t source_rows, bool merged) {
-    return size_t{source_rows + (merged ? 8 : 0)} * (kPitch + (merged ? 31 : 0)) * sizeof(float);
-}
+size_t shared_bytes(uint32_t source_rows) { return size_t{source_rows} * kPitch * sizeof(float); }
 
 // G > 0: rows read as words, G groups of four taps (row_taps::across_words); 0: element by
 // element. The output in window order (planar or tiles; merged patches: merged_tiles.cu).
@@ -100,21 +97,16 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t /*source_width: the fused kernel's test*/,
-                           uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter) {
+uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
+                           const ResizeTarget& target, SoftwareFilter filter) {
     if (source_dtype != TensorDtype::u8) return 0;
+    if (target.layout == ResizeLayout::merged_patches)
+        return merged_tile(source_width, source_height, target, filter).rows;
     // Measured (docs/benchmarks.md): 16-row tiles for mild resizes, 8 for bilinear shrinks,
     // whose spans are half as tall; bicubic shrinks by more than 2x filter too many rows twice.
-    // Merged patches: mild resizes, in tiles two patches tall (one patch tall was slower for
-    // Qwen2-VL at 8 x 1024^2); their bilinear shrinks were not measured and keep the two passes.
     const bool mild = source_height <= 2 * uint64_t{target.resized_height};
-    const bool merged = target.layout == ResizeLayout::merged_patches;
-    const uint32_t rows = merged ? (mild && target.patch_size <= kTileColumns ? 2 * target.patch_size : 0)
-                          : mild ? 16
-                          : filter == SoftwareFilter::bilinear ? 8
-                                                               : 0;
-    if (!rows ||
-        shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter), merged) > kMaxShared ||
+    const uint32_t rows = mild ? 16 : filter == SoftwareFilter::bilinear ? 8 : 0;
+    if (!rows || shared_bytes(tile_source_rows(rows, source_height, target.resized_height, filter)) > kMaxShared ||
         (target.height + rows - 1) / rows > 65535)
         return 0;
     return rows;
@@ -127,8 +119,8 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
     if (!tile_rows) throw Error("the tiled resize does not take this resize: use resize_software");
     if (target.layout == ResizeLayout::merged_patches)
         return resize_merged_tiles(source, sources, source_width, source_height, target, filter, x_table, y_table,
-                                   tile_rows, stream);
-    const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter), false);
+                                   stream);
+    const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
     // Words where columns read 6 to 32 taps (fewer are cheaper byte by byte, as in the two passes' row pass).
     const bool words = packed_bytes::reads_words(source, sources) &&
                        word_offsets_fit(source, source_width, source_height) && x_table.taps >= 6 && x_table.taps <= 32;

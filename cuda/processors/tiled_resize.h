@@ -37,8 +37,9 @@ inline uint32_t tile_source_rows(uint32_t tile_rows, uint32_t source_height, uin
 // The output rows of resize_tiled's tiles where it takes this resize, else 0: 8-bit
 // sources shrunk down the columns by up to 2x (or stretched), or planar and tiled outputs
 // shrunk by more with the bilinear filter, where a tile's rows fit in shared memory. Merged
-// patches are written in tiles of whole patches, in the output's order. The same for every
-// batch size, stride and alignment: software_rows_bytes() decides with it.
+// patches are written in tiles of whole patches, in the output's order, from mild resizes
+// and bicubic shrinks by up to 4x (merged_tile()). The same for every batch size, stride
+// and alignment: software_rows_bytes() decides with it.
 uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint32_t source_height,
                            const ResizeTarget& target, SoftwareFilter filter);
 
@@ -48,11 +49,18 @@ void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t s
                   const ResizeTarget& target, SoftwareFilter filter, const resize_spans::SpanTable& x_table,
                   const resize_spans::SpanTable& y_table, cudaStream_t stream);
 
-// resize_tiled's merged patches (merged_tiles.cu): tiles of `tile_rows` window rows, two
-// patches tall, of the whole patches that fit in kTileColumns columns.
+// A tile of merged patches (merged_tiles.cu), in window rows and columns (whole patches);
+// rows 0 where the merged tiles do not take the resize.
+struct MergedTile {
+    uint32_t rows = 0, columns = 0;
+};
+MergedTile merged_tile(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
+                       SoftwareFilter filter);
+
+// resize_tiled's merged patches (merged_tiles.cu), in merged_tile()'s tiles.
 void resize_merged_tiles(const TensorView& source, const ImageList& sources, uint32_t source_width,
                          uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
                          const resize_spans::SpanTable& x_table, const resize_spans::SpanTable& y_table,
-                         uint32_t tile_rows, cudaStream_t stream);
+                         cudaStream_t stream);
 
 }  // namespace tvlm

@@ -786,13 +786,19 @@ def test_the_two_passes_equal_torchs_resize_on_large_batches(rng, filter, case):
 
 
 # (images, source width, height, resized width, height, patch size): merged patches (merge
-# size 2, two time copies) from mild resizes, which the tiled kernel writes in tiles of whole
-# patches: Qwen2-VL's 1024² stretched to 1036², a shrink of 1.5x by 1.1x, a 1.85x shrink
-# whose last tile column holds fewer patches than the others, 16-pixel patches stretched, a
-# stretch whose float spans are 5 taps on both axes where the kernel's loops take 4 (the
-# table's loops for those columns and rows: merged_tiles.cu), 15-pixel patches (odd: a pixel
-# a thread, where even patches take two), and 72-pixel patches stretched: wider than a tile's 64 columns, they take the two passes (their
-# tile rows would fit in shared memory, but no whole patch fits a tile).
+# size 2, two time copies), which the tiled kernel writes in tiles of whole patches from mild
+# resizes and bicubic shrinks by up to 4x: Qwen2-VL's 1024² stretched to 1036², a shrink of
+# 1.5x by 1.1x, a 1.85x shrink whose last tile column holds fewer patches than the others,
+# 16-pixel patches stretched, a stretch whose float spans are 5 taps on both axes where the
+# kernel's loops take 4 (the table's loops for those columns and rows: merged_tiles.cu),
+# 15-pixel patches (odd: a pixel a thread, where even patches take two), and 72-pixel
+# patches stretched: wider than a tile's 64 columns, they take the two passes (their tile
+# rows would fit in shared memory, but no whole patch fits a tile). Shrinks: 2.1x and 2.2x
+# (10 taps, tiles two patches tall), 3.1x (14 taps, a patch tall), 3.6x (16), odd 15-pixel
+# and 16-pixel patches at 2.5x to 3x (12), and Qwen2-VL's 4096² shrink by 4.2x (18 taps: the
+# two passes); bilinear shrinks take the two passes. Mild down the columns, shrunk 3x across:
+# 14 taps in tiles two patches tall, and with 40-pixel patches, whose tiles are taller than
+# the 14-tap loops hold weights for, the table's loops.
 MERGED_CASES = [
     (3, 1024, 1024, 1036, 1036, 14),
     (2, 1500, 900, 1008, 812, 14),
@@ -801,6 +807,15 @@ MERGED_CASES = [
     (2, 588, 508, 700, 644, 14),
     (2, 700, 500, 900, 630, 15),
     (1, 300, 200, 576, 432, 72),
+    (1, 2048, 2048, 980, 980, 14),
+    (2, 1900, 1500, 868, 672, 14),
+    (1, 3000, 3000, 980, 980, 14),
+    (1, 3500, 2600, 980, 728, 14),
+    (1, 1800, 1200, 600, 420, 15),
+    (2, 2400, 1600, 896, 640, 16),
+    (1, 4096, 4096, 980, 980, 14),
+    (1, 3000, 900, 980, 840, 14),
+    (1, 2000, 400, 800, 400, 40),
 ]
 
 

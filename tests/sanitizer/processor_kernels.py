@@ -3,8 +3,8 @@ under each tool, with PyTorch's caching allocator off so an out-of-bounds access
 outside any allocation): the fused 8-bit kernel (shrinks of 8x and more across: CLIP from
 large photos, channels-first and channels-last, LLaVA's small AnyRes tiles with windows
 past every side, Gemma 3's bilinear; its row filter alone for one large image), the tiled kernel (uint8 mild resizes, merged patches (two pixels a thread, one for odd patch sizes)
-among them, and bilinear shrinks, words and bytes), the two-pass kernels (bicubic shrinks
-under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 2x,
+among them and shrunk up to 4x, and bilinear shrinks, words and bytes), the two-pass kernels (bicubic shrinks
+under 8x, batches shrunk up to 12x read as words, merged patches shrunk more than 4x,
 float16 inputs with rows staged or not), the copy
 (a resize to the image's own size, four pixels a thread where rows allow), uint8 outputs
 (Idefics3's intermediate images), the texture filter and lists composed of kept launches,
@@ -56,8 +56,14 @@ def main() -> None:
         check(Qwen2VLImageProcessor(filter=filter), [image(513, 777)])
         check(Qwen2VLImageProcessor(filter=filter), [image(1024, 1024), image(300, 500)])
         check(Qwen2VLImageProcessor(filter=filter, patch_size=15), [image(500, 700)])  # odd patches: a pixel a thread
-        # Merged patches shrunk 3x: the two passes (the tiled kernel takes the mild resizes above).
-        check(Qwen2VLImageProcessor(filter=filter, max_pixels=280 * 280), [image(900, 840)])
+        # Merged patches shrunk 2.1x and 3x: the tiled kernel's tiles two patches tall and one
+        # (channels last: the table's loops); 4.6x: the two passes.
+        check(Qwen2VLImageProcessor(filter=filter, max_pixels=420 * 420), [image(900, 840)])
+        check(
+            Qwen2VLImageProcessor(filter=filter, max_pixels=280 * 280),
+            [image(900, 840), image(900, 840, channels_last=True)],
+        )
+        check(Qwen2VLImageProcessor(filter=filter, max_pixels=280 * 280), [image(1300, 1250)])
         check(CLIPImageProcessor(filter=filter), [image(3000, 2000, channels_last=True), image(2500, 2300)])
         check(Gemma3ImageProcessor(filter=filter), [image(1000, 600), image(1000, 7200)])
         check(GotOcr2ImageProcessor(filter=filter, crop_to_patches=True), [image(900, 1400)])
