@@ -95,6 +95,7 @@ if [ -n "$python_ready" ] && [ -z "${SANITIZERS_ONLY:-}" ]; then
     SUITE_TIMEOUT=300 suite python_bench python3 -m texturevlm.bench --profile --json "$out/python_bench.json" \
       "${engine_rows[@]}"
     SUITE_TIMEOUT=300 suite processors_bench python3 -m texturevlm.bench processors --json "$out/processors_bench.json"
+    SUITE_TIMEOUT=300 suite photos_bench python3 -m texturevlm.bench photos --json "$out/photos_bench.json"
     SUITE_TIMEOUT=300 suite host_bench python3 -m texturevlm.bench host --json "$out/host_bench.json"
     SUITE_TIMEOUT=300 suite encoded_bench python3 -m texturevlm.bench encoded --json "$out/encoded_bench.json"
     SUITE_TIMEOUT=300 suite grad_bench python3 -m texturevlm.bench grad --json "$out/grad_bench.json"
@@ -102,7 +103,7 @@ if [ -n "$python_ready" ] && [ -z "${SANITIZERS_ONLY:-}" ]; then
   fi
   if [ -n "${PYTHON_ONLY:-}" ]; then
     grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -n 30
-    for log in python_bench processors_bench host_bench encoded_bench grad_bench fields_bench; do
+    for log in python_bench processors_bench photos_bench host_bench encoded_bench grad_bench fields_bench; do
       [ -e "$out/$log.log" ] && cat "$out/$log.log"
     done
     finish

@@ -1,4 +1,4 @@
-"""python -m texturevlm.bench [processors | host | encoded | grad | fields | overlay | calls] [--json FILE] [--tvlm-json bench.json]
+"""python -m texturevlm.bench [processors | photos | host | encoded | grad | fields | overlay | calls] [--json FILE] [--tvlm-json bench.json]
 
 The Python package timed on an NVIDIA GPU against the same jobs written the PyTorch way,
 in one run, each figure next to its byte floor (bytes over the device copy rate measured
@@ -7,7 +7,8 @@ waits once per run of calls): what a training or serving loop sees. With --tvlm-
 output of `tvlm bench --json`), the frame rows are compared with the C++ engine's.
 
 `processors`: Hugging Face's image processors against texturevlm.processors instead
-(processors.py); `host`: the same with host images, on the CPU, no GPU needed (host.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
+(processors.py); `photos`: Qwen2-VL's processor on camera-sized images (5 to 16 megapixels),
+the same way; `host`: the same with host images, on the CPU, no GPU needed (host.py); `encoded`: JPEG bytes -> pixel_values, GPU decode against Pillow + HF
 (encoded.py); `grad`: sample_points forward + backward against PyTorch
 (grad.py); `fields`: Gaussian fields against vectorized PyTorch (fields.py);
 `overlay`: texturevlm.overlay against OpenCV and torchvision drawing (overlay.py); `calls`: the
@@ -87,8 +88,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "jobs",
         nargs="?",
         default="patches",
-        choices=("patches", "processors", "host", "encoded", "grad", "fields", "overlay", "calls"),
+        choices=("patches", "processors", "photos", "host", "encoded", "grad", "fields", "overlay", "calls"),
         help="patches (default): the sampling jobs; processors: HF image processors vs texturevlm; "
+        "photos: Qwen2-VL's processor on camera-sized images vs HF; "
         "host: host images through the processors vs HF on the CPU (no GPU needed); "
         "encoded: JPEG bytes -> pixel_values vs Pillow + HF; "
         "grad: differentiable sampling forward + backward vs PyTorch; fields: Gaussian fields; "
@@ -116,10 +118,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"device copy {bandwidth / 1e12:.2f} TB/s\n"
     )
     table = Table(bandwidth)
-    if args.jobs == "processors":
+    if args.jobs in ("processors", "photos"):
         from . import processors as bench_processors
 
-        bench_processors.run(table, per_call_us)
+        if args.jobs == "photos":
+            bench_processors.run_photo_sizes(table, per_call_us)
+        else:
+            bench_processors.run(table, per_call_us)
         _write_json(args.json, bandwidth, table)
         return 0
     if args.jobs == "encoded":

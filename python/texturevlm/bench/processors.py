@@ -8,7 +8,8 @@ image of a new size each call (a server's requests): wall time per call (calls p
 its floor (input read once + output written once, over the device copy rate), and the
 outputs' differences from HF's on a photograph (tests/data/photos/f3.jpg where the source
 tree is at hand, else a smooth synthetic image). NVIDIA's CV-CUDA runs the CLIP, SigLIP and
-Qwen2-VL jobs in the same run where it is installed (cvcuda_baseline.py)."""
+Qwen2-VL jobs in the same run where it is installed (cvcuda_baseline.py). `photos`
+(run_photo_sizes) times Qwen2-VL's processor the same way on camera-sized images."""
 
 from __future__ import annotations
 
@@ -89,13 +90,7 @@ def _fidelity_image(gen: Any) -> Tuple[Any, str]:
 
 def run(table: Any, per_call_us: Any) -> List[dict]:
     """Adds the rows to `table` (bench.Table); returns the fidelity rows."""
-    import transformers
-
-    cvcuda_version = cvcuda_baseline.available()
-    print(f"transformers {transformers.__version__}; CV-CUDA {cvcuda_version or 'not installed'}\n")
     gen = torch.Generator(device="cuda").manual_seed(0)
-    fidelity = []
-    sample, sample_name = _fidelity_image(gen)
 
     def random(h: int, w: int) -> Any:
         return torch.randint(0, 256, (3, h, w), dtype=torch.uint8, device="cuda", generator=gen)
@@ -118,6 +113,40 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
     while len(new_sizes) < NEW_SIZES:
         new_sizes.add((sizes_gen.randint(480, 2048), sizes_gen.randint(480, 2048)))
     inputs.append(("1 image, a new size each call (480 to 2048 a side)", [[random(h, w)] for h, w in new_sizes], 10))
+    return _time_jobs(table, per_call_us, inputs, MODELS, gen)
+
+
+#: `python -m texturevlm.bench photos`: camera-sized images (5, 6 and 12 megapixels, and
+#: 4096²), which Qwen2-VL's processor shrinks by 2.2x to 4.2x to its pixel budget.
+PHOTO_SIZES = ((1944, 2592), (2000, 3000), (3024, 4032), (4096, 4096))
+
+
+def run_photo_sizes(table: Any, per_call_us: Any) -> List[dict]:
+    """Qwen2-VL's processor on camera-sized images, 1 and 8 a call (HF and CV-CUDA in the
+    same run): the sizes a server's photos arrive in, between the 1024² and 4096² rows."""
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    inputs = [
+        (
+            f"{batch} x [3, {h}, {w}]",
+            [[torch.randint(0, 256, (3, h, w), dtype=torch.uint8, device="cuda", generator=gen) for _ in range(batch)]],
+            10,
+        )
+        for h, w in PHOTO_SIZES
+        for batch in (1, 8)
+    ]
+    return _time_jobs(table, per_call_us, inputs, [m for m in MODELS if m[0] == "Qwen2-VL"], gen)
+
+
+def _time_jobs(table: Any, per_call_us: Any, inputs: list, models: Any, gen: Any) -> List[dict]:
+    """Each model's job on each input: HF's processor, CV-CUDA's (where installed and the job
+    is one size) and texturevlm's with each filter, timed in turn; their differences from HF
+    on the photograph in the notes."""
+    import transformers
+
+    cvcuda_version = cvcuda_baseline.available()
+    print(f"transformers {transformers.__version__}; CV-CUDA {cvcuda_version or 'not installed'}\n")
+    fidelity = []
+    sample, sample_name = _fidelity_image(gen)
     for label, image_lists, calls in inputs:
         images = image_lists[0]
 
@@ -126,7 +155,7 @@ def run(table: Any, per_call_us: Any) -> List[dict]:
             lists = itertools.cycle(image_lists)
             return lambda: next(lists)
 
-        for model, hf_name, ours_cls, config in MODELS:
+        for model, hf_name, ours_cls, config in models:
             hf = getattr(transformers, hf_name)(**config)
             job = f"{model} processor, {label} uint8 CUDA"
             out = hf(images=images, return_tensors="pt")["pixel_values"]
