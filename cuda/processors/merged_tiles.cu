@@ -32,6 +32,7 @@ namespace {
 using namespace resize_output;
 using namespace row_taps;
 using resize_spans::SpanTable;
+using tiles::kMaxShared;
 using tiles::kThreads;
 using tiles::kTileColumns;
 
@@ -42,7 +43,6 @@ constexpr int kMaxMildTaps = 8;                         // a bicubic shrink by 2
 // kMaxShrinkTileRows rows, where each row's weights take more room.
 constexpr int kMaxTaps = 16;
 constexpr uint32_t kMaxShrinkTileRows = kTileColumns;
-constexpr size_t kMaxShared = 96 * 1024;  // two blocks a multiprocessor, with their static shared memory
 
 // A tile's patch: where its pixel 0 goes in the image's output (~0u: past the window) and
 // its first column and row in the tile.
@@ -293,9 +293,8 @@ MergedTile merged_tile(uint32_t source_width, uint32_t source_height, const Resi
 
 void resize_merged_tiles(const TensorView& source, const ImageList& sources, uint32_t source_width,
                          uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
-                         const SpanTable& x_table, const SpanTable& y_table, cudaStream_t stream) {
-    const MergedTile tile = merged_tile(source_width, source_height, target, filter);
-    if (!tile.rows) throw Error("the merged tiles do not take this resize: use resize_software");
+                         const SpanTable& x_table, const SpanTable& y_table, const MergedTile& tile,
+                         cudaStream_t stream) {
     const uint32_t p = target.patch_size;
     int taps = packed_bytes::reads_words(source, sources) && word_offsets_fit(source, source_width, source_height)
                    ? fixed_taps(source_width, source_height, target, filter)

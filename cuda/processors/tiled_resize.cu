@@ -27,7 +27,7 @@ using resize_spans::SpanTable;
 using tiles::kThreads;
 using tiles::kTileColumns;
 constexpr uint32_t kRowGroups = kThreads / kTileColumns;
-constexpr size_t kMaxShared = 96 * 1024;
+using tiles::kMaxShared;
 
 using tiles::tile_source_rows;
 
@@ -115,11 +115,15 @@ uint32_t tiled_resize_rows(TensorDtype source_dtype, uint32_t source_width, uint
 void resize_tiled(const TensorView& source, const ImageList& sources, uint32_t source_width, uint32_t source_height,
                   const ResizeTarget& target, SoftwareFilter filter, const SpanTable& x_table, const SpanTable& y_table,
                   cudaStream_t stream) {
+    if (target.layout == ResizeLayout::merged_patches) {
+        const MergedTile tile = merged_tile(source_width, source_height, target, filter);
+        if (source.dtype != TensorDtype::u8 || !tile.rows)
+            throw Error("the tiled resize does not take this resize: use resize_software");
+        return resize_merged_tiles(source, sources, source_width, source_height, target, filter, x_table, y_table, tile,
+                                   stream);
+    }
     const uint32_t tile_rows = tiled_resize_rows(source.dtype, source_width, source_height, target, filter);
     if (!tile_rows) throw Error("the tiled resize does not take this resize: use resize_software");
-    if (target.layout == ResizeLayout::merged_patches)
-        return resize_merged_tiles(source, sources, source_width, source_height, target, filter, x_table, y_table,
-                                   stream);
     const size_t bytes = shared_bytes(tile_source_rows(tile_rows, source_height, target.resized_height, filter));
     // Words where columns read 6 to 32 taps (fewer are cheaper byte by byte, as in the two passes' row pass).
     const bool words = packed_bytes::reads_words(source, sources) &&

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "cuda/processors/image_resize.h"
@@ -21,6 +22,8 @@ namespace tiles {
 
 constexpr uint32_t kTileColumns = 64;  // a thread each, in each row group
 constexpr uint32_t kThreads = 256;
+// The most dynamic shared memory a tile takes: two blocks a multiprocessor, with their static shared memory.
+constexpr size_t kMaxShared = 96 * 1024;
 
 // The most source rows a tile of `tile_rows` window rows reads: its spans' firsts are at most
 // (tile_rows - 1) * scale + 1 apart, and the last span has at most max_taps rows (+2 for the
@@ -57,10 +60,10 @@ struct MergedTile {
 MergedTile merged_tile(uint32_t source_width, uint32_t source_height, const ResizeTarget& target,
                        SoftwareFilter filter);
 
-// resize_tiled's merged patches (merged_tiles.cu), in merged_tile()'s tiles.
+// resize_tiled's merged patches (merged_tiles.cu) in `tile`, merged_tile()'s for the resize.
 void resize_merged_tiles(const TensorView& source, const ImageList& sources, uint32_t source_width,
                          uint32_t source_height, const ResizeTarget& target, SoftwareFilter filter,
                          const resize_spans::SpanTable& x_table, const resize_spans::SpanTable& y_table,
-                         cudaStream_t stream);
+                         const MergedTile& tile, cudaStream_t stream);
 
 }  // namespace tvlm
