@@ -18,11 +18,6 @@ if [ -f "$bin/ffl.tar.xz" ]; then
   mkdir -p /opt/ffl && tar -xJf "$bin/ffl.tar.xz" -C /opt/ffl
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/opt/ffl
 fi
-# Debian's libjpeg and libpng for a wheel built on the development machine (.device/libs,
-# CONTRIBUTING.md): the Ubuntu machine has them under other names.
-if [ -d "$bin/libs" ]; then
-  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(cd "$bin/libs" && pwd)
-fi
 if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
