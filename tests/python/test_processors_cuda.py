@@ -752,6 +752,13 @@ LARGE_CASES = [
     # 32 and then 1, which alone would prefer the row filter; with no rows for it, the fused
     # kernel writes that image too.
     (33, 1800, 448, 100, 224, 0, 0, 100, 224, "planar"),
+    # Shrinks of 2x to 7x (the row pass reading words, 9 to 28 taps a column): rows of
+    # 4096, 2400, 2052 and 1000 bytes, heights that are not a multiple of the row pass's
+    # rows per thread, and zero padding on every side of the window.
+    (2, 4096, 1000, 980, 240, 0, 0, 980, 240, "planar"),
+    (3, 2052, 777, 600, 300, -5, 3, 620, 290, "planar"),
+    (2, 2400, 601, 343, 150, 7, -4, 330, 160, "planar"),
+    (1, 1000, 520, 480, 250, -2, 0, 490, 251, "planar"),
 ]
 
 
