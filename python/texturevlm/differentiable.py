@@ -371,43 +371,6 @@ def _register_torch_ops() -> None:
         level0 = image.new_empty(image.shape) if copied else image.new_empty(0)
         return out, level0, image.new_empty(coarse_values(image, levels))
 
-    # The CUDA backward: d/d image (None where `image_grad` is False) and d/d uv, d/d lod.
-    # Without the image's gradient nothing is allocated for it or for the coarse levels'
-    # (an eager step's torch calls cost host time comparable to its kernels).
-    def cuda_backward(
-        image: Tensor,
-        level0: Optional[Tensor],
-        coarse: Tensor,
-        uv: Tensor,
-        lod: Tensor,
-        layer: Optional[Tensor],
-        levels: int,
-        grad_out: Tensor,
-        image_grad: bool,
-    ) -> Tuple[Optional[Tensor], Tensor, Tensor]:
-        count = lod.shape[0]
-        grad_out = dense(grad_out, image.dtype)
-        chain0 = level0 if level0 is not None and level0.numel() else image
-        grad_image = grad_like(image) if image_grad else None
-        grad_coarse = torch_empty(coarse.shape[0], coarse.dtype, coarse.device) if image_grad else None
-        grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
-        plan, stream = plan_of(image, levels)
-        plan.backward(
-            chain0.data_ptr(),
-            coarse.data_ptr(),
-            uv.data_ptr(),
-            lod.data_ptr(),
-            0 if layer is None else layer.data_ptr(),
-            count,
-            grad_out.data_ptr(),
-            0 if grad_image is None else grad_image.data_ptr(),
-            0 if grad_coarse is None else grad_coarse.data_ptr(),
-            grad_uv.data_ptr(),
-            grad_lod.data_ptr(),
-            stream,
-        )
-        return grad_image, grad_uv, grad_lod
-
     # `image_grad` False (the image takes no gradient: a model learning where to look):
     # d/d uv and d/d lod alone, and an empty tensor for the image. On CUDA that skips the
     # texel atomics and the fold, most of a backward's time; on the CPU the fold.
@@ -422,12 +385,32 @@ def _register_torch_ops() -> None:
         grad_out: Tensor,
         image_grad: bool,
     ) -> Tuple[Tensor, Tensor, Tensor]:
-        if image.device.type == "cuda":
-            grad_image, grad_uv, grad_lod = cuda_backward(
-                image, level0, coarse, uv, lod, layer, levels, grad_out, image_grad
-            )
-            return (image.new_empty(0) if grad_image is None else grad_image), grad_uv, grad_lod
+        count = lod.shape[0]
         grad_out = dense(grad_out, image.dtype)
+        if image.device.type == "cuda":
+            chain0 = level0 if level0 is not None and level0.numel() else image
+            # Without the image's gradient, none for the coarse levels either: their kernel
+            # pointer is 0 and nothing is allocated for it (an eager step's torch calls cost
+            # host time comparable to its kernels).
+            grad_image = grad_like(image) if image_grad else image.new_empty(0)
+            grad_coarse = torch_empty(coarse.shape[0], coarse.dtype, coarse.device) if image_grad else None
+            grad_uv, grad_lod = torch.empty_like(uv), torch.empty_like(lod)
+            plan, stream = plan_of(image, levels)
+            plan.backward(
+                chain0.data_ptr(),
+                coarse.data_ptr(),
+                uv.data_ptr(),
+                lod.data_ptr(),
+                0 if layer is None else layer.data_ptr(),
+                count,
+                grad_out.data_ptr(),
+                grad_image.data_ptr() if image_grad else 0,
+                grad_coarse.data_ptr() if grad_coarse is not None else 0,
+                grad_uv.data_ptr(),
+                grad_lod.data_ptr(),
+                stream,
+            )
+            return grad_image, grad_uv, grad_lod
         if not bool(torch.isfinite(grad_out).all()):
             raise Error("the gradient reaching sample_points has non-finite values: find where the loss overflows")
         check_host_layers(image, layer)
@@ -546,8 +529,7 @@ def _register_torch_ops() -> None:
         def backward(ctx: Any, grad: Tensor) -> Tuple[Any, ...]:
             image, level0, coarse, uv, lod, layer = ctx.saved_tensors
             image_grad = ctx.needs_input_grad[0]
-            backward = cuda_backward if image.device.type == "cuda" else sample_backward
-            grads = backward(image, level0, coarse, uv, lod, layer, ctx.levels, grad, image_grad)
+            grads = sample_backward(image, level0, coarse, uv, lod, layer, ctx.levels, grad, image_grad)
             return (grads[0] if image_grad else None), grads[1], grads[2], None, None
 
     class BoxChain(torch.autograd.Function):
