@@ -131,7 +131,15 @@ def test_gemma3_pan_and_scan_settings_are_read_from_the_config(rng):
 
 
 def test_tile_grids_are_hfs(rng):
-    for height, width in SIZES + [(448, 448 * 3), (2000, 500), (4096, 4096), (123, 4567)]:
+    # Random sizes, and sizes whose aspect is exactly a grid's, where grids of one aspect
+    # (1x1, 2x2, 3x3) tie and the image's area picks among them.
+    exact = [(448 * r, 448 * c) for c in range(1, 7) for r in range(1, 7)] + [(h // 4, w // 4) for h, w in ((448, 896), (896, 448))]
+    shapes = [tuple(int(v) for v in rng.integers(1, 5000, 2)) for _ in range(400)]
+    # Aspects exactly between two neighbouring grids' (p/q and r/s: (ps + rq) / 2qs), which
+    # may tie the grids of both.
+    grids = sorted({(c, r) for c in range(1, 13) for r in range(1, 13) if c * r <= 12}, key=lambda g: g[0] / g[1])
+    shapes += [(2 * q * s, p * s + r * q) for (p, q), (r, s) in zip(grids, grids[1:])]
+    for height, width in SIZES + [(448, 448 * 3), (2000, 500), (4096, 4096), (123, 4567)] + exact + shapes:
         for low, high in ((1, 12), (1, 6), (2, 4), (1, 1), (3, 40)):
             want = ref.optimal_tiled_canvas((height, width), (448, 448), low, high)
             assert optimal_tile_grid(height, width, 448, 448, low, high) == want, (height, width, low, high)

@@ -43,7 +43,12 @@ SIZES = [(1, 1), (5, 3), (31, 33), (40, 90), (90, 40), (64, 64), (100, 37), (17,
 
 
 def test_best_resolution_and_resized_size_are_hfs():
-    for h, w in SIZES + [(477, 720), (720, 477), (1000, 999), (336, 1008), (4000, 300), (2, 5000)]:
+    # Random sizes, inside the largest resolution and past it on one side or both, and the
+    # resolutions' own sizes and one pixel either side of them.
+    gen = np.random.default_rng(7)
+    shapes = [tuple(int(v) for v in gen.integers(1, 3000, 2)) for _ in range(300)]
+    edges = [(h + d, w + e) for h, w in ONEVISION_PINPOINTS[::5] for d in (-1, 0, 1) for e in (-1, 0, 1)]
+    for h, w in SIZES + [(477, 720), (720, 477), (1000, 999), (336, 1008), (4000, 300), (2, 5000)] + shapes + edges:
         for pinpoints in (LLAVA_NEXT_PINPOINTS, ONEVISION_PINPOINTS, SMALL["image_grid_pinpoints"]):
             best = select_best_resolution(h, w, pinpoints)
             assert best == ref.select_best_resolution((h, w), pinpoints), (h, w)

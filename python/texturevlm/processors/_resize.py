@@ -393,7 +393,10 @@ def resized_images(
             groups.setdefault(key, []).append(i)
     for members in groups.values():
         first = specs[members[0]]
-        batch = _tensors.empty(first.framework, "cuda", first.device_index, (len(members), 3, h, w), first.dtype)
+        # One image: its own [3, h, w] tensor (no indexing into a batch of one, which costs
+        # microseconds a call).
+        shape = (len(members), 3, h, w) if len(members) > 1 else (3, h, w)
+        batch = _tensors.empty(first.framework, "cuda", first.device_index, shape, first.dtype)
         ptr = (
             batch.data_ptr() if first.framework == "torch" else _tensors.pointer_and_strides(batch, first.framework)[0]
         )
@@ -411,6 +414,9 @@ def resized_images(
         # JAX cuts the images out of the batch on its own streams, which XLA makes
         # non-blocking: not ordered with ours, so JAX's batch is handed over (the host waits).
         batch = _tensors.hand_over(batch, first.framework, first.device_index, stream)
+        if len(members) == 1:
+            out[members[0]] = batch
+            continue
         for k, i in enumerate(members):
             out[i] = batch[k]
     return out

@@ -7,6 +7,8 @@ pixel_values [sum of tiles + thumbnails, 3, h, w] and num_patches [images]."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._common import BatchFeature
@@ -28,20 +30,46 @@ def tile_grids(min_tiles: int, max_tiles: int) -> List[Tuple[int, int]]:
     return sorted(grids, key=lambda g: g[0] * g[1])
 
 
+@functools.lru_cache(maxsize=64)
+def _grids_by_aspect(min_tiles: int, max_tiles: int) -> Tuple[List[Tuple[int, int]], List[float], List[List[int]]]:
+    """tile_grids, their distinct aspects (columns / rows) ascending, and for each aspect its
+    grids' places in tile_grids' order: made once per tile range (a server's every new
+    image size asks for its grid)."""
+    grids = tile_grids(min_tiles, max_tiles)
+    places: Dict[float, List[int]] = {}
+    for k, (columns, rows) in enumerate(grids):
+        places.setdefault(columns / rows, []).append(k)
+    aspects = sorted(places)
+    return grids, aspects, [places[a] for a in aspects]
+
+
 def optimal_tile_grid(
     height: int, width: int, tile_height: int, tile_width: int, min_tiles: int, max_tiles: int
 ) -> Tuple[int, int]:
     """(columns, rows) of the grid whose aspect is closest to the image's (HF's
     get_optimal_tiled_canvas, its arithmetic): on a tie, the later grid (more tiles) where
-    the image's area exceeds half the grid's."""
+    the image's area exceeds half the grid's.
+
+    HF walks every grid; the same answer comes from the grids of the one or two aspects
+    nearest the image's (either side of it): any other aspect is farther (distinct aspects
+    of grids up to max_tiles differ by far more than a double's rounding). In HF's walk the
+    first grid at the least difference (in tile_grids' order) takes the lead, and each later
+    one at that difference takes it over where the image's area exceeds half its own; no
+    other grid can."""
+    grids, aspects, places = _grids_by_aspect(min_tiles, max_tiles)
+    if not grids:
+        return (1, 1)
     aspect = width / height
+    above = bisect.bisect_left(aspects, aspect)
+    nearest = [j for j in (above - 1, above) if 0 <= j < len(aspects)]
+    differences = [abs(aspect - aspects[j]) for j in nearest]
+    least = min(differences)
+    tied = sorted(k for j, d in zip(nearest, differences) if d == least for k in places[j])
     area = width * height
-    best_difference, best = float("inf"), (1, 1)
-    for grid in tile_grids(min_tiles, max_tiles):
-        difference = abs(aspect - grid[0] / grid[1])
-        if difference < best_difference:
-            best_difference, best = difference, grid
-        elif difference == best_difference and area > 0.5 * tile_height * tile_width * grid[0] * grid[1]:
+    best = grids[tied[0]]
+    for k in tied[1:]:
+        grid = grids[k]
+        if area > 0.5 * tile_height * tile_width * grid[0] * grid[1]:
             best = grid
     return best
 

@@ -203,7 +203,9 @@ class Idefics3ImageProcessor(Processor):
                     [current[i] for i in members], self._resize_plan(h, w), self.filter, self.backend, record
                 )
                 if stages is not None:
-                    stages.extend(replace(r, members=[members[k] for k in r.members]) for r in record)
+                    for r in record:  # members counted over `specs`, as the stages read them
+                        counted = [members[k] for k in r.members]
+                        stages.append(r if counted == r.members else replace(r, members=counted))
                 for i, image in zip(members, resized):
                     current[i] = rgb_spec(image)
         return current

@@ -25,7 +25,19 @@ ONEVISION_PINPOINTS = [[h, w] for h in range(384, 2305, 384) for w in range(384,
 def select_best_resolution(height: int, width: int, resolutions: Sequence[Sequence[int]]) -> Tuple[int, int]:
     """The (height, width) of `resolutions` an image of height x width fills best (HF's
     select_best_resolution, its arithmetic): most of the image's pixels kept after an
-    aspect-kept downscale, then least area wasted; the first on a tie."""
+    aspect-kept downscale, then least area wasted; the first on a tie.
+
+    A resolution at least the image's size on both sides keeps all its pixels; any other
+    must shrink it (its scale is below 1 on the side it lacks) and keeps fewer. So where
+    some resolution holds the image, the answer is the one of least area among those that
+    do (the first on a tie), HF's walk's answer without its arithmetic per resolution."""
+    holding: Optional[Tuple[int, int]] = None
+    least_area = 0
+    for h, w in resolutions:
+        if h >= height and w >= width and (holding is None or h * w < least_area):
+            holding, least_area = (int(h), int(w)), h * w
+    if holding is not None:
+        return holding
     best, most, least = None, 0, float("inf")
     for h, w in resolutions:
         scale = min(w / width, h / height)
