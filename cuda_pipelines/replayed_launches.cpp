@@ -21,6 +21,7 @@ bool ReplayedLaunches::replay(const Key& key, cudaStream_t stream) {
     for (Graph& g : graphs_)
         if (g.key == key) {
             g.last_use = ++clock_;
+            g.replayed = true;
             TVLM_CUDA_CHECK(cudaGraphLaunch(g.exec.get(), stream));
             return true;
         }
@@ -47,37 +48,49 @@ void ReplayedLaunches::run(const Key& key, cudaStream_t stream, const std::funct
     }
     {
         const std::lock_guard lock(mutex_);
-        if (!direct_only_) {
-            if (replay(key, stream)) return;
-            const auto seen = std::find(seen_.begin(), seen_.end(), key);
-            if (seen == seen_.end()) {  // the first call: launched directly, remembered
-                seen_.push_back(key);
-                if (seen_.size() > kSeen) seen_.pop_front();
-            } else {  // the second: captured (nothing runs), kept, replayed
-                seen_.erase(seen);
-                CudaGraphExec exec;
-                try {
-                    exec = capture_graph(launches);
-                } catch (const Error&) {
-                    // A sequence that cannot be captured (or a launch refused while capturing):
-                    // this object launches directly from now on, and the direct call below
-                    // raises the refusal if there is one.
-                    (void)cudaGetLastError();
-                    direct_only_ = true;
-                }
-                if (exec) {
-                    if (graphs_.size() == kGraphs)  // the least recently replayed makes room
-                        graphs_.erase(
-                            std::min_element(graphs_.begin(), graphs_.end(),
-                                             [](const Graph& a, const Graph& b) { return a.last_use < b.last_use; }));
-                    graphs_.push_back({key, std::move(exec), ++clock_});
-                    TVLM_CUDA_CHECK(cudaGraphLaunch(graphs_.back().exec.get(), stream));
-                    return;
-                }
-            }
-        }
+        if (!direct_only_ && (replay(key, stream) || captured(key, stream, launches))) return;
     }
     launches(stream);
+}
+
+bool ReplayedLaunches::captured(const Key& key, cudaStream_t stream,
+                                const std::function<void(cudaStream_t)>& launches) {
+    if (paused_) {  // captures have not paid lately (the header says why)
+        if (--paused_ == 0) wasted_ = 0;
+        return false;
+    }
+    const auto seen = std::find(seen_.begin(), seen_.end(), key);
+    if (seen == seen_.end()) {  // the first call: launched directly, remembered
+        seen_.push_back(key);
+        if (seen_.size() > kSeen) seen_.pop_front();
+        return false;
+    }
+    // The second: captured (nothing runs), kept, replayed.
+    seen_.erase(seen);
+    CudaGraphExec exec;
+    try {
+        exec = capture_graph(launches);
+    } catch (const Error&) {
+        // A sequence that cannot be captured (or a launch refused while capturing): this
+        // object launches directly from now on, and the caller's direct call raises the
+        // refusal if there is one.
+        (void)cudaGetLastError();
+        direct_only_ = true;
+        return false;
+    }
+    if (graphs_.size() == kGraphs) {  // the least recently replayed makes room
+        const auto evicted = std::min_element(graphs_.begin(), graphs_.end(),
+                                              [](const Graph& a, const Graph& b) { return a.last_use < b.last_use; });
+        wasted_ = evicted->replayed ? 0 : wasted_ + 1;
+        if (wasted_ >= kWastedLimit) {
+            paused_ = kPause;
+            seen_.clear();
+        }
+        graphs_.erase(evicted);
+    }
+    graphs_.push_back({key, std::move(exec), ++clock_});
+    TVLM_CUDA_CHECK(cudaGraphLaunch(graphs_.back().exec.get(), stream));
+    return true;
 }
 
 }  // namespace tvlm

@@ -9,6 +9,13 @@
 // A call into a stream being captured launches directly (the capture records it). A capture
 // that fails (a launch sequence that cannot be captured) turns the replay off for this
 // object. Replays of one graph are ordered behind each other, on whatever streams.
+//
+// A capture pays only where its key comes back: an object whose keys return once by chance
+// (a call reading a new allocation each time, whose blocks the allocator sometimes hands
+// out again) would capture, instantiate and evict a graph per such call, each costing more
+// host time than the launches it stands for. So once kWastedLimit graphs in a row leave
+// the kept set never replayed, the object launches its new keys directly for its next
+// kPause calls (keeping and replaying the graphs it has), then captures again.
 // Thread-safe: a lock guards the graphs; direct launches run outside it.
 #include <cuda_runtime_api.h>
 
@@ -37,24 +44,32 @@ public:
     // Graphs kept (for tests: a repeated call replays).
     size_t graphs() const;
 
-private:
     static constexpr size_t kGraphs = 16;  // a step's calls times the blocks the allocator rotates
     static constexpr size_t kSeen = 32;
+    static constexpr size_t kWastedLimit = 4;
+    static constexpr size_t kPause = 256;
 
+private:
     struct Graph {
         Key key;
         CudaGraphExec exec;
         uint64_t last_use;
+        bool replayed = false;  // launched again after the call that captured it
     };
 
     // Replays `key`'s graph if kept (under the lock); false if not.
     bool replay(const Key& key, cudaStream_t stream);
+    // A key not kept (under the lock): captured into a graph and launched on its second
+    // sight; false where the caller launches directly (its first sight, a pause, a failed capture).
+    bool captured(const Key& key, cudaStream_t stream, const std::function<void(cudaStream_t)>& launches);
 
     mutable std::mutex mutex_;
     std::vector<Graph> graphs_;
     std::deque<Key> seen_;  // keys called once, not yet captured
     uint64_t clock_ = 0;
     bool direct_only_ = false;
+    size_t wasted_ = 0;  // graphs evicted in a row without a replay
+    size_t paused_ = 0;  // calls left that launch new keys directly
 };
 
 }  // namespace tvlm
