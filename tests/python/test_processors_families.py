@@ -133,7 +133,9 @@ def test_gemma3_pan_and_scan_settings_are_read_from_the_config(rng):
 def test_tile_grids_are_hfs(rng):
     # Random sizes, and sizes whose aspect is exactly a grid's, where grids of one aspect
     # (1x1, 2x2, 3x3) tie and the image's area picks among them.
-    exact = [(448 * r, 448 * c) for c in range(1, 7) for r in range(1, 7)] + [(h // 4, w // 4) for h, w in ((448, 896), (896, 448))]
+    exact = [(448 * r, 448 * c) for c in range(1, 7) for r in range(1, 7)] + [
+        (h // 4, w // 4) for h, w in ((448, 896), (896, 448))
+    ]
     shapes = [tuple(int(v) for v in rng.integers(1, 5000, 2)) for _ in range(400)]
     # Aspects exactly between two neighbouring grids' (p/q and r/s: (ps + rq) / 2qs), which
     # may tie the grids of both.
